@@ -1,0 +1,225 @@
+"""Executor: runs a prepared graph one node at a time, on the calling thread.
+
+It owns no thread and never sleeps. Events go to ``events`` synchronously; every node's
+outputs stay in ``trace`` (read-only tensors, shared rather than copied).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Container, MutableMapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+
+from hexscope.engine.backends.base import Backend
+from hexscope.engine.dtypes import DType
+from hexscope.engine.errors import EngineError, KernelContractError, NodeError
+from hexscope.engine.events import (
+    BreakpointHit, Emitter, NodeFailed, NodeFinished, NodeStarted, RunFinished, RunStatus,
+)
+from hexscope.engine.log import Log
+from hexscope.engine.nodes import Node
+from hexscope.engine.ops.context import DEFAULT_PADDING_FILL, KernelContext
+from hexscope.engine.ops.registry import REGISTRY, OpRegistry, OpSpec
+from hexscope.engine.prepare import Prepared
+from hexscope.engine.tensor import Tensor
+
+
+class NodeStatus(Enum):
+    PENDING = "pending"
+    DONE = "done"
+    FAILED = "failed"
+    STALE = "stale"      # ran before an edit that changed what it reads
+
+
+@dataclass(frozen=True, slots=True)
+class NodeResult:
+    outputs: tuple[Tensor, ...]
+    seconds: float
+    warnings: tuple[str, ...] = ()
+
+
+class CancelToken:
+    """Set from any thread; the executor checks it between nodes."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    def reset(self) -> None:
+        self._event.clear()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+
+class Executor:
+    """Steps through ``prepared.plan``; see :class:`hexscope.engine.session.Session`."""
+
+    def __init__(self, prepared: Prepared, backend: Backend, *, log: Log | None = None,
+                 registry: OpRegistry = REGISTRY, padding_fill: int = DEFAULT_PADDING_FILL,
+                 seed: int = 0, states: dict[int, dict[str, object]] | None = None,
+                 store: MutableMapping[tuple[int, int], Tensor] | None = None) -> None:
+        self.prepared = prepared
+        self.backend = backend
+        self.registry = registry
+        self.log = log or Log()
+        self.padding_fill = padding_fill
+        self.seed = seed
+        self.states: dict[int, dict[str, object]] = states if states is not None else {}
+        self.store: MutableMapping[tuple[int, int], Tensor] = store if store is not None else {}
+        self.events: Emitter[object] = Emitter()
+        self.trace: dict[int, NodeResult] = {}
+        self.stale: set[int] = set()
+        self.failed: dict[int, str] = {}
+        self.graph_inputs: tuple[Tensor, ...] = ()
+        self._specs = {i: self._spec_of(n) for i, n in prepared.nodes.items() if not n.is_const}
+
+    def _spec_of(self, node: Node) -> OpSpec:
+        return self.registry.get(node.op)
+
+    # state ----------------------------------------------------------------------------------
+    @property
+    def plan(self) -> tuple[int, ...]:
+        return self.prepared.plan
+
+    def status(self, node_id: int) -> NodeStatus:
+        if node_id in self.failed:
+            return NodeStatus.FAILED
+        if node_id in self.stale:
+            return NodeStatus.STALE
+        return NodeStatus.DONE if node_id in self.trace else NodeStatus.PENDING
+
+    @property
+    def next_node(self) -> int | None:
+        """The node the next step runs: the first in the plan that has no fresh result."""
+        return next((i for i in self.plan if i not in self.trace or i in self.stale), None)
+
+    @property
+    def finished(self) -> bool:
+        return self.next_node is None
+
+    def reset(self) -> None:
+        self.trace.clear()
+        self.stale.clear()
+        self.failed.clear()
+
+    # running --------------------------------------------------------------------------------
+    def step(self) -> NodeFinished | NodeFailed | None:
+        """Run exactly one node; None when the plan is done. A failure is returned, not
+        raised, and the node stays next so it can be retried after an edit."""
+        node_id = self.next_node
+        if node_id is None:
+            return None
+        node = self.prepared.nodes[node_id]
+        spec = self._specs[node_id]
+        self.events.emit(NodeStarted(node_id, self.plan.index(node_id), len(self.plan)))
+        ctx = self._context(node)
+        start = time.perf_counter()
+        try:
+            inputs = [self.input_tensor(ref) for ref in node.inputs]
+            raw = self.backend.run_node(node, spec, inputs, ctx)
+            outputs = self._check_outputs(node, spec, raw, ctx)
+        except EngineError as exc:
+            message = exc.reason if isinstance(exc, NodeError) else str(exc)
+            return self._fail(node, message, time.perf_counter() - start)
+        except Exception as exc:  # noqa: BLE001 - a kernel bug must not take the session down
+            message = f"internal error in the {spec.name} kernel: {type(exc).__name__}: {exc}"
+            return self._fail(node, message, time.perf_counter() - start)
+        seconds = time.perf_counter() - start
+        result = NodeResult(outputs, seconds, tuple(ctx.warnings))
+        self.trace[node_id] = result
+        self.stale.discard(node_id)
+        self.failed.pop(node_id, None)
+        event = NodeFinished(node_id, outputs, seconds, result.warnings)
+        self.events.emit(event)
+        return event
+
+    def run(self, stop: Container[int] = (), cancel: CancelToken | None = None,
+            until: int | None = None) -> RunFinished:
+        """Step until the end, a failure, a node in ``stop`` (before it runs; not the first
+        node of this call), ``until`` (after it runs), or a cancel between nodes."""
+        first = True
+        while (node_id := self.next_node) is not None:
+            if cancel is not None and cancel.cancelled:
+                return self._finish(RunFinished(RunStatus.PAUSED, node_id, message="stopped"))
+            if not first and node_id in stop:
+                self.events.emit(BreakpointHit(node_id))
+                return self._finish(RunFinished(RunStatus.PAUSED, node_id,
+                                                message=f"breakpoint at 0x{node_id:x}"))
+            first = False
+            event = self.step()
+            if isinstance(event, NodeFailed):
+                return self._finish(RunFinished(RunStatus.FAILED, node_id, node_id,
+                                                f"node 0x{node_id:x} ({event.op}): "
+                                                f"{event.message}"))
+            if until is not None and node_id == until:
+                return self._finish(RunFinished(RunStatus.PAUSED, self.next_node))
+        return self._finish(RunFinished(RunStatus.FINISHED))
+
+    def _finish(self, event: RunFinished) -> RunFinished:
+        self.events.emit(event)
+        return event
+
+    def input_tensor(self, ref: tuple[int, int]) -> Tensor:
+        src, idx = ref
+        node = self.prepared.nodes.get(src)
+        if node is None:
+            raise EngineError(f"input refers to node 0x{src:x}, which prepare removed")
+        if node.is_const:
+            assert node.const is not None
+            return node.const
+        if (src, idx) in self.store:
+            return self.store[(src, idx)]
+        result = self.trace.get(src)
+        if result is None or src in self.stale:
+            raise EngineError(f"input 0x{src:x}:{idx} has not been computed yet")
+        return result.outputs[idx]
+
+    def _context(self, node: Node) -> KernelContext:
+        def sink(level: int, text: str) -> None:
+            self.log.write(level, text, node.node_id)
+
+        return KernelContext(
+            node_id=node.node_id, op=node.op, padding=node.padding, output_defs=node.outputs,
+            input_refs=node.inputs, state=self.states.setdefault(node.node_id, {}),
+            store=self.store, graph_inputs=self.graph_inputs, padding_fill=self.padding_fill,
+            seed=self.seed, debug_level=self.log.debug_level, log_sink=sink)
+
+    def _check_outputs(self, node: Node, spec: OpSpec, raw: Sequence[Tensor | np.ndarray],
+                       ctx: KernelContext) -> tuple[Tensor, ...]:
+        raw = list(raw)
+        if len(raw) != len(node.outputs):
+            raise KernelContractError(f"{spec.name} produced {len(raw)} outputs, the node "
+                                      f"declares {len(node.outputs)}")
+        ports = spec.outputs.ports_for(len(node.outputs))
+        outputs = []
+        for k, (value, port, out_def) in enumerate(zip(raw, ports, node.outputs, strict=True)):
+            tensor = value if isinstance(value, Tensor) else Tensor.from_array(
+                value, port.dtype if port.dtype not in (None, DType.VOID) else None)
+            if port.dtype and port.dtype is not DType.VOID and not port.dtype.compatible(
+                    tensor.dtype):
+                raise KernelContractError(f"output {k} is {tensor.dtype.c_name}, the op "
+                                          f"declares {port.dtype.c_name}")
+            if out_def.max_sizes and tensor.has_data:
+                capacity = out_def.capacity(spec.d32_output, k)
+                if tensor.nbytes > capacity:
+                    ctx.warn(f"output {k} needs {tensor.nbytes} bytes ({tensor.describe()}), "
+                             f"but its declared size holds {capacity}; hexagon_nn fails with "
+                             "'out too small' unless prepare fuses this node")
+            outputs.append(tensor.readonly())
+        return tuple(outputs)
+
+    def _fail(self, node: Node, message: str, seconds: float) -> NodeFailed:
+        self.failed[node.node_id] = message
+        self.log.write(0, f"node 0x{node.node_id:x} ({node.op}) failed: {message}",
+                       node.node_id)
+        event = NodeFailed(node.node_id, node.op, message, seconds)
+        self.events.emit(event)
+        return event

@@ -1,0 +1,100 @@
+"""What a kernel sees besides its input tensors: the node, its state, the log and the store."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, MutableMapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from hexscope.engine.dtypes import DType, Layout
+from hexscope.engine.errors import KernelError
+from hexscope.engine.nodes import OutputDef, Padding
+from hexscope.engine.tensor import Tensor
+
+#: The byte the simulator writes into output padding that hexagon_nn leaves undefined, so
+#: the padding views show which bytes an op never wrote. A session can choose another.
+DEFAULT_PADDING_FILL = 0xA5
+
+
+@dataclass
+class KernelContext:
+    """Per-call context of a kernel.
+
+    ``state`` is private to the node and lives from prepare to prepare (the adaptive output
+    range of the d32 add/sub/mul, §1.9). ``store`` is shared by the graph: Variables keep their
+    tensors there under (node id, output index).
+    """
+
+    node_id: int
+    op: str
+    padding: Padding = Padding.NA
+    output_defs: tuple[OutputDef, ...] = ()
+    input_refs: tuple[tuple[int, int], ...] = ()
+    state: dict[str, object] = field(default_factory=dict)
+    store: MutableMapping[tuple[int, int], Tensor] = field(default_factory=dict)
+    graph_inputs: tuple[Tensor, ...] = ()
+    padding_fill: int = DEFAULT_PADDING_FILL
+    seed: int = 0
+    debug_level: int = 0
+    log_sink: Callable[[int, str], None] | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def n_outputs(self) -> int:
+        return len(self.output_defs)
+
+    def log(self, level: int, message: str) -> None:
+        """``logmsg``: emitted only when ``level`` <= the debug level (graph spec §5.1)."""
+        if level <= self.debug_level and self.log_sink is not None:
+            self.log_sink(level, message)
+
+    def warn(self, message: str) -> None:
+        """A level-0 message that the node also shows as a warning."""
+        self.warnings.append(message)
+        if self.log_sink is not None:
+            self.log_sink(0, message)
+
+    def rng(self) -> np.random.Generator:
+        """A generator seeded from the session seed and the node id (reproducible runs)."""
+        return np.random.default_rng([self.seed, self.node_id])
+
+
+class Kernel(Protocol):
+    def __call__(self, ctx: KernelContext, *inputs: Tensor) -> Sequence[Tensor | np.ndarray]: ...
+
+
+def scalar_f(t: Tensor) -> float:
+    """A float parameter: the first 4 bytes read as float (the declared type is ignored)."""
+    return float(t.scalar_value(float))
+
+
+def scalar_i(t: Tensor) -> int:
+    """An int parameter: the first 4 bytes read as int32."""
+    return int(t.scalar_value(int))
+
+
+def optional_i(inputs: Sequence[Tensor], index: int, default: int) -> int:
+    return scalar_i(inputs[index]) if len(inputs) > index else default
+
+
+def data_of(t: Tensor, what: str) -> np.ndarray:
+    """The logical array of an input that must carry data (not a shape-only const)."""
+    if not t.has_data:
+        raise KernelError(f"{what} is a shape-only tensor but its data is read")
+    return t.array
+
+
+def flat(array: np.ndarray, dtype: DType | None = None) -> Tensor:
+    return Tensor.from_array(array, dtype)
+
+
+def f32_scalar(value: float) -> Tensor:
+    return Tensor.scalar(np.float32(value), DType.FLOAT32)
+
+
+def require_d32(t: Tensor, what: str = "input 0") -> Tensor:
+    if t.layout is not Layout.D32:
+        raise KernelError(f"{what} must be a d32 tensor, got {t.describe()}")
+    return t

@@ -1,0 +1,230 @@
+"""Session: validate, prepare, and step through a graph; keeps every node's outputs.
+
+>>> s = Session(g)            # backend "sim"; raises GraphError listing every problem
+>>> s.execute([x])            # returns the tensors fed to OUTPUT
+>>> s.restart(); s.step(); s.run_to(0x2001); s.breakpoints.add(0x2002); s.run()
+
+``run_to`` stops after the target has run, so its outputs can be inspected; a breakpoint
+stops *before* its node runs, as in a source debugger. After the graph is edited, the next
+step or run re-prepares and re-runs only the nodes downstream of the edit.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+
+import numpy as np
+
+from hexscope.engine.backends import Backend, make_backend
+from hexscope.engine.errors import GraphError, InputError, NodeError
+from hexscope.engine.events import Emitter, GraphEdited, RunFinished, RunStatus
+from hexscope.engine.executor import CancelToken, Executor, NodeResult, NodeStatus
+from hexscope.engine.graph import Graph
+from hexscope.engine.log import Log
+from hexscope.engine.ops.context import DEFAULT_PADDING_FILL
+from hexscope.engine.ops.registry import REGISTRY, OpRegistry
+from hexscope.engine.prepare import Prepared, Rewrite, prepare
+from hexscope.engine.tensor import Tensor
+from hexscope.engine.validate import Issue, errors, validate
+
+
+def as_input_tensor(value: Tensor | np.ndarray) -> Tensor:
+    """A graph input; float64/int64 arrays become float32/int32 (hexagon_nn has neither)."""
+    if isinstance(value, Tensor):
+        return value
+    arr = np.asarray(value)
+    if arr.dtype == np.float64:
+        arr = arr.astype(np.float32)
+    elif arr.dtype == np.int64:
+        arr = arr.astype(np.int32)
+    try:
+        return Tensor.from_array(arr)
+    except ValueError as exc:
+        raise InputError(f"graph input: {exc}") from None
+
+
+class Session:
+    """Runs a graph on a backend, node by node. See the module docstring."""
+
+    def __init__(self, graph: Graph, backend: str | Backend = "sim", *,
+                 registry: OpRegistry = REGISTRY, debug_level: int = 0,
+                 padding_fill: int = DEFAULT_PADDING_FILL, seed: int = 0) -> None:
+        self.graph = graph
+        self.registry = registry
+        self.backend = make_backend(backend)
+        self.log = Log(debug_level)
+        self.events: Emitter[object] = Emitter()
+        self.breakpoints: set[int] = set()
+        self.padding_fill = padding_fill
+        self.seed = seed
+        self.issues: list[Issue] = []
+        self._inputs: tuple[Tensor, ...] = ()
+        self._snapshot: tuple[dict, dict] = ({}, {})
+        self._pending_edits: set[int] = set()
+        self.prepared: Prepared
+        self.executor: Executor
+        self.prepare()
+        self._disconnect = graph.edited.connect(self._on_edit)
+
+    # preparation ------------------------------------------------------------------------
+    def prepare(self) -> None:
+        """Validate and prepare from scratch; node state and Variables are reset."""
+        self.prepared = self._checked_prepare()
+        self._new_executor({}, {})
+        self._pending_edits.clear()
+
+    def _checked_prepare(self) -> Prepared:
+        self.issues = validate(self.graph, self.registry)
+        problems = errors(self.issues)
+        if problems:
+            raise GraphError(f"the graph has {len(problems)} problem(s)", problems)
+        prepared = prepare(self.graph, self.registry)
+        self.backend.prepare(prepared)
+        return prepared
+
+    def _new_executor(self, states: dict, store: dict) -> None:
+        self.executor = Executor(self.prepared, self.backend, log=self.log,
+                                 registry=self.registry, padding_fill=self.padding_fill,
+                                 seed=self.seed, states=states, store=store)
+        self.executor.graph_inputs = self._inputs
+        self.executor.events.connect(self.events.emit)
+        self._snapshot = (copy.deepcopy(states), dict(store))
+
+    def _on_edit(self, event: GraphEdited) -> None:
+        self._pending_edits |= set(event.changed)
+
+    def _apply_edits(self) -> None:
+        """Re-prepare after edits, keeping results of nodes the edits cannot affect."""
+        if not self._pending_edits:
+            return
+        old = self.executor
+        self.prepared = self._checked_prepare()
+        stale = self.graph.downstream(self._pending_edits) | self._pending_edits
+        states = {i: s for i, s in old.states.items() if i not in stale}
+        self.executor = Executor(self.prepared, self.backend, log=self.log,
+                                 registry=self.registry, padding_fill=self.padding_fill,
+                                 seed=self.seed, states=states, store=old.store)
+        self.executor.graph_inputs = self._inputs
+        self.executor.events.connect(self.events.emit)
+        for node_id, result in old.trace.items():
+            if node_id in self.prepared.nodes:
+                self.executor.trace[node_id] = result
+                if node_id in stale or node_id in old.stale:
+                    self.executor.stale.add(node_id)
+        self._pending_edits.clear()
+
+    # inputs and runs ----------------------------------------------------------------------
+    def set_inputs(self, inputs: Sequence[Tensor | np.ndarray]) -> None:
+        """Set the graph inputs (one per INPUT output); the next run starts over with them."""
+        self._inputs = tuple(as_input_tensor(x).readonly() for x in inputs)
+        self.restart()
+
+    @property
+    def inputs(self) -> tuple[Tensor, ...]:
+        return self._inputs
+
+    def execute(self, inputs: Sequence[Tensor | np.ndarray] | None = None) -> list[Tensor]:
+        """Run the whole graph once and return the tensors fed to OUTPUT.
+
+        Node state (Variables, adaptive ranges) carries over from earlier executions, as on
+        the device. Raises :class:`NodeError` naming the node that failed.
+        """
+        self._apply_edits()
+        if self.executor.trace:
+            self.restart()
+        if inputs is not None:
+            self._inputs = tuple(as_input_tensor(x).readonly() for x in inputs)
+            self.executor.graph_inputs = self._inputs
+        self._snapshot = (copy.deepcopy(self.executor.states), dict(self.executor.store))
+        finished = self.executor.run()
+        self._raise_on_failure(finished)
+        return self.graph_outputs()
+
+    def begin_run(self) -> None:
+        """Mark the current state as the one ``restart`` returns to (a new execution)."""
+        self._snapshot = (copy.deepcopy(self.executor.states), dict(self.executor.store))
+        self.executor.reset()
+
+    def restart(self) -> None:
+        """Forget this run's results and restore the node state it started with."""
+        self._apply_edits()
+        states, store = self._snapshot
+        self.executor.states.clear()
+        self.executor.states.update(copy.deepcopy(states))
+        self.executor.store.clear()
+        self.executor.store.update(store)
+        self.executor.graph_inputs = self._inputs
+        self.executor.reset()
+
+    def step(self) -> object:
+        """Run the next node; returns NodeFinished, NodeFailed, or None at the end."""
+        self._apply_edits()
+        return self.executor.step()
+
+    def run(self, cancel: CancelToken | None = None) -> RunFinished:
+        """Continue until the end, a breakpoint, a failure or a cancel."""
+        self._apply_edits()
+        return self.executor.run(stop=self.breakpoints, cancel=cancel)
+
+    def run_to(self, node_id: int, cancel: CancelToken | None = None) -> RunFinished:
+        """Run until ``node_id`` has run (breakpoints on the way still stop)."""
+        self._apply_edits()
+        if node_id not in self.prepared.nodes:
+            raise GraphError(f"node 0x{node_id:x} is not part of the prepared graph")
+        if self.executor.status(node_id) is NodeStatus.DONE:
+            return RunFinished(RunStatus.PAUSED, self.executor.next_node)
+        return self.executor.run(stop=self.breakpoints, cancel=cancel, until=node_id)
+
+    def _raise_on_failure(self, finished: RunFinished) -> None:
+        if finished.status is RunStatus.FAILED and finished.failed_node is not None:
+            node = self.prepared.nodes[finished.failed_node]
+            raise NodeError(node.node_id, node.op, self.executor.failed[node.node_id])
+
+    # inspection -----------------------------------------------------------------------------
+    @property
+    def plan(self) -> tuple[int, ...]:
+        return self.executor.plan
+
+    @property
+    def next_node(self) -> int | None:
+        return self.executor.next_node
+
+    @property
+    def rewrites(self) -> tuple[Rewrite, ...]:
+        return self.prepared.rewrites
+
+    def status(self, node_id: int) -> NodeStatus:
+        return self.executor.status(node_id)
+
+    def result(self, node_id: int) -> NodeResult | None:
+        return self.executor.trace.get(node_id)
+
+    def output(self, node_id: int, index: int = 0) -> Tensor:
+        """Output ``index`` of a node that has run (or a Const's data)."""
+        node = self.prepared.nodes.get(node_id)
+        if node is not None and node.is_const and node.const is not None:
+            return node.const
+        result = self.executor.trace.get(node_id)
+        if result is None:
+            raise GraphError(f"node 0x{node_id:x} has not run")
+        if not 0 <= index < len(result.outputs):
+            raise GraphError(f"node 0x{node_id:x} has no output {index}")
+        return self.executor.store.get((node_id, index), result.outputs[index])
+
+    def graph_outputs(self) -> list[Tensor]:
+        """The tensors fed to the OUTPUT node(s), in port order."""
+        tensors = []
+        for node_id in self.plan:
+            node = self.prepared.nodes[node_id]
+            if node.op == "OUTPUT" and node_id in self.executor.trace:
+                tensors.extend(self.executor.input_tensor(ref) for ref in node.inputs)
+        return tensors
+
+    @property
+    def times(self) -> dict[int, float]:
+        return {i: r.seconds for i, r in self.executor.trace.items()}
+
+    def close(self) -> None:
+        self._disconnect()
+        self.backend.close()

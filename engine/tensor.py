@@ -1,0 +1,250 @@
+"""Tensor: a 4-D hexagon_nn tensor that keeps its raw buffer in memory order.
+
+For d32 tensors the buffer includes the padding bytes, so a view can show what is really in
+memory. The logical NHWC data is always available as :attr:`Tensor.array`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from hexscope.engine.d32 import NO_PADDING, D32Geometry, D32Padding, default_padding
+from hexscope.engine.dtypes import DType, Layout
+
+Shape = tuple[int, int, int, int]
+
+
+def as_shape(dims: Sequence[int]) -> Shape:
+    """Pad a shape of rank <= 4 with leading 1s, as hexagon_nn does for lower ranks."""
+    dims = tuple(int(d) for d in dims)
+    if len(dims) > 4:
+        raise ValueError(f"hexagon_nn tensors have at most 4 dimensions, got shape {dims}")
+    if any(d < 0 for d in dims):
+        raise ValueError(f"negative dimension in shape {dims}")
+    return (1,) * (4 - len(dims)) + dims  # type: ignore[return-value]
+
+
+class Tensor:
+    """A 4-D tensor (batches, height, width, depth) with an element type and a layout.
+
+    Parameters
+    ----------
+    shape
+        The logical shape, without padding.
+    dtype
+        The element type.
+    raw
+        The bytes in memory order (padding included for d32), or ``None`` for a shape-only
+        tensor. It may be longer than the data: the tail is the rest of the allocation.
+    layout, padding
+        FLAT with no padding, or D32 with its paddings.
+    """
+
+    __slots__ = ("shape", "dtype", "layout", "padding", "_raw")
+
+    def __init__(self, shape: Sequence[int], dtype: DType, raw: npt.NDArray[np.uint8] | None,
+                 layout: Layout = Layout.FLAT, padding: D32Padding = NO_PADDING) -> None:
+        self.shape: Shape = as_shape(shape)
+        self.dtype = dtype
+        self.layout = layout
+        self.padding = D32Padding(*padding)
+        if layout is Layout.FLAT and any(self.padding):
+            raise ValueError("a flat tensor has no padding")
+        if layout is Layout.D32:
+            self.geometry.check()
+        if raw is not None:
+            raw = np.ascontiguousarray(raw).reshape(-1).view(np.uint8)
+            if raw.size < self.nbytes:
+                raise ValueError(
+                    f"buffer of {raw.size} bytes is too small for {self.describe()} "
+                    f"({self.nbytes} bytes)")
+        self._raw = raw
+
+    # construction -------------------------------------------------------------------------
+    @classmethod
+    def from_array(cls, array: npt.ArrayLike, dtype: DType | None = None) -> Tensor:
+        """A flat tensor holding ``array`` (rank <= 4, padded to 4-D on the left)."""
+        arr = np.asarray(array)
+        dt = dtype or DType.from_numpy(arr.dtype)
+        data = np.ascontiguousarray(arr, dtype=dt.numpy)
+        return cls(as_shape(arr.shape), dt, data.reshape(-1).view(np.uint8).copy())
+
+    @classmethod
+    def scalar(cls, value: float | int, dtype: DType = DType.FLOAT32) -> Tensor:
+        return cls.from_array(np.full((1, 1, 1, 1), value, dtype=dtype.numpy), dtype)
+
+    @classmethod
+    def shape_only(cls, shape: Sequence[int], dtype: DType = DType.VOID) -> Tensor:
+        """A tensor with a shape and no data (a const appended with data_len = 0)."""
+        return cls(shape, dtype, None)
+
+    @classmethod
+    def from_memory(cls, memory: npt.NDArray, shape: Sequence[int], dtype: DType,
+                    padding: D32Padding) -> Tensor:
+        """A d32 tensor from an array in memory order ([B, H_tot, D_tot/32, W_tot, 32])."""
+        data = np.ascontiguousarray(memory, dtype=dtype.numpy)
+        return cls(shape, dtype, data.reshape(-1).view(np.uint8), Layout.D32, padding)
+
+    # sizes and geometry -------------------------------------------------------------------
+    @property
+    def elements(self) -> int:
+        if self.layout is Layout.D32:
+            return self.geometry.elements
+        b, h, w, d = self.shape
+        return b * h * w * d
+
+    @property
+    def nbytes(self) -> int:
+        """hexagon_nn's ``data_size``: valid bytes, padding included for d32."""
+        return self.elements * self.dtype.size
+
+    @property
+    def has_data(self) -> bool:
+        return self._raw is not None
+
+    @property
+    def geometry(self) -> D32Geometry:
+        return D32Geometry(self.shape, self.padding)
+
+    @property
+    def strides(self) -> tuple[int, int, int]:
+        """(row, d32, batch) strides in elements; for flat tensors (W*D, -, H*W*D)."""
+        if self.layout is Layout.D32:
+            g = self.geometry
+            return g.row_stride, g.d32_stride, g.batch_stride
+        _, h, w, d = self.shape
+        return w * d, 0, h * w * d
+
+    def offset(self, b: int, h: int, w: int, d: int) -> int:
+        """Byte offset of element (b, h, w, d); negative indices reach d32 padding."""
+        if self.layout is Layout.D32:
+            return self.geometry.offset(b, h, w, d) * self.dtype.size
+        B, H, W, D = self.shape
+        if not (0 <= b < B and 0 <= h < H and 0 <= w < W and 0 <= d < D):
+            raise IndexError(f"({b}, {h}, {w}, {d}) lies outside shape {self.shape}")
+        return (((b * H + h) * W + w) * D + d) * self.dtype.size
+
+    # data views ---------------------------------------------------------------------------
+    def _require_data(self) -> npt.NDArray[np.uint8]:
+        if self._raw is None:
+            raise ValueError(f"{self.describe()} is shape-only: it has no data")
+        return self._raw
+
+    @property
+    def raw(self) -> npt.NDArray[np.uint8]:
+        """The whole allocation, data and tail."""
+        return self._require_data()
+
+    @property
+    def buffer(self) -> npt.NDArray[np.uint8]:
+        """The ``data_size`` bytes in memory order."""
+        return self._require_data()[: self.nbytes]
+
+    @property
+    def memory(self) -> npt.NDArray:
+        """Typed data in memory order: (B,H,W,D) for flat, (B,H_tot,D_tot/32,W_tot,32) for d32."""
+        typed = self.buffer.view(self.dtype.numpy)
+        if self.layout is Layout.D32:
+            return typed.reshape(self.geometry.memory_shape)
+        return typed.reshape(self.shape)
+
+    @property
+    def array(self) -> npt.NDArray:
+        """The logical NHWC data, without padding (a view, not a copy)."""
+        mem = self.memory
+        if self.layout is Layout.FLAT:
+            return mem
+        p, (_, h, w, d) = self.padding, self.shape
+        g = self.geometry
+        planes = mem.transpose(0, 1, 3, 2, 4).reshape(self.shape[0], g.h_total, g.w_total,
+                                                      g.d_total)
+        return planes[:, p.h_before:p.h_before + h, p.w_before:p.w_before + w,
+                      p.d_before:p.d_before + d]
+
+    def padded_array(self) -> npt.NDArray:
+        """A d32 tensor as (B, H_tot, W_tot, D_tot), padding included (a copy)."""
+        if self.layout is not Layout.D32:
+            return self.array.copy()
+        g = self.geometry
+        return self.memory.transpose(0, 1, 3, 2, 4).reshape(
+            self.shape[0], g.h_total, g.w_total, g.d_total)
+
+    def padding_mask(self) -> npt.NDArray[np.bool_]:
+        """True for every element of the memory-order buffer that is padding."""
+        if self.layout is Layout.FLAT:
+            return np.zeros(self.shape, dtype=bool)
+        g, p = self.geometry, self.padding
+        _, h, w, d = self.shape
+        rows = np.ones(g.h_total, bool)
+        rows[p.h_before:p.h_before + h] = False
+        cols = np.ones(g.w_total, bool)
+        cols[p.w_before:p.w_before + w] = False
+        depth = np.ones(g.d_total, bool)
+        depth[p.d_before:p.d_before + d] = False
+        depth = depth.reshape(g.n_slices, 32)
+        mask = (rows[:, None, None, None] | depth[None, :, None, :]
+                | cols[None, None, :, None])
+        return np.broadcast_to(mask, g.memory_shape).copy()
+
+    def scalar_value(self, kind: type = float) -> float | int:
+        """The first element read as float or int32, bit-reinterpreted as hexagon_nn does."""
+        raw = self._require_data()
+        if raw.size < 4:
+            word = np.zeros(4, np.uint8)
+            word[: raw.size] = raw
+            raw = word
+        np_type = np.float32 if kind is float else np.int32
+        return kind(raw[:4].view(np_type)[0])
+
+    # conversion ---------------------------------------------------------------------------
+    def to_d32(self, padding: D32Padding | None = None, fill: int = 0) -> Tensor:
+        """This tensor in d32 layout; padding defaults to hexagon_nn's converter default."""
+        pad = D32Padding(*(padding if padding is not None else default_padding(self.shape)))
+        g = D32Geometry(self.shape, pad)
+        g.check()
+        planes = np.full((self.shape[0], g.h_total, g.w_total, g.d_total), fill,
+                         dtype=self.dtype.numpy)
+        _, h, w, d = self.shape
+        planes[:, pad.h_before:pad.h_before + h, pad.w_before:pad.w_before + w,
+               pad.d_before:pad.d_before + d] = self.array
+        memory = planes.reshape(self.shape[0], g.h_total, g.w_total, g.n_slices, 32)
+        return Tensor.from_memory(memory.transpose(0, 1, 3, 2, 4), self.shape, self.dtype, pad)
+
+    def to_flat(self) -> Tensor:
+        """This tensor in flat layout (a copy of the valid data)."""
+        return Tensor.from_array(np.ascontiguousarray(self.array), self.dtype)
+
+    def with_dtype(self, dtype: DType) -> Tensor:
+        """The same bytes tagged with another type of the same size."""
+        if dtype.size != self.dtype.size:
+            raise ValueError(f"cannot retag {self.dtype.c_name} data as {dtype.c_name}")
+        return Tensor(self.shape, dtype, self._raw, self.layout, self.padding)
+
+    def readonly(self) -> Tensor:
+        """Freeze the buffer, so the tensor can be shared across threads without copies."""
+        if self._raw is not None:
+            self._raw.flags.writeable = False
+        return self
+
+    def copy(self) -> Tensor:
+        raw = None if self._raw is None else self._raw.copy()
+        return Tensor(self.shape, self.dtype, raw, self.layout, self.padding)
+
+    def same_as(self, other: Tensor) -> bool:
+        """Same shape, type, layout, padding and bytes."""
+        return (self.shape == other.shape and self.dtype is other.dtype
+                and self.layout is other.layout and self.padding == other.padding
+                and self.has_data == other.has_data
+                and (not self.has_data or np.array_equal(self.buffer, other.buffer)))
+
+    def describe(self) -> str:
+        text = f"{self.dtype.c_name} {'x'.join(map(str, self.shape))}"
+        if self.layout is Layout.D32:
+            text += f" d32 pad={tuple(self.padding)}"
+        return text
+
+    def __repr__(self) -> str:
+        return f"Tensor({self.describe()})"

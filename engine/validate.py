@@ -1,0 +1,177 @@
+"""Validation: every problem of a graph at once, each naming the node (in hex) and the input.
+
+The same rules serve the editor while the user drags a connection (:func:`can_connect`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+import networkx as nx
+
+from hexscope.engine.dtypes import DType, Layout
+from hexscope.engine.graph import Graph
+from hexscope.engine.nodes import RESERVED_ID_START, Node
+from hexscope.engine.ops.registry import REGISTRY, OpRegistry, Port
+
+
+class Severity(Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    node_id: int
+    code: str
+    message: str
+    port: int | None = None
+    severity: Severity = Severity.ERROR
+
+    def __str__(self) -> str:
+        where = f"node 0x{self.node_id:x}" + (f" input {self.port}" if self.port is not None
+                                              else "")
+        kind = "" if self.severity is Severity.ERROR else "warning: "
+        return f"{where}: {kind}{self.message}"
+
+
+def output_port(graph: Graph, ref: tuple[int, int], registry: OpRegistry = REGISTRY
+                ) -> Port | None:
+    """The declared port behind output ``ref`` (a Const's comes from its data)."""
+    src, idx = ref
+    if src not in graph:
+        return None
+    node = graph.node(src)
+    if node.is_const:
+        if node.const is None or not node.const.has_data:
+            return Port("shape", None)
+        return Port("data", node.const.dtype)
+    if node.op not in registry:
+        return None
+    return registry.get(node.op).outputs.port(idx, len(node.outputs))
+
+
+def _type_problem(src: Port | None, dst: Port | None) -> str | None:
+    if src is None or dst is None or dst.shape_only:
+        return None
+    if src.dtype and dst.dtype and src.dtype is not DType.VOID and not dst.dtype.compatible(
+            src.dtype):
+        return f"expects {dst.type_text} on '{dst.name}', gets {src.type_text}"
+    if src.layout and dst.layout and src.layout is not dst.layout:
+        return (f"expects a {dst.layout.name.lower()} tensor on '{dst.name}', "
+                f"gets {src.layout.name.lower()}")
+    return None
+
+
+def can_connect(graph: Graph, src: tuple[int, int], dst: int, port: int,
+                registry: OpRegistry = REGISTRY) -> Issue | None:
+    """Why output ``src`` may not feed input ``port`` of node ``dst`` (None if it may)."""
+    if src[0] == dst:
+        return Issue(dst, "cycle", "a node cannot read its own output", port)
+    if src[0] not in graph or dst not in graph:
+        return Issue(dst, "dangling", f"node 0x{src[0]:x} does not exist", port)
+    producer, consumer = graph.node(src[0]), graph.node(dst)
+    if src[1] >= len(producer.outputs):
+        return Issue(dst, "bad-output", f"0x{src[0]:x} has no output {src[1]}", port)
+    if src[0] in graph.downstream([dst]):
+        return Issue(dst, "cycle", f"0x{src[0]:x} already reads from 0x{dst:x}: that would "
+                     "make a cycle", port)
+    if consumer.op not in registry:
+        return None
+    ports = registry.get(consumer.op).inputs
+    count = max(len(consumer.inputs), port + 1)
+    if not ports.allows(count) and ports.arity[1] is not None and count > ports.arity[1]:
+        return Issue(dst, "arity", f"{consumer.op} takes {ports.arity_text()} inputs", port)
+    problem = _type_problem(output_port(graph, src, registry), ports.port(port, count))
+    return Issue(dst, "type", problem, port) if problem else None
+
+
+def validate(graph: Graph, registry: OpRegistry = REGISTRY) -> list[Issue]:
+    """All problems of ``graph``: errors first in node order, then warnings."""
+    issues: list[Issue] = []
+    position = {node_id: k for k, node_id in enumerate(graph.order)}
+    for dup in graph.duplicates:
+        issues.append(Issue(dup.node_id, "duplicate-id",
+                            f"id 0x{dup.node_id:x} is used by more than one node "
+                            f"({graph.node(dup.node_id).op} and {dup.op})"))
+    for node in graph:
+        issues.extend(_node_issues(graph, node, position, registry))
+    for cycle in _cycles(graph):
+        issues.append(Issue(cycle[0], "cycle", "cycle through " +
+                            " -> ".join(f"0x{i:x}" for i in cycle + [cycle[0]])))
+    return sorted(issues, key=lambda i: (i.severity is Severity.WARNING,
+                                         position.get(i.node_id, -1)))
+
+
+def _node_issues(graph: Graph, node: Node, position: dict[int, int],
+                 registry: OpRegistry) -> list[Issue]:
+    found: list[Issue] = []
+    nid = node.node_id
+    if nid > RESERVED_ID_START:
+        found.append(Issue(nid, "reserved-id", "id lies in hexagon_nn's internal range "
+                           "(above 0xf0000000); prepare may create a node with the same id",
+                           severity=Severity.WARNING))
+    if node.is_const:
+        if node.const is None:
+            found.append(Issue(nid, "missing-const", "Const node has no data or shape"))
+        return found
+    if node.op not in registry:
+        found.append(Issue(nid, "unknown-op", registry.unknown_message(node.op)))
+        return found + _reference_issues(graph, node, position, None)
+    spec = registry.get(node.op)
+    if not spec.inputs.allows(len(node.inputs)):
+        found.append(Issue(nid, "arity", f"{spec.name} takes {spec.inputs.arity_text()} "
+                           f"inputs, has {len(node.inputs)}"))
+    if not spec.outputs.allows(len(node.outputs)):
+        found.append(Issue(nid, "arity", f"{spec.name} has {spec.outputs.arity_text()} "
+                           f"outputs, declares {len(node.outputs)}"))
+    ports = spec.inputs.ports_for(len(node.inputs))
+    return found + _reference_issues(graph, node, position, ports, registry)
+
+
+def _reference_issues(graph: Graph, node: Node, position: dict[int, int],
+                      ports: tuple[Port, ...] | None,
+                      registry: OpRegistry = REGISTRY) -> list[Issue]:
+    found: list[Issue] = []
+    nid = node.node_id
+    for k, (src, out) in enumerate(node.inputs):
+        if src not in graph:
+            found.append(Issue(nid, "dangling", f"refers to node 0x{src:x}, which does not "
+                               "exist", k))
+            continue
+        producer = graph.node(src)
+        if out >= len(producer.outputs):
+            found.append(Issue(nid, "bad-output", f"refers to output {out} of 0x{src:x}, "
+                               f"which has {len(producer.outputs)} outputs", k))
+            continue
+        if src == nid or position[src] > position[nid]:
+            if src != nid:
+                found.append(Issue(nid, "forward-ref", f"refers to 0x{src:x}, which is "
+                                   "appended later (hexagon_nn runs nodes in append order)",
+                                   k))
+            continue
+        dst_port = ports[k] if ports and k < len(ports) else None
+        if (producer.is_const and producer.const is not None and not producer.const.has_data
+                and dst_port is not None and not dst_port.shape_only):
+            found.append(Issue(nid, "missing-const", f"reads the data of shape-only const "
+                               f"0x{src:x} on '{dst_port.name}'", k))
+        problem = _type_problem(output_port(graph, (src, out), registry), dst_port)
+        if problem:
+            found.append(Issue(nid, "type", problem, k))
+    return found
+
+
+def _cycles(graph: Graph) -> list[list[int]]:
+    try:
+        cycle = nx.find_cycle(graph.nx)
+    except nx.NetworkXNoCycle:
+        return []
+    return [[edge[0] for edge in cycle]]
+
+
+def errors(issues: list[Issue]) -> list[Issue]:
+    return [i for i in issues if i.severity is Severity.ERROR]
+
+
+__all__ = ["Issue", "Severity", "validate", "can_connect", "errors", "output_port", "Layout"]

@@ -1,0 +1,58 @@
+"""Shared fixtures. Qt runs offscreen; any test that uses qtbot is marked "qt"."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from hexscope.engine import Graph  # noqa: E402
+from hexscope.engine.backends import FakeBackend, SimBackend  # noqa: E402
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "qtbot" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.qt)
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(0)
+
+
+@pytest.fixture
+def small_graph() -> Graph:
+    """INPUT -> QuantizedRelu_8 -> OUTPUT, with float32 range consts."""
+    g = Graph()
+    g.append_node(0x2000, "INPUT", outputs=1)
+    g.append_const_node(0x1001, np.array([-1.0], np.float32))
+    g.append_const_node(0x1002, np.array([3.0], np.float32))
+    g.append_node(0x2001, "QuantizedRelu_8", inputs=[(0x2000, 0), (0x1001, 0), (0x1002, 0)],
+                  outputs=3)
+    g.append_node(0x2002, "OUTPUT", inputs=[(0x2001, 0)])
+    return g
+
+
+@pytest.fixture
+def chain_graph() -> Graph:
+    """INPUT -> Nop -> Nop -> Nop -> OUTPUT: runs with only the foundation's kernels."""
+    g = Graph()
+    g.append_node(0x100, "INPUT", outputs=1)
+    for k in range(3):
+        g.append_node(0x101 + k, "Nop", inputs=[(0x100 + k, 0)], outputs=1)
+    g.append_node(0x200, "OUTPUT", inputs=[(0x103, 0)])
+    return g
+
+
+@pytest.fixture
+def fake_backend() -> FakeBackend:
+    return FakeBackend()
+
+
+@pytest.fixture
+def sim_backend() -> SimBackend:
+    return SimBackend()
