@@ -1,0 +1,1 @@
+"""(family module: kernels land here)."""
