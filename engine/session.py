@@ -49,7 +49,8 @@ class Session:
 
     def __init__(self, graph: Graph, backend: str | Backend = "sim", *,
                  registry: OpRegistry = REGISTRY, debug_level: int = 0,
-                 padding_fill: int = DEFAULT_PADDING_FILL, seed: int = 0) -> None:
+                 padding_fill: int = DEFAULT_PADDING_FILL, seed: int = 0,
+                 padding_override: int | None = None) -> None:
         self.graph = graph
         self.registry = registry
         self.backend = make_backend(backend)
@@ -58,6 +59,7 @@ class Session:
         self.breakpoints: set[int] = set()
         self.padding_fill = padding_fill
         self.seed = seed
+        self.padding_override = padding_override
         self.issues: list[Issue] = []
         self._inputs: tuple[Tensor, ...] = ()
         self._snapshot: tuple[dict, dict] = ({}, {})
@@ -86,7 +88,8 @@ class Session:
     def _new_executor(self, states: dict, store: dict) -> None:
         self.executor = Executor(self.prepared, self.backend, log=self.log,
                                  registry=self.registry, padding_fill=self.padding_fill,
-                                 seed=self.seed, states=states, store=store)
+                                 seed=self.seed, states=states, store=store,
+                                 padding_override=self.padding_override)
         self.executor.graph_inputs = self._inputs
         self.executor.events.connect(self.events.emit)
         self._snapshot = (copy.deepcopy(states), dict(store))
@@ -104,7 +107,8 @@ class Session:
         states = {i: s for i, s in old.states.items() if i not in stale}
         self.executor = Executor(self.prepared, self.backend, log=self.log,
                                  registry=self.registry, padding_fill=self.padding_fill,
-                                 seed=self.seed, states=states, store=old.store)
+                                 seed=self.seed, states=states, store=old.store,
+                                 padding_override=self.padding_override)
         self.executor.graph_inputs = self._inputs
         self.executor.events.connect(self.events.emit)
         for node_id, result in old.trace.items():

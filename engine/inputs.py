@@ -1,0 +1,135 @@
+"""Where a graph's inputs come from: per INPUT output an ``.npy`` file, an image, a constant
+or a seeded random tensor. The choice is saved with the graph (``graph.meta["inputs"]``)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hexscope.engine.errors import InputError
+from hexscope.engine.graph import Graph
+from hexscope.engine.tensor import Tensor, as_shape
+
+KINDS = ("random", "constant", "npy", "image")
+
+
+@dataclass(frozen=True, slots=True)
+class InputSource:
+    """One graph input. ``shape`` None means the INPUT node's declared output shape."""
+
+    kind: str = "random"
+    path: str = ""
+    value: float = 0.0
+    seed: int = 0
+    dtype: str = "float32"
+    shape: tuple[int, int, int, int] | None = None
+    low: float = -1.0
+    high: float = 1.0
+
+    def describe(self) -> str:
+        if self.kind == "random":
+            return f"random {self.dtype} in [{self.low}, {self.high}] seed {self.seed}"
+        if self.kind == "constant":
+            return f"constant {self.value} ({self.dtype})"
+        return f"{self.kind} {self.path}"
+
+
+def input_node(graph: Graph) -> int | None:
+    return next((n.node_id for n in graph if n.op == "INPUT"), None)
+
+
+def declared_shapes(graph: Graph) -> list[tuple[int, int, int, int] | None]:
+    """The declared shape of each INPUT output (None where no size was declared)."""
+    node_id = input_node(graph)
+    if node_id is None:
+        return []
+    return [o.shape if o.max_sizes else None for o in graph.node(node_id).outputs]
+
+
+def input_sources(graph: Graph) -> list[InputSource]:
+    """The saved sources, or a seeded random tensor per INPUT output."""
+    saved: list[Any] = list(graph.meta.get("inputs", []))  # type: ignore[arg-type]
+    sources = []
+    for k, _ in enumerate(declared_shapes(graph)):
+        entry = saved[k] if k < len(saved) and isinstance(saved[k], dict) else {}
+        fields = {f: entry[f] for f in InputSource.__dataclass_fields__ if f in entry}
+        if fields.get("shape") is not None:
+            fields["shape"] = as_shape(fields["shape"])
+        sources.append(InputSource(**fields) if fields else InputSource(seed=k))
+    return sources
+
+
+def set_input_sources(graph: Graph, sources: list[InputSource]) -> None:
+    graph.meta["inputs"] = [{k: (list(v) if isinstance(v, tuple) else v)
+                             for k, v in asdict(s).items()} for s in sources]
+
+
+def make_inputs(graph: Graph, base_dir: str | Path | None = None,
+                sources: list[InputSource] | None = None) -> list[Tensor]:
+    """Materialise the inputs; relative paths are resolved against ``base_dir``."""
+    shapes = declared_shapes(graph)
+    return [make_input(src, shapes[k] if k < len(shapes) else None, base_dir)
+            for k, src in enumerate(sources if sources is not None else input_sources(graph))]
+
+
+def make_input(src: InputSource, declared: tuple[int, int, int, int] | None,
+               base_dir: str | Path | None = None) -> Tensor:
+    shape = src.shape or declared
+    dtype = np.dtype(src.dtype)
+    if src.kind in ("random", "constant", "image") and shape is None:
+        raise InputError(f"input ({src.describe()}): the INPUT node declares no shape; "
+                         "give the input a shape")
+    if src.kind == "random":
+        rng = np.random.default_rng(src.seed)
+        if dtype.kind == "f":
+            data = rng.uniform(src.low, src.high, shape).astype(dtype)
+        else:
+            data = rng.integers(int(src.low), int(src.high), shape, endpoint=True).astype(dtype)
+        return Tensor.from_array(data)
+    if src.kind == "constant":
+        return Tensor.from_array(np.full(shape, src.value, dtype))
+    path = Path(src.path)
+    if base_dir is not None and not path.is_absolute():
+        path = Path(base_dir) / path
+    if src.kind == "npy":
+        return _load_npy(path)
+    if src.kind == "image":
+        return _load_image(path, shape, dtype)  # type: ignore[arg-type]
+    raise InputError(f"unknown input kind {src.kind!r}; choose one of {', '.join(KINDS)}")
+
+
+def _load_npy(path: Path) -> Tensor:
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        raise InputError(f"{path}: cannot read as .npy: {exc}") from None
+    if arr.dtype == np.float64:
+        arr = arr.astype(np.float32)
+    elif arr.dtype == np.int64:
+        arr = arr.astype(np.int32)
+    try:
+        return Tensor.from_array(arr)
+    except ValueError as exc:
+        raise InputError(f"{path}: {exc}") from None
+
+
+def _load_image(path: Path, shape: tuple[int, int, int, int], dtype: np.dtype) -> Tensor:
+    """An RGB (or grey, for depth 1) image resized to (height, width); floats scale to 0..1."""
+    try:
+        from PIL import Image
+    except ImportError:  # pragma: no cover - Pillow is a dependency
+        raise InputError("reading images needs Pillow") from None
+    try:
+        with Image.open(path) as img:
+            img = img.convert("L" if shape[3] == 1 else "RGB").resize((shape[2], shape[1]))
+            data = np.asarray(img)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read as an image: {exc}") from None
+    data = data.reshape(shape[1], shape[2], -1)[..., : shape[3]]
+    if data.shape[2] != shape[3]:
+        raise InputError(f"{path}: an image has 1 or 3 channels, the input wants {shape[3]}")
+    out = data.astype(np.float32) / 255.0 if dtype.kind == "f" else data
+    return Tensor.from_array(np.broadcast_to(out, shape).astype(dtype))
