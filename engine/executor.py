@@ -201,6 +201,8 @@ class Executor:
         return KernelContext(
             node_id=node.node_id, op=node.op, padding=node.padding, output_defs=node.outputs,
             input_refs=node.inputs, state=self.states.setdefault(node.node_id, {}),
+            input_ops=tuple(self.prepared.nodes[s].op if s in self.prepared.nodes else ""
+                            for s, _ in node.inputs),
             store=self.store, graph_inputs=self.graph_inputs, padding_fill=self.padding_fill,
             seed=self.seed, debug_level=self.log.debug_level, log_sink=sink)
 

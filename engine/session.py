@@ -135,7 +135,9 @@ class Session:
         the device. Raises :class:`NodeError` naming the node that failed.
         """
         self._apply_edits()
-        if self.executor.trace:
+        if self.executor.trace and self.executor.finished:
+            self.executor.reset()   # a completed run's Variables and states carry over
+        elif self.executor.trace:
             self.restart()
         if inputs is not None:
             self._inputs = tuple(as_input_tensor(x).readonly() for x in inputs)

@@ -32,6 +32,9 @@ class KernelContext:
     padding: Padding = Padding.NA
     output_defs: tuple[OutputDef, ...] = ()
     input_refs: tuple[tuple[int, int], ...] = ()
+    # The op of each input's producer ("Const", "INPUT", "Variable", ...): Assign checks it
+    # wires Variables, and Variable zero-initialises from non-Const producers (§4.28-4.29).
+    input_ops: tuple[str, ...] = ()
     state: dict[str, object] = field(default_factory=dict)
     store: MutableMapping[tuple[int, int], Tensor] = field(default_factory=dict)
     graph_inputs: tuple[Tensor, ...] = ()
