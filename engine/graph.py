@@ -62,6 +62,8 @@ class Graph:
     def __init__(self) -> None:
         self._g = nx.MultiDiGraph()
         self._order: list[int] = []
+        # consumers whose inputs name a node that does not exist (yet), by that node's id
+        self._waiting: dict[int, set[int]] = {}
         self.edited: Emitter[GraphEdited] = Emitter()
         self.meta: dict[str, object] = {}
 
@@ -106,6 +108,7 @@ class Graph:
             return
         self._order.append(node.node_id)
         self._put(node)
+        self._relink(frozenset({node.node_id}))
         self.edited.emit(GraphEdited(f"append 0x{node.node_id:x}", frozenset({node.node_id})))
 
     # reading --------------------------------------------------------------------------------
@@ -248,6 +251,8 @@ class Graph:
         for node_id, node in edit.after:
             if node is None:
                 if node_id in self._g:
+                    for consumer in self._g.successors(node_id):
+                        self._waiting.setdefault(node_id, set()).add(consumer)
                     self._g.remove_node(node_id)
             else:
                 self._put(node)
@@ -274,13 +279,15 @@ class Graph:
         for port, (src, out) in enumerate(node.inputs):
             if src in self._g:
                 self._g.add_edge(src, node.node_id, key=port, out=out)
+            else:
+                self._waiting.setdefault(src, set()).add(node.node_id)
 
     def _relink(self, changed: frozenset[int]) -> None:
         """Reconnect consumers whose dangling references a change may have resolved."""
-        for node_id in self._order:
-            node = self._g.nodes[node_id]["node"]
-            if any(src in changed for src, _ in node.inputs):
-                self._put(node)
+        for node_id in changed:
+            for consumer in self._waiting.pop(node_id, set()):
+                if consumer in self._g:
+                    self._put(self._g.nodes[consumer]["node"])
 
     # files ----------------------------------------------------------------------------------
     def save(self, path: str | PathLike[str]) -> None:

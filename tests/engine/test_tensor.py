@@ -1,0 +1,52 @@
+"""Tensor basics: shapes padded to 4-D, dtypes, scalars, shape-only tensors (graph spec §1.1-1.3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hexscope.engine import DType, Layout, Tensor
+
+
+def test_lower_rank_is_padded_on_the_left():
+    t = Tensor.from_array(np.zeros((3, 5), np.float32))
+    assert t.shape == (1, 1, 3, 5)
+    assert t.dtype is DType.FLOAT32 and t.layout is Layout.FLAT
+    assert t.nbytes == 60
+
+
+def test_scalar_is_1111_and_reads_reinterpreted():
+    t = Tensor.scalar(1.0, DType.FLOAT32)
+    assert t.shape == (1, 1, 1, 1)
+    # graph spec §1.1: a wrongly typed scalar is bit-reinterpreted
+    assert t.scalar_value(int) == 0x3F800000
+    assert Tensor.scalar(-1, DType.INT32).scalar_value(int) == -1
+
+
+def test_shape_only_tensor_has_no_data():
+    t = Tensor.shape_only((1, 2, 2, 1))
+    assert not t.has_data
+    with pytest.raises(ValueError, match="shape-only"):
+        _ = t.array
+
+
+def test_flat_offsets_are_depth_major():
+    t = Tensor.from_array(np.zeros((2, 3, 4, 5), np.int32))
+    # ((b*H + h)*W + w)*D + d, times 4 bytes
+    assert t.offset(1, 2, 3, 4) == (((1 * 3 + 2) * 4 + 3) * 5 + 4) * 4
+
+
+def test_too_small_buffer_is_rejected():
+    with pytest.raises(ValueError, match="too small"):
+        Tensor((1, 1, 1, 8), DType.FLOAT32, np.zeros(16, np.uint8))
+
+
+def test_five_dimensions_are_rejected():
+    with pytest.raises(ValueError, match="at most 4"):
+        Tensor.from_array(np.zeros((1, 1, 1, 1, 2), np.uint8))
+
+
+def test_readonly_tensor_cannot_be_written():
+    t = Tensor.from_array(np.zeros(4, np.uint8)).readonly()
+    with pytest.raises(ValueError):
+        t.array[0, 0, 0, 0] = 1

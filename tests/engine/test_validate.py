@@ -1,0 +1,112 @@
+"""Validation lists every problem at once, naming node (hex) and input (issue 2, spec §2.3-2.5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hexscope.engine import Graph, GraphError, Session
+from hexscope.engine.validate import Severity, can_connect, validate
+
+from support.toy_ops import make_registry
+
+REG = make_registry()
+
+
+def codes(g: Graph) -> list[tuple[str, int, int | None]]:
+    return [(i.code, i.node_id, i.port) for i in validate(g, REG)]
+
+
+def test_clean_graph_has_no_issues(chain_graph):
+    assert validate(chain_graph, REG) == []
+
+
+def test_every_problem_is_listed_at_once():
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=1)
+    g.append_node(0x11, "NoSuchOp", inputs=[(0x10, 0)], outputs=1)
+    g.append_node(0x12, "AddOne_f", inputs=[], outputs=1)                  # arity
+    g.append_node(0x13, "Nop", inputs=[(0x99, 0)], outputs=1)              # dangling
+    g.append_node(0x14, "Nop", inputs=[(0x15, 0)], outputs=1)              # forward reference
+    g.append_node(0x15, "Nop", inputs=[(0x10, 3)], outputs=1)              # bad output index
+    g.append_const_node(0x16, np.array([1], np.int32))
+    g.append_node(0x17, "AddOne_f", inputs=[(0x10, 0), (0x16, 0)], outputs=1)   # type
+    g.append_const_node(0x18, shape=(1, 2, 2, 1))
+    g.append_node(0x19, "AddOne_f", inputs=[(0x18, 0)], outputs=1)         # shape-only data
+    g.append_node(0x1A, "Nop", inputs=[(0x10, 0)], outputs=1)
+    g.append_node(0x1A, "Nop", inputs=[(0x10, 0)], outputs=1)              # duplicate id
+    found = codes(g)
+    assert ("unknown-op", 0x11, None) in found
+    assert ("arity", 0x12, None) in found
+    assert ("dangling", 0x13, 0) in found
+    assert ("forward-ref", 0x14, 0) in found
+    assert ("bad-output", 0x15, 0) in found
+    assert ("type", 0x17, 1) in found
+    assert ("missing-const", 0x19, 0) in found
+    assert ("duplicate-id", 0x1A, None) in found
+    text = [str(i) for i in validate(g, REG)]
+    assert any(t.startswith("node 0x13 input 0:") and "0x99" in t for t in text)
+    assert any("expects float32 on 'bias', gets int32" in t for t in text)
+
+
+def test_unknown_op_suggests_close_names():
+    g = Graph()
+    g.append_node(0x10, "Nopp", outputs=0)
+    (issue,) = validate(g, REG)
+    assert "did you mean Nop" in issue.message
+
+
+def test_layout_mismatch_is_a_type_problem():
+    g = Graph()
+    g.append_const_node(0x10, np.zeros((1, 2, 2, 3), np.uint8))
+    g.append_node(0x11, "TakeU8d32", inputs=[(0x10, 0)], outputs=1)
+    (issue,) = validate(g, REG)
+    assert issue.code == "type" and "expects a d32 tensor" in issue.message
+
+
+def test_cycle_is_reported():
+    g = Graph()
+    g.append_node(0x10, "Nop", inputs=[(0x11, 0)], outputs=1)
+    g.append_node(0x11, "Nop", inputs=[(0x10, 0)], outputs=1)
+    found = {c for c, _, _ in codes(g)}
+    assert {"cycle", "forward-ref"} <= found
+
+
+def test_reserved_id_is_a_warning_only():
+    g = Graph()
+    with pytest.warns(UserWarning):
+        g.append_node(0xF0000010, "INPUT", outputs=1)
+    (issue,) = validate(g, REG)
+    assert issue.code == "reserved-id" and issue.severity is Severity.WARNING
+
+
+def test_const_without_data_or_shape():
+    from hexscope.engine.nodes import Node
+
+    g = Graph()
+    g._append(Node(0x10, "Const", (), ()))
+    assert codes(g) == [("missing-const", 0x10, None)]
+
+
+def test_session_refuses_invalid_graph_with_all_issues():
+    g = Graph()
+    g.append_node(0x10, "Nop", inputs=[(0x20, 0)], outputs=1)
+    g.append_node(0x11, "Nop", inputs=[(0x21, 0)], outputs=1)
+    with pytest.raises(GraphError) as info:
+        Session(g, registry=REG)
+    assert len(info.value.issues) == 2
+    assert "0x20" in str(info.value) and "0x21" in str(info.value)
+
+
+def test_can_connect_explains_refusals():
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=1)
+    g.append_const_node(0x11, np.array([1], np.int32))
+    g.append_node(0x12, "AddOne_f", inputs=[(0x10, 0)], outputs=1)
+    g.append_node(0x13, "Nop", inputs=[(0x12, 0)], outputs=1)
+    assert can_connect(g, (0x10, 0), 0x12, 1, REG) is None          # INPUT is untyped
+    assert can_connect(g, (0x11, 0), 0x12, 1, REG).code == "type"
+    assert can_connect(g, (0x13, 0), 0x12, 0, REG).code == "cycle"
+    assert can_connect(g, (0x12, 0), 0x12, 0, REG).code == "cycle"
+    assert can_connect(g, (0x10, 1), 0x12, 0, REG).code == "bad-output"
+    assert can_connect(g, (0x10, 0), 0x12, 2, REG).code == "arity"
