@@ -1,1 +1,62 @@
-"""(family module: kernels land here)."""
+"""Flat quantized activations: QuantizedRelu_8 and QuantizedReluX_8 (quantized-ops spec §5, §6)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hexscope.engine.dtypes import DType
+from hexscope.engine.ops._requant import quantize_uint8
+from hexscope.engine.ops.context import KernelContext, scalar_f
+from hexscope.engine.ops.registry import Category, Port, op
+from hexscope.engine.tensor import Tensor
+
+_IN = (Port("x", DType.QUINT8), Port("x_min", DType.FLOAT32), Port("x_max", DType.FLOAT32))
+_OUT = (Port("y", DType.QUINT8), Port("y_min", DType.FLOAT32), Port("y_max", DType.FLOAT32))
+
+
+def _range_copy(x_min: Tensor, x_max: Tensor) -> tuple[np.ndarray, np.ndarray]:
+    # Matches device: the output range is the input range, never narrowed (§5).
+    return (np.full((1, 1, 1, 1), scalar_f(x_min), np.float32),
+            np.full((1, 1, 1, 1), scalar_f(x_max), np.float32))
+
+
+@op("QuantizedRelu_8", Category.ACTIVATION, inputs=_IN, outputs=_OUT)
+def quantized_relu_8(ctx: KernelContext, x: Tensor, x_min: Tensor,
+                     x_max: Tensor) -> tuple[Tensor | np.ndarray, ...]:
+    """Relu on quint8 codes: y = max(x, zero code); the range passes through unchanged.
+
+    Semantics: the zero code z is ``quantize_uint8(0, min, max)`` (rule ZA, quantized-ops
+    spec §1.4); every code below z becomes z. y_min and y_max are copies of x_min and x_max,
+    so the output keeps the negative part of the range (§5).
+
+    Fidelity: bit-exact with the HVX kernel; with min >= 0 it is the identity. For a
+    degenerate range (min == max) the width is floored at 1e-18 and the zero code comes from
+    a saturating float-to-int conversion: 255 if min < 0, 0 if min > 0 (§1.6; the saturation
+    is Hexagon's conversion as QEMU models it, unconfirmed on hardware).
+
+    Errors: none beyond arity and types.
+    """
+    z = quantize_uint8(0.0, scalar_f(x_min), scalar_f(x_max))
+    y = np.maximum(x.array, np.uint8(z))
+    return (y, *_range_copy(x_min, x_max))
+
+
+@op("QuantizedReluX_8", Category.ACTIVATION,
+    inputs=(*_IN, Port("max_value", DType.FLOAT32)), outputs=_OUT)
+def quantized_relux_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
+                      max_value: Tensor) -> tuple[Tensor | np.ndarray, ...]:
+    """Relu clamped above at X: y = min(max(x, zero code), code of X); range unchanged.
+
+    Semantics: z = ``quantize_uint8(0, min, max)`` and qX = ``quantize_uint8(X, min, max)``
+    (rule ZA, quantized-ops spec §1.4, §6); y = min(max(x, z), qX), byte-wise. y_min and
+    y_max are copies of x_min and x_max; the range is never narrowed to [min, X].
+
+    Fidelity: bit-exact with the shared Relu kernel. X is not checked: X <= 0 gives
+    qX <= z, so every output is qX; X >= max gives qX = 255, a plain Relu (§6).
+
+    Errors: none beyond arity and types.
+    """
+    mn, mx = scalar_f(x_min), scalar_f(x_max)
+    z = quantize_uint8(0.0, mn, mx)
+    qx = quantize_uint8(scalar_f(max_value), mn, mx)
+    y = np.minimum(np.maximum(x.array, np.uint8(z)), np.uint8(qx))
+    return (y, *_range_copy(x_min, x_max))

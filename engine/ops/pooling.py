@@ -1,1 +1,163 @@
-"""(family module: kernels land here)."""
+"""Flat quantized pooling: QuantizedMaxPool_8 and QuantizedAvgPool_8 (quantized-ops spec §8, §9).
+
+Both kernels are separable passes over window offsets (width first, then height), so the
+cost is (window height + window width) vectorised passes, whatever the input size.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from hexscope.engine.dtypes import DType
+from hexscope.engine.errors import KernelError
+from hexscope.engine.nodes import Padding
+from hexscope.engine.ops.context import KernelContext, scalar_f
+from hexscope.engine.ops.registry import Category, Port, op
+from hexscope.engine.tensor import Tensor
+
+_IN = (Port("x", DType.QUINT8), Port("x_min", DType.FLOAT32), Port("x_max", DType.FLOAT32),
+       Port("window", None, shape_only=True), Port("stride", None, shape_only=True))
+_OUT = (Port("y", DType.QUINT8), Port("y_min", DType.FLOAT32), Port("y_max", DType.FLOAT32))
+
+
+class Span(NamedTuple):
+    """One spatial dimension of a pooling: output size and the padding before the input."""
+
+    out: int
+    pad_before: int
+
+
+def out_size_and_pad(n: int, f: int, s: int, padding: Padding) -> Span:
+    """``nn_pad_compute_outsize_and_padbefore`` (quantized-ops spec §1.7).
+
+    VALID: (n - f)/s + 1, or 0 when n < f. SAME and SAME_CAFFE: ceil(n/s), with total padding
+    P = (out - 1)s - (n - f) split floor(P/2) before (SAME) or floor((P+1)/2) (SAME_CAFFE).
+    NA: floor(n/s) with SAME's padding rule. MIRROR_* and unknown codes: 0.
+    """
+    if padding is Padding.VALID:
+        return Span((n - f) // s + 1 if n >= f else 0, 0)
+    if padding not in (Padding.NA, Padding.SAME, Padding.SAME_CAFFE):
+        return Span(0, 0)
+    m = n if padding is Padding.NA else n + s - 1
+    if m < s:
+        return Span(0, 0)
+    out = m // s
+    total = (out - 1) * s - (n - f)
+    if total <= 0:
+        return Span(out, 0)
+    return Span(out, (total + (padding is Padding.SAME_CAFFE)) >> 1)
+
+
+def _geometry(ctx: KernelContext, x: Tensor, window: Tensor,
+              stride: Tensor) -> tuple[Span, Span, int, int, int, int]:
+    """Checks of both pools, then (height span, width span, fh, fw, sh, sw)."""
+    if window.shape[0] != 1 or window.shape[3] != 1 or stride.shape[0] != 1 \
+            or stride.shape[3] != 1:
+        raise KernelError(
+            "bad window/stride shape: window and stride must be [1,h,w,1], got window "
+            f"{list(window.shape)} and stride {list(stride.shape)}")
+    if ctx.padding is Padding.NA:
+        raise KernelError("This op might pad: padding NA is rejected; use SAME or VALID")
+    _, fh, fw, _ = window.shape
+    _, sh, sw, _ = stride.shape
+    if min(fh, fw, sh, sw) < 1:
+        # The device divides by the stride and by the window cell count: undefined there.
+        raise KernelError(f"window {fh}x{fw} and stride {sh}x{sw} must be at least 1x1")
+    _, h, w, _ = x.shape
+    return (out_size_and_pad(h, fh, sh, ctx.padding), out_size_and_pad(w, fw, sw, ctx.padding),
+            fh, fw, sh, sw)
+
+
+def _pool_axis(a: np.ndarray, axis: int, span: Span, f: int, s: int, fill: int,
+               reduce: np.ufunc) -> np.ndarray:
+    """Reduce windows of size f and stride s along ``axis``; padding cells hold ``fill``."""
+    n = a.shape[axis]
+    need = (span.out - 1) * s + f
+    after = max(0, need - span.pad_before - n)
+    widths = [(0, 0)] * a.ndim
+    widths[axis] = (span.pad_before, after)
+    padded = np.pad(a, widths, constant_values=fill)
+    acc: np.ndarray | None = None
+    for k in range(f):
+        index = [slice(None)] * a.ndim
+        index[axis] = slice(k, k + (span.out - 1) * s + 1, s)
+        part = padded[tuple(index)]
+        acc = part.copy() if acc is None else reduce(acc, part, out=acc)
+    assert acc is not None
+    return acc
+
+
+def _valid_counts(span: Span, f: int, s: int, n: int) -> np.ndarray:
+    """Cells of each window that lie inside the input (the clipped window of §9)."""
+    start = np.arange(span.out) * s - span.pad_before
+    return np.minimum(start + f, n) - np.maximum(start, 0)
+
+
+def _range_copy(x_min: Tensor, x_max: Tensor) -> tuple[np.ndarray, np.ndarray]:
+    return (np.full((1, 1, 1, 1), scalar_f(x_min), np.float32),
+            np.full((1, 1, 1, 1), scalar_f(x_max), np.float32))
+
+
+@op("QuantizedMaxPool_8", Category.POOLING, inputs=_IN, outputs=_OUT, uses_padding=True)
+def quantized_max_pool_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
+                         window: Tensor, stride: Tensor) -> tuple[Tensor | np.ndarray, ...]:
+    """Max pooling of quint8 codes over [1,h,w,1] windows; the range passes through.
+
+    Semantics: window and stride are shape-only inputs ([1,WH,WW,1] and [1,SH,SW,1]). Output
+    shape [B,OH,OW,D] per the padding mode (quantized-ops spec §1.7). Each output is the
+    largest code among the window cells inside the input; padding cells are ignored. y_min
+    and y_max are copies of x_min and x_max (§8).
+
+    Fidelity: bit-exact (byte-wise max; padding never wins, §8). VALID with the window larger
+    than the input, and the MIRROR_* modes, give an empty output without error (§1.7).
+
+    Errors: window or stride with batches or depth != 1 ("bad window/stride shape");
+    padding NA ("This op might pad"). Simulator guard: a window or stride dimension < 1
+    (the device divides by it) is rejected.
+    """
+    hs, ws, fh, fw, sh, sw = _geometry(ctx, x, window, stride)
+    b, _, _, d = x.shape
+    if hs.out == 0 or ws.out == 0 or b == 0 or d == 0:
+        return (np.zeros((b, hs.out, ws.out, d), np.uint8), *_range_copy(x_min, x_max))
+    rows = _pool_axis(x.array, 2, ws, fw, sw, 0, np.maximum)
+    y = _pool_axis(rows, 1, hs, fh, sh, 0, np.maximum)
+    return (y, *_range_copy(x_min, x_max))
+
+
+@op("QuantizedAvgPool_8", Category.POOLING, inputs=_IN, outputs=_OUT, uses_padding=True)
+def quantized_avg_pool_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
+                         window: Tensor, stride: Tensor) -> tuple[Tensor | np.ndarray, ...]:
+    """Average pooling of quint8 codes, padding cells not counted; the range passes through.
+
+    Semantics: shapes as QuantizedMaxPool_8 (quantized-ops spec §1.7, §8). For each output
+    the clipped window has count valid cells; rc = sat_i16(floor(32768/count)) and
+    y = (sum * rc + 16384) >> 15, a round-half-up average with a truncated reciprocal
+    (count = 1 gives rc = 32767, still exact). y_min, y_max copy x_min, x_max (§9).
+
+    Fidelity: this is the plain (HVX) op. Its window sum lives in an unsigned 16-bit lane
+    that the scaling multiply reads as signed: a sum >= 32768 (only possible with >= 129
+    cells of large codes) gives 0, and a sum >= 65536 wraps. Below 32768 it equals the
+    ``_ref`` C formula (§9; read from the assembly, unconfirmed on hardware).
+
+    Errors: as QuantizedMaxPool_8 ("bad window/stride shape", "This op might pad", and the
+    simulator's guard against window or stride dimensions < 1).
+    """
+    hs, ws, fh, fw, sh, sw = _geometry(ctx, x, window, stride)
+    b, h, w, d = x.shape
+    if hs.out == 0 or ws.out == 0 or b == 0 or d == 0:
+        return (np.zeros((b, hs.out, ws.out, d), np.uint8), *_range_copy(x_min, x_max))
+    # Matches device: the window sum is accumulated in an unsigned 16-bit lane (wraps).
+    wide = x.array.astype(np.uint16)
+    rows = _pool_axis(wide, 2, ws, fw, sw, 0, np.add)
+    sums = _pool_axis(rows, 1, hs, fh, sh, 0, np.add)
+    count = np.outer(_valid_counts(hs, fh, sh, h), _valid_counts(ws, fw, sw, w))
+    rc = np.minimum(32768 // count, 32767).astype(np.int32)[None, :, :, None]
+    # Matches device: the scaling multiply reads the u16 sum as signed 16-bit (int32 math is
+    # exact here: |s16 * rc| < 2**30).
+    signed = sums.view(np.int16).astype(np.int32)
+    signed *= rc
+    signed += 16384
+    signed >>= 15
+    y = np.clip(signed, 0, 255).astype(np.uint8)
+    return (y, *_range_copy(x_min, x_max))
