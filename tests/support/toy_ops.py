@@ -35,6 +35,14 @@ def make_registry() -> OpRegistry:
         """Takes a d32 quint8 tensor."""
         return [x.to_flat()]
 
+    @op("Buggy", Category.USER, registry=reg, user=True, inputs=(Port("x", None),),
+        outputs=(Port("y", None), Port("z", None)))
+    def buggy(ctx, x):
+        """Divides by zero when x is empty, else returns one output of two."""
+        if x.array.size == 0:
+            return [1 // 0]
+        return [x.array]
+
     declare_op("Unsimulated", Category.USER, registry=reg, user=True,
                inputs=(Port("x", None),), outputs=(Port("y", None),), doc="No kernel.")
     for name in ("Quantize", "Min_f", "Max_f", "AutoQuantize"):

@@ -1,0 +1,216 @@
+"""Session: stepping order and events, breakpoints, run_to, restart, re-run after an edit,
+failures that name the node, node state across runs (issue 2; graph spec §2.5, §2.13)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from support.toy_ops import make_registry
+
+from hexscope.engine import (
+    BreakpointHit, Graph, GraphError, NodeError, NodeFailed, NodeFinished, NodeStarted,
+    NodeStatus, RunFinished, RunStatus, Session,
+)
+from hexscope.engine.backends import FakeBackend, SimBackend
+from hexscope.engine.executor import CancelToken
+
+REG = make_registry()
+X = np.arange(6, dtype=np.float32)
+
+
+class CountingBackend(SimBackend):
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def run_node(self, node, spec, inputs, ctx):
+        self.calls.append(node.node_id)
+        return super().run_node(node, spec, inputs, ctx)
+
+
+def test_execute_returns_output_tensors(chain_graph):
+    s = Session(chain_graph)
+    (out,) = s.execute([X])
+    assert np.array_equal(out.array.reshape(-1), X)
+    assert s.output(0x102, 0).shape == (1, 1, 1, 6)
+    assert all(s.status(i) is NodeStatus.DONE for i in s.plan)
+
+
+def test_step_order_and_events(chain_graph):
+    s = Session(chain_graph)
+    seen = []
+    s.events.connect(seen.append)
+    s.set_inputs([X])
+    assert s.next_node == 0x100
+    for _ in range(3):
+        s.step()
+    assert [type(e) for e in seen] == [NodeStarted, NodeFinished] * 3
+    assert [e.node_id for e in seen if isinstance(e, NodeStarted)] == [0x100, 0x101, 0x102]
+    assert seen[2].index == 1 and seen[2].total == 5
+    assert s.next_node == 0x103
+    assert s.status(0x103) is NodeStatus.PENDING
+    s.step(), s.step()
+    assert s.step() is None and s.next_node is None
+
+
+def test_breakpoint_stops_before_the_node_and_continue_passes_it(chain_graph):
+    s = Session(chain_graph)
+    s.set_inputs([X])
+    s.breakpoints.add(0x102)
+    seen = []
+    s.events.connect(seen.append)
+    finished = s.run()
+    assert finished.status is RunStatus.PAUSED and finished.next_node == 0x102
+    assert isinstance(seen[-2], BreakpointHit) and seen[-2].node_id == 0x102
+    assert s.status(0x102) is NodeStatus.PENDING and s.status(0x101) is NodeStatus.DONE
+    assert s.run().status is RunStatus.FINISHED
+
+
+def test_run_to_stops_after_the_target(chain_graph):
+    s = Session(chain_graph)
+    s.set_inputs([X])
+    finished = s.run_to(0x101)
+    assert finished.status is RunStatus.PAUSED and s.next_node == 0x102
+    assert s.output(0x101, 0).shape == (1, 1, 1, 6)
+    with pytest.raises(GraphError, match="not part of the prepared graph"):
+        s.run_to(0x999)
+
+
+def test_restart_forgets_results(chain_graph):
+    s = Session(chain_graph)
+    s.execute([X])
+    s.restart()
+    assert s.next_node == 0x100 and s.result(0x101) is None
+    with pytest.raises(GraphError, match="has not run"):
+        s.output(0x101)
+
+
+def test_cancel_stops_between_nodes(chain_graph):
+    s = Session(chain_graph)
+    s.set_inputs([X])
+    token = CancelToken()
+    s.step()
+    token.cancel()
+    assert s.run(cancel=token).status is RunStatus.PAUSED
+    assert s.next_node == 0x101
+
+
+def rerun_graph() -> Graph:
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=1)
+    g.append_node(0x11, "Nop", inputs=[(0x10, 0)], outputs=1)
+    g.append_const_node(0x12, np.array([1.0, 2.0], np.float32))
+    g.append_node(0x13, "Nop", inputs=[(0x12, 0)], outputs=1)
+    g.append_node(0x14, "Nop", inputs=[(0x13, 0)], outputs=1)
+    g.append_node(0x15, "OUTPUT", inputs=[(0x11, 0), (0x14, 0)])
+    return g
+
+
+def test_rerun_after_edit_runs_only_downstream_nodes():
+    g = rerun_graph()
+    backend = CountingBackend()
+    s = Session(g, backend)
+    s.execute([X])
+    assert backend.calls == [0x10, 0x11, 0x13, 0x14, 0x15]
+    backend.calls.clear()
+    g.set_const(0x12, np.array([5.0, 6.0, 7.0], np.float32))
+    assert s.status(0x13) is NodeStatus.DONE            # staleness shows after re-prepare
+    finished = s.run()
+    assert finished.status is RunStatus.FINISHED
+    assert backend.calls == [0x13, 0x14, 0x15]
+    assert s.output(0x14).array.reshape(-1).tolist() == [5.0, 6.0, 7.0]
+    assert s.output(0x11).array.reshape(-1).tolist() == X.tolist()
+
+
+def test_stale_nodes_are_reported_before_they_rerun():
+    g = rerun_graph()
+    s = Session(g)
+    s.execute([X])
+    g.set_label(0x13, "edited")
+    s.step()                          # re-prepares; runs the first stale node
+    assert s.status(0x13) is NodeStatus.DONE
+    assert s.status(0x14) is NodeStatus.STALE
+    assert s.status(0x11) is NodeStatus.DONE
+
+
+def test_failing_node_names_itself_and_keeps_earlier_results(chain_graph):
+    s = Session(chain_graph, FakeBackend(fail={0x102: "boom"}))
+    with pytest.raises(NodeError, match=r"node 0x102 \(Nop\): boom") as info:
+        s.execute([X])
+    assert info.value.node_id == 0x102
+    assert s.status(0x102) is NodeStatus.FAILED and s.status(0x101) is NodeStatus.DONE
+    assert s.next_node == 0x102
+    assert any("0x102" in line.text and line.level == 0 for line in s.log.lines)
+
+
+def test_failure_event_and_run_status(chain_graph):
+    s = Session(chain_graph, FakeBackend(fail={0x101: "bad shape"}))
+    s.set_inputs([X])
+    seen = []
+    s.events.connect(seen.append)
+    finished = s.run()
+    assert finished.status is RunStatus.FAILED and finished.failed_node == 0x101
+    assert [type(e) for e in seen][-2:] == [NodeFailed, RunFinished]
+
+
+def test_op_without_kernel_is_not_simulated():
+    g = Graph()
+    g.append_node(1, "INPUT", outputs=1)
+    g.append_node(2, "Unsimulated", inputs=[(1, 0)], outputs=1)
+    g.append_node(3, "OUTPUT", inputs=[(2, 0)])
+    with pytest.raises(NodeError, match="Unsimulated is not simulated yet"):
+        Session(g, registry=REG).execute([X])
+
+
+def test_input_count_must_match_input_node(chain_graph):
+    with pytest.raises(NodeError, match="Expected 1, got 2 inputs"):
+        Session(chain_graph).execute([X, X])
+
+
+def test_kernel_bugs_become_node_failures():
+    g = Graph()
+    g.append_node(1, "INPUT", outputs=1)
+    g.append_node(2, "Buggy", inputs=[(1, 0)], outputs=2)
+    g.append_node(3, "OUTPUT", inputs=[(2, 0)])
+    s = Session(g, registry=REG)
+    with pytest.raises(NodeError, match="produced 1 outputs, the node declares 2"):
+        s.execute([X])
+    with pytest.raises(NodeError, match="internal error in the Buggy kernel: ZeroDivision"):
+        s.execute([np.zeros(0, np.float32)])
+
+
+def test_node_state_persists_across_executions_and_restart_restores_it():
+    g = Graph()
+    g.append_node(1, "INPUT", outputs=1)
+    g.append_node(2, "Counter", inputs=[(1, 0)], outputs=1)
+    g.append_node(3, "OUTPUT", inputs=[(2, 0)])
+    s = Session(g, registry=REG)
+    assert s.execute([X])[0].array.item() == 1
+    assert s.execute([X])[0].array.item() == 2      # device keeps node state between runs
+    s.restart()
+    s.run()
+    assert s.output(2).array.item() == 2            # restart replays the run from its start
+    s.prepare()
+    assert s.execute([X])[0].array.item() == 1      # preparing again resets the state
+
+
+def test_prepare_removes_dead_nodes_and_fuses_autoquantize():
+    g = Graph()
+    g.append_node(1, "INPUT", outputs=1)
+    g.append_node(2, "Nop", inputs=[(1, 0)], outputs=1)           # dead
+    g.append_node(3, "Min_f", inputs=[(1, 0)], outputs=1)
+    g.append_node(4, "Max_f", inputs=[(1, 0)], outputs=1)
+    g.append_node(5, "Quantize", inputs=[(1, 0), (3, 0), (4, 0)], outputs=3)
+    g.append_const_node(6, np.array([1.0], np.float32))
+    g.append_node(7, "OUTPUT", inputs=[(5, 0)])
+    s = Session(g, backend=FakeBackend(), registry=REG)
+    assert s.plan == (1, 5, 7)
+    assert s.prepared.nodes[5].op == "AutoQuantize" and s.prepared.nodes[5].inputs == ((1, 0),)
+    kinds = {r.node_id: r.kind for r in s.rewrites}
+    assert kinds == {5: "replaced", 2: "removed", 3: "fused", 4: "fused", 6: "removed"}
+    assert "dead node" in s.prepared.rewrite_of(2).reason
+
+
+def test_consts_move_first():
+    g = rerun_graph()
+    s = Session(g)
+    assert s.prepared.order[0] == 0x12 and 0x12 not in s.plan
