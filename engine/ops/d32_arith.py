@@ -1,1 +1,409 @@
-"""(family module: kernels land here)."""
+"""d32 elementwise add, subtract and multiply: the stateful engine of quantized-ops spec §13.
+
+The three ops share ``op_add_d32.c``'s engine. The node keeps its adaptive output range in
+``ctx.state`` (spec §1.9): the session keeps it between executions and a re-prepare clears it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hexscope.engine.d32 import D32Padding
+from hexscope.engine.dtypes import DType, Layout
+from hexscope.engine.errors import KernelError
+from hexscope.engine.ops import _d32_engine as eng
+from hexscope.engine.ops._d32_engine import Oper, f32
+from hexscope.engine.ops.context import KernelContext, f32_scalar, scalar_f
+from hexscope.engine.ops.registry import Category, Port, op
+from hexscope.engine.tensor import Tensor
+
+_D32 = dict(dtype=DType.QUINT8, layout=Layout.D32)
+_INPUTS = (Port("x", **_D32), Port("y", **_D32), Port("x_min", DType.FLOAT32),
+           Port("x_max", DType.FLOAT32), Port("y_min", DType.FLOAT32),
+           Port("y_max", DType.FLOAT32))
+_FIXED = (Port("out_min", DType.FLOAT32, optional=True, doc="-inf or absent: not fixed"),
+          Port("out_max", DType.FLOAT32, optional=True, doc="+inf or absent: not fixed"))
+_OUTPUTS = (Port("z", **_D32), Port("z_min", DType.FLOAT32), Port("z_max", DType.FLOAT32))
+
+
+# --- per-node state ---------------------------------------------------------------------------
+def _prepare_state(st: dict, fixed_min: Tensor | None, fixed_max: Tensor | None) -> None:
+    """``addsub_d32_check`` (§13.1): the fixed ends and the starting range."""
+    out_min, out_max, precalc = f32(0.0), f32(0.5), 0
+    min_spec = max_spec = f32(0.0)
+    if fixed_max is not None and f32(scalar_f(fixed_max)) < np.inf:
+        precalc |= 2
+        out_max = max_spec = eng.fmaxf(0.0, scalar_f(fixed_max))
+    if fixed_min is not None and f32(scalar_f(fixed_min)) > -np.inf:
+        precalc |= 1
+        out_min = min_spec = eng.fminf(0.0, scalar_f(fixed_min))
+        if precalc == 3:
+            out_max = eng.fmaxf(f32(out_min + f32(1e-6)), out_max)
+            out_min, out_max = eng.adjust_with_constraints(out_min, out_max, 3)
+    st.update(prepared=True, precalc=precalc, out_min=out_min, out_max=out_max,
+              min_spec=min_spec, max_spec=max_spec, has_run_before=False, strategy=None)
+
+
+def _setup_strategy(st: dict, x: Tensor, y: Tensor, oper: Oper) -> None:
+    """``setup_elementwise_strategy``: broadcast direction, swap and the 1111 mode (§13.2)."""
+    for t, which in ((x, "1st"), (y, "2nd")):
+        if t.layout is not Layout.D32:
+            raise KernelError(f"unsupported broadcast mode: {which} tensor not d32 "
+                              f"({t.describe()})")
+    swap, b_to_a, a_to_b, bcast = False, True, True, 0
+    for i, (da, db) in enumerate(zip(x.shape, y.shape, strict=True)):
+        if da == db:
+            bcast |= (da == 1) << i
+        elif db == 1 and b_to_a:
+            bcast, a_to_b = bcast | 1 << i, False
+        elif da == 1 and a_to_b:
+            bcast, b_to_a, swap = bcast | 1 << i, False, True
+        else:
+            raise KernelError(f"unsupported broadcast mode: incompatible {'BHWD'[i]}: dims "
+                              f"{da} vs {db} (each dimension must be equal or 1, and "
+                              "broadcast in one direction only)")
+    if swap and oper is Oper.SUB:
+        oper = Oper.RSUB
+    st.update(swap=swap, oper=oper, mode_1111=bcast == 15 and st["precalc"] == 0)
+
+
+def _setup_scaling(st: dict, a: Tensor, b: Tensor, ranges: tuple) -> None:
+    """``addsub_setup_scaling`` / ``mul_setup_scaling`` for the current input ranges."""
+    st["ranges"] = ranges
+    amin, amax, bmin, bmax = (ranges[2], ranges[3], ranges[0], ranges[1]) if st["swap"] \
+        else ranges
+    za, sa = eng.level_size_zero(amin, amax)
+    zb, sb = eng.level_size_zero(bmin, bmax)
+    st.update(za=za, sa=sa, zb=zb, sb=sb, amin=amin, amax=amax)
+    st["single_b"] = int(b.array[0, 0, 0, 0]) if st["mode_1111"] else None
+    if st["mode_1111"]:
+        _scaling_1111(st, amin, amax)
+        return
+    if st["precalc"] < 3:
+        _initial_range(st, st["oper"], amin, amax, bmin, bmax)
+    _derive(st, fixed=st["precalc"] == 3)
+
+
+def _derive(st: dict, fixed: bool) -> None:
+    if st["oper"] is Oper.MUL:
+        st["scaling"] = eng.mul_scaling(st["za"], st["sa"], st["zb"], st["sb"],
+                                        st["out_min"], st["out_max"])
+    else:
+        st["scaling"] = eng.addsub_scaling(st["za"], st["sa"], st["zb"], st["sb"],
+                                           st["out_min"], st["out_max"], st["oper"], fixed)
+
+
+def _extremes(oper: Oper, amin, amax, bmin, bmax) -> tuple:  # noqa: ANN001
+    """Theoretical output extremes (Tmin, Tmax) of §13.4."""
+    if oper is Oper.MUL:
+        tmax = eng.fmaxf(f32(amax * bmax), f32(amin * bmin))
+        tmin = eng.fminf(f32(amax * bmin), f32(amin * bmax))
+    else:
+        tmax, tmin = {Oper.ADD: (amax + bmax, amin + bmin), Oper.SUB: (amax - bmin, amin - bmax),
+                      Oper.RSUB: (bmax - amin, bmin - amax)}[oper]
+    return f32(tmin), eng.fmaxf(tmax, f32(f32(tmin) + f32(0.001)))
+
+
+def _initial_range(st: dict, oper: Oper, amin, amax, bmin, bmax) -> None:  # noqa: ANN001
+    """§13.4: 1/8 of the extremes on the first scaling; the 1/32 rule later (add/sub)."""
+    tmin, tmax = _extremes(oper, amin, amax, bmin, bmax)
+    pc = st["precalc"]
+    if not st["has_run_before"]:
+        lo, hi = f32(f32(0.125) * tmin), f32(f32(0.125) * tmax)
+        if pc == 1:
+            mn = st["min_spec"]
+            mx = eng.fmaxf(0.0, f32(mn + f32(hi - lo)))
+        elif pc == 2:
+            mx = st["max_spec"]
+            mn = eng.fminf(0.0, f32(mx - f32(hi - lo)))
+        else:
+            mn, mx = lo, hi
+        st["out_min"], st["out_max"] = eng.adjust_with_constraints(mn, mx, pc)
+        st["has_run_before"] = True
+    elif oper is not Oper.MUL:
+        _widen_to_1_32(st, tmin, tmax, pc)
+
+
+def _widen_to_1_32(st: dict, tmin: np.float32, tmax: np.float32, pc: int) -> None:
+    total = f32(tmax - tmin)
+    current = f32(st["out_max"] - st["out_min"])
+    d = f32(total - f32(f32(32.0) * current))
+    if not d > 0:
+        return
+    r = f32(d / f32(f32(32.0) * f32(total - current)))
+    if pc & 1 == 0:
+        adj = f32(f32(tmin - st["out_min"]) * r)
+        if adj < 0:
+            st["out_min"] = f32(st["out_min"] + adj)
+    else:
+        st["out_min"] = st["min_spec"]
+    if pc & 2 == 0:
+        adj = f32(f32(tmax - st["out_max"]) * r)
+        if adj > 0:
+            st["out_max"] = f32(st["out_max"] + adj)
+    else:
+        st["out_max"] = st["max_spec"]
+    st["out_min"], st["out_max"] = eng.adjust_with_constraints(st["out_min"], st["out_max"], pc)
+
+
+def _scaling_1111(st: dict, amin: np.float32, amax: np.float32) -> None:
+    """§13.3: the scalar case is a scaled copy of a, with a computed range."""
+    bv = f32(f32(st["single_b"] - st["zb"]) * st["sb"])
+    if st["oper"] is Oper.MUL:
+        out_min, out_max, scale, offs = f32(amin * bv), f32(amax * bv), 32767, 0
+        if bv == 0:
+            scale, out_max = 0, f32(0.5)
+        elif bv < 0:
+            out_min, out_max, scale, offs = out_max, out_min, -32768, 255 * 128
+    else:
+        out_min, out_max, scale, offs = _addsub_1111(st, amin, amax, bv)
+    st.update(out_min=out_min, out_max=out_max, scaling=(int(eng.sat_i16(scale)), offs))
+
+
+def _addsub_1111(st: dict, amin: np.float32, amax: np.float32, bv: np.float32) -> tuple:
+    sa, oper = st["sa"], st["oper"]
+    if oper is not Oper.ADD:
+        bv = -bv
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        nz = f32(f32(st["za"]) - f32(bv / sa))
+        arange = f32(amax - amin)
+        scale, offs = 32768, 0
+        if f32(-0.25) <= nz <= f32(255.25):
+            out_min = f32(f32(-eng.rndi(nz)) * sa)
+            out_max = f32(out_min + arange)
+        else:
+            out_min, out_max = (f32(0.0), f32(amax + bv)) if bv > 0 else (f32(amin + bv),
+                                                                          f32(0.0))
+            scale = eng.rndi(f32(f32(f32(32768.0) * arange) / f32(out_max - out_min)))
+            if bv > 0:
+                scale = int(eng.sat_i16(scale))
+                offs = 128 * 255 - ((255 * scale) >> 8)
+    if oper is Oper.RSUB:
+        scale, offs, out_min, out_max = -scale, 255 * 128 - offs, -out_max, -out_min
+    if -128 <= scale <= 128 and (offs + 64) >> 7 == (scale * 255 + offs * 256 + 16384) >> 15:
+        scale = 0
+    return out_min, out_max, scale, offs
+
+
+# --- execution ---------------------------------------------------------------------------------
+def _run(ctx: KernelContext, oper: Oper, x: Tensor, y: Tensor, mins_maxes: tuple[Tensor, ...],
+         fixed: tuple[Tensor | None, Tensor | None] = (None, None)) -> list[Tensor]:
+    """``addsub_d32_execute_common``: keep or rebuild the strategy, run, maybe re-run once."""
+    st = ctx.state
+    if not st.get("prepared"):
+        _prepare_state(st, *fixed)
+    ranges = tuple(f32(scalar_f(t)) for t in mins_maxes)
+    key = (x.shape, tuple(x.padding), x.layout, y.shape, tuple(y.padding), y.layout)
+    try:
+        if st["strategy"] != key:
+            st["strategy"] = None
+            _setup_strategy(st, x, y, oper)
+            _setup_scaling(st, *_operands(st, x, y), ranges)
+            st["strategy"] = key
+        elif _rescale_needed(st, ranges, _operands(st, x, y)[1]):
+            _setup_scaling(st, *_operands(st, x, y), ranges)
+    except KernelError:
+        # The library would keep a half-built strategy; the simulator rebuilds it next time.
+        st["strategy"] = None
+        raise
+    a_t, b_t = _operands(st, x, y)
+    if st["mode_1111"]:
+        codes = _scaled_copy(a_t.array, *st["scaling"])
+    else:
+        codes = _run_general(ctx, st, a_t.array, np.broadcast_to(b_t.array, a_t.shape))
+    out = _d32_output(ctx, codes, a_t)
+    if st["mode_1111"] and st["scaling"][0] == 0:
+        _zap_fill(out, int(codes.flat[0]) if codes.size else 0)
+    return [out, f32_scalar(st["out_min"]), f32_scalar(st["out_max"])]
+
+
+def _operands(st: dict, x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+    """(a, b): a is the full operand, b the one that broadcasts (x and y swapped if needed)."""
+    return (y, x) if st["swap"] else (x, y)
+
+
+def _rescale_needed(st: dict, ranges: tuple, b: Tensor) -> bool:
+    """``elementwise_strategy_valid_check``: input ranges (float ==) or the 1111 value moved."""
+    same = all(bool(r == s) for r, s in zip(ranges, st["ranges"], strict=True))
+    return not same or (st["single_b"] is not None and int(b.array[0, 0, 0, 0]) != st["single_b"])
+
+
+def _scaled_copy(a: np.ndarray, scale: int, offs: int) -> np.ndarray:
+    """``tensor_copy_scaled_d32``: sat_u8((a*S + O*256 + 16384) >> 15), which also covers its
+    copy, ones' complement and fill shortcuts (§13.3)."""
+    y = (a.astype(np.int64) * scale + offs * 256 + 16384) >> 15
+    return np.clip(y, 0, 255).astype(np.uint8)
+
+
+def _run_general(ctx: KernelContext, st: dict, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """§13.5-§13.7: one pass with range tracking, and a second pass if a free end overflowed."""
+    za, zb, s = st["za"], st["zb"], st["scaling"]
+    mul = st["oper"] is Oper.MUL
+    codes = _codes(ctx, st, a, b)
+    if st["precalc"] == 3:
+        return codes
+    if mul:
+        p = eng.mul_intermediate(a, b, za, zb, s)
+        lo, hi = _tracked(p, -s.range_bias)
+    else:
+        lo, hi = _tracked(eng.addsub_intermediate(a, b, s), s.intermed_zero)
+    if _check_rerun(ctx, st, lo, hi):
+        codes = _codes(ctx, st, a, b)
+    return codes
+
+
+def _codes(ctx: KernelContext, st: dict, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    s = st["scaling"]
+    if st["oper"] is not Oper.MUL:
+        return eng.addsub_codes(a, b, s)
+    if s.rsh <= 0:
+        ctx.warn(f"multiply scaling has a right shift of {s.rsh}: the device's vector shift "
+                 "by a count <= 0 is unconfirmed (spec §13.6); the simulator applies no shift")
+    return eng.mul_codes(a, b, st["za"], st["zb"], s)
+
+
+def _tracked(values: np.ndarray, zero: int) -> tuple[int, int]:
+    """Tracked min and max of the intermediate, starting from the value for real 0 (§13.7)."""
+    if values.size == 0:
+        return zero, zero
+    return min(zero, int(values.min())), max(zero, int(values.max()))
+
+
+def _check_rerun(ctx: KernelContext, st: dict, lo: int, hi: int) -> bool:
+    """``check_addsub_need_rerun`` / ``check_mul_need_rerun``: move the free ends that
+    overflowed, re-derive the scaling and ask for one more pass."""
+    s, pc = st["scaling"], st["precalc"]
+    if st["oper"] is Oper.MUL:
+        amin, amax = eng.mul_actual(lo, s), eng.mul_actual(hi, s)
+        low_over = eng.mul_code_unsaturated(lo, s) < 0
+        high_over = eng.mul_code_unsaturated(hi, s) > 255
+    else:
+        amin, amax = eng.addsub_actual(lo, s), eng.addsub_actual(hi, s)
+        low_over, high_over = amin < st["out_min"], amax > st["out_max"]
+    pmin, pmax = eng.padded_range(amin, amax)
+    out_min, out_max, moved = st["out_min"], st["out_max"], False
+    if pc & 1 == 0 and low_over:
+        ctx.log(2, f"adjusting out_min from {out_min:f} to {pmin:f} (actual min is {amin:f})")
+        out_min, moved = pmin, True
+    if pc & 2 == 0 and high_over:
+        ctx.log(2, f"adjusting out_max from {out_max:f} to {pmax:f} (actual max is {amax:f})")
+        out_max, moved = pmax, True
+    if not moved:
+        return False
+    out_min = st["min_spec"] if pc & 1 else out_min
+    out_max = st["max_spec"] if pc & 2 else out_max
+    if out_min < 0:
+        out_min, out_max = eng.adjust_with_constraints(out_min, out_max, pc)
+    st["out_min"], st["out_max"] = f32(out_min), f32(out_max)
+    _derive(st, fixed=False)
+    return True
+
+
+def _d32_output(ctx: KernelContext, codes: np.ndarray, a: Tensor) -> Tensor:
+    """The output takes a's height and width padding, no depth-before padding, and depth-after
+    padding to a's slice count (``setup_elementwise_strategy``). Padding is left undefined."""
+    p, depth = a.padding, codes.shape[3]
+    slices = -(-(p.d_before + depth) // 32)
+    pad = D32Padding(p.h_before, p.h_after, p.w_before, p.w_after, 0, slices * 32 - depth)
+    return Tensor.from_array(codes, DType.QUINT8).to_d32(pad, fill=ctx.padding_fill)
+
+
+def _zap_fill(out: Tensor, value: int) -> None:
+    """A fill (scale 0) memsets, per batch, from the vector holding (h=0, w=0) of slice 0 to
+    the end of the last valid vector of the last slice of the last row (``tensor_copy_scaled``)
+    """
+    g, p = out.geometry, out.padding
+    _, h, w, _ = out.shape
+    if h == 0 or w == 0:
+        return
+    start = p.h_before * g.row_stride + p.w_before * 32
+    align = start % 128
+    cols = -(-(w * 32 + align) // 128) * 128
+    length = cols + (h * g.n_data_slices - 1) * g.d32_stride
+    raw = out.raw
+    for batch in range(out.shape[0]):
+        base = batch * g.batch_stride + start - align
+        raw[base:base + length] = value
+
+
+def _fixed(rest: tuple[Tensor, ...]) -> tuple[Tensor | None, Tensor | None]:
+    return (rest[0] if len(rest) > 0 else None, rest[1] if len(rest) > 1 else None)
+
+
+_ENGINE_NOTES = """
+    Output: a d32 tensor with the shape of the larger operand, that operand's height and
+    width padding, no depth-before padding and depth-after padding up to its slice count
+    (``setup_elementwise_strategy``); the padding bytes are undefined and show the session's
+    padding fill (a scalar fill in mode 1111 also writes the fill value over the span the
+    library's memset covers).
+
+    State (§1.9, §13.1): the adaptive output range lives in the node's state. The scaling is
+    re-derived only when the shapes/formats change or an input range changes (float ==), or,
+    in mode 1111, when the scalar's code changes. The library also rebuilds when a buffer
+    address changes; the simulator treats buffers as stable, as graph-allocated buffers are.
+    The fixed ends (inputs 6 and 7) are read on the first execution after prepare (the
+    library reads them at prepare; they should be Consts).
+
+    Fidelity: the arithmetic is computed on logical values (spec §1.8), so inputs with
+    depth-before padding are handled as the spec describes. The vector rounding shift by 0
+    is assumed to add nothing (§23 item 2). After a "scaling failed" error the strategy is
+    rebuilt on the next run.
+
+    Errors: "unsupported broadcast mode" (a non-d32 input; a dimension that is neither equal
+    nor 1; broadcast in both directions), "scaling failed" (§13.5).
+"""
+
+
+@op("QuantizedAdd_8p8to8_d32", Category.ELEMENTWISE, inputs=_INPUTS + _FIXED,
+    outputs=_OUTPUTS, d32_output=True, aliases=("QuantizedAdd_8x8to8_d32",))
+def quantized_add_8p8to8_d32(ctx: KernelContext, x: Tensor, y: Tensor, x_min: Tensor,
+                             x_max: Tensor, y_min: Tensor, y_max: Tensor,
+                             *fixed: Tensor) -> list[Tensor]:
+    """Adds two d32 quint8 tensors (broadcasting) into an adaptive 8-bit output range.
+
+    Quantized-ops spec §16 on the engine of §13. y may broadcast to x or x to y (numpy style,
+    one direction only). Optional inputs 6/7 fix the output min/max (-inf/+inf or absent:
+    free); both fixed means no tracking, saturation outside the range, and under-range mode
+    for gains up to 64x. A scalar operand with both ends free is a scaled copy with a computed
+    range (mode 1111, §13.3). Otherwise the range starts at 1/8 of the theoretical extremes,
+    is tracked over the valid elements, and one re-run follows when a free end overflowed
+    (§13.4-§13.7); the 1/32 rule widens it when the input ranges change.
+    """
+    return _run(ctx, Oper.ADD, x, y, (x_min, x_max, y_min, y_max), _fixed(fixed))
+
+
+@op("QuantizedSub_8p8to8_d32", Category.ELEMENTWISE, inputs=_INPUTS + _FIXED,
+    outputs=_OUTPUTS, d32_output=True, aliases=("QuantizedSub_8x8to8_d32",))
+def quantized_sub_8p8to8_d32(ctx: KernelContext, x: Tensor, y: Tensor, x_min: Tensor,
+                             x_max: Tensor, y_min: Tensor, y_max: Tensor,
+                             *fixed: Tensor) -> list[Tensor]:
+    """Subtracts two d32 quint8 tensors (x - y, broadcasting) into an adaptive 8-bit range.
+
+    Quantized-ops spec §16 on the engine of §13, as QuantizedAdd_8p8to8_d32. When x is the
+    smaller operand (x broadcasts to y) the operands are swapped and the engine runs a
+    reverse subtract, so the value is still x - y ("rsub"); the swapped ranges are used
+    everywhere, including the extremes of §13.4. The scale of the subtracted operand is
+    negated and the exponent comes from the larger of the two scales (§13.5).
+    """
+    return _run(ctx, Oper.SUB, x, y, (x_min, x_max, y_min, y_max), _fixed(fixed))
+
+
+@op("QuantizedMul_8x8to8_d32", Category.ELEMENTWISE, inputs=_INPUTS, outputs=_OUTPUTS,
+    d32_output=True)
+def quantized_mul_8x8to8_d32(ctx: KernelContext, x: Tensor, y: Tensor, x_min: Tensor,
+                             x_max: Tensor, y_min: Tensor, y_max: Tensor) -> list[Tensor]:
+    """Multiplies two d32 quint8 tensors (broadcasting) into an adaptive 8-bit output range.
+
+    Quantized-ops spec §14 on the engine of §13 (the built ``op_add_d32.c``, not the unbuilt
+    ``op_mul_d32.c``). Exactly 6 inputs. A scalar operand gives a copy, a zero fill with range
+    (amin*0, 0.5) or the ones' complement with swapped ends (mode 1111). Otherwise
+    p = (a-za)(b-zb) - range_bias (mod 2**16) is scaled to the output (§13.6); the range
+    starts at 1/8 of the extremes and only grows through the single re-run (§13.7).
+    When the scaling needs a right shift <= 0 (possible once the input ranges grow between
+    runs) the device's shift is unconfirmed: the simulator applies no shift, as the library's
+    own re-run test does, and the node shows a warning.
+    """
+    return _run(ctx, Oper.MUL, x, y, (x_min, x_max, y_min, y_max))
+
+
+for _kernel in (quantized_add_8p8to8_d32, quantized_sub_8p8to8_d32, quantized_mul_8x8to8_d32):
+    _kernel.__doc__ = (_kernel.__doc__ or "") + _ENGINE_NOTES

@@ -1,0 +1,252 @@
+"""Arithmetic of the d32 add / sub / mul engine (quantized-ops spec §13), shared by its ops.
+
+Everything here is float32 evaluated in the library's order, or exact integer arithmetic on
+int64 arrays; the state machine that drives it lives in :mod:`d32_arith`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+import numpy.typing as npt
+from hexscope.engine.errors import KernelError
+from hexscope.engine.quant import roundf_i32
+
+f32 = np.float32
+_CLOSE = f32(6.1035156e-05)
+_CLOSE_HI = f32(0.999938965)
+_I16_LO, _I16_HI = -32768, 32767
+
+
+class Oper(Enum):
+    ADD = "add"
+    SUB = "sub"
+    RSUB = "rsub"   # x - y computed as -(b) + a after a swap (A broadcasts to B, §13.2)
+    MUL = "mul"
+
+
+def rndi(x: float) -> int:
+    """``roundf_i32`` of a float32 scalar (quantized-ops spec §0)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        v = f32(x)
+        if not np.isfinite(v):
+            # The C conversion of inf/NaN is unconfirmed (§23 item 4): saturate, NaN -> 0.
+            return 0 if np.isnan(v) else (2**31 - 1 if v > 0 else -2**31)
+        return int(roundf_i32(v))
+
+
+def sat(x: int | npt.NDArray, lo: int, hi: int) -> int | npt.NDArray:
+    return np.clip(x, lo, hi) if isinstance(x, np.ndarray) else min(hi, max(lo, x))
+
+
+def sat_i16(x):  # noqa: ANN001, ANN201 - int or int64 array
+    return sat(x, _I16_LO, _I16_HI)
+
+
+def sat_i32(x):  # noqa: ANN001, ANN201
+    return sat(x, -2**31, 2**31 - 1)
+
+
+def wrap_i16(x):  # noqa: ANN001, ANN201
+    """C assignment to int16_t: modulo 2**16."""
+    return ((x + 32768) & 0xFFFF) - 32768
+
+
+def getexp(x: float) -> int:
+    """``flt_getexp``: biased exponent field minus 126, so |x| is in [0.5, 1) * 2**e."""
+    bits = int(np.array([x], dtype=f32).view(np.uint32)[0])
+    return ((bits >> 23) & 0xFF) - 126
+
+
+def level_size_zero(mn: float, mx: float) -> tuple[int, np.float32]:
+    """``get_qu8_level_size_zero`` (rule ZB of §1.4): (zero code, step), no width floor."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        step = f32(f32(f32(mx) - f32(mn)) / f32(255.0))
+        z = rndi(f32(-f32(mn)) / step)
+    return int(sat(z, 0, 255)), step
+
+
+def adjust_with_constraints(mn: float, mx: float, c: int) -> tuple[np.float32, np.float32]:
+    """R3, ``adjust_minmax_for_zero_with_constraints`` (§1.5); c bit 0/1 = min/max fixed."""
+    mn, mx = f32(mn), f32(mx)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        dif = f32(mx - mn)
+        if not dif > 0 or mn == 0:
+            return mn, mx
+        z = f32(f32(f32(-255.0) * mn) / dif)
+        zi = f32(np.floor(z))
+        zf = f32(z - zi)
+        if zf <= _CLOSE or zf >= _CLOSE_HI:
+            return mn, mx
+        mnk, mxk = f32((zf - f32(1.0)) * mn), f32(zf * mx)
+        zr = f32(zi + 1) if zf >= f32(0.5) else zi
+        move = _r3_decision(c & 3, z, zi, zr, mnk, mxk)
+        if move == "both":
+            adj = f32(f32(f32(z - zr) * dif) * f32(1.0 / 255.0))
+            return f32(mn + adj), f32(mx + adj)
+        if move in ("max_out", "max_nearest"):
+            k = zi if move == "max_out" else zr
+            return mn, f32(mn - f32(f32(f32(255.0) * mn) / k))
+        k = f32(zi + 1) if move == "min_out" else zr
+        return f32(f32(mx * k) / f32(k - f32(255.0))), mx
+
+
+def _r3_decision(c: int, z: np.float32, zi: np.float32, zr: np.float32, mnk: np.float32,
+                 mxk: np.float32) -> str:
+    if c == 0:
+        return "max_out" if zi >= 1 and (zi >= 254 or mnk >= mxk) else "min_out"
+    if c == 1:
+        far = zi >= 1 and (z >= f32(192.25) or f32(mnk * f32(8.0)) > mxk)
+        return "max_out" if far else "min_nearest"
+    if c == 2:
+        far = z >= f32(63.75) and (zi >= 254 or mnk > f32(mxk * f32(8.0)))
+        return "max_nearest" if far else "min_out"
+    if z <= f32(63.75):
+        return "min_nearest"
+    return "max_nearest" if z >= f32(192.25) else "both"
+
+
+def fmaxf(a: float, b: float) -> np.float32:
+    return f32(np.fmax(f32(a), f32(b)))
+
+
+def fminf(a: float, b: float) -> np.float32:
+    return f32(np.fmin(f32(a), f32(b)))
+
+
+# --- add / sub (§13.5) ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AddSubScaling:
+    """``set_addsub_scaling_for_output_range`` for one output range."""
+
+    a_scale: int
+    b_scale: int
+    offset: int
+    rsh: int
+    underrange: bool
+    intermed_zero: int
+    netscale: np.float32
+
+
+def addsub_scaling(za: int, sa: float, zb: int, sb: float, out_min: float, out_max: float,
+                   op: Oper, fixed: bool) -> AddSubScaling:
+    """Scales, offset and shift for the current output range; raises "scaling failed"."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        osc = f32(f32(255.0) / f32(f32(out_max) - f32(out_min)))
+        oz = f32(f32(-f32(out_min)) * osc)
+        a_f, b_f = f32(osc * f32(sa)), f32(osc * f32(sb))
+        scaleval = f32(a_f + b_f)
+        if op is not Oper.ADD:
+            scaleval = fmaxf(a_f, b_f)
+            if op is Oper.SUB:
+                b_f = -b_f
+            else:
+                a_f = -a_f
+        e = getexp(f32(scaleval * f32(16384.0 / 16380.0)))
+        if e > 6 and (not fixed or e > 12):
+            raise KernelError(f"scaling failed: the output range [{float(out_min):g}, "
+                              f"{float(out_max):g}] is too small for the input steps "
+                              f"(scale exponent {e}, at most {12 if fixed else 6})")
+        rsh = min(6 - e, 7)
+        pre = 1 - rsh if fixed and rsh <= 0 else 0
+        rsh_scl = f32(2.0 ** rsh)
+        a_scale = rndi(f32(a_f * f32(rsh_scl * f32(256.0))))
+        b_scale = rndi(f32(b_f * f32(rsh_scl * f32(256.0))))
+        iz = (za * a_scale + zb * b_scale) >> (8 - pre)
+        offset = rndi(f32(oz * (f32(2.0) if pre else rsh_scl))) - iz
+        netscale = f32(f32(1.0) / f32(osc * rsh_scl))
+    return AddSubScaling(a_scale, b_scale, offset if pre else int(sat_i16(offset)), rsh,
+                         pre != 0, iz, netscale)
+
+
+def addsub_intermediate(a: npt.NDArray, b: npt.NDArray, s: AddSubScaling) -> npt.NDArray:
+    """Step (2): floor((a*A + b*B) / 256), the tracked int16 intermediate (§13.5)."""
+    return (a.astype(np.int64) * s.a_scale + b.astype(np.int64) * s.b_scale) >> 8
+
+
+def addsub_codes(a: npt.NDArray, b: npt.NDArray, s: AddSubScaling) -> npt.NDArray[np.uint8]:
+    """Output codes of §13.5, normal or under-range mode."""
+    if s.underrange:
+        prod = sat_i32(a.astype(np.int64) * s.a_scale + b.astype(np.int64) * s.b_scale)
+        t = prod >> (7 + s.rsh)
+        y = (sat_i16(sat_i32(t + s.offset)) + 1) >> 1
+    else:
+        t = addsub_intermediate(a, b, s)
+        rb = (1 << s.rsh) >> 1
+        # matches device on the assumption (§23 item 2) that a rounding shift by 0 adds 0
+        y = (sat_i16(t + s.offset) + rb) >> s.rsh
+    return np.clip(y, 0, 255).astype(np.uint8)
+
+
+def addsub_actual(value: int, s: AddSubScaling) -> np.float32:
+    """``convert_intermed_to_outval``: a tracked intermediate as an output value."""
+    return f32(f32(value - s.intermed_zero) * s.netscale)
+
+
+# --- mul (§13.6) ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MulScaling:
+    """``set_mul_scaling_for_output_range`` plus the input-range parts of the scaling."""
+
+    range_bias: int
+    rcp: np.float32
+    post_scale: int
+    adj_bias: int
+    rsh: int
+
+
+def mul_range_bias(za: int, zb: int) -> int:
+    return (((2 * za - 255) * (2 * zb - 255) + 256) >> 9) * 256
+
+
+def mul_scaling(za: int, sa: float, zb: int, sb: float, out_min: float,
+                out_max: float) -> MulScaling:
+    rb = mul_range_bias(za, zb)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        rcp = f32(f32(sa) * f32(sb))
+        osc = f32(f32(255.0) / f32(f32(out_max) - f32(out_min)))
+        oz = f32(f32(-f32(out_min)) * osc)
+        psf = f32(osc * rcp)
+        rsh = min(-getexp(psf), 7)
+        fac = f32(2.0 ** rsh)
+        ps = int(sat_i16(rndi(f32(f32(psf * fac) * f32(32768.0)))))
+        adj = ((rb * ps + 16384) >> 15) + rndi(f32(oz * fac))
+    return MulScaling(rb, rcp, ps, int(wrap_i16(adj)), rsh)
+
+
+def mul_intermediate(a: npt.NDArray, b: npt.NDArray, za: int, zb: int,
+                     s: MulScaling) -> npt.NDArray:
+    """p = (a - za)(b - zb) - range_bias, computed modulo 2**16 as the vector code does."""
+    p = (a.astype(np.int64) - za) * (b.astype(np.int64) - zb) - s.range_bias
+    return wrap_i16(p)
+
+
+def mul_code_unsaturated(p: npt.NDArray | int, s: MulScaling) -> npt.NDArray | int:
+    """The C re-run test's view of a code: no int16 saturation, shift only if rsh > 0."""
+    q = ((p * s.post_scale + 16384) >> 15) + s.adj_bias
+    return ((q >> (s.rsh - 1)) + 1) >> 1 if s.rsh > 0 else q
+
+
+def mul_codes(a: npt.NDArray, b: npt.NDArray, za: int, zb: int,
+              s: MulScaling) -> npt.NDArray[np.uint8]:
+    """Output codes of §13.6. For rsh <= 0 (unconfirmed, §13.6) no shift is applied."""
+    p = mul_intermediate(a, b, za, zb, s)
+    q = sat_i16((p * s.post_scale + 16384) >> 15)
+    v = sat_i16(q + s.adj_bias)
+    y = (v + ((1 << s.rsh) >> 1)) >> s.rsh if s.rsh > 0 else v
+    return np.clip(y, 0, 255).astype(np.uint8)
+
+
+def mul_actual(value: int, s: MulScaling) -> np.float32:
+    """``convert_mul_intermed_to_outval``."""
+    return f32(f32(value + s.range_bias) * s.rcp)
+
+
+# --- the re-run range rule (§13.7) ------------------------------------------------------------
+def padded_range(actual_min: np.float32, actual_max: np.float32) -> tuple[np.float32, np.float32]:
+    """The new (min, max) candidates: the found range widened by 15 % (at least 1e-4)."""
+    rng = f32(actual_max - actual_min)
+    rng = f32(rng + fmaxf(f32(f32(0.15) * rng), f32(1e-4)))
+    return fminf(0.0, f32(actual_max - rng)), fmaxf(0.0, f32(actual_min + rng))
