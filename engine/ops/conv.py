@@ -1,1 +1,348 @@
-"""(family module: kernels land here)."""
+"""Quantized convolution, matrix multiply and bias add into qint32 (quantized-ops spec §2-§4).
+
+The integer sums are exact (see :mod:`hexscope.engine.ops._gemm`); the ranges are evaluated in
+float32 in the library's order. Each op has a ``_ref`` twin; only MatMul's differs (§3).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hexscope.engine.dtypes import DType
+from hexscope.engine.errors import KernelError
+from hexscope.engine.nodes import Padding
+from hexscope.engine.ops import _gemm
+from hexscope.engine.ops._gemm import Rhs, Window, im2col, offset_gemm, wrap32
+from hexscope.engine.ops.context import KernelContext, data_of, f32_scalar, scalar_f
+from hexscope.engine.ops.registry import Category, Port, op
+from hexscope.engine.tensor import Tensor
+
+f32 = np.float32
+_U8, _F32 = DType.QUINT8, DType.FLOAT32
+_RANGE_OUT = (Port("y", DType.QINT32), Port("y_min", _F32), Port("y_max", _F32))
+
+
+def _ranges(*names: str) -> tuple[Port, ...]:
+    return tuple(Port(n, _F32) for n in names)
+
+
+# shared rules --------------------------------------------------------------------------------
+
+def zero_code(mn: float, mx: float, clamp: str = "u8") -> tuple[int, bool]:
+    """The code of 0.0 in (mn, mx): ``quantize_uint8`` / ``quantize_int`` / ``quantize_uint``.
+
+    ``clamp`` is "u8" (rule ZA, saturate to 0..255), "none" (ZA', Conv2d) or "low" (ZA'',
+    clamped below at 0; BiasAdd's bias), quantized-ops spec §1.4. Returns (code, exact);
+    ``exact`` is False when the float was out of int32 range or NaN, where the device's
+    float-to-int conversion is unconfirmed (§1.6): it is taken as saturating, NaN as 0.
+    """
+    r = max(f32(1e-18), f32(f32(mx) - f32(mn)))
+    k = f32(f32(255.0) / r)
+    with np.errstate(all="ignore"):
+        z = f32(f32(f32(0.0) - f32(mn)) * k)
+    exact = bool(np.isfinite(z)) and -2.0**31 <= float(z) < 2.0**31
+    if math.isnan(z):
+        code = 0
+    elif exact:
+        code = int(math.copysign(math.floor(abs(float(z)) + 0.5), float(z)))
+    else:
+        code = 2**31 - 1 if z > 0 else -(2**31)
+    if clamp == "u8":
+        code = min(255, max(0, code))
+    elif clamp == "low":
+        code = max(0, code)
+    return code, exact
+
+
+def level_size(mn: float, mx: float) -> np.float32:
+    """``(max - min) / 255`` in float32, as Conv2d, MatMul and BiasAdd write it."""
+    with np.errstate(all="ignore"):
+        return f32(f32(f32(mx) - f32(mn)) / f32(255.0))
+
+
+def product_range(lx: np.float32, lw: np.float32) -> tuple[np.float32, np.float32]:
+    """(out_min, out_max) = ±2**31 * lx * lw in float32 (§2 output range)."""
+    with np.errstate(all="ignore"):
+        step = f32(lx * lw)
+        return f32(f32(-2.0**31) * step), f32(f32(2.0**31) * step)
+
+
+def output_window(n: int, f: int, s: int, padding: Padding) -> Window:
+    """Output size and padding before for one dimension (quantized-ops spec §1.7)."""
+    if padding is Padding.VALID:
+        return Window(n, f, s, (n - f) // s + 1 if n >= f else 0, 0)
+    if padding in (Padding.SAME, Padding.SAME_CAFFE):
+        out = (n + s - 1) // s
+    elif padding is Padding.NA:
+        out = n // s if n >= s else 0
+    else:
+        return Window(n, f, s, 0, 0)     # MIRROR_*: out size 0 (unconfirmed downstream)
+    total = (out - 1) * s - (n - f)
+    if total <= 0:
+        return Window(n, f, s, out, 0)
+    before = (total + 1) // 2 if padding is Padding.SAME_CAFFE else total // 2
+    return Window(n, f, s, out, before)
+
+
+def _qint32(shape: tuple[int, ...], values: np.ndarray) -> Tensor:
+    """A qint32 tensor over ``values`` without a copy (they are fresh and contiguous)."""
+    data = np.ascontiguousarray(values, dtype=np.int32).reshape(-1)
+    return Tensor(shape, DType.QINT32, data.view(np.uint8))
+
+
+def _warn_inexact(ctx: KernelContext, what: str, exact: bool) -> None:
+    if not exact:
+        ctx.warn(f"{what} range gives a zero code outside int32 (or NaN); the device's "
+                 "float-to-int conversion is unconfirmed, saturation assumed (spec §1.6)")
+
+
+# QuantizedConv2d_8x8to32 ------------------------------------------------------------------------
+
+_CONV_IN = (Port("x", _U8), Port("filter", _U8), *_ranges("x_min", "x_max", "f_min", "f_max"),
+            Port("stride", None, shape_only=True))
+
+
+def quantized_conv2d_8x8to32(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor,
+                             x_max: Tensor, f_min: Tensor, f_max: Tensor,
+                             stride: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """2-D convolution of quint8 data with a quint8 filter into qint32 sums.
+
+    Quantized-ops spec §2. x is [B,H,W,Cin]; the filter is [FH,FW,Cin,Cout], stored in the
+    batches/height/width/depth fields (hexagon_nn's HWIO order); the stride comes from the
+    SHAPE [1,SH,SW,1] of input 6. The output is [B,OH,OW,Cout], with OH, OW and the padding
+    from the node's padding mode by §1.7 (SAME, SAME_CAFFE, VALID and NA are accepted; VALID
+    with FH > H gives an empty output; MIRROR_* gives size 0).
+
+    Each output is sum (x - zx)(w - zf) over the taps inside the image (taps in the padding
+    are skipped), accumulated in int32 with wrap-around (§1.3, assumed). zx and zf are
+    ``quantize_int`` zero codes (ZA', §1.4), not clamped: improper ranges (min > 0) give
+    codes outside 0..255 and are computed as the device does. The sums are exact for every
+    input (float32 GEMM on centred codes in K chunks of 1024, see ``_gemm``).
+
+    Outputs 1 and 2 are min and max (the code's order; the seed list says max, min):
+    ±f32(2**31 * f32(lx * lf)) with l = f32((max - min) / 255). A min == max range gives
+    [-0.0, 0.0] and a zero code from an out-of-range conversion (unconfirmed, §1.6; a
+    warning is shown).
+
+    Errors (KernelError): Cin of x differs from the filter's ("oops, depth != depth" on the
+    device); stride tensor with batches or depth != 1; a stride of 0 (the device divides by
+    zero).
+    """
+    b, h, w, cin = x.shape
+    fh, fw, fdin, cout = filt.shape
+    if cin != fdin:
+        raise KernelError(f"input depth {cin} differs from the filter's input depth {fdin} "
+                          f"(filter {fh}x{fw}x{fdin}x{cout}; device: 'oops, depth != depth')")
+    sb, sh, sw, sd = stride.shape
+    if sb != 1 or sd != 1:
+        raise KernelError(f"stride tensor must have shape [1,SH,SW,1], got {list(stride.shape)} "
+                          "(device: 'bad stride batch' / 'bad stride depth')")
+    if sh < 1 or sw < 1:
+        raise KernelError(f"stride {sh}x{sw} has a zero dimension; the device divides by zero")
+    zx, ok_x = zero_code(scalar_f(x_min), scalar_f(x_max), "none")
+    zf, ok_f = zero_code(scalar_f(f_min), scalar_f(f_max), "none")
+    _warn_inexact(ctx, "input", ok_x)
+    _warn_inexact(ctx, "filter", ok_f)
+    y_min, y_max = product_range(level_size(scalar_f(x_min), scalar_f(x_max)),
+                                 level_size(scalar_f(f_min), scalar_f(f_max)))
+    rows, cols = output_window(h, fh, sh, ctx.padding), output_window(w, fw, sw, ctx.padding)
+    ctx.log(2, f"conv2d {b}x{h}x{w}x{cin} * {fh}x{fw}x{fdin}x{cout} stride {sh}x{sw} "
+               f"pad {ctx.padding.name} -> {b}x{rows.out}x{cols.out}x{cout}; zx={zx} zf={zf}")
+    data = data_of(x, "input x")
+    rhs = _filter_rhs(ctx, filt)
+    out = conv_sums(data, rhs, rows, cols, zx, zf)
+    return _qint32((b, rows.out, cols.out, cout), out), f32_scalar(y_min), f32_scalar(y_max)
+
+
+def conv_sums(x: np.ndarray, rhs: Rhs, rows: Window, cols: Window, zx: int, zf: int
+              ) -> np.ndarray:
+    """int32 (B*OH*OW, Cout): sums of (x - zx)(w - zf) over the taps inside the image."""
+    b, cout = x.shape[0], rhs.n
+    if rows.out == 0 or cols.out == 0 or b == 0:
+        return np.zeros((0, cout), np.int32)
+    a, c = _gemm.CENTER - zx, _gemm.CENTER - zf
+    padded = rows.before or cols.before or rows.after or cols.after
+    if 0 <= zx <= 255 or not padded:
+        # Padding taps read zx, so (x - zx) is 0 there: the same as skipping them.
+        return offset_gemm(im2col(x, rows, cols, zx if padded else 0), rhs, a, c)
+    # zx outside 0..255 cannot be stored as a pad code: pad with 128 (centred 0) and take
+    # the padding taps' share a * sum (w - zf) back out with a 0/1 mask of padding taps.
+    total = offset_gemm(im2col(x, rows, cols, _gemm.CENTER), rhs, a, c)
+    mask = im2col(np.zeros(x.shape, np.uint8), rows, cols, 1)
+    mask += np.float32(_gemm.CENTER)
+    return total - offset_gemm(mask, rhs, 0, c) * np.int32(wrap32(a))
+
+
+def _filter_rhs(ctx: KernelContext, filt: Tensor) -> Rhs:
+    """The filter as a GEMM right-hand side, cached while the same read-only tensor comes in
+    (a Const), so constant weights are converted once per prepare."""
+    cached = ctx.state.get("rhs")
+    if cached is not None and cached[0] is filt and not filt.raw.flags.writeable:
+        return cached[1]
+    fh, fw, din, dout = filt.shape
+    rhs = Rhs.from_codes(data_of(filt, "filter").reshape(fh * fw * din, dout))
+    ctx.state["rhs"] = (filt, rhs)
+    return rhs
+
+
+for _name in ("QuantizedConv2d_8x8to32", "QuantizedConv2d_8x8to32_ref"):
+    op(_name, Category.MATH, inputs=_CONV_IN, outputs=_RANGE_OUT,
+       uses_padding=True)(quantized_conv2d_8x8to32)
+
+
+# QuantizedMatMul_8x8to32 ----------------------------------------------------------------------
+
+_MATMUL_IN = (Port("a", _U8, layout=None), Port("b", _U8),
+              *_ranges("a_min", "a_max", "b_min", "b_max"))
+
+
+def _matmul(ctx: KernelContext, a: Tensor, bmat: Tensor, a_min: Tensor, a_max: Tensor,
+            b_min: Tensor, b_max: Tensor, *, frozen_b: bool) -> tuple[Tensor, Tensor, Tensor]:
+    bb, bh, k, n = bmat.shape
+    if bh != 1:
+        raise KernelError(f"B must have height 1, got shape {list(bmat.shape)} "
+                          "(device: 'fixme: support B height?')")
+    if bb != 1:
+        raise KernelError(f"B must have batches 1, got shape {list(bmat.shape)} "
+                          "(device: 'fixme: support B batches')")
+    if k == 0:
+        raise KernelError("B has width 0: the dot-product length is 0 and the device "
+                          "divides by it")
+    za, ok_a = zero_code(scalar_f(a_min), scalar_f(a_max), "u8")
+    zb, ok_b = zero_code(scalar_f(b_min), scalar_f(b_max), "u8")
+    _warn_inexact(ctx, "A", ok_a)
+    _warn_inexact(ctx, "B", ok_b)
+    y_min, y_max = product_range(level_size(scalar_f(a_min), scalar_f(a_max)),
+                                 level_size(scalar_f(b_min), scalar_f(b_max)))
+    codes = data_of(a, "A").reshape(-1)
+    m = codes.size // k
+    ctx.log(2, f"matmul {m}x{k} * {k}x{n} (A {list(a.shape)}, {codes.size - m * k} trailing "
+               f"codes ignored); za={za} zb={zb}")
+    b_codes = data_of(bmat, "B").reshape(k, n)
+    if frozen_b and (m == 1 or k % 16 == 0):
+        b_codes = _prepare_time_b(ctx, b_codes)
+    out = offset_gemm(_gemm.center(codes[:m * k].reshape(m, k)), Rhs.from_codes(b_codes),
+                      _gemm.CENTER - za, _gemm.CENTER - zb)
+    return _qint32((1, 1, m, n), out), f32_scalar(y_min), f32_scalar(y_max)
+
+
+def _prepare_time_b(ctx: KernelContext, b_codes: np.ndarray) -> np.ndarray:
+    """The B codes the vector kernel multiplies: the copy taken at prepare (§3)."""
+    frozen = ctx.state.get("b_codes")
+    if frozen is None:
+        ctx.state["b_codes"] = b_codes.copy()
+        return b_codes
+    if frozen.shape != b_codes.shape:
+        raise KernelError(f"B changed shape from {frozen.shape} to {b_codes.shape} since "
+                          "prepare; the device's packed copy no longer fits")
+    if not np.array_equal(frozen, b_codes):
+        ctx.warn("B differs from its value at prepare; the plain op multiplies the "
+                 "prepare-time copy (spec §3); use QuantizedMatMul_8x8to32_ref to follow B")
+    return frozen
+
+
+@op("QuantizedMatMul_8x8to32", Category.MATH, inputs=_MATMUL_IN, outputs=_RANGE_OUT)
+def quantized_matmul_8x8to32(ctx: KernelContext, a: Tensor, b: Tensor, a_min: Tensor,
+                             a_max: Tensor, b_min: Tensor, b_max: Tensor
+                             ) -> tuple[Tensor, Tensor, Tensor]:
+    """Matrix product of quint8 A (M x K) and B [1,1,K,N] into qint32 [1,1,M,N].
+
+    Quantized-ops spec §3. K = B.width, N = B.depth; A (any shape) is read as a row-major
+    M x K matrix with M = floor(numel(A) / K): trailing codes are ignored. Each output is
+    sum_k (A - za)(B - zb) in int32 with wrap-around, exact; za, zb are the saturating
+    ``quantize_uint8`` zero codes (ZA, §1.4). Outputs 1 and 2 are min then max (the code's
+    order), ±f32(2**31 * la * lb) with l = f32((max - min) / 255).
+
+    Fidelity (§3, plain op only): the device's vector kernel (used when M = 1 or K % 16 == 0)
+    multiplies a copy of B packed at prepare, with the run-time zero codes. Here the copy is
+    the B seen at the first execution after prepare; later executions with different B codes
+    use it and warn. A B fed by a non-Const node is, on the device, whatever its buffer held at
+    prepare; that cannot be simulated. A changed B *range* is followed (fresh zb), but the
+    device then also mixes unknown bytes past A's end into the K padding when K % 16 != 0
+    (not simulated). The ``_ref`` op always uses the run-time B.
+
+    Errors (KernelError): B height or batches != 1; B width 0 (the device divides by zero).
+    """
+    return _matmul(ctx, a, b, a_min, a_max, b_min, b_max, frozen_b=True)
+
+
+@op("QuantizedMatMul_8x8to32_ref", Category.MATH, inputs=_MATMUL_IN, outputs=_RANGE_OUT)
+def quantized_matmul_8x8to32_ref(ctx: KernelContext, a: Tensor, b: Tensor, a_min: Tensor,
+                                 a_max: Tensor, b_min: Tensor, b_max: Tensor
+                                 ) -> tuple[Tensor, Tensor, Tensor]:
+    """Matrix product of quint8 A (M x K) and B [1,1,K,N] into qint32; reads B at run time.
+
+    As QuantizedMatMul_8x8to32 (quantized-ops spec §3), with the reference loop: B and its
+    range are always the run-time ones.
+    """
+    return _matmul(ctx, a, b, a_min, a_max, b_min, b_max, frozen_b=False)
+
+
+# QuantizedBiasAdd_8p8to32 ----------------------------------------------------------------------
+
+_BIAS_IN = (Port("x", _U8), Port("bias", _U8), *_ranges("x_min", "x_max", "b_min", "b_max"))
+
+
+def quantized_biasadd_8p8to32(ctx: KernelContext, x: Tensor, bias: Tensor, x_min: Tensor,
+                              x_max: Tensor, b_min: Tensor, b_max: Tensor
+                              ) -> tuple[Tensor, Tensor, Tensor]:
+    """Add a quint8 bias [1,1,1,D] to quint8 x [B,H,W,D], giving qint32 in a shared range.
+
+    Quantized-ops spec §4. M = fmax(fmax(|xmin|, xmax), fmax(|bmin|, bmax)); the output range
+    is [-f32(M * 2**17), f32(M * 2**17)] and its step lo = f32((out_max - out_min) / 2**32).
+    With lx, lb = f32((max - min) / 255), gx = f32(lx / lo), gb = f32(lb / lo), zx = ZA
+    (saturating) and zb = ZA'' (clamped below at 0 only), each element is
+    trunc(f32(f32(f32((x - zx) * gx) + f32((b - zb) * gb)) + 0.5)), all float32 in this order
+    (no fused multiply-add assumed, §23 item 5). The final step truncates toward zero after
+    adding 0.5, so sums below -0.5 come out one above round(): -2.0 gives -1 (device quirk).
+
+    A zero range (M = 0) makes the gains inf/NaN; the float-to-int conversion of such values
+    is unconfirmed: taken as saturating, NaN as 0, with a warning.
+
+    Errors (KernelError): bias height, batches or width != 1 ('bias shape'); bias depth !=
+    x depth ('depth mismatch').
+    """
+    _, _, _, d = x.shape
+    bb, bh, bw, bd = bias.shape
+    if bh != 1 or bb != 1 or bw != 1:
+        raise KernelError(f"bias must have shape [1,1,1,D], got {list(bias.shape)} "
+                          "(device: 'bias shape')")
+    if bd != d:
+        raise KernelError(f"bias depth {bd} differs from input depth {d} "
+                          f"(device: 'depth mismatch {bd} vs {d}')")
+    xmn, xmx, bmn, bmx = (f32(scalar_f(t)) for t in (x_min, x_max, b_min, b_max))
+    with np.errstate(all="ignore"):
+        big = np.fmax(np.fmax(abs(xmn), xmx), np.fmax(abs(bmn), bmx))
+        out_max = f32(big * f32(131072.0))
+        out_min = f32(-out_max)
+        lo = f32(f32(out_max - out_min) / f32(2.0**32))
+        gx, gb = f32(level_size(xmn, xmx) / lo), f32(level_size(bmn, bmx) / lo)
+    zx, ok_x = zero_code(xmn, xmx, "u8")
+    zb, ok_b = zero_code(bmn, bmx, "low")
+    _warn_inexact(ctx, "input", ok_x)
+    _warn_inexact(ctx, "bias", ok_b)
+    ctx.log(9, f"biasadd zx={zx} gx={gx} zb={zb} gb={gb}")
+    with np.errstate(all="ignore"):
+        # 256 possible x terms and D bias terms: tables, then one float32 add per element.
+        x_terms = (np.arange(256, dtype=np.float64) - zx).astype(f32) * gx
+        b_codes = data_of(bias, "bias").reshape(d).astype(np.int64)
+        b_terms = (b_codes - zb).astype(f32) * gb
+        s = x_terms[data_of(x, "input x")] + b_terms
+        s += f32(0.5)
+    if not np.isfinite(s).all():
+        ctx.warn("non-finite sums (zero range?): float-to-int conversion unconfirmed, "
+                 "saturation assumed, NaN as 0 (spec §4)")
+    return _qint32(x.shape, _trunc_i32(s)), f32_scalar(out_min), f32_scalar(out_max)
+
+
+def _trunc_i32(s: np.ndarray) -> np.ndarray:
+    """C float-to-int32: toward zero, saturating out of range (assumed), NaN as 0."""
+    if np.isfinite(s).all() and np.abs(s).max(initial=0) < 2.0**31:
+        return s.astype(np.int32)
+    t = np.nan_to_num(np.trunc(s.astype(np.float64)), nan=0.0)
+    return np.clip(t, -2.0**31, 2.0**31 - 1).astype(np.int32)
+
+
+for _name in ("QuantizedBiasAdd_8p8to32", "QuantizedBiasAdd_8p8to32_ref"):
+    op(_name, Category.MATH, inputs=_BIAS_IN, outputs=_RANGE_OUT)(quantized_biasadd_8p8to32)

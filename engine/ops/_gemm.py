@@ -1,0 +1,193 @@
+"""Exact integer GEMM on uint8 codes with float32 BLAS, and the im2col that feeds it.
+
+The quantized convolution and matrix multiply compute int32 sums of products of offset uint8
+codes, ``sum_k (x_k - zx) * (w_k - zw)``, wrapping modulo 2**32 (quantized-ops spec §1.3,
+§2, §3). Float32 BLAS is the fastest matrix product numpy has, and it is exact as long as
+every partial sum is an integer of magnitude <= 2**24. So the codes are centred first
+(``c = q - 128``, |c| <= 128, products <= 2**14) and the reduction dimension is cut into
+chunks of at most :data:`CHUNK` = 1024 (1024 * 2**14 = 2**24), whatever order BLAS sums in.
+The zero-point offsets are folded back exactly in int32 arithmetic, which wraps just as the
+device's accumulator does::
+
+    sum_k (cx + a)(cw + b) = sum cx*cw + b * sum cx + a * sum cw + K*a*b,
+    a = 128 - zx, b = 128 - zw
+
+``sum cx`` comes free from the GEMM as an extra column of ones on the right-hand side.
+Float64 GEMM would need no chunks but runs at half the speed (measured, see bench/README.md).
+
+:data:`TIMES` accumulates the seconds spent in GEMM and im2col, for the benchmark's split.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+CHUNK = 1024            # K per float32 GEMM: |partial sums| <= 1024 * 128 * 128 = 2**24
+CENTER = 128
+
+F32 = npt.NDArray[np.float32]
+I32 = npt.NDArray[np.int32]
+
+
+@dataclass
+class StageTimes:
+    """Seconds spent in each stage since the last :meth:`reset` (read by the benchmark)."""
+
+    gemm: float = 0.0
+    im2col: float = 0.0
+    calls: dict[str, int] = field(default_factory=lambda: {"gemm": 0, "im2col": 0})
+
+    def reset(self) -> None:
+        self.gemm = self.im2col = 0.0
+        self.calls = {"gemm": 0, "im2col": 0}
+
+
+TIMES = StageTimes()
+
+
+def wrap32(value: int) -> int:
+    """``value`` modulo 2**32 as a signed int32 (two's complement, as the device's int32)."""
+    return (int(value) + 2**31) % 2**32 - 2**31
+
+
+@dataclass(frozen=True)
+class Rhs:
+    """A right-hand side of uint8 codes (K, N), centred and ready for :func:`offset_gemm`.
+
+    ``mat`` is (K, N + 1) float32: the centred codes and a last column of ones, so the GEMM
+    also returns the row sums of the left-hand side. ``colsum`` is sum_k (w - 128) per column.
+    """
+
+    mat: F32
+    colsum: I32
+
+    @property
+    def k(self) -> int:
+        return self.mat.shape[0]
+
+    @property
+    def n(self) -> int:
+        return self.mat.shape[1] - 1
+
+    @classmethod
+    def from_codes(cls, codes: npt.NDArray[np.uint8]) -> Rhs:
+        k, n = codes.shape
+        mat = np.empty((k, n + 1), np.float32)
+        np.subtract(codes, np.float32(CENTER), out=mat[:, :n], dtype=np.float32)
+        mat[:, n] = 1.0
+        colsum = (codes.sum(axis=0, dtype=np.int64) - CENTER * k).astype(np.int32)
+        return cls(mat, colsum)
+
+
+def center(codes: npt.NDArray[np.uint8]) -> F32:
+    """uint8 codes as float32 ``q - 128`` (the left-hand side of :func:`offset_gemm`)."""
+    out = np.empty(codes.shape, np.float32)
+    np.subtract(codes, np.float32(CENTER), out=out, dtype=np.float32)
+    return out
+
+
+def offset_gemm(lhs: F32, rhs: Rhs, a: int, b: int) -> I32:
+    """``sum_k (lhs[p,k] + a) * (rhs_c[k,n] + b)`` modulo 2**32, as int32 (P, N).
+
+    ``lhs`` holds centred codes (integers in [-128, 127]); ``rhs_c`` are the centred codes of
+    ``rhs``. ``a`` and ``b`` may be any integers: only their values modulo 2**32 matter.
+    """
+    p, k = lhs.shape
+    if k != rhs.k:
+        raise ValueError(f"inner dimensions differ: {k} vs {rhs.k}")
+    n = rhs.n
+    acc = _chunked_gemm(lhs, rhs.mat)
+    a32, b32 = np.int32(wrap32(a)), np.int32(wrap32(b))
+    const = (rhs.colsum * a32 + np.int32(wrap32(k * a * b))).astype(np.int32)
+    out = np.add(acc[:, :n], const[None, :], dtype=np.int32)
+    if b32:
+        out += acc[:, n:] * b32
+    return out
+
+
+def _chunked_gemm(lhs: F32, mat: F32) -> I32:
+    """lhs @ mat in int32, exact: one float32 GEMM per K chunk of at most CHUNK."""
+    start = time.perf_counter()
+    p, k = lhs.shape
+    if k == 0:
+        acc = np.zeros((p, mat.shape[1]), np.int32)
+    else:
+        n_chunks = -(-k // CHUNK)
+        step = -(-k // n_chunks)
+        acc = None
+        for k0 in range(0, k, step):
+            part = np.matmul(lhs[:, k0:k0 + step], mat[k0:k0 + step])
+            if acc is None:
+                acc = part.astype(np.int32)
+            else:
+                acc += part.astype(np.int32)
+    TIMES.gemm += time.perf_counter() - start
+    TIMES.calls["gemm"] += 1
+    return acc
+
+
+# im2col ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """One spatial dimension of a convolution: sizes, stride and padding before (§1.7)."""
+
+    n: int          # input size
+    f: int          # filter size
+    s: int          # stride
+    out: int        # output size
+    before: int     # padding before (0 if none)
+
+    @property
+    def after(self) -> int:
+        """Padding after that im2col needs so every read of the last window is in bounds."""
+        return max(0, (self.out - 1) * self.s + self.f - self.before - self.n)
+
+
+def im2col(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int) -> F32:
+    """Centred float32 patches (B*OH*OW, FH*FW*C) of NHWC ``x``, in (fy, fx, c) order.
+
+    Taps outside the image read ``fill`` (a code, may lie outside 0..255 only if the caller
+    accepts values beyond [-128, 127]). A 1x1 filter at stride 1 without padding needs no
+    copy beyond the centring.
+    """
+    start = time.perf_counter()
+    b, _, _, c = x.shape
+    if rows.f == cols.f == 1 and rows.s == cols.s == 1 and not (rows.before or cols.before):
+        out = center(x[:, :rows.out, :cols.out, :]).reshape(-1, c)
+    else:
+        out = _patches(_padded(x, rows, cols, fill), rows, cols)
+    TIMES.im2col += time.perf_counter() - start
+    TIMES.calls["im2col"] += 1
+    return out
+
+
+def _padded(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int) -> F32:
+    b, h, w, c = x.shape
+    hp, wp = rows.before + h + rows.after, cols.before + w + cols.after
+    if (hp, wp) == (h, w):
+        return center(x)
+    xp = np.empty((b, hp, wp, c), np.float32)
+    value = np.float32(fill - CENTER)
+    xp[:, :rows.before] = value
+    xp[:, rows.before + h:] = value
+    xp[:, rows.before:rows.before + h, :cols.before] = value
+    xp[:, rows.before:rows.before + h, cols.before + w:] = value
+    np.subtract(x, np.float32(CENTER), dtype=np.float32,
+                out=xp[:, rows.before:rows.before + h, cols.before:cols.before + w])
+    return xp
+
+
+def _patches(xp: F32, rows: Window, cols: Window) -> F32:
+    b, _, _, c = xp.shape
+    out = np.empty((b, rows.out, cols.out, rows.f, cols.f, c), np.float32)
+    y_end = (rows.out - 1) * rows.s + 1
+    x_end = (cols.out - 1) * cols.s + 1
+    for fy in range(rows.f):
+        for fx in range(cols.f):
+            out[:, :, :, fy, fx, :] = xp[:, fy:fy + y_end:rows.s, fx:fx + x_end:cols.s, :]
+    return out.reshape(b * rows.out * cols.out, rows.f * cols.f * c)
