@@ -7,11 +7,25 @@ from hexscope.engine import ops  # noqa: F401  (registers every op)
 from hexscope.engine.d32 import D32Padding, default_padding
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import (
-    BackendError, CheckFailed, EngineError, GraphError, GraphFileError, InputError,
-    KernelError, NodeError, NotSimulatedError, UnknownOpError,
+    BackendError,
+    CheckFailed,
+    EngineError,
+    GraphError,
+    GraphFileError,
+    InputError,
+    KernelError,
+    NodeError,
+    NotSimulatedError,
+    UnknownOpError,
 )
 from hexscope.engine.events import (
-    BreakpointHit, LogLine, NodeFailed, NodeFinished, NodeStarted, RunFinished, RunStatus,
+    BreakpointHit,
+    LogLine,
+    NodeFailed,
+    NodeFinished,
+    NodeStarted,
+    RunFinished,
+    RunStatus,
 )
 from hexscope.engine.executor import CancelToken, NodeStatus
 from hexscope.engine.graph import Edit, Graph

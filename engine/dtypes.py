@@ -47,7 +47,8 @@ class DType(Enum):
             if dt == np.dtype(np_type):
                 return member
         raise ValueError(
-            f"numpy dtype {dt} has no hexagon_nn type; use uint8, int8, uint16, int16, int32 or float32"
+            f"numpy dtype {dt} has no hexagon_nn type; "
+            "use uint8, int8, uint16, int16, int32 or float32"
         )
 
     def compatible(self, other: DType) -> bool:

@@ -18,7 +18,13 @@ from hexscope.engine.backends.base import Backend
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import EngineError, KernelContractError, NodeError
 from hexscope.engine.events import (
-    BreakpointHit, Emitter, NodeFailed, NodeFinished, NodeStarted, RunFinished, RunStatus,
+    BreakpointHit,
+    Emitter,
+    NodeFailed,
+    NodeFinished,
+    NodeStarted,
+    RunFinished,
+    RunStatus,
 )
 from hexscope.engine.log import Log
 from hexscope.engine.nodes import Node

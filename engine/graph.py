@@ -19,7 +19,12 @@ import numpy as np
 from hexscope.engine.errors import GraphError
 from hexscope.engine.events import Emitter, GraphEdited
 from hexscope.engine.nodes import (
-    MAX_NODE_ID, RESERVED_ID_START, Node, OutputDef, Padding, const_tensor,
+    MAX_NODE_ID,
+    RESERVED_ID_START,
+    Node,
+    OutputDef,
+    Padding,
+    const_tensor,
 )
 
 Ref = tuple[int, int]

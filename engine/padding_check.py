@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
 from hexscope.engine.errors import InputError
 from hexscope.engine.graph import Graph
 from hexscope.engine.session import Session

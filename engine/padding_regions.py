@@ -10,6 +10,7 @@ from enum import IntEnum
 
 import numpy as np
 import numpy.typing as npt
+
 from hexscope.engine.dtypes import Layout, U8Array
 from hexscope.engine.tensor import Tensor
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import InputError
 from hexscope.engine.quant import QuantRange

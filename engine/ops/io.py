@@ -1,4 +1,4 @@
-"""Graph I/O and plumbing that every graph needs: INPUT, OUTPUT, Nop, Const (graph spec §4.1-4.4)."""
+"""Graph I/O and plumbing every graph needs: INPUT, OUTPUT, Nop, Const (graph spec §4.1-4.4)."""
 
 from __future__ import annotations
 

@@ -8,8 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hexscope.engine.quant import (
-    QuantRange, adjust_range, adjust_range_for_zero, dequantize_u8, quantize_u8, roundf_i32,
-    zero_code_za, zero_code_zb,
+    QuantRange,
+    adjust_range,
+    adjust_range_for_zero,
+    dequantize_u8,
+    quantize_u8,
+    roundf_i32,
+    zero_code_za,
+    zero_code_zb,
 )
 
 f32 = np.float32

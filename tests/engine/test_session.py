@@ -5,14 +5,23 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support.toy_ops import make_registry
 
 from hexscope.engine import (
-    BreakpointHit, Graph, GraphError, NodeError, NodeFailed, NodeFinished, NodeStarted,
-    NodeStatus, RunFinished, RunStatus, Session,
+    BreakpointHit,
+    Graph,
+    GraphError,
+    NodeError,
+    NodeFailed,
+    NodeFinished,
+    NodeStarted,
+    NodeStatus,
+    RunFinished,
+    RunStatus,
+    Session,
 )
 from hexscope.engine.backends import FakeBackend, SimBackend
 from hexscope.engine.executor import CancelToken
+from support.toy_ops import make_registry
 
 REG = make_registry()
 X = np.arange(6, dtype=np.float32)

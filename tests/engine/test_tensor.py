@@ -1,4 +1,4 @@
-"""Tensor basics: shapes padded to 4-D, dtypes, scalars, shape-only tensors (graph spec §1.1-1.3)."""
+"""Tensor basics: shapes padded to 4-D, dtypes, scalars, shape-only tensors (spec §1.1-1.3)."""
 
 from __future__ import annotations
 

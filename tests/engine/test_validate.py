@@ -7,7 +7,6 @@ import pytest
 
 from hexscope.engine import Graph, GraphError, Session
 from hexscope.engine.validate import Severity, can_connect, validate
-
 from support.toy_ops import make_registry
 
 REG = make_registry()
