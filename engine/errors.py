@@ -68,5 +68,9 @@ class KernelContractError(KernelError):
     """A kernel returned outputs that do not match its op declaration."""
 
 
+class PluginError(EngineError):
+    """A plugin file of user-defined ops failed to load; the message names the file and line."""
+
+
 class BackendError(EngineError):
     """A backend (simulator or connected DSP) failed for reasons outside the graph."""
