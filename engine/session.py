@@ -56,6 +56,7 @@ class Session:
         self.backend = make_backend(backend)
         self.log = Log(debug_level)
         self.events: Emitter[object] = Emitter()
+        self.log.written.connect(self.events.emit)   # listeners see log lines as events too
         self.breakpoints: set[int] = set()
         self.padding_fill = padding_fill
         self.seed = seed

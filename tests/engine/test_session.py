@@ -151,6 +151,17 @@ def test_failing_node_names_itself_and_keeps_earlier_results(chain_graph):
     assert any("0x102" in line.text and line.level == 0 for line in s.log.lines)
 
 
+def test_log_lines_reach_listeners(chain_graph):
+    s = Session(chain_graph, FakeBackend(fail={0x101: "bad shape"}))
+    seen = []
+    s.events.connect(seen.append)
+    s.set_inputs([X])
+    s.run()
+    lines = [e for e in seen if isinstance(e, LogLine)]
+    assert lines and lines[0].node_id == 0x101 and lines[0].level == 0
+    assert "bad shape" in lines[0].text
+
+
 def test_failure_event_and_run_status(chain_graph):
     s = Session(chain_graph, FakeBackend(fail={0x101: "bad shape"}))
     s.set_inputs([X])
