@@ -10,6 +10,7 @@ from hexscope.engine import (
     BreakpointHit,
     Graph,
     GraphError,
+    LogLine,
     NodeError,
     NodeFailed,
     NodeFinished,
