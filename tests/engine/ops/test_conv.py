@@ -6,6 +6,9 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from hexscope.engine import Graph
 from hexscope.engine.errors import KernelError, NodeError
 from hexscope.engine.nodes import Padding
@@ -14,8 +17,6 @@ from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.conv import quantized_conv2d_8x8to32, zero_code
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 f32 = np.float32
 
