@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
 from hexscope.engine.dtypes import F32Array, U8Array
 from hexscope.engine.quant import adjust_range_for_zero
 

@@ -7,6 +7,7 @@ fixed-point quantizer (not float rounding) and the round-half-up dequantizer.
 from __future__ import annotations
 
 import numpy as np
+
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops import _quantizer as hq
