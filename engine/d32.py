@@ -76,6 +76,11 @@ class D32Geometry:
     def memory_shape(self) -> tuple[int, int, int, int, int]:
         return (self.shape[0], self.h_total, self.n_slices, self.w_total, 32)
 
+    def slice_spans(self) -> list[tuple[int, int]]:
+        """Per depth slice, the padded depth positions [lo, hi) that hold data (may be empty)."""
+        db, d = self.padding.d_before, self.shape[3]
+        return [(max(32 * k, db), min(32 * k + 32, db + d)) for k in range(self.n_slices)]
+
     def check(self) -> None:
         """Raise ValueError unless the totals obey d32's alignment rules (§1.6.1)."""
         if any(p < 0 for p in self.padding):

@@ -153,16 +153,18 @@ class Tensor:
 
     @property
     def array(self) -> npt.NDArray:
-        """The logical NHWC data, without padding (a view, not a copy)."""
+        """The logical NHWC data, without padding: a view for flat tensors, a copy for d32."""
         mem = self.memory
         if self.layout is Layout.FLAT:
             return mem
-        p, (_, h, w, d) = self.padding, self.shape
-        g = self.geometry
-        planes = mem.transpose(0, 1, 3, 2, 4).reshape(self.shape[0], g.h_total, g.w_total,
-                                                      g.d_total)
-        return planes[:, p.h_before:p.h_before + h, p.w_before:p.w_before + w,
-                      p.d_before:p.d_before + d]
+        p, (_, h, w, _) = self.padding, self.shape
+        out = np.empty(self.shape, dtype=mem.dtype)
+        for k, (lo, hi) in enumerate(self.geometry.slice_spans()):
+            if hi > lo:
+                out[..., lo - p.d_before:hi - p.d_before] = mem[
+                    :, p.h_before:p.h_before + h, k, p.w_before:p.w_before + w,
+                    lo - 32 * k:hi - 32 * k]
+        return out
 
     def padded_array(self) -> npt.NDArray:
         """A d32 tensor as (B, H_tot, W_tot, D_tot), padding included (a copy)."""
@@ -205,17 +207,19 @@ class Tensor:
         pad = D32Padding(*(padding if padding is not None else default_padding(self.shape)))
         g = D32Geometry(self.shape, pad)
         g.check()
-        planes = np.full((self.shape[0], g.h_total, g.w_total, g.d_total), fill,
-                         dtype=self.dtype.numpy)
-        _, h, w, d = self.shape
-        planes[:, pad.h_before:pad.h_before + h, pad.w_before:pad.w_before + w,
-               pad.d_before:pad.d_before + d] = self.array
-        memory = planes.reshape(self.shape[0], g.h_total, g.w_total, g.n_slices, 32)
-        return Tensor.from_memory(memory.transpose(0, 1, 3, 2, 4), self.shape, self.dtype, pad)
+        mem = np.full(g.memory_shape, fill, dtype=self.dtype.numpy)
+        src = self.array
+        _, h, w, _ = self.shape
+        for k, (lo, hi) in enumerate(g.slice_spans()):
+            if hi > lo:
+                mem[:, pad.h_before:pad.h_before + h, k, pad.w_before:pad.w_before + w,
+                    lo - 32 * k:hi - 32 * k] = src[..., lo - pad.d_before:hi - pad.d_before]
+        return Tensor.from_memory(mem, self.shape, self.dtype, pad)
 
     def to_flat(self) -> Tensor:
         """This tensor in flat layout (a copy of the valid data)."""
-        return Tensor.from_array(np.ascontiguousarray(self.array), self.dtype)
+        data = self.array if self.layout is Layout.D32 else self.array.copy()
+        return Tensor(self.shape, self.dtype, data.reshape(-1).view(np.uint8))
 
     def with_dtype(self, dtype: DType) -> Tensor:
         """The same bytes tagged with another type of the same size."""
