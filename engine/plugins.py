@@ -1,0 +1,133 @@
+"""User-defined ops: Python files that declare ops with the same ``@op`` as the built-ins.
+
+A plugin is a ``.py`` file that imports ``op``, ``Port``, ``Category`` (from
+``hexscope.engine.ops.registry``) and declares numpy kernels, passing ``user=True`` so that
+no hexagon_nn op id is needed::
+
+    @op("Scale2_f", Category.USER, inputs=(Port("x", DType.FLOAT32),),
+        outputs=(Port("y", DType.FLOAT32),), user=True)
+    def scale2_f(ctx, x):
+        \"\"\"Doubles every element.\"\"\"
+        return (x.array * 2,)
+
+Loading is all or nothing: a file that fails (syntax error, exception, duplicate op name)
+registers no op and raises :class:`~hexscope.engine.errors.PluginError` naming the file
+and line. Every op a plugin declares is marked ``user`` and records where it was declared.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib.util
+import os
+import sys
+import traceback
+from pathlib import Path
+
+from hexscope.engine.errors import PluginError
+from hexscope.engine.ops.registry import REGISTRY, OpRegistry, OpSpec
+
+
+def default_plugin_dir() -> Path:
+    """Where the app looks for plugins: ``$XDG_CONFIG_HOME/hexscope/plugins``.
+
+    ``XDG_CONFIG_HOME`` defaults to ``~/.config`` when unset or empty.
+    """
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "hexscope" / "plugins"
+
+
+def _module_name(path: Path) -> str:
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
+    return f"hexscope_plugin_{path.stem}_{digest}"
+
+
+def _failure_line(exc: BaseException, path: Path) -> int | None:
+    """The last line of ``path`` in the traceback (the declaration that failed)."""
+    if isinstance(exc, SyntaxError) and exc.filename == str(path):
+        return exc.lineno
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if Path(frame.filename) == path:
+            line = frame.lineno
+    return line
+
+
+def _mark_user(spec: OpSpec, path: Path) -> OpSpec:
+    kernel = spec.kernel
+    code = getattr(kernel, "__code__", None)
+    line = code.co_firstlineno if code is not None else 0
+    return dataclasses.replace(spec, user=True, source=spec.source or f"{path}:{line}")
+
+
+def load_plugin(path: str | os.PathLike[str], registry: OpRegistry = REGISTRY
+                ) -> list[OpSpec]:
+    """Run a plugin file and return the ops it declared (now in ``registry``, marked user).
+
+    Raises
+    ------
+    PluginError
+        The file is missing, has a syntax error, raises while running, or declares an op
+        whose name is already taken. Nothing it declared stays registered.
+    """
+    path = Path(path).resolve()
+    before = set(registry.names())
+    name = _module_name(path)
+    try:
+        source = path.read_text(encoding="utf-8")
+        code = compile(source, str(path), "exec")
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None:
+            raise ImportError(f"cannot load {path} as a Python module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        exec(code, module.__dict__)  # noqa: S102 - running the user's plugin is the point
+    except BaseException as exc:  # noqa: BLE001 - any failure must roll back and be named
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        _roll_back(registry, before, name)
+        line = _failure_line(exc, path)
+        where = f"{path}:{line}" if line is not None else str(path)
+        raise PluginError(f"plugin {where}: {type(exc).__name__}: {exc}") from exc
+    added = [n for n in registry.names() if n not in before]
+    specs = [registry.register(_mark_user(registry.get(n), path), replace=True) for n in added]
+    return specs
+
+
+def _roll_back(registry: OpRegistry, before: set[str], module_name: str) -> None:
+    for op_name in [n for n in registry.names() if n not in before]:
+        registry.unregister(op_name)
+    sys.modules.pop(module_name, None)
+
+
+def unload_plugin(specs: list[OpSpec], registry: OpRegistry = REGISTRY) -> None:
+    """Remove the ops a plugin registered (e.g. before loading an edited version)."""
+    for spec in specs:
+        if spec.name in registry:
+            registry.unregister(spec.name)
+
+
+def load_plugins_from(folder: str | os.PathLike[str] | None = None,
+                      registry: OpRegistry = REGISTRY,
+                      errors: list[PluginError] | None = None) -> list[OpSpec]:
+    """Load every ``*.py`` in ``folder`` (default :func:`default_plugin_dir`), sorted by name.
+
+    Files whose name starts with ``_`` are skipped, and a missing folder loads nothing. A
+    failing file raises its PluginError, unless ``errors`` is given: then the error is
+    appended there and the other files still load.
+    """
+    base = Path(folder) if folder is not None else default_plugin_dir()
+    if not base.is_dir():
+        return []
+    loaded: list[OpSpec] = []
+    for path in sorted(base.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        try:
+            loaded += load_plugin(path, registry)
+        except PluginError as exc:
+            if errors is None:
+                raise
+            errors.append(exc)
+    return loaded
