@@ -1,0 +1,105 @@
+"""Display helpers shared by the tensor views: planes of a 4-D tensor and value read-outs.
+
+No Qt here, so the logic behind the pixels can be tested on its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from hexscope.engine import DType, Layout, QuantRange, Tensor
+
+AXES = "BHWD"
+Index = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class PlaneChoice:
+    """Which two axes are shown (rows, columns) and the index of the other two."""
+
+    rows: int = 1
+    cols: int = 2
+    fixed: Index = (0, 0, 0, 0)      # entries for ``rows`` and ``cols`` are ignored
+
+    def element(self, r: int, c: int) -> Index:
+        idx = list(self.fixed)
+        idx[self.rows], idx[self.cols] = r, c
+        return tuple(idx)  # type: ignore[return-value]
+
+    def contains(self, index: Index) -> bool:
+        """Whether ``index`` lies in the shown plane."""
+        return all(index[a] == self.fixed[a] for a in range(4) if a not in (self.rows,
+                                                                              self.cols))
+
+
+def plane(array: npt.NDArray, choice: PlaneChoice) -> npt.NDArray:
+    """The 2-D slice ``array[...]`` with ``choice.rows`` down and ``choice.cols`` across."""
+    sl: list[object] = list(choice.fixed)
+    sl[choice.rows] = slice(None)
+    sl[choice.cols] = slice(None)
+    part = array[tuple(sl)]
+    return part if choice.rows < choice.cols else part.T
+
+
+def quant_range_of(outputs: list[Tensor] | tuple[Tensor, ...], k: int) -> QuantRange | None:
+    """The range of output ``k`` when outputs k+1, k+2 are its float min and max."""
+    from hexscope.engine.ranges import output_range, quantized_outputs
+
+    return output_range(outputs, k) if k in quantized_outputs(outputs) else None
+
+
+def is_codes(tensor: Tensor) -> bool:
+    return tensor.dtype in (DType.QUINT8, DType.UINT8)
+
+
+def values_of(codes: npt.NDArray, tensor: Tensor, qrange: QuantRange | None,
+              dequantized: bool) -> npt.NDArray:
+    """What the views show: codes, or the dequantized values when asked and possible."""
+    if dequantized and qrange is not None and is_codes(tensor):
+        return qrange.dequantize(codes)
+    return codes
+
+
+def levels_of(tensor: Tensor, qrange: QuantRange | None, dequantized: bool,
+              data: npt.NDArray) -> tuple[float, float]:
+    """Colour levels: the full code range for quint8 codes, the quantization range for
+    dequantized values, otherwise the data's finite min and max."""
+    if is_codes(tensor) and not (dequantized and qrange is not None):
+        return 0.0, 255.0
+    if dequantized and qrange is not None:
+        return float(qrange.min), float(qrange.max)
+    finite = data[np.isfinite(data)] if data.dtype.kind == "f" else data
+    if finite.size == 0:
+        return 0.0, 1.0
+    lo, hi = float(finite.min()), float(finite.max())
+    return (lo, hi) if hi > lo else (lo - 0.5, hi + 0.5)
+
+
+def element_text(tensor: Tensor, index: Index, qrange: QuantRange | None) -> str:
+    """The hover read-out: index, raw value in hex, meaning, byte offset."""
+    b, h, w, d = index
+    value = value_at(tensor, index)
+    offset = tensor.offset(b, h, w, d)
+    return f"(b,h,w,d)=({b},{h},{w},{d})  {raw_text(value, tensor, qrange)}  byte {offset}"
+
+
+def value_at(tensor: Tensor, index: Index) -> object:
+    """The element at ``index``; for d32, negative or past-the-end indices reach padding."""
+    if tensor.layout is Layout.D32:
+        return tensor.memory.reshape(-1)[tensor.geometry.offset(*index)]
+    return tensor.array[index]
+
+
+def raw_text(value: object, tensor: Tensor, qrange: QuantRange | None) -> str:
+    if tensor.dtype.numpy.kind == "f":
+        bits = int(np.float32(value).view(np.uint32))
+        return f"0x{bits:08x} = {float(value):.6g}"
+    size = tensor.dtype.size
+    code = int(value) & ((1 << (8 * size)) - 1)
+    text = f"0x{code:0{2 * size}x} ({int(value)})"
+    if qrange is not None and is_codes(tensor):
+        text += f" = {float(qrange.dequantize(np.uint8(code))):.6g}"
+    return text
