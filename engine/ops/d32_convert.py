@@ -15,6 +15,7 @@ from hexscope.engine.d32 import (
     MAX_PADDING_DEPTH,
     MAX_PADDING_HEIGHT,
     MAX_PADDING_WIDTH,
+    D32Geometry,
     D32Padding,
     converter_padding,
 )
@@ -59,25 +60,25 @@ def padding_options(ctx: KernelContext, opts: Sequence[Tensor], prefix: str, lev
     return values
 
 
-def prepare_d32(ctx: KernelContext, shape: tuple[int, int, int, int], pad: D32Padding,
-                message: str, widened: bool = True) -> Tensor:
-    """A d32 output whose bytes are all ``padding_fill``; fails as the device does when the
-    node's declared output capacity cannot hold it. ``widened``: the op has the D32_OUTPUT
-    flag, so its capacity gets the d32 widening of graph spec §1.4 step 3."""
-    out = Tensor(shape, DType.QUINT8, None, Layout.D32, pad)
+def d32_output(ctx: KernelContext, values: np.ndarray, pad: D32Padding, message: str,
+               widened: bool = True) -> Tensor:
+    """``values`` (B,H,W,D quint8) as a d32 tensor whose padding holds ``padding_fill``.
+
+    Fails as the device does when the node's declared output capacity cannot hold it.
+    ``widened``: the op has the D32_OUTPUT flag, so its capacity gets the d32 widening of
+    graph spec §1.4 step 3.
+    """
+    shape = tuple(int(n) for n in values.shape)
+    needed = D32Geometry(shape, pad).elements  # type: ignore[arg-type]
     defs = ctx.output_defs
     if defs and defs[0].max_sizes:
         capacity = defs[0].capacity(d32_output=widened)
-        if out.nbytes > capacity:
-            raise KernelError(f"{message}: the d32 output {out.describe()} needs {out.nbytes} "
-                              f"bytes, the node's output 0 holds {capacity}")
-    raw = np.full(out.nbytes, ctx.padding_fill & 0xFF, np.uint8)
-    return Tensor(shape, DType.QUINT8, raw, Layout.D32, pad)
-
-
-def _write_valid(out: Tensor, values: np.ndarray) -> Tensor:
-    out.array[...] = values      # a view into the buffer: writes only the valid positions
-    return out
+        if needed > capacity:
+            raise KernelError(f"{message}: the d32 output (shape {shape}, padding "
+                              f"{tuple(pad)}) needs {needed} bytes, the node's output 0 "
+                              f"holds {capacity}")
+    flat = Tensor.from_array(np.ascontiguousarray(values, dtype=np.uint8), DType.QUINT8)
+    return flat.to_d32(pad, fill=ctx.padding_fill & 0xFF)
 
 
 @op("Convert_to_d32", Category.D32, inputs=(Port("x", DType.QUINT8), *_PAD_OPTIONS),
@@ -102,8 +103,7 @@ def convert_to_d32(ctx: KernelContext, x: Tensor, *opts: Tensor) -> tuple[Tensor
     if d_before:
         ctx.log(0, f"depth_pad_before = {d_before}: ignored")
     pad = converter_padding(x.shape, w_left=w_left, w_right_min=w_right_min, h_pad=h_pad)
-    out = prepare_d32(ctx, x.shape, pad, "out prepare fail")
-    return (_write_valid(out, data_of(x, "input 0")),)
+    return (d32_output(ctx, data_of(x, "input 0"), pad, "out prepare fail"),)
 
 
 @op("Convert_from_d32", Category.D32, inputs=(Port("x", DType.QUINT8, layout=Layout.D32),),
@@ -149,11 +149,13 @@ def auto_quantize_d32(ctx: KernelContext, x: Tensor, *opts: Tensor) -> tuple[Ten
     if d_before:
         ctx.log(1, f"d_pad_before={d_before} request for  autoquantize_d32 ignored; used 0")
     pad = converter_padding(x.shape, w_left=w_left, w_right_min=w_right_min, h_pad=h_pad)
-    # matches device: AutoQuantize_d32 lacks the D32_OUTPUT flag, so no capacity widening
-    out = prepare_d32(ctx, x.shape, pad, "failure preparing output", widened=False)
+    # matches device: the output is prepared before the range is checked; AutoQuantize_d32
+    # lacks the D32_OUTPUT flag, so its capacity gets no widening
+    d32_output(ctx, np.zeros(x.shape, np.uint8), pad, "failure preparing output", False)
     params = auto_params(data, "AutoQuantize_d32")
     log_params(ctx, params)
-    _write_valid(out, hq.hvx_quantize_d32(data, params).reshape(data.shape))
+    codes = hq.hvx_quantize_d32(data, params).reshape(data.shape)
+    out = d32_output(ctx, codes, pad, "failure preparing output", widened=False)
     return out, f32_scalar(params.minval), f32_scalar(params.maxval)
 
 
@@ -164,13 +166,13 @@ def _quant_for_test(ctx: KernelContext, x: Tensor, opts: Sequence[Tensor],
                                                            height_name="height")
     pad = converter_padding(x.shape, w_left=w_left, w_right_min=w_right_min, h_pad=h_pad,
                             d_before=d_before)
-    out = prepare_d32(ctx, x.shape, pad, "failure preparing output")
     mn, mx = hq.fortest_range(data)
-    codes = hq.round_quantize(data, mn, mx)
     if with_float:
-        _write_valid(out, codes)
+        codes = hq.round_quantize(data, mn, mx)
+        out = d32_output(ctx, codes, pad, "failure preparing output")
         return out, f32_scalar(mn), f32_scalar(mx), hq.requantized_float(codes, mn, mx)
-    _write_valid(out, codes_with_chunk_quirk(ctx, data, mn, mx, d_before))
+    codes = codes_with_chunk_quirk(ctx, data, mn, mx, d_before)
+    out = d32_output(ctx, codes, pad, "failure preparing output")
     return out, f32_scalar(mn), f32_scalar(mx)
 
 

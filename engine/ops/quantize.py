@@ -113,8 +113,9 @@ def dequantize(ctx: KernelContext, q: Tensor, mn: Tensor, mx: Tensor) -> tuple[n
     zero code 255, so such ranges do not mean min + q * step. A NaN width is floored to 1e-18;
     a NaN min gives zero code 0 (Hexagon converts NaN to -1; unconfirmed).
 
-    Errors: step >= 2^121 ("infeasible quantization step"). A step below 2^-126 is not an error:
-    the output is all zeros and a level-0 line says so. Dequantize_ref runs the same routine.
+    Errors: step >= 2^121 ("infeasible quantization step"). The device's "step below 2^-126:
+    fill with zeros" branch is kept but cannot be reached, since the width is floored at
+    1e-18 first. Dequantize_ref runs the same routine.
     """
     return _dequantize(ctx, q, mn, mx)
 
