@@ -1,0 +1,346 @@
+"""A small C lexer for hexagon_nn's graph-init files (graph spec §3).
+
+It is not a C compiler: it knows the constructs those files use and fails loudly, with
+``file:line:column``, on anything else. Comments are blanked first (positions kept), object-
+like ``#define``s are expanded as tokens are read, and large numeric array bodies are parsed
+by numpy in one pass (:func:`parse_number_list`), which is what keeps a 50 MB weight file
+fast. Node ids such as ``0x1000f`` are read as hex digits: only ``u``/``l`` suffixes are
+stripped from integers and ``f`` only from float literals.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hexscope.engine.errors import GraphFileError
+
+_COMMENT_RE = re.compile(r'//[^\n]*|/\*[\s\S]*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'')
+_TOKEN_RE = re.compile(r"""
+    (?P<ws>[ \t\r\n\f\v]+|\\\n)
+  | (?P<num>0[xX][0-9a-fA-F]+[uUlL]*(?![\w.])
+       | (?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?[fFlLuU]*(?![\w.]))
+  | (?P<id>[A-Za-z_]\w*)
+  | (?P<str>"(?:\\.|[^"\\\n])*")
+  | (?P<chr>'(?:\\.|[^'\\\n])+')
+  | (?P<punct>\.\.\.|->|\#\#|[{}()\[\];,=.*&+\-/#<>|:~!%^?])
+""", re.X)
+_DIRECTIVE_RE = re.compile(r"#[ \t]*(\w*)")
+_ESCAPES = {"n": 10, "t": 9, "r": 13, "0": 0, "\\": 92, '"': 34, "'": 39, "?": 63, "a": 7,
+            "b": 8, "f": 12, "v": 11}
+
+
+class CSyntaxError(GraphFileError):
+    """A graph-init file construct the importer does not understand (with its position)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    kind: str       # "num", "id", "str", "chr", "punct", "eof"
+    text: str
+    pos: int        # offset in the source, for line/column in messages
+
+
+@dataclass
+class Source:
+    """The text of one file, with comments blanked out, and its name for messages."""
+
+    name: str
+    text: str
+
+    @classmethod
+    def from_text(cls, name: str, text: str) -> Source:
+        return cls(name, _COMMENT_RE.sub(_blank, text))
+
+    def where(self, pos: int) -> str:
+        line = self.text.count("\n", 0, pos) + 1
+        column = pos - self.text.rfind("\n", 0, pos)
+        return f"{self.name}:{line}:{column}"
+
+    def error(self, pos: int, message: str) -> CSyntaxError:
+        return CSyntaxError(f"{self.where(pos)}: {message}")
+
+
+def _blank(match: re.Match[str]) -> str:
+    text = match.group()
+    if text[0] in "\"'":
+        return text
+    if text[1] == "/":
+        return " " * len(text)
+    return re.sub(r"[^\n]", " ", text)
+
+
+@dataclass
+class Macro:
+    name: str
+    params: tuple[str, ...] | None    # None for an object-like macro
+    body: tuple[Token, ...]
+    pos: int
+
+
+@dataclass
+class Lexer:
+    """Tokens of a :class:`Source`, with object-like macros expanded.
+
+    Directives are handled while scanning: ``#define``/``#undef`` update ``defines``,
+    ``#include`` and ``#pragma`` are skipped, conditionals are refused.
+    """
+
+    src: Source
+    pos: int = 0
+    defines: dict[str, Macro] = field(default_factory=dict)
+    _pending: list[Token] = field(default_factory=list)
+    _peeked: Token | None = None
+
+    def error(self, token: Token | int, message: str) -> CSyntaxError:
+        return self.src.error(token if isinstance(token, int) else token.pos, message)
+
+    def peek(self) -> Token:
+        if self._peeked is None:
+            self._peeked = self._next()
+        return self._peeked
+
+    def next(self) -> Token:
+        token = self.peek()
+        self._peeked = None
+        return token
+
+    def expect(self, text: str) -> Token:
+        token = self.next()
+        if token.text != text or token.kind not in ("punct", "id"):
+            raise self.error(token, f"expected '{text}', found {describe(token)}")
+        return token
+
+    def accept(self, text: str) -> bool:
+        token = self.peek()
+        if token.text == text and token.kind in ("punct", "id"):
+            self.next()
+            return True
+        return False
+
+    def ident(self) -> Token:
+        token = self.next()
+        if token.kind != "id":
+            raise self.error(token, f"expected a name, found {describe(token)}")
+        return token
+
+    @property
+    def raw_pos(self) -> int | None:
+        """Where raw reading (:meth:`seek`) may start: right after the last token read, or
+        None while tokens are buffered (a macro expansion)."""
+        if self._peeked is not None or self._pending:
+            return None
+        return self.pos
+
+    def seek(self, pos: int) -> None:
+        self.pos = pos
+        self._peeked = None
+
+    def _next(self) -> Token:
+        while self._pending:
+            token = self._pending.pop()
+            macro = self.defines.get(token.text) if token.kind == "id" else None
+            if macro is None or macro.params is not None:
+                return token
+            self._expand(macro, token.pos, depth=1)
+        token = self._scan()
+        if token.kind == "id":
+            macro = self.defines.get(token.text)
+            if macro is not None and macro.params is None:
+                self._expand(macro, token.pos, depth=0)
+                return self._next()
+        return token
+
+    def _expand(self, macro: Macro, pos: int, depth: int) -> None:
+        if depth > 32 or len(self._pending) > 10_000:
+            raise self.error(pos, f"macro {macro.name} expands recursively")
+        # Expanded tokens carry the use position, so errors point at the use.
+        body = [Token(t.kind, t.text, pos) for t in macro.body if t.text != macro.name]
+        self._pending.extend(reversed(body))
+
+    def _scan(self) -> Token:
+        text = self.src.text
+        while True:
+            if self.pos >= len(text):
+                return Token("eof", "", len(text))
+            match = _TOKEN_RE.match(text, self.pos)
+            if match is None:
+                raise self.error(self.pos, f"unexpected character {text[self.pos]!r}")
+            start, self.pos = self.pos, match.end()
+            kind = match.lastgroup or ""
+            if kind == "ws":
+                continue
+            if kind == "punct" and match.group() == "#" and _line_start(text, start):
+                self._directive(start)
+                continue
+            return Token(kind, match.group(), start)
+
+    def _directive(self, start: int) -> None:
+        """Read one preprocessor line (with ``\\`` continuations) and act on it."""
+        text = self.src.text
+        end = start
+        while True:
+            end = text.find("\n", end)
+            if end < 0:
+                end = len(text)
+                break
+            if text[end - 1] == "\\" or text[end - 2:end] == "\\\r":
+                end += 1
+                continue
+            break
+        self.pos = end
+        line = text[start:end]
+        match = _DIRECTIVE_RE.match(line)
+        name = match.group(1) if match else ""
+        if name in ("include", "pragma", "line") or not line[1:].strip():
+            return
+        if name == "define":
+            self._define(start, end)
+        elif name == "undef":
+            self.defines.pop(line[match.end():].strip(), None)  # type: ignore[union-attr]
+        elif name in ("if", "ifdef", "ifndef", "elif", "else", "endif"):
+            raise self.error(start, f"#{name}: conditional compilation is not supported in "
+                             "graph-init files")
+        else:
+            raise self.error(start, f"unknown preprocessor directive #{name}")
+
+    def _define(self, start: int, end: int) -> None:
+        tokens = self.tokens_between(start, end)
+        # tokens: '#', 'define', NAME, ...; a '(' right after the name makes it function-like.
+        if len(tokens) < 3 or tokens[2].kind != "id":
+            raise self.error(start, "#define without a macro name")
+        name_tok, body = tokens[2], tokens[3:]
+        params: tuple[str, ...] | None = None
+        after_name = name_tok.pos + len(name_tok.text)
+        if body and body[0].text == "(" and body[0].pos == after_name:
+            close = next((k for k, t in enumerate(body) if t.text == ")"), None)
+            if close is None:
+                raise self.error(body[0], f"#define {name_tok.text}: missing ')'")
+            params = tuple(t.text for t in body[1:close] if t.text != ",")
+            body = body[close + 1:]
+        self.defines[name_tok.text] = Macro(name_tok.text, params, tuple(body), start)
+
+    def tokens_between(self, start: int, end: int) -> list[Token]:
+        """Raw tokens of ``text[start:end]`` (a directive's body), without macro expansion."""
+        text, pos, out = self.src.text, start, []
+        while pos < end:
+            match = _TOKEN_RE.match(text, pos, end)
+            if match is None:
+                raise self.error(pos, f"unexpected character {text[pos]!r}")
+            if match.lastgroup != "ws":
+                out.append(Token(match.lastgroup or "", match.group(), pos))
+            pos = match.end()
+        return out
+
+
+def _line_start(text: str, pos: int) -> bool:
+    k = pos - 1
+    while k >= 0 and text[k] in " \t":
+        k -= 1
+    return k < 0 or text[k] == "\n"
+
+
+def describe(token: Token) -> str:
+    if token.kind == "eof":
+        return "the end of the file"
+    return f"'{token.text}'"
+
+
+# literals ----------------------------------------------------------------------------------
+def int_literal(text: str) -> int | None:
+    """The value of a C integer literal, or None if ``text`` is not one."""
+    body = text.rstrip("uUlL")
+    if body[:2] in ("0x", "0X"):
+        return int(body[2:], 16)      # hex digits include f: never strip it here
+    if not body.isdigit():
+        return None
+    if len(body) > 1 and body[0] == "0":
+        return int(body, 8)
+    return int(body)
+
+
+def float_literal(text: str) -> float:
+    body = text[:-1] if text[-1] in "fFlL" else text
+    return float(body)
+
+
+def number_value(text: str) -> int | float:
+    value = int_literal(text)
+    return value if value is not None else float_literal(text)
+
+
+def string_value(text: str) -> str:
+    """The value of a C string literal (escapes decoded, bytes read as UTF-8)."""
+    out = bytearray()
+    body = text[1:-1].encode("utf-8")
+    k = 0
+    while k < len(body):
+        c = body[k]
+        if c != 92:
+            out.append(c)
+            k += 1
+            continue
+        esc = chr(body[k + 1])
+        if esc in "01234567":
+            digits = re.match(rb"[0-7]{1,3}", body[k + 1:k + 4]).group()  # type: ignore[union-attr]
+            out.append(int(digits, 8) & 0xFF)
+            k += 1 + len(digits)
+        elif esc == "x":
+            digits = re.match(rb"[0-9a-fA-F]+", body[k + 2:]).group()  # type: ignore[union-attr]
+            out.append(int(digits, 16) & 0xFF)
+            k += 2 + len(digits)
+        else:
+            out.append(_ESCAPES.get(esc, ord(esc)))
+            k += 2
+    return out.decode("utf-8", errors="replace")
+
+
+# numeric array bodies -----------------------------------------------------------------------
+_ALLOWED_INT = np.zeros(256, bool)
+_ALLOWED_INT[[ord(c) for c in "0123456789,+- \t\r\n"]] = True
+_ALLOWED_FLOAT = _ALLOWED_INT.copy()
+_ALLOWED_FLOAT[[ord(c) for c in ".eE"]] = True
+_DIGIT = np.zeros(256, bool)
+_DIGIT[[ord(c) for c in "0123456789"]] = True
+_NUMBER_CHAR = _DIGIT.copy()
+_NUMBER_CHAR[[ord(c) for c in ".eExX"]] = True
+_FLOAT_SUFFIX_RE = re.compile(r"(?<=[0-9.])[fF](?![\w.])")
+
+
+def fast_number_list(body: str, is_float: bool) -> np.ndarray | None:
+    """Parse a comma-separated list of plain decimal literals with numpy, in one pass.
+
+    Returns None when the body holds anything else (hex, octal, suffixes other than a float's
+    ``f``, macros, casts, expressions); the caller then reads it token by token, which also
+    places any error exactly.
+    """
+    if is_float and ("f" in body or "F" in body):
+        body = _FLOAT_SUFFIX_RE.sub(" ", body)
+    try:
+        raw = np.frombuffer(body.encode("ascii"), np.uint8)
+    except UnicodeEncodeError:
+        return None
+    allowed = _ALLOWED_FLOAT if is_float else _ALLOWED_INT
+    if raw.size and not allowed[raw].all():
+        return None
+    # A leading 0 followed by a digit is octal in C; numpy would read it as decimal.
+    zeros = np.flatnonzero(raw[:-1] == ord("0"))
+    if zeros.size:
+        follow = _DIGIT[raw[zeros + 1]]
+        prev = np.where(zeros > 0, _NUMBER_CHAR[raw[np.maximum(zeros - 1, 0)]], False)
+        if (follow & ~prev).any():
+            return None
+    stripped = body.rstrip(" \t\r\n")
+    if stripped.endswith(","):
+        stripped = stripped[:-1]
+    if not stripped.strip():
+        return np.zeros(0, np.float64 if is_float else np.int64)
+    try:
+        values = np.fromstring(stripped, dtype=np.float64 if is_float else np.int64, sep=",")
+    except ValueError:
+        return None
+    if values.size != stripped.count(",") + 1:
+        return None
+    return values
