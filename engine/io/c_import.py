@@ -23,7 +23,14 @@ from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import GraphFileError
 from hexscope.engine.graph import Graph
 from hexscope.engine.io.c_lexer import (
-    CSyntaxError, Lexer, Source, Token, describe, fast_number_list, number_value, string_value,
+    CSyntaxError,
+    Lexer,
+    Source,
+    Token,
+    describe,
+    fast_number_list,
+    number_value,
+    string_value,
 )
 
 # C element types of const arrays -> hexagon_nn element types (graph spec §3.2 item 4).
