@@ -11,6 +11,7 @@ from enum import Enum
 
 import numpy as np
 import numpy.typing as npt
+
 from hexscope.engine.errors import KernelError
 from hexscope.engine.quant import roundf_i32
 

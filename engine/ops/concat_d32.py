@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+
 from hexscope.engine.d32 import D32Padding
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError

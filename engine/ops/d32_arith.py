@@ -7,6 +7,7 @@ The three ops share ``op_add_d32.c``'s engine. The node keeps its adaptive outpu
 from __future__ import annotations
 
 import numpy as np
+
 from hexscope.engine.d32 import D32Padding
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
