@@ -51,6 +51,8 @@ STRUCTS = {"hexagon_nn_input": ("src_id", "output_idx"),
 APPEND_CONST = ("APPEND_CONST_NODE", "hexagon_nn_append_const_node")
 APPEND_NODE = ("APPEND_NODE", "hexagon_nn_append_node")
 MAX_RANK = 8
+# <math.h> names the exporter writes for non-finite floats.
+FLOAT_CONSTANTS = {"NAN": float("nan"), "INFINITY": float("inf"), "HUGE_VALF": float("inf")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -408,6 +410,8 @@ class _Parser:
                 text += string_value(lx.next().text)
             return Arg(text, tok.pos)
         if tok.kind == "id":
+            if tok.text in FLOAT_CONSTANTS:
+                return Arg(FLOAT_CONSTANTS[tok.text], tok.pos)
             macro = lx.defines.get(tok.text)
             if macro is not None and macro.params is not None and tok.text not in APPEND_NODE:
                 raise lx.error(tok, f"function-like macro {tok.text}(...) is not understood "
