@@ -576,3 +576,19 @@ def test_free_range_holds_the_true_values(op, rx, ry, seed):
     step = (float(mx) - float(mn)) / 255
     got = value(z.array, (float(mn), float(mx)))
     assert np.all(np.abs(got - exact) <= 1.01 * step + 1e-6)
+
+
+def test_mul_shift_at_or_below_zero_is_flagged_and_matches_the_reference():
+    # §13.6: Mul keeps its range between runs and has no 1/32 rule, so after the input
+    # ranges grow 100x, psf >= 0.5 and rsh <= 0 on the first pass: the device's shift is
+    # unconfirmed; the simulator applies none (as the C re-run test) and warns.
+    s = fed_session("mul", ())
+    ref = RefNode("mul")
+    x = np.array([[[[10, 200], [128, 0]]]], np.uint8)
+    small, grown = [-1.0, 0.9921875] * 2, [-100.0, 99.21875] * 2
+    for ranges in (small, grown):
+        want = ref.run(x, x, ranges)
+        z, mn, mx = s.execute([d32(x), d32(x)] + [np.float32([r]) for r in ranges])
+        np.testing.assert_array_equal(z.array, want[0])
+        assert (mn.scalar_value(), mx.scalar_value()) == (want[1], want[2])
+    assert any("unconfirmed" in w for w in s.result(NODE).warnings)
