@@ -1,7 +1,197 @@
-"""Placeholder until the views land: install_views(window) adds the tensor/padding/range docks."""
+"""install_views(window): the tensor, d32 padding, FillPadding, padding check and range docks.
+
+The views follow the main window through the APP_CONTRACT API only: ``session_changed``,
+``node_selected``, ``results_changed``, ``add_dock``, ``select_node`` and ``set_overlay``.
+Tensors are read on the GUI thread after ``results_changed``; they are read-only.
+"""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 
-def install_views(window: object) -> None:
-    """TODO(issue #5): add the tensor inspector, d32 padding view and range docks."""
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QSplitter, QWidget
+
+from hexscope.engine import EngineError, Layout, Session, Tensor
+from hexscope.engine.ranges import load_references, node_ranges
+from hexscope.widgets.d32_view import D32PaddingView
+from hexscope.widgets.fill_padding_view import FillPaddingView
+from hexscope.widgets.padding_check_panel import PaddingCheckPanel
+from hexscope.widgets.range_panel import RangePanel
+from hexscope.widgets.range_plot import RangePlotView
+from hexscope.widgets.tensor_inspector import TensorInspector
+
+DOCK = Qt.DockWidgetArea
+
+
+class ViewsController(QObject):
+    """Keeps the views in step with the window's session and selected node."""
+
+    def __init__(self, window: QWidget) -> None:
+        super().__init__(window)
+        self.w = window
+        self.node_id = -1
+        self.references: dict[int, object] | None = None
+        self.batch_stats: list = []
+        self._shown: object = None
+        self._build()
+        self._ranges_timer = QTimer(self, singleShot=True, interval=150)
+        self._ranges_timer.timeout.connect(self.refresh_ranges)
+        self._connect()
+
+    def _build(self) -> None:
+        self.inspector = TensorInspector()
+        self.d32 = D32PaddingView()
+        self.fill = FillPaddingView()
+        self.check = PaddingCheckPanel()
+        self.range_panel = RangePanel()
+        self.range_plot = RangePlotView()
+        ranges = QSplitter(Qt.Orientation.Vertical)
+        ranges.addWidget(self.range_panel)
+        ranges.addWidget(self.range_plot)
+        w = self.w
+        self.docks = {
+            "tensor": w.add_dock("Tensor", self.inspector, DOCK.BottomDockWidgetArea),
+            "d32": w.add_dock("d32 padding", self.d32, DOCK.BottomDockWidgetArea),
+            "fill": w.add_dock("FillPadding", self.fill, DOCK.BottomDockWidgetArea),
+            "check": w.add_dock("Padding check", self.check, DOCK.BottomDockWidgetArea),
+            "ranges": w.add_dock("Ranges", ranges, DOCK.BottomDockWidgetArea),
+        }
+        if hasattr(w, "splitDockWidget"):
+            w.splitDockWidget(self.docks["tensor"], self.docks["d32"], Qt.Orientation.Horizontal)
+            for key in ("fill", "check", "ranges"):
+                w.tabifyDockWidget(self.docks["d32"], self.docks[key])
+            self.docks["d32"].raise_()
+
+    def _connect(self) -> None:
+        w = self.w
+        w.session_changed.connect(self._on_session)
+        w.node_selected.connect(self._on_node)
+        w.results_changed.connect(self._on_results)
+        self.inspector.element_selected.connect(self.d32.select)
+        self.d32.element_selected.connect(self.inspector.select)
+        for source in (self.range_panel, self.range_plot, self.check):
+            source.node_activated.connect(w.select_node)
+        self.range_panel.overlay_changed.connect(w.set_overlay)
+        self.check.overlay_changed.connect(w.set_overlay)
+        self.range_panel.load_reference_requested.connect(self._load_reference)
+        self.range_panel.load_batch_requested.connect(self._load_batch)
+        self.docks["ranges"].visibilityChanged.connect(lambda _v: self._ranges_timer.start())
+        self.check.set_graph(lambda: w.graph, self._check_inputs)
+
+    # following the window ---------------------------------------------------------------------
+    @property
+    def session(self) -> Session | None:
+        return self.w.session
+
+    def _on_session(self, session: Session | None) -> None:
+        self.check.set_graph(lambda: self.w.graph, self._check_inputs)
+        self._shown = None
+        self.show_node()
+        self._ranges_timer.start()
+
+    def _on_node(self, node_id: int) -> None:
+        self.node_id = node_id
+        self._shown = None
+        self.show_node()
+
+    def _on_results(self) -> None:
+        self.show_node()
+        self._ranges_timer.start()
+
+    def _result(self):
+        s = self.session
+        if s is None or self.node_id < 0:
+            return None
+        node = s.prepared.nodes.get(self.node_id)
+        if node is not None and node.is_const and node.const is not None:
+            return (node.const,)
+        result = s.result(self.node_id)
+        return None if result is None else result.outputs
+
+    def show_node(self) -> None:
+        """Show the selected node's outputs (only when they changed: runs emit often)."""
+        outputs = self._result()
+        if outputs is self._shown and outputs is not None:
+            return
+        self._shown = outputs
+        s = self.session
+        title = ""
+        if s is not None and self.node_id >= 0 and self.node_id in s.prepared.nodes:
+            node = s.prepared.nodes[self.node_id]
+            title = f"0x{self.node_id:x} {node.op}" + (f" '{node.label}'" if node.label else "")
+        outputs = tuple(outputs or ())
+        index = next((k for k, t in enumerate(outputs) if t.layout is Layout.D32), 0)
+        self.inspector.set_outputs(title, outputs, index)
+        tensor = self.inspector.tensor
+        self.d32.set_tensor(tensor, self.inspector.qrange)
+        self.fill.set_tensors(*self._fill_pair(outputs), title)
+
+    def _fill_pair(self, outputs: tuple[Tensor, ...]) -> tuple[Tensor | None, Tensor | None]:
+        """Input 0 and output 0 of a node that takes and gives d32 (FillPadding above all)."""
+        s = self.session
+        if s is None or not outputs or self.node_id not in s.prepared.nodes:
+            return None, None
+        node = s.prepared.nodes[self.node_id]
+        if not node.inputs or outputs[0].layout is not Layout.D32:
+            return None, None
+        try:
+            before = s.executor.input_tensor(node.inputs[0])
+        except EngineError:
+            return None, None
+        return (before, outputs[0]) if before.layout is Layout.D32 else (None, None)
+
+    # ranges -----------------------------------------------------------------------------------
+    def refresh_ranges(self) -> None:
+        if not self.docks["ranges"].isVisible():
+            return
+        s = self.session
+        stats = node_ranges(s, self.references) if s is not None else []  # type: ignore[arg-type]
+        stats = stats + list(self.batch_stats)
+        self.range_panel.set_stats(stats)
+        self.range_plot.set_stats(stats)
+
+    def _load_reference(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.w, "Float reference per node", "",
+                                              "numpy archive (*.npz)")
+        if not path:
+            return
+        try:
+            self.references = load_references(path)
+        except EngineError as exc:
+            QMessageBox.warning(self.w, "Cannot load reference", str(exc))
+            return
+        self.refresh_ranges()
+
+    def _load_batch(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.w, "Batch report", "", "JSON (*.json)")
+        if not path:
+            return
+        try:
+            from hexscope.engine.ranges import load_batch_ranges
+
+            self.batch_stats = load_batch_ranges(path)
+        except (EngineError, ImportError) as exc:
+            QMessageBox.warning(self.w, "Cannot load batch ranges", str(exc))
+            return
+        self.refresh_ranges()
+
+    # padding check ------------------------------------------------------------------------------
+    def _check_inputs(self):
+        s = self.session
+        if s is not None and s.inputs:
+            return list(s.inputs)
+        from hexscope.engine.inputs import make_inputs
+
+        files = getattr(self.w, "files", None)
+        path = getattr(files, "path", None)
+        base = os.path.dirname(os.path.abspath(path)) if path else None
+        return make_inputs(self.w.graph, Path(base) if base else None)
+
+
+def install_views(window: QWidget) -> ViewsController:
+    """Add the views' docks to ``window`` and wire them to its signals."""
+    controller = ViewsController(window)
+    window.views = controller  # type: ignore[attr-defined]
+    return controller

@@ -1,0 +1,50 @@
+"""An edge from an output port to an input port, drawn as a horizontal S-curve."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QColor, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsPathItem
+
+from hexscope.widgets.graph_canvas.node_item import NodeItem
+
+EDGE_COLOR = QColor("#6b7a8f")
+
+
+def curve(start: QPointF, end: QPointF) -> QPainterPath:
+    """The S-curve between two ports; the bend grows with the horizontal distance."""
+    path = QPainterPath(start)
+    bend = max(40.0, abs(end.x() - start.x()) * 0.5)
+    path.cubicTo(QPointF(start.x() + bend, start.y()), QPointF(end.x() - bend, end.y()), end)
+    return path
+
+
+class EdgeItem(QGraphicsPathItem):
+    """Output ``src_port`` of ``src`` to input ``dst_port`` of ``dst``."""
+
+    def __init__(self, src: NodeItem, src_port: int, dst: NodeItem, dst_port: int) -> None:
+        super().__init__()
+        self.src, self.src_port, self.dst, self.dst_port = src, src_port, dst, dst_port
+        pen = QPen(EDGE_COLOR, 1.6)
+        pen.setCosmetic(True)
+        self.setPen(pen)
+        self.setZValue(0)
+        self.setToolTip(f"0x{src.node_id:x}:{src_port} → 0x{dst.node_id:x} input {dst_port}")
+        src.edges.append(self)
+        dst.edges.append(self)
+        self.update_path()
+
+    def update_path(self) -> None:
+        self.setPath(curve(self.src.output_pos(self.src_port), self.dst.input_pos(self.dst_port)))
+
+    def detach(self) -> None:
+        for item in (self.src, self.dst):
+            if self in item.edges:
+                item.edges.remove(self)
+
+    def set_highlight(self, color: QColor | None) -> None:
+        pen = QPen(color or EDGE_COLOR, 2.6 if color else 1.6)
+        pen.setCosmetic(True)
+        if color is None:
+            pen.setStyle(Qt.PenStyle.SolidLine)
+        self.setPen(pen)

@@ -1,0 +1,322 @@
+"""A node on the canvas: op, id in hex and label in the header, ports in port order.
+
+Everything is painted by the item itself (no child items), so a 1,000-node graph stays a few
+thousand items; zoomed far out a node is painted as a plain block (level of detail).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import (
+    QGraphicsItem,
+    QGraphicsSceneHoverEvent,
+    QStyleOptionGraphicsItem,
+    QWidget,
+)
+
+from hexscope.engine.nodes import Node
+from hexscope.engine.ops.registry import Category
+from hexscope.widgets.graph_canvas.layout import HEADER_HEIGHT, PORT_HEIGHT, node_size
+from hexscope.widgets.graph_canvas.model import PortInfo
+
+CATEGORY_COLORS: dict[Category | None, str] = {
+    Category.IO: "#5b7083", Category.PLUMBING: "#7a7a7a", Category.CHECK: "#8e5ea2",
+    Category.PRINT: "#8e5ea2", Category.D32: "#2e8b8b", Category.MATH: "#3366aa",
+    Category.ACTIVATION: "#c0762b", Category.POOLING: "#4f9a4f", Category.QUANTIZE: "#a35d8a",
+    Category.ELEMENTWISE: "#4a78c2", Category.FLOAT: "#9a8a2f", Category.LOOKUP: "#6d6db3",
+    Category.STATE: "#a0522d", Category.USER: "#555599", None: "#996666",
+}
+STATUS_COLORS = {
+    "done": QColor("#2e9d4f"), "failed": QColor("#d62828"), "stale": QColor("#c9a227"),
+    "running": QColor("#1f78d1"), "next": QColor("#ff9f1c"), "problem": QColor("#e4572e"),
+}
+LOD_SIMPLE = 0.4
+PORT_RADIUS = 4.5
+
+
+@dataclass
+class NodeLook:
+    """How the debugger and the editor want a node to look right now."""
+
+    status: str = ""            # "", "pending", "done", "failed", "stale", "running"
+    is_next: bool = False
+    breakpoint: bool = False
+    problems: list[str] = field(default_factory=list)
+    error: str = ""
+    seconds: float | None = None
+    rewrite: str = ""           # "", "fused", "removed", "replaced"
+    rewrite_reason: str = ""
+    overlay: QColor | None = None
+
+
+class NodeItem(QGraphicsItem):
+    """One graph node; ``look`` holds the run state, ``edges`` the attached edge items."""
+
+    def __init__(self, node: Node, category: Category | None, inputs: list[PortInfo],
+                 outputs: list[PortInfo], can_append: bool, doc: str = "") -> None:
+        super().__init__()
+        self.node = node
+        self.category = category
+        self.inputs = inputs
+        self.outputs = outputs
+        self.can_append = can_append
+        self.doc = doc
+        self.look = NodeLook()
+        self.edges: list[object] = []
+        rows = len(inputs) + (1 if can_append else 0)
+        self.width, self.height = node_size(rows, len(outputs))
+        self._color = QColor(CATEGORY_COLORS.get(category, CATEGORY_COLORS[None]))
+        self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
+                      | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
+                      | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
+        self.setAcceptHoverEvents(True)
+        self.setZValue(1)
+        self.setToolTip(self._node_tooltip())
+
+    @property
+    def node_id(self) -> int:
+        return self.node.node_id
+
+    # geometry ---------------------------------------------------------------------------------
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt override
+        return QRectF(-14, -14, self.width + 28, self.height + 30)
+
+    def input_pos(self, port: int) -> QPointF:
+        """Scene position of input ``port`` (the append slot is ``len(inputs)``)."""
+        return self.mapToScene(QPointF(0, self._row_y(port)))
+
+    def output_pos(self, port: int) -> QPointF:
+        return self.mapToScene(QPointF(self.width, self._row_y(port)))
+
+    def _row_y(self, row: int) -> float:
+        return HEADER_HEIGHT + row * PORT_HEIGHT + PORT_HEIGHT / 2
+
+    def port_at(self, scene_pos: QPointF) -> tuple[str, int] | None:
+        """("in", k) or ("out", k) when ``scene_pos`` is over a port row's handle area."""
+        p = self.mapFromScene(scene_pos)
+        row = int((p.y() - HEADER_HEIGHT) // PORT_HEIGHT)
+        if p.y() < HEADER_HEIGHT or row < 0:
+            return None
+        if -10 <= p.x() <= 48:
+            n = len(self.inputs) + (1 if self.can_append else 0)
+            return ("in", row) if row < n else None
+        if self.width - 48 <= p.x() <= self.width + 10:
+            return ("out", row) if row < len(self.outputs) else None
+        return None
+
+    # state --------------------------------------------------------------------------------------
+    def set_look(self, **changes: object) -> None:
+        for key, value in changes.items():
+            setattr(self.look, key, value)
+        self.setToolTip(self._node_tooltip())
+        self.update()
+
+    def _node_tooltip(self) -> str:
+        lines = [f"<b>{self.node.op}</b> 0x{self.node_id:x}"
+                 + (f" '{self.node.label}'" if self.node.label else "")]
+        if self.doc:
+            lines.append(self.doc)
+        look = self.look
+        if look.error:
+            lines.append(f"<span style='color:#d62828'>failed: {_esc(look.error)}</span>")
+        lines += [f"<span style='color:#e4572e'>problem: {_esc(p)}</span>"
+                  for p in look.problems]
+        if look.rewrite:
+            lines.append(f"<i>prepare: {look.rewrite} — {_esc(look.rewrite_reason)}</i>")
+        if look.seconds is not None:
+            lines.append(f"wall time {look.seconds * 1e3:.3f} ms")
+        return "<br>".join(lines)
+
+    def hoverMoveEvent(self, event: QGraphicsSceneHoverEvent) -> None:  # noqa: N802
+        hit = self.port_at(event.scenePos())
+        if hit is None:
+            self.setToolTip(self._node_tooltip())
+        elif hit[0] == "in" and hit[1] >= len(self.inputs):
+            self.setToolTip("drag an output here to append an input")
+        else:
+            port = (self.inputs if hit[0] == "in" else self.outputs)[hit[1]]
+            kind = "input" if hit[0] == "in" else "output"
+            extra = f"<br>value {port.folded}" if port.folded else ""
+            self.setToolTip(f"{kind} {hit[1]} <b>{port.name}</b>: {port.type_text}{extra}")
+        super().hoverMoveEvent(event)
+
+    def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: object) -> object:  # noqa: N802
+        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
+            for edge in self.edges:
+                edge.update_path()  # type: ignore[attr-defined]
+        return super().itemChange(change, value)
+
+    # painting ---------------------------------------------------------------------------------
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
+              widget: QWidget | None = None) -> None:
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        rect = QRectF(0, 0, self.width, self.height)
+        look = self.look
+        faded = look.rewrite in ("fused", "removed")
+        if faded:
+            painter.setOpacity(0.45)
+        body = look.overlay or QColor("#f7f7f4")
+        if lod < LOD_SIMPLE:
+            painter.fillRect(rect, self._state_color() or self._color)
+            return
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, lod > 0.7)
+        path = QPainterPath()
+        path.addRoundedRect(rect, 6, 6)
+        painter.fillPath(path, body)
+        head = QPainterPath()
+        head.addRoundedRect(QRectF(0, 0, self.width, HEADER_HEIGHT), 6, 6)
+        head_color = STATUS_COLORS["failed"] if look.status == "failed" else self._color
+        painter.fillPath(head, head_color)
+        painter.fillRect(QRectF(0, HEADER_HEIGHT - 6, self.width, 6), head_color)
+        self._paint_header(painter)
+        if lod > 0.55:
+            self._paint_ports(painter)
+        self._paint_outline(painter, path, faded)
+        self._paint_badges(painter)
+
+    def _state_color(self) -> QColor | None:
+        look = self.look
+        if look.status == "failed":
+            return STATUS_COLORS["failed"]
+        if look.is_next:
+            return STATUS_COLORS["next"]
+        if look.problems:
+            return STATUS_COLORS["problem"]
+        return STATUS_COLORS.get(look.status) or look.overlay
+
+    def _paint_header(self, painter: QPainter) -> None:
+        painter.setPen(QColor("white"))
+        font = QFont(painter.font())
+        font.setPointSizeF(9.5)
+        font.setBold(True)
+        painter.setFont(font)
+        op = self.node.op
+        if self.look.rewrite == "replaced":
+            op = f"{op} → AutoQuantize"
+        painter.drawText(QRectF(8, 2, self.width - 16, 19), Qt.AlignmentFlag.AlignVCenter, op)
+        font.setBold(False)
+        font.setPointSizeF(8.5)
+        painter.setFont(font)
+        sub = f"0x{self.node_id:x}" + (f"  {self.node.label}" if self.node.label else "")
+        elided = painter.fontMetrics().elidedText(sub, Qt.TextElideMode.ElideRight,
+                                                  int(self.width - 16))
+        painter.drawText(QRectF(8, 19, self.width - 16, 18), Qt.AlignmentFlag.AlignVCenter,
+                         elided)
+
+    def _paint_ports(self, painter: QPainter) -> None:
+        font = QFont(painter.font())
+        font.setPointSizeF(8)
+        painter.setFont(font)
+        mono = QFont("monospace")
+        mono.setStyleHint(QFont.StyleHint.Monospace)
+        mono.setPointSizeF(8)
+        half = self.width / 2 - 6
+        for k, port in enumerate(self.inputs):
+            y = self._row_y(k)
+            self._port_dot(painter, QPointF(0, y), port.connected or bool(port.folded))
+            painter.setPen(QColor("#333"))
+            painter.setFont(font)
+            painter.drawText(QRectF(9, y - 8, half, 16), Qt.AlignmentFlag.AlignVCenter,
+                             port.name)
+            if port.folded:
+                painter.setFont(mono)
+                painter.setPen(QColor("#0b5394"))
+                width = painter.fontMetrics().horizontalAdvance(port.name + "  ")
+                text = painter.fontMetrics().elidedText(
+                    "= " + port.folded, Qt.TextElideMode.ElideRight, int(self.width - width - 24))
+                painter.drawText(QRectF(9 + width, y - 8, self.width, 16),
+                                 Qt.AlignmentFlag.AlignVCenter, text)
+        if self.can_append:
+            y = self._row_y(len(self.inputs))
+            painter.setPen(QPen(QColor("#999"), 1, Qt.PenStyle.DashLine))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawEllipse(QPointF(0, y), PORT_RADIUS, PORT_RADIUS)
+            painter.setFont(font)
+            painter.setPen(QColor("#999"))
+            painter.drawText(QRectF(9, y - 8, half, 16), Qt.AlignmentFlag.AlignVCenter, "+")
+        painter.setFont(font)
+        for k, port in enumerate(self.outputs):
+            y = self._row_y(k)
+            self._port_dot(painter, QPointF(self.width, y), True)
+            painter.setPen(QColor("#333"))
+            painter.drawText(QRectF(self.width / 2, y - 8, half, 16),
+                             Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
+                             port.name)
+
+    def _port_dot(self, painter: QPainter, center: QPointF, filled: bool) -> None:
+        painter.setPen(QPen(QColor("#444"), 1))
+        painter.setBrush(QBrush(QColor("#444") if filled else QColor("white")))
+        painter.drawEllipse(center, PORT_RADIUS, PORT_RADIUS)
+
+    def _paint_outline(self, painter: QPainter, path: QPainterPath, faded: bool) -> None:
+        look = self.look
+        color = self._state_color() if look.status != "pending" or look.is_next else None
+        width = 3.5 if look.is_next or look.status in ("failed", "running") else 2.5
+        pen = QPen(color or QColor("#555"), width if color else 1)
+        if look.status == "stale" or faded:
+            pen.setStyle(Qt.PenStyle.DashLine)
+        if self.isSelected():
+            pen = QPen(QColor("#1f78d1"), 3.5 if color is None else width)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setPen(pen)
+        painter.drawPath(path)
+        if self.isSelected() and color is not None:
+            painter.setPen(QPen(QColor("#1f78d1"), 1.5, Qt.PenStyle.DotLine))
+            painter.drawRoundedRect(QRectF(-6, -6, self.width + 12, self.height + 12), 9, 9)
+
+    def _paint_badges(self, painter: QPainter) -> None:
+        look = self.look
+        font = QFont(painter.font())
+        font.setPointSizeF(8)
+        font.setBold(True)
+        painter.setFont(font)
+        if look.breakpoint:
+            painter.setPen(QPen(QColor("white"), 1.5))
+            painter.setBrush(QColor("#c1121f"))
+            painter.drawEllipse(QPointF(-3, -3), 7, 7)
+        if look.is_next:
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(STATUS_COLORS["next"])
+            arrow = [QPointF(-14, 8), QPointF(-4, 14), QPointF(-14, 20)]
+            painter.drawPolygon(arrow)
+        tag, color = self._tag()
+        if tag:
+            metrics = painter.fontMetrics()
+            w = metrics.horizontalAdvance(tag) + 10
+            box = QRectF(self.width - w - 4, self.height + 2, w, 14)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(color)
+            painter.drawRoundedRect(box, 3, 3)
+            painter.setPen(QColor("white"))
+            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, tag)
+        if look.problems:
+            painter.setPen(QPen(STATUS_COLORS["problem"], 1))
+            painter.setBrush(STATUS_COLORS["problem"])
+            painter.drawEllipse(QPointF(self.width - 2, -2), 7, 7)
+            painter.setPen(QColor("white"))
+            painter.drawText(QRectF(self.width - 9, -9, 14, 14), Qt.AlignmentFlag.AlignCenter,
+                             "!")
+
+    def _tag(self) -> tuple[str, QColor]:
+        look = self.look
+        if look.status == "failed":
+            return "failed", STATUS_COLORS["failed"]
+        if look.status == "stale":
+            return "stale", STATUS_COLORS["stale"]
+        if look.rewrite in ("fused", "removed"):
+            return look.rewrite, QColor("#777")
+        if look.status == "running":
+            return "running", STATUS_COLORS["running"]
+        if look.status == "done":
+            ms = f" {look.seconds * 1e3:.2f} ms" if look.seconds is not None else ""
+            return "✓" + ms, STATUS_COLORS["done"]
+        if look.is_next:
+            return "next", STATUS_COLORS["next"]
+        return "", QColor()
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

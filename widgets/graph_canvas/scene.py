@@ -1,0 +1,301 @@
+"""GraphScene: the graph's nodes and edges as items, kept in step with ``graph.edited``.
+
+The scene never edits the graph. It reports what the user did (moved nodes, dragged a
+connection, dropped an op) through signals; the app turns those into undoable commands.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, QPointF, QRectF, Signal
+from PySide6.QtGui import QColor, QPen
+from PySide6.QtWidgets import (
+    QGraphicsPathItem,
+    QGraphicsScene,
+    QGraphicsSceneMouseEvent,
+    QGraphicsSimpleTextItem,
+)
+
+from hexscope.engine.events import GraphEdited
+from hexscope.engine.graph import Graph
+from hexscope.engine.nodes import Node
+from hexscope.engine.ops.registry import REGISTRY, OpRegistry
+from hexscope.engine.validate import can_connect
+from hexscope.widgets.graph_canvas.edge_item import EdgeItem, curve
+from hexscope.widgets.graph_canvas.layout import COLUMN_GAP, NODE_WIDTH, layered_layout
+from hexscope.widgets.graph_canvas.model import folded_consts, input_ports, output_ports
+from hexscope.widgets.graph_canvas.node_item import NodeItem, NodeLook
+
+OK_COLOR = QColor("#2e9d4f")
+BAD_COLOR = QColor("#d62828")
+
+
+class GraphScene(QGraphicsScene):
+    """Items for the nodes of ``graph``; tiny single-use consts fold onto their consumer."""
+
+    nodes_moved = Signal(object)                 # {node_id: (x, y)} after a drag
+    connect_requested = Signal(int, int, int, int)   # src id, output, dst id, input port
+    op_dropped = Signal(str, QPointF)            # op name, scene position
+    selection_ids_changed = Signal(object)       # list of selected node ids
+
+    def __init__(self, graph: Graph, registry: OpRegistry = REGISTRY,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.graph = graph
+        self.registry = registry
+        self.show_consts = False
+        self.read_only = False
+        self.folded: dict[int, int] = {}
+        self.items_by_id: dict[int, NodeItem] = {}
+        self.looks: dict[int, NodeLook] = {}
+        self._press_positions: dict[int, QPointF] = {}
+        self._drag: tuple[NodeItem, int] | None = None
+        self._drag_line: QGraphicsPathItem | None = None
+        self._drag_label: QGraphicsSimpleTextItem | None = None
+        self.drag_problem: str | None = None
+        self._disconnect = graph.edited.connect(self._on_edited)
+        self.selectionChanged.connect(self._emit_selection)
+        self.rebuild()
+
+    def close(self) -> None:
+        """Stop following the graph (call before dropping the scene)."""
+        self._disconnect()
+
+    # building ---------------------------------------------------------------------------------
+    def rebuild(self) -> None:
+        """Recreate every item (after a load or the const toggle)."""
+        selected = self.selected_ids()
+        self.clear()
+        self.items_by_id.clear()
+        self.folded = {} if self.show_consts else folded_consts(self.graph)
+        for node in self.graph:
+            if node.node_id not in self.folded:
+                self._add_item(node)
+        for item in self.items_by_id.values():
+            self._add_incoming_edges(item)
+        self._select(selected)
+
+    def _add_item(self, node: Node) -> NodeItem:
+        spec = self.registry.get(node.op) if node.op in self.registry else None
+        inputs, can_append = input_ports(self.graph, node, self.folded, self.registry)
+        if node.is_const:
+            inputs, can_append = [], False
+        item = NodeItem(node, spec.category if spec else None, inputs,
+                        output_ports(node, self.registry), can_append,
+                        spec.summary if spec else "")
+        item.look = self.looks.setdefault(node.node_id, NodeLook())
+        item.set_look()
+        item.setPos(self._position_for(node))
+        self.addItem(item)
+        self.items_by_id[node.node_id] = item
+        return item
+
+    def _position_for(self, node: Node) -> QPointF:
+        if node.position is not None:
+            return QPointF(*node.position)
+        # A const with no position yet (shown after folding): left of its first consumer.
+        for dst, port, _ in self.graph.consumers(node.node_id):
+            if dst in self.items_by_id:
+                target = self.items_by_id[dst].input_pos(port)
+                return QPointF(target.x() - NODE_WIDTH - COLUMN_GAP / 2, target.y() - 30)
+        return QPointF(0, 0)
+
+    def _add_incoming_edges(self, item: NodeItem) -> None:
+        for port, (src, out) in enumerate(item.node.inputs):
+            producer = self.items_by_id.get(src)
+            if producer is not None and out < len(producer.outputs):
+                self.addItem(EdgeItem(producer, out, item, port))
+
+    def _remove_item(self, node_id: int) -> None:
+        item = self.items_by_id.pop(node_id, None)
+        if item is None:
+            return
+        for edge in list(item.edges):
+            edge.detach()  # type: ignore[attr-defined]
+            self.removeItem(edge)  # type: ignore[arg-type]
+        self.removeItem(item)
+
+    # following edits ------------------------------------------------------------------------
+    def _on_edited(self, event: GraphEdited) -> None:
+        if len(event.changed) > 200:
+            self.rebuild()
+            return
+        folded = {} if self.show_consts else folded_consts(self.graph)
+        refold = {c for c in set(folded) ^ set(self.folded)}
+        refold |= {folded.get(c) or self.folded.get(c) for c in refold} - {None}  # type: ignore[misc]
+        self.folded = folded
+        affected = set(refold)
+        for nid in event.changed:
+            if self._moved_only(nid):
+                self.items_by_id[nid].node = self.graph.node(nid)
+                self.items_by_id[nid].setPos(QPointF(*self.graph.node(nid).position))
+                continue
+            affected.add(nid)
+            if nid in self.graph:
+                affected |= {s for s, _ in self.graph.node(nid).inputs}
+                affected |= {d for d, _, _ in self.graph.consumers(nid)}
+        if affected:
+            self._refresh(affected)
+
+    def _moved_only(self, nid: int) -> bool:
+        item = self.items_by_id.get(nid)
+        if item is None or nid not in self.graph:
+            return False
+        node = self.graph.node(nid)
+        return node.position is not None and item.node.with_(position=node.position) == node
+
+    def _refresh(self, affected: set[int]) -> None:
+        selected = self.selected_ids()
+        for nid in affected:
+            self._remove_item(nid)
+        fresh = [self._add_item(self.graph.node(nid)) for nid in self.graph.order
+                 if nid in affected and nid not in self.folded]
+        for item in fresh:
+            self._add_incoming_edges(item)
+            for dst, port, out in self.graph.consumers(item.node_id):
+                consumer = self.items_by_id.get(dst)
+                if consumer is not None and dst not in affected and out < len(item.outputs):
+                    self.addItem(EdgeItem(item, out, consumer, port))
+        self._select(selected)
+
+    # looks ----------------------------------------------------------------------------------------
+    def set_look(self, node_id: int, **changes: object) -> None:
+        look = self.looks.setdefault(node_id, NodeLook())
+        for key, value in changes.items():
+            setattr(look, key, value)
+        item = self.items_by_id.get(node_id)
+        if item is not None:
+            item.set_look()
+
+    def reset_looks(self, **values: object) -> None:
+        """Set the same fields on every node (e.g. clear all run states)."""
+        for nid in self.graph.order:
+            self.set_look(nid, **values)
+
+    # selection ----------------------------------------------------------------------------------
+    def selected_ids(self) -> list[int]:
+        return [i.node_id for i in self.selectedItems() if isinstance(i, NodeItem)]
+
+    def _select(self, ids: list[int]) -> None:
+        self.blockSignals(True)
+        for nid in ids:
+            item = self.items_by_id.get(nid)
+            if item is not None:
+                item.setSelected(True)
+        self.blockSignals(False)
+
+    def select_only(self, node_id: int) -> NodeItem | None:
+        """Select one node (a folded const selects its consumer); returns its item."""
+        nid = self.folded.get(node_id, node_id)
+        self.clearSelection()
+        item = self.items_by_id.get(nid)
+        if item is not None:
+            item.setSelected(True)
+        return item
+
+    def _emit_selection(self) -> None:
+        self.selection_ids_changed.emit(self.selected_ids())
+
+    # layout ---------------------------------------------------------------------------------------
+    def layout_positions(self) -> dict[int, tuple[float, float]]:
+        """Where the layered layout puts every visible node."""
+        items = self.items_by_id
+        return layered_layout(self.graph, items,
+                              lambda nid: (items[nid].width, items[nid].height))
+
+    # mouse: moves and drag-to-connect ----------------------------------------------------------
+    def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
+        item = self._node_at(event.scenePos())
+        hit = item.port_at(event.scenePos()) if item else None
+        if item and hit and hit[0] == "out" and not self.read_only:
+            self._start_drag(item, hit[1])
+            event.accept()
+            return
+        super().mousePressEvent(event)
+        self._press_positions = {i.node_id: i.pos() for i in self.selectedItems()
+                                 if isinstance(i, NodeItem)}
+
+    def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
+        if self._drag is not None:
+            self._update_drag(event.scenePos())
+            return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
+        if self._drag is not None:
+            self._finish_drag(event.scenePos())
+            return
+        super().mouseReleaseEvent(event)
+        moved = {nid: (item.pos().x(), item.pos().y())
+                 for nid, start in self._press_positions.items()
+                 if (item := self.items_by_id.get(nid)) is not None and item.pos() != start}
+        self._press_positions = {}
+        if moved:
+            self.nodes_moved.emit(moved)
+
+    def _node_at(self, pos: QPointF) -> NodeItem | None:
+        for item in self.items(pos):
+            if isinstance(item, NodeItem):
+                return item
+        # Port handles stick out of the node's body by a few pixels.
+        for item in self.items(QRectF(pos.x() - 10, pos.y() - 2, 20, 4)):
+            if isinstance(item, NodeItem) and item.port_at(pos):
+                return item
+        return None
+
+    def _start_drag(self, item: NodeItem, port: int) -> None:
+        self._drag = (item, port)
+        self._drag_line = QGraphicsPathItem()
+        self._drag_line.setZValue(5)
+        self._drag_label = QGraphicsSimpleTextItem()
+        self._drag_label.setZValue(6)
+        self.addItem(self._drag_line)
+        self.addItem(self._drag_label)
+        self._update_drag(item.output_pos(port))
+
+    def drag_target(self, pos: QPointF) -> tuple[int, int] | None:
+        """(node id, input port) under ``pos`` while dragging a connection."""
+        item = self._node_at(pos)
+        hit = item.port_at(pos) if item else None
+        if item is None or hit is None or hit[0] != "in":
+            return None
+        return item.node_id, hit[1]
+
+    def connection_problem(self, src: tuple[int, int], dst: int, port: int) -> str | None:
+        """Why output ``src`` may not feed input ``port`` of ``dst`` (None if it may)."""
+        node = self.graph.node(dst)
+        if port > len(node.inputs):
+            return f"connect input {len(node.inputs)} of 0x{dst:x} first (inputs are in order)"
+        issue = can_connect(self.graph, src, dst, port, self.registry)
+        return issue.message if issue else None
+
+    def _update_drag(self, pos: QPointF) -> None:
+        assert self._drag is not None and self._drag_line and self._drag_label
+        src_item, out = self._drag
+        target = self.drag_target(pos)
+        end = pos
+        if target is None:
+            self.drag_problem, color, text = "not over an input port", QColor("#888"), ""
+        else:
+            self.drag_problem = self.connection_problem((src_item.node_id, out), *target)
+            end = self.items_by_id[target[0]].input_pos(target[1])
+            color = BAD_COLOR if self.drag_problem else OK_COLOR
+            text = self.drag_problem or f"connect to 0x{target[0]:x} input {target[1]}"
+        pen = QPen(color, 2.5)
+        pen.setCosmetic(True)
+        self._drag_line.setPen(pen)
+        self._drag_line.setPath(curve(src_item.output_pos(out), end))
+        self._drag_label.setBrush(color)
+        self._drag_label.setText(text)
+        self._drag_label.setPos(pos + QPointF(12, 10))
+
+    def _finish_drag(self, pos: QPointF) -> None:
+        assert self._drag is not None
+        src_item, out = self._drag
+        self._update_drag(pos)
+        target = self.drag_target(pos)
+        for temp in (self._drag_line, self._drag_label):
+            if temp is not None:
+                self.removeItem(temp)
+        self._drag, self._drag_line, self._drag_label = None, None, None
+        if target is not None and self.drag_problem is None:
+            self.connect_requested.emit(src_item.node_id, out, target[0], target[1])

@@ -1,0 +1,143 @@
+"""GraphCanvas: the view on a GraphScene: pan, zoom, zoom to fit, rubber band, op drops."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import (
+    QColor,
+    QDragEnterEvent,
+    QDragMoveEvent,
+    QDropEvent,
+    QMouseEvent,
+    QPainter,
+    QPen,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import QGraphicsView, QWidget
+
+from hexscope.widgets.graph_canvas.scene import GraphScene
+
+OP_MIME = "application/x-hexscope-op"
+MIN_ZOOM, MAX_ZOOM = 0.02, 4.0
+
+
+class GraphCanvas(QGraphicsView):
+    """Wheel zooms around the cursor; the middle button (or Alt + left) pans."""
+
+    def __init__(self, scene: GraphScene, parent: QWidget | None = None) -> None:
+        super().__init__(scene, parent)
+        self._scene = scene       # the view does not own the scene; keep it alive
+        self._pan_from: QPointF | None = None
+        self.setRenderHints(QPainter.RenderHint.Antialiasing
+                            | QPainter.RenderHint.TextAntialiasing)
+        self.setDragMode(QGraphicsView.DragMode.RubberBandDrag)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
+        self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState, True)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setBackgroundBrush(QColor("#eceeF1"))
+        self.setAcceptDrops(True)
+
+    def set_scene(self, scene: GraphScene) -> None:
+        self._scene = scene
+        self.setScene(scene)
+
+    @property
+    def zoom(self) -> float:
+        return self.transform().m11()
+
+    def zoom_by(self, factor: float) -> None:
+        target = min(MAX_ZOOM, max(MIN_ZOOM, self.zoom * factor))
+        self.scale(target / self.zoom, target / self.zoom)
+
+    def zoom_to_fit(self) -> None:
+        rect = self._scene.itemsBoundingRect()
+        if rect.isEmpty():
+            return
+        self.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.AspectRatioMode.KeepAspectRatio)
+        if self.zoom > 1.0:
+            self.zoom_by(1.0 / self.zoom)
+            self.centerOn(rect.center())
+
+    def center_on_node(self, node_id: int) -> None:
+        item = self._scene.items_by_id.get(self._scene.folded.get(node_id, node_id))
+        if item is None:
+            return
+        if self.zoom < 0.6:
+            self.zoom_by(0.8 / self.zoom)
+        self.centerOn(item.sceneBoundingRect().center())
+
+    # Qt overrides ---------------------------------------------------------------------------
+    def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802
+        steps = event.angleDelta().y() / 120.0
+        if steps:
+            self.zoom_by(1.2 ** steps)
+        event.accept()
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        alt = event.modifiers() & Qt.KeyboardModifier.AltModifier
+        if event.button() == Qt.MouseButton.MiddleButton or (
+                alt and event.button() == Qt.MouseButton.LeftButton):
+            self._pan_from = event.position()
+            self.setCursor(Qt.CursorShape.ClosedHandCursor)
+            event.accept()
+            return
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        if self._pan_from is not None:
+            delta = event.position() - self._pan_from
+            self._pan_from = event.position()
+            h, v = self.horizontalScrollBar(), self.verticalScrollBar()
+            h.setValue(h.value() - int(delta.x()))
+            v.setValue(v.value() - int(delta.y()))
+            event.accept()
+            return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        if self._pan_from is not None:
+            self._pan_from = None
+            self.unsetCursor()
+            event.accept()
+            return
+        super().mouseReleaseEvent(event)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
+        if event.mimeData().hasFormat(OP_MIME) and not self._scene.read_only:
+            event.acceptProposedAction()
+        else:
+            super().dragEnterEvent(event)
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:  # noqa: N802
+        if event.mimeData().hasFormat(OP_MIME):
+            event.acceptProposedAction()
+        else:
+            super().dragMoveEvent(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
+        if not event.mimeData().hasFormat(OP_MIME):
+            super().dropEvent(event)
+            return
+        name = bytes(event.mimeData().data(OP_MIME).data()).decode()
+        self._scene.op_dropped.emit(name, self.mapToScene(event.position().toPoint()))
+        event.acceptProposedAction()
+
+    def drawBackground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802
+        super().drawBackground(painter, rect)
+        if self.zoom < 0.35:
+            return
+        # A light dot grid helps to judge distances when placing nodes.
+        step = 40.0
+        painter.setPen(QPen(QColor("#d3d7de"), 0))
+        left = int(rect.left() // step) * step
+        top = int(rect.top() // step) * step
+        points = [QPointF(x, y)
+                  for x in _frange(left, rect.right(), step)
+                  for y in _frange(top, rect.bottom(), step)]
+        if len(points) < 20000:
+            painter.drawPoints(points)
+
+
+def _frange(start: float, stop: float, step: float) -> list[float]:
+    count = max(0, int((stop - start) / step) + 1)
+    return [start + k * step for k in range(count)]

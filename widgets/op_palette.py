@@ -1,0 +1,134 @@
+"""OpPalette: every declared op, grouped by category, with search; drag an op to the canvas."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QMimeData, Qt, Signal
+from PySide6.QtGui import QDrag
+from PySide6.QtWidgets import (
+    QLineEdit,
+    QSplitter,
+    QTextBrowser,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from hexscope.engine.ops.registry import REGISTRY, OpRegistry, OpSpec
+from hexscope.widgets.graph_canvas.view import OP_MIME
+
+NAME_ROLE = Qt.ItemDataRole.UserRole
+
+
+class _OpTree(QTreeWidget):
+    def startDrag(self, actions: Qt.DropAction) -> None:  # noqa: N802 - Qt override
+        item = self.currentItem()
+        name = item.data(0, NAME_ROLE) if item else None
+        if not name:
+            return
+        mime = QMimeData()
+        mime.setData(OP_MIME, name.encode())
+        mime.setText(name)
+        drag = QDrag(self)
+        drag.setMimeData(mime)
+        drag.exec(Qt.DropAction.CopyAction)
+
+
+class OpPalette(QWidget):
+    """Search box, op tree and the selected op's doc text."""
+
+    op_activated = Signal(str)     # double-click: add the op at the view's centre
+
+    def __init__(self, registry: OpRegistry = REGISTRY, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.registry = registry
+        self._build_ui()
+        self.search.textChanged.connect(self.filter)
+        self.tree.currentItemChanged.connect(self._show_doc)
+        self.tree.itemDoubleClicked.connect(self._activate)
+        self.populate()
+
+    def _build_ui(self) -> None:
+        self.search = QLineEdit(placeholderText="Search ops…")
+        self.search.setClearButtonEnabled(True)
+        self.tree = _OpTree()
+        self.tree.setHeaderHidden(True)
+        self.tree.setDragEnabled(True)
+        self.doc = QTextBrowser()
+        self.doc.setOpenLinks(False)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.tree)
+        split.addWidget(self.doc)
+        split.setSizes([400, 160])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.search)
+        layout.addWidget(split)
+
+    def populate(self) -> None:
+        """Rebuild the tree from the registry (after a plugin declared more ops)."""
+        self.tree.clear()
+        for category, specs in self.registry.by_category().items():
+            group = QTreeWidgetItem([f"{category.value} ({len(specs)})"])
+            group.setFlags(Qt.ItemFlag.ItemIsEnabled)
+            self.tree.addTopLevelItem(group)
+            for spec in specs:
+                item = QTreeWidgetItem([spec.name if spec.simulated
+                                        else f"{spec.name}  (not simulated)"])
+                item.setData(0, NAME_ROLE, spec.name)
+                item.setToolTip(0, spec.summary)
+                group.addChild(item)
+        self.tree.expandAll()
+        self.filter(self.search.text())
+
+    def filter(self, text: str) -> None:
+        """Show ops whose name, alias or summary contains ``text``."""
+        q = text.strip().lower()
+        for g in range(self.tree.topLevelItemCount()):
+            group = self.tree.topLevelItem(g)
+            shown = 0
+            for k in range(group.childCount()):
+                item = group.child(k)
+                spec = self.registry.get(item.data(0, NAME_ROLE))
+                hit = not q or q in spec.name.lower() or q in spec.summary.lower() or any(
+                    q in a.lower() for a in spec.aliases)
+                item.setHidden(not hit)
+                shown += hit
+            group.setHidden(shown == 0)
+
+    def visible_ops(self) -> list[str]:
+        names = []
+        for g in range(self.tree.topLevelItemCount()):
+            group = self.tree.topLevelItem(g)
+            names += [group.child(k).data(0, NAME_ROLE) for k in range(group.childCount())
+                      if not group.isHidden() and not group.child(k).isHidden()]
+        return names
+
+    def _show_doc(self, item: QTreeWidgetItem | None) -> None:
+        name = item.data(0, NAME_ROLE) if item else None
+        if not name:
+            self.doc.clear()
+            return
+        self.doc.setHtml(doc_html(self.registry.get(name)))
+
+    def _activate(self, item: QTreeWidgetItem) -> None:
+        name = item.data(0, NAME_ROLE)
+        if name:
+            self.op_activated.emit(name)
+
+
+def doc_html(spec: OpSpec) -> str:
+    """The op's declaration as HTML: ports with types, then the doc text."""
+    def rows(ports: object, n: int) -> str:
+        return "".join(f"<li><b>{p.name}</b>: {p.type_text}</li>"
+                       for p in ports.ports_for(n))  # type: ignore[attr-defined]
+
+    n_in = max(spec.inputs.arity[0], len(spec.inputs.head))
+    n_out = max(spec.outputs.arity[0], len(spec.outputs.head))
+    text = spec.doc.replace("&", "&amp;").replace("<", "&lt;").replace("\n\n", "<p>")
+    sim = "" if spec.simulated else " <i>(not simulated yet)</i>"
+    op_id = f" · id {spec.op_id}" if spec.op_id is not None else ""
+    return (f"<h3>{spec.name}</h3><p>{spec.category.value}{op_id}{sim}</p>"
+            f"<p>inputs ({spec.inputs.arity_text()}):<ul>{rows(spec.inputs, n_in)}</ul>"
+            f"outputs ({spec.outputs.arity_text()}):<ul>{rows(spec.outputs, n_out)}</ul></p>"
+            f"<p>{text}</p>")

@@ -1,0 +1,45 @@
+"""ProblemsPanel: validation issues, errors first; activating one selects its node."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QListWidget, QListWidgetItem, QVBoxLayout, QWidget
+
+from hexscope.engine.validate import Issue, Severity
+
+
+class ProblemsPanel(QWidget):
+    node_activated = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.issues: list[Issue] = []
+        self.list = QListWidget()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.list)
+        self.list.itemClicked.connect(self._activate)
+        self.list.itemActivated.connect(self._activate)
+
+    def set_issues(self, issues: list[Issue], extra: list[str] = ()) -> None:  # type: ignore[assignment]
+        """Show ``issues``, plus free-text problems (e.g. an input that cannot be made)."""
+        self.issues = list(issues)
+        self.list.clear()
+        for issue in self.issues:
+            error = issue.severity is Severity.ERROR
+            item = QListWidgetItem(("✖ " if error else "⚠ ") + str(issue))
+            item.setForeground(QColor("#c1121f") if error else QColor("#9a6700"))
+            item.setData(Qt.ItemDataRole.UserRole, issue.node_id)
+            self.list.addItem(item)
+        for text in extra:
+            item = QListWidgetItem("✖ " + text)
+            item.setForeground(QColor("#c1121f"))
+            self.list.addItem(item)
+        if not self.issues and not extra:
+            self.list.addItem(QListWidgetItem("No problems."))
+
+    def _activate(self, item: QListWidgetItem) -> None:
+        node_id = item.data(Qt.ItemDataRole.UserRole)
+        if node_id is not None:
+            self.node_activated.emit(int(node_id))

@@ -1,0 +1,197 @@
+"""RangePanel: every node's output ranges in execution order, sortable; a click selects.
+
+Columns: range, step, zero code and whether 0.0 is exact, codes in use, the shares at 0 and
+255, and, with a float reference, the error in steps (LSB). Ranges loaded from a batch report
+show the same way, marked "batch".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from hexscope.engine.ranges import RangeStats
+
+COLUMNS = ("#", "node", "op", "out", "min", "max", "step", "zero code", "0.0 exact",
+           "codes used", "at 0 %", "at 255 %", "clipped %", "err max LSB", "err rms LSB",
+           "source")
+OVERLAYS = ("no overlay", "colour by clipping", "colour by range use")
+_ROOT = QModelIndex()
+
+
+def _cells(s: RangeStats) -> tuple[object, ...]:
+    """(display text, sort key) pairs per column."""
+    def err(v):
+        return (("", -1.0) if v is None else (f"{v:.2f}", v))
+    return (
+        (str(s.order), s.order), (f"0x{s.node_id:x}", s.node_id), (s.op, s.op),
+        (str(s.output), s.output), (f"{s.min:.6g}", s.min), (f"{s.max:.6g}", s.max),
+        (f"{s.stepsize:.4g}", s.stepsize), (str(s.zero_code), s.zero_code),
+        ("yes" if s.zero_exact else "no", int(s.zero_exact)),
+        (str(s.distinct), s.distinct), (f"{100 * s.share_0:.2f}", s.share_0),
+        (f"{100 * s.share_255:.2f}", s.share_255), (f"{100 * s.saturation:.2f}", s.saturation),
+        err(s.err_max_lsb), err(s.err_rms_lsb), (s.source, s.source),
+    )
+
+
+class RangeTableModel(QAbstractTableModel):
+    def __init__(self, parent: object = None) -> None:
+        super().__init__(parent)
+        self.stats: list[RangeStats] = []
+        self._cells: list[tuple] = []
+
+    def set_stats(self, stats: Sequence[RangeStats]) -> None:
+        self.beginResetModel()
+        self.stats = list(stats)
+        self._cells = [_cells(s) for s in self.stats]
+        self.endResetModel()
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = _ROOT) -> int:
+        return 0 if parent.isValid() else len(self.stats)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = _ROOT) -> int:
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex,
+             role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if not index.isValid():
+            return None
+        text, key = self._cells[index.row()][index.column()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return text
+        if role == Qt.ItemDataRole.UserRole:
+            return key
+        if role == Qt.ItemDataRole.ForegroundRole and COLUMNS[index.column()] == "clipped %":
+            return saturation_color(self.stats[index.row()].saturation)
+        return None
+
+
+def saturation_color(share: float) -> QColor:
+    """Green at 0 % clipped, through yellow, to red at 5 % and beyond."""
+    x = max(0.0, min(1.0, share / 0.05))
+    return QColor(int(40 + 200 * x), int(180 - 140 * max(0.0, x - 0.5) * 2), 50)
+
+
+def use_color(share: float) -> QColor:
+    """Red when few codes are used (a range far too wide), green when most are."""
+    x = max(0.0, min(1.0, share))
+    return QColor(int(220 - 180 * x), int(60 + 140 * x), 60)
+
+
+def overlay_for(stats: Sequence[RangeStats], kind: int
+                ) -> tuple[dict[int, QColor] | None, list[tuple[str, QColor]]]:
+    """Node colours and legend for overlay ``kind`` (an index into OVERLAYS); per node the
+    worst of its outputs."""
+    if kind == 0:
+        return None, []
+    colors: dict[int, QColor] = {}
+    worst: dict[int, float] = {}
+    for s in stats:
+        if kind == 1:
+            value = max(worst.get(s.node_id, 0.0), s.saturation)
+        else:
+            value = min(worst.get(s.node_id, 1.0), s.range_use)
+        worst[s.node_id] = value
+    for node_id, value in worst.items():
+        colors[node_id] = saturation_color(value) if kind == 1 else use_color(value)
+    if kind == 1:
+        legend = [("0 % clipped", saturation_color(0)), ("2.5 %", saturation_color(0.025)),
+                  ("≥ 5 % clipped", saturation_color(0.05))]
+    else:
+        legend = [("few codes used", use_color(0.05)), ("half", use_color(0.5)),
+                  ("all 256 codes", use_color(1.0))]
+    return colors, legend
+
+
+class RangePanel(QWidget):
+    """See the module docstring."""
+
+    node_activated = Signal(int)
+    overlay_changed = Signal(object, object)       # colours or None, legend
+    load_batch_requested = Signal()
+    load_reference_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = RangeTableModel(self)
+        self._build_ui()
+        self._table.clicked.connect(self._on_clicked)
+        self._overlay.currentIndexChanged.connect(self._emit_overlay)
+        self._batch.clicked.connect(self.load_batch_requested)
+        self._reference.clicked.connect(self.load_reference_requested)
+
+    def _build_ui(self) -> None:
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        bar = QHBoxLayout()
+        self._overlay = QComboBox()
+        self._overlay.addItems(OVERLAYS)
+        self._batch = QPushButton("Load batch ranges…")
+        self._reference = QPushButton("Load float reference…")
+        self._summary = QLabel("")
+        bar.addWidget(self._overlay)
+        bar.addWidget(self._batch)
+        bar.addWidget(self._reference)
+        bar.addWidget(self._summary, 1)
+        lay.addLayout(bar)
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setSortRole(Qt.ItemDataRole.UserRole)
+        self._table = QTableView()
+        self._table.setModel(self.proxy)
+        self._table.setSortingEnabled(True)
+        self._table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self._table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        self._table.verticalHeader().hide()
+        self._table.verticalHeader().setDefaultSectionSize(20)
+        self._table.horizontalHeader().setSectionResizeMode(
+            QHeaderView.ResizeMode.ResizeToContents)
+        lay.addWidget(self._table, 1)
+
+    def set_stats(self, stats: Sequence[RangeStats]) -> None:
+        self.model.set_stats(stats)
+        clipped = sum(s.saturation >= 0.01 for s in stats)
+        self._summary.setText(f"{len(stats)} quantized outputs, {clipped} with ≥ 1 % clipped")
+        self._emit_overlay()
+
+    def set_overlay_kind(self, kind: int) -> None:
+        self._overlay.setCurrentIndex(kind)
+
+    def sorted_node_ids(self) -> list[int]:
+        """Node ids in the table's current (sorted) row order."""
+        rows = range(self.proxy.rowCount())
+        return [self.model.stats[self.proxy.mapToSource(self.proxy.index(r, 0)).row()].node_id
+                for r in rows]
+
+    def _emit_overlay(self) -> None:
+        colors, legend = overlay_for(self.model.stats, self._overlay.currentIndex())
+        self.overlay_changed.emit(colors, legend)
+
+    def _on_clicked(self, index: QModelIndex) -> None:
+        row = self.proxy.mapToSource(index).row()
+        self.node_activated.emit(self.model.stats[row].node_id)
