@@ -69,7 +69,7 @@ def levels_of(tensor: Tensor, qrange: QuantRange | None, dequantized: bool,
     dequantized values, otherwise the data's finite min and max."""
     if is_codes(tensor) and not (dequantized and qrange is not None):
         return 0.0, 255.0
-    if dequantized and qrange is not None:
+    if dequantized and qrange is not None and is_codes(tensor):
         return float(qrange.min), float(qrange.max)
     finite = data[np.isfinite(data)] if data.dtype.kind == "f" else data
     if finite.size == 0:

@@ -169,7 +169,9 @@ class TensorHeatmapView(QWidget):
         return self._choice
 
     def set_dequantized(self, on: bool) -> None:
-        self._mode.setCurrentIndex(1 if on else 0)
+        """Show dequantized values (only for quint8 codes with a range)."""
+        if self._mode.model().item(1).isEnabled() or not on:
+            self._mode.setCurrentIndex(1 if on else 0)
 
     def set_axes(self, rows: int, cols: int) -> None:
         """Show axis ``rows`` down and ``cols`` across (0..3 = B, H, W, D)."""
@@ -243,7 +245,8 @@ class TensorHeatmapView(QWidget):
             self._readout.setText("no tensor")
             self._marker.hide()
             return
-        dequant = self._mode.currentIndex() == 1
+        dequant = (self._mode.currentIndex() == 1 and self._qrange is not None
+                   and is_codes(t))
         codes = plane(t.array, self._choice)
         data = np.ascontiguousarray(values_of(codes, t, self._qrange, dequant))
         if data.dtype.kind not in "fiu" or data.dtype.itemsize > 4:

@@ -1,0 +1,124 @@
+"""Range panel, range plot and padding check panel (issue 5): saturation figures, sorting,
+overlays and the listed padding readers."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from hexscope.engine import DType, Graph, Layout, QuantRange, Tensor
+from hexscope.engine.nodes import OutputDef
+from hexscope.engine.ops.context import KernelContext
+from hexscope.engine.ops.registry import REGISTRY, Category, Port, op
+from hexscope.engine.ranges import range_stats
+from hexscope.widgets.padding_check_panel import INHERITS, READS, PaddingCheckPanel
+from hexscope.widgets.range_panel import COLUMNS, RangePanel, saturation_color
+from hexscope.widgets.range_plot import RangePlotView
+
+PLUGIN = Path(__file__).resolve().parents[2] / "resources" / "plugins" / "peek_left.py"
+
+
+def _stats():
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 256, 1000).astype(np.uint8)
+    a[:100] = 255                                   # 10 % at 255 (plus random ones)
+    b = rng.integers(20, 40, 1000).astype(np.uint8)  # 20 codes used, nothing clipped
+    c = np.zeros(1000, np.uint8)                     # relu-like zeros: not clipping
+    return [range_stats(a, QuantRange(-2.0, 2.0), node_id=0x10, op="A", order=0),
+            range_stats(b, QuantRange(-1.0, 1.0), node_id=0x11, op="B", order=1),
+            range_stats(c, QuantRange(0.0, 6.0), node_id=0x12, op="C", order=2)], (a, b, c)
+
+
+def test_range_panel_rows_figures_and_sorting(qtbot):
+    stats, (a, b, c) = _stats()
+    panel = RangePanel()
+    qtbot.addWidget(panel)
+    panel.set_stats(stats)
+    m = panel.model
+    assert m.rowCount() == 3
+    col = COLUMNS.index("at 255 %")
+    assert m.data(m.index(0, col)) == f"{100 * np.mean(a == 255):.2f}"
+    assert m.data(m.index(1, COLUMNS.index("codes used"))) == str(len(set(b.tolist())))
+    assert m.data(m.index(2, COLUMNS.index("clipped %"))) == "0.00"
+    panel._table.sortByColumn(COLUMNS.index("clipped %"), Qt.SortOrder.DescendingOrder)
+    assert panel.sorted_node_ids()[0] == 0x10
+    with qtbot.waitSignal(panel.node_activated) as blocker:
+        panel._table.clicked.emit(panel.proxy.index(0, 0))
+    assert blocker.args == [0x10]
+
+
+def test_range_panel_overlay_colours_by_clipping(qtbot):
+    stats, (a, _, _) = _stats()
+    panel = RangePanel()
+    qtbot.addWidget(panel)
+    panel.set_stats(stats)
+    with qtbot.waitSignal(panel.overlay_changed) as blocker:
+        panel.set_overlay_kind(1)
+    colors, legend = blocker.args
+    share = (np.sum(a == 255) + np.sum(a == 0)) / a.size
+    assert colors[0x10] == saturation_color(share) and colors[0x10].red() > 200
+    assert colors[0x12] == saturation_color(0.0)
+    assert len(legend) == 3
+    with qtbot.waitSignal(panel.overlay_changed) as blocker:
+        panel.set_overlay_kind(0)
+    assert blocker.args[0] is None
+
+
+def test_range_plot_data_is_min_max_and_clipped_share(qtbot):
+    stats, (a, _, _) = _stats()
+    plot = RangePlotView()
+    qtbot.addWidget(plot)
+    plot.set_stats(stats)
+    np.testing.assert_array_equal(plot.mins, [-2.0, -1.0, 0.0])
+    np.testing.assert_array_equal(plot.maxs, [2.0, 1.0, 6.0])
+    expected = 100 * (np.sum(a == 255) + np.sum(a == 0)) / a.size
+    np.testing.assert_allclose(plot.clipped, [expected, 0.0, 0.0])
+
+
+TO_D32 = "TestViewsToD32"
+
+
+@pytest.fixture(scope="module")
+def peek_graph():
+    @op(TO_D32, Category.USER, user=True, d32_output=True, inputs=(Port("x", DType.QUINT8),),
+        outputs=(Port("y", DType.QUINT8, layout=Layout.D32),))
+    def to_d32(ctx: KernelContext, x: Tensor):
+        """Test op: to d32."""
+        return (x.to_d32(fill=ctx.padding_fill),)
+
+    if "PeekLeft_8_d32" not in REGISTRY:
+        spec = importlib.util.spec_from_file_location("_peek_left_plugin_w", PLUGIN)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    g = Graph()
+    g.append_node(0x100, "INPUT", outputs=[OutputDef((1, 3, 4, 2), 1)])
+    g.append_node(0x101, TO_D32, inputs=[(0x100, 0)], outputs=1)
+    g.append_const_node(0x10, np.array([0.0], np.float32))
+    g.append_const_node(0x11, np.array([1.0], np.float32))
+    g.append_node(0x102, "PeekLeft_8_d32", inputs=[(0x101, 0), (0x10, 0), (0x11, 0)],
+                  outputs=3)
+    g.append_node(0x103, "PeekLeft_8_d32", inputs=[(0x102, 0), (0x10, 0), (0x11, 0)],
+                  outputs=3)
+    g.append_node(0x104, "OUTPUT", inputs=[(0x103, 1)])
+    yield g
+    REGISTRY.unregister(TO_D32)
+
+
+def test_padding_check_panel_lists_readers_and_overlay(qtbot, peek_graph):
+    x = np.random.default_rng(2).integers(1, 255, (1, 3, 4, 2)).astype(np.uint8)
+    panel = PaddingCheckPanel()
+    qtbot.addWidget(panel)
+    panel.set_graph(peek_graph, lambda: [x])
+    with qtbot.waitSignal(panel.overlay_changed) as blocker:
+        report = panel.run_check()
+    # Both peeks read padding, but the second one's input already differs between the runs,
+    # so the check reports only the first place the difference appears (issue 5).
+    assert report.readers == [0x102] and report.inherited == [0x103]
+    assert panel.listed_ids() == [0x102, 0x103]
+    colors, legend = blocker.args
+    assert colors == {0x102: READS, 0x103: INHERITS}
+    assert legend[0][0] == "reads padding"
