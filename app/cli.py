@@ -1,0 +1,237 @@
+"""The ``hexscope`` command line: one entry point, one subcommand per task.
+
+Exit codes (every subcommand): 0 success / all checks passed, 1 a check failed (or, for
+``check-padding``, a node reads padding), 2 the graph or the inputs are invalid, 3 a
+backend failed. Nothing here imports Qt: only ``gui`` does, lazily.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from hexscope.engine.errors import BackendError, EngineError
+from hexscope.engine.graph import Graph
+
+EXIT_OK, EXIT_CHECK, EXIT_INVALID, EXIT_BACKEND = 0, 1, 2, 3
+C_SUFFIXES = (".c", ".h", ".cc", ".cpp")
+
+DESCRIPTION = """\
+Hexscope: a debugger for hexagon_nn graphs. Without a subcommand, opens the app.
+GRAPH is a .hexgraph file or a hexagon_nn graph-init C file (.c).
+Exit codes: 0 ok, 1 a check failed, 2 invalid graph or inputs, 3 backend failure."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from hexscope.app.cli_run import add_run_parser
+
+    parser = argparse.ArgumentParser(prog="hexscope", description=DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--plugin", action="append", default=[], metavar="FILE",
+                        help="load a user-op plugin (repeatable); load errors are reported, "
+                             "never fatal")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    gui = sub.add_parser("gui", help="open the app (the default)",
+                         description="Open the Hexscope app, optionally with a graph.")
+    gui.add_argument("graph", nargs="?", metavar="GRAPH")
+    add_run_parser(sub)
+    validate = sub.add_parser("validate", help="list every problem of a graph",
+                              description="List every problem of GRAPH (errors and "
+                                          "warnings); exit 2 if there is an error.")
+    validate.add_argument("graph", metavar="GRAPH")
+    info = sub.add_parser("info", help="print a summary of a graph (like snpprint)",
+                          description="Print the nodes in order with op, padding, inputs, "
+                                      "output shapes and const sizes, in the spirit of "
+                                      "hexagon_nn's snpprint.")
+    info.add_argument("graph", metavar="GRAPH")
+    info.add_argument("--prepared", action="store_true",
+                      help="list the graph as prepare leaves it (fusions, dead nodes "
+                           "removed, Consts first)")
+    imp = sub.add_parser("import", help="import a hexagon_nn graph-init C file",
+                         description="Read a hexagon_nn graph-init C file and save it as a "
+                                     ".hexgraph file.")
+    imp.add_argument("source", metavar="FILE.c")
+    imp.add_argument("-o", "--output", metavar="GRAPH.hexgraph",
+                     help="default: FILE with the .hexgraph suffix")
+    exp = sub.add_parser("export", help="export a graph as a graph-init C file",
+                         description="Write GRAPH as a hexagon_nn graph-init C file that "
+                                     "compiles against hexagon_nn's headers.")
+    exp.add_argument("graph", metavar="GRAPH")
+    exp.add_argument("-o", "--output", metavar="FILE.c", help="default: GRAPH with .c")
+    pad = sub.add_parser("check-padding", help="find nodes that read d32 padding",
+                         description="Run GRAPH twice with different d32 padding contents "
+                                     "and list the nodes whose results change (exit 1 if "
+                                     "any).")
+    pad.add_argument("graph", metavar="GRAPH")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    load_plugins(args.plugin)
+    command = args.command or "gui"
+    handler = {"gui": cmd_gui, "validate": cmd_validate, "info": cmd_info,
+               "import": cmd_import, "export": cmd_export, "check-padding": cmd_check_padding,
+               "run": _cmd_run}[command]
+    try:
+        return handler(args)
+    except KeyboardInterrupt:
+        print("hexscope: interrupted", file=sys.stderr)
+        return 130
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from hexscope.app.cli_run import cmd_run
+
+    return cmd_run(args)
+
+
+def err(message: str) -> None:
+    print(f"hexscope: {message}", file=sys.stderr)
+
+
+def load_plugins(paths: Sequence[str]) -> None:
+    """The plugins of the default folder, then each --plugin; failures only print."""
+    try:
+        from hexscope.engine import plugins
+    except ImportError:
+        if paths:
+            err("plugins are not available in this build; ignoring --plugin")
+        return
+    try:
+        plugins.load_plugins_from(plugins.default_plugin_dir())
+    except Exception as exc:  # noqa: BLE001 - a broken plugin never stops the tool
+        err(f"plugins: {exc}")
+    for path in paths:
+        try:
+            plugins.load_plugin(path)
+        except Exception as exc:  # noqa: BLE001
+            err(f"plugin {path}: {exc}")
+
+
+def load_any(path: str, warnings: list[str] | None = None) -> Graph:
+    """A .hexgraph file, or a graph-init C file through the importer."""
+    if Path(path).suffix.lower() in C_SUFFIXES:
+        from hexscope.engine.io.c_import import import_c
+
+        return import_c(path, warnings)
+    return Graph.load(path)
+
+
+def _load_or_report(path: str) -> Graph | None:
+    notes: list[str] = []
+    try:
+        graph = load_any(path, notes)
+    except EngineError as exc:
+        err(str(exc))
+        return None
+    for note in notes:
+        print(f"warning: {note}", file=sys.stderr)
+    return graph
+
+
+def cmd_gui(args: argparse.Namespace) -> int:
+    try:
+        from hexscope.app.gui import run_gui
+    except ImportError as exc:
+        err(f"the app cannot start: {exc}")
+        return EXIT_INVALID
+    return int(run_gui(getattr(args, "graph", None)))
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from hexscope.engine.validate import Severity, validate
+
+    graph = _load_or_report(args.graph)
+    if graph is None:
+        return EXIT_INVALID
+    issues = validate(graph)
+    for issue in issues:
+        print(issue)
+    n_errors = sum(i.severity is Severity.ERROR for i in issues)
+    print(f"{args.graph}: {len(graph)} nodes, {n_errors} error(s), "
+          f"{len(issues) - n_errors} warning(s)")
+    return EXIT_INVALID if n_errors else EXIT_OK
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from hexscope.app.cli_info import info_lines
+
+    graph = _load_or_report(args.graph)
+    if graph is None:
+        return EXIT_INVALID
+    try:
+        lines = info_lines(graph, Path(args.graph).name, prepared=args.prepared)
+    except EngineError as exc:
+        err(str(exc))
+        return EXIT_INVALID
+    print("\n".join(lines))
+    return EXIT_OK
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from hexscope.engine.io.c_import import import_c
+
+    out = args.output or str(Path(args.source).with_suffix(".hexgraph"))
+    notes: list[str] = []
+    try:
+        graph = import_c(args.source, notes)
+        graph.save(out)
+    except EngineError as exc:
+        err(str(exc))
+        return EXIT_INVALID
+    except OSError as exc:
+        err(f"{out}: {exc.strerror or exc}")
+        return EXIT_INVALID
+    for note in notes:
+        print(f"warning: {note}", file=sys.stderr)
+    consts = sum(n.is_const for n in graph)
+    print(f"imported {len(graph)} nodes ({consts} Const) from {args.source} into {out}")
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from hexscope.engine.io.c_export import export_c
+
+    graph = _load_or_report(args.graph)
+    if graph is None:
+        return EXIT_INVALID
+    out = args.output or str(Path(args.graph).with_suffix(".c"))
+    try:
+        export_c(graph, out, Path(args.graph).stem)
+    except EngineError as exc:
+        err(str(exc))
+        return EXIT_INVALID
+    except OSError as exc:
+        err(f"{out}: {exc.strerror or exc}")
+        return EXIT_INVALID
+    print(f"exported {len(graph)} nodes from {args.graph} to {out}")
+    return EXIT_OK
+
+
+def cmd_check_padding(args: argparse.Namespace) -> int:
+    try:
+        from hexscope.engine.padding_check import check_padding
+    except ImportError:
+        err("the padding check is not available in this build "
+            "(hexscope.engine.padding_check is missing)")
+        return EXIT_INVALID
+    from hexscope.engine.inputs import make_inputs
+
+    graph = _load_or_report(args.graph)
+    if graph is None:
+        return EXIT_INVALID
+    try:
+        inputs = make_inputs(graph, base_dir=Path(args.graph).resolve().parent)
+        report = check_padding(graph, inputs=inputs)
+    except BackendError as exc:
+        err(str(exc))
+        return EXIT_BACKEND
+    except EngineError as exc:
+        err(str(exc))
+        return EXIT_INVALID
+    for line in report.lines():
+        print(line)
+    return EXIT_CHECK if report.readers else EXIT_OK

@@ -1,0 +1,200 @@
+"""``hexscope run``: a graph over one or many input sets, with reports for CI."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from hexscope.engine.batch import BatchResult, InputSet, Outcome, RunRecord, run_batch
+from hexscope.engine.errors import EngineError, InputError
+from hexscope.engine.graph import Graph
+from hexscope.engine.inputs import InputSource, input_node, input_sources, make_inputs
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp")
+INPUT_SUFFIXES = (".npy", *IMAGE_SUFFIXES)
+
+RUN_EPILOG = """\
+NODE is the INPUT node's id, in hex (0x2024a) or decimal; IDX its output index (default 0).
+FILE is a .npy file or an image (resized to the input's declared shape). Inputs not given
+use the sources saved with the graph (else seeded random data). --inputs-dir runs the graph
+once per file of DIR (sorted by name); several --inputs-dir (for several INPUT outputs) must
+hold the same number of files.
+
+exit codes: 0 all checks passed, 1 a check failed, 2 the graph or inputs are invalid,
+3 a backend failed (also: dsp:// backends, not available yet)."""
+
+
+def add_run_parser(sub: Any) -> None:
+    run = sub.add_parser(
+        "run", help="run a graph over input sets, with JSON/JUnit reports",
+        description="Run GRAPH once per input set and report per node: status, time, "
+                    "shapes, ranges, saturation and every Check/Close result.",
+        epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    run.add_argument("graph", metavar="GRAPH")
+    run.add_argument("--input", action="append", default=[], metavar="NODE:IDX=FILE",
+                     help="feed FILE to output IDX of the INPUT node (repeatable)")
+    run.add_argument("--inputs-dir", action="append", default=[], metavar="[NODE:IDX=]DIR",
+                     help="one run per .npy/image file in DIR (repeatable)")
+    run.add_argument("--backend", default="sim", metavar="sim|dsp://HOST:PORT",
+                     help="where to run (default: sim, the simulated HVX)")
+    run.add_argument("--report", metavar="OUT.json", help="write the JSON report")
+    run.add_argument("--junit", metavar="OUT.xml", help="write a JUnit XML report")
+    run.add_argument("--dump", metavar="DIR",
+                     help="write every node's outputs as .npy files, with their ranges")
+    run.add_argument("--seed", type=int, default=0,
+                     help="session seed for random fills (default 0)")
+    run.add_argument("-q", "--quiet", action="store_true", help="only print the summary")
+
+
+def parse_target(text: str, graph: Graph) -> tuple[int, str]:
+    """``NODE:IDX=VALUE`` (or ``NODE=VALUE``, ``VALUE``) -> (output index, VALUE)."""
+    node_id = input_node(graph)
+    if node_id is None:
+        raise InputError("the graph has no INPUT node to feed")
+    if "=" not in text:
+        return 0, text
+    target, value = text.split("=", 1)
+    node_text, _, idx_text = target.partition(":")
+    try:
+        node = int(node_text, 0)
+        idx = int(idx_text or "0", 0)
+    except ValueError:
+        raise InputError(f"'{target}': expected NODE:IDX, e.g. 0x{node_id:x}:0") from None
+    if node != node_id:
+        raise InputError(f"'{target}': node 0x{node:x} is not the graph's INPUT node "
+                         f"(0x{node_id:x})")
+    n_out = len(graph.node(node_id).outputs)
+    if not 0 <= idx < n_out:
+        raise InputError(f"'{target}': the INPUT node has {n_out} output(s)")
+    return idx, value
+
+
+def _file_source(base: InputSource, path: Path) -> InputSource:
+    suffix = path.suffix.lower()
+    if suffix not in INPUT_SUFFIXES:
+        raise InputError(f"{path}: expected a .npy file or an image "
+                         f"({', '.join(IMAGE_SUFFIXES)})")
+    kind = "npy" if suffix == ".npy" else "image"
+    return dataclasses.replace(base, kind=kind, path=str(path.resolve()))
+
+
+def build_input_sets(graph: Graph, graph_path: str, inputs: list[str],
+                     inputs_dirs: list[str]) -> list[InputSet]:
+    """The input sets of a run; an input problem raises InputError (exit 2)."""
+    base_dir = Path(graph_path).resolve().parent
+    sources = input_sources(graph)
+    for text in inputs:
+        idx, value = parse_target(text, graph)
+        sources[idx] = _file_source(sources[idx], Path(value))
+    columns: list[tuple[int, list[Path]]] = []
+    for text in inputs_dirs:
+        idx, value = parse_target(text, graph)
+        folder = Path(value)
+        if not folder.is_dir():
+            raise InputError(f"{folder}: not a directory")
+        files = sorted(p for p in folder.iterdir() if p.suffix.lower() in INPUT_SUFFIXES)
+        if not files:
+            raise InputError(f"{folder}: no .npy or image files")
+        columns.append((idx, files))
+    counts = {len(files) for _, files in columns}
+    if len(counts) > 1:
+        raise InputError("the --inputs-dir folders hold different numbers of files: "
+                         + ", ".join(str(len(f)) for _, f in columns))
+    n_sets = counts.pop() if counts else 1
+    sets = []
+    for k in range(n_sets):
+        chosen = list(sources)
+        for idx, files in columns:
+            chosen[idx] = _file_source(chosen[idx], files[k])
+        name = columns[0][1][k].name if columns else "inputs"
+        sets.append(_materialise(graph, base_dir, chosen, name))
+    return sets
+
+
+def _materialise(graph: Graph, base_dir: Path, sources: list[InputSource],
+                 name: str) -> InputSet:
+    described = [s.describe() for s in sources]
+    try:
+        tensors = make_inputs(graph, base_dir, sources)
+    except EngineError as exc:
+        return InputSet(name, sources=described, error=str(exc))
+    return InputSet(name, tensors, described)
+
+
+class Progress:
+    """A bar on a terminal; plain lines otherwise (CI logs)."""
+
+    def __init__(self, stream: TextIO, quiet: bool) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.quiet = quiet
+
+    def __call__(self, done: int, total: int, run: RunRecord | None, name: str) -> None:
+        if self.tty:
+            width = 30
+            filled = width * done // max(total, 1)
+            self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
+                              f"{name[:40]:<40}")
+            if done == total and run is not None:
+                self.stream.write("\n")
+            self.stream.flush()
+        elif run is not None and not self.quiet:
+            print(f"run {done}/{total} {name}: {run.outcome.value} ({run.seconds:.3f} s)"
+                  + (f": {run.message}" if run.message else ""), file=self.stream, flush=True)
+
+
+def print_summary(result: BatchResult, out: TextIO) -> None:
+    seen: set[tuple[int, str]] = set()
+    for run in result.runs:
+        for node_id, warning in run.warnings:
+            if (node_id, warning) not in seen:
+                seen.add((node_id, warning))
+                print(f"warning: node 0x{node_id:x}: {warning}", file=out)
+        if run.outcome is not Outcome.PASSED and result.outcome is not Outcome.PASSED:
+            print(f"run {run.name}: {run.outcome.value}: {run.message}", file=out)
+    if not result.runs and result.message:
+        print(f"{result.outcome.value}: {result.message}", file=out)
+        for issue in result.issues:
+            print(f"  {issue}", file=out)
+    checks = [c for r in result.runs for c in r.checks]
+    failed = sum(c.status in ("failed", "error") for c in checks)
+    passed_runs = sum(r.outcome is Outcome.PASSED for r in result.runs)
+    print(f"{result.graph_name}: {len(result.runs)} run(s), {passed_runs} passed; "
+          f"{len(checks)} check result(s), {failed} failed; {result.outcome.value} "
+          f"(exit {result.exit_code})", file=out)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from hexscope.app.cli import load_any
+    from hexscope.engine.report import write_json, write_junit
+
+    name = Path(args.graph).name
+    result = BatchResult(name, args.backend)
+    notes: list[str] = []
+    try:
+        graph = load_any(args.graph, notes)
+        input_sets = build_input_sets(graph, args.graph, args.input, args.inputs_dir)
+    except EngineError as exc:
+        result.outcome, result.message = Outcome.INVALID, str(exc)
+    else:
+        for note in notes:
+            print(f"warning: {note}", file=sys.stderr)
+        result = run_batch(graph, input_sets, args.backend, graph_name=name,
+                           dump_dir=args.dump, progress=Progress(sys.stderr if sys.stderr
+                                                                 .isatty() else sys.stdout,
+                                                                 args.quiet),
+                           seed=args.seed)
+    try:
+        if args.report:
+            write_json(result, args.report, args.graph)
+        if args.junit:
+            write_junit(result, args.junit)
+    except OSError as exc:
+        print(f"hexscope: cannot write the report: {exc}", file=sys.stderr)
+        print_summary(result, sys.stdout)
+        return max(result.exit_code, 2)
+    print_summary(result, sys.stdout)
+    return result.exit_code
