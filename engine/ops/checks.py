@@ -8,6 +8,7 @@ and where the worst element is, as (b,h,w,d).
 from __future__ import annotations
 
 import numpy as np
+
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import CheckFailed
 from hexscope.engine.ops._cfmt import c_a, c_f, c_ptr, c_x
@@ -269,7 +270,9 @@ def close_q_quint8(ctx: KernelContext, dut: Tensor, dut_min: Tensor, dut_max: Te
     exactly 7 inputs, else 0.07 (graph spec §4.8). With 8 inputs (graph-loop mode, out of
     scope) inputs 6 and 7 are loop parameters and the default applies outside a loop.
     Failing elements are listed at level 2; on failure three level-0 lines give the max ratio,
-    both ranges and the worst element, then "data mismatch".
+    both ranges and the worst element, then "data mismatch". Fidelity: the multiply and add
+    of the dequantization are rounded separately; whether the DSP compiler fuses them is
+    unconfirmed (it can only move a ratio by an ulp).
     """
     limit = _F(scalar_f(extra[0])) if len(extra) == 1 else _F(FUDGE_FACTOR)
     ranges = [_F(scalar_f(t)) for t in (dut_min, dut_max, ref_min, ref_max)]

@@ -10,6 +10,7 @@ import itertools
 from collections.abc import Callable
 
 import numpy as np
+
 from hexscope.engine.dtypes import Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops._cfmt import c_f, c_ptr, c_x
