@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from hexscope.engine.dtypes import DType
 from hexscope.engine.ops._requant import quantize_uint8
 from hexscope.engine.ops.context import KernelContext, scalar_f

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops._requant import div255, rndi1, sat_u8, wrap_i16

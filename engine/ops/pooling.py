@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Padding

@@ -9,6 +9,7 @@ the left padding, which hexagon_nn leaves undefined. The padding check
 from __future__ import annotations
 
 import numpy as np
+
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.ops.context import KernelContext, require_d32
 from hexscope.engine.ops.registry import Category, Port, op

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from hexscope.engine import DType, Graph, InputError, Layout, Tensor
 from hexscope.engine.inputs import InputSource, set_input_sources
 from hexscope.engine.nodes import OutputDef

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from hexscope.engine import D32Padding, Tensor
 from hexscope.engine.padding_regions import (
     Region,

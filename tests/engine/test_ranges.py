@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from hexscope.engine import DType, Graph, InputError, QuantRange, Session, Tensor
 from hexscope.engine.nodes import OutputDef
 from hexscope.engine.ops.context import KernelContext
@@ -16,8 +19,6 @@ from hexscope.engine.ranges import (
     range_stats,
     references_from_session,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 QUANT = "TestRangesQuantize"
 
