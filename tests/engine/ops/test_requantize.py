@@ -126,3 +126,16 @@ def test_matches_a_per_element_reference(codes: list[int], span: float, scale: i
     ref, rmn, rmx = _ref(codes, -span, span)
     assert (mn, mx) == (rmn, rmx)
     assert y.tolist() == ref
+
+
+def test_tiny_gain_uses_path_b_even_for_large_aligned_tensors() -> None:
+    # §7: gi < 1024 (a code span near 2^31) selects Path B; Path A would differ here.
+    codes = np.random.default_rng(2).integers(-(2 ** 30), 2 ** 31 - 1, 256)
+    y, mn, mx = _run(codes, -1.0, 1.0)
+    level = f32(f32(2.0) * f32(2.0 ** -32))
+    gi = _rndi(f32(f32(level * f32(f32(255.0) / f32(f32(mx) - f32(mn)))) * f32(2.0 ** 31)))
+    assert gi < 1024
+    assert y.tolist() == _ref(codes.tolist(), -1.0, 1.0)[0]
+    oi = _rndi(f32(f32(mn) / level))
+    path_a = [min(255, max(0, ((c - oi) * gi + 2 ** 30) >> 31)) for c in codes.tolist()]
+    assert path_a != y.tolist()
