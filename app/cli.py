@@ -100,10 +100,13 @@ def load_plugins(paths: Sequence[str]) -> None:
         if paths:
             err("plugins are not available in this build; ignoring --plugin")
         return
+    problems: list[Exception] = []
     try:
-        plugins.load_plugins_from(plugins.default_plugin_dir())
+        plugins.load_plugins_from(plugins.default_plugin_dir(), errors=problems)
     except Exception as exc:  # noqa: BLE001 - a broken plugin never stops the tool
-        err(f"plugins: {exc}")
+        problems.append(exc)
+    for exc in problems:
+        err(f"plugin: {exc}")
     for path in paths:
         try:
             plugins.load_plugin(path)

@@ -281,8 +281,13 @@ class _Parser:
             if end >= 0:
                 values = fast_number_list(text[start:end], is_float)
                 if values is not None:
-                    lx.seek(end + 1)
-                    return _convert(values, dtype, lambda m: lx.error(start, m))
+                    try:
+                        converted = _convert(values, dtype, ValueError)
+                    except ValueError:
+                        pass        # read it again token by token, to point at the value
+                    else:
+                        lx.seek(end + 1)
+                        return converted
         values, positions = [], []
         while not lx.accept("}"):
             arg = self.expr()
@@ -291,6 +296,8 @@ class _Parser:
                 raise lx.error(arg.pos, f"array {name.text}: expected a "
                                f"{'number' if is_float else 'integer'}, found "
                                f"{_show(arg.value)}")
+            _convert(np.array([arg.value], np.float64 if is_float else object), dtype,
+                     lambda m, pos=arg.pos: lx.error(pos, m))
             values.append(arg.value)
             positions.append(arg.pos)
             if not lx.accept(","):
@@ -326,8 +333,9 @@ class _Parser:
         values: dict[str, object] = {"_pos": start.pos}
         k = 0
         while not lx.accept("}"):
+            where = lx.peek()
             if lx.accept("."):
-                field_tok = lx.ident()
+                field_tok = where = lx.ident()
                 if field_tok.text not in fields:
                     hint = (" (the old-style output struct with max_size is obsolete, graph "
                             "spec §2.3)" if field_tok.text in ("max_size", "unused") else "")
@@ -339,7 +347,7 @@ class _Parser:
                 raise lx.error(lx.peek(), f"too many values for {struct}")
             field = fields[k]
             if field in values:
-                raise lx.error(lx.peek(), f".{field} given twice")
+                raise lx.error(where, f".{field} given twice")
             values[field] = self.size_list() if field == "max_sizes" else self.expr()
             k += 1
             if not lx.accept(","):
