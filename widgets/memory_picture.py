@@ -61,7 +61,10 @@ class MemoryPicture(pg.PlotWidget):
         self.image_data: np.ndarray | None = None
         self.regions: np.ndarray | None = None
         self.marks: np.ndarray | None = None
-        self._codes_cache: tuple[int, np.ndarray] | None = None
+        self._codes_cache: tuple[object, np.ndarray] | None = None
+        self._tint_cache: tuple[object, np.ndarray] | None = None
+        self._ticks_key: object = None
+        self._regions_key: object = None
         self._build()
         self._proxy = pg.SignalProxy(self.scene().sigMouseMoved, rateLimit=60,
                                      slot=self._on_moved)
@@ -91,8 +94,6 @@ class MemoryPicture(pg.PlotWidget):
     def set_content(self, tensor: Tensor | None, mode: str = "memory", batch: int = 0,
                     depth: int = 0, marks: np.ndarray | None = None) -> None:
         """Show ``tensor``. ``marks`` (memory mode) flags bytes of the whole raw buffer."""
-        if tensor is not self._tensor:
-            self._codes_cache = None
         self._tensor = tensor if tensor is not None and tensor.has_data else None
         self.mode, self.batch, self.depth = mode, batch, depth
         t = self._tensor
@@ -110,8 +111,10 @@ class MemoryPicture(pg.PlotWidget):
         self._set_ticks()
 
     def _region_codes(self, t: Tensor) -> np.ndarray:
-        if self._codes_cache is None:
-            self._codes_cache = (id(t), region_codes(t))
+        # Regions depend only on the geometry, so nodes of one shape share them.
+        key = (t.shape, t.padding, t.dtype)
+        if self._codes_cache is None or self._codes_cache[0] != key:
+            self._codes_cache = (key, region_codes(t))
         return self._codes_cache[1]
 
     def _memory_arrays(self, t: Tensor, batch: int, marks: np.ndarray | None) -> None:
@@ -129,6 +132,7 @@ class MemoryPicture(pg.PlotWidget):
             stop = start + image.size
         self.image_data = np.ascontiguousarray(image)
         self.regions = regions
+        self._regions_key = (t.shape, t.padding, t.dtype, "memory", batch, image.shape)
         if marks is not None:
             part = np.zeros(image.size, bool)
             chunk = marks[start:stop]
@@ -144,6 +148,7 @@ class MemoryPicture(pg.PlotWidget):
         self.image_data = np.ascontiguousarray(mem[:, k // 32, :, k % 32])
         self.regions = self._region_codes(t)[batch][:, k // 32, :, k % 32]
         self.marks = None
+        self._regions_key = (t.shape, t.padding, t.dtype, "plane", batch, depth)
         del g
 
     def _draw(self) -> None:
@@ -153,10 +158,19 @@ class MemoryPicture(pg.PlotWidget):
         self._image.setImage(self.image_data, autoLevels=False, levels=(0, 255))
         self._image.setRect(rect)
         if self.show_tint:
-            self._tint.setImage(tint_lut()[self.regions], autoLevels=False, levels=(0, 255))
+            if self._tint_cache is None or self._tint_cache[0] != self._regions_key:
+                # one 32-bit lookup per pixel: much faster than indexing RGBA rows
+                lut32 = tint_lut().view(np.uint32).reshape(-1)
+                rgba = np.take(lut32, self.regions).view(np.uint8).reshape(
+                    *self.regions.shape, 4)
+                self._tint_cache = (self._regions_key, rgba)
+                self._tint.setImage(self._tint_cache[1], autoLevels=False, levels=(0, 255))
+            elif self._tint.image is None:
+                self._tint.setImage(self._tint_cache[1], autoLevels=False, levels=(0, 255))
             self._tint.setRect(rect)
         else:
             self._tint.clear()
+            self._tint_cache = None
         if self.marks is not None:
             rgba = np.zeros((h, w, 4), np.uint8)
             rgba[self.marks] = (MARK.red(), MARK.green(), MARK.blue(), 230)
@@ -247,6 +261,10 @@ class MemoryPicture(pg.PlotWidget):
         assert t is not None and self.image_data is not None
         p, g = t.padding, t.geometry
         rows = self.image_data.shape[0]
+        key = (t.shape, t.padding, self.mode, rows)
+        if key == self._ticks_key:
+            return
+        self._ticks_key = key
         per_w = 32 if self.mode == "memory" else 1
         per_h = g.n_slices if self.mode == "memory" else 1
         self.getAxis("bottom").setTicks(_ticks(g.w_total, p.w_before, per_w))

@@ -79,6 +79,7 @@ class TensorHeatmapView(QWidget):
         self._qrange: QuantRange | None = None
         self._choice = PlaneChoice()
         self._selected: Index | None = None
+        self._labels: tuple[int, int] | None = None
         self._build_ui()
         self._proxy = pg.SignalProxy(self._plot.scene().sigMouseMoved, rateLimit=60,
                                      slot=self._on_mouse_moved)
@@ -254,9 +255,13 @@ class TensorHeatmapView(QWidget):
         levels = levels_of(t, self._qrange, dequant, data)
         self._image.setImage(data, autoLevels=False, levels=levels)
         self._image.setRect(QRectF(0, 0, data.shape[1], data.shape[0]))
-        self._colorbar.setLevels(levels)
-        self._plot.setLabel("left", _AXIS_NAMES[self._choice.rows])
-        self._plot.setLabel("bottom", _AXIS_NAMES[self._choice.cols])
+        if tuple(self._colorbar.levels()) != tuple(levels):
+            self._colorbar.setLevels(levels)
+        labels = (self._choice.rows, self._choice.cols)
+        if labels != self._labels:
+            self._labels = labels
+            self._plot.setLabel("left", _AXIS_NAMES[labels[0]])
+            self._plot.setLabel("bottom", _AXIS_NAMES[labels[1]])
         self._place_marker()
 
     def _place_marker(self) -> None:
