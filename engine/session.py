@@ -123,7 +123,7 @@ class Session:
     def set_inputs(self, inputs: Sequence[Tensor | np.ndarray]) -> None:
         """Set the graph inputs (one per INPUT output); the next run starts over with them."""
         self._inputs = tuple(as_input_tensor(x).readonly() for x in inputs)
-        self.restart()
+        self.begin_run()
 
     @property
     def inputs(self) -> tuple[Tensor, ...]:
@@ -135,22 +135,21 @@ class Session:
         Node state (Variables, adaptive ranges) carries over from earlier executions, as on
         the device. Raises :class:`NodeError` naming the node that failed.
         """
-        self._apply_edits()
-        if self.executor.trace and self.executor.finished:
-            self.executor.reset()   # a completed run's Variables and states carry over
-        elif self.executor.trace:
-            self.restart()
         if inputs is not None:
             self._inputs = tuple(as_input_tensor(x).readonly() for x in inputs)
-            self.executor.graph_inputs = self._inputs
-        self._snapshot = (copy.deepcopy(self.executor.states), dict(self.executor.store))
+        self.begin_run()
         finished = self.executor.run()
         self._raise_on_failure(finished)
         return self.graph_outputs()
 
     def begin_run(self) -> None:
-        """Mark the current state as the one ``restart`` returns to (a new execution)."""
+        """Start a new execution. A finished run's node state carries over, as on the device;
+        a run that stopped part-way is rolled back to its start first."""
+        self._apply_edits()
+        if self.executor.trace and not self.executor.finished:
+            self.restart()
         self._snapshot = (copy.deepcopy(self.executor.states), dict(self.executor.store))
+        self.executor.graph_inputs = self._inputs
         self.executor.reset()
 
     def restart(self) -> None:

@@ -212,6 +212,14 @@ def test_node_state_persists_across_executions_and_restart_restores_it():
     assert s.output(2).array.item() == 2            # restart replays the run from its start
     s.prepare()
     assert s.execute([X])[0].array.item() == 1      # preparing again resets the state
+    s.set_inputs([X])                               # new inputs after a finished run:
+    s.run()                                         # a new execution, state carries over
+    assert s.output(2).array.item() == 2
+    s.restart()
+    s.step()
+    s.set_inputs([X])                               # part-way: that run is rolled back first
+    s.run()
+    assert s.output(2).array.item() == 2
 
 
 def test_prepare_removes_dead_nodes_and_fuses_autoquantize():
