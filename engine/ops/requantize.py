@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from hexscope.engine.dtypes import DType
 from hexscope.engine.ops._requant import f2i, rndi1, sat_i32, sat_u8
 from hexscope.engine.ops.context import KernelContext, scalar_f
