@@ -64,6 +64,23 @@ class KernelContext:
         return np.random.default_rng([self.seed, self.node_id])
 
 
+class Shared:
+    """A node-state entry that run snapshots share instead of deep-copying.
+
+    The session deep-copies node state at the start of each run, so that a restart can roll
+    it back. Derived data that is never mutated (weights converted for the GEMM) would cost
+    more to copy than to rebuild; wrapping it in ``Shared`` keeps it out of the copy.
+    """
+
+    __slots__ = ("key", "value")
+
+    def __init__(self, key: object, value: object) -> None:
+        self.key, self.value = key, value
+
+    def __deepcopy__(self, memo: dict) -> Shared:
+        return self
+
+
 class Kernel(Protocol):
     def __call__(self, ctx: KernelContext, *inputs: Tensor) -> Sequence[Tensor | np.ndarray]: ...
 

@@ -15,7 +15,13 @@ from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops import _gemm
 from hexscope.engine.ops._gemm import Rhs, Window, im2col, offset_gemm, wrap32
-from hexscope.engine.ops.context import KernelContext, data_of, f32_scalar, scalar_f
+from hexscope.engine.ops.context import (
+    KernelContext,
+    Shared,
+    data_of,
+    f32_scalar,
+    scalar_f,
+)
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor
 
@@ -175,29 +181,15 @@ def conv_sums(x: np.ndarray, rhs: Rhs, rows: Window, cols: Window, zx: int, zf: 
     return total - offset_gemm(mask, rhs, 0, c) * np.int32(wrap32(a))
 
 
-class _Shared:
-    """A node-state entry that session snapshots share instead of deep-copying: it is never
-    mutated, and copying converted weights on every execution would cost more than the
-    conversion it saves."""
-
-    __slots__ = ("key", "value")
-
-    def __init__(self, key: object, value: object) -> None:
-        self.key, self.value = key, value
-
-    def __deepcopy__(self, memo: dict) -> _Shared:
-        return self
-
-
 def _filter_rhs(ctx: KernelContext, filt: Tensor) -> Rhs:
     """The filter as a GEMM right-hand side, cached while the same read-only tensor comes in
     (a Const), so constant weights are converted once per prepare."""
     cached = ctx.state.get("rhs")
-    if isinstance(cached, _Shared) and cached.key is filt and not filt.raw.flags.writeable:
+    if isinstance(cached, Shared) and cached.key is filt and not filt.raw.flags.writeable:
         return cached.value  # type: ignore[return-value]
     fh, fw, din, dout = filt.shape
     rhs = Rhs.from_codes(data_of(filt, "filter").reshape(fh * fw * din, dout))
-    ctx.state["rhs"] = _Shared(filt, rhs)
+    ctx.state["rhs"] = Shared(filt, rhs)
     return rhs
 
 
@@ -247,9 +239,9 @@ def _matmul(ctx: KernelContext, a: Tensor, bmat: Tensor, a_min: Tensor, a_max: T
 def _prepare_time_b(ctx: KernelContext, b_codes: np.ndarray) -> Rhs:
     """The B the vector kernel multiplies: the copy packed at prepare (§3)."""
     entry = ctx.state.get("b_codes")
-    if not isinstance(entry, _Shared):
+    if not isinstance(entry, Shared):
         frozen = b_codes.copy()
-        ctx.state["b_codes"] = entry = _Shared(frozen, Rhs.from_codes(frozen))
+        ctx.state["b_codes"] = entry = Shared(frozen, Rhs.from_codes(frozen))
     frozen: np.ndarray = entry.key  # type: ignore[no-redef]
     if frozen.shape != b_codes.shape:
         raise KernelError(f"B changed shape from {frozen.shape} to {b_codes.shape} since "
