@@ -104,6 +104,9 @@ def _check_exportable(graph: Graph) -> None:
         raise GraphError("cannot export ops that hexagon_nn's op table does not have "
                          f"(user ops?): {', '.join(unknown)}")
     for node in graph:
+        if node.is_const and node.const is None:
+            raise GraphError(f"const 0x{node.node_id:x} has neither data nor a shape "
+                             "(hexagon_nn appends Consts with append_const_node only)")
         if node.is_const and node.const is not None and node.const.has_data:
             if node.const.dtype not in C_TYPES:
                 raise GraphError(f"const 0x{node.node_id:x}: {node.const.dtype.c_name} data "
