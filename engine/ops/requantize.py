@@ -44,8 +44,12 @@ def requantize_i32_to_u8(codes: np.ndarray, level: np.float32, out_min: np.float
         gi = rndi1(f32(gain * f32(2.0 ** 31)))
         if aligned and x.size >= 128 and gi >= 1024:
             oi = rndi1(f32(out_min / level))
-            u = sat_i32(x - oi)
-            return sat_u8((u * gi + 2 ** 30) >> 31)
+            x -= oi                         # in place: these tensors can be large
+            np.clip(x, -(2 ** 31), 2 ** 31 - 1, out=x)
+            x *= gi
+            x += 2 ** 30
+            x >>= 31
+            return np.clip(x, 0, 255, out=x)
         zo = int(f2i(off))
     return sat_u8(sat_i32(((x * gi + 2 ** 30) >> 31) + zo))
 
