@@ -126,7 +126,8 @@ class ViewsController(QObject):
         self.inspector.set_outputs(title, outputs, index)
         tensor = self.inspector.tensor
         self.d32.set_tensor(tensor, self.inspector.qrange)
-        self.fill.set_tensors(*self._fill_pair(outputs), title)
+        self.fill.set_tensors(*self._fill_pair(outputs), title,
+                              unwritten=s.padding_fill if s is not None else None)
 
     def _fill_pair(self, outputs: tuple[Tensor, ...]) -> tuple[Tensor | None, Tensor | None]:
         """Input 0 and output 0 of a node that takes and gives d32 (FillPadding above all)."""

@@ -93,19 +93,27 @@ def memory_rows(values: npt.NDArray, width: int, fill: int = 0) -> npt.NDArray:
     return out.reshape(n_rows, width)
 
 
-def changed_bytes(before: Tensor, after: Tensor) -> npt.NDArray[np.bool_]:
-    """Which bytes of ``after.raw`` differ from ``before.raw``; bytes that only ``after`` has
-    count as changed (FillPadding writes past the input's end, §4.19 step 2)."""
+def changed_bytes(before: Tensor, after: Tensor,
+                  unwritten: int | None = None) -> npt.NDArray[np.bool_]:
+    """Which bytes of ``after.raw`` differ from ``before.raw``.
+
+    Bytes that only ``after`` has (FillPadding writes past the input's end, §4.19 step 2)
+    count as changed, except those equal to ``unwritten``: the byte the simulator puts where
+    an op wrote nothing (the session's padding fill).
+    """
     a, b = before.raw, after.raw
     common = min(a.size, b.size)
     changed = np.ones(b.size, bool)
     changed[:common] = a[:common] != b[:common]
+    if unwritten is not None:
+        changed[common:] = b[common:] != (unwritten & 0xFF)
     return changed
 
 
-def changed_by_region(before: Tensor, after: Tensor) -> dict[Region, int]:
+def changed_by_region(before: Tensor, after: Tensor,
+                      unwritten: int | None = None) -> dict[Region, int]:
     """Changed byte counts per region of ``after`` (regions with no change are left out)."""
-    changed = changed_bytes(before, after)
+    changed = changed_bytes(before, after, unwritten)
     regions = byte_regions(after)[: changed.size]
     counts = np.bincount(regions[changed[: regions.size]], minlength=len(Region))
     return {Region(k): int(n) for k, n in enumerate(counts) if n}

@@ -59,15 +59,20 @@ class FillPaddingView(QWidget):
         self._readout = QLabel("")
         lay.addWidget(self._readout)
 
-    def set_tensors(self, before: Tensor | None, after: Tensor | None, title: str = "") -> None:
-        """Show a FillPadding node's input (``before``) and output (``after``)."""
+    def set_tensors(self, before: Tensor | None, after: Tensor | None, title: str = "",
+                    unwritten: int | None = None) -> None:
+        """Show a FillPadding node's input (``before``) and output (``after``).
+
+        ``unwritten`` is the session's padding fill: bytes past the input's end that still
+        hold it were not written by the op, so they are not marked.
+        """
         ok = all(t is not None and t.has_data and t.layout is Layout.D32
                  for t in (before, after))
         self._before, self._after = (before, after) if ok else (None, None)
         if ok:
             assert before is not None and after is not None
-            self.changed_mask = changed_bytes(before, after)
-            self.changed_counts = changed_by_region(before, after)
+            self.changed_mask = changed_bytes(before, after, unwritten)
+            self.changed_counts = changed_by_region(before, after, unwritten)
             self._batch.setRange(0, after.shape[0] - 1)
             self._title.setText(title or after.describe())
             self._summary.setText(summary_text(self.changed_counts, int(after.raw.size)))
@@ -77,7 +82,7 @@ class FillPaddingView(QWidget):
                                 "are d32")
             self._summary.setText("")
         self._redraw()
-        self.input_picture.fit()
+        self.output_picture.fit()     # the output may be taller: its tail rows
 
     def _redraw(self) -> None:
         b = self._batch.value()

@@ -173,7 +173,7 @@ class MemoryPicture(pg.PlotWidget):
             self._tint_cache = None
         if self.marks is not None:
             rgba = np.zeros((h, w, 4), np.uint8)
-            rgba[self.marks] = (MARK.red(), MARK.green(), MARK.blue(), 230)
+            rgba[self.marks] = (MARK.red(), MARK.green(), MARK.blue(), 150)   # values show through
             self._marks.setImage(rgba, autoLevels=False, levels=(0, 255))
             self._marks.setRect(rect)
         else:

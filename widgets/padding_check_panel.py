@@ -117,7 +117,9 @@ class PaddingCheckPanel(QWidget):
             self._tree.addTopLevelItem(item)
         for k in range(4):
             self._tree.resizeColumnToContents(k)
-        self._status.setText("\n".join(report.lines()[:2]))
+        n = len(report.findings)
+        verdict = f"{n} node(s) read padding" if n else "no node reads padding"
+        self._status.setText(f"{report.lines()[0]}\n{verdict}")
         colors = {i: READS for i in report.readers}
         colors.update({i: INHERITS for i in report.inherited})
         self.overlay_changed.emit(colors, [("reads padding", READS),

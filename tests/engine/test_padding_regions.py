@@ -81,3 +81,12 @@ def test_changed_by_region_counts_bytes_per_region():
 def test_memory_rows_wraps_and_fills_the_last_row():
     rows = memory_rows(np.arange(7, dtype=np.uint8), 3, fill=255)
     np.testing.assert_array_equal(rows, [[0, 1, 2], [3, 4, 5], [6, 255, 255]])
+
+
+def test_changed_bytes_past_the_input_end_skip_unwritten_marker():
+    t = Tensor.from_array(np.zeros((1, 1, 1, 1), np.uint8)).to_d32(D32Padding(0, 0, 0, 3, 0, 31))
+    tail = np.array([0x00, 0xA5, 0xA5, 0x07], np.uint8)
+    after = Tensor(t.shape, t.dtype, np.concatenate([t.raw, tail]), t.layout, t.padding)
+    mask = changed_bytes(t, after, unwritten=0xA5)
+    np.testing.assert_array_equal(mask[t.nbytes:], [True, False, False, True])
+    assert changed_by_region(t, after, unwritten=0xA5) == {Region.TAIL: 2}
