@@ -183,3 +183,68 @@ def _parse_id(key: str, path: str | Path) -> int:
         return int(text, 0)
     except ValueError:
         raise InputError(f"{path}: key {key!r} is not a node id (write e.g. 0x2001)") from None
+
+
+def load_batch_ranges(source: str | Path | Mapping[str, object]) -> list[RangeStats]:
+    """Ranges gathered by a batch run: the ``ranges`` section of a ``hexscope run --report``
+    file (resources/schemas/report.schema.json), as RangeStats marked ``source="batch"``.
+
+    The shown range is the entry's ``quant_range`` (the union over the runs) when it has one,
+    else the data's min and max. The shares at 0 and 255 are the mean over the runs of the
+    per-run ``saturation`` (low, high) of that output; codes used is not in the report (0).
+
+    Raises
+    ------
+    InputError
+        The file cannot be read or is not a Hexscope report.
+    """
+    doc = _read_report(source)
+    shares = _batch_saturation(doc)
+    stats = []
+    for order, entry in enumerate(doc.get("ranges", [])):  # type: ignore[union-attr]
+        try:
+            node_id = int(entry["node"], 16)
+            index = int(entry["index"])
+            pair = entry.get("quant_range") or [entry["min"], entry["max"]]
+            qrange = QuantRange(float(pair[0]), float(pair[1]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"batch report: range entry {order} is malformed ({exc})") from None
+        low, high = shares.get((node_id, index), (0.0, 0.0))
+        stats.append(RangeStats(node_id, str(entry.get("op", "")), index, order, qrange.min,
+                                qrange.max, qrange.stepsize, qrange.zero_code,
+                                qrange.zero_exact, int(entry.get("count", 0)), 0, low, high,
+                                source="batch"))
+    return stats
+
+
+def _read_report(source: str | Path | Mapping[str, object]) -> Mapping[str, object]:
+    import json
+
+    if isinstance(source, Mapping):
+        doc = source
+    else:
+        try:
+            doc = json.loads(Path(source).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{source}: cannot read the batch report: {exc}") from None
+    if not isinstance(doc, Mapping) or doc.get("format") != "hexscope-report":
+        raise InputError("not a Hexscope batch report (expected format 'hexscope-report', "
+                         "written by 'hexscope run --report')")
+    return doc
+
+
+def _batch_saturation(doc: Mapping[str, object]) -> dict[tuple[int, int], tuple[float, float]]:
+    """Mean per-run saturation (low, high) per (node, output index)."""
+    sums: dict[tuple[int, int], list[float]] = {}
+    for run in doc.get("runs", []) or []:  # type: ignore[union-attr]
+        for node in run.get("nodes", []) if isinstance(run, Mapping) else []:
+            for out in node.get("outputs", []):
+                sat = out.get("saturation")
+                if not sat:
+                    continue
+                key = (int(node["node"], 16), int(out["index"]))
+                acc = sums.setdefault(key, [0.0, 0.0, 0.0])
+                acc[0] += float(sat["low"])
+                acc[1] += float(sat["high"])
+                acc[2] += 1
+    return {k: (v[0] / v[2], v[1] / v[2]) for k, v in sums.items()}

@@ -121,3 +121,55 @@ def test_load_references_reads_hex_ids(tmp_path):
     np.savez(tmp_path / "bad.npz", conv=np.ones(1))
     with pytest.raises(InputError, match="not a node id"):
         load_references(tmp_path / "bad.npz")
+
+
+def _report_doc():
+    """A small report written by hand to the schema (resources/schemas/report.schema.json)."""
+    def out(low, high):
+        return {"index": 0, "shape": [1, 2, 2, 1], "dtype": "quint8", "layout": "flat",
+                "padding": None, "min": -1.0, "max": 1.0, "nan": 0, "inf": 0,
+                "saturation": {"low": low, "high": high}, "quant_range": [-1.0, 1.0]}
+
+    def run(name, low, high):
+        node = {"node": "0x101", "op": "Quantize", "label": "", "status": "done",
+                "seconds": 0.001, "outputs": [out(low, high)], "warnings": [], "message": ""}
+        return {"name": name, "sources": [], "outcome": "passed", "exit_code": 0,
+                "seconds": 0.01, "message": "", "failed_node": None, "nodes": [node],
+                "checks": []}
+
+    return {
+        "format": "hexscope-report", "version": 1,
+        "tool": {"name": "hexscope", "version": "0.1.0"},
+        "graph": {"name": "g", "path": "g.hexgraph", "nodes": 3}, "backend": "sim",
+        "started": "2026-01-01T00:00:00", "seconds": 0.1, "outcome": "passed",
+        "exit_code": 0, "message": "",
+        "summary": {"runs": 2, "passed": 2, "failed": 0, "checks": 0, "checks_failed": 0,
+                    "warnings": 0},
+        "issues": [], "rewrites": [], "runs": [run("a", 0.1, 0.3), run("b", 0.3, 0.1)],
+        "ranges": [{"node": "0x101", "op": "Quantize", "label": "", "index": 0,
+                    "dtype": "quint8", "runs": 2, "count": 8, "min": -1.5, "max": 1.5,
+                    "percentiles": None, "sampled": False, "quant_range": [-1.0, 2.0]}],
+    }
+
+
+def test_load_batch_ranges_reads_a_schema_valid_report(tmp_path):
+    import json
+    from pathlib import Path
+
+    import jsonschema
+
+    from hexscope.engine.ranges import load_batch_ranges
+
+    doc = _report_doc()
+    schema_path = Path(__file__).resolve().parents[2] / "resources/schemas/report.schema.json"
+    if schema_path.exists():
+        jsonschema.validate(doc, json.loads(schema_path.read_text()))
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(doc))
+    [s] = load_batch_ranges(path)
+    assert (s.node_id, s.op, s.output, s.source) == (0x101, "Quantize", 0, "batch")
+    assert (s.min, s.max) == (-1.0, 2.0)                  # quant_range, not the data range
+    assert s.stepsize == pytest.approx(3 / 255) and s.elements == 8
+    assert s.share_0 == pytest.approx(0.2) and s.share_255 == pytest.approx(0.2)  # run means
+    with pytest.raises(InputError, match="not a Hexscope batch report"):
+        load_batch_ranges({"format": "other"})
