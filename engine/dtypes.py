@@ -80,6 +80,20 @@ _FROM_NUMPY = [
 ]
 
 
+def narrow_64bit(arr: npt.NDArray) -> npt.NDArray:
+    """float64 and int64 arrays as float32 and int32: numpy's defaults, which hexagon_nn lacks.
+
+    Raises ValueError when an int64 value does not fit int32.
+    """
+    if arr.dtype == np.float64:
+        return arr.astype(np.float32)
+    if arr.dtype.kind in "iu" and arr.dtype.itemsize == 8:
+        if arr.size and (arr.min() < -2**31 or arr.max() >= 2**31):
+            raise ValueError("values do not fit int32")
+        return arr.astype(np.int32)
+    return arr
+
+
 class Layout(Enum):
     """Memory layout of a tensor (``format.layout``)."""
 

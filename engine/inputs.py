@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from hexscope.engine.dtypes import narrow_64bit
 from hexscope.engine.errors import InputError
 from hexscope.engine.graph import Graph
 from hexscope.engine.tensor import Tensor, as_shape
@@ -106,12 +107,8 @@ def _load_npy(path: Path) -> Tensor:
         arr = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
         raise InputError(f"{path}: cannot read as .npy: {exc}") from None
-    if arr.dtype == np.float64:
-        arr = arr.astype(np.float32)
-    elif arr.dtype == np.int64:
-        arr = arr.astype(np.int32)
     try:
-        return Tensor.from_array(arr)
+        return Tensor.from_array(narrow_64bit(arr))
     except ValueError as exc:
         raise InputError(f"{path}: {exc}") from None
 

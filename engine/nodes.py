@@ -7,7 +7,7 @@ from enum import Enum
 
 import numpy as np
 
-from hexscope.engine.dtypes import DType
+from hexscope.engine.dtypes import DType, narrow_64bit
 from hexscope.engine.tensor import Shape, Tensor
 
 RESERVED_ID_START = 0xF0000000
@@ -110,14 +110,8 @@ def const_tensor(data: np.ndarray | None, shape: tuple[int, ...] | None = None) 
         if shape is None:
             raise ValueError("a shape-only const needs a shape")
         return Tensor.shape_only(shape)
-    arr = np.asarray(data)
     # Scripts write np.array([3.0]) and get float64; hexagon_nn has no 64-bit types.
-    if arr.dtype == np.float64:
-        arr = arr.astype(np.float32)
-    elif arr.dtype.kind in "iu" and arr.dtype.itemsize == 8:
-        if arr.size and (arr.min() < -2**31 or arr.max() >= 2**31):
-            raise ValueError("const values do not fit int32")
-        arr = arr.astype(np.int32)
+    arr = narrow_64bit(np.asarray(data))
     if arr.ndim > 4:
         raise ValueError(f"a const has at most 4 dimensions, got shape {arr.shape}")
     tensor = Tensor.from_array(arr, DType.from_numpy(arr.dtype))

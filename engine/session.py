@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hexscope.engine.backends import Backend, make_backend
+from hexscope.engine.dtypes import narrow_64bit
 from hexscope.engine.errors import GraphError, InputError, NodeError
 from hexscope.engine.events import Emitter, GraphEdited, RunFinished, RunStatus
 from hexscope.engine.executor import CancelToken, Executor, NodeResult, NodeStatus
@@ -33,13 +34,8 @@ def as_input_tensor(value: Tensor | np.ndarray) -> Tensor:
     """A graph input; float64/int64 arrays become float32/int32 (hexagon_nn has neither)."""
     if isinstance(value, Tensor):
         return value
-    arr = np.asarray(value)
-    if arr.dtype == np.float64:
-        arr = arr.astype(np.float32)
-    elif arr.dtype == np.int64:
-        arr = arr.astype(np.int32)
     try:
-        return Tensor.from_array(arr)
+        return Tensor.from_array(narrow_64bit(np.asarray(value)))
     except ValueError as exc:
         raise InputError(f"graph input: {exc}") from None
 
