@@ -1,0 +1,93 @@
+"""install_views (issue 5) against a stand-in window that offers only the APP_CONTRACT API."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QMainWindow
+
+from hexscope.app.views import install_views
+from hexscope.engine import D32Padding, Graph, Session, Tensor
+from hexscope.engine.nodes import OutputDef
+
+
+class ContractWindow(QMainWindow):
+    session_changed = Signal(object)
+    node_selected = Signal(int)
+    results_changed = Signal()
+
+    def __init__(self, graph: Graph) -> None:
+        super().__init__()
+        self.graph = graph
+        self._session = None
+        self.overlays: list = []
+        self.selected: list[int] = []
+
+    @property
+    def session(self):
+        return self._session
+
+    def add_dock(self, title, widget, area):
+        from PySide6.QtWidgets import QDockWidget
+
+        dock = QDockWidget(title, self)
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def select_node(self, node_id: int) -> None:
+        self.selected.append(node_id)
+
+    def set_overlay(self, colors, legend=()) -> None:
+        self.overlays.append((colors, list(legend)))
+
+
+def _graph() -> Graph:
+    g = Graph()
+    g.append_node(0x100, "INPUT", outputs=[OutputDef((1, 3, 5, 40), 1)])
+    g.append_node(0x101, "Nop", inputs=[(0x100, 0)], outputs=1)
+    g.append_node(0x102, "OUTPUT", inputs=[(0x101, 0)])
+    return g
+
+
+def test_views_follow_session_and_selected_node(qtbot):
+    g = _graph()
+    w = ContractWindow(g)
+    qtbot.addWidget(w)
+    views = install_views(w)
+    assert set(views.docks) == {"tensor", "d32", "fill", "check", "ranges"}
+    x = np.arange(3 * 5 * 40, dtype=np.uint8).reshape(1, 3, 5, 40)
+    d32 = Tensor.from_array(x).to_d32(D32Padding(1, 1, 4, 3, 0, 24), fill=0x77)
+    s = Session(g)
+    s.execute([d32])                 # Nop copies the d32 tensor: input and output are d32
+    w._session = s
+    w.session_changed.emit(s)
+    w.node_selected.emit(0x101)
+    np.testing.assert_array_equal(views.inspector.heatmap.image_data, x[0, :, :, 0])
+    assert views.d32.tensor is not None and views.d32.picture.image_data.shape == (5 * 2, 12 * 32)
+    # The Nop's input and output are the same bytes: nothing marked as changed.
+    assert views.fill.changed_mask is not None and not views.fill.changed_mask.any()
+    # Linked selection: an element picked in the d32 view is highlighted in the inspector.
+    views.d32.element_selected.emit((0, 2, 3, 7))
+    assert views.inspector.heatmap.choice.fixed[3] == 7
+    views.range_panel.node_activated.emit(0x101)
+    assert w.selected == [0x101]
+    w.node_selected.emit(-1)
+    assert views.inspector.tensor is None and views.d32.tensor is None
+
+
+def test_padding_check_overlay_reaches_the_window(qtbot):
+    g = _graph()
+    w = ContractWindow(g)
+    qtbot.addWidget(w)
+    views = install_views(w)
+    x = Tensor.from_array(np.ones((1, 3, 5, 40), np.uint8)).to_d32()
+    s = Session(g)
+    s.set_inputs([x])
+    w._session = s
+    w.session_changed.emit(s)
+    report = views.check.run_check()
+    assert report is not None and report.readers == []
+    colors, legend = w.overlays[-1]
+    assert colors == {} and legend[0][0] == "reads padding"
+    assert Qt.DockWidgetArea.BottomDockWidgetArea == w.dockWidgetArea(views.docks["tensor"])
