@@ -131,3 +131,37 @@ def load_plugins_from(folder: str | os.PathLike[str] | None = None,
                 raise
             errors.append(exc)
     return loaded
+
+
+def bundled_plugin_dir() -> Path:
+    """The plugins that ship with Hexscope (``resources/plugins``: example user ops)."""
+    from importlib.resources import files
+
+    return Path(str(files("hexscope.resources") / "plugins"))
+
+
+def load_standard_plugins(extra: list[str | os.PathLike[str]] | None = None,
+                          errors: list[PluginError] | None = None) -> list[OpSpec]:
+    """What the app and the command line load at start: the bundled plugins, the user's
+    plugin folder, then ``extra`` files. A file whose ops are already registered is skipped,
+    so calling this twice is harmless. Failures go to ``errors`` (or raise when it is None)
+    and never stop the other files."""
+    files = [p for folder in (bundled_plugin_dir(), default_plugin_dir()) if folder.is_dir()
+             for p in sorted(folder.glob("*.py")) if not p.name.startswith("_")]
+    files += [Path(p) for p in extra or []]
+    loaded: list[OpSpec] = []
+    for path in files:
+        if _already_loaded(path):
+            continue
+        try:
+            loaded += load_plugin(path)
+        except PluginError as exc:
+            if errors is None:
+                raise
+            errors.append(exc)
+    return loaded
+
+
+def _already_loaded(path: Path, registry: OpRegistry = REGISTRY) -> bool:
+    prefix = f"{Path(path).resolve()}:"
+    return any(spec.user and spec.source.startswith(prefix) for spec in registry.specs())

@@ -145,3 +145,29 @@ def test_default_plugin_dir_follows_xdg(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CONFIG_HOME", "")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert default_plugin_dir() == tmp_path / "home" / ".config" / "hexscope" / "plugins"
+
+
+def test_standard_plugins_load_bundled_and_user_ones_once(tmp_path, monkeypatch):
+    from hexscope.engine.plugins import load_standard_plugins
+
+    user_dir = tmp_path / "hexscope" / "plugins"
+    user_dir.mkdir(parents=True)
+    (user_dir / "mine.py").write_text(
+        "from hexscope.engine.ops.registry import Category, Port, op\n"
+        "@op('MyScale_f', Category.USER, user=True, inputs=(Port('x'),), outputs=(Port('y'),))\n"
+        "def my_scale(ctx, x):\n"
+        "    '''Doubles x.'''\n"
+        "    return [x.array * 2]\n")
+    (user_dir / "broken.py").write_text("def oops(:\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    errors = []
+    try:
+        names = {s.name for s in load_standard_plugins(errors=errors)}
+        assert {"MyScale_f", "PeekLeft_8_d32"} <= names | set(REGISTRY.names())
+        assert REGISTRY.get("MyScale_f").user
+        assert len(errors) == 1 and "broken.py:1" in str(errors[0])
+        assert load_standard_plugins(errors=[]) == []          # second call loads nothing
+    finally:
+        for name in ("MyScale_f", "PeekLeft_8_d32"):
+            if name in REGISTRY:
+                REGISTRY.unregister(name)
