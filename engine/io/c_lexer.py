@@ -306,6 +306,10 @@ _DIGIT = np.zeros(256, bool)
 _DIGIT[[ord(c) for c in "0123456789"]] = True
 _NUMBER_CHAR = _DIGIT.copy()
 _NUMBER_CHAR[[ord(c) for c in ".eExX"]] = True
+_SIGN = np.zeros(256, bool)
+_SIGN[[ord("+"), ord("-")]] = True
+_EXP = np.zeros(256, bool)
+_EXP[[ord("e"), ord("E")]] = True
 _FLOAT_SUFFIX_RE = re.compile(r"(?<=[0-9.])[fF](?![\w.])")
 
 
@@ -330,7 +334,10 @@ def fast_number_list(body: str, is_float: bool) -> np.ndarray | None:
     if zeros.size:
         follow = _DIGIT[raw[zeros + 1]]
         prev = np.where(zeros > 0, _NUMBER_CHAR[raw[np.maximum(zeros - 1, 0)]], False)
-        if (follow & ~prev).any():
+        # an exponent such as 1e-05 is not octal either
+        exponent = np.where(zeros > 1, _SIGN[raw[np.maximum(zeros - 1, 0)]]
+                            & _EXP[raw[np.maximum(zeros - 2, 0)]], False)
+        if (follow & ~prev & ~exponent).any():
             return None
     stripped = body.rstrip(" \t\r\n")
     if stripped.endswith(","):

@@ -225,3 +225,5 @@ def test_fast_path_declines_what_it_cannot_read_exactly():
     assert fast_number_list("nan", True) is None                 # an identifier in C
     assert fast_number_list("1,,2", False) is None
     assert fast_number_list("0, 0.5, 10", True).tolist() == [0.0, 0.5, 10.0]
+    assert fast_number_list("1e-05, 2E+07", True).tolist() == [1e-05, 2e07]   # not octal
+    assert fast_number_list("-010", True) is None                # octal 8 in C
