@@ -1,6 +1,6 @@
 """Batch runs: one graph over many input sets, unattended (the ``hexscope run`` command).
 
-Each input set runs from the state prepare left (``Session.set_inputs`` restarts), so the
+Each input set runs from the state prepare left (``Session.reset_state``), so the
 result of a set does not depend on the sets before it. Per run and per node the batch keeps
 the status, wall time, output shapes, value ranges and saturation, warnings (such as a
 declared output size smaller than what the op produced), and every Check/Close result with
@@ -230,8 +230,8 @@ def _run_one(session: Session, recorder: _Recorder, input_set: InputSet) -> RunR
     first_line = len(session.log.lines)
     disconnect = session.events.connect(on_event)
     try:
+        session.reset_state()
         session.set_inputs(input_set.tensors)
-        session.begin_run()
         start = time.perf_counter()
         finished = session.run()
         run.seconds = time.perf_counter() - start

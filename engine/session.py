@@ -148,6 +148,15 @@ class Session:
         self.executor.graph_inputs = self._inputs
         self.executor.reset()
 
+    def reset_state(self) -> None:
+        """Forget all node state and Variables, as a fresh prepare leaves them, keeping the
+        prepared graph (batch runs use it so results do not depend on the order of inputs)."""
+        self._apply_edits()
+        self.executor.states.clear()
+        self.executor.store.clear()
+        self.executor.reset()
+        self._snapshot = ({}, {})
+
     def restart(self) -> None:
         """Forget this run's results and restore the node state it started with."""
         self._apply_edits()

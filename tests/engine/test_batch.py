@@ -153,3 +153,34 @@ def test_junit_tree_counts():
     assert root.get("tests") == "4" and root.get("failures") == "1"
     failure = root.find(".//testcase[@name=\"0x13 Close_f 'check it'\"]/failure")
     assert failure is not None
+
+
+def stateful_add_graph() -> Graph:
+    """INPUT -> QuantizedAdd_8p8to8(x, x): its output range adapts across executions (§1.9)."""
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=1)
+    g.append_const_node(0x11, np.array([0.0], np.float32))
+    g.append_const_node(0x12, np.array([1.0], np.float32))
+    g.append_node(0x13, "QuantizedAdd_8p8to8",
+                  inputs=[(0x10, 0), (0x10, 0), (0x11, 0), (0x12, 0), (0x11, 0), (0x12, 0)],
+                  outputs=3)
+    g.append_node(0x14, "OUTPUT", inputs=[(0x13, 0), (0x13, 1), (0x13, 2)])
+    return g
+
+
+def test_each_input_set_starts_from_the_prepared_state():
+    from hexscope.engine import Session
+
+    small = np.full((1, 1, 4, 8), 3, np.uint8)
+    big = np.arange(32, dtype=np.uint8).reshape(1, 1, 4, 8) * 8
+    # the graph really is stateful: on a plain session, 'small' after 'big' keeps big's range
+    carried = Session(stateful_add_graph())
+    carried.execute([big])
+    after_big = [t.array.copy() for t in carried.execute([small])]
+    fresh = [t.array.copy() for t in Session(stateful_add_graph()).execute([small])]
+    assert any(not np.array_equal(a, b) for a, b in zip(after_big, fresh, strict=True))
+    # a batch gives each set the fresh state, whatever came before it
+    both = run_batch(stateful_add_graph(), sets(big, small))
+    alone = run_batch(stateful_add_graph(), sets(small))
+    assert [(n.node_id, n.outputs) for n in both.runs[1].nodes] == [
+        (n.node_id, n.outputs) for n in alone.runs[0].nodes]

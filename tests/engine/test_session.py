@@ -220,6 +220,9 @@ def test_node_state_persists_across_executions_and_restart_restores_it():
     s.set_inputs([X])                               # part-way: that run is rolled back first
     s.run()
     assert s.output(2).array.item() == 2
+    s.reset_state()                                 # as a fresh prepare leaves it
+    s.run()
+    assert s.output(2).array.item() == 1
 
 
 def test_prepare_removes_dead_nodes_and_fuses_autoquantize():
