@@ -93,25 +93,13 @@ def err(message: str) -> None:
 
 
 def load_plugins(paths: Sequence[str]) -> None:
-    """The plugins of the default folder, then each --plugin; failures only print."""
-    try:
-        from hexscope.engine import plugins
-    except ImportError:
-        if paths:
-            err("plugins are not available in this build; ignoring --plugin")
-        return
+    """The bundled plugins, the user's plugin folder, then each --plugin; failures print."""
+    from hexscope.engine.plugins import load_standard_plugins
+
     problems: list[Exception] = []
-    try:
-        plugins.load_plugins_from(plugins.default_plugin_dir(), errors=problems)
-    except Exception as exc:  # noqa: BLE001 - a broken plugin never stops the tool
-        problems.append(exc)
+    load_standard_plugins(list(paths), errors=problems)  # type: ignore[arg-type]
     for exc in problems:
-        err(f"plugin: {exc}")
-    for path in paths:
-        try:
-            plugins.load_plugin(path)
-        except Exception as exc:  # noqa: BLE001
-            err(f"plugin {path}: {exc}")
+        err(str(exc))
 
 
 def load_any(path: str, warnings: list[str] | None = None) -> Graph:

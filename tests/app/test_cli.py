@@ -217,3 +217,24 @@ def test_check_padding_wiring(monkeypatch, check_graph, capsys):
     monkeypatch.setitem(sys.modules, "hexscope.engine.padding_check", None)
     assert cli.main(["check-padding", str(check_graph)]) == 2
     assert "not available" in capsys.readouterr().err
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
+
+
+def test_check_padding_finds_the_bundled_plugin_op_that_peeks():
+    # the plugin in resources/plugins loads by itself; its op reads its left padding
+    found = hexscope("check-padding", EXAMPLES / "padding_demo.hexgraph")
+    assert found.returncode == 1, found.stderr
+    assert "0x1002 PeekLeft_8_d32" in found.stdout
+    clean = hexscope("check-padding", EXAMPLES / "d32_pipeline.hexgraph")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert "no node reads padding" in clean.stdout
+
+
+def test_a_broken_plugin_is_reported_and_does_not_stop_the_tool(tmp_path):
+    broken = tmp_path / "broken.py"
+    broken.write_text("x = 1\nraise RuntimeError('nope')\n")
+    done = hexscope("--plugin", broken, "validate", EXAMPLES / "classic_quantized.hexgraph")
+    assert done.returncode == 0
+    assert f"{broken}:2" in done.stderr and "nope" in done.stderr
