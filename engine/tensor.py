@@ -19,12 +19,23 @@ Shape = tuple[int, int, int, int]
 
 def as_shape(dims: Sequence[int]) -> Shape:
     """Pad a shape of rank <= 4 with leading 1s, as hexagon_nn does for lower ranks."""
+    if type(dims) is tuple and len(dims) == 4:
+        b, h, w, d = dims
+        # Fast path (most calls): already four non-negative Python ints.
+        if (type(b) is int and type(h) is int and type(w) is int and type(d) is int
+                and b >= 0 and h >= 0 and w >= 0 and d >= 0):
+            return dims  # type: ignore[return-value]
     dims = tuple(int(d) for d in dims)
     if len(dims) > 4:
         raise ValueError(f"hexagon_nn tensors have at most 4 dimensions, got shape {dims}")
     if any(d < 0 for d in dims):
         raise ValueError(f"negative dimension in shape {dims}")
     return (1,) * (4 - len(dims)) + dims  # type: ignore[return-value]
+
+
+#: numpy type and item size per DType, looked up once (``DType.numpy`` builds a np.dtype).
+_NUMPY_OF = {dt: dt.numpy for dt in DType}
+_SIZE_OF = {dt: dt.numpy.itemsize for dt in DType}
 
 
 class Tensor:
@@ -50,13 +61,17 @@ class Tensor:
         self.shape: Shape = as_shape(shape)
         self.dtype = dtype
         self.layout = layout
-        self.padding = D32Padding(*padding)
-        if layout is Layout.FLAT and any(self.padding):
+        self.padding = padding if padding is NO_PADDING else D32Padding(*padding)
+        if layout is Layout.FLAT and self.padding is not NO_PADDING and any(self.padding):
             raise ValueError("a flat tensor has no padding")
         if layout is Layout.D32:
             self.geometry.check()
         if raw is not None:
-            raw = np.ascontiguousarray(raw).reshape(-1).view(np.uint8)
+            if (type(raw) is np.ndarray and raw.dtype == np.uint8 and raw.ndim == 1
+                    and raw.flags.c_contiguous):
+                raw = raw.view()          # fast path; still a view of the caller's array
+            else:
+                raw = np.ascontiguousarray(raw).reshape(-1).view(np.uint8)
             if raw.size < self.nbytes:
                 raise ValueError(
                     f"buffer of {raw.size} bytes is too small for {self.describe()} "
@@ -69,7 +84,7 @@ class Tensor:
         """A flat tensor holding ``array`` (rank <= 4, padded to 4-D on the left)."""
         arr = np.asarray(array)
         dt = dtype or DType.from_numpy(arr.dtype)
-        data = np.ascontiguousarray(arr, dtype=dt.numpy)
+        data = np.ascontiguousarray(arr, dtype=_NUMPY_OF[dt])
         return cls(as_shape(arr.shape), dt, data.reshape(-1).view(np.uint8).copy())
 
     @classmethod
@@ -99,7 +114,7 @@ class Tensor:
     @property
     def nbytes(self) -> int:
         """hexagon_nn's ``data_size``: valid bytes, padding included for d32."""
-        return self.elements * self.dtype.size
+        return self.elements * _SIZE_OF[self.dtype]
 
     @property
     def has_data(self) -> bool:
@@ -146,7 +161,7 @@ class Tensor:
     @property
     def memory(self) -> npt.NDArray:
         """Typed data in memory order: (B,H,W,D) for flat, (B,H_tot,D_tot/32,W_tot,32) for d32."""
-        typed = self.buffer.view(self.dtype.numpy)
+        typed = self.buffer.view(_NUMPY_OF[self.dtype])
         if self.layout is Layout.D32:
             return typed.reshape(self.geometry.memory_shape)
         return typed.reshape(self.shape)

@@ -14,7 +14,7 @@ from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops import _gemm
-from hexscope.engine.ops._gemm import Rhs, Window, im2col, offset_gemm, wrap32
+from hexscope.engine.ops._gemm import Rhs, Window, conv_gemm, im2col, offset_gemm, wrap32
 from hexscope.engine.ops.context import (
     KernelContext,
     Shared,
@@ -172,7 +172,7 @@ def conv_sums(x: np.ndarray, rhs: Rhs, rows: Window, cols: Window, zx: int, zf: 
     padded = rows.before or cols.before or rows.after or cols.after
     if 0 <= zx <= 255 or not padded:
         # Padding taps read zx, so (x - zx) is 0 there: the same as skipping them.
-        return offset_gemm(im2col(x, rows, cols, zx if padded else 0), rhs, a, c)
+        return conv_gemm(x, rows, cols, zx if padded else 0, rhs, a, c)
     # zx outside 0..255 cannot be stored as a pad code: pad with 128 (centred 0) and take
     # the padding taps' share a * sum (w - zf) back out with a 0/1 mask of padding taps.
     total = offset_gemm(im2col(x, rows, cols, _gemm.CENTER), rhs, a, c)
