@@ -1,0 +1,212 @@
+"""Debug menu and toolbar: Run/Continue F5, Step F10, Run to Ctrl+F10, Breakpoint F9,
+Restart Ctrl+Shift+F5, Stop Shift+F5, and the node looks that follow the run."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QStyle
+
+from hexscope.app.execution_controller import is_cosmetic
+from hexscope.engine.events import (
+    GraphEdited,
+    LogLine,
+    NodeFailed,
+    NodeFinished,
+    NodeStarted,
+    RunFinished,
+    RunStatus,
+)
+from hexscope.engine.executor import NodeStatus
+from hexscope.engine.inputs import declared_shapes, input_sources, set_input_sources
+from hexscope.widgets.inputs_dialog import InputsDialog
+
+if TYPE_CHECKING:
+    from hexscope.app.main_window import MainWindow
+
+SP = QStyle.StandardPixmap
+
+
+class DebugActions:
+    def __init__(self, window: MainWindow) -> None:
+        self.w = window
+        self.breakpoints: set[int] = set()
+        self.visual_stale: set[int] = set()
+        self._build_actions()
+        c = window.controller
+        c.node_started.connect(self._on_started)
+        c.node_finished.connect(self._on_finished)
+        c.node_failed.connect(self._on_failed)
+        c.run_finished.connect(self._on_run_finished)
+        c.idle.connect(self._on_idle)
+        c.error.connect(self._on_error)
+        c.busy_changed.connect(self._on_busy)
+
+    def _build_actions(self) -> None:
+        w = self.w
+        style = w.style()
+        spec = [
+            ("run", "Run / &Continue", "F5", SP.SP_MediaPlay, self.run),
+            ("step", "&Step", "F10", SP.SP_ArrowForward, self.step),
+            ("run_to", "Run &to selected", "Ctrl+F10", SP.SP_MediaSeekForward, self.run_to),
+            ("breakpoint", "Toggle &breakpoint", "F9", SP.SP_DialogNoButton,
+             self.toggle_breakpoint),
+            ("restart", "&Restart", "Ctrl+Shift+F5", SP.SP_BrowserReload, self.restart),
+            ("stop", "St&op", "Shift+F5", SP.SP_MediaStop, self.stop),
+            ("inputs", "&Inputs…", "Ctrl+I", SP.SP_FileDialogDetailedView, self.edit_inputs),
+        ]
+        menu = w.menuBar().addMenu("&Debug")
+        self.toolbar = w.addToolBar("Debug")
+        self.toolbar.setObjectName("debug-toolbar")
+        self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.actions: dict[str, QAction] = {}
+        for key, text, shortcut, icon, slot in spec:
+            act = QAction(style.standardIcon(icon), text, w)
+            act.setShortcut(QKeySequence(shortcut))
+            act.setToolTip(f"{text.replace('&', '')} ({shortcut})")
+            act.setIconText(text.replace("&", "").replace(" / Continue", "").replace("…", "")
+                            .replace("Toggle b", "B").replace(" selected", ""))
+            act.triggered.connect(slot)
+            menu.addAction(act)
+            self.toolbar.addAction(act)
+            w.addAction(act)
+            self.actions[key] = act
+        self.actions["stop"].setEnabled(False)
+
+    # commands -------------------------------------------------------------------------------
+    def _start(self) -> None:
+        self.visual_stale.clear()
+
+    def run(self) -> None:
+        if not self.w.controller.busy:
+            self._start()
+            self.w.controller.run(self.breakpoints)
+
+    def step(self) -> None:
+        if not self.w.controller.busy:
+            self._start()
+            self.w.controller.step(self.breakpoints)
+
+    def run_to(self) -> None:
+        ids = self.w.scene.selected_ids()
+        if not ids:
+            self.w.statusBar().showMessage("Select the node to run to", 5000)
+            return
+        if not self.w.controller.busy:
+            self._start()
+            self.w.controller.run_to(ids[0], self.breakpoints)
+
+    def restart(self) -> None:
+        if not self.w.controller.busy:
+            self._start()
+            self.w.controller.restart()
+
+    def stop(self) -> None:
+        """Stop a run between nodes; when nothing runs, end the debug session."""
+        if self.w.controller.busy:
+            self.w.controller.stop()
+        else:
+            self.w.controller.close_session()
+
+    def toggle_breakpoint(self) -> None:
+        for node_id in self.w.scene.selected_ids():
+            self.breakpoints ^= {node_id}
+            self.w.scene.set_look(node_id, breakpoint=node_id in self.breakpoints)
+
+    def edit_inputs(self) -> None:
+        graph = self.w.graph
+        dialog = InputsDialog(input_sources(graph), declared_shapes(graph), self.w)
+        if dialog.exec() != InputsDialog.DialogCode.Accepted:
+            return
+        set_input_sources(graph, dialog.sources())
+        self.w.files.meta_dirty = True
+        self.w.update_title()
+        if self.w.controller.session is not None:
+            self.restart()
+
+    # following the graph --------------------------------------------------------------------
+    def on_graph_edited(self, event: GraphEdited) -> None:
+        """Mark nodes whose results the edit made stale, before the session re-prepares."""
+        session = self.w.session
+        if session is None or is_cosmetic(event.description):
+            return
+        ran = set(session.executor.trace)
+        stale = (self.w.graph.downstream(event.changed) | set(event.changed)) & ran
+        self.visual_stale |= stale
+        for node_id in stale:
+            self.w.scene.set_look(node_id, status="stale", is_next=False)
+        self.refresh_looks()
+
+    def refresh_looks(self) -> None:
+        """Every node's look from the session (when the worker is idle)."""
+        session, scene = self.w.session, self.w.scene
+        if session is None:
+            scene.reset_looks(status="", is_next=False, error="", seconds=None)
+            return
+        next_node = None
+        for node_id in self.w.graph.order:
+            if node_id not in session.prepared.nodes or session.prepared.nodes[node_id].is_const:
+                scene.set_look(node_id, status="", is_next=False, error="", seconds=None)
+                continue
+            status = session.status(node_id)
+            if node_id in self.visual_stale and status is NodeStatus.DONE:
+                status = NodeStatus.STALE
+            result = session.result(node_id)
+            if next_node is None and node_id in session.plan and status in (
+                    NodeStatus.PENDING, NodeStatus.STALE, NodeStatus.FAILED):
+                next_node = node_id
+            scene.set_look(node_id, status=status.value, is_next=False,
+                           error=session.executor.failed.get(node_id, ""),
+                           seconds=result.seconds if result else None)
+        if next_node is not None:
+            scene.set_look(next_node, is_next=True)
+        self.w.next_node = next_node
+
+    # events from the worker -----------------------------------------------------------------
+    def _on_started(self, event: NodeStarted) -> None:
+        if self.w.next_node is not None:
+            self.w.scene.set_look(self.w.next_node, is_next=False)
+        self.w.scene.set_look(event.node_id, status="running", is_next=False)
+        self.w.show_progress(event.index + 1, event.total, event.node_id)
+
+    def _on_finished(self, event: NodeFinished) -> None:
+        self.w.scene.set_look(event.node_id, status="done", seconds=event.seconds, error="")
+        self.w.results_changed.emit()
+
+    def _on_failed(self, event: NodeFailed) -> None:
+        self.w.scene.set_look(event.node_id, status="failed", error=event.message)
+        self.w.statusBar().showMessage(
+            f"node 0x{event.node_id:x} ({event.op}) failed: {event.message}", 15000)
+        self.w.results_changed.emit()
+
+    def _on_run_finished(self, event: RunFinished) -> None:
+        text = {RunStatus.FINISHED: "Run finished",
+                RunStatus.PAUSED: f"Paused before 0x{event.next_node:x}"
+                if event.next_node is not None else "Paused",
+                RunStatus.FAILED: f"Run failed: {event.message}"}[event.status]
+        if event.status is RunStatus.PAUSED and event.message:
+            text += f" ({event.message})"
+        self.w.statusBar().showMessage(text, 15000)
+
+    def _on_idle(self, kind: str) -> None:
+        self.refresh_looks()
+        self.w.hide_progress()
+        if kind in ("step", "restart"):
+            nxt = self.w.next_node
+            self.w.statusBar().showMessage(
+                f"Next: 0x{nxt:x}" if nxt is not None else "All nodes have run", 15000)
+        self.w.refresh_results()
+        self.w.results_changed.emit()
+
+    def _on_error(self, message: str) -> None:
+        self.w.statusBar().showMessage(message.splitlines()[0], 15000)
+        self.w.log_panel.append(LogLine(0, message.splitlines()[0]))
+        self.w.show_problems(extra=[message.splitlines()[0]])
+
+    def _on_busy(self, busy: bool) -> None:
+        self.w.scene.read_only = busy
+        self.actions["stop"].setEnabled(True)
+        for key in ("run", "step", "run_to", "restart", "inputs"):
+            self.actions[key].setEnabled(not busy)

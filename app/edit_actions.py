@@ -1,0 +1,150 @@
+"""Edit menu: undo/redo, delete, add op, connect, layout, inspector edits, find.
+
+Every graph change goes through :mod:`hexscope.app.commands`, so it is one undo step.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from PySide6.QtCore import QPointF
+from PySide6.QtGui import QAction, QKeySequence
+
+from hexscope.app.commands import push_edit, push_edits
+from hexscope.engine.errors import EngineError
+from hexscope.engine.nodes import Node, OutputDef, Padding, const_tensor
+from hexscope.engine.ops.registry import REGISTRY
+from hexscope.widgets.graph_canvas.model import match_text
+
+if TYPE_CHECKING:
+    from hexscope.app.main_window import MainWindow
+
+
+def new_node(node_id: int, op: str, position: tuple[float, float]) -> Node:
+    """A node of ``op`` with the op's fixed outputs (at least one) and no inputs."""
+    if op == "Const":
+        tensor = const_tensor(np.zeros((1,), np.float32))
+        return Node(node_id, "Const", (), (OutputDef(tensor.shape, 4),), const=tensor,
+                    position=position)
+    spec = REGISTRY.get(op)
+    n_out = len(spec.outputs.head) + len(spec.outputs.tail)
+    if spec.outputs.repeat is not None:
+        n_out += max(1, spec.outputs.repeat.min) * len(spec.outputs.repeat.ports)
+    outputs = tuple(OutputDef(max_sizes=(), elementsize=0) for _ in range(n_out))
+    padding = Padding.SAME if spec.uses_padding else Padding.NA
+    return Node(node_id, spec.name, (), outputs, padding, position=position)
+
+
+class EditActions:
+    def __init__(self, window: MainWindow) -> None:
+        self.w = window
+        self._matches: list[int] = []
+        self._match_index = -1
+        self._build_actions()
+
+    def _build_actions(self) -> None:
+        w = self.w
+        menu = w.menuBar().addMenu("&Edit")
+        self.undo = w.undo_stack.createUndoAction(w, "&Undo")
+        self.undo.setShortcut(QKeySequence.StandardKey.Undo)
+        self.redo = w.undo_stack.createRedoAction(w, "&Redo")
+        self.redo.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
+        self.delete = QAction("&Delete", w)
+        self.delete.setShortcut(QKeySequence.StandardKey.Delete)
+        self.delete.triggered.connect(self.delete_selected)
+        self.layout = QAction("Auto &layout", w)
+        self.layout.setShortcut(QKeySequence("Ctrl+L"))
+        self.layout.triggered.connect(self.auto_layout)
+        self.find = QAction("&Find node…", w)
+        self.find.setShortcut(QKeySequence.StandardKey.Find)
+        self.find.triggered.connect(lambda: (w.search.setFocus(), w.search.selectAll()))
+        menu.addActions([self.undo, self.redo])
+        menu.addSeparator()
+        menu.addActions([self.delete, self.layout, self.find])
+        for act in (self.undo, self.redo, self.delete, self.layout):
+            w.addAction(act)
+
+    # the one door for edits ---------------------------------------------------------------
+    def edit(self, method: str, *args: object, text: str = "") -> bool:
+        """Make one graph edit as an undo step; False (with a message) if refused."""
+        if self.w.controller.busy:
+            self.w.statusBar().showMessage("Stop the run (Shift+F5) before editing", 6000)
+            return False
+        try:
+            push_edit(self.w.undo_stack, self.w.graph, method, *args, text=text)
+        except (EngineError, ValueError) as exc:
+            self.w.statusBar().showMessage(f"Edit refused: {exc}", 10000)
+            return False
+        return True
+
+    def edit_many(self, text: str, calls: list[tuple[str, tuple[object, ...]]]) -> bool:
+        if self.w.controller.busy:
+            self.w.statusBar().showMessage("Stop the run (Shift+F5) before editing", 6000)
+            return False
+        try:
+            push_edits(self.w.undo_stack, self.w.graph, text, calls)
+        except (EngineError, ValueError) as exc:
+            self.w.statusBar().showMessage(f"Edit refused: {exc}", 10000)
+            return False
+        return True
+
+    # editor gestures ---------------------------------------------------------------------------
+    def add_op(self, op: str, pos: QPointF | None = None) -> int | None:
+        """Add a node of ``op`` with a fresh id at ``pos`` (default: the view's centre)."""
+        if pos is None:
+            pos = self.w.canvas.mapToScene(self.w.canvas.viewport().rect().center())
+        node_id = self.w.graph.free_id()
+        if self.edit("add_node", new_node(node_id, op, (pos.x(), pos.y())),
+                     text=f"add {op} 0x{node_id:x}"):
+            self.w.select_node(node_id)
+            return node_id
+        return None
+
+    def connect(self, src: int, out: int, dst: int, port: int) -> bool:
+        return self.edit("set_input", dst, port, (src, out),
+                         text=f"connect 0x{src:x}:{out} to 0x{dst:x} input {port}")
+
+    def move(self, positions: dict[int, tuple[float, float]]) -> None:
+        if not self.edit("move", positions, text=f"move {len(positions)} node(s)"):
+            self.w.scene.rebuild()      # put the items back where the graph says
+
+    def auto_layout(self) -> None:
+        self.edit("move", self.w.scene.layout_positions(), text="auto layout")
+        self.w.canvas.zoom_to_fit()
+
+    def delete_selected(self) -> None:
+        ids = set(self.w.scene.selected_ids())
+        ids |= {c for c, dst in self.w.scene.folded.items() if dst in ids}
+        if ids:
+            order = [i for i in reversed(self.w.graph.order) if i in ids]
+            self.edit_many(f"delete {len(order)} node(s)",
+                           [("remove_node", (i,)) for i in order])
+
+    def set_label(self, node_id: int, label: str) -> None:
+        self.edit("set_label", node_id, label)
+
+    def set_padding(self, node_id: int, padding: str) -> None:
+        self.edit("set_padding", node_id, padding)
+
+    def set_const(self, node_id: int, array: np.ndarray) -> None:
+        self.edit("set_const", node_id, array)
+
+    # find ----------------------------------------------------------------------------------------
+    def find_next(self, text: str) -> int | None:
+        """Select the next node whose id, label or op matches ``text``."""
+        matches = [n.node_id for n in self.w.graph if match_text(n, text)]
+        if matches != self._matches:
+            self._matches, self._match_index = matches, -1
+        if not matches:
+            self.w.statusBar().showMessage(f"No node matches '{text}'", 4000)
+            return None
+        self._match_index = (self._match_index + 1) % len(matches)
+        node_id = matches[self._match_index]
+        self.w.select_node(node_id)
+        self.w.statusBar().showMessage(
+            f"Match {self._match_index + 1} of {len(matches)}: 0x{node_id:x}", 4000)
+        return node_id
+
+
+__all__ = ["EditActions", "new_node"]

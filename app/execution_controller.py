@@ -1,0 +1,248 @@
+"""ExecutionController: runs a Session on a worker thread and relays its events as signals.
+
+Every Session call happens on the worker thread (STYLE §6); the GUI thread only sends
+requests and the cancel token, and receives engine events through queued signals. The
+session is created lazily on the worker, on the first step or run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+from hexscope.engine.errors import EngineError
+from hexscope.engine.events import (
+    BreakpointHit,
+    GraphEdited,
+    NodeFailed,
+    NodeFinished,
+    NodeStarted,
+    RunFinished,
+)
+from hexscope.engine.executor import CancelToken
+from hexscope.engine.graph import Graph
+from hexscope.engine.inputs import make_inputs
+from hexscope.engine.session import Session
+
+# Edits that change how a graph looks, not what it computes.
+_COSMETIC = ("move", "label of ")
+
+
+def is_cosmetic(description: str) -> bool:
+    return description.removeprefix("undo ").startswith(_COSMETIC)
+
+
+class AppSession(Session):
+    """A Session whose results survive moves and label edits (they change no result)."""
+
+    def _on_edit(self, event: GraphEdited) -> None:
+        if not is_cosmetic(event.description):
+            super()._on_edit(event)
+
+
+@dataclass(frozen=True)
+class Request:
+    kind: str                          # "step", "run", "run_to", "restart", "close"
+    node_id: int | None = None
+    breakpoints: frozenset[int] = field(default_factory=frozenset)
+    restart_if_done: bool = False
+
+
+class SessionWorker(QObject):
+    """Lives on the worker thread; owns the Session."""
+
+    event = Signal(object)
+    log_line = Signal(object)
+    session_created = Signal(object)
+    error = Signal(str)
+    done = Signal(str)
+
+    def __init__(self, graph: Graph, base_dir: str | None, token: CancelToken,
+                 debug_level: int = 2) -> None:
+        super().__init__()
+        self.graph = graph
+        self.base_dir = base_dir
+        self.token = token
+        self.debug_level = debug_level
+        self.session: Session | None = None
+
+    @Slot(object)
+    def handle(self, request: Request) -> None:
+        try:
+            self._handle(request)
+        except EngineError as exc:
+            self.error.emit(str(exc))
+        except Exception as exc:  # noqa: BLE001 - the window must survive any engine bug
+            self.error.emit(f"internal error: {type(exc).__name__}: {exc}")
+        finally:
+            self.done.emit(request.kind)
+
+    def _handle(self, request: Request) -> None:
+        if request.kind == "close":
+            self.close_session()
+            return
+        session = self.session or self._create()
+        if session is None:
+            return
+        session.breakpoints = set(request.breakpoints)
+        if request.kind == "restart":
+            session.set_inputs(make_inputs(self.graph, self.base_dir))
+        elif request.kind == "step":
+            session.step()
+        elif request.kind == "run":
+            if request.restart_if_done and session.next_node is None:
+                session.restart()
+            session.run(cancel=self.token)
+        elif request.kind == "run_to" and request.node_id is not None:
+            session.run_to(request.node_id, cancel=self.token)
+
+    def _create(self) -> Session | None:
+        session = AppSession(self.graph, debug_level=self.debug_level)
+        session.events.connect(self.event.emit)
+        session.log.written.connect(self.log_line.emit)
+        try:
+            session.set_inputs(make_inputs(self.graph, self.base_dir))
+        except EngineError:
+            session.close()
+            raise
+        self.session = session
+        self.session_created.emit(session)
+        return session
+
+    def close_session(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+            self.session_created.emit(None)
+
+
+class ExecutionController(QObject):
+    """The GUI side: send requests, receive events; ``busy`` while a request runs."""
+
+    node_started = Signal(object)
+    node_finished = Signal(object)
+    node_failed = Signal(object)
+    breakpoint_hit = Signal(object)
+    run_finished = Signal(object)
+    log_line = Signal(object)
+    session_changed = Signal(object)
+    error = Signal(str)
+    busy_changed = Signal(bool)
+    idle = Signal(str)
+    _request = Signal(object)
+
+    def __init__(self, graph: Graph, base_dir: str | None = None,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.token = CancelToken()
+        self.session: Session | None = None
+        self.edited_since_run = False
+        self._pending = 0
+        self._thread = QThread(self)
+        self._thread.setObjectName("hexscope-session")
+        self._worker: SessionWorker | None = None
+        self._thread.start()
+        self.set_graph(graph, base_dir)
+
+    def set_graph(self, graph: Graph, base_dir: str | None) -> None:
+        """Follow another graph; the old session (if any) is closed on the worker."""
+        if self._worker is not None:
+            self.close_session()
+            self._request.disconnect(self._worker.handle)
+            self._worker.deleteLater()
+            self._unfollow()
+        self.graph = graph
+        worker = SessionWorker(graph, base_dir, self.token)
+        worker.moveToThread(self._thread)
+        self._request.connect(worker.handle)
+        worker.event.connect(self._relay)
+        worker.log_line.connect(self.log_line)
+        worker.session_created.connect(self._session_created)
+        worker.error.connect(self.error)
+        worker.done.connect(self._done)
+        self._worker = worker
+        self._unfollow = graph.edited.connect(self._on_edit)
+
+    def _on_edit(self, event: GraphEdited) -> None:
+        if not is_cosmetic(event.description):
+            self.edited_since_run = True
+
+    @property
+    def busy(self) -> bool:
+        return self._pending > 0
+
+    # requests -------------------------------------------------------------------------------
+    def _send(self, request: Request) -> None:
+        if request.kind in ("run", "run_to"):
+            self.token.reset()
+        if request.kind != "close":      # closing is not a run the user waits for
+            self._pending += 1
+            if self._pending == 1:
+                self.busy_changed.emit(True)
+        self._request.emit(request)
+
+    def step(self, breakpoints: set[int] = frozenset()) -> None:  # type: ignore[assignment]
+        self._send(Request("step", breakpoints=frozenset(breakpoints)))
+
+    def run(self, breakpoints: set[int] = frozenset()) -> None:  # type: ignore[assignment]
+        self._send(Request("run", breakpoints=frozenset(breakpoints),
+                           restart_if_done=not self.edited_since_run))
+
+    def run_to(self, node_id: int, breakpoints: set[int] = frozenset()) -> None:  # type: ignore[assignment]
+        self._send(Request("run_to", node_id, frozenset(breakpoints)))
+
+    def restart(self) -> None:
+        self._send(Request("restart"))
+
+    def close_session(self) -> None:
+        self.token.cancel()
+        self._send(Request("close"))
+
+    def stop(self) -> None:
+        """Stop a run between nodes (the node that is running finishes)."""
+        self.token.cancel()
+
+    def shutdown(self) -> None:
+        """Cancel, stop the thread and wait for it; then close the session here."""
+        self.token.cancel()
+        self._thread.quit()
+        self._thread.wait(10000)
+        if self._worker is not None and self._worker.session is not None:
+            self._worker.session.close()
+            self._worker.session = None
+
+    @property
+    def thread_running(self) -> bool:
+        return self._thread.isRunning()
+
+    # events from the worker -------------------------------------------------------------
+    def _relay(self, event: object) -> None:
+        if isinstance(event, NodeStarted):
+            self.node_started.emit(event)
+        elif isinstance(event, NodeFinished):
+            self.node_finished.emit(event)
+        elif isinstance(event, NodeFailed):
+            self.node_failed.emit(event)
+        elif isinstance(event, BreakpointHit):
+            self.breakpoint_hit.emit(event)
+        elif isinstance(event, RunFinished):
+            self.edited_since_run = False
+            self.run_finished.emit(event)
+
+    def _session_created(self, session: Session | None) -> None:
+        self.session = session
+        self.session_changed.emit(session)
+
+    def _done(self, kind: str) -> None:
+        if kind != "close":
+            self._pending = max(0, self._pending - 1)
+            if self._pending == 0:
+                self.busy_changed.emit(False)
+        if kind == "step":
+            self.edited_since_run = False
+        if kind != "close":
+            self.idle.emit(kind)
+
+
+__all__ = ["AppSession", "ExecutionController", "Request", "SessionWorker", "is_cosmetic"]

@@ -1,0 +1,357 @@
+"""MainWindow: the graph editor and step-through debugger.
+
+The window composes the canvas, the docks and three action groups (file, edit, debug); the
+worker thread that runs the session lives in :class:`ExecutionController`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import QPointF, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QColor, QKeySequence, QUndoStack
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QProgressBar,
+    QWidget,
+)
+
+from hexscope.app.debug_actions import DebugActions
+from hexscope.app.edit_actions import EditActions
+from hexscope.app.execution_controller import ExecutionController
+from hexscope.app.file_actions import FileActions
+from hexscope.app.settings import AppSettings
+from hexscope.engine.events import GraphEdited
+from hexscope.engine.graph import Graph
+from hexscope.engine.prepare import prepare
+from hexscope.engine.session import Session
+from hexscope.engine.validate import Issue, errors, validate
+from hexscope.widgets.graph_canvas import GraphCanvas, GraphScene
+from hexscope.widgets.inspector_panel import InspectorPanel
+from hexscope.widgets.log_panel import LogPanel
+from hexscope.widgets.op_palette import OpPalette
+from hexscope.widgets.outputs_panel import OutputsPanel
+from hexscope.widgets.problems_panel import ProblemsPanel
+from hexscope.widgets.timing_table import TimingTable
+
+DOCK = Qt.DockWidgetArea
+
+
+class MainWindow(QMainWindow):
+    """See APP_CONTRACT.md for the API the views use (signals, add_dock, select_node...)."""
+
+    session_changed = Signal(object)
+    node_selected = Signal(int)
+    results_changed = Signal()
+
+    def __init__(self, settings: AppSettings | None = None) -> None:
+        super().__init__()
+        self.settings = settings or AppSettings()
+        self.graph = Graph()
+        self.issues: list[Issue] = []
+        self.next_node: int | None = None
+        self._session: Session | None = None
+        self._overlay_legend: list[tuple[str, QColor]] = []
+        self.undo_stack = QUndoStack(self)
+        self.scene = GraphScene(self.graph, parent=self)
+        self.canvas = GraphCanvas(self.scene)
+        self.setCentralWidget(self.canvas)
+        self.controller = ExecutionController(self.graph, None, self)
+        self._build_docks()
+        self._build_status()
+        self.files = FileActions(self)
+        self.edits = EditActions(self)
+        self._build_view_menu()
+        self.debug = DebugActions(self)
+        self._validate_timer = QTimer(self, singleShot=True, interval=120)
+        self._validate_timer.timeout.connect(self.revalidate)
+        self._connect()
+        self._follow_graph()
+        self.resize(1280, 800)
+        self.update_title()
+        self.revalidate()
+        from hexscope.app.views import install_views
+
+        install_views(self)
+
+    # construction ---------------------------------------------------------------------------
+    def _build_docks(self) -> None:
+        self.palette = OpPalette()
+        self.inspector = InspectorPanel(self.graph)
+        self.inspector.shape_of = self._ran_shape
+        self.outputs_panel = OutputsPanel()
+        self.problems = ProblemsPanel()
+        self.log_panel = LogPanel()
+        self.timing = TimingTable()
+        self.palette_dock = self.add_dock("Ops", self.palette, DOCK.LeftDockWidgetArea)
+        self.inspector_dock = self.add_dock("Inspector", self.inspector, DOCK.RightDockWidgetArea)
+        self.outputs_dock = self.add_dock("Outputs", self.outputs_panel, DOCK.RightDockWidgetArea)
+        self.problems_dock = self.add_dock("Problems", self.problems, DOCK.BottomDockWidgetArea)
+        self.log_dock = self.add_dock("Log", self.log_panel, DOCK.BottomDockWidgetArea)
+        self.timing_dock = self.add_dock("Timing", self.timing, DOCK.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.problems_dock, self.log_dock)
+        self.tabifyDockWidget(self.log_dock, self.timing_dock)
+        self.problems_dock.raise_()
+        self.resizeDocks([self.palette_dock, self.inspector_dock], [230, 330],
+                         Qt.Orientation.Horizontal)
+        self.resizeDocks([self.problems_dock], [170], Qt.Orientation.Vertical)
+
+    def _build_status(self) -> None:
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(220)
+        self.progress.setFormat("node %v of %m")
+        self.progress.hide()
+        self.run_label = QLabel()
+        self.statusBar().addPermanentWidget(self.run_label)
+        self.statusBar().addPermanentWidget(self.progress)
+
+    def _build_view_menu(self) -> None:
+        menu = self.menuBar().addMenu("&View")
+        bar = self.addToolBar("View")
+        bar.setObjectName("view-toolbar")
+        fit = QAction("Zoom to &fit", self, shortcut=QKeySequence("Ctrl+0"))
+        fit.triggered.connect(self.canvas.zoom_to_fit)
+        zin = QAction("Zoom &in", self, shortcut=QKeySequence.StandardKey.ZoomIn)
+        zin.triggered.connect(lambda: self.canvas.zoom_by(1.25))
+        zout = QAction("Zoom &out", self, shortcut=QKeySequence.StandardKey.ZoomOut)
+        zout.triggered.connect(lambda: self.canvas.zoom_by(0.8))
+        self.show_consts = QAction("Show consts as &nodes", self, checkable=True)
+        self.show_consts.toggled.connect(self._toggle_consts)
+        self.show_prepared = QAction("Show &prepared graph", self, checkable=True)
+        self.show_prepared.toggled.connect(lambda _: self.refresh_prepared())
+        menu.addActions([fit, zin, zout])
+        menu.addSeparator()
+        menu.addActions([self.show_consts, self.show_prepared, self.edits.layout])
+        menu.addSeparator()
+        for dock in (self.palette_dock, self.inspector_dock, self.outputs_dock,
+                     self.problems_dock, self.log_dock, self.timing_dock):
+            menu.addAction(dock.toggleViewAction())
+        self.view_menu = menu
+        bar.addActions([fit, self.edits.layout, self.show_consts, self.show_prepared])
+        self.search = QLineEdit(placeholderText="Find node: id, label or op")
+        self.search.setMaximumWidth(260)
+        self.search.setClearButtonEnabled(True)
+        self.search.returnPressed.connect(lambda: self.edits.find_next(self.search.text()))
+        bar.addWidget(self.search)
+        for act in (fit, zin, zout):
+            self.addAction(act)
+
+    def _connect(self) -> None:
+        self.palette.op_activated.connect(lambda op: self.edits.add_op(op))
+        self.inspector.label_edited.connect(self.edits.set_label)
+        self.inspector.padding_edited.connect(self.edits.set_padding)
+        self.inspector.const_edited.connect(self.edits.set_const)
+        self.problems.node_activated.connect(self.select_node)
+        self.timing.node_activated.connect(self.select_node)
+        self.controller.session_changed.connect(self._on_session)
+        self.controller.log_line.connect(self.log_panel.append)
+        self.undo_stack.cleanChanged.connect(lambda _: self.update_title())
+        self.undo_stack.indexChanged.connect(lambda _: self.update_title())
+
+    def _follow_graph(self) -> None:
+        """Connect the scene's gestures and the graph's edits (again after a new graph)."""
+        s = self.scene
+        s.nodes_moved.connect(self.edits.move)
+        s.connect_requested.connect(self.edits.connect)
+        s.op_dropped.connect(lambda op, pos: self.edits.add_op(op, QPointF(pos)))
+        s.selection_ids_changed.connect(self._on_selection)
+        self._unfollow = self.graph.edited.connect(self._on_graph_edited)
+
+    # the document ---------------------------------------------------------------------------
+    def set_graph(self, graph: Graph, path: str | None) -> None:
+        """Show another graph (New, Open, restore). Loaded graphs without positions are laid out."""
+        self._unfollow()
+        self.scene.close()
+        old_scene = self.scene
+        self.graph = graph
+        self.scene = GraphScene(graph, parent=self)
+        self.scene.show_consts = self.show_consts.isChecked()
+        if any(node.position is None for node in graph):
+            graph.move(self.scene.layout_positions())
+        self.canvas.set_scene(self.scene)
+        old_scene.deleteLater()
+        self.inspector.set_graph(graph)
+        base = os.path.dirname(os.path.abspath(path)) if path else None
+        self.controller.set_graph(graph, base)
+        self.debug.breakpoints.clear()
+        self.undo_stack.clear()
+        self.files.path = path
+        self.files.meta_dirty = False
+        self._follow_graph()
+        if self.show_consts.isChecked():
+            self.scene.rebuild()
+        self.revalidate()
+        self.update_title()
+        QTimer.singleShot(0, self.canvas.zoom_to_fit)
+        self.canvas.zoom_to_fit()
+
+    def update_title(self) -> None:
+        self.setWindowTitle(self.files.title())
+        self.setWindowModified(self.files.modified)
+
+    def _on_graph_edited(self, event: GraphEdited) -> None:
+        self.inspector.refresh()
+        self.debug.on_graph_edited(event)
+        self._validate_timer.start()
+
+    def _toggle_consts(self, shown: bool) -> None:
+        self.scene.show_consts = shown
+        self.scene.rebuild()
+        self.debug.refresh_looks()
+        self.revalidate()
+
+    # validation and prepare -----------------------------------------------------------------
+    def revalidate(self) -> None:
+        self.issues = validate(self.graph)
+        self.show_problems()
+        by_node: dict[int, list[str]] = {}
+        for issue in self.issues:
+            by_node.setdefault(issue.node_id, []).append(str(issue))
+        for node_id in self.graph.order:
+            self.scene.set_look(node_id, problems=by_node.get(node_id, []))
+        self.refresh_prepared()
+
+    def show_problems(self, extra: list[str] = ()) -> None:  # type: ignore[assignment]
+        self.problems.set_issues(self.issues, list(extra))
+        n = len(errors(self.issues))
+        self.problems_dock.setWindowTitle(f"Problems ({len(self.issues)})" if self.issues
+                                          else "Problems")
+        if extra or n:
+            self.problems_dock.raise_()
+
+    def refresh_prepared(self) -> None:
+        """Draw prepare's rewrites (fused, removed, replaced) when the toggle is on."""
+        rewrites = {}
+        if self.show_prepared.isChecked():
+            if errors(self.issues):
+                self.statusBar().showMessage("Fix the problems to see the prepared graph", 6000)
+            else:
+                rewrites = {r.node_id: r for r in prepare(self.graph).rewrites}
+        for node_id in self.graph.order:
+            r = rewrites.get(node_id)
+            self.scene.set_look(node_id, rewrite=r.kind if r else "",
+                                rewrite_reason=r.reason if r else "")
+
+    # selection and results ------------------------------------------------------------------
+    def _on_selection(self, ids: list[int]) -> None:
+        node_id = ids[0] if len(ids) == 1 else None
+        self.inspector.show_node(node_id)
+        self.log_panel.set_selected_node(node_id)
+        self._show_outputs(node_id)
+        self.node_selected.emit(node_id if node_id is not None else -1)
+
+    def _show_outputs(self, node_id: int | None) -> None:
+        if node_id is None or node_id not in self.graph:
+            self.outputs_panel.show_result("", None, note="Select a node that has run.")
+            return
+        node = self.graph.node(node_id)
+        session = self._session
+        title = f"{node.op} {node.title}"
+        if session is None:
+            self.outputs_panel.show_result(title, None, note="not run yet (F10 steps, F5 runs)")
+            return
+        error = session.executor.failed.get(node_id, "")
+        result = session.result(node_id)
+        if node.is_const and node_id in session.prepared.nodes:
+            self.outputs_panel.show_result(title, [session.output(node_id)], note="const data")
+        elif result is not None:
+            outputs = [session.output(node_id, k) for k in range(len(result.outputs))]
+            note = f"ran in {result.seconds * 1e3:.3f} ms" + (
+                " · stale: an edit changed its inputs" if self._is_stale(node_id) else "")
+            self.outputs_panel.show_result(title, outputs, error, note)
+        else:
+            self.outputs_panel.show_result(title, None, error, "has not run")
+
+    def _is_stale(self, node_id: int) -> bool:
+        look = self.scene.looks.get(node_id)
+        return look is not None and look.status == "stale"
+
+    def _ran_shape(self, node_id: int, k: int) -> str | None:
+        session = self._session
+        result = session.result(node_id) if session else None
+        if result is None or k >= len(result.outputs):
+            return None
+        return result.outputs[k].describe()
+
+    def refresh_results(self) -> None:
+        session = self._session
+        rows = []
+        if session is not None:
+            for node_id, result in session.executor.trace.items():
+                node = session.prepared.nodes.get(node_id)
+                if node is not None:
+                    rows.append((node_id, node.op, node.label, result.seconds))
+        self.timing.set_times(rows)
+        total = sum(r[3] for r in rows)
+        self.run_label.setText(f"{len(rows)} node(s) ran · {total * 1e3:.2f} ms" if rows else "")
+        ids = self.scene.selected_ids()
+        self._show_outputs(ids[0] if len(ids) == 1 else None)
+        self.inspector.refresh()
+
+    def show_progress(self, k: int, n: int, node_id: int) -> None:
+        self.progress.setMaximum(n)
+        self.progress.setValue(k)
+        self.progress.show()
+        self.statusBar().showMessage(f"Running 0x{node_id:x} (node {k} of {n})")
+
+    def hide_progress(self) -> None:
+        self.progress.hide()
+
+    def _on_session(self, session: Session | None) -> None:
+        self._session = session
+        if session is None:
+            self.debug.visual_stale.clear()
+            self.debug.refresh_looks()
+            self.refresh_results()
+        self.session_changed.emit(session)
+
+    # the API of APP_CONTRACT.md ----------------------------------------------------------------
+    @property
+    def session(self) -> Session | None:
+        return self._session
+
+    def add_dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock-{title.lower().replace(' ', '-')}")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        if hasattr(self, "view_menu"):
+            self.view_menu.addAction(dock.toggleViewAction())
+        return dock
+
+    def select_node(self, node_id: int) -> None:
+        item = self.scene.select_only(node_id)
+        if item is not None:
+            self.canvas.center_on_node(node_id)
+
+    def set_overlay(self, colors: dict[int, QColor] | None,
+                    legend: list[tuple[str, QColor]] = ()) -> None:  # type: ignore[assignment]
+        for node_id in self.graph.order:
+            self.scene.set_look(node_id, overlay=(colors or {}).get(node_id))
+        self._overlay_legend = list(legend) if colors else []
+        text = "  ".join(f"<span style='color:{c.name()}'>■</span> {name}"
+                         for name, c in self._overlay_legend)
+        self.run_label.setText(text)
+
+    # closing ----------------------------------------------------------------------------------
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        if not self.files.maybe_save():
+            event.ignore()
+            return
+        self.shutdown()
+        self.settings.discard_autosave()
+        event.accept()
+
+    def shutdown(self) -> None:
+        """Stop the worker thread and the timers (tests call this too)."""
+        if getattr(self, "_shut_down", False):
+            return
+        self._shut_down = True
+        self.files.autosave_timer.stop()
+        self._validate_timer.stop()
+        for signal in (self.undo_stack.cleanChanged, self.undo_stack.indexChanged):
+            signal.disconnect()
+        self.controller.shutdown()

@@ -1,0 +1,143 @@
+"""Drive the real window: open a graph, step, breakpoints, stale re-runs, failures."""
+
+from __future__ import annotations
+
+import numpy as np
+from nop_graphs import BRANCH, CONST, INPUT, JOIN, OUT, A, B
+from PySide6.QtGui import QKeySequence
+
+from hexscope.engine import NodeStatus
+
+
+def _do(qtbot, window, action: str) -> None:
+    """Trigger a debug action and wait until the worker has handled it."""
+    with qtbot.waitSignal(window.controller.idle, timeout=5000):
+        window.debug.actions[action].trigger()
+
+
+def _looks(window) -> dict[int, str]:
+    return {nid: look.status for nid, look in window.scene.looks.items()}
+
+
+def test_debugger_keys_follow_the_usual_convention(window):
+    keys = {k: a.shortcut().toString() for k, a in window.debug.actions.items()}
+    assert keys["run"] == QKeySequence("F5").toString()
+    assert keys["step"] == "F10"
+    assert keys["run_to"] == QKeySequence("Ctrl+F10").toString()
+    assert keys["breakpoint"] == "F9"
+    assert keys["restart"] == QKeySequence("Ctrl+Shift+F5").toString()
+    assert keys["stop"] == QKeySequence("Shift+F5").toString()
+
+
+def test_step_three_nodes_highlights_the_next(qtbot, window, graph_file):
+    assert window.files.open_graph(graph_file)
+    for _ in range(3):
+        _do(qtbot, window, "step")
+    s = window.session
+    assert s is not None
+    assert [s.status(n) for n in (INPUT, A, BRANCH)] == [NodeStatus.DONE] * 3
+    assert [s.status(n) for n in (B, JOIN, OUT)] == [NodeStatus.PENDING] * 3
+    looks = window.scene.looks
+    assert [looks[n].status for n in (INPUT, A, BRANCH)] == ["done"] * 3
+    assert window.next_node == B
+    assert [n for n, look in looks.items() if look.is_next] == [B]
+    assert looks[A].seconds is not None and looks[A].seconds >= 0
+    # the timing table lists exactly the nodes that ran
+    assert sorted(window.timing.node_ids()) == sorted([INPUT, A, BRANCH])
+
+
+def test_breakpoint_stops_before_its_node_then_continue_finishes(qtbot, window, graph_file):
+    window.files.open_graph(graph_file)
+    window.select_node(JOIN)
+    window.debug.actions["breakpoint"].trigger()
+    assert window.scene.looks[JOIN].breakpoint
+    _do(qtbot, window, "run")
+    s = window.session
+    assert s.status(JOIN) is NodeStatus.PENDING
+    assert s.status(B) is NodeStatus.DONE
+    assert window.next_node == JOIN and window.scene.looks[JOIN].is_next
+    _do(qtbot, window, "run")
+    assert all(s.status(n) is NodeStatus.DONE for n in (JOIN, OUT))
+    assert window.next_node is None
+    outputs = s.graph_outputs()
+    assert np.array_equal(outputs[0].array.reshape(-1), [1.0, 2.0, 3.0])
+
+
+def test_const_edit_reruns_only_downstream_nodes(qtbot, window, graph_file):
+    window.files.open_graph(graph_file)
+    _do(qtbot, window, "run")
+    assert window.next_node is None
+    window.edits.set_const(CONST, np.array([7.0, 8.0, 9.0], np.float32))
+    looks = _looks(window)
+    assert {n for n, st in looks.items() if st == "stale"} == {BRANCH, JOIN, OUT}
+    assert looks[A] == "done" and looks[B] == "done"
+    rerun: list[int] = []
+    window.controller.node_finished.connect(lambda e: rerun.append(e.node_id))
+    _do(qtbot, window, "run")
+    assert rerun == [BRANCH, JOIN, OUT]
+    assert np.array_equal(window.session.graph_outputs()[0].array.reshape(-1), [7, 8, 9])
+    assert set(_looks(window).values()) <= {"done", ""}
+
+
+def test_moving_or_relabelling_a_node_keeps_its_results(qtbot, window, graph_file):
+    window.files.open_graph(graph_file)
+    for _ in range(3):
+        _do(qtbot, window, "step")
+    window.edits.move({A: (500.0, 500.0)})
+    window.edits.set_label(A, "renamed")
+    assert window.scene.looks[A].status == "done"
+    ran: list[int] = []
+    window.controller.node_finished.connect(lambda e: ran.append(e.node_id))
+    _do(qtbot, window, "step")
+    assert ran == [B]
+    assert window.session.status(A) is NodeStatus.DONE
+
+
+def test_failing_node_turns_red_and_app_keeps_working(qtbot, window, graph_file):
+    window.files.open_graph(graph_file)
+    # Nop with one input and two outputs fails on the device: "inputs != outputs"
+    window.edits.edit("set_input", JOIN, 1, None)
+    assert len(window.graph.node(JOIN).inputs) == 1
+    _do(qtbot, window, "run")
+    look = window.scene.looks[JOIN]
+    assert look.status == "failed" and "inputs != outputs" in look.error
+    assert window.session.status(JOIN) is NodeStatus.FAILED
+    assert window.next_node == JOIN
+    # the log shows the failure, and the outputs panel the error
+    assert any("inputs != outputs" in line.text for line in window.log_panel.lines)
+    window.select_node(JOIN)
+    assert "inputs != outputs" in window.outputs_panel.header.text()
+    # fix it with undo, continue: the failed node runs again and succeeds
+    window.undo_stack.undo()
+    _do(qtbot, window, "run")
+    assert window.session.status(JOIN) is NodeStatus.DONE
+    assert window.scene.looks[JOIN].status == "done"
+
+
+def test_run_to_selected_runs_through_that_node(qtbot, window, graph_file):
+    window.files.open_graph(graph_file)
+    window.select_node(B)
+    _do(qtbot, window, "run_to")
+    s = window.session
+    assert s.status(B) is NodeStatus.DONE and s.status(JOIN) is NodeStatus.PENDING
+
+
+def test_restart_clears_results_and_stop_ends_the_session(qtbot, window, graph_file):
+    window.files.open_graph(graph_file)
+    _do(qtbot, window, "step")
+    _do(qtbot, window, "restart")
+    assert window.session.status(INPUT) is NodeStatus.PENDING
+    assert window.next_node == INPUT
+    with qtbot.waitSignal(window.session_changed, timeout=5000) as blocker:
+        window.debug.actions["stop"].trigger()
+    assert blocker.args == [None] and window.session is None
+    assert all(look.status == "" for look in window.scene.looks.values())
+
+
+def test_progress_reports_node_k_of_n(qtbot, window, graph_file):
+    window.files.open_graph(graph_file)
+    seen: list[tuple[int, int]] = []
+    window.controller.node_started.connect(lambda e: seen.append((e.index + 1, e.total)))
+    _do(qtbot, window, "run")
+    assert seen == [(k, 6) for k in range(1, 7)]
+    assert window.progress.maximum() == 6
