@@ -7,6 +7,8 @@ code. :mod:`hexscope.engine.quant` has the range rules R1/R2; R3 lives here.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import numpy.typing as npt
 
@@ -14,6 +16,7 @@ f32 = np.float32
 _CLOSE = f32(6.1035156e-05)        # 2**-14 (§1.5)
 _CLOSE_HI = f32(0.999938965)
 _I32_MIN, _I32_MAX = -(2 ** 31), 2 ** 31 - 1
+_HALF = f32(0.5)
 
 
 def f2i(x: npt.ArrayLike) -> npt.NDArray[np.int64]:
@@ -37,8 +40,31 @@ def rndi(x: npt.ArrayLike) -> npt.NDArray[np.int64]:
 
 
 def rndi1(x: float) -> int:
-    """:func:`rndi` of one value, as a Python int."""
-    return int(rndi(f32(x)))
+    """:func:`rndi` of one value, as a Python int (scalar arithmetic, same float32 steps)."""
+    a = f32(x)
+    # float32 scalar arithmetic as in rndi; a finite a + 0.5 never overflows, so no warnings.
+    return f2i1(a + np.copysign(_HALF, a))
+
+
+def f2i1(x: float) -> int:
+    """:func:`f2i` of one value, as a Python int: truncate, saturate, NaN -> -1."""
+    v = float(x)
+    if v != v:
+        return -1
+    if v >= _I32_MAX:
+        return _I32_MAX
+    if v <= _I32_MIN:
+        return _I32_MIN
+    return int(v)
+
+
+def c_roundf_int1(x: float) -> int:
+    """:func:`c_roundf_int` of one value, as a Python int."""
+    a = float(x)
+    if a != a or math.isinf(a):
+        return f2i1(a)
+    r = math.floor(abs(a) + 0.5)        # float64, as c_roundf_int evaluates it
+    return f2i1(r if a > 0 else -r)
 
 
 def c_roundf_int(x: npt.ArrayLike) -> npt.NDArray[np.int64]:
@@ -87,7 +113,7 @@ def quantize_uint8(val: float, mn: float, mx: float) -> int:
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         k = f32(f32(255.0) / r)
         v = f32(f32(f32(val) - f32(mn)) * k)
-    return int(sat_u8(c_roundf_int(v)))
+    return min(255, max(0, c_roundf_int1(v)))
 
 
 def level_size_zero(mn: float, mx: float) -> tuple[int, np.float32]:
