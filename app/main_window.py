@@ -169,7 +169,7 @@ class MainWindow(QMainWindow):
         self.graph = graph
         self.scene = GraphScene(graph, parent=self)
         self.scene.show_consts = self.show_consts.isChecked()
-        if any(node.position is None for node in graph):
+        if any(item.node.position is None for item in self.scene.items_by_id.values()):
             graph.move(self.scene.layout_positions())
         self.canvas.set_scene(self.scene)
         old_scene.deleteLater()

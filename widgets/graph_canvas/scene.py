@@ -64,6 +64,7 @@ class GraphScene(QGraphicsScene):
     def rebuild(self) -> None:
         """Recreate every item (after a load or the const toggle)."""
         selected = self.selected_ids()
+        self.blockSignals(True)
         self.clear()
         self.items_by_id.clear()
         self.folded = {} if self.show_consts else folded_consts(self.graph)
@@ -145,6 +146,7 @@ class GraphScene(QGraphicsScene):
 
     def _refresh(self, affected: set[int]) -> None:
         selected = self.selected_ids()
+        self.blockSignals(True)
         for nid in affected:
             self._remove_item(nid)
         fresh = [self._add_item(self.graph.node(nid)) for nid in self.graph.order
@@ -176,12 +178,15 @@ class GraphScene(QGraphicsScene):
         return [i.node_id for i in self.selectedItems() if isinstance(i, NodeItem)]
 
     def _select(self, ids: list[int]) -> None:
+        """Reselect ``ids`` after items were recreated; signals only if the set changed."""
         self.blockSignals(True)
         for nid in ids:
             item = self.items_by_id.get(nid)
             if item is not None:
                 item.setSelected(True)
         self.blockSignals(False)
+        if self.selected_ids() != ids:
+            self._emit_selection()
 
     def select_only(self, node_id: int) -> NodeItem | None:
         """Select one node (a folded const selects its consumer); returns its item."""
