@@ -41,6 +41,20 @@ def rescale_codes(codes: np.ndarray, in_min: float, in_max: float, out_min: np.f
     return sat_u8((v * gains + 16384) >> 15).astype(np.uint8)
 
 
+_ALL_CODES = np.arange(256, dtype=np.uint8)
+
+
+def _rescale_into(dst: np.ndarray, codes: np.ndarray, in_min: float, in_max: float,
+                  out_min: np.float32, out_max: np.float32) -> None:
+    """:func:`rescale_codes` written into ``dst``: the function maps each code on its own,
+    so it is tabulated once for the 256 codes and applied as a lookup (bit-identical)."""
+    lut = rescale_codes(_ALL_CODES, in_min, in_max, out_min, out_max)
+    if np.array_equal(lut, _ALL_CODES):
+        dst[...] = codes
+    else:
+        dst[...] = np.take(lut, codes, mode="clip")     # uint8 indices: never clipped
+
+
 @op("QuantizedConcat_8", Category.PLUMBING,
     inputs=(Port("axis", DType.INT32),
             Repeat((Port("x", DType.QUINT8), Port("x_min", DType.FLOAT32),
@@ -75,9 +89,13 @@ def quantized_concat_8(ctx: KernelContext, axis: Tensor,
     lo = [scalar_f(t) for t in mins]
     hi = [scalar_f(t) for t in maxes]
     out_min, out_max = merged_range(lo, hi)
-    parts = [rescale_codes(x.array, mn, mx, out_min, out_max)
-             for x, mn, mx in zip(xs, lo, hi, strict=True)]
-    y = np.concatenate(parts, axis=3)
+    b, h, w, _ = xs[0].shape
+    y = np.empty((b, h, w, sum(x.shape[3] for x in xs)), np.uint8)
+    d0 = 0
+    for x, mn, mx in zip(xs, lo, hi, strict=True):
+        d1 = d0 + x.shape[3]
+        _rescale_into(y[..., d0:d1], x.array, mn, mx, out_min, out_max)
+        d0 = d1
     return (y, np.full((1, 1, 1, 1), out_min, np.float32),
             np.full((1, 1, 1, 1), out_max, np.float32))
 

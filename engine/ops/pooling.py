@@ -95,6 +95,64 @@ def _valid_counts(span: Span, f: int, s: int, n: int) -> np.ndarray:
     return np.minimum(start + f, n) - np.maximum(start, 0)
 
 
+def _scale_table(rc: int) -> np.ndarray:
+    """The 8-bit average for every 16-bit window sum, for the reciprocal ``rc`` (§9).
+
+    Matches device: the scaling multiply reads the u16 sum as signed 16-bit; then
+    (s16 * rc + 16384) >> 15, saturated to 0..255 (int32 is exact: |s16 * rc| < 2**30).
+    """
+    table = _TABLES.get(rc)
+    if table is None:
+        signed = np.arange(65536, dtype=np.uint16).view(np.int16).astype(np.int32)
+        signed *= rc
+        signed += 16384
+        signed >>= 15
+        table = np.clip(signed, 0, 255).astype(np.uint8)
+        if len(_TABLES) < 64:
+            _TABLES[rc] = table
+    return table
+
+
+_TABLES: dict[int, np.ndarray] = {}
+
+
+def _scale_sums(sums: np.ndarray, ch: np.ndarray, cw: np.ndarray) -> np.ndarray:
+    """Each u16 window sum of [B,OH,OW,D] scaled by the reciprocal of its window's count.
+
+    The count of cell (i, j) is ch[i] * cw[j]. Rows and columns are grouped by their count
+    (for SAME padding: the first, the inside, the last), and each block of cells is scaled
+    by one table lookup.
+    """
+    count = np.outer(ch, cw)
+    rc = np.minimum(32768 // count, 32767)
+    y = np.empty(sums.shape, np.uint8)
+    for r in _groups(ch):
+        for c in _groups(cw):
+            table = _scale_table(int(rc[_first(r), _first(c)]))
+            if isinstance(r, slice) and isinstance(c, slice):
+                np.take(table, sums[:, r, c], out=y[:, r, c], mode="clip")
+            else:
+                ri, ci = np.arange(len(ch))[r][:, None], np.arange(len(cw))[c][None, :]
+                y[:, ri, ci] = np.take(table, sums[:, ri, ci], mode="clip")
+    return y
+
+
+def _first(index: slice | np.ndarray) -> int:
+    return int(index.start) if isinstance(index, slice) else int(index[0])
+
+
+def _groups(v: np.ndarray) -> list[slice | np.ndarray]:
+    """The indices of each distinct value of ``v``: a slice where they are contiguous."""
+    out: list[slice | np.ndarray] = []
+    for value in np.unique(v).tolist():
+        idx = np.flatnonzero(v == value)
+        if idx[-1] - idx[0] + 1 == idx.size:
+            out.append(slice(int(idx[0]), int(idx[-1]) + 1))
+        else:
+            out.append(idx)
+    return out
+
+
 def _range_copy(x_min: Tensor, x_max: Tensor) -> tuple[np.ndarray, np.ndarray]:
     return (np.full((1, 1, 1, 1), scalar_f(x_min), np.float32),
             np.full((1, 1, 1, 1), scalar_f(x_max), np.float32))
@@ -152,13 +210,5 @@ def quantized_avg_pool_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Te
     wide = x.array.astype(np.uint16)
     rows = _pool_axis(wide, 2, ws, fw, sw, 0, np.add)
     sums = _pool_axis(rows, 1, hs, fh, sh, 0, np.add)
-    count = np.outer(_valid_counts(hs, fh, sh, h), _valid_counts(ws, fw, sw, w))
-    rc = np.minimum(32768 // count, 32767).astype(np.int32)[None, :, :, None]
-    # Matches device: the scaling multiply reads the u16 sum as signed 16-bit (int32 math is
-    # exact here: |s16 * rc| < 2**30).
-    signed = sums.view(np.int16).astype(np.int32)
-    signed *= rc
-    signed += 16384
-    signed >>= 15
-    y = np.clip(signed, 0, 255).astype(np.uint8)
+    y = _scale_sums(sums, _valid_counts(hs, fh, sh, h), _valid_counts(ws, fw, sw, w))
     return (y, *_range_copy(x_min, x_max))
