@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMainWindow,
     QProgressBar,
+    QScrollArea,
     QWidget,
 )
 
@@ -76,6 +77,11 @@ class MainWindow(QMainWindow):
         from hexscope.app.views import install_views
 
         install_views(self)
+        # The debugger's own panels come first; the views stay one tab away.
+        self.problems_dock.raise_()
+        self.resizeDocks([self.problems_dock], [190], Qt.Orientation.Vertical)
+        QTimer.singleShot(0, lambda: self.resizeDocks([self.problems_dock], [190],
+                                                      Qt.Orientation.Vertical))
 
     # construction ---------------------------------------------------------------------------
     def _build_docks(self) -> None:
@@ -185,8 +191,8 @@ class MainWindow(QMainWindow):
             self.scene.rebuild()
         self.revalidate()
         self.update_title()
-        QTimer.singleShot(0, self.canvas.zoom_to_fit)
-        self.canvas.zoom_to_fit()
+        QTimer.singleShot(0, self.canvas.show_graph)
+        self.canvas.show_graph()
 
     def update_title(self) -> None:
         self.setWindowTitle(self.files.title())
@@ -316,8 +322,23 @@ class MainWindow(QMainWindow):
     def add_dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(f"dock-{title.lower().replace(' ', '-')}")
-        dock.setWidget(widget)
+        hint = widget.minimumSizeHint()
+        if hasattr(self, "view_menu") and (hint.height() > 160 or hint.width() > 420):
+            # A tall or wide panel scrolls rather than forcing the window to grow.
+            scroll = QScrollArea()
+            scroll.setWidgetResizable(True)
+            scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+            scroll.setWidget(widget)
+            dock.setWidget(scroll)
+        else:
+            dock.setWidget(widget)
         self.addDockWidget(area, dock)
+        # Docks added later (the views) join the tab group of their area, so the window
+        # keeps its size instead of growing by each dock's minimum width.
+        anchor = {DOCK.BottomDockWidgetArea: "timing_dock",
+                  DOCK.RightDockWidgetArea: "outputs_dock"}.get(area)
+        if anchor and hasattr(self, anchor):
+            self.tabifyDockWidget(getattr(self, anchor), dock)
         if hasattr(self, "view_menu"):
             self.view_menu.addAction(dock.toggleViewAction())
         return dock

@@ -196,6 +196,8 @@ class NodeItem(QGraphicsItem):
         op = self.node.op
         if self.look.rewrite == "replaced":
             op = f"{op} → AutoQuantize"
+        op = painter.fontMetrics().elidedText(op, Qt.TextElideMode.ElideRight,
+                                              int(self.width - 16))
         painter.drawText(QRectF(8, 2, self.width - 16, 19), Qt.AlignmentFlag.AlignVCenter, op)
         font.setBold(False)
         font.setPointSizeF(8.5)

@@ -58,6 +58,16 @@ class GraphCanvas(QGraphicsView):
             self.zoom_by(1.0 / self.zoom)
             self.centerOn(rect.center())
 
+    def show_graph(self, readable: float = 0.55) -> None:
+        """Zoom to fit; if that makes text unreadable, show the graph's start readably."""
+        self.zoom_to_fit()
+        rect = self._scene.itemsBoundingRect()
+        if rect.isEmpty() or self.zoom >= readable:
+            return
+        self.zoom_by(readable / self.zoom)
+        half_width = self.viewport().width() / self.zoom / 2
+        self.centerOn(rect.left() - 30 + half_width, rect.center().y())
+
     def center_on_node(self, node_id: int) -> None:
         item = self._scene.items_by_id.get(self._scene.folded.get(node_id, node_id))
         if item is None:
