@@ -51,6 +51,7 @@ def node_by_op(window: MainWindow, op: str) -> int:
 
 def main() -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Hexscope")
     tmp = tempfile.mkdtemp(prefix="hexscope-shots-")
     settings = AppSettings(QSettings(os.path.join(tmp, "s.ini"), QSettings.Format.IniFormat),
                            root=tmp)
