@@ -264,11 +264,16 @@ def conv_gemm(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int, r
 
 def _patch_rows(dst: F32, xp: F32, y0: int, rows: Window, cols: Window) -> None:
     """Patches of output rows y0 .. y0 + len(dst) - 1 of one image into ``dst``
-    (rows, OW, FH, FW, C), from the centred padded image ``xp`` (H', W', C)."""
-    ny = dst.shape[0]
-    y_span = (ny - 1) * rows.s + 1
-    x_span = (cols.out - 1) * cols.s + 1
+    (rows, OW, FH, FW, C), from the centred padded image ``xp`` (H', W', C).
+
+    For one filter row fy, the FW taps of a window are FW * C consecutive values of ``xp``
+    (NHWC), so each fy is a single copy from an overlapping strided view of ``xp``.
+    """
+    ny, ow, _, fw, c = dst.shape
+    sy, sx, sc = xp.strides
     for fy in range(rows.f):
-        ys = y0 * rows.s + fy
-        for fx in range(cols.f):
-            dst[:, :, fy, fx, :] = xp[ys:ys + y_span:rows.s, fx:fx + x_span:cols.s, :]
+        start = xp[y0 * rows.s + fy]
+        src = np.lib.stride_tricks.as_strided(
+            start, shape=(ny, ow, fw * c), strides=(rows.s * sy, cols.s * sx, sc),
+            writeable=False)
+        dst[:, :, fy, :, :] = src.reshape(ny, ow, fw, c)

@@ -8,9 +8,12 @@ the array helpers it stands in for (quantized-ops spec §0, §7).
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hexscope.engine.nodes import Padding
+from hexscope.engine.ops import _gemm
 from hexscope.engine.ops._requant import (
     c_roundf_int,
     c_roundf_int1,
@@ -19,7 +22,10 @@ from hexscope.engine.ops._requant import (
     rndi,
     rndi1,
 )
+from hexscope.engine.ops.context import KernelContext
+from hexscope.engine.ops.conv import quantized_conv2d_8x8to32
 from hexscope.engine.ops.requantize import path_a
+from hexscope.engine.tensor import Tensor
 
 f32 = np.float32
 I32_MIN, I32_MAX = -(2 ** 31), 2 ** 31 - 1
@@ -77,3 +83,95 @@ def test_path_a_ties_round_up_exactly() -> None:
     e = np.arange(-4, 520, dtype=np.int32)
     got = path_a(e + 1000, 2 ** 30, 1000)
     assert got.tolist() == [min(255, max(0, (v + 1) // 2)) for v in e.tolist()]
+
+
+# convolution by blocks of output rows ---------------------------------------------------------
+
+def ref_zero(mn: float, mx: float) -> int:
+    """quantize_int(0, mn, mx), spec §1.4 ZA': C roundf of the float32 zero point, no clamp."""
+    r = max(f32(1e-18), f32(f32(mx) - f32(mn)))
+    z = float(f32(f32(-f32(mn)) * f32(f32(255.0) / r)))
+    return int(np.sign(z) * np.floor(abs(z) + 0.5))
+
+
+def ref_window(n: int, f: int, s: int, pad: Padding) -> tuple[int, int]:
+    """Spec §1.7: (output size, padding before)."""
+    if pad is Padding.VALID:
+        return ((n - f) // s + 1 if n >= f else 0), 0
+    out = -(-n // s) if pad is not Padding.NA else (n // s if n >= s else 0)
+    total = (out - 1) * s - (n - f)
+    if total <= 0:
+        return out, 0
+    return out, (total + 1) // 2 if pad is Padding.SAME_CAFFE else total // 2
+
+
+def ref_conv(x, w, zx, zf, sh, sw, pad):
+    """Spec §2 as a loop over output cells and taps, skipping taps outside the image, in
+    Python integers, wrapped to int32 at the end."""
+    b, h, wd, _ = x.shape
+    fh, fw, _, co = w.shape
+    (oh, ph), (ow, pw) = ref_window(h, fh, sh, pad), ref_window(wd, fw, sw, pad)
+    xi, wi = x.astype(object) - zx, w.astype(object) - zf
+    out = np.zeros((b, oh, ow, co), object)
+    for i in range(oh):
+        for j in range(ow):
+            for fy in range(fh):
+                for fx in range(fw):
+                    yy, xx = i * sh - ph + fy, j * sw - pw + fx
+                    if 0 <= yy < h and 0 <= xx < wd:
+                        out[:, i, j, :] += xi[:, yy, xx, :].dot(wi[fy, fx])
+    return ((out + 2**31) % 2**32 - 2**31).astype(np.int64)
+
+
+def run_conv(x, w, x_rng, f_rng, stride=(1, 1), padding=Padding.SAME) -> Tensor:
+    ctx = KernelContext(0x10, "QuantizedConv2d_8x8to32", padding=padding)
+    y, _, _ = quantized_conv2d_8x8to32(
+        ctx, Tensor.from_array(x), Tensor.from_array(w), Tensor.scalar(x_rng[0]),
+        Tensor.scalar(x_rng[1]), Tensor.scalar(f_rng[0]), Tensor.scalar(f_rng[1]),
+        Tensor.shape_only((1, stride[0], stride[1], 1)))
+    return y
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), pad=st.sampled_from([Padding.SAME, Padding.VALID, Padding.SAME_CAFFE,
+                                            Padding.NA]),
+       x_rng=st.sampled_from([(0.0, 1.0), (-1.0, 1.0078740), (-3.0, -1.0), (0.5, 3.0)]),
+       f_rng=st.sampled_from([(-1.0, 1.0078740), (0.0, 1.0), (-10.0, 0.11904716)]),
+       block=st.sampled_from([1, 64, 1000, 1 << 20]))
+def test_blocked_conv_matches_the_reference_loop(data, pad, x_rng, f_rng, block,
+                                                 monkeypatch_block) -> None:
+    """Blocks of 1 row up to the whole image, every stride and padding, 1x1 included:
+    the int32 sums equal the tap-by-tap loop of spec §2 (the test_conv reference)."""
+    b, h, w, c = (data.draw(st.integers(lo, hi)) for lo, hi in ((1, 2), (1, 9), (1, 9), (1, 6)))
+    fh, fw, co = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4)), data.draw(
+        st.integers(1, 5))
+    sh, sw = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    x = rng.integers(0, 256, (b, h, w, c), dtype=np.uint8)
+    wt = rng.integers(0, 256, (fh, fw, c, co), dtype=np.uint8)
+    monkeypatch_block(block)
+    y = run_conv(x, wt, x_rng, f_rng, (sh, sw), pad)
+    expect = ref_conv(x, wt, ref_zero(*x_rng), ref_zero(*f_rng), sh, sw, pad)
+    assert np.array_equal(y.array, expect)
+
+
+def test_blocked_conv_with_k_chunks_and_extreme_codes(monkeypatch_block) -> None:
+    """K = 3 * 3 * 300 = 2700 (3 chunks), all codes 255 against zero points 0 and 383,
+    blocks of 2 output rows: sums far beyond 2**24 stay exact."""
+    monkeypatch_block(2 * 5 * 2700 * 4)
+    x = np.full((1, 5, 5, 300), 255, np.uint8)
+    w = np.full((3, 3, 300, 3), 255, np.uint8)
+    for f_rng, zf in (((0.0, 1.0), 0), ((-3.0, -1.0), 383)):
+        assert ref_zero(*f_rng) == zf
+        y = run_conv(x, w, (0.0, 1.0), f_rng, padding=Padding.SAME)
+        expect = ref_conv(x, w, 0, zf, 1, 1, Padding.SAME)
+        assert abs(expect).max() > 2**24       # beyond float32: only the K chunks keep it exact
+        assert np.array_equal(y.array, expect)
+
+
+@pytest.fixture
+def monkeypatch_block(monkeypatch):
+    def set_block(n: int) -> None:
+        monkeypatch.setattr(_gemm, "BLOCK_BYTES", n)
+    return set_block
