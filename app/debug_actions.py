@@ -9,7 +9,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QStyle
 
-from hexscope.app.execution_controller import is_cosmetic
 from hexscope.engine.events import (
     GraphEdited,
     LogLine,
@@ -130,7 +129,7 @@ class DebugActions:
     def on_graph_edited(self, event: GraphEdited) -> None:
         """Mark nodes whose results the edit made stale, before the session re-prepares."""
         session = self.w.session
-        if session is None or is_cosmetic(event.description):
+        if session is None or not event.affects_results:
             return
         ran = set(session.executor.trace)
         stale = (self.w.graph.downstream(event.changed) | set(event.changed)) & ran

@@ -25,21 +25,6 @@ from hexscope.engine.graph import Graph
 from hexscope.engine.inputs import make_inputs
 from hexscope.engine.session import Session
 
-# Edits that change how a graph looks, not what it computes.
-_COSMETIC = ("move", "label of ")
-
-
-def is_cosmetic(description: str) -> bool:
-    return description.removeprefix("undo ").startswith(_COSMETIC)
-
-
-class AppSession(Session):
-    """A Session whose results survive moves and label edits (they change no result)."""
-
-    def _on_edit(self, event: GraphEdited) -> None:
-        if not is_cosmetic(event.description):
-            super()._on_edit(event)
-
 
 @dataclass(frozen=True)
 class Request:
@@ -98,7 +83,7 @@ class SessionWorker(QObject):
             session.run_to(request.node_id, cancel=self.token)
 
     def _create(self) -> Session | None:
-        session = AppSession(self.graph, debug_level=self.debug_level)
+        session = Session(self.graph, debug_level=self.debug_level)
         session.events.connect(self.event.emit)
         session.log.written.connect(self.log_line.emit)
         try:
@@ -165,7 +150,7 @@ class ExecutionController(QObject):
         self._unfollow = graph.edited.connect(self._on_edit)
 
     def _on_edit(self, event: GraphEdited) -> None:
-        if not is_cosmetic(event.description):
+        if event.affects_results:
             self.edited_since_run = True
 
     @property
@@ -245,4 +230,4 @@ class ExecutionController(QObject):
             self.idle.emit(kind)
 
 
-__all__ = ["AppSession", "ExecutionController", "Request", "SessionWorker", "is_cosmetic"]
+__all__ = ["ExecutionController", "Request", "SessionWorker"]

@@ -86,3 +86,5 @@ class LogLine:
 class GraphEdited:
     description: str
     changed: frozenset[int] = field(default_factory=frozenset)
+    # False when only editor positions or labels changed: no result depends on the edit
+    affects_results: bool = True

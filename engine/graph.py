@@ -45,9 +45,22 @@ class Edit:
                     self.order_before)
 
     @property
+    def affects_results(self) -> bool:
+        """False when the edit only moves or relabels nodes: nothing needs to run again."""
+        if self.order_before != self.order_after:
+            return True
+        after = dict(self.after)
+        return any(node is None or after.get(i) is None or _cosmetic(node) != _cosmetic(after[i])
+                   for i, node in self.before)
+
+    @property
     def changed(self) -> frozenset[int]:
         """Ids whose node (or existence) changed; the roots of what an edit makes stale."""
         return frozenset(i for i, _ in self.before) | frozenset(i for i, _ in self.after)
+
+
+def _cosmetic(node: Node) -> Node:
+    return node.with_(position=None, label="")
 
 
 def check_node_id(node_id: int) -> int:
@@ -263,7 +276,7 @@ class Graph:
                 self._put(node)
         self._order = list(edit.order_after)
         self._relink(edit.changed)
-        self.edited.emit(GraphEdited(edit.description, edit.changed))
+        self.edited.emit(GraphEdited(edit.description, edit.changed, edit.affects_results))
 
     def _commit(self, description: str, after: dict[int, Node | None], order: list[int],
                 reorder: bool = True) -> Edit:

@@ -92,7 +92,8 @@ class Session:
         self._snapshot = (copy.deepcopy(states), dict(store))
 
     def _on_edit(self, event: GraphEdited) -> None:
-        self._pending_edits |= set(event.changed)
+        if event.affects_results:
+            self._pending_edits |= set(event.changed)
 
     def _apply_edits(self) -> None:
         """Re-prepare after edits, keeping results of nodes the edits cannot affect."""

@@ -131,11 +131,26 @@ def test_rerun_after_edit_runs_only_downstream_nodes():
     assert s.output(0x11).array.reshape(-1).tolist() == X.tolist()
 
 
+def test_moves_and_labels_rerun_nothing():
+    g = rerun_graph()
+    backend = CountingBackend()
+    s = Session(g, backend)
+    s.execute([X])
+    backend.calls.clear()
+    g.move({0x13: (5.0, 5.0)})
+    g.set_label(0x13, "renamed")
+    assert s.run().status is RunStatus.FINISHED and backend.calls == []
+    g.apply(g.set_label(0x13, "again").inverse())      # an undo is just as cosmetic
+    g.set_padding(0x13, "SAME")                          # but a padding change is not
+    s.run()
+    assert backend.calls == [0x13, 0x14, 0x15]
+
+
 def test_stale_nodes_are_reported_before_they_rerun():
     g = rerun_graph()
     s = Session(g)
     s.execute([X])
-    g.set_label(0x13, "edited")
+    g.set_padding(0x13, "VALID")
     s.step()                          # re-prepares; runs the first stale node
     assert s.status(0x13) is NodeStatus.DONE
     assert s.status(0x14) is NodeStatus.STALE
