@@ -3,17 +3,22 @@
 The quantized convolution and matrix multiply compute int32 sums of products of offset uint8
 codes, ``sum_k (x_k - zx) * (w_k - zw)``, wrapping modulo 2**32 (quantized-ops spec §1.3,
 §2, §3). Float32 BLAS is the fastest matrix product numpy has, and it is exact as long as
-every partial sum is an integer of magnitude <= 2**24. So the codes are centred first
-(``c = q - 128``, |c| <= 128, products <= 2**14) and the reduction dimension is cut into
-chunks of at most :data:`CHUNK` = 1024 (1024 * 2**14 = 2**24), whatever order BLAS sums in.
-The zero-point offsets are folded back exactly in int32 arithmetic, which wraps just as the
-device's accumulator does::
+every partial sum is an integer of magnitude <= 2**24. So the codes are offset first (the
+left-hand side by 128, ``cx = x - 128``, |cx| <= 128; the right-hand side by a code ``z``,
+usually its own zero code, |cw| <= max(z, 255 - z)) and the reduction dimension is cut into
+chunks small enough for 2**24 (:data:`CHUNK` = 1024 when |cw| <= 128), whatever order BLAS
+sums in. The zero-point offsets are folded back exactly in int32 arithmetic, which wraps
+just as the device's accumulator does::
 
     sum_k (cx + a)(cw + b) = sum cx*cw + b * sum cx + a * sum cw + K*a*b,
-    a = 128 - zx, b = 128 - zw
+    a = 128 - zx, b = z - zw
 
-``sum cx`` comes free from the GEMM as an extra column of ones on the right-hand side.
-Float64 GEMM would need no chunks but runs at half the speed (measured, see bench/README.md).
+``b`` is 0 when the right-hand side is offset by its own zero code; otherwise ``sum cx``
+comes from a GEMV. Float64 GEMM would need no chunks but runs at half the speed (measured,
+see bench/README.md).
+
+The convolution runs by blocks of output rows (:func:`conv_gemm`): each block's patches are
+copied (im2col) and multiplied while they are in cache, straight into the int32 output.
 
 :data:`TIMES` accumulates the seconds spent in GEMM and im2col, for the benchmark's split.
 """
@@ -26,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-CHUNK = 1024            # K per float32 GEMM: |partial sums| <= 1024 * 128 * 128 = 2**24
+CHUNK = 1024            # K per GEMM at z = 128: |partial sums| <= 1024 * 128 * 128 = 2**24
 CENTER = 128
 
 F32 = npt.NDArray[np.float32]
@@ -56,15 +61,20 @@ def wrap32(value: int) -> int:
 
 @dataclass(frozen=True)
 class Rhs:
-    """A right-hand side of uint8 codes (K, N), centred and ready for :func:`offset_gemm`.
+    """A right-hand side of uint8 codes (K, N), offset and ready for :func:`offset_gemm`.
 
-    ``mat`` is (K, N) float32, the centred codes ``w - 128``; ``colsum`` is sum_k (w - 128)
-    per column. There is no column of ones for the left-hand side's row sums: an odd N + 1
-    slows BLAS down, and the row sums are only needed for a filter zero code other than 128.
+    ``mat`` is (K, N) float32, the codes minus ``zero``; ``colsum`` is sum_k (w - zero) per
+    column. A convolution takes its filter's zero code as ``zero`` (when it lies in
+    0..255), so the term ``b * sum_k lhs`` of :func:`offset_gemm` vanishes; there is no
+    column of ones for those row sums either (an odd N + 1 slows BLAS down). ``chunk`` is
+    the K per float32 GEMM: |lhs| <= 128 and |w - zero| <= max(zero, 255 - zero), so every
+    partial sum of a chunk is an integer <= 2**24 (1024 for zero = 127 or 128).
     """
 
     mat: F32
     colsum: I32
+    zero: int = CENTER
+    chunk: int = CHUNK
 
     @property
     def k(self) -> int:
@@ -75,11 +85,15 @@ class Rhs:
         return self.mat.shape[1]
 
     @classmethod
-    def from_codes(cls, codes: npt.NDArray[np.uint8]) -> Rhs:
+    def from_codes(cls, codes: npt.NDArray[np.uint8], zero: int = CENTER) -> Rhs:
+        if not 0 <= zero <= 255:
+            raise ValueError(f"zero must be a code in 0..255, got {zero}")
         k, _ = codes.shape
-        mat = center(codes)
-        colsum = (codes.sum(axis=0, dtype=np.int64) - CENTER * k).astype(np.int32)
-        return cls(mat, colsum)
+        mat = np.empty(codes.shape, np.float32)
+        np.subtract(codes, np.float32(zero), out=mat, dtype=np.float32)
+        colsum = (codes.sum(axis=0, dtype=np.int64) - zero * k).astype(np.int32)
+        chunk = 2**24 // (128 * max(zero, 255 - zero))
+        return cls(mat, colsum, zero, chunk)
 
     def offsets(self, a: int, b: int) -> I32:
         """The per-column constant ``a * sum cw + K * a * b`` of :func:`offset_gemm`, int32."""
@@ -97,8 +111,9 @@ def center(codes: npt.NDArray[np.uint8]) -> F32:
 def offset_gemm(lhs: F32, rhs: Rhs, a: int, b: int) -> I32:
     """``sum_k (lhs[p,k] + a) * (rhs_c[k,n] + b)`` modulo 2**32, as int32 (P, N).
 
-    ``lhs`` holds centred codes (integers in [-128, 127]); ``rhs_c`` are the centred codes of
-    ``rhs``. ``a`` and ``b`` may be any integers: only their values modulo 2**32 matter.
+    ``lhs`` holds centred codes (integers in [-128, 127], or 128 - fill for padding);
+    ``rhs_c`` are the codes of ``rhs`` minus ``rhs.zero``. ``a`` and ``b`` may be any
+    integers: only their values modulo 2**32 matter.
     """
     p, k = lhs.shape
     if k != rhs.k:
@@ -111,7 +126,7 @@ def offset_gemm(lhs: F32, rhs: Rhs, a: int, b: int) -> I32:
 def gemm_into(out: I32, lhs: F32, rhs: Rhs, offsets: I32, b: int) -> None:
     """``out = lhs @ rhs_c + offsets + b * rowsum(lhs)`` in int32 (wrapping), exact.
 
-    One float32 GEMM per K chunk of at most :data:`CHUNK`; each chunk's result is an integer
+    One float32 GEMM per K chunk of at most ``rhs.chunk``; each chunk's result is an integer
     of magnitude <= 2**24, so it converts to int32 exactly, and the chunks and the offsets
     are added in int32, which wraps as the device's accumulator does.
     """
@@ -120,7 +135,7 @@ def gemm_into(out: I32, lhs: F32, rhs: Rhs, offsets: I32, b: int) -> None:
     if k == 0:
         out[...] = offsets
     else:
-        step = _chunk_step(k)
+        step = -(-k // -(-k // rhs.chunk))          # the chunks, evened out
         as_f32 = out.view(np.float32)
         part: F32 | None = None
         for k0 in range(0, k, step):
@@ -138,11 +153,6 @@ def gemm_into(out: I32, lhs: F32, rhs: Rhs, offsets: I32, b: int) -> None:
         out += (_row_sums(lhs) * b32)[:, None]
     TIMES.gemm += time.perf_counter() - start
     TIMES.calls["gemm"] += 1
-
-
-def _chunk_step(k: int) -> int:
-    n_chunks = -(-k // CHUNK)
-    return -(-k // n_chunks)
 
 
 def _row_sums(lhs: F32) -> I32:
@@ -271,9 +281,8 @@ def _patch_rows(dst: F32, xp: F32, y0: int, rows: Window, cols: Window) -> None:
     """
     ny, ow, _, fw, c = dst.shape
     sy, sx, sc = xp.strides
+    assert xp.flags.c_contiguous            # the FW * C run of a window is contiguous
     for fy in range(rows.f):
-        start = xp[y0 * rows.s + fy]
-        src = np.lib.stride_tricks.as_strided(
-            start, shape=(ny, ow, fw * c), strides=(rows.s * sy, cols.s * sx, sc),
-            writeable=False)
+        src = np.ndarray((ny, ow, fw * c), np.float32, buffer=xp,
+                         offset=(y0 * rows.s + fy) * sy, strides=(rows.s * sy, cols.s * sx, sc))
         dst[:, :, fy, :, :] = src.reshape(ny, ow, fw, c)

@@ -125,7 +125,7 @@ def quantized_conv2d_8x8to32(ctx: KernelContext, x: Tensor, filt: Tensor, x_min:
     are skipped), accumulated in int32 with wrap-around (§1.3, assumed). zx and zf are
     ``quantize_int`` zero codes (ZA', §1.4), not clamped: improper ranges (min > 0) give
     codes outside 0..255 and are computed as the device does. The sums are exact for every
-    input (float32 GEMM on centred codes in K chunks of 1024, see ``_gemm``).
+    input (float32 GEMM on offset codes in K chunks of at most 1024, see ``_gemm``).
 
     Outputs 1 and 2 are min and max (the code's order; the seed list says max, min):
     ±f32(2**31 * f32(lx * lf)) with l = f32((max - min) / 255). A min == max range gives
@@ -157,7 +157,7 @@ def quantized_conv2d_8x8to32(ctx: KernelContext, x: Tensor, filt: Tensor, x_min:
     ctx.log(2, f"conv2d {b}x{h}x{w}x{cin} * {fh}x{fw}x{fdin}x{cout} stride {sh}x{sw} "
                f"pad {ctx.padding.name} -> {b}x{rows.out}x{cols.out}x{cout}; zx={zx} zf={zf}")
     data = data_of(x, "input x")
-    rhs = _filter_rhs(ctx, filt)
+    rhs = _filter_rhs(ctx, filt, zf)
     out = conv_sums(data, rhs, rows, cols, zx, zf)
     return _qint32((b, rows.out, cols.out, cout), out), f32_scalar(y_min), f32_scalar(y_max)
 
@@ -168,7 +168,7 @@ def conv_sums(x: np.ndarray, rhs: Rhs, rows: Window, cols: Window, zx: int, zf: 
     b, cout = x.shape[0], rhs.n
     if rows.out == 0 or cols.out == 0 or b == 0:
         return np.zeros((0, cout), np.int32)
-    a, c = _gemm.CENTER - zx, _gemm.CENTER - zf
+    a, c = _gemm.CENTER - zx, rhs.zero - zf
     padded = rows.before or cols.before or rows.after or cols.after
     if 0 <= zx <= 255 or not padded:
         # Padding taps read zx, so (x - zx) is 0 there: the same as skipping them.
@@ -181,14 +181,17 @@ def conv_sums(x: np.ndarray, rhs: Rhs, rows: Window, cols: Window, zx: int, zf: 
     return total - offset_gemm(mask, rhs, 0, c) * np.int32(wrap32(a))
 
 
-def _filter_rhs(ctx: KernelContext, filt: Tensor) -> Rhs:
-    """The filter as a GEMM right-hand side, cached while the same read-only tensor comes in
-    (a Const), so constant weights are converted once per prepare."""
+def _filter_rhs(ctx: KernelContext, filt: Tensor, zf: int) -> Rhs:
+    """The filter as a GEMM right-hand side, offset by its zero code when that is a code
+    (so no row sums of the patches are needed), cached while the same read-only tensor
+    comes in with the same zero code (a Const), so constant weights are converted once."""
+    zero = zf if 0 <= zf <= 255 else _gemm.CENTER
     cached = ctx.state.get("rhs")
-    if isinstance(cached, Shared) and cached.key is filt and not filt.raw.flags.writeable:
+    if isinstance(cached, Shared) and cached.key is filt and not filt.raw.flags.writeable \
+            and cached.value.zero == zero:  # type: ignore[attr-defined]
         return cached.value  # type: ignore[return-value]
     fh, fw, din, dout = filt.shape
-    rhs = Rhs.from_codes(data_of(filt, "filter").reshape(fh * fw * din, dout))
+    rhs = Rhs.from_codes(data_of(filt, "filter").reshape(fh * fw * din, dout), zero)
     ctx.state["rhs"] = Shared(filt, rhs)
     return rhs
 

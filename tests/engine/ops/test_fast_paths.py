@@ -175,3 +175,17 @@ def monkeypatch_block(monkeypatch):
     def set_block(n: int) -> None:
         monkeypatch.setattr(_gemm, "BLOCK_BYTES", n)
     return set_block
+
+
+def test_rhs_chunks_keep_every_partial_sum_within_float32() -> None:
+    """For every offset code z: K chunk * max|x - 128| * max|w - z| <= 2**24, and the chunk
+    is the largest such (so no GEMM is split more than needed)."""
+    codes = np.array([[0], [255]], np.uint8)
+    for z in range(256):
+        rhs = _gemm.Rhs.from_codes(codes, z)
+        top = max(z, 255 - z)
+        assert np.abs(rhs.mat).max() == top
+        assert rhs.chunk * 128 * top <= 2**24 < (rhs.chunk + 1) * 128 * top
+    assert _gemm.Rhs.from_codes(codes).chunk == _gemm.CHUNK
+    with pytest.raises(ValueError):
+        _gemm.Rhs.from_codes(codes, 256)
