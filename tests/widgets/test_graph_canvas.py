@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
@@ -75,14 +73,14 @@ def chain(n: int) -> Graph:
     return g
 
 
-def test_scene_builds_and_lays_out_1000_nodes_quickly(qtbot):
+def test_scene_builds_and_lays_out_1000_nodes(qtbot):
+    # the time is measured in bench/layout_bench.py, not asserted here
     g = chain(1000)
-    start = time.perf_counter()
     scene = GraphScene(g)
     g.move(scene.layout_positions())
-    elapsed = time.perf_counter() - start
     assert len(scene.items_by_id) == 1000          # 998 consts folded
-    assert elapsed < 3.0                           # bench/layout_bench.py: target 1.5 s
+    xs = [g.node(i).position[0] for i in range(1, 1001)]
+    assert xs == sorted(xs) and len(set(xs)) == 1000   # a chain lays out left to right
     scene.close()
 
 
