@@ -6,6 +6,7 @@ memory. The logical NHWC data is always available as :attr:`Tensor.array`.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 
 import numpy as np
@@ -32,6 +33,18 @@ def as_shape(dims: Sequence[int]) -> Shape:
         raise ValueError(f"negative dimension in shape {dims}")
     return (1,) * (4 - len(dims)) + dims  # type: ignore[return-value]
 
+
+def fresh(array: np.ndarray) -> np.ndarray:
+    """Mark ``array`` as fresh: the caller made it, keeps no reference and never writes it
+    again, so the next :meth:`Tensor.from_array` of this very array may share its memory
+    instead of copying it (kernels return large results this way). Returns ``array``."""
+    _FRESH[id(array)] = array
+    return array
+
+
+#: Arrays marked by :func:`fresh`, by id; an entry disappears with its array, so a reused
+#: id never matches a stale entry.
+_FRESH: weakref.WeakValueDictionary[int, np.ndarray] = weakref.WeakValueDictionary()
 
 #: numpy type and item size per DType, looked up once (``DType.numpy`` builds a np.dtype).
 _NUMPY_OF = {dt: dt.numpy for dt in DType}
@@ -84,8 +97,14 @@ class Tensor:
         """A flat tensor holding ``array`` (rank <= 4, padded to 4-D on the left)."""
         arr = np.asarray(array)
         dt = dtype or DType.from_numpy(arr.dtype)
-        data = np.ascontiguousarray(arr, dtype=_NUMPY_OF[dt])
-        return cls(as_shape(arr.shape), dt, data.reshape(-1).view(np.uint8).copy())
+        data = np.ascontiguousarray(arr, dtype=_NUMPY_OF[dt]).reshape(-1).view(np.uint8)
+        if _FRESH.pop(id(arr), None) is not arr:
+            data = data.copy()
+        # Built directly: a flat, unpadded tensor whose buffer is exactly its data.
+        tensor = object.__new__(cls)
+        tensor.shape = as_shape(arr.shape)
+        tensor.dtype, tensor.layout, tensor.padding, tensor._raw = dt, Layout.FLAT, NO_PADDING, data
+        return tensor
 
     @classmethod
     def scalar(cls, value: float | int, dtype: DType = DType.FLOAT32) -> Tensor:

@@ -8,7 +8,7 @@ from hexscope.engine.dtypes import DType
 from hexscope.engine.ops._requant import quantize_uint8
 from hexscope.engine.ops.context import KernelContext, scalar_f
 from hexscope.engine.ops.registry import Category, Port, op
-from hexscope.engine.tensor import Tensor
+from hexscope.engine.tensor import Tensor, fresh
 
 _IN = (Port("x", DType.QUINT8), Port("x_min", DType.FLOAT32), Port("x_max", DType.FLOAT32))
 _OUT = (Port("y", DType.QUINT8), Port("y_min", DType.FLOAT32), Port("y_max", DType.FLOAT32))
@@ -45,7 +45,7 @@ def quantized_relu_8(ctx: KernelContext, x: Tensor, x_min: Tensor,
     Errors: none beyond arity and types.
     """
     z = quantize_uint8(0.0, scalar_f(x_min), scalar_f(x_max))
-    return (_max_with(x.array, z), *_range_copy(x_min, x_max))
+    return (fresh(_max_with(x.array, z)), *_range_copy(x_min, x_max))
 
 
 @op("QuantizedReluX_8", Category.ACTIVATION,
@@ -68,4 +68,4 @@ def quantized_relux_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tenso
     qx = quantize_uint8(scalar_f(max_value), mn, mx)
     y = _max_with(x.array, z)
     np.minimum(y, np.full(y.shape, qx, np.uint8), out=y)
-    return (y, *_range_copy(x_min, x_max))
+    return (fresh(y), *_range_copy(x_min, x_max))

@@ -9,7 +9,7 @@ from hexscope.engine.errors import KernelError
 from hexscope.engine.ops._requant import div255, rndi1, sat_u8, wrap_i16
 from hexscope.engine.ops.context import KernelContext, scalar_f, scalar_i
 from hexscope.engine.ops.registry import Category, Port, Repeat, op
-from hexscope.engine.tensor import Tensor
+from hexscope.engine.tensor import Tensor, fresh
 
 f32 = np.float32
 _COPY_GAIN = 0x7FC0     # a gain this close to 1.0 maps 0 -> 0 and 255 -> 255: plain copy
@@ -96,7 +96,7 @@ def quantized_concat_8(ctx: KernelContext, axis: Tensor,
         d1 = d0 + x.shape[3]
         _rescale_into(y[..., d0:d1], x.array, mn, mx, out_min, out_max)
         d0 = d1
-    return (y, np.full((1, 1, 1, 1), out_min, np.float32),
+    return (fresh(y), np.full((1, 1, 1, 1), out_min, np.float32),
             np.full((1, 1, 1, 1), out_max, np.float32))
 
 

@@ -15,7 +15,7 @@ from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops.context import KernelContext, scalar_f
 from hexscope.engine.ops.registry import Category, Port, op
-from hexscope.engine.tensor import Tensor
+from hexscope.engine.tensor import Tensor, fresh
 
 _IN = (Port("x", DType.QUINT8), Port("x_min", DType.FLOAT32), Port("x_max", DType.FLOAT32),
        Port("window", None, shape_only=True), Port("stride", None, shape_only=True))
@@ -181,7 +181,7 @@ def quantized_max_pool_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Te
         return (np.zeros((b, hs.out, ws.out, d), np.uint8), *_range_copy(x_min, x_max))
     rows = _pool_axis(x.array, 2, ws, fw, sw, 0, np.maximum)
     y = _pool_axis(rows, 1, hs, fh, sh, 0, np.maximum)
-    return (y, *_range_copy(x_min, x_max))
+    return (fresh(y), *_range_copy(x_min, x_max))
 
 
 @op("QuantizedAvgPool_8", Category.POOLING, inputs=_IN, outputs=_OUT, uses_padding=True)
@@ -211,4 +211,4 @@ def quantized_avg_pool_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Te
     rows = _pool_axis(wide, 2, ws, fw, sw, 0, np.add)
     sums = _pool_axis(rows, 1, hs, fh, sh, 0, np.add)
     y = _scale_sums(sums, _valid_counts(hs, fh, sh, h), _valid_counts(ws, fw, sw, w))
-    return (y, *_range_copy(x_min, x_max))
+    return (fresh(y), *_range_copy(x_min, x_max))

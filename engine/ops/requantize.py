@@ -9,7 +9,7 @@ from hexscope.engine.ops._requant import f2i, f2i1, rndi1, sat_i32, sat_u8
 from hexscope.engine.ops.context import KernelContext, scalar_f
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.quant import adjust_range
-from hexscope.engine.tensor import Tensor
+from hexscope.engine.tensor import Tensor, fresh
 
 f32 = np.float32
 _TWO_POW_M32 = f32(2.0 ** -32)
@@ -121,6 +121,6 @@ def quantize_down_and_shrink_range_32to8(ctx: KernelContext, x: Tensor, x_min: T
         ctx.warn("the data (or the input range) are all zero, so the output range is [0, 0]; "
                  "the device's codes come from NaN scales (the simulator writes 0)")
     y = requantize_i32_to_u8(codes, level, out_min, out_max).astype(np.uint8, copy=False)
-    return (y, np.full((1, 1, 1, 1), out_min, np.float32),
+    return (fresh(y), np.full((1, 1, 1, 1), out_min, np.float32),
             np.full((1, 1, 1, 1), out_max, np.float32))
 

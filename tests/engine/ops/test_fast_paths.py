@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hexscope.engine.dtypes import DType
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops import _gemm
 from hexscope.engine.ops._requant import (
@@ -25,7 +26,7 @@ from hexscope.engine.ops._requant import (
 from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.conv import quantized_conv2d_8x8to32
 from hexscope.engine.ops.requantize import path_a
-from hexscope.engine.tensor import Tensor
+from hexscope.engine.tensor import Tensor, fresh
 
 f32 = np.float32
 I32_MIN, I32_MAX = -(2 ** 31), 2 ** 31 - 1
@@ -189,3 +190,37 @@ def test_rhs_chunks_keep_every_partial_sum_within_float32() -> None:
     assert _gemm.Rhs.from_codes(codes).chunk == _gemm.CHUNK
     with pytest.raises(ValueError):
         _gemm.Rhs.from_codes(codes, 256)
+
+
+# fresh arrays: adopted once, never an alias of someone else's memory ----------------------------
+
+def test_from_array_adopts_a_fresh_array_once_and_copies_otherwise() -> None:
+    a = np.arange(12, dtype=np.uint8).reshape(3, 4)
+    plain = Tensor.from_array(a)
+    assert not np.shares_memory(plain.raw, a)
+    b = fresh(np.arange(12, dtype=np.uint8).reshape(3, 4))
+    adopted = Tensor.from_array(b)
+    assert np.shares_memory(adopted.raw, b) and adopted.shape == (1, 1, 3, 4)
+    assert adopted.array.tolist() == b.reshape(1, 1, 3, 4).tolist()
+    again = Tensor.from_array(b)                 # the mark is used up
+    assert not np.shares_memory(again.raw, b)
+    c = fresh(np.arange(4, dtype=np.int32))     # a dtype change still converts (a copy)
+    assert Tensor.from_array(c, DType.FLOAT32).array.ravel().tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_session_outputs_never_alias_inputs_and_are_read_only() -> None:
+    """Relu's fresh output becomes the node's tensor without a copy, and it is frozen."""
+    from hexscope.engine import Graph, Session
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=1)
+    g.append_const_node(0x11, np.array([-1.0], np.float32))
+    g.append_const_node(0x12, np.array([1.0], np.float32))
+    g.append_node(0x13, "QuantizedRelu_8", inputs=[(0x10, 0), (0x11, 0), (0x12, 0)], outputs=3)
+    g.append_node(0x20, "OUTPUT", inputs=[(0x13, 0)])
+    s = Session(g)
+    x = np.arange(256, dtype=np.uint8).reshape(1, 4, 4, 16)
+    y, = s.execute([x])
+    # §5: zero code of [-1, 1] = roundf(255 / 2) = 128 (ties away from zero)
+    assert y.array.ravel().tolist() == np.maximum(np.arange(256), 128).tolist()
+    assert not y.raw.flags.writeable
+    assert not np.shares_memory(y.raw, s.inputs[0].raw)
