@@ -56,8 +56,8 @@ def path_a(codes: np.ndarray, gi: int, oi: int) -> np.ndarray:
     clipped to [lo + oi, hi + oi] (which also makes the int32 saturation a no-op), and for
     e in [lo, hi] the product e * gi stays below 2**39: float64 evaluates
     ``e * (gi / 2**31) + 0.5`` exactly, and its truncation is the floor that the shift
-    gives, in 0..255. Six passes over cache-resident blocks instead of the eight over
-    the whole tensor in int64.
+    gives, in 0..255: five passes (by cache-sized blocks on large tensors) instead of
+    the eight of int64 arithmetic.
     """
     lo = -(2 ** 30 // gi)                       # smallest e with (e*gi + 2^30) >> 31 >= 0
     hi = (2 ** 39 - 2 ** 30 - 1) // gi          # largest e with (e*gi + 2^30) >> 31 <= 255
@@ -68,27 +68,25 @@ def path_a(codes: np.ndarray, gi: int, oi: int) -> np.ndarray:
         return np.full(codes.shape, 255, np.uint8)
     flat = np.ascontiguousarray(codes).reshape(-1)
     out = np.empty(flat.size, np.uint8)
-    block = min(flat.size, _BLOCK)
-    # Bounds as full arrays: numpy's min/max against a scalar has no vector loop.
-    x_lo = np.full(block, max(lo + oi, info.min), flat.dtype)
-    x_hi = np.full(block, min(hi + oi, info.max), flat.dtype)
+    block = flat.size if flat.size <= 2 * _BLOCK else _BLOCK
     e = np.empty(block, flat.dtype)
     v = np.empty(block, np.float64)
+    x_lo, x_hi = max(lo + oi, info.min), min(hi + oi, info.max)
     g, o = gi * 2.0 ** -31, flat.dtype.type(oi)
     for i in range(0, flat.size, block):
         m = min(block, flat.size - i)
-        np.maximum(flat[i:i + m], x_lo[:m], out=e[:m])
-        np.minimum(e[:m], x_hi[:m], out=e[:m])
-        np.subtract(e[:m], o, out=e[:m])          # |x - oi| <= 2**30 here: no wrap
-        np.multiply(e[:m], g, out=v[:m], dtype=np.float64)
-        v[:m] += 0.5
-        np.copyto(out[i:i + m], v[:m], casting="unsafe")     # truncation: v >= 0
+        ei, vi = e[:m], v[:m]
+        np.clip(flat[i:i + m], x_lo, x_hi, out=ei)
+        np.subtract(ei, o, out=ei)                # |x - oi| <= 2**30 here: no wrap
+        np.multiply(ei, g, out=vi)
+        vi += 0.5
+        out[i:i + m] = vi                         # truncation: vi >= 0
     return out.reshape(codes.shape)
 
 
-#: Elements per block of Path A: the int32 and float64 scratch stay in the L2 cache, and
-#: no large temporary is allocated (fresh pages cost more than the arithmetic).
-_BLOCK = 32768
+#: Elements per block of Path A on large tensors: the scratch stays in cache and no large
+#: temporary is allocated (fresh pages cost more than the arithmetic; measured).
+_BLOCK = 131072
 
 
 @op("QuantizeDownAndShrinkRange_32to8", Category.QUANTIZE,
