@@ -31,7 +31,7 @@ class Request:
     kind: str                          # "step", "run", "run_to", "restart", "close"
     node_id: int | None = None
     breakpoints: frozenset[int] = field(default_factory=frozenset)
-    restart_if_done: bool = False
+    new_run_if_done: bool = False
 
 
 class SessionWorker(QObject):
@@ -72,12 +72,18 @@ class SessionWorker(QObject):
             return
         session.breakpoints = set(request.breakpoints)
         if request.kind == "restart":
+            # Back to the node state this run started with (Variables, adaptive ranges),
+            # so stepping again reproduces it; the inputs are made again (they may have
+            # changed in the inputs dialog).
+            session.restart()
             session.set_inputs(make_inputs(self.graph, self.base_dir))
         elif request.kind == "step":
             session.step()
         elif request.kind == "run":
-            if request.restart_if_done and session.next_node is None:
-                session.restart()
+            if request.new_run_if_done and session.next_node is None:
+                # Run again after the end: a new execution whose node state carries over
+                # from the last one, as on the device.
+                session.begin_run()
             session.run(cancel=self.token)
         elif request.kind == "run_to" and request.node_id is not None:
             session.run_to(request.node_id, cancel=self.token)
@@ -172,7 +178,7 @@ class ExecutionController(QObject):
 
     def run(self, breakpoints: set[int] = frozenset()) -> None:  # type: ignore[assignment]
         self._send(Request("run", breakpoints=frozenset(breakpoints),
-                           restart_if_done=not self.edited_since_run))
+                           new_run_if_done=not self.edited_since_run))
 
     def run_to(self, node_id: int, breakpoints: set[int] = frozenset()) -> None:  # type: ignore[assignment]
         self._send(Request("run_to", node_id, frozenset(breakpoints)))

@@ -33,6 +33,7 @@ from hexscope.engine.validate import Issue, errors, validate
 from hexscope.widgets.graph_canvas import GraphCanvas, GraphScene
 from hexscope.widgets.inspector_panel import InspectorPanel
 from hexscope.widgets.log_panel import LogPanel
+from hexscope.widgets.node_state import state_lines
 from hexscope.widgets.op_palette import OpPalette
 from hexscope.widgets.outputs_panel import OutputsPanel
 from hexscope.widgets.problems_panel import ProblemsPanel
@@ -250,6 +251,7 @@ class MainWindow(QMainWindow):
         self.node_selected.emit(node_id if node_id is not None else -1)
 
     def _show_outputs(self, node_id: int | None) -> None:
+        self._show_state(node_id)
         if node_id is None or node_id not in self.graph:
             self.outputs_panel.show_result("", None, note="Select a node that has run.")
             return
@@ -270,6 +272,15 @@ class MainWindow(QMainWindow):
             self.outputs_panel.show_result(title, outputs, error, note)
         else:
             self.outputs_panel.show_result(title, None, error, "has not run")
+
+    def _show_state(self, node_id: int | None) -> None:
+        """The node's state kept between executions, read only while the worker is idle."""
+        session = self._session
+        if node_id is None or session is None or self.controller.busy:
+            self.outputs_panel.set_state([])
+        else:
+            ex = session.executor
+            self.outputs_panel.set_state(state_lines(node_id, ex.states, ex.store))
 
     def _is_stale(self, node_id: int) -> bool:
         look = self.scene.looks.get(node_id)

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from hexscope.engine.tensor import Tensor
+from hexscope.widgets.node_state import StateLine
 
 MAX_ROWS = 256
 
@@ -37,9 +38,17 @@ class OutputsPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.outputs: list[Tensor] = []
+        self.state_lines: list[StateLine] = []
         self.header = QLabel("<i>Select a node that has run.</i>")
         self.header.setTextFormat(Qt.TextFormat.RichText)
         self.header.setWordWrap(True)
+        self.state = QLabel()
+        self.state.setTextFormat(Qt.TextFormat.RichText)
+        self.state.setWordWrap(True)
+        self.state.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.state.setToolTip("State the node keeps between executions (Variables, adaptive "
+                              "output ranges); Restart restores what the run started with.")
+        self.state.hide()
         self.choice = QComboBox()
         self.info = QLabel()
         self.info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -51,6 +60,7 @@ class OutputsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.header)
+        layout.addWidget(self.state)
         layout.addLayout(row)
         layout.addWidget(self.table, 1)
         self.choice.currentIndexChanged.connect(self._show_output)
@@ -72,6 +82,15 @@ class OutputsPanel(QWidget):
         self.choice.blockSignals(False)
         self.choice.setVisible(bool(self.outputs))
         self._show_output(0)
+
+    def set_state(self, lines: list[StateLine], note: str = "") -> None:
+        """The state the node keeps between executions (hidden when it keeps none)."""
+        self.state_lines = list(lines)
+        rows = [f"{_esc(line.label)}: <tt>{_esc(line.value)}</tt>" for line in lines]
+        if note:
+            rows.append(f"<i>{_esc(note)}</i>")
+        self.state.setText("<b>Kept between runs</b><br>" + "<br>".join(rows) if rows else "")
+        self.state.setVisible(bool(rows))
 
     def _show_output(self, index: int) -> None:
         self.table.clear()

@@ -39,3 +39,41 @@ def graph_file(tmp_path) -> str:
     path = tmp_path / "nops.hexgraph"
     nop_graph().save(path)
     return str(path)
+
+
+@pytest.fixture
+def gate():
+    """A user op ``TestGate`` that passes its input through once ``gate.set()`` was called.
+
+    It stands in for a slow kernel: a test can press keys while a node is running and
+    release it when it wants; the worker never waits longer than 5 s.
+    """
+    import threading
+
+    from nop_graphs import GATE_OP
+
+    from hexscope.engine.ops.registry import REGISTRY, Category, Port, op
+
+    event = threading.Event()
+
+    @op(GATE_OP, Category.USER, inputs=(Port("x", None, layout=None),),
+        outputs=(Port("y", None, layout=None),), user=True)
+    def _gate(ctx, x):
+        """Waits for the test's go, then passes x through."""
+        event.wait(5)
+        return (x,)
+
+    yield event
+    event.set()
+    REGISTRY.unregister(GATE_OP)
+
+
+@pytest.fixture
+def shown(qtbot, window):
+    """The window shown and active, the canvas focused: keys reach its shortcuts."""
+    window.show()
+    qtbot.waitExposed(window)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=3000)
+    window.canvas.setFocus()
+    return window
