@@ -56,7 +56,7 @@ def path_a(codes: np.ndarray, gi: int, oi: int) -> np.ndarray:
     clipped to [lo + oi, hi + oi] (which also makes the int32 saturation a no-op), and for
     e in [lo, hi] the product e * gi stays below 2**39: float64 evaluates
     ``e * (gi / 2**31) + 0.5`` exactly, and its truncation is the floor that the shift
-    gives, in 0..255: five passes (by cache-sized blocks on large tensors) instead of
+    gives, in 0..255: three passes (by cache-sized blocks on large tensors) instead of
     the eight of int64 arithmetic.
     """
     lo = -(2 ** 30 // gi)                       # smallest e with (e*gi + 2^30) >> 31 >= 0
@@ -69,18 +69,22 @@ def path_a(codes: np.ndarray, gi: int, oi: int) -> np.ndarray:
     flat = np.ascontiguousarray(codes).reshape(-1)
     out = np.empty(flat.size, np.uint8)
     block = flat.size if flat.size <= 2 * _BLOCK else _BLOCK
-    e = np.empty(block, flat.dtype)
-    v = np.empty(block, np.float64)
     x_lo, x_hi = max(lo + oi, info.min), min(hi + oi, info.max)
-    g, o = gi * 2.0 ** -31, flat.dtype.type(oi)
+    g = gi * 2.0 ** -31
+    # x * g + (0.5 - oi * g) is exact when both products are (< 2**53) and their sum, in
+    # [0, 256) with 31 fraction bits, is representable: one pass fewer than (x - oi) * g.
+    folded = max(abs(x_lo), abs(x_hi), abs(oi)) * gi < 2 ** 52
+    c = 0.5 - oi * g if folded else 0.5
+    o = flat.dtype.type(0 if folded else oi)
+    v = np.empty(block, np.float64)
     for i in range(0, flat.size, block):
         m = min(block, flat.size - i)
-        ei, vi = e[:m], v[:m]
-        np.clip(flat[i:i + m], x_lo, x_hi, out=ei)
-        np.subtract(ei, o, out=ei)                # |x - oi| <= 2**30 here: no wrap
-        np.multiply(ei, g, out=vi)
-        vi += 0.5
-        out[i:i + m] = vi                         # truncation: vi >= 0
+        vi = v[:m]
+        np.clip(flat[i:i + m], x_lo, x_hi, out=vi)
+        if not folded:
+            vi -= o                               # exact in float64
+        vi *= g
+        np.add(vi, c, out=out[i:i + m], casting="unsafe")     # truncation: vi + c >= 0
     return out.reshape(codes.shape)
 
 

@@ -224,3 +224,10 @@ def test_session_outputs_never_alias_inputs_and_are_read_only() -> None:
     assert y.array.ravel().tolist() == np.maximum(np.arange(256), 128).tolist()
     assert not y.raw.flags.writeable
     assert not np.shares_memory(y.raw, s.inputs[0].raw)
+
+
+def test_path_a_without_the_folded_offset() -> None:
+    """Offsets so large that x * g + (0.5 - oi * g) could round: the subtracting form."""
+    gi, oi = 2**31 - 1, 2**31 - 5
+    x = np.array([2**31 - 1, oi, oi + 1, oi - 1, 0, -(2**31)], np.int32)
+    assert path_a(x, gi, oi).tolist() == _path_a_reference(x, gi, oi)
