@@ -227,7 +227,14 @@ def test_session_outputs_never_alias_inputs_and_are_read_only() -> None:
 
 
 def test_path_a_without_the_folded_offset() -> None:
-    """Offsets so large that x * g + (0.5 - oi * g) could round: the subtracting form."""
-    gi, oi = 2**31 - 1, 2**31 - 5
-    x = np.array([2**31 - 1, oi, oi + 1, oi - 1, 0, -(2**31)], np.int32)
-    assert path_a(x, gi, oi).tolist() == _path_a_reference(x, gi, oi)
+    """Offsets so large that x * g + (0.5 - oi * g) rounds (cases found by search, where
+    that form gives one code more): the subtracting form must be used, and is exact."""
+    for gi, oi, x, expect in ((1702273619, -2147483197, -2147483156, 32),
+                              (1582843550, -2147483396, -2147483280, 85),
+                              (1452709520, 2147482673, 2147482690, 11)):
+        g = gi * 2.0**-31
+        assert int(np.floor(float(x) * g + (0.5 - oi * g))) == expect + 1   # the trap
+        codes = np.array([x, x - 1, x + 1, oi, 2**31 - 1, -(2**31)], np.int32)
+        got = path_a(codes, gi, oi).tolist()
+        assert got[0] == expect
+        assert got == _path_a_reference(codes, gi, oi)
