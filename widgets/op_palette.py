@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QMimeData, Qt, Signal
-from PySide6.QtGui import QDrag
+from PySide6.QtGui import QColor, QDrag
 from PySide6.QtWidgets import (
     QLineEdit,
     QSplitter,
@@ -18,19 +18,47 @@ from hexscope.engine.ops.registry import REGISTRY, OpRegistry, OpSpec
 from hexscope.widgets.graph_canvas.view import OP_MIME
 
 NAME_ROLE = Qt.ItemDataRole.UserRole
+CATEGORY_ROLE = Qt.ItemDataRole.UserRole + 1
+USER_COLOR = QColor("#5b3f99")
+
+
+def _op_item(spec: OpSpec) -> QTreeWidgetItem:
+    """One op row; user ops (from plugins) are marked and say where they were declared."""
+    text = spec.name if spec.simulated else f"{spec.name}  (not simulated)"
+    tip = spec.summary
+    if spec.user:
+        text += "  ⚙ user"
+        tip = f"user op from {spec.source or 'a plugin'}\n{spec.summary}"
+    item = QTreeWidgetItem([text])
+    item.setData(0, NAME_ROLE, spec.name)
+    item.setToolTip(0, tip)
+    if spec.user:
+        item.setForeground(0, USER_COLOR)
+    return item
+
+
+def op_mime_data(name: str) -> QMimeData:
+    """What a drag of op ``name`` carries: the canvas reads ``OP_MIME``."""
+    mime = QMimeData()
+    mime.setData(OP_MIME, name.encode())
+    mime.setText(name)
+    return mime
 
 
 class _OpTree(QTreeWidget):
+    def mimeTypes(self) -> list[str]:  # noqa: N802 - Qt override
+        return [OP_MIME, "text/plain"]
+
+    def mimeData(self, items: list[QTreeWidgetItem]) -> QMimeData:  # noqa: N802 - Qt override
+        names = [item.data(0, NAME_ROLE) for item in items if item.data(0, NAME_ROLE)]
+        return op_mime_data(names[0]) if names else QMimeData()
+
     def startDrag(self, actions: Qt.DropAction) -> None:  # noqa: N802 - Qt override
         item = self.currentItem()
-        name = item.data(0, NAME_ROLE) if item else None
-        if not name:
+        if item is None or not item.data(0, NAME_ROLE):
             return
-        mime = QMimeData()
-        mime.setData(OP_MIME, name.encode())
-        mime.setText(name)
         drag = QDrag(self)
-        drag.setMimeData(mime)
+        drag.setMimeData(self.mimeData([item]))
         drag.exec(Qt.DropAction.CopyAction)
 
 
@@ -69,15 +97,12 @@ class OpPalette(QWidget):
         """Rebuild the tree from the registry (after a plugin declared more ops)."""
         self.tree.clear()
         for category, specs in self.registry.by_category().items():
-            group = QTreeWidgetItem([f"{category.value} ({len(specs)})"])
+            group = QTreeWidgetItem([category.value])
+            group.setData(0, CATEGORY_ROLE, category.value)
             group.setFlags(Qt.ItemFlag.ItemIsEnabled)
             self.tree.addTopLevelItem(group)
             for spec in specs:
-                item = QTreeWidgetItem([spec.name if spec.simulated
-                                        else f"{spec.name}  (not simulated)"])
-                item.setData(0, NAME_ROLE, spec.name)
-                item.setToolTip(0, spec.summary)
-                group.addChild(item)
+                group.addChild(_op_item(spec))
         self.tree.expandAll()
         self.filter(self.search.text())
 
@@ -95,6 +120,14 @@ class OpPalette(QWidget):
                 item.setHidden(not hit)
                 shown += hit
             group.setHidden(shown == 0)
+            total = group.childCount()
+            counts = f"{shown} of {total}" if q and shown < total else str(total)
+            group.setText(0, f"{group.data(0, CATEGORY_ROLE)} ({counts})")
+
+    def group_texts(self) -> list[str]:
+        """The category headers that are shown, with their counts."""
+        return [self.tree.topLevelItem(g).text(0) for g in range(self.tree.topLevelItemCount())
+                if not self.tree.topLevelItem(g).isHidden()]
 
     def visible_ops(self) -> list[str]:
         names = []
@@ -127,6 +160,9 @@ def doc_html(spec: OpSpec) -> str:
     n_out = max(spec.outputs.arity[0], len(spec.outputs.head))
     text = spec.doc.replace("&", "&amp;").replace("<", "&lt;").replace("\n\n", "<p>")
     sim = "" if spec.simulated else " <i>(not simulated yet)</i>"
+    if spec.user:
+        where = (spec.source or "a plugin").replace("&", "&amp;").replace("<", "&lt;")
+        sim += f"<br><i>user op from {where}</i>"
     op_id = f" · id {spec.op_id}" if spec.op_id is not None else ""
     return (f"<h3>{spec.name}</h3><p>{spec.category.value}{op_id}{sim}</p>"
             f"<p>inputs ({spec.inputs.arity_text()}):<ul>{rows(spec.inputs, n_in)}</ul>"

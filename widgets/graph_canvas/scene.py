@@ -293,6 +293,12 @@ class GraphScene(QGraphicsScene):
         self._drag_label.setText(text)
         self._drag_label.setPos(pos + QPointF(12, 10))
 
+    def drag_feedback(self) -> tuple[str, str] | None:
+        """While dragging a connection: the text and colour (name) shown at the mouse."""
+        if self._drag_label is None:
+            return None
+        return self._drag_label.text(), self._drag_label.brush().color().name()
+
     def _finish_drag(self, pos: QPointF) -> None:
         assert self._drag is not None
         src_item, out = self._drag
