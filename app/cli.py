@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    load_plugins(args.plugin)
+    args.plugin_errors = load_plugins(args.plugin)
     command = args.command or "gui"
     handler = {"gui": cmd_gui, "validate": cmd_validate, "info": cmd_info,
                "import": cmd_import, "export": cmd_export, "check-padding": cmd_check_padding,
@@ -92,14 +92,18 @@ def err(message: str) -> None:
     print(f"hexscope: {message}", file=sys.stderr)
 
 
-def load_plugins(paths: Sequence[str]) -> None:
-    """The bundled plugins, the user's plugin folder, then each --plugin; failures print."""
+def load_plugins(paths: Sequence[str]) -> list[str]:
+    """The bundled plugins, the user's plugin folder, then each --plugin; failures print.
+
+    Returns the failure messages (each names the file and line) so the app can show them.
+    """
     from hexscope.engine.plugins import load_standard_plugins
 
     problems: list[Exception] = []
     load_standard_plugins(list(paths), errors=problems)  # type: ignore[arg-type]
     for exc in problems:
         err(str(exc))
+    return [str(exc) for exc in problems]
 
 
 def load_any(path: str, warnings: list[str] | None = None) -> Graph:
@@ -129,7 +133,8 @@ def cmd_gui(args: argparse.Namespace) -> int:
     except ImportError as exc:
         err(f"the app cannot start: {exc}")
         return EXIT_INVALID
-    return int(run_gui(getattr(args, "graph", None)))
+    return int(run_gui(getattr(args, "graph", None),
+                       plugin_errors=getattr(args, "plugin_errors", [])))
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

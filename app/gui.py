@@ -1,21 +1,70 @@
-"""``hexscope gui [GRAPH]``: create the application and the main window, run the loop."""
+"""``hexscope gui [GRAPH]``: create the application and the main window, run the loop.
+
+Set ``HEXSCOPE_QUIT_AFTER_START=1`` to open the window, print one JSON line describing it
+(title, graph, log) on stdout and quit: a start-up check for tests and packaging.
+"""
 
 from __future__ import annotations
 
+import json
+import os
 import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hexscope.app.main_window import MainWindow
+
+QUIT_AFTER_START = "HEXSCOPE_QUIT_AFTER_START"
 
 
-def run_gui(path: str | None = None) -> int:
-    """Open the main window (on ``path`` if given) and return the application's exit code."""
+def run_gui(path: str | None = None, plugin_errors: Sequence[str] | None = None) -> int:
+    """Open the main window (on ``path`` if given) and return the application's exit code.
+
+    ``plugin_errors`` are the plugin load failures the command line met (it loads the
+    plugins before calling this); they are shown in the log panel. Called directly
+    (``plugin_errors`` None), the standard plugins are loaded here.
+    """
+    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     from hexscope.app.main_window import MainWindow
 
+    if plugin_errors is None:
+        plugin_errors = _load_standard_plugins()
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Hexscope")
     app.setOrganizationName("Hexscope")
     window = MainWindow()
     window.show()
+    window.report_startup_errors(list(plugin_errors))
     if not window.files.offer_restore() and path:
         window.files.open_graph(path)
-    return app.exec()
+    if os.environ.get(QUIT_AFTER_START):
+        QTimer.singleShot(0, lambda: _report_and_close(window))
+    code = app.exec()
+    window.shutdown()
+    return int(code)
+
+
+def _load_standard_plugins() -> list[str]:
+    from hexscope.engine.plugins import load_standard_plugins
+
+    problems: list[Exception] = []
+    load_standard_plugins(errors=problems)  # type: ignore[arg-type]
+    return [str(exc) for exc in problems]
+
+
+def _report_and_close(window: MainWindow) -> None:
+    """Print what the user would see on start-up, then close the window (ends the loop)."""
+    report = {
+        "title": window.windowTitle(),
+        "visible": window.isVisible(),
+        "path": window.files.path,
+        "nodes": [f"0x{n.node_id:x} {n.op}" for n in window.graph],
+        "canvas_items": len(window.scene.items_by_id),
+        "problems": [str(i) for i in window.issues],
+        "log": [line.text for line in window.log_panel.lines],
+    }
+    print(json.dumps(report), flush=True)
+    window.close()

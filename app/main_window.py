@@ -25,7 +25,7 @@ from hexscope.app.edit_actions import EditActions
 from hexscope.app.execution_controller import ExecutionController
 from hexscope.app.file_actions import FileActions
 from hexscope.app.settings import AppSettings
-from hexscope.engine.events import GraphEdited
+from hexscope.engine.events import GraphEdited, LogLine
 from hexscope.engine.graph import Graph
 from hexscope.engine.prepare import prepare
 from hexscope.engine.session import Session
@@ -324,6 +324,15 @@ class MainWindow(QMainWindow):
             self.debug.refresh_looks()
             self.refresh_results()
         self.session_changed.emit(session)
+
+    def report_startup_errors(self, messages: list[str]) -> None:
+        """Show what failed at start-up (plugin files, with file and line) in the log panel."""
+        for text in messages:
+            self.log_panel.append(LogLine(0, text))
+        if messages:
+            self.log_dock.raise_()
+            self.statusBar().showMessage(
+                f"{len(messages)} plugin file(s) failed to load: see the Log panel", 20000)
 
     # the API of APP_CONTRACT.md ----------------------------------------------------------------
     @property

@@ -191,11 +191,15 @@ def test_cli_module_does_not_import_qt():
 def test_gui_is_the_default_and_gets_the_path(monkeypatch):
     calls = []
     fake = types.ModuleType("hexscope.app.gui")
-    fake.run_gui = lambda path: calls.append(path) or 7
+    errors = []
+    fake.run_gui = lambda path, plugin_errors=None: (
+        calls.append(path) or errors.append(plugin_errors) or 7)
     monkeypatch.setitem(sys.modules, "hexscope.app.gui", fake)
     assert cli.main([]) == 7
     assert cli.main(["gui", "x.hexgraph"]) == 7
     assert calls == [None, "x.hexgraph"]
+    # the plugin failures the command line met are handed to the app (none here)
+    assert errors == [[], []]
 
 
 def test_check_padding_wiring(monkeypatch, check_graph, capsys):
