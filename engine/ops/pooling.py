@@ -1,7 +1,8 @@
 """Flat quantized pooling: QuantizedMaxPool_8 and QuantizedAvgPool_8 (quantized-ops spec §8, §9).
 
 Both kernels are separable passes over window offsets (width first, then height), so the
-cost is (window height + window width) vectorised passes, whatever the input size.
+cost is (window height + window width) vectorised passes, whatever the input size; the average
+is then scaled by table lookups (one 64K-entry table per window count).
 """
 
 from __future__ import annotations
@@ -70,23 +71,26 @@ def _geometry(ctx: KernelContext, x: Tensor, window: Tensor,
             fh, fw, sh, sw)
 
 
-def _pool_axis(a: np.ndarray, axis: int, span: Span, f: int, s: int, fill: int,
-               reduce: np.ufunc) -> np.ndarray:
-    """Reduce windows of size f and stride s along ``axis``; padding cells hold ``fill``."""
-    n = a.shape[axis]
-    need = (span.out - 1) * s + f
-    after = max(0, need - span.pad_before - n)
-    widths = [(0, 0)] * a.ndim
-    widths[axis] = (span.pad_before, after)
-    padded = np.pad(a, widths, constant_values=fill)
-    acc: np.ndarray | None = None
-    for k in range(f):
-        index = [slice(None)] * a.ndim
-        index[axis] = slice(k, k + (span.out - 1) * s + 1, s)
-        part = padded[tuple(index)]
-        acc = part.copy() if acc is None else reduce(acc, part, out=acc)
-    assert acc is not None
-    return acc
+def _pool(a: np.ndarray, hs: Span, ws: Span, fh: int, fw: int, sh: int, sw: int,
+          dtype: type, reduce: np.ufunc) -> np.ndarray:
+    """Reduce fh x fw windows at stride sh x sw of [B,H,W,D] ``a`` in ``dtype``: along the
+    width first, then the height. Padding cells hold 0; the input is padded once."""
+    b, h, w, d = a.shape
+    after_h = max(0, (hs.out - 1) * sh + fh - hs.pad_before - h)
+    after_w = max(0, (ws.out - 1) * sw + fw - ws.pad_before - w)
+    if not (hs.pad_before or ws.pad_before or after_h or after_w) and a.dtype == dtype:
+        p = a
+    else:
+        p = np.zeros((b, hs.pad_before + h + after_h, ws.pad_before + w + after_w, d), dtype)
+        p[:, hs.pad_before:hs.pad_before + h, ws.pad_before:ws.pad_before + w] = a
+    xe, ye = (ws.out - 1) * sw + 1, (hs.out - 1) * sh + 1
+    rows = reduce(p[:, :, 0:xe:sw], p[:, :, 1:1 + xe:sw]) if fw > 1 else p[:, :, 0:xe:sw].copy()
+    for k in range(2, fw):
+        reduce(rows, p[:, :, k:k + xe:sw], out=rows)
+    out = reduce(rows[:, 0:ye:sh], rows[:, 1:1 + ye:sh]) if fh > 1 else rows[:, 0:ye:sh].copy()
+    for k in range(2, fh):
+        reduce(out, rows[:, k:k + ye:sh], out=out)
+    return out
 
 
 def _valid_counts(span: Span, f: int, s: int, n: int) -> np.ndarray:
@@ -179,8 +183,7 @@ def quantized_max_pool_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Te
     b, _, _, d = x.shape
     if hs.out == 0 or ws.out == 0 or b == 0 or d == 0:
         return (np.zeros((b, hs.out, ws.out, d), np.uint8), *_range_copy(x_min, x_max))
-    rows = _pool_axis(x.array, 2, ws, fw, sw, 0, np.maximum)
-    y = _pool_axis(rows, 1, hs, fh, sh, 0, np.maximum)
+    y = _pool(x.array, hs, ws, fh, fw, sh, sw, np.uint8, np.maximum)
     return (fresh(y), *_range_copy(x_min, x_max))
 
 
@@ -207,8 +210,6 @@ def quantized_avg_pool_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Te
     if hs.out == 0 or ws.out == 0 or b == 0 or d == 0:
         return (np.zeros((b, hs.out, ws.out, d), np.uint8), *_range_copy(x_min, x_max))
     # Matches device: the window sum is accumulated in an unsigned 16-bit lane (wraps).
-    wide = x.array.astype(np.uint16)
-    rows = _pool_axis(wide, 2, ws, fw, sw, 0, np.add)
-    sums = _pool_axis(rows, 1, hs, fh, sh, 0, np.add)
+    sums = _pool(x.array, hs, ws, fh, fw, sh, sw, np.uint16, np.add)
     y = _scale_sums(sums, _valid_counts(hs, fh, sh, h), _valid_counts(ws, fw, sw, w))
     return (fresh(y), *_range_copy(x_min, x_max))
