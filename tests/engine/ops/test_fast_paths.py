@@ -238,3 +238,28 @@ def test_path_a_without_the_folded_offset() -> None:
         got = path_a(codes, gi, oi).tolist()
         assert got[0] == expect
         assert got == _path_a_reference(codes, gi, oi)
+
+
+def test_cached_filter_range_still_warns_every_run() -> None:
+    """The filter range of a Const is evaluated once per prepare, its warning every run
+    (a zero filter range: zero code from an out-of-range conversion, spec §1.6)."""
+    from hexscope.engine import Graph, Session
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=1)
+    g.append_const_node(0x11, np.full((1, 1, 2, 3), 7, np.uint8))
+    for node_id, v in ((0x12, 0.0), (0x13, 1.0), (0x14, 2.0), (0x15, 2.0)):
+        g.append_const_node(node_id, np.array([v], np.float32))
+    g.append_const_node(0x16, shape=(1, 1, 1, 1))
+    g.append_node(0x17, "QuantizedConv2d_8x8to32", inputs=[
+        (0x10, 0), (0x11, 0), (0x12, 0), (0x13, 0), (0x14, 0), (0x15, 0), (0x16, 0)],
+        outputs=3, padding="SAME")
+    g.append_node(0x20, "OUTPUT", inputs=[(0x17, 0)])
+    s = Session(g)
+    x = np.arange(8, dtype=np.uint8).reshape(1, 2, 2, 2)
+    # zx = 0; zf = -2**31 (2 * 255 / 1e-18 overflows int32, saturated): w - zf = 7 + 2**31.
+    sums = x.astype(np.int64).sum(axis=3, keepdims=True) * (7 + 2**31)
+    expect = np.broadcast_to((sums + 2**31) % 2**32 - 2**31, (1, 2, 2, 3))
+    for _ in range(2):
+        y, = s.execute([x])
+        assert any("filter range" in w for w in s.result(0x17).warnings)
+        assert np.array_equal(y.array, expect)
