@@ -192,6 +192,8 @@ class DebugActions:
     def _on_idle(self, kind: str) -> None:
         self.refresh_looks()
         self.w.hide_progress()
+        if self.w.next_node is not None and kind != "close":
+            self.w.canvas.ensure_node_visible(self.w.next_node)   # keep the next node in view
         if kind in ("step", "restart"):
             nxt = self.w.next_node
             self.w.statusBar().showMessage(

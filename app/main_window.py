@@ -9,7 +9,14 @@ from __future__ import annotations
 import os
 
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QColor, QKeySequence, QUndoStack
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QColor,
+    QKeySequence,
+    QShowEvent,
+    QUndoStack,
+)
 from PySide6.QtWidgets import (
     QDockWidget,
     QLabel,
@@ -40,6 +47,7 @@ from hexscope.widgets.problems_panel import ProblemsPanel
 from hexscope.widgets.timing_table import TimingTable
 
 DOCK = Qt.DockWidgetArea
+BOTTOM_SHARE, BOTTOM_MIN = 1 / 6, 120     # the bottom dock area's default height
 
 
 class MainWindow(QMainWindow):
@@ -80,9 +88,8 @@ class MainWindow(QMainWindow):
         install_views(self)
         # The debugger's own panels come first; the views stay one tab away.
         self.problems_dock.raise_()
-        self.resizeDocks([self.problems_dock], [190], Qt.Orientation.Vertical)
-        QTimer.singleShot(0, lambda: self.resizeDocks([self.problems_dock], [190],
-                                                      Qt.Orientation.Vertical))
+        self.default_dock_sizes()
+        self._sized_on_show = False
 
     # construction ---------------------------------------------------------------------------
     def _build_docks(self) -> None:
@@ -102,9 +109,21 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.problems_dock, self.log_dock)
         self.tabifyDockWidget(self.log_dock, self.timing_dock)
         self.problems_dock.raise_()
+
+    def default_dock_sizes(self) -> None:
+        """Side docks at their usual widths; the bottom tabs get a sixth of the height, so
+        the canvas keeps most of the window (a problems list of one line needs no more)."""
         self.resizeDocks([self.palette_dock, self.inspector_dock], [230, 330],
                          Qt.Orientation.Horizontal)
-        self.resizeDocks([self.problems_dock], [170], Qt.Orientation.Vertical)
+        bottom = max(BOTTOM_MIN, int(self.height() * BOTTOM_SHARE))
+        self.resizeDocks([self.problems_dock], [bottom], Qt.Orientation.Vertical)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        if not self._sized_on_show:
+            # Dock sizes only hold once the window has its real size: set them again then.
+            self._sized_on_show = True
+            QTimer.singleShot(0, self.default_dock_sizes)
 
     def _build_status(self) -> None:
         self.progress = QProgressBar()

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -68,6 +69,11 @@ class InspectorPanel(QWidget):
         self.ports.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.table = QTableWidget()
         self.const_note = QLabel()
+        self.const_note.setWordWrap(True)
+        # Long port lines wrap instead of widening the dock (and the canvas shrinking).
+        for label in (self.title, self.ports, self.const_note):
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+            label.setMinimumWidth(60)
         self.load_npy = QPushButton("Load .npy…")
         form = QFormLayout()
         form.addRow("Label", self.label)

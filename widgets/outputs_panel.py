@@ -8,6 +8,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
+    QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -50,8 +51,14 @@ class OutputsPanel(QWidget):
                               "output ranges); Restart restores what the run started with.")
         self.state.hide()
         self.choice = QComboBox()
+        self.choice.hide()
         self.info = QLabel()
         self.info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.info.setWordWrap(True)
+        # Long tensor descriptions wrap instead of widening the dock (and the canvas shrinking).
+        for label in (self.header, self.state, self.info):
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+            label.setMinimumWidth(60)
         self.table = QTableWidget()
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         row = QHBoxLayout()

@@ -8,6 +8,7 @@ from PySide6.QtGui import (
     QDragEnterEvent,
     QDragMoveEvent,
     QDropEvent,
+    QFont,
     QMouseEvent,
     QPainter,
     QPen,
@@ -19,6 +20,8 @@ from hexscope.widgets.graph_canvas.scene import GraphScene
 
 OP_MIME = "application/x-hexscope-op"
 MIN_ZOOM, MAX_ZOOM = 0.02, 4.0
+EMPTY_HINT = ("Open a graph with File ▸ Open (Ctrl+O)\n"
+              "or drag an op from the Ops palette onto the canvas")
 
 
 class GraphCanvas(QGraphicsView):
@@ -76,6 +79,21 @@ class GraphCanvas(QGraphicsView):
             self.zoom_by(0.8 / self.zoom)
         self.centerOn(item.sceneBoundingRect().center())
 
+    def ensure_node_visible(self, node_id: int) -> bool:
+        """Scroll as little as needed to show the node (the debugger's next node)."""
+        item = self._scene.items_by_id.get(self._scene.folded.get(node_id, node_id))
+        if item is None:
+            return False
+        self.ensureVisible(item.sceneBoundingRect(), 40, 40)
+        return True
+
+    def empty_hint(self) -> str:
+        """The text drawn over an empty canvas ("" once the graph has nodes)."""
+        return "" if self._scene.items_by_id else EMPTY_HINT
+
+    def visible_scene_rect(self) -> QRectF:
+        return self.mapToScene(self.viewport().rect()).boundingRect()
+
     # Qt overrides ---------------------------------------------------------------------------
     def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802
         steps = event.angleDelta().y() / 120.0
@@ -131,6 +149,20 @@ class GraphCanvas(QGraphicsView):
         name = bytes(event.mimeData().data(OP_MIME).data()).decode()
         self._scene.op_dropped.emit(name, self.mapToScene(event.position().toPoint()))
         event.acceptProposedAction()
+
+    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802
+        super().drawForeground(painter, rect)
+        if not self.empty_hint():
+            return
+        # An empty canvas says how to start instead of showing nothing.
+        painter.save()
+        painter.resetTransform()
+        painter.setPen(QColor("#7b8494"))
+        font = QFont(painter.font())
+        font.setPointSizeF(11)
+        painter.setFont(font)
+        painter.drawText(self.viewport().rect(), Qt.AlignmentFlag.AlignCenter, self.empty_hint())
+        painter.restore()
 
     def drawBackground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802
         super().drawBackground(painter, rect)

@@ -1,0 +1,93 @@
+"""What a user sees: room for the canvas, stable docks, title, empty-canvas hint, next node
+kept in view."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QRectF, QSizeF
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QApplication
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
+
+
+def _do(qtbot, window, action: str) -> None:
+    with qtbot.waitSignal(window.controller.idle, timeout=5000):
+        window.debug.actions[action].trigger()
+
+
+def test_the_canvas_gets_most_of_the_window(qtbot, shown):
+    w = shown
+    assert (w.width(), w.height()) == (1280, 800)
+    qtbot.waitUntil(lambda: w.problems_dock.height() <= 800 * 0.2, timeout=3000)
+    assert w.problems.isVisible()                      # the bottom tabs are still there
+    assert w.canvas.height() >= 0.65 * w.height()
+    assert w.canvas.width() >= 0.5 * w.width()
+
+
+def test_docks_keep_their_width_when_a_long_tensor_is_shown(qtbot, shown):
+    w = shown
+    w.files.open_graph(str(EXAMPLES / "d32_pipeline.hexgraph"))
+    qtbot.waitUntil(lambda: w.problems_dock.height() <= 800 * 0.2, timeout=3000)
+    before = (w.inspector_dock.width(), w.canvas.width())
+    _do(qtbot, w, "run")
+    fill = next(n.node_id for n in w.graph if n.op == "FillPadding_8_d32")
+    w.select_node(fill)
+    qtbot.wait(50)          # let the layout settle, as after a click
+    assert "pad=(4, 4, 4, 1, 0, 24)" in w.outputs_panel.info.text()   # the long description
+    assert (w.inspector_dock.width(), w.canvas.width()) == before
+
+
+def test_title_shows_file_name_and_modified_marker(window, graph_file, tmp_path):
+    assert window.windowTitle() == "untitled — Hexscope"
+    window.files.open_graph(graph_file)
+    assert window.windowTitle() == "nops.hexgraph — Hexscope"
+    window.edits.set_label(0x101, "renamed")
+    assert window.windowTitle() == "nops.hexgraph* — Hexscope" and window.isWindowModified()
+    assert window.files.save_graph_as(str(tmp_path / "other.hexgraph"))
+    assert window.windowTitle() == "other.hexgraph — Hexscope"
+    window.undo_stack.undo()                            # back before the save point
+    assert window.windowTitle() == "other.hexgraph* — Hexscope"
+
+
+def _hint_pixels(canvas) -> int:
+    """Pixels of the hint text's colour in the middle band of the canvas."""
+    image = canvas.viewport().grab().toImage()
+    hint = QColor("#7b8494")
+    y0, y1 = image.height() // 2 - 30, image.height() // 2 + 30
+    count = 0
+    for y in range(y0, y1, 2):
+        for x in range(0, image.width(), 2):
+            c = image.pixelColor(x, y)
+            count += abs(c.red() - hint.red()) + abs(c.green() - hint.green()) < 40 \
+                and abs(c.blue() - hint.blue()) < 30
+    return count
+
+
+def test_an_empty_canvas_says_how_to_start(qtbot, shown, graph_file):
+    w = shown
+    assert "Open" in w.canvas.empty_hint()
+    assert _hint_pixels(w.canvas) > 50                 # the text is drawn
+    w.files.open_graph(graph_file)
+    assert w.canvas.empty_hint() == ""
+    w.files.new_graph()
+    assert "Open" in w.canvas.empty_hint() and _hint_pixels(w.canvas) > 50
+
+
+def test_stepping_keeps_the_next_node_in_view(qtbot, shown):
+    w = shown
+    w.files.open_graph(str(EXAMPLES / "classic_quantized.hexgraph"))
+    QApplication.processEvents()                       # the first view is set after opening
+    w.canvas.zoom_by(1.2 / w.canvas.zoom)              # zoomed in: the graph is wider than the view
+    seen_outside = False
+    for _ in range(len(w.graph.order)):
+        _do(qtbot, w, "step")
+        if w.next_node is None:
+            break
+        item = w.scene.items_by_id[w.next_node]
+        body = QRectF(item.pos(), QSizeF(item.width, item.height))
+        view = w.canvas.visible_scene_rect()
+        assert view.contains(body), hex(w.next_node)
+        seen_outside |= body.left() > w.scene.items_by_id[w.session.plan[0]].x() + view.width()
+    assert w.next_node is None and seen_outside        # it had to scroll at least once
