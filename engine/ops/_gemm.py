@@ -240,16 +240,29 @@ def _patches(xp: F32, rows: Window, cols: Window) -> F32:
 BLOCK_BYTES = 1 << 21
 
 
+def is_plain(rows: Window, cols: Window) -> bool:
+    """A 1x1 filter at stride 1 without padding: the patches are the pixels themselves."""
+    return rows.f == cols.f == 1 and rows.s == cols.s == 1 and not (rows.before or cols.before)
+
+
 def conv_gemm(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int, rhs: Rhs,
-              a: int, b: int) -> I32:
+              a: int, b: int, centred: F32 | None = None) -> I32:
     """``offset_gemm(im2col(x, rows, cols, fill), rhs, a, b)``, computed by blocks of output
-    rows: the same int32 (B*OH*OW, N), without the whole patch matrix in memory."""
+    rows: the same int32 (B*OH*OW, N), without the whole patch matrix in memory.
+
+    ``centred`` may give ``center(x)`` as (B*H*W, C) for a plain (:func:`is_plain`)
+    convolution, already computed for another one reading the same tensor.
+    """
     bsz, _, _, c = x.shape
     k, ow, n = rows.f * cols.f * c, cols.out, rhs.n
     if k != rhs.k:
         raise ValueError(f"inner dimensions differ: {k} vs {rhs.k}")
+    plain = is_plain(rows, cols)
+    if plain and centred is not None:
+        out = np.empty((bsz * rows.out * ow, n), np.int32)
+        gemm_into(out, centred, rhs, rhs.offsets(a, b), b)
+        return out
     start = time.perf_counter()
-    plain = rows.f == cols.f == 1 and rows.s == cols.s == 1 and not (rows.before or cols.before)
     src = x if plain else _padded(x, rows, cols, fill)
     TIMES.im2col += time.perf_counter() - start
     TIMES.calls["im2col"] += 1

@@ -7,10 +7,13 @@ float32 in the library's order. Each op has a ``_ref`` twin; only MatMul's diffe
 from __future__ import annotations
 
 import math
+import threading
+import time
+import weakref
 
 import numpy as np
 
-from hexscope.engine.dtypes import DType
+from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops import _gemm
@@ -159,8 +162,38 @@ def quantized_conv2d_8x8to32(ctx: KernelContext, x: Tensor, filt: Tensor, x_min:
                    f"pad {ctx.padding.name} -> {b}x{rows.out}x{cols.out}x{cout}; zx={zx} zf={zf}")
     data = data_of(x, "input x")
     rhs = _filter_rhs(ctx, filt, zf)
-    out = conv_sums(data, rhs, rows, cols, zx, zf)
+    out = conv_sums(data, rhs, rows, cols, zx, zf, _centred(x, rows, cols))
     return _qint32((b, rows.out, cols.out, cout), out), _f32_out(y_min), _f32_out(y_max)
+
+
+def _centred(x: Tensor, rows: Window, cols: Window) -> np.ndarray | None:
+    """``x - 128`` as float32 (B*H*W, C) for a 1x1 convolution that fits one GEMM block.
+
+    Several 1x1 convolutions often read the same tensor one after the other (the branches
+    of an Inception block); the last two conversions are kept, for frozen (read-only)
+    tensors only, keyed by the tensor's buffer (a weak reference: a dead buffer never
+    matches)."""
+    if not (_gemm.is_plain(rows, cols) and x.has_data and x.layout is Layout.FLAT) \
+            or x.raw.flags.writeable or x.elements * 4 > _gemm.BLOCK_BYTES:
+        return None
+    raw = x.raw
+    with _CENTRED_LOCK:
+        for ref, shape, value in _CENTRED:
+            if ref() is raw and shape == x.shape:
+                return value
+    b, h, w, c = x.shape
+    start = time.perf_counter()
+    value = _gemm.center(x.array).reshape(b * h * w, c)
+    value.flags.writeable = False
+    _gemm.TIMES.im2col += time.perf_counter() - start
+    with _CENTRED_LOCK:
+        _CENTRED.insert(0, (weakref.ref(raw), x.shape, value))
+        del _CENTRED[2:]
+    return value
+
+
+_CENTRED: list[tuple[weakref.ref, tuple[int, ...], np.ndarray]] = []
+_CENTRED_LOCK = threading.Lock()
 
 
 def _filter_range(ctx: KernelContext, f_min: Tensor, f_max: Tensor
@@ -185,9 +218,11 @@ def _f32_out(value: np.float32) -> Tensor:
     return Tensor((1, 1, 1, 1), DType.FLOAT32, np.array([value], np.float32).view(np.uint8))
 
 
-def conv_sums(x: np.ndarray, rhs: Rhs, rows: Window, cols: Window, zx: int, zf: int
-              ) -> np.ndarray:
-    """int32 (B*OH*OW, Cout): sums of (x - zx)(w - zf) over the taps inside the image."""
+def conv_sums(x: np.ndarray, rhs: Rhs, rows: Window, cols: Window, zx: int, zf: int,
+              centred: np.ndarray | None = None) -> np.ndarray:
+    """int32 (B*OH*OW, Cout): sums of (x - zx)(w - zf) over the taps inside the image.
+
+    ``centred`` may give x - 128 as float32 (B*H*W, C) for a 1x1 convolution."""
     b, cout = x.shape[0], rhs.n
     if rows.out == 0 or cols.out == 0 or b == 0:
         return np.zeros((0, cout), np.int32)
@@ -195,7 +230,7 @@ def conv_sums(x: np.ndarray, rhs: Rhs, rows: Window, cols: Window, zx: int, zf: 
     padded = rows.before or cols.before or rows.after or cols.after
     if 0 <= zx <= 255 or not padded:
         # Padding taps read zx, so (x - zx) is 0 there: the same as skipping them.
-        return conv_gemm(x, rows, cols, zx if padded else 0, rhs, a, c)
+        return conv_gemm(x, rows, cols, zx if padded else 0, rhs, a, c, centred)
     # zx outside 0..255 cannot be stored as a pad code: pad with 128 (centred 0) and take
     # the padding taps' share a * sum (w - zf) back out with a 0/1 mask of padding taps.
     total = offset_gemm(im2col(x, rows, cols, _gemm.CENTER), rhs, a, c)

@@ -263,3 +263,55 @@ def test_cached_filter_range_still_warns_every_run() -> None:
         y, = s.execute([x])
         assert any("filter range" in w for w in s.result(0x17).warnings)
         assert np.array_equal(y.array, expect)
+
+
+def _conv_1x1_ref(x: np.ndarray, w: np.ndarray, zx: int, zf: int) -> np.ndarray:
+    s = (x.astype(np.int64) - zx) @ (w[0, 0].astype(np.int64) - zf)
+    return ((s + 2**31) % 2**32 - 2**31).astype(np.int64)
+
+
+def test_sibling_1x1_convolutions_share_the_centred_input_and_stay_exact() -> None:
+    """Three 1x1 convolutions read one input (an Inception block's branches), over runs
+    with different inputs: every result equals the integer product (spec §2)."""
+    from hexscope.engine import Graph, Session
+    rng = np.random.default_rng(3)
+    filters = [rng.integers(0, 256, (1, 1, 6, n), dtype=np.uint8) for n in (4, 5, 3)]
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=1)
+    g.append_const_node(0x11, np.array([-1.0], np.float32))    # zx = 128
+    g.append_const_node(0x12, np.array([1.0], np.float32))
+    g.append_const_node(0x13, np.array([0.0], np.float32))     # zf = 0
+    g.append_const_node(0x14, shape=(1, 1, 1, 1))
+    for k, f in enumerate(filters):
+        g.append_const_node(0x20 + k, f)
+        g.append_node(0x30 + k, "QuantizedConv2d_8x8to32", inputs=[
+            (0x10, 0), (0x20 + k, 0), (0x11, 0), (0x12, 0), (0x13, 0), (0x12, 0), (0x14, 0)],
+            outputs=3, padding="SAME")
+    g.append_node(0x40, "OUTPUT", inputs=[(0x30, 0), (0x31, 0), (0x32, 0)])
+    s = Session(g)
+    for _ in range(3):
+        x = rng.integers(0, 256, (1, 3, 4, 6), dtype=np.uint8)
+        ys = s.execute([x])
+        for y, f in zip(ys, filters, strict=True):
+            assert np.array_equal(y.array, _conv_1x1_ref(x, f, 128, 0))
+
+
+def test_centred_inputs_are_not_taken_from_a_dead_or_writable_buffer() -> None:
+    from hexscope.engine.ops.conv import quantized_conv2d_8x8to32
+    rng = np.random.default_rng(4)
+    w = Tensor.from_array(rng.integers(0, 256, (1, 1, 5, 2), dtype=np.uint8)).readonly()
+    ranges = [Tensor.scalar(v) for v in (-1.0, 1.0, 0.0, 1.0)]
+    stride = Tensor.shape_only((1, 1, 1, 1))
+    ctx = KernelContext(0x10, "QuantizedConv2d_8x8to32", padding=Padding.SAME)
+    for frozen in (True, True, False, False):
+        codes = rng.integers(0, 256, (1, 2, 3, 5), dtype=np.uint8)
+        x = Tensor.from_array(codes)
+        if frozen:
+            x.readonly()
+        y, _, _ = quantized_conv2d_8x8to32(ctx, x, w, *ranges, stride)
+        assert np.array_equal(y.array, _conv_1x1_ref(codes, w.array, 128, 0))
+        if not frozen:           # a writable input may change: never served from the cache
+            x.raw[:] = 255 - x.raw
+            y, _, _ = quantized_conv2d_8x8to32(ctx, x, w, *ranges, stride)
+            assert np.array_equal(y.array, _conv_1x1_ref(255 - codes, w.array, 128, 0))
+        del x, y
