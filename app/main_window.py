@@ -117,6 +117,10 @@ class MainWindow(QMainWindow):
                          Qt.Orientation.Horizontal)
         bottom = max(BOTTOM_MIN, int(self.height() * BOTTOM_SHARE))
         self.resizeDocks([self.problems_dock], [bottom], Qt.Orientation.Vertical)
+        # The inspector (ports of the selected node) above the outputs: about half each.
+        side = self.height() - bottom
+        self.resizeDocks([self.inspector_dock, self.outputs_dock],
+                         [int(side * 0.42), int(side * 0.58)], Qt.Orientation.Vertical)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
@@ -174,6 +178,8 @@ class MainWindow(QMainWindow):
         self.timing.node_activated.connect(self.select_node)
         self.controller.session_changed.connect(self._on_session)
         self.controller.log_line.connect(self.log_panel.append)
+        self.controller.log_line.connect(lambda _line: self._update_log_title())
+        self.log_panel.clear_button.clicked.connect(self._update_log_title)
         self.undo_stack.cleanChanged.connect(lambda _: self.update_title())
         self.undo_stack.indexChanged.connect(lambda _: self.update_title())
 
@@ -344,10 +350,15 @@ class MainWindow(QMainWindow):
             self.refresh_results()
         self.session_changed.emit(session)
 
+    def _update_log_title(self) -> None:
+        n = len(self.log_panel.lines)
+        self.log_dock.setWindowTitle(f"Log ({n})" if n else "Log")
+
     def report_startup_errors(self, messages: list[str]) -> None:
         """Show what failed at start-up (plugin files, with file and line) in the log panel."""
         for text in messages:
             self.log_panel.append(LogLine(0, text))
+        self._update_log_title()
         if messages:
             self.log_dock.raise_()
             self.statusBar().showMessage(
@@ -362,8 +373,12 @@ class MainWindow(QMainWindow):
         dock = QDockWidget(title, self)
         dock.setObjectName(f"dock-{title.lower().replace(' ', '-')}")
         hint = widget.minimumSizeHint()
-        if hasattr(self, "view_menu") and (hint.height() > 160 or hint.width() > 420):
-            # A tall or wide panel scrolls rather than forcing the window to grow.
+        tall = BOTTOM_MIN - 20 if area == DOCK.BottomDockWidgetArea else 160
+        if (hasattr(self, "view_menu") and (hint.height() > tall or hint.width() > 420)) \
+                or widget is getattr(self, "inspector", None):
+            # A tall or wide panel scrolls rather than forcing the window (or the bottom
+            # dock area, which the canvas shares) to grow; the inspector's list of ports
+            # can be longer than its dock.
             scroll = QScrollArea()
             scroll.setWidgetResizable(True)
             scroll.setFrameShape(QScrollArea.Shape.NoFrame)

@@ -60,6 +60,7 @@ class InspectorPanel(QWidget):
     def _build_ui(self) -> None:
         self.title = QLabel()
         self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.title.setWordWrap(True)
         self.label = QLineEdit()
         self.padding = QComboBox()
         self.padding.addItems([p.name for p in Padding])

@@ -84,6 +84,8 @@ class OpPalette(QWidget):
         self.tree.setDragEnabled(True)
         self.doc = QTextBrowser()
         self.doc.setOpenLinks(False)
+        self.doc.setPlaceholderText("Click an op: its ports and doc.\n"
+                                    "Drag it onto the canvas\n(or double-click it) to add it.")
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.tree)
         split.addWidget(self.doc)

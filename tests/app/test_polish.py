@@ -91,3 +91,21 @@ def test_stepping_keeps_the_next_node_in_view(qtbot, shown):
         assert view.contains(body), hex(w.next_node)
         seen_outside |= body.left() > w.scene.items_by_id[w.session.plan[0]].x() + view.width()
     assert w.next_node is None and seen_outside        # it had to scroll at least once
+
+
+def test_log_tab_counts_its_lines(qtbot, window):
+    window.files.open_graph(str(EXAMPLES / "float_lookup.hexgraph"))
+    assert window.log_dock.windowTitle() == "Log"
+    _do(qtbot, window, "run")
+    n = len(window.log_panel.lines)
+    assert n > 0 and any("0x" in line.text or line.node_id for line in window.log_panel.lines)
+    assert window.log_dock.windowTitle() == f"Log ({n})"
+    window.log_panel.clear_button.click()
+    assert window.log_dock.windowTitle() == "Log"
+
+
+def test_inspector_and_outputs_share_the_right_side(qtbot, shown):
+    w = shown
+    qtbot.waitUntil(lambda: w.problems_dock.height() <= 800 * 0.2, timeout=3000)
+    side = w.inspector_dock.height() + w.outputs_dock.height()
+    assert 0.3 * side <= w.inspector_dock.height() <= 0.55 * side

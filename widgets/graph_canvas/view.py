@@ -20,6 +20,7 @@ from hexscope.widgets.graph_canvas.scene import GraphScene
 
 OP_MIME = "application/x-hexscope-op"
 MIN_ZOOM, MAX_ZOOM = 0.02, 4.0
+READABLE_ZOOM = 0.55        # below this, node text is too small to read
 EMPTY_HINT = ("Open a graph with File ▸ Open (Ctrl+O)\n"
               "or drag an op from the Ops palette onto the canvas")
 
@@ -61,7 +62,7 @@ class GraphCanvas(QGraphicsView):
             self.zoom_by(1.0 / self.zoom)
             self.centerOn(rect.center())
 
-    def show_graph(self, readable: float = 0.55) -> None:
+    def show_graph(self, readable: float = READABLE_ZOOM) -> None:
         """Zoom to fit; if that makes text unreadable, show the graph's start readably."""
         self.zoom_to_fit()
         rect = self._scene.itemsBoundingRect()
@@ -75,8 +76,8 @@ class GraphCanvas(QGraphicsView):
         item = self._scene.items_by_id.get(self._scene.folded.get(node_id, node_id))
         if item is None:
             return
-        if self.zoom < 0.6:
-            self.zoom_by(0.8 / self.zoom)
+        if self.zoom < READABLE_ZOOM:
+            self.zoom_by(0.8 / self.zoom)     # too small to read: zoom in on the node
         self.centerOn(item.sceneBoundingRect().center())
 
     def ensure_node_visible(self, node_id: int) -> bool:
