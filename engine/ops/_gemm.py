@@ -289,13 +289,12 @@ def _patch_rows(dst: F32, xp: F32, y0: int, rows: Window, cols: Window) -> None:
     """Patches of output rows y0 .. y0 + len(dst) - 1 of one image into ``dst``
     (rows, OW, FH, FW, C), from the centred padded image ``xp`` (H', W', C).
 
-    For one filter row fy, the FW taps of a window are FW * C consecutive values of ``xp``
-    (NHWC), so each fy is a single copy from an overlapping strided view of ``xp``.
+    The FW taps of a window row are FW * C consecutive values of ``xp`` (NHWC), so all the
+    patches are one overlapping strided view of ``xp``: a single copy.
     """
-    ny, ow, _, fw, c = dst.shape
+    ny, ow, fh, fw, c = dst.shape
     sy, sx, sc = xp.strides
-    assert xp.flags.c_contiguous            # the FW * C run of a window is contiguous
-    for fy in range(rows.f):
-        src = np.ndarray((ny, ow, fw * c), np.float32, buffer=xp,
-                         offset=(y0 * rows.s + fy) * sy, strides=(rows.s * sy, cols.s * sx, sc))
-        dst[:, :, fy, :, :] = src.reshape(ny, ow, fw, c)
+    assert xp.flags.c_contiguous            # the FW * C run of a window row is contiguous
+    src = np.ndarray((ny, ow, fh, fw * c), np.float32, buffer=xp, offset=y0 * rows.s * sy,
+                     strides=(rows.s * sy, cols.s * sx, sy, sc))
+    dst.reshape(ny, ow, fh, fw * c)[...] = src
