@@ -16,7 +16,7 @@ the per-node overhead of the session on a chain of 1,000 Nop nodes.
 
 Run (needs the "bench" extra)::
 
-    .venv/bin/python bench/inception_v3.py [--repeat 3]
+    .venv/bin/python bench/inception_v3.py [--repeat 5]
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 
 from hexscope.engine import Graph, Padding, Session  # noqa: E402
 from hexscope.engine.ops import _gemm  # noqa: E402
+from hexscope.engine.ops.context import Shared  # noqa: E402
 from hexscope.engine.ops.conv import output_window  # noqa: E402
 
 RNG = np.random.default_rng(0)
@@ -271,7 +272,10 @@ def best(fn, repeat: int) -> float:
     return min(times)
 
 
-def run_simulator(repeat: int) -> dict:
+def simulator() -> tuple[Session, np.ndarray, dict]:
+    """The prepared session, its input and static figures, after one warm-up run; the peak
+    RSS is read here, before onnxruntime is loaded."""
+    base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     nb = HexBuilder()
     inception_v3(nb)
     start = time.perf_counter()
@@ -279,19 +283,26 @@ def run_simulator(repeat: int) -> dict:
     prepare_s = time.perf_counter() - start
     x = RNG.integers(0, 256, (1, 299, 299, 3), dtype=np.uint8)
     session.execute([x])                                         # warm-up
-    runs = []
-    for _ in range(repeat):
-        _gemm.TIMES.reset()
-        start = time.perf_counter()
-        session.execute([x])
-        runs.append((time.perf_counter() - start, _gemm.TIMES.gemm, _gemm.TIMES.im2col,
-                     _per_op(session)))
-    total, gemm, im2col, per_op = min(runs, key=lambda r: r[0])
     trace = session.executor.trace
     kept = sum(t.nbytes for r in trace.values() for t in r.outputs if t.has_data)
-    return dict(total=total, gemm=gemm, im2col=im2col, per_op=per_op, kept=kept,
-                nodes=len(trace), macs=nb.macs, n_conv=nb.n_conv, prepare=prepare_s,
-                rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    consts = sum(n.const.nbytes for n in session.prepared.nodes.values()
+                 if n.is_const and n.const is not None and n.const.has_data)
+    weights = sum(entry.value.mat.nbytes for state in session.executor.states.values()
+                  for entry in state.values()
+                  if isinstance(entry, Shared) and isinstance(entry.value, _gemm.Rhs))
+    return session, x, dict(kept=kept, consts=consts, weights=weights, base_rss=base_rss,
+                            nodes=len(trace), macs=nb.macs, n_conv=nb.n_conv,
+                            prepare=prepare_s,
+                            rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+
+
+def simulator_run(session: Session, x: np.ndarray) -> tuple[float, float, float, dict]:
+    """One timed execution: (seconds, GEMM seconds, im2col seconds, seconds per op)."""
+    _gemm.TIMES.reset()
+    start = time.perf_counter()
+    session.execute([x])
+    total = time.perf_counter() - start
+    return total, _gemm.TIMES.gemm, _gemm.TIMES.im2col, _per_op(session)
 
 
 def _per_op(session: Session) -> dict[str, float]:
@@ -301,13 +312,25 @@ def _per_op(session: Session) -> dict[str, float]:
     return dict(per_op)
 
 
-def run_onnxruntime(repeat: int) -> float:
+def onnxruntime_run():
+    """A function that runs the onnxruntime model once (after one warm-up run)."""
     ob = OnnxBuilder()
     inception_v3(ob)
     sess = ob.session()
     x = RNG.integers(0, 256, (1, 3, 299, 299), dtype=np.uint8)
     sess.run(None, {"x": x})
-    return best(lambda: sess.run(None, {"x": x}), repeat)
+    return lambda: sess.run(None, {"x": x})
+
+
+def compare(repeat: int) -> tuple[dict, float]:
+    """The simulator's figures (its best run) and onnxruntime's best time. The simulator
+    runs first, alone (its peak RSS is read before onnxruntime is loaded); each side is
+    timed in its own phase, warm, as a user would run it."""
+    session, x, sim = simulator()
+    runs = [simulator_run(session, x) for _ in range(repeat)]
+    sim["total"], sim["gemm"], sim["im2col"], sim["per_op"] = min(runs, key=lambda r: r[0])
+    ort = onnxruntime_run()
+    return sim, best(ort, repeat)
 
 
 def nop_overhead(n: int = 1000) -> float:
@@ -324,14 +347,13 @@ def nop_overhead(n: int = 1000) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     with threadpool_limits(1):
         blas = [(i["internal_api"], i.get("architecture"), i["num_threads"])
                 for i in threadpool_info()]
         print(f"BLAS: {blas}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}")
-        sim = run_simulator(args.repeat)
-        ort_s = run_onnxruntime(args.repeat)
+        sim, ort_s = compare(args.repeat)
         per_node = nop_overhead()
     _report(sim, ort_s, per_node)
 
@@ -356,6 +378,11 @@ def _report(sim: dict, ort_s: float, per_node: float) -> None:
         + f", conv outside GEMM/im2col {conv * 1e3:.1f} ms")
     print(f"simulator peak RSS {sim['rss']:.0f} MiB (before onnxruntime was loaded); "
           f"tensors kept by the session {sim['kept'] / 2**20:.0f} MiB")
+    parts = (sim["consts"] + sim["weights"] + sim["kept"]) / 2**20
+    print(f"  of which: process before the graph {sim['base_rss']:.0f} MiB, constants "
+          f"{sim['consts'] / 2**20:.0f} MiB, float32 weights cached for the GEMM "
+          f"{sim['weights'] / 2**20:.0f} MiB, kept tensors {sim['kept'] / 2**20:.0f} MiB, "
+          f"the rest (graph objects, temporaries) {sim['rss'] - sim['base_rss'] - parts:.0f} MiB")
     print(f"session overhead per node (1,000 Nop chain) {per_node * 1e3:.3f} ms")
 
 
