@@ -76,15 +76,19 @@ def path_a(codes: np.ndarray, gi: int, oi: int) -> np.ndarray:
     folded = max(abs(x_lo), abs(x_hi), abs(oi)) * gi < 2 ** 52
     c = 0.5 - oi * g if folded else 0.5
     o = flat.dtype.type(0 if folded else oi)
+    e = np.empty(block, flat.dtype)
     v = np.empty(block, np.float64)
+    # Plain copies convert types much faster than ufuncs that cast (measured ~2.5x).
     for i in range(0, flat.size, block):
         m = min(block, flat.size - i)
-        vi = v[:m]
-        np.clip(flat[i:i + m], x_lo, x_hi, out=vi)
+        ei, vi = e[:m], v[:m]
+        np.clip(flat[i:i + m], x_lo, x_hi, out=ei)
+        np.copyto(vi, ei, casting="unsafe")       # exact: |x| < 2**53
         if not folded:
             vi -= o                               # exact in float64
         vi *= g
-        np.add(vi, c, out=out[i:i + m], casting="unsafe")     # truncation: vi + c >= 0
+        vi += c
+        np.copyto(out[i:i + m], vi, casting="unsafe")     # truncation: vi >= 0
     return out.reshape(codes.shape)
 
 
