@@ -1,8 +1,7 @@
 """Flat quantized pooling: QuantizedMaxPool_8 and QuantizedAvgPool_8 (quantized-ops spec §8, §9).
 
 Both kernels are separable passes over window offsets (width first, then height), so the
-cost is (window height + window width) vectorised passes, whatever the input size; the average
-is then scaled by table lookups (one 64K-entry table per window count).
+cost is (window height + window width) vectorised passes, whatever the input size.
 """
 
 from __future__ import annotations
@@ -99,62 +98,24 @@ def _valid_counts(span: Span, f: int, s: int, n: int) -> np.ndarray:
     return np.minimum(start + f, n) - np.maximum(start, 0)
 
 
-def _scale_table(rc: int) -> np.ndarray:
-    """The 8-bit average for every 16-bit window sum, for the reciprocal ``rc`` (§9).
-
-    Matches device: the scaling multiply reads the u16 sum as signed 16-bit; then
-    (s16 * rc + 16384) >> 15, saturated to 0..255 (int32 is exact: |s16 * rc| < 2**30).
-    """
-    table = _TABLES.get(rc)
-    if table is None:
-        signed = np.arange(65536, dtype=np.uint16).view(np.int16).astype(np.int32)
-        signed *= rc
-        signed += 16384
-        signed >>= 15
-        table = np.clip(signed, 0, 255).astype(np.uint8)
-        if len(_TABLES) < 64:
-            _TABLES[rc] = table
-    return table
-
-
-_TABLES: dict[int, np.ndarray] = {}
-
-
 def _scale_sums(sums: np.ndarray, ch: np.ndarray, cw: np.ndarray) -> np.ndarray:
-    """Each u16 window sum of [B,OH,OW,D] scaled by the reciprocal of its window's count.
+    """Each u16 window sum of [B,OH,OW,D] scaled by the reciprocal of its window's count
+    ch[i] * cw[j] (§9): rc = sat_i16(floor(32768 / count)), (s16 * rc + 16384) >> 15.
 
-    The count of cell (i, j) is ch[i] * cw[j]. Rows and columns are grouped by their count
-    (for SAME padding: the first, the inside, the last), and each block of cells is scaled
-    by one table lookup.
+    Matches device: the scaling multiply reads the u16 sum as signed 16-bit (int32 is exact:
+    |s16 * rc| < 2**30). A window of at most 128 cells sums to at most 32640, so its s16 is
+    the sum and the result lies in 0..255 without saturation; larger windows may give a
+    negative s16, saturated to 0 (the result never exceeds 254 there).
     """
     count = np.outer(ch, cw)
-    rc = np.minimum(32768 // count, 32767)
-    y = np.empty(sums.shape, np.uint8)
-    for r in _groups(ch):
-        for c in _groups(cw):
-            table = _scale_table(int(rc[_first(r), _first(c)]))
-            if isinstance(r, slice) and isinstance(c, slice):
-                np.take(table, sums[:, r, c], out=y[:, r, c], mode="clip")
-            else:
-                ri, ci = np.arange(len(ch))[r][:, None], np.arange(len(cw))[c][None, :]
-                y[:, ri, ci] = np.take(table, sums[:, ri, ci], mode="clip")
-    return y
-
-
-def _first(index: slice | np.ndarray) -> int:
-    return int(index.start) if isinstance(index, slice) else int(index[0])
-
-
-def _groups(v: np.ndarray) -> list[slice | np.ndarray]:
-    """The indices of each distinct value of ``v``: a slice where they are contiguous."""
-    out: list[slice | np.ndarray] = []
-    for value in np.unique(v).tolist():
-        idx = np.flatnonzero(v == value)
-        if idx[-1] - idx[0] + 1 == idx.size:
-            out.append(slice(int(idx[0]), int(idx[-1]) + 1))
-        else:
-            out.append(idx)
-    return out
+    rc = np.minimum(32768 // count, 32767).astype(np.int32)[None, :, :, None]
+    signed = sums.view(np.int16).astype(np.int32)
+    signed *= rc
+    signed += 16384
+    signed >>= 15
+    if count.max(initial=0) > 128:
+        np.clip(signed, 0, 255, out=signed)
+    return signed.astype(np.uint8)
 
 
 def _range_copy(x_min: Tensor, x_max: Tensor) -> tuple[np.ndarray, np.ndarray]:

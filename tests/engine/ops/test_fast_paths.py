@@ -315,3 +315,43 @@ def test_centred_inputs_are_not_taken_from_a_dead_or_writable_buffer() -> None:
             y, _, _ = quantized_conv2d_8x8to32(ctx, x, w, *ranges, stride)
             assert np.array_equal(y.array, _conv_1x1_ref(255 - codes, w.array, 128, 0))
         del x, y
+
+
+# average pool: the scaling without saturation where the window is small ---------------------
+
+def _avg_pool_reference(x: np.ndarray, fh: int, fw: int, pad: Padding) -> np.ndarray:
+    """Spec §9 per window, stride 1: u16 sum of the valid cells, read as s16, scaled by
+    rc = min(32768 // count, 32767) with rounding, saturated to 0..255."""
+    b, h, w, d = x.shape
+    oh, ph = (h - fh + 1, 0) if pad is Padding.VALID else (h, (fh - 1) // 2)
+    ow, pw = (w - fw + 1, 0) if pad is Padding.VALID else (w, (fw - 1) // 2)
+    out = np.zeros((b, oh, ow, d), np.int64)
+    for i in range(oh):
+        for j in range(ow):
+            r0, c0 = max(0, i - ph), max(0, j - pw)
+            r1, c1 = min(h, i - ph + fh), min(w, j - pw + fw)
+            count = (r1 - r0) * (c1 - c0)
+            total = x[:, r0:r1, c0:c1].astype(np.int64).sum(axis=(1, 2)) % 65536
+            s16 = np.where(total >= 32768, total - 65536, total)
+            out[:, i, j] = np.clip((s16 * min(32768 // count, 32767) + 16384) >> 15, 0, 255)
+    return out
+
+
+@pytest.mark.parametrize(("shape", "fh", "fw", "pad", "codes"), [
+    ((1, 9, 10, 5), 3, 3, Padding.SAME, "random"),
+    ((2, 6, 7, 3), 2, 4, Padding.SAME, "random"),
+    ((1, 12, 12, 2), 11, 11, Padding.VALID, "255"),      # 121 cells: no saturation needed
+    ((1, 12, 12, 2), 12, 11, Padding.VALID, "255"),      # 132 cells: s16 < 0 -> 0 (§9)
+    ((1, 16, 16, 2), 16, 16, Padding.VALID, "random"),   # 256 cells: the sum wraps
+    ((1, 20, 20, 2), 13, 13, Padding.SAME, "255"),       # 169 inside, fewer at the edges
+])
+def test_avg_pool_matches_the_window_loop(shape, fh, fw, pad, codes) -> None:
+    from hexscope.engine.ops.pooling import quantized_avg_pool_8
+    rng = np.random.default_rng(11)
+    x = (np.full(shape, 255, np.uint8) if codes == "255"
+         else rng.integers(0, 256, shape, dtype=np.uint8))
+    ctx = KernelContext(0x10, "QuantizedAvgPool_8", padding=pad)
+    y, _, _ = quantized_avg_pool_8(ctx, Tensor.from_array(x), Tensor.scalar(-1.0),
+                                   Tensor.scalar(1.0), Tensor.shape_only((1, fh, fw, 1)),
+                                   Tensor.shape_only((1, 1, 1, 1)))
+    assert np.asarray(y).tolist() == _avg_pool_reference(x, fh, fw, pad).tolist()
