@@ -6,6 +6,7 @@ memory. The logical NHWC data is always available as :attr:`Tensor.array`.
 
 from __future__ import annotations
 
+import struct
 import weakref
 from collections.abc import Sequence
 
@@ -232,8 +233,8 @@ class Tensor:
             word = np.zeros(4, np.uint8)
             word[: raw.size] = raw
             raw = word
-        np_type = np.float32 if kind is float else np.int32
-        return kind(raw[:4].view(np_type)[0])
+        # struct reads the 4 little-endian bytes as numpy's view would, with less overhead.
+        return kind(struct.unpack_from("<f" if kind is float else "<i", raw)[0])
 
     # conversion ---------------------------------------------------------------------------
     def to_d32(self, padding: D32Padding | None = None, fill: int = 0) -> Tensor:

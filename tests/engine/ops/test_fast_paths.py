@@ -355,3 +355,18 @@ def test_avg_pool_matches_the_window_loop(shape, fh, fw, pad, codes) -> None:
                                    Tensor.scalar(1.0), Tensor.shape_only((1, fh, fw, 1)),
                                    Tensor.shape_only((1, 1, 1, 1)))
     assert np.asarray(y).tolist() == _avg_pool_reference(x, fh, fw, pad).tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(bits=st.integers(0, 2**32 - 1), extra=st.integers(0, 3), size=st.integers(1, 4))
+def test_scalar_value_reads_the_first_word_as_numpy_does(bits, extra, size) -> None:
+    """Float and int32 views of the first 4 bytes (fewer bytes: zero-padded), NaNs included."""
+    word = np.array([bits], np.uint32).view(np.uint8)
+    raw = np.concatenate([word, np.full(extra, 7, np.uint8)])[:size if size < 4 else None]
+    t = Tensor((1, 1, 1, raw.size), DType.UINT8, raw)
+    padded = np.zeros(4, np.uint8)
+    padded[:min(4, raw.size)] = raw[:4]
+    f, i = t.scalar_value(float), t.scalar_value(int)
+    expect_f = float(padded.view(np.float32)[0])
+    assert (f == expect_f) or (np.isnan(f) and np.isnan(expect_f))
+    assert i == int(padded.view(np.int32)[0])
