@@ -61,7 +61,7 @@ def path_a(codes: np.ndarray, gi: int, oi: int) -> np.ndarray:
     """
     lo = -(2 ** 30 // gi)                       # smallest e with (e*gi + 2^30) >> 31 >= 0
     hi = (2 ** 39 - 2 ** 30 - 1) // gi          # largest e with (e*gi + 2^30) >> 31 <= 255
-    info = np.iinfo(codes.dtype)
+    info = _IINFO.get(codes.dtype) or np.iinfo(codes.dtype)
     if lo + oi > info.max:
         return np.zeros(codes.shape, np.uint8)
     if hi + oi < info.min:
@@ -91,6 +91,8 @@ def path_a(codes: np.ndarray, gi: int, oi: int) -> np.ndarray:
         np.copyto(out[i:i + m], vi, casting="unsafe")     # truncation: vi >= 0
     return out.reshape(codes.shape)
 
+
+_IINFO = {np.dtype(t): np.iinfo(t) for t in (np.int32, np.int64)}
 
 #: Elements per block of Path A on large tensors: the scratch stays in cache and no large
 #: temporary is allocated (fresh pages cost more than the arithmetic; measured).
