@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +13,7 @@ from hexscope.engine.nodes import OutputDef
 from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.registry import REGISTRY, Category, Port, op
 from hexscope.engine.padding_check import check_padding
+from hexscope.engine.plugins import load_plugin
 
 PLUGIN = Path(__file__).resolve().parents[2] / "resources" / "plugins" / "peek_left.py"
 TO_D32, FROM_D32, SUM_ALL = "TestPadCheckToD32", "TestPadCheckFromD32", "TestPadCheckSumAll"
@@ -21,11 +21,8 @@ TO_D32, FROM_D32, SUM_ALL = "TestPadCheckToD32", "TestPadCheckFromD32", "TestPad
 
 def _load_peek_plugin() -> None:
     """Load the example plugin once per process (its op lands in the global registry)."""
-    if "PeekLeft_8_d32" in REGISTRY:
-        return
-    spec = importlib.util.spec_from_file_location("_peek_left_plugin", PLUGIN)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    if "PeekLeft_8_d32" not in REGISTRY:
+        load_plugin(PLUGIN)
 
 
 @pytest.fixture(scope="module", autouse=True)

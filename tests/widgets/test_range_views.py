@@ -3,7 +3,6 @@ overlays and the listed padding readers."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +13,7 @@ from hexscope.engine import DType, Graph, Layout, QuantRange, Tensor
 from hexscope.engine.nodes import OutputDef
 from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.registry import REGISTRY, Category, Port, op
+from hexscope.engine.plugins import load_plugin
 from hexscope.engine.ranges import range_stats
 from hexscope.widgets.padding_check_panel import INHERITS, READS, PaddingCheckPanel
 from hexscope.widgets.range_panel import COLUMNS, RangePanel, saturation_color
@@ -91,9 +91,7 @@ def peek_graph():
         return (x.to_d32(fill=ctx.padding_fill),)
 
     if "PeekLeft_8_d32" not in REGISTRY:
-        spec = importlib.util.spec_from_file_location("_peek_left_plugin_w", PLUGIN)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        load_plugin(PLUGIN)
     g = Graph()
     g.append_node(0x100, "INPUT", outputs=[OutputDef((1, 3, 4, 2), 1)])
     g.append_node(0x101, TO_D32, inputs=[(0x100, 0)], outputs=1)
