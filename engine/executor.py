@@ -97,6 +97,8 @@ class Executor:
         self.graph_inputs: tuple[Tensor, ...] = ()
         # The padding check reruns a graph with every d32 output's padding overwritten.
         self.padding_override = padding_override
+        self._cursor = 0
+        self._position = {node_id: k for k, node_id in enumerate(prepared.plan)}
         self._specs = {i: self._spec_of(n) for i, n in prepared.nodes.items() if not n.is_const}
 
     def _spec_of(self, node: Node) -> OpSpec:
@@ -117,13 +119,22 @@ class Executor:
     @property
     def next_node(self) -> int | None:
         """The node the next step runs: the first in the plan that has no fresh result."""
-        return next((i for i in self.plan if i not in self.trace or i in self.stale), None)
+        # Every node before the cursor has a fresh result, so the scan resumes there; reset()
+        # rewinds it, and a new executor (after an edit) starts from the top.
+        plan = self.plan
+        while self._cursor < len(plan):
+            node_id = plan[self._cursor]
+            if node_id not in self.trace or node_id in self.stale:
+                return node_id
+            self._cursor += 1
+        return None
 
     @property
     def finished(self) -> bool:
         return self.next_node is None
 
     def reset(self) -> None:
+        self._cursor = 0
         self.trace.clear()
         self.stale.clear()
         self.failed.clear()
@@ -137,7 +148,7 @@ class Executor:
             return None
         node = self.prepared.nodes[node_id]
         spec = self._specs[node_id]
-        self.events.emit(NodeStarted(node_id, self.plan.index(node_id), len(self.plan)))
+        self.events.emit(NodeStarted(node_id, self._position[node_id], len(self.plan)))
         ctx = self._context(node)
         start = time.perf_counter()
         try:
