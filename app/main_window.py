@@ -217,7 +217,10 @@ class MainWindow(QMainWindow):
             self.scene.rebuild()
         self.revalidate()
         self.update_title()
-        QTimer.singleShot(0, self.canvas.show_graph)
+        # Again once the window has its final size, unless a node was selected (and centred)
+        # in the meantime: the user's view wins.
+        QTimer.singleShot(0, lambda: None if self.scene.selected_ids()
+                          else self.canvas.show_graph())
         self.canvas.show_graph()
 
     def update_title(self) -> None:

@@ -166,7 +166,8 @@ def doc_html(spec: OpSpec) -> str:
         where = (spec.source or "a plugin").replace("&", "&amp;").replace("<", "&lt;")
         sim += f"<br><i>user op from {where}</i>"
     op_id = f" · id {spec.op_id}" if spec.op_id is not None else ""
-    return (f"<h3>{spec.name}</h3><p>{spec.category.value}{op_id}{sim}</p>"
+    return (f"<p><b>{spec.name}</b></p>"
+            f"<p>{spec.category.value}{op_id}{sim}</p>"
             f"<p>inputs ({spec.inputs.arity_text()}):<ul>{rows(spec.inputs, n_in)}</ul>"
             f"outputs ({spec.outputs.arity_text()}):<ul>{rows(spec.outputs, n_out)}</ul></p>"
             f"<p>{text}</p>")

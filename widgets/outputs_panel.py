@@ -61,6 +61,7 @@ class OutputsPanel(QWidget):
             label.setMinimumWidth(60)
         self.table = QTableWidget()
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.hide()
         row = QHBoxLayout()
         row.addWidget(self.choice)
         row.addStretch(1)
@@ -71,6 +72,7 @@ class OutputsPanel(QWidget):
         layout.addLayout(row)
         layout.addWidget(self.info)
         layout.addWidget(self.table, 1)
+        layout.addStretch(0)          # keeps the text at the top while the table is hidden
         self.choice.currentIndexChanged.connect(self._show_output)
 
     def show_result(self, title: str, outputs: list[Tensor] | None, error: str = "",
@@ -89,6 +91,7 @@ class OutputsPanel(QWidget):
         self.choice.addItems([f"output {k}" for k in range(len(self.outputs))])
         self.choice.blockSignals(False)
         self.choice.setVisible(bool(self.outputs))
+        self.table.setVisible(bool(self.outputs))     # no empty grid for a node that has not run
         self._show_output(0)
 
     def set_state(self, lines: list[StateLine], note: str = "") -> None:

@@ -15,15 +15,20 @@ from hexscope.widgets.inputs_dialog import InputsDialog
 def _fill_dialog(qtbot, window, fill) -> None:
     """Open the dialog with Ctrl+I's action, let ``fill`` set row 0, press OK."""
     seen: list[InputsDialog] = []
+    tries = [0]
 
     def act() -> None:
-        dialog = QApplication.activeModalWidget()
-        if not isinstance(dialog, InputsDialog):
-            QTimer.singleShot(10, act)
+        dialogs = [d for d in QApplication.topLevelWidgets()
+                   if isinstance(d, InputsDialog) and d.isVisible()]
+        if not dialogs:
+            tries[0] += 1
+            if tries[0] < 300:          # never wait forever: the assertion below fails
+                QTimer.singleShot(10, act)
             return
-        seen.append(dialog)
-        fill(dialog.rows[0])
-        dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok).click()
+        seen.append(dialogs[0])
+        fill(dialogs[0].rows[0])
+        dialogs[0].findChild(QDialogButtonBox).button(
+            QDialogButtonBox.StandardButton.Ok).click()
 
     QTimer.singleShot(0, act)
     window.debug.actions["inputs"].trigger()        # modal: returns once OK was pressed

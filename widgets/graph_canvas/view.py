@@ -20,7 +20,7 @@ from hexscope.widgets.graph_canvas.scene import GraphScene
 
 OP_MIME = "application/x-hexscope-op"
 MIN_ZOOM, MAX_ZOOM = 0.02, 4.0
-READABLE_ZOOM = 0.55        # below this, node text is too small to read
+READABLE_ZOOM = 0.75        # below this, port names are too small to read (< 6 pt)
 EMPTY_HINT = ("Open a graph with File ▸ Open (Ctrl+O)\n"
               "or drag an op from the Ops palette onto the canvas")
 
