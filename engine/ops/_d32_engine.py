@@ -1,7 +1,9 @@
 """Arithmetic of the d32 add / sub / mul engine (quantized-ops spec §13), shared by its ops.
 
 Everything here is float32 evaluated in the library's order, or exact integer arithmetic on
-int64 arrays; the state machine that drives it lives in :mod:`d32_arith`.
+int64 arrays; the scalar primitives (rounding, saturation, R3) come from :mod:`_hexmath`. The
+state machine that drives the engine lives in :mod:`d32_arith`; the flat QuantizedAdd_8p8to8
+runs the same add arithmetic (§15).
 """
 
 from __future__ import annotations
@@ -13,12 +15,9 @@ import numpy as np
 import numpy.typing as npt
 
 from hexscope.engine.errors import KernelError
-from hexscope.engine.quant import roundf_i32
+from hexscope.engine.ops._hexmath import fmaxf, fminf, getexp, rndi1, sat_i16, sat_i32, wrap_i16
 
 f32 = np.float32
-_CLOSE = f32(6.1035156e-05)
-_CLOSE_HI = f32(0.999938965)
-_I16_LO, _I16_HI = -32768, 32767
 
 
 class Oper(Enum):
@@ -26,95 +25,6 @@ class Oper(Enum):
     SUB = "sub"
     RSUB = "rsub"   # x - y computed as -(b) + a after a swap (A broadcasts to B, §13.2)
     MUL = "mul"
-
-
-def rndi(x: float) -> int:
-    """``roundf_i32`` of a float32 scalar (quantized-ops spec §0)."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        v = f32(x)
-        if not np.isfinite(v):
-            # The C conversion of inf/NaN is unconfirmed (§23 item 4): saturate, NaN -> 0.
-            return 0 if np.isnan(v) else (2**31 - 1 if v > 0 else -2**31)
-        return int(roundf_i32(v))
-
-
-def sat(x: int | npt.NDArray, lo: int, hi: int) -> int | npt.NDArray:
-    return np.clip(x, lo, hi) if isinstance(x, np.ndarray) else min(hi, max(lo, x))
-
-
-def sat_i16(x):  # noqa: ANN001, ANN201 - int or int64 array
-    return sat(x, _I16_LO, _I16_HI)
-
-
-def sat_i32(x):  # noqa: ANN001, ANN201
-    return sat(x, -2**31, 2**31 - 1)
-
-
-def wrap_i16(x):  # noqa: ANN001, ANN201
-    """C assignment to int16_t: modulo 2**16."""
-    return ((x + 32768) & 0xFFFF) - 32768
-
-
-def getexp(x: float) -> int:
-    """``flt_getexp``: biased exponent field minus 126, so |x| is in [0.5, 1) * 2**e."""
-    bits = int(np.array([x], dtype=f32).view(np.uint32)[0])
-    return ((bits >> 23) & 0xFF) - 126
-
-
-def level_size_zero(mn: float, mx: float) -> tuple[int, np.float32]:
-    """``get_qu8_level_size_zero`` (rule ZB of §1.4): (zero code, step), no width floor."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        step = f32(f32(f32(mx) - f32(mn)) / f32(255.0))
-        z = rndi(f32(-f32(mn)) / step)
-    return int(sat(z, 0, 255)), step
-
-
-def adjust_with_constraints(mn: float, mx: float, c: int) -> tuple[np.float32, np.float32]:
-    """R3, ``adjust_minmax_for_zero_with_constraints`` (§1.5); c bit 0/1 = min/max fixed."""
-    mn, mx = f32(mn), f32(mx)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        dif = f32(mx - mn)
-        if not dif > 0 or mn == 0:
-            return mn, mx
-        z = f32(f32(f32(-255.0) * mn) / dif)
-        zi = f32(np.floor(z))
-        zf = f32(z - zi)
-        if zf <= _CLOSE or zf >= _CLOSE_HI:
-            return mn, mx
-        mnk, mxk = f32((zf - f32(1.0)) * mn), f32(zf * mx)
-        zr = f32(zi + 1) if zf >= f32(0.5) else zi
-        move = _r3_decision(c & 3, z, zi, zr, mnk, mxk)
-        if move == "both":
-            adj = f32(f32(f32(z - zr) * dif) * f32(1.0 / 255.0))
-            return f32(mn + adj), f32(mx + adj)
-        if move in ("max_out", "max_nearest"):
-            k = zi if move == "max_out" else zr
-            return mn, f32(mn - f32(f32(f32(255.0) * mn) / k))
-        k = f32(zi + 1) if move == "min_out" else zr
-        return f32(f32(mx * k) / f32(k - f32(255.0))), mx
-
-
-def _r3_decision(c: int, z: np.float32, zi: np.float32, zr: np.float32, mnk: np.float32,
-                 mxk: np.float32) -> str:
-    if c == 0:
-        return "max_out" if zi >= 1 and (zi >= 254 or mnk >= mxk) else "min_out"
-    if c == 1:
-        far = zi >= 1 and (z >= f32(192.25) or f32(mnk * f32(8.0)) > mxk)
-        return "max_out" if far else "min_nearest"
-    if c == 2:
-        far = z >= f32(63.75) and (zi >= 254 or mnk > f32(mxk * f32(8.0)))
-        return "max_nearest" if far else "min_out"
-    if z <= f32(63.75):
-        return "min_nearest"
-    return "max_nearest" if z >= f32(192.25) else "both"
-
-
-def fmaxf(a: float, b: float) -> np.float32:
-    return f32(np.fmax(f32(a), f32(b)))
-
-
-def fminf(a: float, b: float) -> np.float32:
-    return f32(np.fmin(f32(a), f32(b)))
 
 
 # --- add / sub (§13.5) ------------------------------------------------------------------------
@@ -153,10 +63,10 @@ def addsub_scaling(za: int, sa: float, zb: int, sb: float, out_min: float, out_m
         rsh = min(6 - e, 7)
         pre = 1 - rsh if fixed and rsh <= 0 else 0
         rsh_scl = f32(2.0 ** rsh)
-        a_scale = rndi(f32(a_f * f32(rsh_scl * f32(256.0))))
-        b_scale = rndi(f32(b_f * f32(rsh_scl * f32(256.0))))
+        a_scale = rndi1(f32(a_f * f32(rsh_scl * f32(256.0))))
+        b_scale = rndi1(f32(b_f * f32(rsh_scl * f32(256.0))))
         iz = (za * a_scale + zb * b_scale) >> (8 - pre)
-        offset = rndi(f32(oz * (f32(2.0) if pre else rsh_scl))) - iz
+        offset = rndi1(f32(oz * (f32(2.0) if pre else rsh_scl))) - iz
         netscale = f32(f32(1.0) / f32(osc * rsh_scl))
     return AddSubScaling(a_scale, b_scale, offset if pre else int(sat_i16(offset)), rsh,
                          pre != 0, iz, netscale)
@@ -212,8 +122,8 @@ def mul_scaling(za: int, sa: float, zb: int, sb: float, out_min: float,
         psf = f32(osc * rcp)
         rsh = min(-getexp(psf), 7)
         fac = f32(2.0 ** rsh)
-        ps = int(sat_i16(rndi(f32(f32(psf * fac) * f32(32768.0)))))
-        adj = ((rb * ps + 16384) >> 15) + rndi(f32(oz * fac))
+        ps = int(sat_i16(rndi1(f32(f32(psf * fac) * f32(32768.0)))))
+        adj = ((rb * ps + 16384) >> 15) + rndi1(f32(oz * fac))
     return MulScaling(rb, rcp, ps, int(wrap_i16(adj)), rsh)
 
 

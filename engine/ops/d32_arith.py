@@ -13,6 +13,14 @@ from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops import _d32_engine as eng
 from hexscope.engine.ops._d32_engine import Oper, f32
+from hexscope.engine.ops._hexmath import (
+    adjust_with_constraints,
+    fmaxf,
+    fminf,
+    level_size_zero,
+    rndi1,
+    sat_i16,
+)
 from hexscope.engine.ops.context import KernelContext, f32_scalar, scalar_f
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor
@@ -33,13 +41,13 @@ def _prepare_state(st: dict, fixed_min: Tensor | None, fixed_max: Tensor | None)
     min_spec = max_spec = f32(0.0)
     if fixed_max is not None and f32(scalar_f(fixed_max)) < np.inf:
         precalc |= 2
-        out_max = max_spec = eng.fmaxf(0.0, scalar_f(fixed_max))
+        out_max = max_spec = fmaxf(0.0, scalar_f(fixed_max))
     if fixed_min is not None and f32(scalar_f(fixed_min)) > -np.inf:
         precalc |= 1
-        out_min = min_spec = eng.fminf(0.0, scalar_f(fixed_min))
+        out_min = min_spec = fminf(0.0, scalar_f(fixed_min))
         if precalc == 3:
-            out_max = eng.fmaxf(f32(out_min + f32(1e-6)), out_max)
-            out_min, out_max = eng.adjust_with_constraints(out_min, out_max, 3)
+            out_max = fmaxf(f32(out_min + f32(1e-6)), out_max)
+            out_min, out_max = adjust_with_constraints(out_min, out_max, 3)
     st.update(prepared=True, precalc=precalc, out_min=out_min, out_max=out_max,
               min_spec=min_spec, max_spec=max_spec, has_run_before=False, strategy=None)
 
@@ -72,8 +80,8 @@ def _setup_scaling(st: dict, a: Tensor, b: Tensor, ranges: tuple) -> None:
     st["ranges"] = ranges
     amin, amax, bmin, bmax = (ranges[2], ranges[3], ranges[0], ranges[1]) if st["swap"] \
         else ranges
-    za, sa = eng.level_size_zero(amin, amax)
-    zb, sb = eng.level_size_zero(bmin, bmax)
+    za, sa = level_size_zero(amin, amax)
+    zb, sb = level_size_zero(bmin, bmax)
     st.update(za=za, sa=sa, zb=zb, sb=sb, amin=amin, amax=amax)
     st["single_b"] = int(b.array[0, 0, 0, 0]) if st["mode_1111"] else None
     if st["mode_1111"]:
@@ -96,12 +104,12 @@ def _derive(st: dict, fixed: bool) -> None:
 def _extremes(oper: Oper, amin, amax, bmin, bmax) -> tuple:  # noqa: ANN001
     """Theoretical output extremes (Tmin, Tmax) of §13.4."""
     if oper is Oper.MUL:
-        tmax = eng.fmaxf(f32(amax * bmax), f32(amin * bmin))
-        tmin = eng.fminf(f32(amax * bmin), f32(amin * bmax))
+        tmax = fmaxf(f32(amax * bmax), f32(amin * bmin))
+        tmin = fminf(f32(amax * bmin), f32(amin * bmax))
     else:
         tmax, tmin = {Oper.ADD: (amax + bmax, amin + bmin), Oper.SUB: (amax - bmin, amin - bmax),
                       Oper.RSUB: (bmax - amin, bmin - amax)}[oper]
-    return f32(tmin), eng.fmaxf(tmax, f32(f32(tmin) + f32(0.001)))
+    return f32(tmin), fmaxf(tmax, f32(f32(tmin) + f32(0.001)))
 
 
 def _initial_range(st: dict, oper: Oper, amin, amax, bmin, bmax) -> None:  # noqa: ANN001
@@ -112,13 +120,13 @@ def _initial_range(st: dict, oper: Oper, amin, amax, bmin, bmax) -> None:  # noq
         lo, hi = f32(f32(0.125) * tmin), f32(f32(0.125) * tmax)
         if pc == 1:
             mn = st["min_spec"]
-            mx = eng.fmaxf(0.0, f32(mn + f32(hi - lo)))
+            mx = fmaxf(0.0, f32(mn + f32(hi - lo)))
         elif pc == 2:
             mx = st["max_spec"]
-            mn = eng.fminf(0.0, f32(mx - f32(hi - lo)))
+            mn = fminf(0.0, f32(mx - f32(hi - lo)))
         else:
             mn, mx = lo, hi
-        st["out_min"], st["out_max"] = eng.adjust_with_constraints(mn, mx, pc)
+        st["out_min"], st["out_max"] = adjust_with_constraints(mn, mx, pc)
         st["has_run_before"] = True
     elif oper is not Oper.MUL:
         _widen_to_1_32(st, tmin, tmax, pc)
@@ -143,7 +151,7 @@ def _widen_to_1_32(st: dict, tmin: np.float32, tmax: np.float32, pc: int) -> Non
             st["out_max"] = f32(st["out_max"] + adj)
     else:
         st["out_max"] = st["max_spec"]
-    st["out_min"], st["out_max"] = eng.adjust_with_constraints(st["out_min"], st["out_max"], pc)
+    st["out_min"], st["out_max"] = adjust_with_constraints(st["out_min"], st["out_max"], pc)
 
 
 def _scaling_1111(st: dict, amin: np.float32, amax: np.float32) -> None:
@@ -157,7 +165,7 @@ def _scaling_1111(st: dict, amin: np.float32, amax: np.float32) -> None:
             out_min, out_max, scale, offs = out_max, out_min, -32768, 255 * 128
     else:
         out_min, out_max, scale, offs = _addsub_1111(st, amin, amax, bv)
-    st.update(out_min=out_min, out_max=out_max, scaling=(int(eng.sat_i16(scale)), offs))
+    st.update(out_min=out_min, out_max=out_max, scaling=(int(sat_i16(scale)), offs))
 
 
 def _addsub_1111(st: dict, amin: np.float32, amax: np.float32, bv: np.float32) -> tuple:
@@ -169,14 +177,14 @@ def _addsub_1111(st: dict, amin: np.float32, amax: np.float32, bv: np.float32) -
         arange = f32(amax - amin)
         scale, offs = 32768, 0
         if f32(-0.25) <= nz <= f32(255.25):
-            out_min = f32(f32(-eng.rndi(nz)) * sa)
+            out_min = f32(f32(-rndi1(nz)) * sa)
             out_max = f32(out_min + arange)
         else:
             out_min, out_max = (f32(0.0), f32(amax + bv)) if bv > 0 else (f32(amin + bv),
                                                                           f32(0.0))
-            scale = eng.rndi(f32(f32(f32(32768.0) * arange) / f32(out_max - out_min)))
+            scale = rndi1(f32(f32(f32(32768.0) * arange) / f32(out_max - out_min)))
             if bv > 0:
-                scale = int(eng.sat_i16(scale))
+                scale = int(sat_i16(scale))
                 offs = 128 * 255 - ((255 * scale) >> 8)
     if oper is Oper.RSUB:
         scale, offs, out_min, out_max = -scale, 255 * 128 - offs, -out_max, -out_min
@@ -293,7 +301,7 @@ def _check_rerun(ctx: KernelContext, st: dict, lo: int, hi: int) -> bool:
     out_min = st["min_spec"] if pc & 1 else out_min
     out_max = st["max_spec"] if pc & 2 else out_max
     if out_min < 0:
-        out_min, out_max = eng.adjust_with_constraints(out_min, out_max, pc)
+        out_min, out_max = adjust_with_constraints(out_min, out_max, pc)
     st["out_min"], st["out_max"] = f32(out_min), f32(out_max)
     _derive(st, fixed=False)
     return True

@@ -13,7 +13,7 @@ import numpy as np
 
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
-from hexscope.engine.ops._requant import (
+from hexscope.engine.ops._hexmath import (
     adjust_with_constraints,
     div255,
     f2i,

@@ -13,7 +13,7 @@ from hexscope.engine import Graph
 from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import OutputDef
 from hexscope.engine.ops import REGISTRY
-from hexscope.engine.ops._requant import adjust_with_constraints
+from hexscope.engine.ops._hexmath import adjust_with_constraints
 from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.elementwise import (
     AddState,

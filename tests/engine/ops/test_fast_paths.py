@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hexscope.engine.dtypes import DType
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops import _gemm
-from hexscope.engine.ops._requant import (
+from hexscope.engine.ops._hexmath import (
     c_roundf_int,
     c_roundf_int1,
     f2i,

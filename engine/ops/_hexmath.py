@@ -1,8 +1,14 @@
-"""Fixed-point and float32 helpers shared by the flat quantized kernels (quantized-ops spec §0, §1).
+"""Hexagon's scalar arithmetic primitives, written once for every op family (quantized-ops
+spec §0, §1.3-§1.5).
 
 Everything here emulates a device primitive literally: float32 evaluation in the library's
 order, Hexagon's float-to-int conversion, and the integer shifts and saturations of the HVX
 code. :mod:`hexscope.engine.quant` has the range rules R1/R2; R3 lives here.
+
+One float -> int convention for the whole project: truncate toward zero, saturate to int32,
+and NaN -> -1 (``convert_sf2w`` as QEMU's Hexagon target models it; quantized-ops spec §23
+item 4 lists the conversion of NaN and out-of-range values as unconfirmed on hardware).
+Array functions take and return int64 arrays; the ``...1`` variants work on one value.
 """
 
 from __future__ import annotations
@@ -107,63 +113,92 @@ def getexp(x: float) -> int:
     return ((bits >> 23) & 0xFF) - 126
 
 
+def fmaxf(a: float, b: float) -> np.float32:
+    """C ``fmaxf``: float32 maximum; a NaN operand loses to the other one."""
+    return f32(np.fmax(f32(a), f32(b)))
+
+
+def fminf(a: float, b: float) -> np.float32:
+    """C ``fminf``: float32 minimum; a NaN operand loses to the other one."""
+    return f32(np.fmin(f32(a), f32(b)))
+
+
+# --- zero codes (§1.4) --------------------------------------------------------------------------
+def za_scaled(val: float, mn: float, mx: float) -> np.float32:
+    """The float that rule ZA rounds: f32((val - min) * f32(255 / max(1e-18, max - min)))."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        r = max(f32(1e-18), f32(f32(mx) - f32(mn)))    # max() keeps 1e-18 for a NaN width
+        k = f32(f32(255.0) / r)
+        return f32(f32(f32(val) - f32(mn)) * k)
+
+
 def quantize_uint8(val: float, mn: float, mx: float) -> int:
     """``quantize_uint8`` (rule ZA of §1.4 applied to ``val``): width floored at 1e-18."""
-    r = max(f32(1e-18), f32(f32(mx) - f32(mn)))
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        k = f32(f32(255.0) / r)
-        v = f32(f32(f32(val) - f32(mn)) * k)
-    return min(255, max(0, c_roundf_int1(v)))
+    return min(255, max(0, c_roundf_int1(za_scaled(val, mn, mx))))
 
 
 def level_size_zero(mn: float, mx: float) -> tuple[int, np.float32]:
-    """``get_qu8_level_size_zero`` (rule ZB of §1.4): (zero code, step = div255(max - min))."""
-    step = div255(f32(f32(mx) - f32(mn)))
+    """``get_qu8_level_size_zero`` (rule ZB of §1.4): (zero code, step = div255(max - min)).
+
+    No floor on the width: the add/sub/mul engines (flat and d32) and Mul_8x8to8 use it as is.
+    """
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        z = rndi(f32(-f32(mn)) / step)
-    return int(sat_u8(z)), step
+        step = div255(f32(f32(mx) - f32(mn)))
+        z = rndi1(f32(f32(-f32(mn)) / step))
+    return min(255, max(0, z)), step
 
 
+def level_size_zero_floored(mn: float, mx: float) -> tuple[int, np.float32]:
+    """Dequantize's variant of rule ZB (§18): step = div255(fmaxf(1e-18, max - min)).
+
+    ``fmaxf`` drops a NaN width, so a NaN range gives the step of 1e-18 too.
+    """
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        step = div255(fmaxf(f32(1e-18), f32(f32(mx) - f32(mn))))
+        z = rndi1(f32(f32(-f32(mn)) / step))
+    return min(255, max(0, z)), step
+
+
+# --- R3 (§1.5) ----------------------------------------------------------------------------------
 def adjust_with_constraints(mn: float, mx: float, c: int) -> tuple[np.float32, np.float32]:
     """R3, ``adjust_minmax_for_zero_with_constraints`` (§1.5).
 
     ``c`` bit 0: min fixed; bit 1: max fixed. Returns the (possibly) nudged (min, max).
     """
     mn, mx = f32(mn), f32(mx)
-    dif = f32(mx - mn)
-    if not dif > 0 or mn == 0:
-        return mn, mx
-    z = f32(f32(f32(-255.0) * mn) / dif)
-    zi = f32(np.floor(z))
-    zf = f32(z - zi)
-    if zf <= _CLOSE or zf >= _CLOSE_HI:
-        return mn, mx
-    mnk, mxk = f32((zf - f32(1.0)) * mn), f32(zf * mx)
-    zr = f32(zi + f32(1.0)) if zf >= f32(0.5) else zi
-    c &= 3
-    if c == 3:
-        if z <= f32(63.75):
-            return _move_min(mn, mx, zr)
-        if z >= f32(192.25):
-            return _move_max(mn, mx, zr)
-        adj = f32(f32(f32(z - zr) * dif) * f32(1.0 / 255.0))
-        return f32(mn + adj), f32(mx + adj)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        dif = f32(mx - mn)
+        if not dif > 0 or mn == 0:
+            return mn, mx
+        z = f32(f32(f32(-255.0) * mn) / dif)
+        zi = f32(np.floor(z))
+        zf = f32(z - zi)
+        if zf <= _CLOSE or zf >= _CLOSE_HI:
+            return mn, mx
+        mnk, mxk = f32((zf - f32(1.0)) * mn), f32(zf * mx)
+        zr = f32(zi + f32(1.0)) if zf >= f32(0.5) else zi
+        move = _r3_decision(c & 3, z, zi, zr, mnk, mxk)
+        if move == "both":
+            adj = f32(f32(f32(z - zr) * dif) * f32(1.0 / 255.0))
+            return f32(mn + adj), f32(mx + adj)
+        if move in ("max_out", "max_nearest"):
+            k = zi if move == "max_out" else zr
+            return mn, f32(mn - f32(f32(f32(255.0) * mn) / k))
+        k = f32(zi + f32(1.0)) if move == "min_out" else zr
+        return f32(f32(mx * k) / f32(k - f32(255.0))), mx
+
+
+def _r3_decision(c: int, z: np.float32, zi: np.float32, zr: np.float32, mnk: np.float32,
+                 mxk: np.float32) -> str:
+    """Which end R3 moves, and to which zero code (the table of §1.5)."""
     if c == 0:
-        if zi >= 1 and (zi >= 254 or mnk >= mxk):
-            return _move_max(mn, mx, zi)
-        return _move_min(mn, mx, f32(zi + f32(1.0)))
+        return "max_out" if zi >= 1 and (zi >= 254 or mnk >= mxk) else "min_out"
     if c == 1:
-        if zi >= 1 and (z >= f32(192.25) or f32(mnk * f32(8.0)) > mxk):
-            return _move_max(mn, mx, zi)
-        return _move_min(mn, mx, zr)
-    if z >= f32(63.75) and (zi >= 254 or mnk > f32(mxk * f32(8.0))):
-        return _move_max(mn, mx, zr)
-    return _move_min(mn, mx, f32(zi + f32(1.0)))
-
-
-def _move_max(mn: np.float32, mx: np.float32, zi: np.float32) -> tuple[np.float32, np.float32]:
-    return mn, f32(mn - f32(f32(f32(255.0) * mn) / zi))
-
-
-def _move_min(mn: np.float32, mx: np.float32, zr: np.float32) -> tuple[np.float32, np.float32]:
-    return f32(f32(mx * zr) / f32(zr - f32(255.0))), mx
+        far = zi >= 1 and (z >= f32(192.25) or f32(mnk * f32(8.0)) > mxk)
+        return "max_out" if far else "min_nearest"
+    if c == 2:
+        far = z >= f32(63.75) and (zi >= 254 or mnk > f32(mxk * f32(8.0)))
+        return "max_nearest" if far else "min_out"
+    if z <= f32(63.75):
+        return "min_nearest"
+    return "max_nearest" if z >= f32(192.25) else "both"
