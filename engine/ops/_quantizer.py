@@ -5,9 +5,8 @@ quantizer on the float bit fields (§17.2). Dequantize builds its float results 
 integer product rounded half up (§18). Both are emulated here with integer numpy arithmetic so
 that every code and every float bit matches the device.
 
-Float -> int conversions follow Hexagon's ``convert_sf2w``: truncation toward zero, saturation
-to int32, and -1 for NaN (the conversion result QEMU's Hexagon model documents; unconfirmed on
-hardware, quantized-ops spec §23 item 4).
+Float -> int conversions, rounding and saturation come from :mod:`_hexmath` (Hexagon's
+``convert_sf2w``: toward zero, saturating, NaN -> -1; unconfirmed on hardware, §23 item 4).
 """
 
 from __future__ import annotations
@@ -18,10 +17,10 @@ import numpy as np
 import numpy.typing as npt
 
 from hexscope.engine.dtypes import F32Array, U8Array
+from hexscope.engine.ops._hexmath import rndi, sat_u8, wrap_i32
 from hexscope.engine.quant import adjust_range_for_zero
 
 F32 = np.float32
-_I32_MIN, _I32_MAX = -(2 ** 31), 2 ** 31 - 1
 _HIDDEN = 1 << 23
 _MANT = _HIDDEN - 1
 
@@ -41,32 +40,6 @@ def bits_f32(bits: npt.ArrayLike) -> F32Array:
     """Floats from 32-bit patterns (any integer array; only the low 32 bits count)."""
     word = (np.asarray(bits, dtype=np.int64) & 0xFFFFFFFF).astype(np.uint32)
     return word.view(F32)
-
-
-def to_int32(x: npt.ArrayLike) -> npt.NDArray[np.int64]:
-    """C float -> int32 on Hexagon: toward zero, saturating; NaN gives -1 (unconfirmed)."""
-    a = np.asarray(x, dtype=F32).astype(np.float64)
-    with np.errstate(invalid="ignore"):
-        t = np.clip(np.trunc(np.nan_to_num(a, nan=-1.0)), _I32_MIN, _I32_MAX)
-    return t.astype(np.int64)
-
-
-def round_i32(x: npt.ArrayLike) -> npt.NDArray[np.int64]:
-    """The library's ``roundf_i32``: f32(x + copysign(0.5, x)), then the C conversion (§0)."""
-    a = np.asarray(x, dtype=F32)
-    with np.errstate(invalid="ignore", over="ignore"):
-        s = (a + np.copysign(F32(0.5), a)).astype(F32)
-    return to_int32(s)
-
-
-def sat_u8(v: npt.ArrayLike) -> U8Array:
-    return np.clip(np.asarray(v, dtype=np.int64), 0, 255).astype(np.uint8)
-
-
-def wrap_i32(v: npt.ArrayLike) -> npt.NDArray[np.int64]:
-    """Reduce to a signed 32-bit word, as a vector word operation does."""
-    u = np.asarray(v, dtype=np.int64) & 0xFFFFFFFF
-    return np.where(u >= 2 ** 31, u - 2 ** 32, u)
 
 
 # The HVX fixed-point quantizer (§17.2) ------------------------------------------------------
@@ -161,20 +134,6 @@ DEQ_STEP_LIMIT = F32(2.0 ** 121)
 DEQ_STEP_TINY = F32(2.0 ** -126)
 
 
-def dequant_step(mn: float, mx: float) -> np.float32:
-    """step = div255(fmaxf(1e-18, max - min)); fmaxf drops a NaN width, giving 1e-18."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        width = np.fmax(F32(1e-18), F32(F32(mx) - F32(mn)))
-    return F32(F32(width) / F32(255.0))
-
-
-def dequant_zero(mn: float, step: np.float32) -> int:
-    """z = sat_u8(roundf_i32(-min / step))."""
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        z = F32(F32(-F32(mn)) / step)
-    return int(sat_u8(round_i32(z)))
-
-
 def hvx_dequantize(q: npt.ArrayLike, zero: int, step: np.float32) -> F32Array:
     """``hvx_do_dequantize``: |q - z| times the 24-bit mantissa of ``step``, normalised and
     rounded half up to 24 bits, then packed with the step's exponent (§18).
@@ -219,7 +178,7 @@ def round_quantize(x: npt.ArrayLike, mn: np.float32, mx: np.float32) -> U8Array:
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         k = F32(F32(255.0) / F32(mx - mn))
         v = ((np.asarray(x, dtype=F32) - mn).astype(F32) * k).astype(F32)
-    return sat_u8(round_i32(v))
+    return sat_u8(rndi(v)).astype(np.uint8)
 
 
 def requantized_float(codes: npt.ArrayLike, mn: np.float32, mx: np.float32) -> F32Array:

@@ -11,6 +11,7 @@ import numpy as np
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops import _quantizer as hq
+from hexscope.engine.ops._hexmath import level_size_zero_floored
 from hexscope.engine.ops.context import KernelContext, data_of, f32_scalar, scalar_f
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor
@@ -86,14 +87,14 @@ def auto_quantize(ctx: KernelContext, x: Tensor) -> tuple[Tensor, ...]:
 
 
 def dequantize_array(ctx: KernelContext, q: np.ndarray, lo: float, hi: float) -> np.ndarray:
-    step = hq.dequant_step(lo, hi)
+    zero, step = level_size_zero_floored(lo, hi)
     if not (step >= 0 and step < hq.DEQ_STEP_LIMIT):
         raise KernelError(f"infeasible quantization step: {step:.6g} (range {lo} .. {hi}); "
                           "the step (max - min)/255 must be below 2^121")
     if step < hq.DEQ_STEP_TINY:
         ctx.log(0, f"dequant with stepsize = {step:.6g}: filling with zero")
         return np.zeros(q.shape, np.float32)
-    return hq.hvx_dequantize(q, hq.dequant_zero(lo, step), step)
+    return hq.hvx_dequantize(q, zero, step)
 
 
 def _dequantize(ctx: KernelContext, q: Tensor, mn: Tensor, mx: Tensor) -> tuple[np.ndarray]:
