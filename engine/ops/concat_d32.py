@@ -9,7 +9,7 @@ import numpy as np
 from hexscope.engine.d32 import D32Padding
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
-from hexscope.engine.ops._hexmath import wrap_i16
+from hexscope.engine.ops._hexmath import f2i1, wrap_i16
 from hexscope.engine.ops.context import KernelContext, f32_scalar, scalar_f, scalar_i
 from hexscope.engine.ops.registry import Category, Port, Repeat, op
 from hexscope.engine.quant import adjust_range_for_zero
@@ -46,23 +46,14 @@ def merged_range(mins: Sequence[float], maxes: Sequence[float]) -> tuple[np.floa
     return out_min, out_max
 
 
-def _trunc(x: np.float32) -> int:
-    """C float -> int (toward zero). inf saturates, NaN gives 0 (unconfirmed, §23 item 4)."""
-    if np.isnan(x):
-        return 0
-    if np.isinf(x):
-        return 2**31 - 1 if x > 0 else -2**31
-    return int(np.trunc(x))
-
-
 def gain_offset(in_min: float, in_max: float, out_min: np.float32,
                 out_max: np.float32) -> tuple[int, int]:
     """(gain, offset) of one input: truncated 15-bit gain and offset in 1/128 codes (§11)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         recip = f32(f32(255.0) / f32(out_max - out_min))
         level = f32(f32(f32(in_max) - f32(in_min)) / f32(255.0))
-        offset = _trunc(f32(f32(f32(f32(in_min) - out_min) * recip) * f32(128.0)))
-        gain = _trunc(f32(f32(recip * level) * f32(32768.0)))
+        offset = f2i1(f32(f32(f32(f32(in_min) - out_min) * recip) * f32(128.0)))
+        gain = f2i1(f32(f32(recip * level) * f32(32768.0)))
     gain = gain if 0 <= gain <= 32767 else 32767
     # scale and offset are packed as gain + (offset << 16) and unpacked with >> 16: the
     # offset is used modulo 2**16 (only reachable with an input min above its max).

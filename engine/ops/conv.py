@@ -6,7 +6,6 @@ float32 in the library's order. Each op has a ``_ref`` twin; only MatMul's diffe
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 import weakref
@@ -18,6 +17,7 @@ from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops import _gemm
 from hexscope.engine.ops._gemm import Rhs, Window, conv_gemm, im2col, offset_gemm, wrap32
+from hexscope.engine.ops._hexmath import c_roundf_int1, f2i, za_scaled
 from hexscope.engine.ops.context import (
     KernelContext,
     Shared,
@@ -45,19 +45,12 @@ def zero_code(mn: float, mx: float, clamp: str = "u8") -> tuple[int, bool]:
     ``clamp`` is "u8" (rule ZA, saturate to 0..255), "none" (ZA', Conv2d) or "low" (ZA'',
     clamped below at 0; BiasAdd's bias), quantized-ops spec §1.4. Returns (code, exact);
     ``exact`` is False when the float was out of int32 range or NaN, where the device's
-    float-to-int conversion is unconfirmed (§1.6): it is taken as saturating, NaN as 0.
+    float-to-int conversion is unconfirmed (§1.6, §23 item 4): the project's convention
+    (:mod:`_hexmath`) saturates and gives -1 for NaN.
     """
-    r = max(f32(1e-18), f32(f32(mx) - f32(mn)))
-    k = f32(f32(255.0) / r)
-    with np.errstate(all="ignore"):
-        z = f32(f32(f32(0.0) - f32(mn)) * k)
+    z = za_scaled(0.0, mn, mx)
     exact = bool(np.isfinite(z)) and -2.0**31 <= float(z) < 2.0**31
-    if math.isnan(z):
-        code = 0
-    elif exact:
-        code = int(math.copysign(math.floor(abs(float(z)) + 0.5), float(z)))
-    else:
-        code = 2**31 - 1 if z > 0 else -(2**31)
+    code = c_roundf_int1(z)
     if clamp == "u8":
         code = min(255, max(0, code))
     elif clamp == "low":
@@ -403,16 +396,15 @@ def quantized_biasadd_8p8to32(ctx: KernelContext, x: Tensor, bias: Tensor, x_min
         s += f32(0.5)
     if not np.isfinite(s).all():
         ctx.warn("non-finite sums (zero range?): float-to-int conversion unconfirmed, "
-                 "saturation assumed, NaN as 0 (spec §4)")
+                 "saturation assumed, NaN as -1 (spec §4, §23 item 4)")
     return _qint32(x.shape, _trunc_i32(s)), f32_scalar(out_min), f32_scalar(out_max)
 
 
 def _trunc_i32(s: np.ndarray) -> np.ndarray:
-    """C float-to-int32: toward zero, saturating out of range (assumed), NaN as 0."""
+    """C float-to-int32 (:func:`_hexmath.f2i`), with a plain cast when every value fits."""
     if np.isfinite(s).all() and np.abs(s).max(initial=0) < 2.0**31:
         return s.astype(np.int32)
-    t = np.nan_to_num(np.trunc(s.astype(np.float64)), nan=0.0)
-    return np.clip(t, -2.0**31, 2.0**31 - 1).astype(np.int32)
+    return f2i(s).astype(np.int32)
 
 
 for _name in ("QuantizedBiasAdd_8p8to32", "QuantizedBiasAdd_8p8to32_ref"):

@@ -11,6 +11,7 @@ from hexscope.engine import Graph
 from hexscope.engine.d32 import D32Padding
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import NodeError
+from hexscope.engine.ops.concat_d32 import gain_offset
 from hexscope.engine.quant import adjust_range_for_zero
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor
@@ -54,6 +55,15 @@ def test_requantizes_to_the_merged_range_with_truncated_gain_and_offset():
     assert (mn, mx) == (f32(-1.0), f32(2.0))
     assert y.layout is Layout.D32
     np.testing.assert_array_equal(y.array.reshape(-1), [0, 85, 170, 85, 255])
+
+
+def test_nan_gain_and_offset_follow_the_conversion_convention():
+    # §11 truncations of NaN: the conversion is unconfirmed on hardware (§23 item 4); the
+    # project's convention (QEMU's Hexagon model, engine/ops/_hexmath) gives -1, so a NaN gain
+    # is outside 0..32767 and becomes 32767, and the offset is -1.
+    assert gain_offset(float("nan"), 1.0, f32(-1.0), f32(1.0)) == (32767, -1)
+    # inf saturates: the gain to 32767 (out of range), the offset to int32 max, then mod 2**16
+    assert gain_offset(3e38, -3e38, f32(-1.0), f32(1.0))[1] == -1
 
 
 def test_input_with_the_merged_range_is_copied_exactly():

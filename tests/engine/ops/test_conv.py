@@ -152,6 +152,16 @@ def test_unclamped_zero_code():
     assert y.array.item() == 51                                  # (0 - (-51)) * 1
 
 
+def test_zero_code_of_a_nan_range_follows_the_conversion_convention():
+    # §1.6 / §23 item 4: a NaN zero point goes through the unconfirmed float -> int conversion;
+    # the project's convention (QEMU's Hexagon model, engine/ops/_hexmath) gives -1 for NaN.
+    assert zero_code(float("nan"), 1.0, "none") == (-1, False)
+    assert zero_code(float("nan"), 1.0, "u8") == (0, False)
+    assert zero_code(float("nan"), 1.0, "low") == (0, False)
+    # out of int32 range: saturates (width floored at 1e-18, min -1 -> z = 2.55e20)
+    assert zero_code(-1.0, -1.0, "none") == (2**31 - 1, False)
+
+
 # errors ------------------------------------------------------------------------------------------
 
 def test_depth_mismatch_rejected():
