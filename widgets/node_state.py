@@ -60,7 +60,7 @@ def range_state(state: object) -> StateLine | None:
                       (False, False): "adapts"}[ends])
     ran = _field(state, "has_run_before")
     if ran is not None:
-        notes.append("set by an earlier run" if ran else "initial (from prepare)")
+        notes.append("from the data seen so far" if ran else "as prepared, before any data")
     extra = f" ({', '.join(notes)})" if notes else ""
     return StateLine("output range", f"[{_num(lo)}, {_num(hi)}]{extra}")
 

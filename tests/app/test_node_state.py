@@ -85,11 +85,11 @@ def test_range_state_reads_dataclass_and_dict_forms():
         has_run_before: bool
 
     line = range_state(AddLike(np.float32(-1.5), np.float32(2.25), True, False, True))
-    assert line.value == "[-1.5, 2.25] (min fixed, max adapts, set by an earlier run)"
+    assert line.value == "[-1.5, 2.25] (min fixed, max adapts, from the data seen so far)"
     # d32 ops: precalc bit 0 = min fixed, bit 1 = max fixed (quantized-ops spec §13.4)
     line = range_state({"out_min": np.float32(0), "out_max": np.float32(4), "precalc": 3,
                         "has_run_before": False})
-    assert line.value == "[0, 4] (both ends fixed, initial (from prepare))"
+    assert line.value == "[0, 4] (both ends fixed, as prepared, before any data)"
     assert range_state({"rhs": object()}) is None
 
 
