@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hexscope.engine.errors import KernelError
-from hexscope.engine.ops._hexmath import fmaxf, fminf, getexp, rndi1, sat_i16, sat_i32, wrap_i16
+from hexscope.engine.ops._hexmath import fmaxf, getexp, rndi1, sat_i16, sat_i32, wrap_i16
 
 f32 = np.float32
 
@@ -83,11 +83,15 @@ def addsub_codes(a: npt.NDArray, b: npt.NDArray, s: AddSubScaling) -> npt.NDArra
         prod = sat_i32(a.astype(np.int64) * s.a_scale + b.astype(np.int64) * s.b_scale)
         t = prod >> (7 + s.rsh)
         y = (sat_i16(sat_i32(t + s.offset)) + 1) >> 1
-    else:
-        t = addsub_intermediate(a, b, s)
-        rb = (1 << s.rsh) >> 1
-        # matches device on the assumption (§23 item 2) that a rounding shift by 0 adds 0
-        y = (sat_i16(t + s.offset) + rb) >> s.rsh
+        return np.clip(y, 0, 255).astype(np.uint8)
+    return addsub_codes_of(addsub_intermediate(a, b, s), s)
+
+
+def addsub_codes_of(t: npt.NDArray, s: AddSubScaling) -> npt.NDArray[np.uint8]:
+    """Normal-mode codes from the intermediate t: sat_u8((sat_i16(t + off) + rb) >> rsh)."""
+    rb = (1 << s.rsh) >> 1
+    # matches device on the assumption (§23 item 2) that a rounding shift by 0 adds 0
+    y = (sat_i16(t + s.offset) + rb) >> s.rsh
     return np.clip(y, 0, 255).astype(np.uint8)
 
 
@@ -153,11 +157,3 @@ def mul_codes(a: npt.NDArray, b: npt.NDArray, za: int, zb: int,
 def mul_actual(value: int, s: MulScaling) -> np.float32:
     """``convert_mul_intermed_to_outval``."""
     return f32(f32(value + s.range_bias) * s.rcp)
-
-
-# --- the re-run range rule (§13.7) ------------------------------------------------------------
-def padded_range(actual_min: np.float32, actual_max: np.float32) -> tuple[np.float32, np.float32]:
-    """The new (min, max) candidates: the found range widened by 15 % (at least 1e-4)."""
-    rng = f32(actual_max - actual_min)
-    rng = f32(rng + fmaxf(f32(f32(0.15) * rng), f32(1e-4)))
-    return fminf(0.0, f32(actual_max - rng)), fmaxf(0.0, f32(actual_min + rng))

@@ -12,6 +12,7 @@ from hexscope.engine.d32 import D32Padding
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops import _d32_engine as eng
+from hexscope.engine.ops._addsub_range import OutRange, set_before_run, widen_after_run
 from hexscope.engine.ops._d32_engine import Oper, f32
 from hexscope.engine.ops._hexmath import (
     adjust_with_constraints,
@@ -37,19 +38,17 @@ _OUTPUTS = (Port("z", **_D32), Port("z_min", DType.FLOAT32), Port("z_max", DType
 # --- per-node state ---------------------------------------------------------------------------
 def _prepare_state(st: dict, fixed_min: Tensor | None, fixed_max: Tensor | None) -> None:
     """``addsub_d32_check`` (§13.1): the fixed ends and the starting range."""
-    out_min, out_max, precalc = f32(0.0), f32(0.5), 0
-    min_spec = max_spec = f32(0.0)
+    r = OutRange(f32(0.0), f32(0.5), 0)
     if fixed_max is not None and f32(scalar_f(fixed_max)) < np.inf:
-        precalc |= 2
-        out_max = max_spec = fmaxf(0.0, scalar_f(fixed_max))
+        r.precalc |= 2
+        r.out_max = r.max_spec = fmaxf(0.0, scalar_f(fixed_max))
     if fixed_min is not None and f32(scalar_f(fixed_min)) > -np.inf:
-        precalc |= 1
-        out_min = min_spec = fminf(0.0, scalar_f(fixed_min))
-        if precalc == 3:
-            out_max = fmaxf(f32(out_min + f32(1e-6)), out_max)
-            out_min, out_max = adjust_with_constraints(out_min, out_max, 3)
-    st.update(prepared=True, precalc=precalc, out_min=out_min, out_max=out_max,
-              min_spec=min_spec, max_spec=max_spec, has_run_before=False, strategy=None)
+        r.precalc |= 1
+        r.out_min = r.min_spec = fminf(0.0, scalar_f(fixed_min))
+        if r.precalc == 3:
+            r.out_max = fmaxf(f32(r.out_min + f32(1e-6)), r.out_max)
+            r.out_min, r.out_max = adjust_with_constraints(r.out_min, r.out_max, 3)
+    st.update(prepared=True, range=r, strategy=None)
 
 
 def _setup_strategy(st: dict, x: Tensor, y: Tensor, oper: Oper) -> None:
@@ -72,7 +71,7 @@ def _setup_strategy(st: dict, x: Tensor, y: Tensor, oper: Oper) -> None:
                               "broadcast in one direction only)")
     if swap and oper is Oper.SUB:
         oper = Oper.RSUB
-    st.update(swap=swap, oper=oper, mode_1111=bcast == 15 and st["precalc"] == 0)
+    st.update(swap=swap, oper=oper, mode_1111=bcast == 15 and st["range"].precalc == 0)
 
 
 def _setup_scaling(st: dict, a: Tensor, b: Tensor, ranges: tuple) -> None:
@@ -87,71 +86,32 @@ def _setup_scaling(st: dict, a: Tensor, b: Tensor, ranges: tuple) -> None:
     if st["mode_1111"]:
         _scaling_1111(st, amin, amax)
         return
-    if st["precalc"] < 3:
-        _initial_range(st, st["oper"], amin, amax, bmin, bmax)
-    _derive(st, fixed=st["precalc"] == 3)
+    if st["range"].precalc < 3:
+        tmin, tmax = _extremes(st["oper"], amin, amax, bmin, bmax)
+        set_before_run(st["range"], tmin, tmax, later_rule=st["oper"] is not Oper.MUL)
+    _derive(st, fixed=st["range"].precalc == 3)
 
 
 def _derive(st: dict, fixed: bool) -> None:
     if st["oper"] is Oper.MUL:
         st["scaling"] = eng.mul_scaling(st["za"], st["sa"], st["zb"], st["sb"],
-                                        st["out_min"], st["out_max"])
+                                        st["range"].out_min, st["range"].out_max)
     else:
         st["scaling"] = eng.addsub_scaling(st["za"], st["sa"], st["zb"], st["sb"],
-                                           st["out_min"], st["out_max"], st["oper"], fixed)
+                                           st["range"].out_min, st["range"].out_max,
+                                           st["oper"], fixed)
 
 
 def _extremes(oper: Oper, amin, amax, bmin, bmax) -> tuple:  # noqa: ANN001
-    """Theoretical output extremes (Tmin, Tmax) of §13.4."""
+    """Theoretical output extremes (Tmin, Tmax) of §13.4 (Tmax >= Tmin + 0.001 is applied by
+    :func:`set_before_run`)."""
     if oper is Oper.MUL:
         tmax = fmaxf(f32(amax * bmax), f32(amin * bmin))
         tmin = fminf(f32(amax * bmin), f32(amin * bmax))
     else:
         tmax, tmin = {Oper.ADD: (amax + bmax, amin + bmin), Oper.SUB: (amax - bmin, amin - bmax),
                       Oper.RSUB: (bmax - amin, bmin - amax)}[oper]
-    return f32(tmin), fmaxf(tmax, f32(f32(tmin) + f32(0.001)))
-
-
-def _initial_range(st: dict, oper: Oper, amin, amax, bmin, bmax) -> None:  # noqa: ANN001
-    """§13.4: 1/8 of the extremes on the first scaling; the 1/32 rule later (add/sub)."""
-    tmin, tmax = _extremes(oper, amin, amax, bmin, bmax)
-    pc = st["precalc"]
-    if not st["has_run_before"]:
-        lo, hi = f32(f32(0.125) * tmin), f32(f32(0.125) * tmax)
-        if pc == 1:
-            mn = st["min_spec"]
-            mx = fmaxf(0.0, f32(mn + f32(hi - lo)))
-        elif pc == 2:
-            mx = st["max_spec"]
-            mn = fminf(0.0, f32(mx - f32(hi - lo)))
-        else:
-            mn, mx = lo, hi
-        st["out_min"], st["out_max"] = adjust_with_constraints(mn, mx, pc)
-        st["has_run_before"] = True
-    elif oper is not Oper.MUL:
-        _widen_to_1_32(st, tmin, tmax, pc)
-
-
-def _widen_to_1_32(st: dict, tmin: np.float32, tmax: np.float32, pc: int) -> None:
-    total = f32(tmax - tmin)
-    current = f32(st["out_max"] - st["out_min"])
-    d = f32(total - f32(f32(32.0) * current))
-    if not d > 0:
-        return
-    r = f32(d / f32(f32(32.0) * f32(total - current)))
-    if pc & 1 == 0:
-        adj = f32(f32(tmin - st["out_min"]) * r)
-        if adj < 0:
-            st["out_min"] = f32(st["out_min"] + adj)
-    else:
-        st["out_min"] = st["min_spec"]
-    if pc & 2 == 0:
-        adj = f32(f32(tmax - st["out_max"]) * r)
-        if adj > 0:
-            st["out_max"] = f32(st["out_max"] + adj)
-    else:
-        st["out_max"] = st["max_spec"]
-    st["out_min"], st["out_max"] = adjust_with_constraints(st["out_min"], st["out_max"], pc)
+    return f32(tmin), f32(tmax)
 
 
 def _scaling_1111(st: dict, amin: np.float32, amax: np.float32) -> None:
@@ -165,7 +125,8 @@ def _scaling_1111(st: dict, amin: np.float32, amax: np.float32) -> None:
             out_min, out_max, scale, offs = out_max, out_min, -32768, 255 * 128
     else:
         out_min, out_max, scale, offs = _addsub_1111(st, amin, amax, bv)
-    st.update(out_min=out_min, out_max=out_max, scaling=(int(sat_i16(scale)), offs))
+    st["range"].out_min, st["range"].out_max = out_min, out_max
+    st["scaling"] = (int(sat_i16(scale)), offs)
 
 
 def _addsub_1111(st: dict, amin: np.float32, amax: np.float32, bv: np.float32) -> tuple:
@@ -222,7 +183,7 @@ def _run(ctx: KernelContext, oper: Oper, x: Tensor, y: Tensor, mins_maxes: tuple
     out = _d32_output(ctx, codes, a_t)
     if st["mode_1111"] and st["scaling"][0] == 0:
         _zap_fill(out, int(codes.flat[0]) if codes.size else 0)
-    return [out, f32_scalar(st["out_min"]), f32_scalar(st["out_max"])]
+    return [out, f32_scalar(st["range"].out_min), f32_scalar(st["range"].out_max)]
 
 
 def _operands(st: dict, x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
@@ -248,7 +209,7 @@ def _run_general(ctx: KernelContext, st: dict, a: np.ndarray, b: np.ndarray) -> 
     za, zb, s = st["za"], st["zb"], st["scaling"]
     mul = st["oper"] is Oper.MUL
     codes = _codes(ctx, st, a, b)
-    if st["precalc"] == 3:
+    if st["range"].precalc == 3:
         return codes
     if mul:
         p = eng.mul_intermediate(a, b, za, zb, s)
@@ -278,31 +239,18 @@ def _tracked(values: np.ndarray, zero: int) -> tuple[int, int]:
 
 
 def _check_rerun(ctx: KernelContext, st: dict, lo: int, hi: int) -> bool:
-    """``check_addsub_need_rerun`` / ``check_mul_need_rerun``: move the free ends that
-    overflowed, re-derive the scaling and ask for one more pass."""
-    s, pc = st["scaling"], st["precalc"]
+    """``check_addsub_need_rerun`` / ``check_mul_need_rerun``: the found range of the tracked
+    intermediate; if a free end overflowed, widen it, re-derive the scaling, run once more."""
+    s, r = st["scaling"], st["range"]
     if st["oper"] is Oper.MUL:
         amin, amax = eng.mul_actual(lo, s), eng.mul_actual(hi, s)
         low_over = eng.mul_code_unsaturated(lo, s) < 0
         high_over = eng.mul_code_unsaturated(hi, s) > 255
     else:
         amin, amax = eng.addsub_actual(lo, s), eng.addsub_actual(hi, s)
-        low_over, high_over = amin < st["out_min"], amax > st["out_max"]
-    pmin, pmax = eng.padded_range(amin, amax)
-    out_min, out_max, moved = st["out_min"], st["out_max"], False
-    if pc & 1 == 0 and low_over:
-        ctx.log(2, f"adjusting out_min from {out_min:f} to {pmin:f} (actual min is {amin:f})")
-        out_min, moved = pmin, True
-    if pc & 2 == 0 and high_over:
-        ctx.log(2, f"adjusting out_max from {out_max:f} to {pmax:f} (actual max is {amax:f})")
-        out_max, moved = pmax, True
-    if not moved:
+        low_over, high_over = amin < r.out_min, amax > r.out_max
+    if not widen_after_run(ctx, r, amin, amax, low_over, high_over):
         return False
-    out_min = st["min_spec"] if pc & 1 else out_min
-    out_max = st["max_spec"] if pc & 2 else out_max
-    if out_min < 0:
-        out_min, out_max = adjust_with_constraints(out_min, out_max, pc)
-    st["out_min"], st["out_max"] = f32(out_min), f32(out_max)
     _derive(st, fixed=False)
     return True
 
