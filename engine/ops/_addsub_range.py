@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
+from hexscope.engine.ops._d32_engine import AddSubScaling, addsub_actual
 from hexscope.engine.ops._hexmath import adjust_with_constraints, fmaxf, fminf
 from hexscope.engine.ops.context import KernelContext
 
@@ -117,3 +119,18 @@ def widen_after_run(ctx: KernelContext, r: OutRange, actual_min: np.float32,
         out_min, out_max = adjust_with_constraints(out_min, out_max, r.precalc)
     r.out_min, r.out_max = f32(out_min), f32(out_max)
     return True
+
+
+def tracked_extremes(values: npt.NDArray, zero: int) -> tuple[int, int]:
+    """Tracked min and max of an intermediate, starting from the value for real 0 (§13.7)."""
+    if values.size == 0:
+        return zero, zero
+    return min(zero, int(values.min())), max(zero, int(values.max()))
+
+
+def widen_after_addsub(ctx: KernelContext, r: OutRange, t: npt.NDArray,
+                       s: AddSubScaling) -> bool:
+    """§13.7 for add/sub: the tracked t as output values; a free end the data passed moves."""
+    lo, hi = tracked_extremes(t, s.intermed_zero)
+    amin, amax = addsub_actual(lo, s), addsub_actual(hi, s)
+    return widen_after_run(ctx, r, amin, amax, amin < r.out_min, amax > r.out_max)

@@ -12,7 +12,13 @@ from hexscope.engine.d32 import D32Padding
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops import _d32_engine as eng
-from hexscope.engine.ops._addsub_range import OutRange, set_before_run, widen_after_run
+from hexscope.engine.ops._addsub_range import (
+    OutRange,
+    set_before_run,
+    tracked_extremes,
+    widen_after_addsub,
+    widen_after_run,
+)
 from hexscope.engine.ops._d32_engine import Oper, f32
 from hexscope.engine.ops._hexmath import (
     adjust_with_constraints,
@@ -212,11 +218,11 @@ def _run_general(ctx: KernelContext, st: dict, a: np.ndarray, b: np.ndarray) -> 
     if st["range"].precalc == 3:
         return codes
     if mul:
-        p = eng.mul_intermediate(a, b, za, zb, s)
-        lo, hi = _tracked(p, -s.range_bias)
+        rerun = _mul_rerun(ctx, st, eng.mul_intermediate(a, b, za, zb, s))
     else:
-        lo, hi = _tracked(eng.addsub_intermediate(a, b, s), s.intermed_zero)
-    if _check_rerun(ctx, st, lo, hi):
+        rerun = widen_after_addsub(ctx, st["range"], eng.addsub_intermediate(a, b, s), s)
+    if rerun:
+        _derive(st, fixed=False)
         codes = _codes(ctx, st, a, b)
     return codes
 
@@ -231,28 +237,15 @@ def _codes(ctx: KernelContext, st: dict, a: np.ndarray, b: np.ndarray) -> np.nda
     return eng.mul_codes(a, b, st["za"], st["zb"], s)
 
 
-def _tracked(values: np.ndarray, zero: int) -> tuple[int, int]:
-    """Tracked min and max of the intermediate, starting from the value for real 0 (§13.7)."""
-    if values.size == 0:
-        return zero, zero
-    return min(zero, int(values.min())), max(zero, int(values.max()))
-
-
-def _check_rerun(ctx: KernelContext, st: dict, lo: int, hi: int) -> bool:
-    """``check_addsub_need_rerun`` / ``check_mul_need_rerun``: the found range of the tracked
-    intermediate; if a free end overflowed, widen it, re-derive the scaling, run once more."""
-    s, r = st["scaling"], st["range"]
-    if st["oper"] is Oper.MUL:
-        amin, amax = eng.mul_actual(lo, s), eng.mul_actual(hi, s)
-        low_over = eng.mul_code_unsaturated(lo, s) < 0
-        high_over = eng.mul_code_unsaturated(hi, s) > 255
-    else:
-        amin, amax = eng.addsub_actual(lo, s), eng.addsub_actual(hi, s)
-        low_over, high_over = amin < r.out_min, amax > r.out_max
-    if not widen_after_run(ctx, r, amin, amax, low_over, high_over):
-        return False
-    _derive(st, fixed=False)
-    return True
+def _mul_rerun(ctx: KernelContext, st: dict, p: np.ndarray) -> bool:
+    """``check_mul_need_rerun``: an end overflows if its tracked p, sent through the code
+    formula without the int16 saturation, leaves 0..255 (§13.7)."""
+    s = st["scaling"]
+    lo, hi = tracked_extremes(p, -s.range_bias)
+    low_over = eng.mul_code_unsaturated(lo, s) < 0
+    high_over = eng.mul_code_unsaturated(hi, s) > 255
+    return widen_after_run(ctx, st["range"], eng.mul_actual(lo, s), eng.mul_actual(hi, s),
+                           low_over, high_over)
 
 
 def _d32_output(ctx: KernelContext, codes: np.ndarray, a: Tensor) -> Tensor:
