@@ -7,12 +7,18 @@ its adaptive output range in ``ctx.state`` (§1.9).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
+from hexscope.engine.ops._addsub_range import OutRange, set_before_run, widen_after_addsub
+from hexscope.engine.ops._d32_engine import (
+    Oper,
+    addsub_codes,
+    addsub_codes_of,
+    addsub_intermediate,
+    addsub_scaling,
+)
 from hexscope.engine.ops._hexmath import (
     adjust_with_constraints,
     div255,
@@ -22,7 +28,6 @@ from hexscope.engine.ops._hexmath import (
     rndi,
     rndi1,
     sat_i16,
-    sat_i32,
     sat_u8,
     wrap_i16,
     wrap_i32,
@@ -139,171 +144,43 @@ def quantized_mul_8x8to8(ctx: KernelContext, a: Tensor, b: Tensor, a_min: Tensor
     return (y, _scalar_out(lo), _scalar_out(hi))
 
 
-# --- QuantizedAdd_8p8to8: state and range set-up (§15, §13.4) ------------------------------
+# --- QuantizedAdd_8p8to8: the flat direct path, on the §13 engine (§15) ------------------
 
-@dataclass
-class AddState:
-    """The node's adaptive range (``qadd_888_info``), kept in ``ctx.state`` (§1.9)."""
+def _prepare_state(extra: tuple[Tensor, ...]) -> OutRange:
+    """``qadd_888_check``: fixed ends from inputs 6 and 7 (-inf / +inf / absent = free).
 
-    out_min: np.float32
-    out_max: np.float32
-    min_fixed: bool
-    max_fixed: bool
-    has_run_before: bool = False
-
-    @property
-    def precalc(self) -> int:
-        return int(self.min_fixed) + 2 * int(self.max_fixed)
-
-
-def _prepare_state(extra: tuple[Tensor, ...]) -> AddState:
-    """``qadd_888_check``: fixed ends from inputs 6 and 7 (-inf / +inf / absent = free)."""
+    Unlike the d32 ops, a fixed min is not clamped to <= 0 (§15)."""
     lo = f32(scalar_f(extra[0])) if extra else f32(-np.inf)
     hi = f32(scalar_f(extra[1])) if len(extra) > 1 else f32(np.inf)
-    st = AddState(lo if lo != -np.inf else f32(0.0), hi if hi != np.inf else f32(0.5),
-                  bool(lo != -np.inf), bool(hi != np.inf))
-    if st.min_fixed and st.max_fixed:
-        st.out_min, st.out_max = adjust_with_constraints(st.out_min, st.out_max, 3)
-        st.has_run_before = True
-    return st
+    min_fixed, max_fixed = bool(lo != -np.inf), bool(hi != np.inf)
+    r = OutRange(lo if min_fixed else f32(0.0), hi if max_fixed else f32(0.5),
+                 int(min_fixed) + 2 * int(max_fixed))
+    if r.precalc == 3:
+        r.out_min, r.out_max = adjust_with_constraints(r.out_min, r.out_max, 3)
+        r.has_run_before = True
+    return r
 
 
-def _update_range(st: AddState, spec: tuple[np.float32, np.float32], tmin: np.float32,
-                  tmax: np.float32) -> None:
-    """Output-range set-up before a flat run: the 1/8 first guess or the 1/32 rule (§13.4)."""
-    tmax = np.fmax(tmax, f32(tmin + f32(0.001)))
-    if not st.has_run_before:
-        omin, omax = f32(f32(0.125) * tmin), f32(f32(0.125) * tmax)
-        if st.min_fixed:
-            st.out_min = spec[0]
-            st.out_max = np.fmax(f32(0.0), f32(st.out_min + f32(omax - omin)))
-        elif st.max_fixed:
-            st.out_max = spec[1]
-            st.out_min = np.fmin(f32(0.0), f32(st.out_max - f32(omax - omin)))
-        else:
-            st.out_min, st.out_max = omin, omax
-        st.out_min, st.out_max = adjust_with_constraints(st.out_min, st.out_max, st.precalc)
-        st.has_run_before = True
-        return
-    span = f32(tmax - tmin)
-    current = f32(st.out_max - st.out_min)
-    d = f32(span - f32(f32(32.0) * current))
-    if not d > 0:
-        return
-    r = f32(d / f32(f32(32.0) * f32(span - current)))
-    if not st.min_fixed:
-        adj = f32(f32(tmin - st.out_min) * r)
-        if adj < 0:
-            st.out_min = f32(st.out_min + adj)
-    else:
-        st.out_min = spec[0]
-    if not st.max_fixed:
-        adj = f32(f32(tmax - st.out_max) * r)
-        if adj > 0:
-            st.out_max = f32(st.out_max + adj)
-    else:
-        st.out_max = spec[1]
-    st.out_min, st.out_max = adjust_with_constraints(st.out_min, st.out_max, st.precalc)
-
-
-# --- QuantizedAdd_8p8to8: flat direct arithmetic (§13.5, §13.7) ----------------------------
-
-@dataclass(frozen=True)
-class AddScaling:
-    """``set_addsub_scaling_for_output_range`` for op = add (§13.5)."""
-
-    a_scale: int
-    b_scale: int
-    rsh: int
-    offset: int
-    intermed_zero: int
-    netscale: np.float32
-    underrange: bool
-
-
-def add_scaling(out_min: np.float32, out_max: np.float32, za: int, sa: np.float32, zb: int,
-                sb: np.float32, fixed: bool) -> AddScaling:
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        osc = f32(f32(255.0) / f32(out_max - out_min))
-        oz = f32(-out_min * osc)
-        a_f, b_f = f32(osc * sa), f32(osc * sb)
-        scexp = getexp(f32(f32(a_f + b_f) * f32(16384.0 / 16380.0)))
-        if scexp > 6 and (not fixed or scexp > 12):
-            raise KernelError(
-                f"scaling failed: the output range [{out_min:g}, {out_max:g}] is too narrow for "
-                f"the input steps (gain exponent {scexp}, at most {12 if fixed else 6})")
-        rsh = min(6 - scexp, 7)
-        pre = 1 - rsh if fixed and rsh <= 0 else 0
-        rsh_scl = f32(2.0 ** rsh)
-        a_scale = rndi1(f32(a_f * f32(rsh_scl * f32(256.0))))
-        b_scale = rndi1(f32(b_f * f32(rsh_scl * f32(256.0))))
-        iz = (za * a_scale + zb * b_scale) >> (8 - pre)
-        offset = rndi1(f32(oz * (f32(2.0) if pre else rsh_scl))) - iz
-        netscale = f32(f32(1.0) / f32(osc * rsh_scl))
-    return AddScaling(a_scale, b_scale, rsh, offset if pre else int(sat_i16(offset)), iz,
-                      netscale, bool(pre))
-
-
-def add_codes(a: np.ndarray, b: np.ndarray, sc: AddScaling) -> tuple[np.ndarray, np.ndarray]:
-    """Per-element HVX arithmetic; returns (codes, intermediates t for range tracking)."""
-    s = a.astype(np.int64) * sc.a_scale + b.astype(np.int64) * sc.b_scale
-    if sc.underrange:
-        t = sat_i32(s) >> (7 + sc.rsh)
-        y = sat_u8((sat_i16(sat_i32(t + sc.offset)) + 1) >> 1)
-        return y.astype(np.uint8), t
-    t = s >> 8      # floor((a*A + b*B) / 256): the vmpa/vavg pair of first_stage
-    # A rounding shift by 0 adds nothing (QEMU's fVROUND; spec §23 item 2).
-    y = sat_u8((sat_i16(t + sc.offset) + ((1 << sc.rsh) >> 1)) >> sc.rsh)
-    return y.astype(np.uint8), t
-
-
-def _rerun_range(ctx: KernelContext, st: AddState, sc: AddScaling, t: np.ndarray,
-                 spec: tuple[np.float32, np.float32]) -> bool:
-    """``check_addsub_need_rerun``: widen a free end the data overflowed (§13.7)."""
-    tmin = min(sc.intermed_zero, int(t.min())) if t.size else sc.intermed_zero
-    tmax = max(sc.intermed_zero, int(t.max())) if t.size else sc.intermed_zero
-    actual_min = f32(f32(tmin - sc.intermed_zero) * sc.netscale)
-    actual_max = f32(f32(tmax - sc.intermed_zero) * sc.netscale)
-    span = f32(actual_max - actual_min)
-    span = f32(span + np.fmax(f32(f32(0.15) * span), f32(1e-4)))
-    out_min, out_max, moved = st.out_min, st.out_max, False
-    if not st.min_fixed and actual_min < out_min:
-        out_min = np.fmin(f32(0.0), f32(actual_max - span))
-        ctx.log(2, f"adjusting out_min from {st.out_min:f} to {out_min:f} "
-                   f"(actual min is {actual_min:f})")
-        moved = True
-    if not st.max_fixed and actual_max > out_max:
-        out_max = np.fmax(f32(0.0), f32(actual_min + span))
-        ctx.log(2, f"adjusting out_max from {st.out_max:f} to {out_max:f} "
-                   f"(actual max is {actual_max:f})")
-        moved = True
-    if not moved:
-        return False
-    st.out_min = spec[0] if st.min_fixed else out_min
-    st.out_max = spec[1] if st.max_fixed else out_max
-    if st.out_min < 0:
-        st.out_min, st.out_max = adjust_with_constraints(st.out_min, st.out_max, st.precalc)
-    return True
-
-
-def _add_flat(ctx: KernelContext, st: AddState, a: np.ndarray, b: np.ndarray,
-              ranges: tuple[float, float, float, float],
-              spec: tuple[np.float32, np.float32]) -> np.ndarray:
-    """``addsub_flat_direct_execute`` for equal shapes (§15 with §13.4-§13.7)."""
+def _add_flat(ctx: KernelContext, r: OutRange, a: np.ndarray, b: np.ndarray,
+              ranges: tuple[float, float, float, float]) -> np.ndarray:
+    """``addsub_flat_direct_execute`` for equal shapes: §13.4-§13.7 with op = add (§15)."""
     amin, amax, bmin, bmax = (f32(v) for v in ranges)
     za, sa = level_size_zero(amin, amax)
     zb, sb = level_size_zero(bmin, bmax)
-    fixed = st.min_fixed and st.max_fixed
+    fixed = r.precalc == 3
     if not fixed:
-        _update_range(st, spec, f32(amin + bmin), f32(amax + bmax))
-    sc = add_scaling(st.out_min, st.out_max, za, sa, zb, sb, fixed)
-    y, t = add_codes(a, b, sc)
+        # Matches device: the range set-up runs on every execution (§15).
+        set_before_run(r, f32(amin + bmin), f32(amax + bmax), later_rule=True)
+    sc = addsub_scaling(za, sa, zb, sb, r.out_min, r.out_max, Oper.ADD, fixed)
     # Matches device: tracking is on only when the *max* is free (the source tests
     # "max not fixed" twice, §15).
-    if not st.max_fixed and _rerun_range(ctx, st, sc, t, spec):
-        sc = add_scaling(st.out_min, st.out_max, za, sa, zb, sb, False)
-        y, _ = add_codes(a, b, sc)
-    return y
+    if r.max_fixed:
+        return addsub_codes(a, b, sc)
+    t = addsub_intermediate(a, b, sc)       # not fully fixed: never under-range mode
+    if widen_after_addsub(ctx, r, t, sc):
+        sc = addsub_scaling(za, sa, zb, sb, r.out_min, r.out_max, Oper.ADD, False)
+        return addsub_codes(a, b, sc)
+    return addsub_codes_of(t, sc)
 
 
 # --- QuantizedAdd_8p8to8: broadcast kernel (§15, low confidence) ---------------------------
@@ -359,7 +236,7 @@ def _add_888(big: np.ndarray, big_rng: tuple[np.float32, np.float32], small: np.
     return y, found_min, found_max
 
 
-def _add_broadcast(ctx: KernelContext, st: AddState, a: Tensor, b: Tensor,
+def _add_broadcast(ctx: KernelContext, st: OutRange, a: Tensor, b: Tensor,
                    ranges: tuple[float, float, float, float]) -> np.ndarray:
     """``qadd_888_hvx``: the retrying broadcast kernel; the state keeps the guesses (§15)."""
     total = broadcast_shape(a.shape, b.shape)
@@ -424,13 +301,16 @@ def quantized_add_8p8to8(ctx: KernelContext, a: Tensor, b: Tensor, a_min: Tensor
     """
     if "add" not in ctx.state:
         ctx.state["add"] = _prepare_state(fixed)
-    st = ctx.state["add"]
-    assert isinstance(st, AddState)
+    r = ctx.state["add"]
+    assert isinstance(r, OutRange)
+    # The library reads the fixed values on every execution (§15).
+    if r.min_fixed:
+        r.min_spec = f32(scalar_f(fixed[0]))
+    if r.max_fixed:
+        r.max_spec = f32(scalar_f(fixed[1]))
     ranges = tuple(scalar_f(t) for t in (a_min, a_max, b_min, b_max))
-    spec = (f32(scalar_f(fixed[0])) if st.min_fixed else st.out_min,
-            f32(scalar_f(fixed[1])) if st.max_fixed else st.out_max)
     if a.shape == b.shape:
-        y = _add_flat(ctx, st, a.array, b.array, ranges, spec)  # type: ignore[arg-type]
+        y = _add_flat(ctx, r, a.array, b.array, ranges)  # type: ignore[arg-type]
     else:
-        y = _add_broadcast(ctx, st, a, b, ranges)  # type: ignore[arg-type]
-    return (y, _scalar_out(st.out_min), _scalar_out(st.out_max))
+        y = _add_broadcast(ctx, r, a, b, ranges)  # type: ignore[arg-type]
+    return (y, _scalar_out(r.out_min), _scalar_out(r.out_max))

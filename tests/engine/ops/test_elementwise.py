@@ -13,16 +13,16 @@ from hexscope.engine import Graph
 from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import OutputDef
 from hexscope.engine.ops import REGISTRY
+from hexscope.engine.ops._addsub_range import OutRange, set_before_run
+from hexscope.engine.ops._d32_engine import (
+    Oper,
+    addsub_codes,
+    addsub_intermediate,
+    addsub_scaling,
+)
 from hexscope.engine.ops._hexmath import adjust_with_constraints
 from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.elementwise import (
-    AddState,
-    _update_range,
-    add_codes,
-    add_scaling,
-    quantized_add_8p8to8,
-    quantized_mul_8x8to8,
-)
+from hexscope.engine.ops.elementwise import quantized_add_8p8to8, quantized_mul_8x8to8
 from hexscope.engine.quant import adjust_range_for_zero
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor
@@ -179,8 +179,9 @@ def test_r3_hand_vectors(mn, mx, c, expected) -> None:
 def test_add_first_range_is_an_eighth_of_the_theoretical_one() -> None:
     # §13.4: ranges (-1, 1) and (-2, 3): T = (-3, 4), 1/8 -> (-0.375, 0.5); R3 c=0:
     # z = 109.29, mnk >= mxk -> max out: -0.375 + 255*0.375/109 = 0.5022936.
-    st_ = AddState(f32(0.0), f32(0.5), False, False)
-    _update_range(st_, (f32(0), f32(0)), f32(-3.0), f32(4.0))
+    # The flat add runs the §13 engine's range rules (§15), shared with the d32 ops.
+    st_ = OutRange(f32(0.0), f32(0.5), precalc=0)
+    set_before_run(st_, f32(-3.0), f32(4.0), later_rule=True)
     assert st_.has_run_before
     assert (st_.out_min, st_.out_max) == pytest.approx((-0.375, 0.5022936), rel=1e-6)
 
@@ -188,9 +189,11 @@ def test_add_first_range_is_an_eighth_of_the_theoretical_one() -> None:
 def test_add_scaling_hand_vector() -> None:
     # §13.5: steps 1, zeros 0, output (0, 510): osc = 0.5, sv = 1 -> exp 1, rsh 5,
     # A = B = 0.5 * 32 * 256 = 4096, offset 0: y = (((a + b) * 16) + 16) >> 5.
-    sc = add_scaling(f32(0.0), f32(510.0), 0, f32(1.0), 0, f32(1.0), False)
+    # The flat add's scaling is the d32 engine's with op = add (§15).
+    sc = addsub_scaling(0, f32(1.0), 0, f32(1.0), f32(0.0), f32(510.0), Oper.ADD, False)
     assert (sc.a_scale, sc.b_scale, sc.rsh, sc.offset, sc.underrange) == (4096, 4096, 5, 0, False)
-    y, t = add_codes(np.array([1, 0, 255, 100]), np.array([2, 0, 255, 51]), sc)
+    a, b = np.array([1, 0, 255, 100]), np.array([2, 0, 255, 51])
+    y, t = addsub_codes(a, b, sc), addsub_intermediate(a, b, sc)
     assert y.tolist() == [2, 0, 255, 76] and t.tolist() == [48, 0, 8160, 2416]
 
 
