@@ -29,7 +29,7 @@ from hexscope.engine.ops._hexmath import (
     sat_i16,
 )
 from hexscope.engine.ops.context import KernelContext, f32_scalar, scalar_f
-from hexscope.engine.ops.registry import Category, Port, op
+from hexscope.engine.ops.registry import Category, Port, op, shared_doc
 from hexscope.engine.tensor import Tensor
 
 _D32 = dict(dtype=DType.QUINT8, layout=Layout.D32)
@@ -305,6 +305,7 @@ _ENGINE_NOTES = """
 
 @op("QuantizedAdd_8p8to8_d32", Category.ELEMENTWISE, inputs=_INPUTS + _FIXED,
     outputs=_OUTPUTS, d32_output=True, aliases=("QuantizedAdd_8x8to8_d32",))
+@shared_doc(_ENGINE_NOTES)
 def quantized_add_8p8to8_d32(ctx: KernelContext, x: Tensor, y: Tensor, x_min: Tensor,
                              x_max: Tensor, y_min: Tensor, y_max: Tensor,
                              *fixed: Tensor) -> list[Tensor]:
@@ -323,6 +324,7 @@ def quantized_add_8p8to8_d32(ctx: KernelContext, x: Tensor, y: Tensor, x_min: Te
 
 @op("QuantizedSub_8p8to8_d32", Category.ELEMENTWISE, inputs=_INPUTS + _FIXED,
     outputs=_OUTPUTS, d32_output=True, aliases=("QuantizedSub_8x8to8_d32",))
+@shared_doc(_ENGINE_NOTES)
 def quantized_sub_8p8to8_d32(ctx: KernelContext, x: Tensor, y: Tensor, x_min: Tensor,
                              x_max: Tensor, y_min: Tensor, y_max: Tensor,
                              *fixed: Tensor) -> list[Tensor]:
@@ -339,6 +341,7 @@ def quantized_sub_8p8to8_d32(ctx: KernelContext, x: Tensor, y: Tensor, x_min: Te
 
 @op("QuantizedMul_8x8to8_d32", Category.ELEMENTWISE, inputs=_INPUTS, outputs=_OUTPUTS,
     d32_output=True)
+@shared_doc(_ENGINE_NOTES)
 def quantized_mul_8x8to8_d32(ctx: KernelContext, x: Tensor, y: Tensor, x_min: Tensor,
                              x_max: Tensor, y_min: Tensor, y_max: Tensor) -> list[Tensor]:
     """Multiplies two d32 quint8 tensors (broadcasting) into an adaptive 8-bit output range.
@@ -354,6 +357,3 @@ def quantized_mul_8x8to8_d32(ctx: KernelContext, x: Tensor, y: Tensor, x_min: Te
     """
     return _run(ctx, Oper.MUL, x, y, (x_min, x_max, y_min, y_max))
 
-
-for _kernel in (quantized_add_8p8to8_d32, quantized_sub_8p8to8_d32, quantized_mul_8x8to8_d32):
-    _kernel.__doc__ = (_kernel.__doc__ or "") + _ENGINE_NOTES

@@ -15,7 +15,7 @@ from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops.context import KernelContext, data_of, scalar_f, scalar_i
-from hexscope.engine.ops.registry import Category, Port, Repeat, op
+from hexscope.engine.ops.registry import Category, Port, Repeat, op, shared_doc
 from hexscope.engine.tensor import Shape, Tensor
 
 _F = np.float32
@@ -72,35 +72,29 @@ def _min_max(ctx: KernelContext, x: Tensor, extra: tuple[Tensor, ...],
 
 _MINMAX_INPUTS = (Port("x", _F32), Port("axes", DType.INT32, optional=True),
                   Port("true_rank", DType.INT32, optional=True))
-
-
-@op("Min_f", Category.FLOAT, inputs=_MINMAX_INPUTS, outputs=(Port("y", _F32),),
-    uses_padding=True)
-def min_f(ctx: KernelContext, x: Tensor, *extra: Tensor) -> tuple[np.ndarray]:
-    """Minimum over all or some axes of a float tensor (NaNs ignored).
-
+_MINMAX_DOC = """
     Input 1 (optional) lists axes (``depth`` int32 entries); input 2 is the true rank
     (default 4), so axis ``a`` is dimension ``4 - true_rank + a``; a negative axis reduces
     everything and mapped values outside 0..3 are ignored. Reduced dimensions become 1, or
     are removed with VALID padding (kept ones right-aligned). NaNs are ignored; an all-NaN
     group gives the identity (+inf for Min_f, -inf for Max_f), except that a reduction over a
     total size of 1 copies its input unchanged (graph spec §4.20).
-    """
+"""
+
+
+@op("Min_f", Category.FLOAT, inputs=_MINMAX_INPUTS, outputs=(Port("y", _F32),),
+    uses_padding=True)
+@shared_doc(_MINMAX_DOC)
+def min_f(ctx: KernelContext, x: Tensor, *extra: Tensor) -> tuple[np.ndarray]:
+    """Minimum over all or some axes of a float tensor (NaNs ignored)."""
     return (_min_max(ctx, x, extra, np.fmin, np.inf),)
 
 
 @op("Max_f", Category.FLOAT, inputs=_MINMAX_INPUTS, outputs=(Port("y", _F32),),
     uses_padding=True)
+@shared_doc(_MINMAX_DOC)
 def max_f(ctx: KernelContext, x: Tensor, *extra: Tensor) -> tuple[np.ndarray]:
-    """Maximum over all or some axes of a float tensor (NaNs ignored).
-
-    Input 1 (optional) lists axes (``depth`` int32 entries); input 2 is the true rank
-    (default 4), so axis ``a`` is dimension ``4 - true_rank + a``; a negative axis reduces
-    everything and mapped values outside 0..3 are ignored. Reduced dimensions become 1, or
-    are removed with VALID padding (kept ones right-aligned). NaNs are ignored; an all-NaN
-    group gives the identity (+inf for Min_f, -inf for Max_f), except that a reduction over a
-    total size of 1 copies its input unchanged (graph spec §4.20).
-    """
+    """Maximum over all or some axes of a float tensor (NaNs ignored)."""
     return (_min_max(ctx, x, extra, np.fmax, -np.inf),)
 
 

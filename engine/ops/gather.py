@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
 
 import numpy as np
 
@@ -12,10 +11,8 @@ from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops.context import KernelContext, data_of, scalar_i
-from hexscope.engine.ops.registry import Category, Port, op
+from hexscope.engine.ops.registry import Category, Port, op, shared_doc
 from hexscope.engine.tensor import Shape, Tensor
-
-F = TypeVar("F", bound=Callable[..., object])
 
 
 def apparent_rank(shape: Shape) -> int:
@@ -103,37 +100,26 @@ _DOC = """
 """
 
 
-def _documented(summary: str) -> Callable[[F], F]:
-    """Give a kernel its docstring (summary plus the shared rules) before @op reads it."""
-
-    def attach(kernel: F) -> F:
-        kernel.__doc__ = summary + _DOC
-        return kernel
-
-    return attach
-
-
 def _options() -> tuple[Port, ...]:
     return (Port("index_dim", DType.INT32, optional=True),
             Port("index_rank", DType.INT32, optional=True))
 
 
-@op("Gather_f", Category.LOOKUP,
-    inputs=(Port("index", DType.INT32), Port("table", DType.FLOAT32), *_options()),
-    outputs=(Port("y", DType.FLOAT32),), uses_padding=True)
-@_documented("Looks up float table rows (or slices) by int32 indices.")
-def gather_f(ctx: KernelContext, index: Tensor, table: Tensor, *options: Tensor
-             ) -> tuple[np.ndarray]:
-    return (_gather(ctx, index, table, options, DType.FLOAT32),)
+def _plain_gather(dtype: DType, what: str) -> Callable[..., tuple[np.ndarray]]:
+    def kernel(ctx: KernelContext, index: Tensor, table: Tensor, *options: Tensor
+               ) -> tuple[np.ndarray]:
+        return (_gather(ctx, index, table, options, dtype),)
+
+    kernel.__doc__ = f"Looks up {what} table rows (or slices) by int32 indices."
+    return kernel
 
 
-@op("Gather_int32", Category.LOOKUP,
-    inputs=(Port("index", DType.INT32), Port("table", DType.INT32), *_options()),
-    outputs=(Port("y", DType.INT32),), uses_padding=True)
-@_documented("Looks up int32 table rows (or slices) by int32 indices.")
-def gather_int32(ctx: KernelContext, index: Tensor, table: Tensor, *options: Tensor
-                 ) -> tuple[np.ndarray]:
-    return (_gather(ctx, index, table, options, DType.INT32),)
+for _name, _dtype, _what in (("Gather_f", DType.FLOAT32, "float"),
+                             ("Gather_int32", DType.INT32, "int32")):
+    op(_name, Category.LOOKUP,
+       inputs=(Port("index", DType.INT32), Port("table", _dtype), *_options()),
+       outputs=(Port("y", _dtype),), uses_padding=True)(shared_doc(_DOC)(_plain_gather(_dtype,
+                                                                                        _what)))
 
 
 @op("Gather_8", Category.LOOKUP,
@@ -141,8 +127,9 @@ def gather_int32(ctx: KernelContext, index: Tensor, table: Tensor, *options: Ten
             Port("table_min", DType.FLOAT32), Port("table_max", DType.FLOAT32), *_options()),
     outputs=(Port("y", DType.QUINT8), Port("y_min", DType.FLOAT32),
              Port("y_max", DType.FLOAT32)), uses_padding=True)
-@_documented("Looks up quint8 table rows (or slices) by int32 indices; min/max pass through.")
+@shared_doc(_DOC)
 def gather_8(ctx: KernelContext, index: Tensor, table: Tensor, table_min: Tensor,
              table_max: Tensor, *options: Tensor) -> tuple[np.ndarray, Tensor, Tensor]:
+    """Looks up quint8 table rows (or slices) by int32 indices; min/max pass through."""
     return (_gather(ctx, index, table, options, DType.QUINT8), table_min.copy(),
             table_max.copy())

@@ -15,7 +15,7 @@ from hexscope.engine.dtypes import Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops._cfmt import c_f, c_ptr, c_x
 from hexscope.engine.ops.context import KernelContext, require_d32, scalar_i
-from hexscope.engine.ops.registry import Category, Port, op
+from hexscope.engine.ops.registry import Category, Port, op, shared_doc
 from hexscope.engine.tensor import Tensor
 
 #: Element formats of the five ops, by op name.
@@ -136,6 +136,13 @@ def _run(ctx: KernelContext, kind: str, x: Tensor, extra: tuple[Tensor, ...]) ->
     return ()
 
 
+_LIMIT_DOC = """
+    Optional int32 inputs 1-3 limit one axis: axis 0..3 (B,H,W,D; other values: no limit),
+    start (default 0), exclusive end (default start + 1); the start is clamped into the axis
+    and the end to ``max(start + 1, min(end, extent))`` (graph spec §4.11-4.13).
+"""
+
+
 def _limit_ports() -> tuple[Port, ...]:
     return (Port("dim", None, optional=True), Port("start", None, optional=True),
             Port("end", None, optional=True))
@@ -144,71 +151,56 @@ def _limit_ports() -> tuple[Port, ...]:
 
 
 @op("PPrint_8", Category.PRINT, inputs=(Port("x", None, layout=None), *_limit_ports()))
+@shared_doc(_LIMIT_DOC)
 def pprint_8(ctx: KernelContext, x: Tensor, *extra: Tensor) -> tuple[()]:
     """Logs each byte of a plain tensor as ``[b,h,w,d]: 0x<2 hex digits>`` (debug level 1).
 
     The bytes are read at plain offsets; a d32 tensor therefore prints wrong bytes, as on the
     device (no layout check).
-
-    Optional int32 inputs 1-3 limit one axis: axis 0..3 (B,H,W,D; other values: no limit),
-    start (default 0), exclusive end (default start + 1); the start is clamped into the axis
-    and the end to ``max(start + 1, min(end, extent))`` (graph spec §4.11-4.13).
     """
     return _run(ctx, "PPrint_8", x, extra)
 
 
 @op("PPrint_32", Category.PRINT, inputs=(Port("x", None, layout=None), *_limit_ports()))
+@shared_doc(_LIMIT_DOC)
 def pprint_32(ctx: KernelContext, x: Tensor, *extra: Tensor) -> tuple[()]:
     """Logs each 32-bit word of a plain tensor as ``[b,h,w,d]: 0x<8 hex digits>`` (level 1).
 
     Negative int32 values show in two's complement. The simulator raises when the tensor's
     buffer is shorter than the 4-byte elements its shape implies (the library reads beyond).
-
-    Optional int32 inputs 1-3 limit one axis: axis 0..3 (B,H,W,D; other values: no limit),
-    start (default 0), exclusive end (default start + 1); the start is clamped into the axis
-    and the end to ``max(start + 1, min(end, extent))`` (graph spec §4.11-4.13).
     """
     return _run(ctx, "PPrint_32", x, extra)
 
 
 @op("PPrint_f", Category.PRINT, inputs=(Port("x", None, layout=None), *_limit_ports()))
+@shared_doc(_LIMIT_DOC)
 def pprint_f(ctx: KernelContext, x: Tensor, *extra: Tensor) -> tuple[()]:
     """Logs each float of a plain tensor as ``[b,h,w,d]: <%f>`` (debug level 1).
 
     NaN and infinity print as glibc does (``-nan`` for a negative NaN); the DSP's C library
     is unconfirmed (graph spec §7).
-
-    Optional int32 inputs 1-3 limit one axis: axis 0..3 (B,H,W,D; other values: no limit),
-    start (default 0), exclusive end (default start + 1); the start is clamped into the axis
-    and the end to ``max(start + 1, min(end, extent))`` (graph spec §4.11-4.13).
     """
     return _run(ctx, "PPrint_f", x, extra)
 
 
 @op("PPrint_8_d32", Category.PRINT,
     inputs=(Port("x", None, layout=Layout.D32), *_limit_ports()))
+@shared_doc(_LIMIT_DOC)
 def pprint_8_d32(ctx: KernelContext, x: Tensor, *extra: Tensor) -> tuple[()]:
     """Logs the valid bytes of a d32 tensor as ``[b,h,w,d]: 0x<2 hex digits>`` (level 1).
 
     The header shows the padding: ``bhwd = B,hb[H]ha,wb[W]wa,db[D]da``.
-
-    Optional int32 inputs 1-3 limit one axis: axis 0..3 (B,H,W,D; other values: no limit),
-    start (default 0), exclusive end (default start + 1); the start is clamped into the axis
-    and the end to ``max(start + 1, min(end, extent))`` (graph spec §4.11-4.13).
     """
     return _run(ctx, "PPrint_8_d32", x, extra)
 
 
 @op("PPrintWithPadding_8_d32", Category.PRINT,
     inputs=(Port("x", None, layout=Layout.D32), *_limit_ports()))
+@shared_doc(_LIMIT_DOC)
 def pprint_with_padding_8_d32(ctx: KernelContext, x: Tensor, *extra: Tensor) -> tuple[()]:
     """Logs every byte of a d32 tensor, padding included, with negative indices for padding.
 
     Rows run over [-hb, H+ha), columns over [-wb, W+wa), depth over [-db, D+da).
-
-    Optional int32 inputs 1-3 limit one axis: axis 0..3 (B,H,W,D; other values: no limit),
-    start (default 0), exclusive end (default start + 1); the start is clamped into the axis
-    and the end to ``max(start + 1, min(end, extent))`` (graph spec §4.11-4.13).
     """
     return _run(ctx, "PPrintWithPadding_8_d32", x, extra)
 

@@ -259,6 +259,20 @@ def op(name: str, category: Category, *, inputs: Iterable[Port | Repeat] = (),
     return decorate
 
 
+def shared_doc(notes: str) -> Callable[[Kernel], Kernel]:
+    """Append notes that several ops share to a kernel's own docstring.
+
+    Place it below ``@op`` (decorators apply bottom-up), since ``@op`` reads the docstring.
+    """
+
+    def attach(kernel: Kernel) -> Kernel:
+        own = _dedent(kernel.__doc__ or "")
+        kernel.__doc__ = own + "\n\n" + _dedent(notes) if own else _dedent(notes)
+        return kernel
+
+    return attach
+
+
 def declare_op(name: str, category: Category, *, inputs: Iterable[Port | Repeat] = (),
                outputs: Iterable[Port | Repeat] = (), doc: str = "",
                registry: OpRegistry | None = None, **options: object) -> OpSpec:

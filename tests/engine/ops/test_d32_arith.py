@@ -592,3 +592,13 @@ def test_mul_shift_at_or_below_zero_is_flagged_and_matches_the_reference():
         np.testing.assert_array_equal(z.array, want[0])
         assert (mn.scalar_value(), mx.scalar_value()) == (want[1], want[2])
     assert any("unconfirmed" in w for w in s.result(NODE).warnings)
+
+
+@pytest.mark.parametrize("name", ["QuantizedAdd_8p8to8_d32", "QuantizedSub_8p8to8_d32",
+                                  "QuantizedMul_8x8to8_d32"])
+def test_registry_doc_has_the_op_text_and_the_shared_engine_notes(name):
+    # The palette shows REGISTRY docs: each op's own text, then the engine notes (§13).
+    doc = REGISTRY.get(name).doc
+    assert doc.splitlines()[0] == REGISTRY.get(name).summary
+    assert "setup_elementwise_strategy" in doc and "scaling failed" in doc
+    assert doc.index("Quantized-ops spec §1") < doc.index("Output: a d32 tensor")
