@@ -14,6 +14,7 @@ from hexscope.engine.ops import (  # noqa: F401  (importing a family registers i
     float_ops,
     gather,
     io,
+    matmul,
     pooling,
     pprint,
     quantize,
