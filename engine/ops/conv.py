@@ -19,12 +19,7 @@ from hexscope.engine.nodes import Padding
 from hexscope.engine.ops import _gemm
 from hexscope.engine.ops._gemm import Rhs, Window, conv_gemm, im2col, offset_gemm, wrap32
 from hexscope.engine.ops._hexmath import c_roundf_int1, za_scaled
-from hexscope.engine.ops.context import (
-    KernelContext,
-    Shared,
-    data_of,
-    scalar_f,
-)
+from hexscope.engine.ops.context import KernelContext, Shared, data_of, scalar_f
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor
 
