@@ -113,7 +113,7 @@ class MainWindow(QMainWindow):
     def default_dock_sizes(self) -> None:
         """Side docks at their usual widths; the bottom tabs get a sixth of the height, so
         the canvas keeps most of the window (a problems list of one line needs no more)."""
-        self.resizeDocks([self.palette_dock, self.inspector_dock], [230, 330],
+        self.resizeDocks([self.palette_dock, self.inspector_dock], [220, 310],
                          Qt.Orientation.Horizontal)
         bottom = max(BOTTOM_MIN, int(self.height() * BOTTOM_SHARE))
         self.resizeDocks([self.problems_dock], [bottom], Qt.Orientation.Vertical)

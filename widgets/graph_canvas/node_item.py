@@ -34,6 +34,7 @@ STATUS_COLORS = {
     "running": QColor("#1f78d1"), "next": QColor("#ff9f1c"), "problem": QColor("#e4572e"),
 }
 LOD_SIMPLE = 0.4
+PORTS_LOD = 0.49           # ports (dots and names) from this zoom up; the overview zoom is 0.5
 PORT_RADIUS = 4.5
 
 
@@ -172,7 +173,7 @@ class NodeItem(QGraphicsItem):
         painter.fillPath(head, head_color)
         painter.fillRect(QRectF(0, HEADER_HEIGHT - 6, self.width, 6), head_color)
         self._paint_header(painter)
-        if lod > 0.55:
+        if lod > PORTS_LOD:
             self._paint_ports(painter)
         self._paint_outline(painter, path, faded)
         self._paint_badges(painter)

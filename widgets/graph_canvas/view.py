@@ -21,6 +21,7 @@ from hexscope.widgets.graph_canvas.scene import GraphScene
 OP_MIME = "application/x-hexscope-op"
 MIN_ZOOM, MAX_ZOOM = 0.02, 4.0
 READABLE_ZOOM = 0.75        # below this, port names are too small to read (< 6 pt)
+OVERVIEW_ZOOM = 0.5         # a graph that fits at this zoom or more is shown whole
 EMPTY_HINT = ("Open a graph with File ▸ Open (Ctrl+O)\n"
               "or drag an op from the Ops palette onto the canvas")
 
@@ -62,11 +63,13 @@ class GraphCanvas(QGraphicsView):
             self.zoom_by(1.0 / self.zoom)
             self.centerOn(rect.center())
 
-    def show_graph(self, readable: float = READABLE_ZOOM) -> None:
-        """Zoom to fit; if that makes text unreadable, show the graph's start readably."""
+    def show_graph(self, readable: float = READABLE_ZOOM, overview: float = OVERVIEW_ZOOM
+                   ) -> None:
+        """Zoom to fit when the whole graph stays legible (``overview``); otherwise show the
+        graph's start at a comfortable zoom (``readable``)."""
         self.zoom_to_fit()
         rect = self._scene.itemsBoundingRect()
-        if rect.isEmpty() or self.zoom >= readable:
+        if rect.isEmpty() or self.zoom >= overview:
             return
         self.zoom_by(readable / self.zoom)
         half_width = self.viewport().width() / self.zoom / 2
