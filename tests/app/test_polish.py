@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QRectF, QSizeF
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication
@@ -109,3 +110,27 @@ def test_inspector_and_outputs_share_the_right_side(qtbot, shown):
     qtbot.waitUntil(lambda: w.problems_dock.height() <= 800 * 0.2, timeout=3000)
     side = w.inspector_dock.height() + w.outputs_dock.height()
     assert 0.3 * side <= w.inspector_dock.height() <= 0.55 * side
+
+
+def _bodies_in_view(w) -> list[bool]:
+    view = w.canvas.visible_scene_rect()
+    return [view.contains(QRectF(item.pos(), QSizeF(item.width, item.height)))
+            for item in w.scene.items_by_id.values()]
+
+
+def test_a_small_graph_opens_whole_and_a_large_one_readable_from_its_start(qtbot, shown,
+                                                                           graph_file):
+    from hexscope.widgets.graph_canvas.view import OVERVIEW_ZOOM, READABLE_ZOOM
+
+    w = shown
+    qtbot.waitUntil(lambda: w.problems_dock.height() <= 800 * 0.2, timeout=3000)
+    w.files.open_graph(graph_file)
+    QApplication.processEvents()
+    assert w.canvas.zoom >= OVERVIEW_ZOOM and all(_bodies_in_view(w))
+    w.files.open_graph(str(EXAMPLES / "classic_quantized.hexgraph"))
+    QApplication.processEvents()
+    assert w.canvas.zoom == pytest.approx(READABLE_ZOOM)
+    assert not all(_bodies_in_view(w))                   # too wide to fit readably
+    start = next(item for item in w.scene.items_by_id.values() if item.node.op == "INPUT")
+    assert w.canvas.visible_scene_rect().contains(
+        QRectF(start.pos(), QSizeF(start.width, start.height)))   # its start is shown
