@@ -11,27 +11,17 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from hexscope.engine.hexmath import div255, level_size_zero_floored
+
 f32 = np.float32
 _CLOSE = f32(6.1035156e-05)        # 2**-14: a zero point this close to an integer is exact
 _CLOSE_HI = f32(0.999938965)
 
 
-def div255(x: float) -> np.float32:
-    """``flt_div_255``: on Hexagon its fused form equals the correctly rounded x / 255 (§0)."""
-    return f32(x) / f32(255.0)
-
-
 def roundf(x: npt.ArrayLike) -> npt.NDArray:
-    """C ``roundf``: nearest integer, ties away from zero."""
+    """C ``roundf``: nearest integer, ties away from zero (as floats)."""
     a = np.asarray(x)
     return np.sign(a) * np.floor(np.abs(a) + 0.5)
-
-
-def roundf_i32(x: npt.ArrayLike) -> npt.NDArray[np.int64]:
-    """The library's ``roundf_i32``: add copysign(0.5, x) in float32, then truncate (§0)."""
-    a = np.asarray(x, dtype=f32)
-    s = (a + np.copysign(f32(0.5), a)).astype(f32)
-    return np.trunc(s).astype(np.int64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +37,9 @@ class QuantRange:
 
     @property
     def zero_code(self) -> int:
-        """The code that stands for 0.0 (``get_qu8_level_size_zero``, rule ZB of §1.4)."""
-        return zero_code_zb(self.min, self.max)
+        """The code that stands for 0.0 (rule ZB of §1.4, width floored so that a degenerate
+        range still has a code)."""
+        return level_size_zero_floored(self.min, self.max)[0]
 
     @property
     def zero_exact(self) -> bool:
@@ -64,20 +55,6 @@ class QuantRange:
 
     def dequantize(self, codes: npt.ArrayLike) -> npt.NDArray[np.float32]:
         return dequantize_u8(codes, self.min, self.max)
-
-
-def zero_code_za(mn: float, mx: float, *, saturate: bool = True) -> int:
-    """``quantize_uint8(0, mn, mx)``: the zero code that Relu, MatMul and BiasAdd use (§1.4)."""
-    r = max(f32(1e-18), f32(f32(mx) - f32(mn)))
-    k = f32(f32(255.0) / r)
-    z = int(roundf(f32(f32(0.0 - f32(mn)) * k)))
-    return min(255, max(0, z)) if saturate else z
-
-
-def zero_code_zb(mn: float, mx: float) -> int:
-    """``get_qu8_level_size_zero``: the zero code of the add/sub/mul engines (§1.4, ZB)."""
-    s = div255(max(f32(1e-18), f32(f32(mx) - f32(mn))))
-    return int(min(255, max(0, int(roundf_i32(f32(-f32(mn)) / s)))))
 
 
 def quantize_u8(values: npt.ArrayLike, mn: float, mx: float) -> npt.NDArray[np.uint8]:

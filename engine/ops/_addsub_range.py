@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from hexscope.engine.hexmath import adjust_with_constraints, fmaxf, fminf
 from hexscope.engine.ops._d32_engine import AddSubScaling, addsub_actual
-from hexscope.engine.ops._hexmath import adjust_with_constraints, fmaxf, fminf
 from hexscope.engine.ops.context import KernelContext
 
 f32 = np.float32

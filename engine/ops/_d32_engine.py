@@ -1,7 +1,7 @@
 """Arithmetic of the d32 add / sub / mul engine (quantized-ops spec §13), shared by its ops.
 
 Everything here is float32 evaluated in the library's order, or exact integer arithmetic on
-int64 arrays; the scalar primitives (rounding, saturation, R3) come from :mod:`_hexmath`. The
+int64 arrays; the scalar primitives (rounding, saturation, R3) come from `engine/hexmath.py`. The
 state machine that drives the engine lives in :mod:`d32_arith`; the flat QuantizedAdd_8p8to8
 runs the same add arithmetic (§15).
 """
@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hexscope.engine.errors import KernelError
-from hexscope.engine.ops._hexmath import fmaxf, getexp, rndi1, sat_i16, sat_i32, wrap_i16
+from hexscope.engine.hexmath import fmaxf, getexp, rndi1, sat_i16, sat_i32, wrap_i16
 
 f32 = np.float32
 

@@ -5,7 +5,7 @@ quantizer on the float bit fields (§17.2). Dequantize builds its float results 
 integer product rounded half up (§18). Both are emulated here with integer numpy arithmetic so
 that every code and every float bit matches the device.
 
-Float -> int conversions, rounding and saturation come from :mod:`_hexmath` (Hexagon's
+Float -> int conversions, rounding and saturation come from `engine/hexmath.py` (Hexagon's
 ``convert_sf2w``: toward zero, saturating, NaN -> -1; unconfirmed on hardware, §23 item 4).
 """
 
@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hexscope.engine.dtypes import F32Array, U8Array
-from hexscope.engine.ops._hexmath import rndi, sat_u8, wrap_i32
+from hexscope.engine.hexmath import rndi, sat_u8, wrap_i32
 from hexscope.engine.quant import adjust_range_for_zero
 
 F32 = np.float32

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from hexscope.engine.dtypes import DType
-from hexscope.engine.ops._hexmath import quantize_uint8
+from hexscope.engine.hexmath import quantize_uint8
 from hexscope.engine.ops.context import KernelContext, scalar_f
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, fresh

@@ -6,7 +6,7 @@ import numpy as np
 
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
-from hexscope.engine.ops._hexmath import div255, rndi1, sat_u8, wrap_i16
+from hexscope.engine.hexmath import div255, rndi1, sat_u8, wrap_i16
 from hexscope.engine.ops.context import KernelContext, scalar_f, scalar_i
 from hexscope.engine.ops.registry import Category, Port, Repeat, op
 from hexscope.engine.tensor import Tensor, fresh

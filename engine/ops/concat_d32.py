@@ -9,7 +9,7 @@ import numpy as np
 from hexscope.engine.d32 import D32Padding
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
-from hexscope.engine.ops._hexmath import f2i1, wrap_i16
+from hexscope.engine.hexmath import f2i1, wrap_i16
 from hexscope.engine.ops.context import KernelContext, f32_scalar, scalar_f, scalar_i
 from hexscope.engine.ops.registry import Category, Port, Repeat, op
 from hexscope.engine.quant import adjust_range_for_zero

@@ -15,10 +15,10 @@ import numpy as np
 
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
+from hexscope.engine.hexmath import c_roundf_int1, za_scaled
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops import _gemm
 from hexscope.engine.ops._gemm import Rhs, Window, conv_gemm, im2col, offset_gemm, wrap32
-from hexscope.engine.ops._hexmath import c_roundf_int1, za_scaled
 from hexscope.engine.ops.context import KernelContext, Shared, data_of, scalar_f
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor
@@ -41,7 +41,7 @@ def zero_code(mn: float, mx: float, clamp: str = "u8") -> tuple[int, bool]:
     clamped below at 0; BiasAdd's bias), quantized-ops spec §1.4. Returns (code, exact);
     ``exact`` is False when the float was out of int32 range or NaN, where the device's
     float-to-int conversion is unconfirmed (§1.6, §23 item 4): the project's convention
-    (:mod:`_hexmath`) saturates and gives -1 for NaN.
+    (:mod:`hexscope.engine.hexmath`) saturates and gives -1 for NaN.
     """
     z = za_scaled(0.0, mn, mx)
     exact = bool(np.isfinite(z)) and -2.0**31 <= float(z) < 2.0**31

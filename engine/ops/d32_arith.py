@@ -11,6 +11,14 @@ import numpy as np
 from hexscope.engine.d32 import D32Padding
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
+from hexscope.engine.hexmath import (
+    adjust_with_constraints,
+    fmaxf,
+    fminf,
+    level_size_zero,
+    rndi1,
+    sat_i16,
+)
 from hexscope.engine.ops import _d32_engine as eng
 from hexscope.engine.ops._addsub_range import (
     OutRange,
@@ -20,14 +28,6 @@ from hexscope.engine.ops._addsub_range import (
     widen_after_run,
 )
 from hexscope.engine.ops._d32_engine import Oper, f32
-from hexscope.engine.ops._hexmath import (
-    adjust_with_constraints,
-    fmaxf,
-    fminf,
-    level_size_zero,
-    rndi1,
-    sat_i16,
-)
 from hexscope.engine.ops.context import KernelContext, f32_scalar, scalar_f
 from hexscope.engine.ops.registry import Category, Port, op, shared_doc
 from hexscope.engine.tensor import Tensor

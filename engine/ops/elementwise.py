@@ -11,15 +11,7 @@ import numpy as np
 
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
-from hexscope.engine.ops._addsub_range import OutRange, set_before_run, widen_after_addsub
-from hexscope.engine.ops._d32_engine import (
-    Oper,
-    addsub_codes,
-    addsub_codes_of,
-    addsub_intermediate,
-    addsub_scaling,
-)
-from hexscope.engine.ops._hexmath import (
+from hexscope.engine.hexmath import (
     adjust_with_constraints,
     div255,
     f2i,
@@ -31,6 +23,14 @@ from hexscope.engine.ops._hexmath import (
     sat_u8,
     wrap_i16,
     wrap_i32,
+)
+from hexscope.engine.ops._addsub_range import OutRange, set_before_run, widen_after_addsub
+from hexscope.engine.ops._d32_engine import (
+    Oper,
+    addsub_codes,
+    addsub_codes_of,
+    addsub_intermediate,
+    addsub_scaling,
 )
 from hexscope.engine.ops.context import KernelContext, scalar_f
 from hexscope.engine.ops.registry import Category, Port, op

@@ -11,9 +11,9 @@ import numpy as np
 
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
+from hexscope.engine.hexmath import f2i
 from hexscope.engine.ops import _gemm
 from hexscope.engine.ops._gemm import Rhs, offset_gemm
-from hexscope.engine.ops._hexmath import f2i
 from hexscope.engine.ops.context import KernelContext, Shared, data_of, f32_scalar, scalar_f
 from hexscope.engine.ops.conv import (
     RANGE_OUT,
@@ -180,7 +180,7 @@ def quantized_biasadd_8p8to32(ctx: KernelContext, x: Tensor, bias: Tensor, x_min
 
 
 def _trunc_i32(s: np.ndarray) -> np.ndarray:
-    """C float-to-int32 (:func:`_hexmath.f2i`), with a plain cast when every value fits."""
+    """C float-to-int32 (`hexmath.f2i`), with a plain cast when every value fits."""
     if np.isfinite(s).all() and np.abs(s).max(initial=0) < 2.0**31:
         return s.astype(np.int32)
     return f2i(s).astype(np.int32)

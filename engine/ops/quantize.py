@@ -10,8 +10,8 @@ import numpy as np
 
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
+from hexscope.engine.hexmath import level_size_zero_floored
 from hexscope.engine.ops import _quantizer as hq
-from hexscope.engine.ops._hexmath import level_size_zero_floored
 from hexscope.engine.ops.context import KernelContext, data_of, f32_scalar, scalar_f
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor

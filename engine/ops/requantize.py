@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from hexscope.engine.dtypes import DType
-from hexscope.engine.ops._hexmath import f2i, f2i1, rndi1, sat_i32, sat_u8
+from hexscope.engine.hexmath import f2i, f2i1, rndi1, sat_i32, sat_u8
 from hexscope.engine.ops.context import KernelContext, scalar_f
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.quant import adjust_range

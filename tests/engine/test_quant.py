@@ -7,15 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hexscope.engine.hexmath import level_size_zero, quantize_uint8, rndi
 from hexscope.engine.quant import (
     QuantRange,
     adjust_range,
     adjust_range_for_zero,
     dequantize_u8,
     quantize_u8,
-    roundf_i32,
-    zero_code_za,
-    zero_code_zb,
 )
 
 f32 = np.float32
@@ -50,15 +48,17 @@ def test_adjusted_ranges_make_zero_exact(lo, hi):
 
 def test_roundf_i32_quirk():
     # quantized-ops spec §0: rndi(0.49999997) = 1 because the float add rounds up
-    assert roundf_i32(f32(0.49999997)) == 1
-    assert roundf_i32(f32(-2.5)) == -3 and roundf_i32(f32(2.5)) == 3
+    assert rndi(f32(0.49999997)) == 1
+    assert rndi(f32(-2.5)) == -3 and rndi(f32(2.5)) == 3
 
 
 def test_zero_codes_agree_on_proper_ranges():
+    # quantized-ops spec §1.4: ZA and ZB give the same code for a proper range
     mn, mx = adjust_range(-1.3, 10.6)
-    assert zero_code_za(mn, mx) == zero_code_zb(mn, mx) == QuantRange(mn, mx).zero_code
+    zb = level_size_zero(mn, mx)[0]
+    assert quantize_uint8(0.0, mn, mx) == zb == QuantRange(mn, mx).zero_code
     # hand-computed: z = 1.307489 * 255 / 11.907489 = 28.0
-    assert zero_code_zb(mn, mx) == 28
+    assert zb == 28
 
 
 def test_quantize_dequantize_round_trip_within_half_step():

@@ -59,7 +59,7 @@ def test_requantizes_to_the_merged_range_with_truncated_gain_and_offset():
 
 def test_nan_gain_and_offset_follow_the_conversion_convention():
     # §11 truncations of NaN: the conversion is unconfirmed on hardware (§23 item 4); the
-    # project's convention (QEMU's Hexagon model, engine/ops/_hexmath) gives -1, so a NaN gain
+    # project's convention (QEMU's Hexagon model, engine/hexmath) gives -1, so a NaN gain
     # is outside 0..32767 and becomes 32767, and the offset is -1.
     assert gain_offset(float("nan"), 1.0, f32(-1.0), f32(1.0)) == (32767, -1)
     # inf saturates: the gain to 32767 (out of range), the offset to int32 max, then mod 2**16

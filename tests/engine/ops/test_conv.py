@@ -154,7 +154,7 @@ def test_unclamped_zero_code():
 
 def test_zero_code_of_a_nan_range_follows_the_conversion_convention():
     # §1.6 / §23 item 4: a NaN zero point goes through the unconfirmed float -> int conversion;
-    # the project's convention (QEMU's Hexagon model, engine/ops/_hexmath) gives -1 for NaN.
+    # the project's convention (QEMU's Hexagon model, engine/hexmath) gives -1 for NaN.
     assert zero_code(float("nan"), 1.0, "none") == (-1, False)
     assert zero_code(float("nan"), 1.0, "u8") == (0, False)
     assert zero_code(float("nan"), 1.0, "low") == (0, False)

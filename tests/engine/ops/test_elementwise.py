@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from hexscope.engine import Graph
 from hexscope.engine.errors import KernelError
+from hexscope.engine.hexmath import adjust_with_constraints
 from hexscope.engine.nodes import OutputDef
 from hexscope.engine.ops import REGISTRY
 from hexscope.engine.ops._addsub_range import OutRange, set_before_run
@@ -20,7 +21,6 @@ from hexscope.engine.ops._d32_engine import (
     addsub_intermediate,
     addsub_scaling,
 )
-from hexscope.engine.ops._hexmath import adjust_with_constraints
 from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.elementwise import quantized_add_8p8to8, quantized_mul_8x8to8
 from hexscope.engine.quant import adjust_range_for_zero

@@ -13,9 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hexscope.engine.dtypes import DType
-from hexscope.engine.nodes import Padding
-from hexscope.engine.ops import _gemm
-from hexscope.engine.ops._hexmath import (
+from hexscope.engine.hexmath import (
     c_roundf_int,
     c_roundf_int1,
     f2i,
@@ -23,6 +21,8 @@ from hexscope.engine.ops._hexmath import (
     rndi,
     rndi1,
 )
+from hexscope.engine.nodes import Padding
+from hexscope.engine.ops import _gemm
 from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.conv import quantized_conv2d_8x8to32
 from hexscope.engine.ops.requantize import path_a

@@ -1,4 +1,4 @@
-"""The shared scalar primitives of engine/ops/_hexmath.py (quantized-ops spec §0, §1.4, §18)
+"""The shared scalar primitives of engine/hexmath.py (quantized-ops spec §0, §1.4, §18)
 and the one float -> int convention every op family now uses (§23 item 4)."""
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hexscope.engine.ops._d32_engine import Oper, addsub_scaling, mul_scaling
-from hexscope.engine.ops._hexmath import (
+from hexscope.engine.hexmath import (
     level_size_zero,
     level_size_zero_floored,
     quantize_uint8,
     rndi,
     rndi1,
 )
+from hexscope.engine.ops._d32_engine import Oper, addsub_scaling, mul_scaling
 
 f32 = np.float32
 NAN = float("nan")
@@ -79,7 +79,7 @@ def test_za_rounds_in_float64_and_floors_the_width() -> None:
 
 def test_d32_engine_uses_the_same_convention() -> None:
     # §13.5 / §13.6 with a NaN input step (a NaN input range): the rndi of a NaN scale gives
-    # -1 (it gave 0 before the d32 engine shared _hexmath's conversion).
+    # -1 (it gave 0 before the d32 engine shared hexmath's conversion).
     s = mul_scaling(0, NAN, 0, 1.0, 0.0, 1.0)
     assert s.post_scale == -1
     # Sub takes the exponent from fmaxf(As, Bs), so a NaN Bs still scales: B = rndi(NaN) = -1.

@@ -204,7 +204,7 @@ def test_biasadd_rejects(shape, msg):
 
 def test_biasadd_zero_ranges_warn_and_saturate():
     """M = 0: gains are NaN/inf; the float -> int conversion is unconfirmed on hardware (§4,
-    §23 item 4). Project convention (QEMU's Hexagon model of convert_sf2w, engine/ops/_hexmath):
+    §23 item 4). Project convention (QEMU's Hexagon model of convert_sf2w, engine/hexmath):
     saturate, NaN -> -1. Here 0 * NaN + NaN gives a NaN sum, so the code is -1."""
     y, mn, mx, ctx = biasadd(np.full((1, 1, 1, 1), 5, np.uint8),
                              np.zeros((1, 1, 1, 1), np.uint8), (0.0, 0.0), (0.0, 0.0))
