@@ -68,10 +68,22 @@ def save_graph(graph: Graph, path: str | PathLike[str]) -> None:
                 buf = io.BytesIO()
                 np.save(buf, array, allow_pickle=False)
                 zf.writestr(name, buf.getvalue())
+        os.chmod(tmp, _file_mode(target))
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _file_mode(target: Path) -> int:
+    """The target's own mode when it exists, else what the umask gives a new file (mkstemp
+    would leave 0600)."""
+    try:
+        return target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def load_graph(path: str | PathLike[str]) -> Graph:

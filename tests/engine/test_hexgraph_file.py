@@ -59,6 +59,21 @@ def test_save_is_atomic(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["net.hexgraph"]   # no temp file left
 
 
+def test_saved_file_gets_normal_permissions(tmp_path):
+    import os
+
+    umask = os.umask(0o022)
+    try:
+        path = tmp_path / "new.hexgraph"
+        sample_graph().save(path)
+        assert path.stat().st_mode & 0o777 == 0o644          # not mkstemp's 0600
+        path.chmod(0o640)
+        sample_graph().save(path)
+        assert path.stat().st_mode & 0o777 == 0o640          # overwriting keeps the mode
+    finally:
+        os.umask(umask)
+
+
 def write_zip(path, members: dict[str, bytes]) -> None:
     with zipfile.ZipFile(path, "w") as zf:
         for name, data in members.items():
