@@ -16,8 +16,6 @@ of hexagon_nn's world and are not written.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterable
 from os import PathLike
 from pathlib import Path
@@ -27,6 +25,7 @@ import numpy as np
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import GraphError
 from hexscope.engine.graph import Graph
+from hexscope.engine.io.atomic import atomic_write
 from hexscope.engine.nodes import Node, OutputDef
 from hexscope.engine.ops.op_ids import OP_IDS
 
@@ -67,17 +66,9 @@ _NODE_MACRO = ("#define APPEND_NODE(NAME,ID,OP,...) \\\n"
 
 def export_c(graph: Graph, path: str | PathLike[str], title: str = "") -> None:
     """Write ``graph`` as a graph-init C file, atomically."""
-    target = Path(path)
-    text = export_c_text(graph, title or target.stem)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
-                               dir=target.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="ascii", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    text = export_c_text(graph, title or Path(path).stem)
+    with atomic_write(path, "w", encoding="ascii", newline="\n") as handle:
+        handle.write(text)
 
 
 def export_c_text(graph: Graph, title: str = "graph") -> str:

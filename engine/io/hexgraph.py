@@ -10,16 +10,15 @@ from __future__ import annotations
 import io
 import json
 import os
-import tempfile
 import zipfile
 from os import PathLike
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from hexscope.engine.errors import EngineError, GraphFileError
 from hexscope.engine.graph import Graph
+from hexscope.engine.io.atomic import atomic_write
 from hexscope.engine.nodes import Node, OutputDef, Padding
 from hexscope.engine.tensor import Tensor
 
@@ -56,34 +55,13 @@ def graph_document(graph: Graph) -> tuple[dict[str, Any], dict[str, np.ndarray]]
 
 def save_graph(graph: Graph, path: str | PathLike[str]) -> None:
     """Write ``graph`` to ``path`` atomically (a temporary file renamed over the target)."""
-    target = Path(path)
     document, arrays = graph_document(graph)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
-                               dir=target.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as handle, zipfile.ZipFile(handle, "w",
-                                                            zipfile.ZIP_DEFLATED) as zf:
-            zf.writestr("graph.json", json.dumps(document, indent=1))
-            for name, array in arrays.items():
-                buf = io.BytesIO()
-                np.save(buf, array, allow_pickle=False)
-                zf.writestr(name, buf.getvalue())
-        os.chmod(tmp, _file_mode(target))
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _file_mode(target: Path) -> int:
-    """The target's own mode when it exists, else what the umask gives a new file (mkstemp
-    would leave 0600)."""
-    try:
-        return target.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+    with atomic_write(path) as handle, zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("graph.json", json.dumps(document, indent=1))
+        for name, array in arrays.items():
+            buf = io.BytesIO()
+            np.save(buf, array, allow_pickle=False)
+            zf.writestr(name, buf.getvalue())
 
 
 def load_graph(path: str | PathLike[str]) -> Graph:
