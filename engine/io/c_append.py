@@ -14,7 +14,8 @@ from hexscope.engine.nodes import OutputDef, Padding
 from hexscope.engine.ops.op_ids import OP_IDS, OP_NAMES
 
 if TYPE_CHECKING:
-    from hexscope.engine.io.c_import import Arg, Array, _Parser
+    from hexscope.engine.io.c_expr import Arg
+    from hexscope.engine.io.c_import import Array, _Parser
 
 UINT32_MAX = 0xFFFFFFFF
 CONST_SIGNATURE = "APPEND_CONST_NODE([name,] ID, b, h, w, d, data, data_len)"
@@ -97,7 +98,7 @@ def _uint32(p: _Parser, arg: Arg, what: str) -> int:
 
 def _array(p: _Parser, arg: Arg, kind: str) -> Array | None:
     """The array an argument names, or None for NULL / 0."""
-    from hexscope.engine.io.c_import import Symbol
+    from hexscope.engine.io.c_expr import Symbol
 
     value = arg.value
     if value == 0 and isinstance(value, int) or isinstance(value, Symbol) and value.name == "NULL":
@@ -130,7 +131,7 @@ def _items(p: _Parser, array_arg: Arg, count_arg: Arg, kind: str) -> list[dict[s
 
 
 def _field(p: _Parser, item: dict[str, object], name: str) -> int:
-    from hexscope.engine.io.c_import import Arg
+    from hexscope.engine.io.c_expr import Arg
 
     value = item.get(name, 0)
     if isinstance(value, Arg):
@@ -139,7 +140,7 @@ def _field(p: _Parser, item: dict[str, object], name: str) -> int:
 
 
 def _output_def(p: _Parser, item: dict[str, object]) -> OutputDef:
-    from hexscope.engine.io.c_import import Arg
+    from hexscope.engine.io.c_expr import Arg
 
     rank = _field(p, item, "rank")
     pos = int(item.get("_pos", 0))  # type: ignore[call-overload]
@@ -163,7 +164,7 @@ def _output_def(p: _Parser, item: dict[str, object]) -> OutputDef:
 
 
 def _op_name(p: _Parser, arg: Arg) -> str:
-    from hexscope.engine.io.c_import import Symbol
+    from hexscope.engine.io.c_expr import Symbol
 
     value = arg.value
     if isinstance(value, Symbol) and value.name.startswith("OP_"):
@@ -181,7 +182,7 @@ def _op_name(p: _Parser, arg: Arg) -> str:
 
 
 def _padding(p: _Parser, arg: Arg) -> Padding:
-    from hexscope.engine.io.c_import import Symbol
+    from hexscope.engine.io.c_expr import Symbol
 
     value = arg.value
     try:

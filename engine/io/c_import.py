@@ -22,6 +22,7 @@ import numpy as np
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import GraphFileError
 from hexscope.engine.graph import Graph
+from hexscope.engine.io.c_expr import Arg, ExpressionReader, Symbol, show
 from hexscope.engine.io.c_lexer import (
     CSyntaxError,
     Lexer,
@@ -29,8 +30,6 @@ from hexscope.engine.io.c_lexer import (
     Token,
     describe,
     fast_number_list,
-    number_value,
-    string_value,
 )
 
 # C element types of const arrays -> hexagon_nn element types (graph spec §3.2 item 4).
@@ -51,16 +50,6 @@ STRUCTS = {"hexagon_nn_input": ("src_id", "output_idx"),
 APPEND_CONST = ("APPEND_CONST_NODE", "hexagon_nn_append_const_node")
 APPEND_NODE = ("APPEND_NODE", "hexagon_nn_append_node")
 MAX_RANK = 8
-# <math.h> names the exporter writes for non-finite floats.
-FLOAT_CONSTANTS = {"NAN": float("nan"), "INFINITY": float("inf"), "HUGE_VALF": float("inf")}
-
-
-@dataclass(frozen=True, slots=True)
-class Symbol:
-    """A name used as a value: an array, ``NULL``, an ``OP_`` or an ``NN_PAD_`` name."""
-
-    name: str
-    pos: int
 
 
 @dataclass
@@ -75,12 +64,6 @@ class Array:
 
     def __len__(self) -> int:
         return int(self.data.size) if self.data is not None else len(self.items or ())
-
-
-@dataclass(frozen=True, slots=True)
-class Arg:
-    value: object
-    pos: int
 
 
 def import_c(path: str | PathLike[str], warnings: list[str] | None = None) -> Graph:
@@ -110,7 +93,9 @@ def import_c_text(text: str, name: str = "<text>", warnings: list[str] | None = 
     return graph
 
 
-class _Parser:
+class _Parser(ExpressionReader):
+    append_macros = APPEND_NODE
+
     def __init__(self, src: Source) -> None:
         self.src = src
         self.lx = Lexer(src)
@@ -295,7 +280,7 @@ class _Parser:
                                                         and isinstance(arg.value, float)):
                 raise lx.error(arg.pos, f"array {name.text}: expected a "
                                f"{'number' if is_float else 'integer'}, found "
-                               f"{_show(arg.value)}")
+                               f"{show(arg.value)}")
             _convert(np.array([arg.value], np.float64 if is_float else object), dtype,
                      lambda m, pos=arg.pos: lx.error(pos, m))
             values.append(arg.value)
@@ -368,90 +353,9 @@ class _Parser:
             raise lx.error(start, f"max_sizes holds at most {MAX_RANK} values, got {len(sizes)}")
         return sizes
 
-    # expressions ----------------------------------------------------------------------------
-    def expr(self) -> Arg:
-        lx = self.lx
-        left = self.term()
-        while lx.peek().text in ("+", "-") and lx.peek().kind == "punct":
-            op = lx.next()
-            right = self.term()
-            left = Arg(_arith(op, left, right, lx), left.pos)
-        return left
-
-    def term(self) -> Arg:
-        lx = self.lx
-        left = self.unary()
-        while lx.peek().text in ("*", "/") and lx.peek().kind == "punct":
-            op = lx.next()
-            right = self.unary()
-            left = Arg(_arith(op, left, right, lx), left.pos)
-        return left
-
-    def unary(self) -> Arg:
-        lx = self.lx
-        tok = lx.next()
-        if tok.text in ("-", "+") and tok.kind == "punct":
-            inner = self.unary()
-            if not isinstance(inner.value, int | float):
-                raise lx.error(tok, f"cannot negate {_show(inner.value)}")
-            return Arg(-inner.value if tok.text == "-" else inner.value, tok.pos)
-        if tok.text == "&" and tok.kind == "punct":
-            inner = self.unary()
-            if lx.accept("["):
-                self.int_expr("index")
-                lx.expect("]")
-            return inner
-        if tok.text == "(":
-            if lx.peek().kind == "id" and self.is_type_name(lx.peek().text):
-                words, _ = self.type_words()
-                lx.expect(")")
-                value = self.unary()
-                return Arg(value.value, tok.pos)   # casts change nothing we read
-            inner = self.expr()
-            lx.expect(")")
-            return Arg(inner.value, tok.pos)
-        if tok.kind == "num":
-            return Arg(number_value(tok.text), tok.pos)
-        if tok.kind == "str":
-            text = string_value(tok.text)
-            while lx.peek().kind == "str":
-                text += string_value(lx.next().text)
-            return Arg(text, tok.pos)
-        if tok.kind == "id":
-            if tok.text in FLOAT_CONSTANTS:
-                return Arg(FLOAT_CONSTANTS[tok.text], tok.pos)
-            macro = lx.defines.get(tok.text)
-            if macro is not None and macro.params is not None and tok.text not in APPEND_NODE:
-                raise lx.error(tok, f"function-like macro {tok.text}(...) is not understood "
-                               "here")
-            return Arg(Symbol(tok.text, tok.pos), tok.pos)
-        raise lx.error(tok, f"expected a value, found {describe(tok)}")
-
     def is_type_name(self, word: str) -> bool:
         return (word in _TYPE_WORDS or word in SCALAR_TYPES or word in self.typedefs
                 or word in STRUCTS)
-
-    def int_expr(self, what: str) -> Arg:
-        arg = self.expr()
-        return Arg(self.as_int(arg, what), arg.pos)
-
-    def as_int(self, arg: Arg, what: str) -> int:
-        value = arg.value
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.lx.error(arg.pos, f"{what}: expected an integer, found {_show(value)}")
-        return value
-
-    def call_args(self) -> list[Arg]:
-        lx = self.lx
-        lx.expect("(")
-        args: list[Arg] = []
-        if lx.accept(")"):
-            return args
-        while True:
-            args.append(self.expr())
-            if lx.accept(")"):
-                return args
-            lx.expect(",")
 
     # the init function ----------------------------------------------------------------------
     def function_body(self, name: Token) -> None:
@@ -471,31 +375,6 @@ class _Parser:
                 continue
             raise lx.error(tok, f"{name.text}(): only APPEND_NODE and APPEND_CONST_NODE "
                            f"statements are understood, found {describe(tok)}")
-
-
-def _arith(op: Token, left: Arg, right: Arg, lx: Lexer) -> int | float:
-    a, b = left.value, right.value
-    if not isinstance(a, int | float) or not isinstance(b, int | float):
-        raise lx.error(op, f"cannot compute {_show(a)} {op.text} {_show(b)}")
-    if op.text == "+":
-        return a + b
-    if op.text == "-":
-        return a - b
-    if op.text == "*":
-        return a * b
-    if b == 0:
-        raise lx.error(op, "division by zero")
-    if isinstance(a, int) and isinstance(b, int):
-        return int(a / b)                   # C truncates toward zero
-    return a / b
-
-
-def _show(value: object) -> str:
-    if isinstance(value, Symbol):
-        return value.name
-    if isinstance(value, str):
-        return f'"{value}"'
-    return repr(value)
 
 
 def _convert(values: np.ndarray, dtype: DType, error: object) -> np.ndarray:
