@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
@@ -10,7 +11,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``hexscope`` script; returns the exit code."""
     from hexscope.app.cli import main as cli_main
 
-    return cli_main(argv)
+    try:
+        return cli_main(argv)
+    except BrokenPipeError:
+        # The reader went away (`hexscope info g | head`): stop quietly, as Unix tools do.
+        # Python would report the error again when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -242,3 +242,19 @@ def test_a_broken_plugin_is_reported_and_does_not_stop_the_tool(tmp_path):
     done = hexscope("--plugin", broken, "validate", EXAMPLES / "classic_quantized.hexgraph")
     assert done.returncode == 0
     assert f"{broken}:2" in done.stderr and "nope" in done.stderr
+
+
+def test_output_into_a_closed_pipe_ends_quietly(tmp_path):
+    g = Graph()                     # info prints far more than a pipe buffer holds
+    g.append_node(1, "INPUT", outputs=1)
+    for k in range(2, 3000):
+        g.append_node(k, "Nop", inputs=[(k - 1, 0)], outputs=1)
+    g.save(tmp_path / "long.hexgraph")
+    proc = subprocess.Popen([sys.executable, "-m", "hexscope.app", "info",
+                             str(tmp_path / "long.hexgraph")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()          # read one line, then hang up, as `| head -1` does
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 0
+    assert "Traceback" not in err and "BrokenPipe" not in err
