@@ -17,6 +17,7 @@ from hexscope.engine.d32 import NO_PADDING, D32Geometry, D32Padding, default_pad
 from hexscope.engine.dtypes import DType, Layout
 
 Shape = tuple[int, int, int, int]
+_SCALAR_SHAPE: Shape = (1, 1, 1, 1)
 
 
 def as_shape(dims: Sequence[int]) -> Shape:
@@ -109,7 +110,12 @@ class Tensor:
 
     @classmethod
     def scalar(cls, value: float | int, dtype: DType = DType.FLOAT32) -> Tensor:
-        return cls.from_array(np.full((1, 1, 1, 1), value, dtype=dtype.numpy), dtype)
+        """A flat [1,1,1,1] tensor holding ``value`` (converted as ``np.full`` converts)."""
+        tensor = object.__new__(cls)
+        tensor.shape, tensor.dtype, tensor.layout, tensor.padding = _SCALAR_SHAPE, dtype, \
+            Layout.FLAT, NO_PADDING
+        tensor._raw = np.full(1, value, dtype=_NUMPY_OF[dtype]).view(np.uint8)
+        return tensor
 
     @classmethod
     def shape_only(cls, shape: Sequence[int], dtype: DType = DType.VOID) -> Tensor:

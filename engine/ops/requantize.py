@@ -15,18 +15,33 @@ f32 = np.float32
 _TWO_POW_M32 = f32(2.0 ** -32)
 
 
-def shrink_range(codes: np.ndarray, level: np.float32) -> tuple[np.float32, np.float32]:
-    """The "shrink": the codes' actual span plus 0, scaled, then R1 (quantized-ops spec §7)."""
-    cmax = max(0, int(codes.max())) if codes.size else 0
-    cmin = min(0, int(codes.min())) if codes.size else 0
+def shrink_range(codes: np.ndarray, level: np.float32,
+                 bounds: tuple[int, int] | None = None) -> tuple[np.float32, np.float32]:
+    """The "shrink": the codes' actual span plus 0, scaled, then R1 (quantized-ops spec §7).
+
+    ``bounds`` may give (min, max) of ``codes`` when the caller already has them."""
+    lo, hi = bounds if bounds is not None else code_bounds(codes)
+    cmax, cmin = max(0, hi), min(0, lo)
     m0 = f32(level * f32(cmin))      # int -> float rounds to nearest, as the device does
     big_m0 = f32(level * f32(cmax))
     mn, mx = adjust_range(m0, big_m0)
     return f32(mn), f32(mx)
 
 
+def code_bounds(codes: np.ndarray) -> tuple[int, int]:
+    """(min, max) of the codes as Python ints; (0, 0) when there are none."""
+    if not codes.size:
+        return 0, 0
+    flat = codes.reshape(-1)
+    return int(_MINIMUM(flat)), int(_MAXIMUM(flat))
+
+
+_MINIMUM, _MAXIMUM = np.minimum.reduce, np.maximum.reduce
+
+
 def requantize_i32_to_u8(codes: np.ndarray, level: np.float32, out_min: np.float32,
-                         out_max: np.float32, aligned: bool = True) -> np.ndarray:
+                         out_max: np.float32, aligned: bool = True,
+                         bounds: tuple[int, int] | None = None) -> np.ndarray:
     """``nn_requantize_i32_to_qu8_hvx``: the device's three paths (quantized-ops spec §7).
 
     Path C (gain >= 1): float multiply-add then truncation. Otherwise a 31-bit gain gi and
@@ -42,13 +57,14 @@ def requantize_i32_to_u8(codes: np.ndarray, level: np.float32, out_min: np.float
             return sat_u8(f2i((prod + off).astype(f32)))
         gi = rndi1(f32(gain * f32(2.0 ** 31)))
         if aligned and codes.size >= 128 and gi >= 1024:
-            return path_a(codes, gi, rndi1(f32(out_min / level)))
+            return path_a(codes, gi, rndi1(f32(out_min / level)), bounds)
         zo = f2i1(off)
     x = codes.astype(np.int64)
     return sat_u8(sat_i32(((x * gi + 2 ** 30) >> 31) + zo))
 
 
-def path_a(codes: np.ndarray, gi: int, oi: int) -> np.ndarray:
+def path_a(codes: np.ndarray, gi: int, oi: int,
+           bounds: tuple[int, int] | None = None) -> np.ndarray:
     """Path A, ``sat_u8((sat_i32(x - oi) * gi + 2**30) >> 31)``, as uint8, exactly.
 
     ``gi`` is in [1024, 2**31): the result is a non-decreasing function of e = x - oi that
@@ -57,7 +73,8 @@ def path_a(codes: np.ndarray, gi: int, oi: int) -> np.ndarray:
     e in [lo, hi] the product e * gi stays below 2**39: float64 evaluates
     ``e * (gi / 2**31) + 0.5`` exactly, and its truncation is the floor that the shift
     gives, in 0..255: three passes (by cache-sized blocks on large tensors) instead of
-    the eight of int64 arithmetic.
+    the eight of int64 arithmetic. ``bounds`` may give (min, max) of the codes: when they
+    lie within the clip limits already (the usual case after the shrink), the clip is skipped.
     """
     lo = -(2 ** 30 // gi)                       # smallest e with (e*gi + 2^30) >> 31 >= 0
     hi = (2 ** 39 - 2 ** 30 - 1) // gi          # largest e with (e*gi + 2^30) >> 31 <= 255
@@ -70,6 +87,7 @@ def path_a(codes: np.ndarray, gi: int, oi: int) -> np.ndarray:
     out = np.empty(flat.size, np.uint8)
     block = flat.size if flat.size <= 2 * _BLOCK else _BLOCK
     x_lo, x_hi = max(lo + oi, info.min), min(hi + oi, info.max)
+    clip = bounds is None or not x_lo <= bounds[0] <= bounds[1] <= x_hi
     g = gi * 2.0 ** -31
     # x * g + (0.5 - oi * g) is exact when both products are (< 2**53) and their sum, in
     # [0, 256) with 31 fraction bits, is representable: one pass fewer than (x - oi) * g.
@@ -82,8 +100,11 @@ def path_a(codes: np.ndarray, gi: int, oi: int) -> np.ndarray:
     for i in range(0, flat.size, block):
         m = min(block, flat.size - i)
         ei, vi = e[:m], v[:m]
-        np.clip(flat[i:i + m], x_lo, x_hi, out=ei)
-        np.copyto(vi, ei, casting="unsafe")       # exact: |x| < 2**53
+        if clip:
+            np.clip(flat[i:i + m], x_lo, x_hi, out=ei)
+            np.copyto(vi, ei, casting="unsafe")   # exact: |x| < 2**53
+        else:
+            np.copyto(vi, flat[i:i + m], casting="unsafe")
         if not folded:
             vi -= o                               # exact in float64
         vi *= g
@@ -124,11 +145,12 @@ def quantize_down_and_shrink_range_32to8(ctx: KernelContext, x: Tensor, x_min: T
     """
     codes = x.array
     level = f32(f32(f32(scalar_f(x_max)) - f32(scalar_f(x_min))) * _TWO_POW_M32)
-    out_min, out_max = shrink_range(codes, level)
+    bounds = code_bounds(codes)
+    out_min, out_max = shrink_range(codes, level, bounds)
     if out_min == out_max:
         ctx.warn("the data (or the input range) are all zero, so the output range is [0, 0]; "
                  "the device's codes come from NaN scales (the simulator writes 0)")
-    y = requantize_i32_to_u8(codes, level, out_min, out_max).astype(np.uint8, copy=False)
-    return (fresh(y), np.full((1, 1, 1, 1), out_min, np.float32),
+    y = requantize_i32_to_u8(codes, level, out_min, out_max, bounds=bounds)
+    return (fresh(y.astype(np.uint8, copy=False)), np.full((1, 1, 1, 1), out_min, np.float32),
             np.full((1, 1, 1, 1), out_max, np.float32))
 

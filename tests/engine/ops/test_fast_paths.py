@@ -77,6 +77,23 @@ def test_path_a_float64_matches_the_integer_formula(codes, gi, oi, near) -> None
     assert got.dtype == np.uint8
     assert got.tolist() == _path_a_reference(x, gi, oi)
     assert path_a(x.astype(np.int64), gi, oi).tolist() == got.tolist()
+    # The caller's (min, max) lets Path A skip the clip when every code is inside its limits.
+    bounds = (int(x.min()), int(x.max()))
+    assert path_a(x, gi, oi, bounds).tolist() == got.tolist()
+
+
+@settings(max_examples=40, deadline=None)
+@given(gi=st.integers(1024, I32_MAX), oi=st.integers(-(2 ** 30), 2 ** 30),
+       seed=st.integers(0, 2 ** 32 - 1))
+def test_path_a_without_the_clip_matches_the_integer_formula(gi, oi, seed) -> None:
+    """Codes all inside the clip limits (output 0..255 with no saturation): the unclipped
+    pass with the given bounds equals the integer formula (§7), both offset forms."""
+    rng = np.random.default_rng(seed)
+    lo, hi = -(2 ** 30 // gi), (2 ** 39 - 2 ** 30 - 1) // gi
+    x = np.clip(rng.integers(lo, hi + 1, 300) + oi, I32_MIN, I32_MAX).astype(np.int32)
+    x[:2] = np.clip([lo + oi, hi + oi], I32_MIN, I32_MAX)
+    got = path_a(x, gi, oi, (int(x.min()), int(x.max())))
+    assert got.tolist() == _path_a_reference(x, gi, oi)
 
 
 def test_path_a_ties_round_up_exactly() -> None:
