@@ -100,6 +100,9 @@ class Executor:
         self._cursor = 0
         self._position = {node_id: k for k, node_id in enumerate(prepared.plan)}
         self._specs = {i: self._spec_of(n) for i, n in prepared.nodes.items() if not n.is_const}
+        # Per node, fixed for this executor: its producers' ops and its outputs' checks.
+        self._input_ops: dict[int, tuple[str, ...]] = {}
+        self._out_checks: dict[int, tuple[tuple[DType | None, int | None], ...]] = {}
 
     def _spec_of(self, node: Node) -> OpSpec:
         return self.registry.get(node.op)
@@ -215,11 +218,15 @@ class Executor:
         def sink(level: int, text: str) -> None:
             self.log.write(level, text, node.node_id)
 
+        input_ops = self._input_ops.get(node.node_id)
+        if input_ops is None:
+            nodes = self.prepared.nodes
+            input_ops = tuple(nodes[s].op if s in nodes else "" for s, _ in node.inputs)
+            self._input_ops[node.node_id] = input_ops
         return KernelContext(
             node_id=node.node_id, op=node.op, padding=node.padding, output_defs=node.outputs,
             input_refs=node.inputs, state=self.states.setdefault(node.node_id, {}),
-            input_ops=tuple(self.prepared.nodes[s].op if s in self.prepared.nodes else ""
-                            for s, _ in node.inputs),
+            input_ops=input_ops,
             store=self.store, graph_inputs=self.graph_inputs, padding_fill=self.padding_fill,
             seed=self.seed, debug_level=self.log.debug_level, log_sink=sink)
 
@@ -229,25 +236,36 @@ class Executor:
         if len(raw) != len(node.outputs):
             raise KernelContractError(f"{spec.name} produced {len(raw)} outputs, the node "
                                       f"declares {len(node.outputs)}")
-        ports = spec.outputs.ports_for(len(node.outputs))
+        checks = self._out_checks.get(node.node_id)
+        if checks is None:
+            checks = self._output_checks(node, spec)
         outputs = []
-        for k, (value, port, out_def) in enumerate(zip(raw, ports, node.outputs, strict=True)):
-            tensor = value if isinstance(value, Tensor) else Tensor.from_array(
-                value, port.dtype if port.dtype not in (None, DType.VOID) else None)
-            if port.dtype and port.dtype is not DType.VOID and not port.dtype.compatible(
-                    tensor.dtype):
+        for k, value in enumerate(raw):
+            want, capacity = checks[k]
+            tensor = value if isinstance(value, Tensor) else Tensor.from_array(value, want)
+            if want is not None and not want.compatible(tensor.dtype):
                 raise KernelContractError(f"output {k} is {tensor.dtype.c_name}, the op "
-                                          f"declares {port.dtype.c_name}")
-            if out_def.max_sizes and tensor.has_data:
-                capacity = out_def.capacity(spec.d32_output, k)
-                if tensor.nbytes > capacity:
-                    ctx.warn(f"output {k} needs {tensor.nbytes} bytes ({tensor.describe()}), "
-                             f"but its declared size holds {capacity}; hexagon_nn fails with "
-                             "'out too small' unless prepare fuses this node")
+                                          f"declares {want.c_name}")
+            if capacity is not None and tensor.has_data and tensor.nbytes > capacity:
+                ctx.warn(f"output {k} needs {tensor.nbytes} bytes ({tensor.describe()}), "
+                         f"but its declared size holds {capacity}; hexagon_nn fails with "
+                         "'out too small' unless prepare fuses this node")
             if self.padding_override is not None and tensor.layout is Layout.D32:
                 tensor = fill_padding(tensor, self.padding_override)
             outputs.append(tensor.readonly())
         return tuple(outputs)
+
+    def _output_checks(self, node: Node, spec: OpSpec
+                       ) -> tuple[tuple[DType | None, int | None], ...]:
+        """Per output: the declared type (None for any) and the declared capacity in bytes
+        (None when the node declares no size); computed once per node."""
+        ports = spec.outputs.ports_for(len(node.outputs))
+        checks = tuple(
+            (port.dtype if port.dtype not in (None, DType.VOID) else None,
+             out_def.capacity(spec.d32_output, k) if out_def.max_sizes else None)
+            for k, (port, out_def) in enumerate(zip(ports, node.outputs, strict=True)))
+        self._out_checks[node.node_id] = checks
+        return checks
 
     def _fail(self, node: Node, message: str, seconds: float) -> NodeFailed:
         self.failed[node.node_id] = message

@@ -271,7 +271,7 @@ class Tensor:
     def readonly(self) -> Tensor:
         """Freeze the buffer, so the tensor can be shared across threads without copies."""
         if self._raw is not None:
-            self._raw.flags.writeable = False
+            self._raw.setflags(write=False)
         return self
 
     def copy(self) -> Tensor:
