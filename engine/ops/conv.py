@@ -7,6 +7,7 @@ float32 in the library's order. Conv2d's ``_ref`` twin runs the same code.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 import weakref
@@ -66,8 +67,11 @@ def product_range(lx: np.float32, lw: np.float32) -> tuple[np.float32, np.float3
         return f32(f32(-2.0**31) * step), f32(f32(2.0**31) * step)
 
 
+@functools.lru_cache(maxsize=1024)
 def output_window(n: int, f: int, s: int, padding: Padding) -> Window:
-    """Output size and padding before for one dimension (quantized-ops spec §1.7)."""
+    """Output size and padding before for one dimension (quantized-ops spec §1.7).
+
+    Cached: a pure function of its arguments, and a Window is immutable."""
     if padding is Padding.VALID:
         return Window(n, f, s, (n - f) // s + 1 if n >= f else 0, 0)
     if padding in (Padding.SAME, Padding.SAME_CAFFE):
@@ -203,7 +207,7 @@ def _filter_range(ctx: KernelContext, f_min: Tensor, f_max: Tensor
 
 def _f32_out(value: np.float32) -> Tensor:
     """A float32 [1,1,1,1] output tensor (what ``f32_scalar`` builds, with less overhead)."""
-    return Tensor((1, 1, 1, 1), DType.FLOAT32, np.array([value], np.float32).view(np.uint8))
+    return Tensor.scalar(value, DType.FLOAT32)
 
 
 def conv_sums(x: np.ndarray, rhs: Rhs, rows: Window, cols: Window, zx: int, zf: int,
