@@ -64,13 +64,12 @@ def wrap32(value: int) -> int:
 class Rhs:
     """A right-hand side of uint8 codes (K, N), offset and ready for :func:`offset_gemm`.
 
-    ``mat`` is (K, N) float32 in column-major order, the codes minus ``zero``; ``colsum``
-    is sum_k (w - zero) per column. A convolution takes its filter's zero code as ``zero``
-    (when it lies in 0..255), so the term ``b * sum_k lhs`` of :func:`offset_gemm`
-    vanishes; there is no column of ones for those row sums either (an odd N + 1 slows
-    BLAS down). ``chunk`` is the K per float32 GEMM: |lhs| <= 128 and
-    |w - zero| <= max(zero, 255 - zero), so every partial sum of a chunk is an integer
-    <= 2**24 (1024 for zero = 127 or 128).
+    ``mat`` is (K, N) float32, the codes minus ``zero``; ``colsum`` is sum_k (w - zero) per
+    column. A convolution takes its filter's zero code as ``zero`` (when it lies in
+    0..255), so the term ``b * sum_k lhs`` of :func:`offset_gemm` vanishes; there is no
+    column of ones for those row sums either (an odd N + 1 slows BLAS down). ``chunk`` is
+    the K per float32 GEMM: |lhs| <= 128 and |w - zero| <= max(zero, 255 - zero), so every
+    partial sum of a chunk is an integer <= 2**24 (1024 for zero = 127 or 128).
     """
 
     mat: F32
@@ -91,9 +90,7 @@ class Rhs:
         if not 0 <= zero <= 255:
             raise ValueError(f"zero must be a code in 0..255, got {zero}")
         k, _ = codes.shape
-        # Column-major (each output channel's K weights contiguous): OpenBLAS runs the
-        # network's GEMMs ~6 % faster with it than with row-major (measured, bench/README).
-        mat = np.empty(codes.shape, np.float32, order="F")
+        mat = np.empty(codes.shape, np.float32)
         np.subtract(codes, np.float32(zero), out=mat, dtype=np.float32)
         colsum = (codes.sum(axis=0, dtype=np.int64) - zero * k).astype(np.int32)
         chunk = 2**24 // (128 * max(zero, 255 - zero))
