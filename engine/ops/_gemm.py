@@ -25,7 +25,6 @@ copied (im2col) and multiplied while they are in cache, straight into the int32 
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field
 
@@ -137,7 +136,7 @@ def gemm_into(out: I32, lhs: F32, rhs: Rhs, offsets: I32, b: int) -> None:
         out[...] = offsets
     else:
         step = -(-k // -(-k // rhs.chunk))          # the chunks, evened out
-        part = _scratch(p * rhs.n).reshape(p, rhs.n)
+        part = np.empty((p, rhs.n), np.float32)
         for k0 in range(0, k, step):
             np.matmul(lhs[:, k0:k0 + step], rhs.mat[k0:k0 + step], out=part)
             # The cast float32 -> int32 is exact: |part| <= 2**24 is an integer. A plain
@@ -152,24 +151,6 @@ def gemm_into(out: I32, lhs: F32, rhs: Rhs, offsets: I32, b: int) -> None:
         out += (_row_sums(lhs) * b32)[:, None]
     TIMES.gemm += time.perf_counter() - start
     TIMES.calls["gemm"] += 1
-
-
-def _scratch(size: int) -> F32:
-    """A float32 scratch buffer of ``size`` elements, reused by this thread's GEMMs: the
-    same memory, already in cache, for every block (measured faster than a fresh one)."""
-    if size > _SCRATCH_MAX:
-        return np.empty(size, np.float32)           # a rare large product: not kept
-    buf = getattr(_SCRATCH, "buf", None)
-    if buf is None or buf.size < size:
-        buf = np.empty(max(size, 1 << 16), np.float32)
-        _SCRATCH.buf = buf
-    return buf[:size]
-
-
-_SCRATCH_MAX = 1 << 20      # elements (4 MiB)
-
-
-_SCRATCH = threading.local()
 
 
 def _row_sums(lhs: F32) -> I32:
