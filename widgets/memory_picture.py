@@ -274,10 +274,11 @@ class MemoryPicture(pg.PlotWidget):
 
 
 def _ticks(total: int, before: int, per: int) -> list[list[tuple[float, str]]]:
-    """Major ticks at round indices (and at the first and last), minor at every index."""
+    """Major ticks at round indices (and at the first and last), minor at every index while
+    there are few enough to tell apart (pyqtgraph rebuilds every tick on each repaint)."""
     step = next(s for s in (1, 2, 4, 5, 10, 20, 25, 50, 100, 200, 500) if total / s <= 16)
     idx = range(-before, total - before)
     major = [(float((i + before) * per + per / 2), str(i)) for i in idx
              if i % step == 0 or i in (-before, total - before - 1)]
-    minor = [(float((i + before) * per), "") for i in idx] if total <= 200 else []
+    minor = [(float((i + before) * per), "") for i in idx] if total <= 64 else []
     return [major, minor]
