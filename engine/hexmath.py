@@ -13,7 +13,11 @@ Array functions take and return int64 arrays; the ``...1`` variants work on one 
 
 from __future__ import annotations
 
+import functools
 import math
+import struct
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +27,36 @@ _CLOSE = f32(6.1035156e-05)        # 2**-14 (§1.5)
 _CLOSE_HI = f32(0.999938965)
 _I32_MIN, _I32_MAX = -(2 ** 31), 2 ** 31 - 1
 _HALF = f32(0.5)
+_R = TypeVar("_R")
+
+
+def exact_memo(fn: Callable[..., _R], size: int = 4096) -> Callable[..., _R]:
+    """``fn`` of scalar numbers (float, np.float32, int below 2**53), memoised on the exact
+    bits of its arguments as doubles, so repeated runs skip the scalar range maths.
+
+    The key is the arguments packed as float64: every float32 and such int is exact there,
+    -0.0 and 0.0 differ, and NaNs with other payloads do not collide. ``fn`` must be pure
+    and return immutable values (ints, bools, numpy scalars, tuples of them). The cache is
+    cleared when it holds ``size`` entries (bounded memory; a miss only recomputes).
+    """
+    cache: dict[bytes, _R] = {}
+    pack = struct.pack
+
+    @functools.wraps(fn)
+    def memoised(*args: float) -> _R:
+        key = pack(f"<{len(args)}d", *args)
+        try:
+            return cache[key]
+        except KeyError:
+            pass
+        value = fn(*args)
+        if len(cache) >= size:
+            cache.clear()
+        cache[key] = value
+        return value
+
+    memoised.uncached = fn  # type: ignore[attr-defined]
+    return memoised
 
 
 def f2i(x: npt.ArrayLike) -> npt.NDArray[np.int64]:

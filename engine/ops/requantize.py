@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from hexscope.engine.dtypes import DType
-from hexscope.engine.hexmath import f2i, f2i1, rndi1, sat_i32, sat_u8
+from hexscope.engine.hexmath import exact_memo, f2i, f2i1, rndi1, sat_i32, sat_u8
 from hexscope.engine.ops.context import KernelContext, scalar_f
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.quant import adjust_range
@@ -48,19 +48,46 @@ def requantize_i32_to_u8(codes: np.ndarray, level: np.float32, out_min: np.float
     either Path A (aligned, n >= 128, gi >= 1024: the input offset is subtracted first, in
     input-code units) or Path B (the output zero code is added after the rounded multiply).
     """
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        osc = f32(f32(255.0) / f32(out_max - out_min))
-        gain = f32(level * osc)
-        off = f32(f32(0.5) - f32(out_min * osc))
-        if gain >= 1:
+    c_path, gain, off, gi, oi, zo = requantize_plan(level, out_min, out_max)
+    if c_path:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             prod = codes.astype(np.int64).astype(f32) * gain
             return sat_u8(f2i((prod + off).astype(f32)))
-        gi = rndi1(f32(gain * f32(2.0 ** 31)))
-        if aligned and codes.size >= 128 and gi >= 1024:
-            return path_a(codes, gi, rndi1(f32(out_min / level)), bounds)
-        zo = f2i1(off)
+    if aligned and codes.size >= 128 and gi >= 1024:
+        return path_a(codes, gi, oi, bounds)
     x = codes.astype(np.int64)
     return sat_u8(sat_i32(((x * gi + 2 ** 30) >> 31) + zo))
+
+
+@exact_memo
+def requantize_plan(level: float, out_min: float, out_max: float
+                    ) -> tuple[bool, np.float32, np.float32, int, int, int]:
+    """The scalars of :func:`requantize_i32_to_u8`: (path C, gain, offset, gi, oi, zo).
+
+    Path C (gain >= 1) uses gain and offset; A uses gi and oi; B gi and zo (0 for path C).
+    Pure float32 steps in the library's order, memoised on the exact bits of the inputs
+    (the network's ranges repeat from run to run)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        level = f32(level)
+        osc = f32(f32(255.0) / f32(f32(out_max) - f32(out_min)))
+        gain = f32(level * osc)
+        off = f32(f32(0.5) - f32(f32(out_min) * osc))
+        if gain >= 1:
+            return True, gain, off, 0, 0, 0
+        gi = rndi1(f32(gain * f32(2.0 ** 31)))
+        return False, gain, off, gi, rndi1(f32(f32(out_min) / level)), f2i1(off)
+
+
+@exact_memo
+def shrink_plan(x_min: float, x_max: float, cmin: int, cmax: int
+                ) -> tuple[np.float32, np.float32, np.float32]:
+    """(level, out_min, out_max) of the kernel: the input step, then :func:`shrink_range` of
+    codes spanning [cmin, cmax] (cmin <= 0 <= cmax); memoised on the exact input bits."""
+    level = f32(f32(f32(x_max) - f32(x_min)) * _TWO_POW_M32)
+    return (level, *shrink_range(_NO_CODES, level, (cmin, cmax)))
+
+
+_NO_CODES = np.zeros(0, np.int32)
 
 
 def path_a(codes: np.ndarray, gi: int, oi: int,
@@ -144,9 +171,9 @@ def quantize_down_and_shrink_range_32to8(ctx: KernelContext, x: Tensor, x_min: T
     Errors: none beyond arity and types.
     """
     codes = x.array
-    level = f32(f32(f32(scalar_f(x_max)) - f32(scalar_f(x_min))) * _TWO_POW_M32)
     bounds = code_bounds(codes)
-    out_min, out_max = shrink_range(codes, level, bounds)
+    level, out_min, out_max = shrink_plan(scalar_f(x_min), scalar_f(x_max),
+                                          min(0, bounds[0]), max(0, bounds[1]))
     if out_min == out_max:
         ctx.warn("the data (or the input range) are all zero, so the output range is [0, 0]; "
                  "the device's codes come from NaN scales (the simulator writes 0)")
