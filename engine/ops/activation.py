@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from hexscope.engine.dtypes import DType
-from hexscope.engine.hexmath import quantize_uint8
+from hexscope.engine.hexmath import exact_memo, quantize_uint8
 from hexscope.engine.ops.context import KernelContext, scalar_f
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, fresh
@@ -16,8 +16,27 @@ _OUT = (Port("y", DType.QUINT8), Port("y_min", DType.FLOAT32), Port("y_max", DTy
 
 def _range_copy(x_min: Tensor, x_max: Tensor) -> tuple[np.ndarray, np.ndarray]:
     # Matches device: the output range is the input range, never narrowed (§5).
-    return (np.full((1, 1, 1, 1), scalar_f(x_min), np.float32),
-            np.full((1, 1, 1, 1), scalar_f(x_max), np.float32))
+    w_min, w_max = range_words(scalar_f(x_min), scalar_f(x_max))
+    return w_min.copy(), w_max.copy()
+
+
+def _word(value: float) -> np.ndarray:
+    word = np.full((1, 1, 1, 1), value, np.float32)
+    word.flags.writeable = False
+    return word
+
+
+@exact_memo
+def range_words(mn: float, mx: float) -> tuple[np.ndarray, np.ndarray]:
+    """(mn, mx) as read-only [1,1,1,1] float32 arrays (what ``np.full`` gives) to copy as
+    range outputs; memoised on the exact bits (ranges repeat from run to run)."""
+    return _word(mn), _word(mx)
+
+
+@exact_memo
+def _relu_plan(mn: float, mx: float) -> tuple[int, np.ndarray, np.ndarray]:
+    """(zero code, mn word, mx word) of Relu, memoised on the exact bits of the range."""
+    return (quantize_uint8(0.0, mn, mx), *range_words(mn, mx))
 
 
 def _max_with(codes: np.ndarray, z: int) -> np.ndarray:
@@ -44,8 +63,8 @@ def quantized_relu_8(ctx: KernelContext, x: Tensor, x_min: Tensor,
 
     Errors: none beyond arity and types.
     """
-    z = quantize_uint8(0.0, scalar_f(x_min), scalar_f(x_max))
-    return (fresh(_max_with(x.array, z)), *_range_copy(x_min, x_max))
+    z, w_min, w_max = _relu_plan(scalar_f(x_min), scalar_f(x_max))
+    return fresh(_max_with(x.array, z)), w_min.copy(), w_max.copy()
 
 
 @op("QuantizedReluX_8", Category.ACTIVATION,

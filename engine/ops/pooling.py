@@ -13,6 +13,7 @@ import numpy as np
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Padding
+from hexscope.engine.ops.activation import range_words
 from hexscope.engine.ops.context import KernelContext, scalar_f
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, fresh
@@ -119,8 +120,8 @@ def _scale_sums(sums: np.ndarray, ch: np.ndarray, cw: np.ndarray) -> np.ndarray:
 
 
 def _range_copy(x_min: Tensor, x_max: Tensor) -> tuple[np.ndarray, np.ndarray]:
-    return (np.full((1, 1, 1, 1), scalar_f(x_min), np.float32),
-            np.full((1, 1, 1, 1), scalar_f(x_max), np.float32))
+    w_min, w_max = range_words(scalar_f(x_min), scalar_f(x_max))
+    return w_min.copy(), w_max.copy()
 
 
 @op("QuantizedMaxPool_8", Category.POOLING, inputs=_IN, outputs=_OUT, uses_padding=True)

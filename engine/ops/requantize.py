@@ -6,6 +6,7 @@ import numpy as np
 
 from hexscope.engine.dtypes import DType
 from hexscope.engine.hexmath import exact_memo, f2i, f2i1, rndi1, sat_i32, sat_u8
+from hexscope.engine.ops.activation import range_words
 from hexscope.engine.ops.context import KernelContext, scalar_f
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.quant import adjust_range
@@ -178,6 +179,6 @@ def quantize_down_and_shrink_range_32to8(ctx: KernelContext, x: Tensor, x_min: T
         ctx.warn("the data (or the input range) are all zero, so the output range is [0, 0]; "
                  "the device's codes come from NaN scales (the simulator writes 0)")
     y = requantize_i32_to_u8(codes, level, out_min, out_max, bounds=bounds)
-    return (fresh(y.astype(np.uint8, copy=False)), np.full((1, 1, 1, 1), out_min, np.float32),
-            np.full((1, 1, 1, 1), out_max, np.float32))
+    w_min, w_max = range_words(out_min, out_max)
+    return fresh(y.astype(np.uint8, copy=False)), w_min.copy(), w_max.copy()
 
