@@ -188,20 +188,29 @@ _CENTRED_LOCK = threading.Lock()
 
 @exact_memo
 def conv_scalars(xmn: float, xmx: float, fmn: float, fmx: float
-                 ) -> tuple[int, bool, int, bool, np.float32, np.float32]:
-    """(zx, exact_x, zf, exact_f, y_min, y_max) of Conv2d's ranges (§1.4 ZA', §2).
+                 ) -> tuple[int, bool, int, bool, np.ndarray, np.ndarray]:
+    """(zx, exact_x, zf, exact_f, y_min, y_max) of Conv2d's ranges (§1.4 ZA', §2); y_min
+    and y_max as read-only one-element float32 arrays (for :meth:`Tensor.scalar_of`).
 
     Memoised on the exact bits of the four range values: the network's ranges repeat from
     run to run, and this scalar maths (numpy float32 steps) cost ~40 us per call."""
     zx, ok_x = zero_code(xmn, xmx, "none")
     zf, ok_f = zero_code(fmn, fmx, "none")
     y_min, y_max = product_range(level_size(xmn, xmx), level_size(fmn, fmx))
-    return zx, ok_x, zf, ok_f, y_min, y_max
+    return zx, ok_x, zf, ok_f, _word(y_min), _word(y_max)
 
 
-def _f32_out(value: np.float32) -> Tensor:
-    """A float32 [1,1,1,1] output tensor (what ``f32_scalar`` builds, with less overhead)."""
-    return Tensor.scalar(value, DType.FLOAT32)
+def _word(value: np.float32) -> np.ndarray:
+    """``value`` as a read-only one-element float32 array, for :meth:`Tensor.scalar_of`."""
+    word = np.full(1, value, np.float32)
+    word.flags.writeable = False
+    return word
+
+
+def _f32_out(word: np.ndarray) -> Tensor:
+    """A float32 [1,1,1,1] output tensor holding a copy of ``word`` (what ``f32_scalar``
+    builds, with less overhead)."""
+    return Tensor.scalar_of(word, DType.FLOAT32)
 
 
 def conv_sums(x: np.ndarray, rhs: Rhs, rows: Window, cols: Window, zx: int, zf: int,
