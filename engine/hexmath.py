@@ -55,7 +55,7 @@ def exact_memo(fn: Callable[..., _R], size: int = 4096) -> Callable[..., _R]:
         cache[key] = value
         return value
 
-    memoised.uncached = fn  # type: ignore[attr-defined]
+    memoised.cache_clear = cache.clear  # type: ignore[attr-defined]
     return memoised
 
 

@@ -16,6 +16,7 @@ from hexscope.engine.dtypes import DType
 from hexscope.engine.hexmath import (
     c_roundf_int,
     c_roundf_int1,
+    exact_memo,
     f2i,
     f2i1,
     rndi,
@@ -23,9 +24,16 @@ from hexscope.engine.hexmath import (
 )
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops import _gemm
+from hexscope.engine.ops.activation import _relu_plan, quantized_relu_8, range_words
 from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.conv import quantized_conv2d_8x8to32
-from hexscope.engine.ops.requantize import path_a
+from hexscope.engine.ops.conv import conv_scalars, quantized_conv2d_8x8to32
+from hexscope.engine.ops.requantize import (
+    path_a,
+    quantize_down_and_shrink_range_32to8,
+    requantize_plan,
+    shrink_plan,
+    shrink_range,
+)
 from hexscope.engine.tensor import Tensor, fresh
 
 f32 = np.float32
@@ -387,3 +395,127 @@ def test_scalar_value_reads_the_first_word_as_numpy_does(bits, extra, size) -> N
     expect_f = float(padded.view(np.float32)[0])
     assert (f == expect_f) or (np.isnan(f) and np.isnan(expect_f))
     assert i == int(padded.view(np.int32)[0])
+
+
+# --- memoised scalar range maths (exact_memo) --------------------------------------------------
+# The references below are the numpy float32 formulas the kernels evaluated per call before
+# the memo (quantized-ops spec §1.4 ZA', §2 output range, §7 requantize scalars).
+
+def _bits(v: object) -> int:
+    return int(np.asarray(v, np.float32).reshape(-1).view(np.uint32)[0])
+
+
+def _ref_zero(mn: float, mx: float) -> tuple[int, bool]:
+    with np.errstate(all="ignore"):
+        r = max(f32(1e-18), f32(f32(mx) - f32(mn)))
+        z = f32(f32(f32(0.0) - f32(mn)) * f32(f32(255.0) / r))
+    exact = bool(np.isfinite(z)) and -2.0 ** 31 <= float(z) < 2.0 ** 31
+    return int(c_roundf_int(z)), exact
+
+
+def _ref_level(mn: float, mx: float) -> np.float32:
+    with np.errstate(all="ignore"):
+        return f32(f32(f32(mx) - f32(mn)) / f32(255.0))
+
+
+@settings(max_examples=50, deadline=None)
+@given(_FLOATS, _FLOATS, _FLOATS, _FLOATS)
+def test_memoised_conv_scalars_equal_the_float32_formulas(xmn, xmx, fmn, fmx) -> None:
+    with np.errstate(all="ignore"):
+        step = f32(_ref_level(xmn, xmx) * _ref_level(fmn, fmx))
+        want_min, want_max = f32(f32(-2.0 ** 31) * step), f32(f32(2.0 ** 31) * step)
+    for _ in range(2):                       # a miss, then a hit of the same key
+        zx, ok_x, zf, ok_f, y_min, y_max = conv_scalars(float(xmn), float(xmx), float(fmn),
+                                                        float(fmx))
+        assert (zx, ok_x) == _ref_zero(xmn, xmx)
+        assert (zf, ok_f) == _ref_zero(fmn, fmx)
+        assert (_bits(y_min), _bits(y_max)) == (_bits(want_min), _bits(want_max))
+
+
+@settings(max_examples=50, deadline=None)
+@given(_FLOATS, _FLOATS, _FLOATS)
+def test_memoised_requantize_plan_equals_the_float32_formulas(level, out_min, out_max) -> None:
+    with np.errstate(all="ignore"):
+        osc = f32(f32(255.0) / f32(out_max - out_min))
+        gain = f32(level * osc)
+        off = f32(f32(0.5) - f32(out_min * osc))
+        gi = int(rndi(f32(gain * f32(2.0 ** 31))))
+        oi, zo = int(rndi(f32(out_min / level))), int(f2i(off))
+    for _ in range(2):
+        c_path, g, o, pgi, poi, pzo = requantize_plan(level, out_min, out_max)
+        assert (_bits(g), _bits(o)) == (_bits(gain), _bits(off))
+        assert c_path == bool(gain >= 1)
+        if not c_path:
+            assert (pgi, poi, pzo) == (gi, oi, zo)
+
+
+@settings(max_examples=50, deadline=None)
+@given(_FLOATS, _FLOATS, st.integers(-(2 ** 31), 0), st.integers(0, 2 ** 31 - 1))
+def test_memoised_shrink_plan_equals_the_shrink_of_the_codes(mn, mx, cmin, cmax) -> None:
+    codes = np.array([cmin, cmax, 0], np.int32)
+    with np.errstate(all="ignore"):
+        level = f32(f32(f32(mx) - f32(mn)) * f32(2.0 ** -32))
+        want = (level, *shrink_range(codes, level))
+    got = shrink_plan(float(mn), float(mx), cmin, cmax)
+    assert [_bits(v) for v in got] == [_bits(v) for v in want]
+
+
+@settings(max_examples=50, deadline=None)
+@given(_FLOATS, _FLOATS)
+def test_memoised_relu_plan_and_range_words(mn, mx) -> None:
+    z, w_min, w_max = _relu_plan(float(mn), float(mx))
+    assert z == min(255, max(0, _ref_zero(mn, mx)[0]))      # rule ZA, §1.4
+    assert w_min.shape == (1, 1, 1, 1) and not w_min.flags.writeable
+    assert (_bits(w_min), _bits(w_max)) == (_bits(mn), _bits(mx))
+
+
+def test_exact_memo_keys_on_the_bits_not_on_equality() -> None:
+    calls = []
+
+    @exact_memo
+    def sign(v: float) -> float:
+        calls.append(v)
+        return float(np.copysign(1.0, v))
+
+    assert (sign(0.0), sign(-0.0), sign(0.0)) == (1.0, -1.0, 1.0)   # 0.0 == -0.0, bits differ
+    nan_a = np.array(0x7FC00001, np.uint32).view(np.float32)[()]
+    nan_b = np.array(0xFFC00002, np.uint32).view(np.float32)[()]
+    assert (sign(nan_a), sign(nan_b)) == (1.0, -1.0)
+    assert len(calls) == 4
+
+
+def _kernel_runs(ranges: list[tuple[float, float]], clear: bool) -> list[list[int]]:
+    """Conv -> requantize -> relu on one context per kernel, the input range changing from
+    run to run; the bits of every output. ``clear`` empties the memos before each call."""
+    rng = np.random.default_rng(3)
+    x = _frozen(rng.integers(0, 256, (1, 5, 5, 8)), DType.QUINT8)
+    filt = _frozen(rng.integers(0, 256, (3, 3, 8, 4)), DType.QUINT8)
+    f_lo, f_hi = _frozen(f32([-0.4]), DType.FLOAT32), _frozen(f32([0.3]), DType.FLOAT32)
+    stride = Tensor.shape_only((1, 1, 1, 1))
+    ctxs = [KernelContext(node_id=k, op="k", padding=Padding.SAME) for k in range(3)]
+    memos = (conv_scalars, requantize_plan, shrink_plan, _relu_plan, range_words)
+    out = []
+    for lo, hi in ranges:
+        if clear:
+            for memo in memos:
+                memo.cache_clear()
+        x_lo, x_hi = _frozen(f32([lo]), DType.FLOAT32), _frozen(f32([hi]), DType.FLOAT32)
+        y, y_lo, y_hi = quantized_conv2d_8x8to32(ctxs[0], x, filt, x_lo, x_hi, f_lo, f_hi,
+                                                 stride)
+        q, q_lo, q_hi = quantize_down_and_shrink_range_32to8(ctxs[1], y.readonly(), y_lo, y_hi)
+        r, r_lo, r_hi = quantized_relu_8(ctxs[2], _frozen(np.asarray(q), DType.QUINT8),
+                                         Tensor.from_array(q_lo), Tensor.from_array(q_hi))
+        arrays = [y.array, y_lo.array, y_hi.array, q, q_lo, q_hi, r, r_lo, r_hi]
+        out.append([np.asarray(a).tobytes() for a in arrays])
+    return out
+
+
+def _frozen(a: np.ndarray, dtype: DType) -> Tensor:
+    return Tensor.from_array(np.asarray(a), dtype).readonly()
+
+
+def test_memoised_kernels_follow_a_range_that_changes_between_runs() -> None:
+    ranges = [(-1.0, 1.0078740), (-0.5, 2.0), (0.25, 3.0), (-1.0, 1.0078740), (-0.0, 0.0)]
+    cached = _kernel_runs(ranges, clear=False)
+    assert cached == _kernel_runs(ranges, clear=True)
+    assert cached[0] == cached[3] and cached[0] != cached[1]
