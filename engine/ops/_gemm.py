@@ -75,6 +75,9 @@ class Rhs:
     colsum: I32
     zero: int = CENTER
     chunk: int = CHUNK
+    # offsets() by (a, b): a network's data zero codes repeat from run to run.
+    _offsets: dict[tuple[int, int], I32] = field(default_factory=dict, compare=False,
+                                                 repr=False)
 
     @property
     def k(self) -> int:
@@ -96,9 +99,18 @@ class Rhs:
         return cls(mat, colsum, zero, chunk)
 
     def offsets(self, a: int, b: int) -> I32:
-        """The per-column constant ``a * sum cw + K * a * b`` of :func:`offset_gemm`, int32."""
+        """The per-column constant ``a * sum cw + K * a * b`` of :func:`offset_gemm`, int32
+        (read-only: cached by (a, b))."""
+        cached = self._offsets.get((a, b))
+        if cached is not None:
+            return cached
         a32 = np.int32(wrap32(a))
-        return (self.colsum * a32 + np.int32(wrap32(self.k * a * b))).astype(np.int32)
+        value = (self.colsum * a32 + np.int32(wrap32(self.k * a * b))).astype(np.int32)
+        value.flags.writeable = False
+        if len(self._offsets) >= 16:
+            self._offsets.clear()
+        self._offsets[(a, b)] = value
+        return value
 
 
 def center(codes: npt.NDArray[np.uint8]) -> F32:

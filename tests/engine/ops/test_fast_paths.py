@@ -519,3 +519,13 @@ def test_memoised_kernels_follow_a_range_that_changes_between_runs() -> None:
     cached = _kernel_runs(ranges, clear=False)
     assert cached == _kernel_runs(ranges, clear=True)
     assert cached[0] == cached[3] and cached[0] != cached[1]
+
+
+def test_rhs_offsets_cached_per_zero_codes_equal_the_integer_formula() -> None:
+    codes = np.random.default_rng(4).integers(0, 256, (9, 5)).astype(np.uint8)
+    rhs = _gemm.Rhs.from_codes(codes, 100)
+    colsum = [int(c) for c in (codes.astype(np.int64) - 100).sum(axis=0)]
+    for a, b in [(3, -7), (-128, 2 ** 31), (3, -7), (0, 0), (3, -7)]:
+        want = [((a * c + 9 * a * b + 2 ** 31) % 2 ** 32) - 2 ** 31 for c in colsum]
+        got = rhs.offsets(a, b)
+        assert got.tolist() == want and not got.flags.writeable
