@@ -49,7 +49,10 @@ def exact_memo(fn: Callable[..., _R], size: int = 4096) -> Callable[..., _R]:
             return cache[key]
         except KeyError:
             pass
-        value = fn(*args)
+        # The device's float32 maths meets inf and NaN on degenerate ranges; kernels report
+        # those themselves, so numpy's RuntimeWarnings would only be noise on the console.
+        with np.errstate(all="ignore"):
+            value = fn(*args)
         if len(cache) >= size:
             cache.clear()
         cache[key] = value
