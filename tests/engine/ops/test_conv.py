@@ -17,6 +17,7 @@ from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.conv import quantized_conv2d_8x8to32, zero_code
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor
+from support.ref_conv import ref_conv, ref_zero
 
 f32 = np.float32
 
@@ -37,42 +38,10 @@ def run_conv(x, w, x_rng=(0.0, 255.0), f_rng=(-1.0, 1.0), stride=(1, 1),
 
 # independent references ----------------------------------------------------------------------
 
-def ref_zero(mn: float, mx: float) -> int:
-    """quantize_int(0, mn, mx), spec §1.4 ZA': roundf in float32, no clamp."""
-    r = max(f32(1e-18), f32(f32(mx) - f32(mn)))
-    z = float(f32(f32(-f32(mn)) * f32(f32(255.0) / r)))
-    return int(math.floor(z + 0.5)) if z >= 0 else -int(math.floor(-z + 0.5))
 
 
-def ref_out_size(n: int, f: int, s: int, pad: Padding) -> tuple[int, int]:
-    """Spec §1.7: output size and padding before."""
-    if pad is Padding.VALID:
-        return ((n - f) // s + 1 if n >= f else 0), 0
-    if pad in (Padding.MIRROR_REFLECT, Padding.MIRROR_SYMMETRIC):
-        return 0, 0
-    out = -(-n // s) if pad is not Padding.NA else (n // s if n >= s else 0)
-    total = (out - 1) * s - (n - f)
-    if total <= 0:
-        return out, 0
-    return out, (total + 1) // 2 if pad is Padding.SAME_CAFFE else total // 2
 
 
-def ref_conv(x, w, zx, zf, sh, sw, pad):
-    """The device's reference loop (spec §2), one tap at a time, Python ints, then wrap."""
-    b, h, wd, c = x.shape
-    fh, fw, _, co = w.shape
-    oh, ph = ref_out_size(h, fh, sh, pad)
-    ow, pw = ref_out_size(wd, fw, sw, pad)
-    out = np.zeros((b, oh, ow, co), np.int64)
-    xi, wi = x.astype(np.int64) - zx, w.astype(np.int64) - zf
-    for i in range(oh):
-        for j in range(ow):
-            for fy in range(fh):
-                for fx in range(fw):
-                    yy, xx = i * sh - ph + fy, j * sw - pw + fx
-                    if 0 <= yy < h and 0 <= xx < wd:
-                        out[:, i, j, :] += xi[:, yy, xx, :] @ wi[fy, fx]
-    return ((out + 2**31) % 2**32 - 2**31).astype(np.int32)
 
 
 # hand-computed vectors -------------------------------------------------------------------------
