@@ -57,6 +57,15 @@ class NodeResult:
     warnings: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class _NodePlan:
+    """What the executor needs of a node at each step, fixed by the prepared graph."""
+
+    spec: OpSpec
+    input_ops: tuple[str, ...]
+    output_checks: tuple[tuple[DType | None, int | None], ...]
+
+
 class CancelToken:
     """Set from any thread; the executor checks it between nodes."""
 
@@ -99,13 +108,21 @@ class Executor:
         self.padding_override = padding_override
         self._cursor = 0
         self._position = {node_id: k for k, node_id in enumerate(prepared.plan)}
-        self._specs = {i: self._spec_of(n) for i, n in prepared.nodes.items() if not n.is_const}
-        # Per node, fixed for this executor: its producers' ops and its outputs' checks.
-        self._input_ops: dict[int, tuple[str, ...]] = {}
-        self._out_checks: dict[int, tuple[tuple[DType | None, int | None], ...]] = {}
+        # Everything per node that the prepared graph fixes, worked out once, off the hot path.
+        self._plans = {i: self._node_plan(n) for i, n in prepared.nodes.items() if not n.is_const}
 
-    def _spec_of(self, node: Node) -> OpSpec:
-        return self.registry.get(node.op)
+    def _node_plan(self, node: Node) -> _NodePlan:
+        spec = self.registry.get(node.op)
+        nodes = self.prepared.nodes
+        input_ops = tuple(nodes[s].op if s in nodes else "" for s, _ in node.inputs)
+        ports = spec.outputs.ports_for(len(node.outputs))
+        # Per output: the declared type (None for any) and the declared capacity in bytes
+        # (None when the node declares no size).
+        checks = tuple(
+            (port.dtype if port.dtype not in (None, DType.VOID) else None,
+             out_def.capacity(spec.d32_output, k) if out_def.max_sizes else None)
+            for k, (port, out_def) in enumerate(zip(ports, node.outputs, strict=False)))
+        return _NodePlan(spec, input_ops, checks)
 
     # state ----------------------------------------------------------------------------------
     @property
@@ -150,14 +167,15 @@ class Executor:
         if node_id is None:
             return None
         node = self.prepared.nodes[node_id]
-        spec = self._specs[node_id]
+        plan = self._plans[node_id]
+        spec = plan.spec
         self.events.emit(NodeStarted(node_id, self._position[node_id], len(self.plan)))
-        ctx = self._context(node)
+        ctx = self._context(node, plan)
         start = time.perf_counter()
         try:
             inputs = [self.input_tensor(ref) for ref in node.inputs]
             raw = self.backend.run_node(node, spec, inputs, ctx)
-            outputs = self._check_outputs(node, spec, raw, ctx)
+            outputs = self._check_outputs(node, plan, raw, ctx)
         except EngineError as exc:
             message = exc.reason if isinstance(exc, NodeError) else str(exc)
             return self._fail(node, message, time.perf_counter() - start)
@@ -214,34 +232,26 @@ class Executor:
             raise EngineError(f"input 0x{src:x}:{idx} has not been computed yet")
         return result.outputs[idx]
 
-    def _context(self, node: Node) -> KernelContext:
+    def _context(self, node: Node, plan: _NodePlan) -> KernelContext:
         def sink(level: int, text: str) -> None:
             self.log.write(level, text, node.node_id)
 
-        input_ops = self._input_ops.get(node.node_id)
-        if input_ops is None:
-            nodes = self.prepared.nodes
-            input_ops = tuple(nodes[s].op if s in nodes else "" for s, _ in node.inputs)
-            self._input_ops[node.node_id] = input_ops
         return KernelContext(
             node_id=node.node_id, op=node.op, padding=node.padding, output_defs=node.outputs,
             input_refs=node.inputs, state=self.states.setdefault(node.node_id, {}),
-            input_ops=input_ops,
+            input_ops=plan.input_ops,
             store=self.store, graph_inputs=self.graph_inputs, padding_fill=self.padding_fill,
             seed=self.seed, debug_level=self.log.debug_level, log_sink=sink)
 
-    def _check_outputs(self, node: Node, spec: OpSpec, raw: Sequence[Tensor | np.ndarray],
+    def _check_outputs(self, node: Node, plan: _NodePlan, raw: Sequence[Tensor | np.ndarray],
                        ctx: KernelContext) -> tuple[Tensor, ...]:
         raw = list(raw)
         if len(raw) != len(node.outputs):
-            raise KernelContractError(f"{spec.name} produced {len(raw)} outputs, the node "
+            raise KernelContractError(f"{plan.spec.name} produced {len(raw)} outputs, the node "
                                       f"declares {len(node.outputs)}")
-        checks = self._out_checks.get(node.node_id)
-        if checks is None:
-            checks = self._output_checks(node, spec)
         outputs = []
         for k, value in enumerate(raw):
-            want, capacity = checks[k]
+            want, capacity = plan.output_checks[k]
             tensor = value if isinstance(value, Tensor) else Tensor.from_array(value, want)
             if want is not None and not want.compatible(tensor.dtype):
                 raise KernelContractError(f"output {k} is {tensor.dtype.c_name}, the op "
@@ -254,18 +264,6 @@ class Executor:
                 tensor = fill_padding(tensor, self.padding_override)
             outputs.append(tensor.readonly())
         return tuple(outputs)
-
-    def _output_checks(self, node: Node, spec: OpSpec
-                       ) -> tuple[tuple[DType | None, int | None], ...]:
-        """Per output: the declared type (None for any) and the declared capacity in bytes
-        (None when the node declares no size); computed once per node."""
-        ports = spec.outputs.ports_for(len(node.outputs))
-        checks = tuple(
-            (port.dtype if port.dtype not in (None, DType.VOID) else None,
-             out_def.capacity(spec.d32_output, k) if out_def.max_sizes else None)
-            for k, (port, out_def) in enumerate(zip(ports, node.outputs, strict=True)))
-        self._out_checks[node.node_id] = checks
-        return checks
 
     def _fail(self, node: Node, message: str, seconds: float) -> NodeFailed:
         self.failed[node.node_id] = message
