@@ -35,7 +35,7 @@ import numpy as np  # noqa: E402
 from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 
 from hexscope.engine import Graph, Padding, Session  # noqa: E402
-from hexscope.engine.ops import _gemm  # noqa: E402
+from hexscope.engine.ops import _gemm, _winograd  # noqa: E402
 from hexscope.engine.ops.context import Shared  # noqa: E402
 from hexscope.engine.ops.conv import output_window  # noqa: E402
 
@@ -287,13 +287,21 @@ def simulator() -> tuple[Session, np.ndarray, dict]:
     kept = sum(t.nbytes for r in trace.values() for t in r.outputs if t.has_data)
     consts = sum(n.const.nbytes for n in session.prepared.nodes.values()
                  if n.is_const and n.const is not None and n.const.has_data)
-    weights = sum(entry.value.mat.nbytes for state in session.executor.states.values()
-                  for entry in state.values()
-                  if isinstance(entry, Shared) and isinstance(entry.value, _gemm.Rhs))
+    weights = sum(_gemm_bytes(entry.value) for state in session.executor.states.values()
+                  for entry in state.values() if isinstance(entry, Shared))
     return session, x, dict(kept=kept, consts=consts, weights=weights, base_rss=base_rss,
                             nodes=len(trace), macs=nb.macs, n_conv=nb.n_conv,
                             prepare=prepare_s,
                             rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+
+
+def _gemm_bytes(value: object) -> int:
+    """Bytes of float32 weights a conv or matmul keeps for its GEMMs (direct and F(2,3))."""
+    if isinstance(value, _gemm.Rhs):
+        return value.mat.nbytes
+    if isinstance(value, _winograd.WinogradRhs):
+        return sum(m.nbytes for m in value.mats)
+    return 0
 
 
 def simulator_run(session: Session, x: np.ndarray) -> tuple[float, float, float, dict]:
@@ -322,15 +330,24 @@ def onnxruntime_run():
     return lambda: sess.run(None, {"x": x})
 
 
-def compare(repeat: int) -> tuple[dict, float]:
-    """The simulator's figures (its best run) and onnxruntime's best time. The simulator
-    runs first, alone (its peak RSS is read before onnxruntime is loaded); each side is
-    timed in its own phase, warm, as a user would run it."""
+def compare(repeat: int, rounds: int = 2) -> tuple[dict, float]:
+    """The simulator's figures (its best run) and onnxruntime's best time.
+
+    The simulator's peak RSS is read before onnxruntime is loaded. Then each side runs
+    ``repeat`` times in its own phase (warm caches, as a user would run it), and the phases
+    alternate for ``rounds`` rounds, so that both sides meet the drifting speed of a shared
+    machine (+-20 % over minutes). ``sim["rounds"]`` holds each round's best-to-best ratio."""
     session, x, sim = simulator()
-    runs = [simulator_run(session, x) for _ in range(repeat)]
-    sim["total"], sim["gemm"], sim["im2col"], sim["per_op"] = min(runs, key=lambda r: r[0])
     ort = onnxruntime_run()
-    return sim, best(ort, repeat)
+    runs, ort_best, ratios = [], [], []
+    for _ in range(rounds):
+        phase = [simulator_run(session, x) for _ in range(repeat)]
+        ort_best.append(best(ort, repeat))
+        ratios.append(min(r[0] for r in phase) / ort_best[-1])
+        runs += phase
+    sim["rounds"] = ratios
+    sim["total"], sim["gemm"], sim["im2col"], sim["per_op"] = min(runs, key=lambda r: r[0])
+    return sim, min(ort_best)
 
 
 def nop_overhead(n: int = 1000) -> float:
@@ -366,7 +383,8 @@ def _report(sim: dict, ort_s: float, per_node: float) -> None:
           f"{sim['nodes']} simulator nodes (prepare {sim['prepare']:.2f} s)")
     print(f"simulator   {total * 1e3:8.1f} ms   (best of runs)")
     print(f"onnxruntime {ort_s * 1e3:8.1f} ms   (QLinearConv etc., 1 thread)")
-    print(f"ratio simulator/onnxruntime = {total / ort_s:.2f}")
+    print(f"ratio simulator/onnxruntime = {total / ort_s:.2f}   (best against best; per round "
+          + ", ".join(f"{r:.2f}" for r in sim["rounds"]) + ")")
     print("simulator time split:")
     for label, value in (("GEMM", sim["gemm"]), ("im2col", sim["im2col"]),
                          ("requantize", requant), ("rest", rest)):

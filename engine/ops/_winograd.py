@@ -1,0 +1,213 @@
+"""Exact Winograd F(2,3) along the rows of a convolution: 3-row filters at row stride 1.
+
+A pair of output rows needs four input rows d0..d3. Direct, it costs 2 * 3 products per
+tap column; F(2,3) transforms the four rows into
+
+    u0 = d0 - d2,  u1 = d1 + d2,  u2 = d2 - d1,  u3 = d1 - d3
+
+and the three filter rows g0, g1, g2 into
+
+    G0 = g0,  G1 = (g0 + g1 + g2) / 2,  G2 = (g0 - g1 + g2) / 2,  G3 = g2,
+
+so that with m_i = u_i . G_i (one GEMM each over the row's FW * C taps)
+
+    y0 = m0 + m1 + m2,  y1 = m1 - m2 - m3:
+
+4 products where the direct form takes 6, a third fewer multiply-adds, and a width-only
+im2col (FW * C per patch instead of 3 * FW * C). Along the rows (not the width) the transform
+is whole contiguous rows of NHWC, so it folds into the patch copy: the patches of u0 are
+one subtraction of two overlapping strided views of the padded image.
+
+Exactness in float32 (quantized-ops spec §1.3, §2: the sums are integers and must be exact).
+The centred codes are integers in [-128, 127], so |u| <= 255; the G are multiples of 1/2.
+Every partial sum of m_i, and of m0 + m1 and m1 - m2 (the combination's partial sums), is
+then a multiple of 1/2 bounded by 255 times a sum of |G| over the reduction, and a float32
+holds every multiple of 1/2 up to 2**23 exactly. The reduction is cut into chunks
+(:func:`chunk_bounds`) where, for every output column,
+
+    255 * sum(|G0| + |G1| + |G2|) <= 2**23  and  255 * sum(|G1| + |G2| + |G3|) <= 2**23,
+
+whatever order BLAS sums in; y0 and y1 of a chunk are then exact integers, converted to
+int32, and the chunks and the zero-point offsets add in int32 as in :mod:`_gemm` (which
+wraps as the device's accumulator does). The bound uses the filter's actual values, so
+typical filters need one chunk and adversarial ones (all 255 against zero code 0) many.
+
+Used by the convolution for 3-row filters at row stride 1 whose filter is offset by its own
+zero code (``_gemm.Rhs.zero == zf``, so no row sums of the patches are needed); bench/README.md
+(round 4) has the figures.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from hexscope.engine.ops import _gemm
+from hexscope.engine.ops._gemm import CENTER, Window
+
+F32 = npt.NDArray[np.float32]
+I32 = npt.NDArray[np.int32]
+
+#: |u| <= 255 for centred codes in [-128, 127] (padding reads a code, so the same holds).
+U_MAX = 255
+#: Multiples of 1/2 are exact in float32 up to this magnitude.
+HALF_LIMIT = 2 ** 23
+
+
+@dataclass(frozen=True)
+class WinogradRhs:
+    """The transformed filter: ``mats[i]`` is G_i as float32 (FW * C, N); ``bounds`` the
+    chunk edges of the reduction (:func:`chunk_bounds`)."""
+
+    mats: tuple[F32, F32, F32, F32]
+    bounds: tuple[int, ...]
+    zero: int
+
+    @property
+    def k(self) -> int:
+        return self.mats[0].shape[0]
+
+    @property
+    def n(self) -> int:
+        return self.mats[0].shape[1]
+
+    @classmethod
+    def from_codes(cls, codes: npt.NDArray[np.uint8], zero: int) -> WinogradRhs:
+        """From a (3, FW, C, N) uint8 filter and the code it is offset by."""
+        fh, fw, c, n = codes.shape
+        if fh != 3:
+            raise ValueError(f"F(2,3) needs a 3-row filter, got {fh} rows")
+        g = codes.reshape(3, fw * c, n).astype(np.float64) - zero
+        mats64 = (g[0], (g[0] + g[1] + g[2]) / 2, (g[0] - g[1] + g[2]) / 2, g[2])
+        mats = tuple(m.astype(np.float32) for m in mats64)
+        bounds = chunk_bounds(*(np.abs(m) for m in mats64))
+        return cls(mats, bounds, zero)  # type: ignore[arg-type]
+
+
+def chunk_bounds(a0: np.ndarray, a1: np.ndarray, a2: np.ndarray, a3: np.ndarray
+                 ) -> tuple[int, ...]:
+    """Edges 0 = e0 < e1 < ... = K of the fewest greedy chunks of the reduction in which, for
+    every column, ``U_MAX * sum(a0 + a1 + a2)`` and ``U_MAX * sum(a1 + a2 + a3)`` stay within
+    :data:`HALF_LIMIT` (the a_i are |G_i|, (K, N)). A single row over the limit is its own
+    chunk: |G| <= 3 * 255 / 2, so one row never exceeds it."""
+    k = a0.shape[0]
+    limit = HALF_LIMIT / U_MAX
+    first = np.cumsum(a0 + a1 + a2, axis=0)
+    second = np.cumsum(a1 + a2 + a3, axis=0)
+    edges = [0]
+    while edges[-1] < k:
+        start = edges[-1]
+        base1 = first[start - 1] if start else 0.0
+        base2 = second[start - 1] if start else 0.0
+        over = (np.max(first[start:] - base1, axis=1) > limit) | \
+               (np.max(second[start:] - base2, axis=1) > limit)
+        bad = np.flatnonzero(over)
+        edges.append(start + max(1, int(bad[0])) if bad.size else k)
+    return tuple(edges)
+
+
+def applies(rows: Window) -> bool:
+    """F(2,3) runs along rows for 3-row filters at row stride 1 with at least two output
+    rows."""
+    return rows.f == 3 and rows.s == 1 and rows.out >= 2
+
+
+def winograd_conv(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int,
+                  wrhs: WinogradRhs, offsets: I32) -> I32:
+    """``sum (x - 128)(w - zero) + offsets`` per output, int32 (B*OH*OW, N): the same sums
+    as ``_gemm.conv_gemm(x, rows, cols, fill, rhs, a, 0)`` with ``offsets = rhs.offsets(a,
+    0)``, by F(2,3) along the rows (:func:`applies` must hold)."""
+    bsz, _, _, c = x.shape
+    oh, ow, k, n = rows.out, cols.out, cols.f * c, wrhs.n
+    if k != wrhs.k:
+        raise ValueError(f"inner dimensions differ: {k} vs {wrhs.k}")
+    start = time.perf_counter()
+    pairs = -(-oh // 2)
+    xp = _padded_rows(x, rows, cols, fill, 2 * pairs + 2)
+    _gemm.TIMES.im2col += time.perf_counter() - start
+    out = np.empty((bsz, oh, ow, n), np.int32)
+    tb = max(1, min(pairs, _gemm.BLOCK_BYTES // max(1, 4 * ow * k * 4)))
+    patches = np.empty((4, tb * ow, k), np.float32)
+    prods = np.empty((4, tb * ow, n), np.float32)
+    sy, sx, sc = xp.strides[1:]
+    for bi in range(bsz):
+        for t0 in range(0, pairs, tb):
+            nt = min(tb, pairs - t0)
+            start = time.perf_counter()
+            _transformed_patches(patches[:, :nt * ow].reshape(4, nt, ow, k), xp[bi], t0,
+                                 cols.s, (sy, sx, sc))
+            _gemm.TIMES.im2col += time.perf_counter() - start
+            start = time.perf_counter()
+            n_odd = min(nt, (oh - 2 * t0) // 2)          # the last pair may have no row 2t+1
+            even = out[bi, 2 * t0:2 * (t0 + nt):2]
+            odd = out[bi, 2 * t0 + 1:2 * (t0 + n_odd):2]
+            _products(patches[:, :nt * ow], wrhs, prods[:, :nt * ow], even, odd, offsets,
+                      nt, n_odd)
+            _gemm.TIMES.gemm += time.perf_counter() - start
+            _gemm.TIMES.calls["gemm"] += 1
+    return out.reshape(bsz * oh * ow, n)
+
+
+def _padded_rows(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int,
+                 height: int) -> F32:
+    """The centred padded image with at least ``height`` rows (the extra ones, read only by
+    a dropped output row, hold the fill)."""
+    b, h, w, c = x.shape
+    hp = max(height, rows.before + h + rows.after)
+    wp = cols.before + w + cols.after
+    xp = np.empty((b, hp, wp, c), np.float32)
+    value = np.float32(fill - CENTER)
+    xp[:, :rows.before] = value
+    xp[:, rows.before + h:] = value
+    xp[:, rows.before:rows.before + h, :cols.before] = value
+    xp[:, rows.before:rows.before + h, cols.before + w:] = value
+    np.subtract(x, np.float32(CENTER), dtype=np.float32,
+                out=xp[:, rows.before:rows.before + h, cols.before:cols.before + w])
+    return xp
+
+
+def _transformed_patches(dst: F32, img: F32, t0: int, sw: int,
+                         strides: tuple[int, int, int]) -> None:
+    """u0..u3 of output row pairs t0 .. t0 + nt - 1 as width patches (4, nt, OW, FW * C):
+    each is one add or subtract of two overlapping strided views of ``img`` (H', W', C)."""
+    _, nt, ow, k = dst.shape
+    sy, sx, sc = strides
+
+    def rows_from(r: int) -> F32:               # input rows 2t + r, width patches
+        return np.ndarray((nt, ow, k), np.float32, buffer=img, offset=(2 * t0 + r) * sy,
+                          strides=(2 * sy, sw * sx, sc))
+
+    d0, d1, d2, d3 = rows_from(0), rows_from(1), rows_from(2), rows_from(3)
+    np.subtract(d0, d2, out=dst[0])
+    np.add(d1, d2, out=dst[1])
+    np.subtract(d2, d1, out=dst[2])
+    np.subtract(d1, d3, out=dst[3])
+
+
+def _products(patches: F32, wrhs: WinogradRhs, prods: F32, even: I32, odd: I32,
+              offsets: I32, nt: int, n_odd: int) -> None:
+    """The four GEMMs per chunk, combined into the even and odd output rows (int32)."""
+    ow, n = even.shape[1], wrhs.n
+    m0, m1, m2, m3 = prods
+    edges = wrhs.bounds
+    for i in range(len(edges) - 1):
+        k0, k1 = edges[i], edges[i + 1]
+        for p, g, m in zip(patches, wrhs.mats, prods, strict=True):
+            np.matmul(p[:, k0:k1], g[k0:k1], out=m)
+        m0 += m1
+        m0 += m2                                 # y0, exact: see the module text
+        m1 -= m2
+        m1 -= m3                                 # y1
+        y0 = m0.reshape(nt, ow, n)
+        y1 = m1.reshape(nt, ow, n)[:n_odd]
+        if i == 0:
+            np.copyto(even, y0, casting="unsafe")
+            np.copyto(odd, y1, casting="unsafe")
+            even += offsets
+            odd += offsets
+        else:
+            even += y0.astype(np.int32)
+            odd += y1.astype(np.int32)

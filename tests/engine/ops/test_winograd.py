@@ -1,0 +1,149 @@
+"""F(2,3) along the rows (engine/ops/_winograd.py): bit-identical int32 sums.
+
+The convolution's sums are exact integers, wrapped to int32 (quantized-ops spec §1.3, §2).
+These tests compare the Winograd path with the spec's tap-by-tap loop (tests/support/
+ref_conv.py), with the direct blocked GEMM, at sums far beyond float32's 2**24, and check
+the chunk rule that keeps the float32 arithmetic exact.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hexscope.engine.nodes import Padding
+from hexscope.engine.ops import _gemm, _winograd
+from hexscope.engine.ops.context import KernelContext
+from hexscope.engine.ops.conv import output_window, quantized_conv2d_8x8to32
+from hexscope.engine.tensor import Tensor
+from support.ref_conv import ref_conv, ref_zero
+
+_PADS = [Padding.SAME, Padding.VALID, Padding.SAME_CAFFE, Padding.NA]
+
+
+def winograd(x, w, zx, zf, sw, pad):
+    """The Winograd path alone, for a filter offset by its own zero code ``zf``."""
+    _, h, wd, _ = x.shape
+    fh, fw, c, n = w.shape
+    rows, cols = output_window(h, fh, 1, pad), output_window(wd, fw, sw, pad)
+    rhs = _gemm.Rhs.from_codes(w.reshape(fh * fw * c, n), zf)
+    wrhs = _winograd.WinogradRhs.from_codes(w, zf)
+    padded = rows.before or cols.before or rows.after or cols.after
+    out = _winograd.winograd_conv(x, rows, cols, zx if padded else 0, wrhs,
+                                  rhs.offsets(_gemm.CENTER - zx, 0))
+    return out.reshape(x.shape[0], rows.out, cols.out, n)
+
+
+@pytest.fixture
+def block(monkeypatch):
+    def set_block(n: int) -> None:
+        monkeypatch.setattr(_gemm, "BLOCK_BYTES", n)
+    return set_block
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), pad=st.sampled_from(_PADS), block_bytes=st.sampled_from([1, 300, 1 << 21]))
+def test_winograd_equals_the_reference_loop(data, pad, block_bytes, block) -> None:
+    """Any batch, odd and even output heights (2 up), filter widths 1..4, width strides 1..3,
+    every padding mode, blocks of one row pair up to the whole image."""
+    b, h, wd, c, n = (data.draw(st.integers(lo, hi))
+                      for lo, hi in ((1, 2), (3, 10), (1, 9), (1, 6), (1, 5)))
+    fw, sw = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 3))
+    zx, zf = data.draw(st.integers(0, 255)), data.draw(st.integers(0, 255))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    x = rng.integers(0, 256, (b, h, wd, c), dtype=np.uint8)
+    w = rng.integers(0, 256, (3, fw, c, n), dtype=np.uint8)
+    if not _winograd.applies(output_window(h, 3, 1, pad)) or \
+            output_window(wd, fw, sw, pad).out == 0:
+        return
+    block(block_bytes)
+    assert np.array_equal(winograd(x, w, zx, zf, sw, pad),
+                          ref_conv(x, w, zx, zf, 1, sw, pad))
+
+
+@pytest.mark.parametrize(("x_code", "w_code", "zx", "zf"),
+                         [(255, 255, 0, 0), (0, 0, 255, 255), (255, 0, 0, 255), (0, 255, 255, 0)])
+def test_extreme_codes_need_many_chunks_and_stay_exact(x_code, w_code, zx, zf) -> None:
+    """Every code at one end and the zero codes at the other: |x - zx| = |w - zf| = 255, sums
+    of 3 * 3 * 200 * 255 * 255 (beyond 2**24 and 2**23 by far), odd output height."""
+    x = np.full((1, 7, 6, 200), x_code, np.uint8)
+    w = np.full((3, 3, 200, 4), w_code, np.uint8)
+    wrhs = _winograd.WinogradRhs.from_codes(w, zf)
+    assert len(wrhs.bounds) > 3                          # several chunks
+    got = winograd(x, w, zx, zf, 1, Padding.SAME)
+    expect = ref_conv(x, w, zx, zf, 1, 1, Padding.SAME)
+    assert np.abs(expect.astype(np.int64)).max() > 2**24
+    assert np.array_equal(got, expect)
+
+
+def _chunk_sums(wrhs: _winograd.WinogradRhs, k0: int, k1: int) -> float:
+    a = [np.abs(m[k0:k1].astype(np.float64)) for m in wrhs.mats]
+    return max((a[0] + a[1] + a[2]).sum(axis=0).max(), (a[1] + a[2] + a[3]).sum(axis=0).max())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_chunks_keep_every_partial_sum_exact_and_are_maximal(seed) -> None:
+    """Each chunk satisfies 255 * sum|G| <= 2**23 for both combinations (module text), and
+    one more row would break it: no GEMM is split more than the bound needs."""
+    rng = np.random.default_rng(seed)
+    zero = int(rng.integers(0, 256))
+    w = rng.integers(0, 256, (3, 3, 150, 7), dtype=np.uint8)
+    wrhs = _winograd.WinogradRhs.from_codes(w, zero)
+    edges = wrhs.bounds
+    assert edges[0] == 0 and edges[-1] == wrhs.k and list(edges) == sorted(set(edges))
+    for k0, k1 in zip(edges, edges[1:], strict=False):
+        assert _winograd.U_MAX * _chunk_sums(wrhs, k0, k1) <= _winograd.HALF_LIMIT
+        if k1 < wrhs.k:
+            assert _winograd.U_MAX * _chunk_sums(wrhs, k0, k1 + 1) > _winograd.HALF_LIMIT
+
+
+def test_transformed_filter_is_f23_of_the_rows() -> None:
+    """G0 = g0, G1 = (g0 + g1 + g2) / 2, G2 = (g0 - g1 + g2) / 2, G3 = g2, offset by zero."""
+    w = np.arange(3 * 2 * 2 * 1, dtype=np.uint8).reshape(3, 2, 2, 1) * 20
+    wrhs = _winograd.WinogradRhs.from_codes(w, 100)
+    g = w.reshape(3, 4, 1).astype(float) - 100
+    assert np.array_equal(wrhs.mats[0], g[0])
+    assert np.array_equal(wrhs.mats[1], (g[0] + g[1] + g[2]) / 2)
+    assert np.array_equal(wrhs.mats[2], (g[0] - g[1] + g[2]) / 2)
+    assert np.array_equal(wrhs.mats[3], g[2])
+    with pytest.raises(ValueError, match="3-row"):
+        _winograd.WinogradRhs.from_codes(np.zeros((2, 2, 2, 1), np.uint8), 0)
+
+
+def _run_conv(x, w, x_rng, f_rng, stride):
+    ctx = KernelContext(0x10, "QuantizedConv2d_8x8to32", padding=Padding.SAME)
+    y, _, _ = quantized_conv2d_8x8to32(
+        ctx, Tensor.from_array(x), Tensor.from_array(w), Tensor.scalar(x_rng[0]),
+        Tensor.scalar(x_rng[1]), Tensor.scalar(f_rng[0]), Tensor.scalar(f_rng[1]),
+        Tensor.shape_only((1, stride[0], stride[1], 1)))
+    return y.array
+
+
+@pytest.mark.parametrize(("fh", "stride", "f_rng", "used"), [
+    (3, (1, 1), (-1.0, 1.0078740), True),
+    (3, (1, 2), (-1.0, 1.0078740), True),
+    (3, (2, 1), (-1.0, 1.0078740), False),           # row stride 2
+    (5, (1, 1), (-1.0, 1.0078740), False),           # 5 rows
+    (3, (1, 1), (-3.0, -1.0), False),                # zero code 383: not a code, row sums
+])
+def test_the_kernel_takes_winograd_exactly_when_it_applies(monkeypatch, fh, stride, f_rng,
+                                                           used) -> None:
+    calls = []
+    real = _winograd.winograd_conv
+
+    def spy(*args):
+        calls.append(args[1])
+        return real(*args)
+
+    monkeypatch.setattr(_winograd, "winograd_conv", spy)
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 256, (1, 9, 8, 5), dtype=np.uint8)
+    w = rng.integers(0, 256, (fh, 3, 5, 4), dtype=np.uint8)
+    x_rng = (-1.0, 3.0)
+    y = _run_conv(x, w, x_rng, f_rng, stride)
+    assert bool(calls) == used
+    assert np.array_equal(y, ref_conv(x, w, ref_zero(*x_rng), ref_zero(*f_rng), *stride,
+                                      Padding.SAME))
