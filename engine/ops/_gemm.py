@@ -5,10 +5,11 @@ codes, ``sum_k (x_k - zx) * (w_k - zw)``, wrapping modulo 2**32 (quantized-ops s
 §2, §3). Float32 BLAS is the fastest matrix product numpy has, and it is exact as long as
 every partial sum is an integer of magnitude <= 2**24. So the codes are offset first (the
 left-hand side by 128, ``cx = x - 128``, |cx| <= 128; the right-hand side by a code ``z``,
-usually its own zero code, |cw| <= max(z, 255 - z)) and the reduction dimension is cut into
-chunks small enough for 2**24 (:data:`CHUNK` = 1024 when |cw| <= 128), whatever order BLAS
-sums in. The zero-point offsets are folded back exactly in int32 arithmetic, which wraps
-just as the device's accumulator does::
+usually its own zero code) and the reduction dimension is cut into chunks in which
+``128 * sum_k |cw[k, n]|`` stays within 2**24 for every column n, which bounds every partial
+sum whatever order BLAS sums in (:func:`greedy_edges`; the bound of the values alone,
+|cw| <= 128, would give chunks of 1024). The zero-point offsets are folded back exactly in
+int32 arithmetic, which wraps just as the device's accumulator does::
 
     sum_k (cx + a)(cw + b) = sum cx*cw + b * sum cx + a * sum cw + K*a*b,
     a = 128 - zx, b = z - zw
@@ -31,8 +32,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-CHUNK = 1024            # K per GEMM at z = 128: |partial sums| <= 1024 * 128 * 128 = 2**24
 CENTER = 128
+LIMIT = 2 ** 24         # float32 holds every integer up to this magnitude
 
 F32 = npt.NDArray[np.float32]
 I32 = npt.NDArray[np.int32]
@@ -66,15 +67,16 @@ class Rhs:
     ``mat`` is (K, N) float32, the codes minus ``zero``; ``colsum`` is sum_k (w - zero) per
     column. A convolution takes its filter's zero code as ``zero`` (when it lies in
     0..255), so the term ``b * sum_k lhs`` of :func:`offset_gemm` vanishes; there is no
-    column of ones for those row sums either (an odd N + 1 slows BLAS down). ``chunk`` is
-    the K per float32 GEMM: |lhs| <= 128 and |w - zero| <= max(zero, 255 - zero), so every
-    partial sum of a chunk is an integer <= 2**24 (1024 for zero = 127 or 128).
+    column of ones for those row sums either (an odd N + 1 slows BLAS down). ``edges`` cut
+    K into the float32 GEMMs: with |lhs| <= 128, every partial sum within a chunk is an
+    integer of magnitude <= 128 * sum |w - zero| over the chunk <= 2**24 (the filter's
+    actual values, so a typical filter needs fewer chunks than the worst case).
     """
 
     mat: F32
     colsum: I32
-    zero: int = CENTER
-    chunk: int = CHUNK
+    zero: int
+    edges: tuple[int, ...]
     # offsets() by (a, b): a network's data zero codes repeat from run to run.
     _offsets: dict[tuple[int, int], I32] = field(default_factory=dict, compare=False,
                                                  repr=False)
@@ -95,8 +97,9 @@ class Rhs:
         mat = np.empty(codes.shape, np.float32)
         np.subtract(codes, np.float32(zero), out=mat, dtype=np.float32)
         colsum = (codes.sum(axis=0, dtype=np.int64) - zero * k).astype(np.int32)
-        chunk = 2**24 // (128 * max(zero, 255 - zero))
-        return cls(mat, colsum, zero, chunk)
+        edges = greedy_edges([np.cumsum(np.abs(mat), axis=0, dtype=np.float64)],
+                             LIMIT / CENTER)
+        return cls(mat, colsum, zero, edges)
 
     def offsets(self, a: int, b: int) -> I32:
         """The per-column constant ``a * sum cw + K * a * b`` of :func:`offset_gemm`, int32
@@ -138,8 +141,8 @@ def offset_gemm(lhs: F32, rhs: Rhs, a: int, b: int) -> I32:
 def gemm_into(out: I32, lhs: F32, rhs: Rhs, offsets: I32, b: int) -> None:
     """``out = lhs @ rhs_c + offsets + b * rowsum(lhs)`` in int32 (wrapping), exact.
 
-    One float32 GEMM per K chunk of at most ``rhs.chunk``; each chunk's result is an integer
-    of magnitude <= 2**24, so it converts to int32 exactly, and the chunks and the offsets
+    One float32 GEMM per K chunk of ``rhs.edges``; each chunk's result is an integer of
+    magnitude <= 2**24, so it converts to int32 exactly, and the chunks and the offsets
     are added in int32, which wraps as the device's accumulator does.
     """
     start = time.perf_counter()
@@ -147,10 +150,11 @@ def gemm_into(out: I32, lhs: F32, rhs: Rhs, offsets: I32, b: int) -> None:
     if k == 0:
         out[...] = offsets
     else:
-        step = -(-k // -(-k // rhs.chunk))          # the chunks, evened out
         part = np.empty((p, rhs.n), np.float32)
-        for k0 in range(0, k, step):
-            np.matmul(lhs[:, k0:k0 + step], rhs.mat[k0:k0 + step], out=part)
+        edges = rhs.edges
+        for i in range(len(edges) - 1):
+            k0, k1 = edges[i], edges[i + 1]
+            np.matmul(lhs[:, k0:k1], rhs.mat[k0:k1], out=part)
             # The cast float32 -> int32 is exact: |part| <= 2**24 is an integer. A plain
             # copy casts much faster than a ufunc with a casting output (measured).
             if k0 == 0:
@@ -163,6 +167,24 @@ def gemm_into(out: I32, lhs: F32, rhs: Rhs, offsets: I32, b: int) -> None:
         out += (_row_sums(lhs) * b32)[:, None]
     TIMES.gemm += time.perf_counter() - start
     TIMES.calls["gemm"] += 1
+
+
+def greedy_edges(cums: list[np.ndarray], limit: float) -> tuple[int, ...]:
+    """Edges 0 = e0 < e1 < ... = K of the fewest greedy chunks of rows in which, for every
+    column and every (K, N) array of running sums in ``cums``, the chunk's sum stays within
+    ``limit``. A row that alone exceeds it is a chunk of its own (callers make sure one row
+    never does)."""
+    k = cums[0].shape[0]
+    edges = [0]
+    while edges[-1] < k:
+        start = edges[-1]
+        over = np.zeros(k - start, bool)
+        for cum in cums:
+            base = cum[start - 1] if start else 0.0
+            over |= np.max(cum[start:] - base, axis=1) > limit
+        bad = np.flatnonzero(over)
+        edges.append(start + max(1, int(bad[0])) if bad.size else k)
+    return tuple(edges)
 
 
 def _row_sums(lhs: F32) -> I32:

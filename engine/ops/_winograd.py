@@ -89,24 +89,12 @@ class WinogradRhs:
 
 def chunk_bounds(a0: np.ndarray, a1: np.ndarray, a2: np.ndarray, a3: np.ndarray
                  ) -> tuple[int, ...]:
-    """Edges 0 = e0 < e1 < ... = K of the fewest greedy chunks of the reduction in which, for
-    every column, ``U_MAX * sum(a0 + a1 + a2)`` and ``U_MAX * sum(a1 + a2 + a3)`` stay within
-    :data:`HALF_LIMIT` (the a_i are |G_i|, (K, N)). A single row over the limit is its own
-    chunk: |G| <= 3 * 255 / 2, so one row never exceeds it."""
-    k = a0.shape[0]
-    limit = HALF_LIMIT / U_MAX
-    first = np.cumsum(a0 + a1 + a2, axis=0)
-    second = np.cumsum(a1 + a2 + a3, axis=0)
-    edges = [0]
-    while edges[-1] < k:
-        start = edges[-1]
-        base1 = first[start - 1] if start else 0.0
-        base2 = second[start - 1] if start else 0.0
-        over = (np.max(first[start:] - base1, axis=1) > limit) | \
-               (np.max(second[start:] - base2, axis=1) > limit)
-        bad = np.flatnonzero(over)
-        edges.append(start + max(1, int(bad[0])) if bad.size else k)
-    return tuple(edges)
+    """Edges of the fewest greedy chunks of the reduction in which, for every column,
+    ``U_MAX * sum(a0 + a1 + a2)`` and ``U_MAX * sum(a1 + a2 + a3)`` stay within
+    :data:`HALF_LIMIT` (the a_i are |G_i|, (K, N)). One row never exceeds it:
+    |G| <= 3 * 255 / 2."""
+    return _gemm.greedy_edges([np.cumsum(a0 + a1 + a2, axis=0), np.cumsum(a1 + a2 + a3, axis=0)],
+                              HALF_LIMIT / U_MAX)
 
 
 def applies(rows: Window) -> bool:

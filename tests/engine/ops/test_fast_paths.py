@@ -174,18 +174,46 @@ def monkeypatch_block(monkeypatch):
     return set_block
 
 
-def test_rhs_chunks_keep_every_partial_sum_within_float32() -> None:
-    """For every offset code z: K chunk * max|x - 128| * max|w - z| <= 2**24, and the chunk
-    is the largest such (so no GEMM is split more than needed)."""
-    codes = np.array([[0], [255]], np.uint8)
-    for z in range(256):
-        rhs = _gemm.Rhs.from_codes(codes, z)
-        top = max(z, 255 - z)
-        assert np.abs(rhs.mat).max() == top
-        assert rhs.chunk * 128 * top <= 2**24 < (rhs.chunk + 1) * 128 * top
-    assert _gemm.Rhs.from_codes(codes).chunk == _gemm.CHUNK
+@pytest.mark.parametrize("zero", [0, 1, 100, 127, 128, 200, 255])
+def test_rhs_chunks_keep_every_partial_sum_within_float32(zero) -> None:
+    """Each K chunk has 128 * sum |w - z| <= 2**24 in every column (so every partial sum
+    of |x - 128| <= 128 times it is an exact float32 integer), and one more row would
+    break that: no GEMM is split more than needed. Mixed columns: one adversarial (all codes
+    at the far end from z), one random, one at z."""
+    rng = np.random.default_rng(zero)
+    k = 3000
+    far = 0 if zero >= 128 else 255
+    codes = np.stack([np.full(k, far), rng.integers(0, 256, k), np.full(k, zero)],
+                     axis=1).astype(np.uint8)
+    rhs = _gemm.Rhs.from_codes(codes, zero)
+    edges = rhs.edges
+    assert edges[0] == 0 and edges[-1] == k and list(edges) == sorted(set(edges))
+    mag = np.abs(codes.astype(np.int64) - zero)
+    for k0, k1 in zip(edges, edges[1:], strict=False):
+        assert 128 * mag[k0:k1].sum(axis=0).max() <= 2**24
+        if k1 < k:
+            assert 128 * mag[k0:k1 + 1].sum(axis=0).max() > 2**24
+    top = max(zero, 255 - zero)               # the adversarial column sets the chunk size
+    assert edges[1] == 2**24 // (128 * top)
     with pytest.raises(ValueError):
         _gemm.Rhs.from_codes(codes, 256)
+
+
+def test_gemm_is_exact_with_uneven_chunks_and_extreme_codes() -> None:
+    """lhs all -128 (codes 0) against a filter whose columns need different chunkings:
+    int32 sums equal the integer product."""
+    rng = np.random.default_rng(3)
+    k = 2500
+    codes = np.stack([np.full(k, 255), rng.integers(0, 256, k), rng.integers(120, 137, k)],
+                     axis=1).astype(np.uint8)
+    rhs = _gemm.Rhs.from_codes(codes, 0)
+    assert len(rhs.edges) > 3
+    x = np.zeros((4, k), np.uint8)
+    x[1] = 255
+    x[2] = rng.integers(0, 256, k)
+    got = _gemm.offset_gemm(_gemm.center(x), rhs, _gemm.CENTER - 0, 0)
+    expect = x.astype(np.int64) @ codes.astype(np.int64)
+    assert np.array_equal(got, ((expect + 2**31) % 2**32 - 2**31).astype(np.int32))
 
 
 # fresh arrays: adopted once, never an alias of someone else's memory ----------------------------
