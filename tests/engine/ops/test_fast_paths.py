@@ -232,6 +232,18 @@ def test_from_array_adopts_a_fresh_array_once_and_copies_otherwise() -> None:
     assert Tensor.from_array(c, DType.FLOAT32).array.ravel().tolist() == [0.0, 1.0, 2.0, 3.0]
 
 
+def test_unconsumed_fresh_marks_are_bounded_and_only_lose_the_mark() -> None:
+    """A kernel may mark an array and then fail: the marks are dropped after a bound (no
+    array is kept alive for long), and a dropped mark only means a copy, never an alias."""
+    from hexscope.engine import tensor as tensor_module
+    first = fresh(np.zeros(8, np.uint8))
+    for _ in range(tensor_module._FRESH_MAX):
+        fresh(np.ones(8, np.uint8))
+    assert len(tensor_module._FRESH) <= tensor_module._FRESH_MAX
+    assert all(value is not first for value in tensor_module._FRESH.values())
+    assert not np.shares_memory(Tensor.from_array(first).raw, first)
+
+
 def test_session_outputs_never_alias_inputs_and_are_read_only() -> None:
     """Relu's fresh output becomes the node's tensor without a copy, and it is frozen."""
     from hexscope.engine import Graph, Session
