@@ -97,8 +97,9 @@ class Rhs:
         mat = np.empty(codes.shape, np.float32)
         np.subtract(codes, np.float32(zero), out=mat, dtype=np.float32)
         colsum = (codes.sum(axis=0, dtype=np.int64) - zero * k).astype(np.int32)
-        edges = greedy_edges([np.cumsum(np.abs(mat), axis=0, dtype=np.float64)],
-                             LIMIT / CENTER)
+        # Running sums of |w - zero| <= 255 * K: integers, exact in float32 for K < 65793.
+        edges = greedy_edges([np.cumsum(np.abs(mat), axis=0, dtype=np.float64 if k > 65000
+                                        else np.float32)], LIMIT / CENTER)
         return cls(mat, colsum, zero, edges)
 
     def offsets(self, a: int, b: int) -> I32:

@@ -80,11 +80,13 @@ class WinogradRhs:
         fh, fw, c, n = codes.shape
         if fh != 3:
             raise ValueError(f"F(2,3) needs a 3-row filter, got {fh} rows")
-        g = codes.reshape(3, fw * c, n).astype(np.float64) - zero
-        mats64 = (g[0], (g[0] + g[1] + g[2]) / 2, (g[0] - g[1] + g[2]) / 2, g[2])
-        mats = tuple(m.astype(np.float32) for m in mats64)
-        bounds = chunk_bounds(*(np.abs(m) for m in mats64))
-        return cls(mats, bounds, zero)  # type: ignore[arg-type]
+        # float32 is exact here: multiples of 1/2 below 2**9 (chunk_bounds takes care of
+        # the running sums).
+        g = codes.reshape(3, fw * c, n).astype(np.float32) - np.float32(zero)
+        half = np.float32(0.5)
+        mats = (g[0], (g[0] + g[1] + g[2]) * half, (g[0] - g[1] + g[2]) * half, g[2])
+        bounds = chunk_bounds(*(np.abs(m) for m in mats))
+        return cls(mats, bounds, zero)
 
 
 def chunk_bounds(a0: np.ndarray, a1: np.ndarray, a2: np.ndarray, a3: np.ndarray
@@ -93,8 +95,10 @@ def chunk_bounds(a0: np.ndarray, a1: np.ndarray, a2: np.ndarray, a3: np.ndarray
     ``U_MAX * sum(a0 + a1 + a2)`` and ``U_MAX * sum(a1 + a2 + a3)`` stay within
     :data:`HALF_LIMIT` (the a_i are |G_i|, (K, N)). One row never exceeds it:
     |G| <= 3 * 255 / 2."""
-    return _gemm.greedy_edges([np.cumsum(a0 + a1 + a2, axis=0), np.cumsum(a1 + a2 + a3, axis=0)],
-                              HALF_LIMIT / U_MAX)
+    # Running sums of multiples of 1/2 below K * 1020: exact in float32 while K <= 8224.
+    acc = np.float64 if a0.shape[0] > 8000 else np.float32
+    return _gemm.greedy_edges([np.cumsum(a0 + a1 + a2, axis=0, dtype=acc),
+                               np.cumsum(a1 + a2 + a3, axis=0, dtype=acc)], HALF_LIMIT / U_MAX)
 
 
 def applies(rows: Window) -> bool:
