@@ -120,7 +120,8 @@ def quantized_conv2d_8x8to32(ctx: KernelContext, x: Tensor, filt: Tensor, x_min:
     are skipped), accumulated in int32 with wrap-around (§1.3, assumed). zx and zf are
     ``quantize_int`` zero codes (ZA', §1.4), not clamped: improper ranges (min > 0) give
     codes outside 0..255 and are computed as the device does. The sums are exact for every
-    input (float32 GEMM on offset codes in K chunks of at most 1024, see ``_gemm``).
+    input (float32 GEMM on offset codes in K chunks bounded by the filter's own values; F(2,3)
+    along the rows for 3-row filters at row stride 1; see ``_gemm`` and ``_winograd``).
 
     Outputs 1 and 2 are min and max (the code's order; the seed list says max, min):
     ±f32(2**31 * f32(lx * lf)) with l = f32((max - min) / 255). A min == max range gives
