@@ -25,6 +25,7 @@ from hexscope.engine.hexmath import (
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops import _gemm
 from hexscope.engine.ops.activation import _relu_plan, quantized_relu_8, range_words
+from hexscope.engine.ops.concat import rescale_codes, rescale_table
 from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.conv import conv_scalars, quantized_conv2d_8x8to32
 from hexscope.engine.ops.requantize import (
@@ -478,6 +479,22 @@ def test_memoised_relu_plan_and_range_words(mn, mx) -> None:
     assert z == min(255, max(0, _ref_zero(mn, mx)[0]))      # rule ZA, §1.4
     assert w_min.shape == (1, 1, 1, 1) and not w_min.flags.writeable
     assert (_bits(w_min), _bits(w_max)) == (_bits(mn), _bits(mx))
+
+
+@settings(max_examples=60, deadline=None)
+@given(_FLOATS, _FLOATS, _FLOATS, _FLOATS)
+def test_memoised_concat_table_equals_the_per_code_rescale(in_min, in_max, out_min,
+                                                           out_max) -> None:
+    """§10: the memoised 256-entry table (None for identity) gives what rescale_codes gives
+    for every code, on a miss and on a hit."""
+    codes = np.arange(256, dtype=np.uint8)
+    expect = rescale_codes(codes, in_min, in_max, out_min, out_max)
+    rescale_table.cache_clear()
+    for _ in range(2):
+        lut = rescale_table(float(in_min), float(in_max), float(out_min), float(out_max))
+        got = codes if lut is None else lut
+        assert np.array_equal(got, expect)
+        assert lut is None or not lut.flags.writeable
 
 
 def test_exact_memo_keys_on_the_bits_not_on_equality() -> None:
