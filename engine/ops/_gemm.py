@@ -98,8 +98,8 @@ class Rhs:
         np.subtract(codes, np.float32(zero), out=mat, dtype=np.float32)
         colsum = (codes.sum(axis=0, dtype=np.int64) - zero * k).astype(np.int32)
         # Running sums of |w - zero| <= 255 * K: integers, exact in float32 for K < 65793.
-        edges = greedy_edges([np.cumsum(np.abs(mat), axis=0, dtype=np.float64 if k > 65000
-                                        else np.float32)], LIMIT / CENTER)
+        edges = greedy_edges([(np.cumsum(np.abs(mat), axis=0, dtype=np.float64 if k > 65000
+                                         else np.float32), LIMIT / CENTER)])
         return cls(mat, colsum, zero, edges)
 
     def offsets(self, a: int, b: int) -> I32:
@@ -170,17 +170,17 @@ def gemm_into(out: I32, lhs: F32, rhs: Rhs, offsets: I32, b: int) -> None:
     TIMES.calls["gemm"] += 1
 
 
-def greedy_edges(cums: list[np.ndarray], limit: float) -> tuple[int, ...]:
+def greedy_edges(cums: list[tuple[np.ndarray, float]]) -> tuple[int, ...]:
     """Edges 0 = e0 < e1 < ... = K of the fewest greedy chunks of rows in which, for every
-    column and every (K, N) array of running sums in ``cums``, the chunk's sum stays within
-    ``limit``. A row that alone exceeds it is a chunk of its own (callers make sure one row
-    never does)."""
-    k = cums[0].shape[0]
+    column and every (running sums (K, N), limit) pair of ``cums``, the chunk's sum stays
+    within the limit. A row that alone exceeds it is a chunk of its own (callers make sure
+    one row never does)."""
+    k = cums[0][0].shape[0]
     edges = [0]
     while edges[-1] < k:
         start = edges[-1]
         over = np.zeros(k - start, bool)
-        for cum in cums:
+        for cum, limit in cums:
             base = cum[start - 1] if start else 0.0
             over |= np.max(cum[start:] - base, axis=1) > limit
         bad = np.flatnonzero(over)

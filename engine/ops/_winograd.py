@@ -19,18 +19,24 @@ is whole contiguous rows of NHWC, so it folds into the patch copy: the patches o
 one subtraction of two overlapping strided views of the padded image.
 
 Exactness in float32 (quantized-ops spec §1.3, §2: the sums are integers and must be exact).
-The centred codes are integers in [-128, 127], so |u| <= 255; the G are multiples of 1/2.
-Every partial sum of m_i, and of m0 + m1 and m1 - m2 (the combination's partial sums), is
-then a multiple of 1/2 bounded by 255 times a sum of |G| over the reduction, and a float32
-holds every multiple of 1/2 up to 2**23 exactly. The reduction is cut into chunks
-(:func:`chunk_bounds`) where, for every output column,
+The centred codes d are integers in [-128, 127], so |u| <= 255. G0 and G3 are integers, G1
+and G2 multiples of 1/2; a float32 holds every integer up to 2**24 and every multiple of 1/2
+up to 2**23 exactly. The combination is evaluated as
 
-    255 * sum(|G0| + |G1| + |G2|) <= 2**23  and  255 * sum(|G1| + |G2| + |G3|) <= 2**23,
+    s = m1 + m2 = d1 g1 + d2 (g0 + g2),  y0 = m0 + s,  e = m1 - m2 = d1 (g0 + g2) + d2 g1,
+    y1 = e - m3,
 
-whatever order BLAS sums in; y0 and y1 of a chunk are then exact integers, converted to
-int32, and the chunks and the zero-point offsets add in int32 as in :mod:`_gemm` (which
-wraps as the device's accumulator does). The bound uses the filter's actual values, so
-typical filters need one chunk and adversarial ones (all 255 against zero code 0) many.
+so each of its sums is an integer whose size the direct form bounds (|d| <= 128). The
+reduction is cut into chunks (:func:`chunk_bounds`) where, for every output column,
+
+    255 * sum|G0| <= 2**24,  255 * sum|G3| <= 2**24,  255 * sum|G1| <= 2**23,
+    255 * sum|G2| <= 2**23,  128 * sum(|g0| + |g1| + |g2|) <= 2**24,
+
+which bound every partial sum BLAS may form for m_i, and s, e, y0, y1 (|g0 + g2| <= |g0| +
+|g2|); y0 and y1 of a chunk are then exact integers, converted to int32, and the chunks and
+the zero-point offsets add in int32 as in :mod:`_gemm` (which wraps as the device's
+accumulator does). The bound uses the filter's actual values, so typical filters need one
+chunk and adversarial ones (all 255 against zero code 0) many.
 
 Used by the convolution for 3-row filters at row stride 1 whose filter is offset by its own
 zero code (``_gemm.Rhs.zero == zf``, so no row sums of the patches are needed); bench/README.md
@@ -85,20 +91,25 @@ class WinogradRhs:
         g = codes.reshape(3, fw * c, n).astype(np.float32) - np.float32(zero)
         half = np.float32(0.5)
         mats = (g[0], (g[0] + g[1] + g[2]) * half, (g[0] - g[1] + g[2]) * half, g[2])
-        bounds = chunk_bounds(*(np.abs(m) for m in mats))
-        return cls(mats, bounds, zero)
+        return cls(mats, chunk_bounds(g, mats), zero)
 
 
-def chunk_bounds(a0: np.ndarray, a1: np.ndarray, a2: np.ndarray, a3: np.ndarray
-                 ) -> tuple[int, ...]:
-    """Edges of the fewest greedy chunks of the reduction in which, for every column,
-    ``U_MAX * sum(a0 + a1 + a2)`` and ``U_MAX * sum(a1 + a2 + a3)`` stay within
-    :data:`HALF_LIMIT` (the a_i are |G_i|, (K, N)). One row never exceeds it:
-    |G| <= 3 * 255 / 2."""
-    # Running sums of multiples of 1/2 below K * 1020: exact in float32 while K <= 8224.
-    acc = np.float64 if a0.shape[0] > 8000 else np.float32
-    return _gemm.greedy_edges([np.cumsum(a0 + a1 + a2, axis=0, dtype=acc),
-                               np.cumsum(a1 + a2 + a3, axis=0, dtype=acc)], HALF_LIMIT / U_MAX)
+def chunk_bounds(g: F32, mats: tuple[F32, F32, F32, F32]) -> tuple[int, ...]:
+    """Edges of the fewest greedy chunks of the reduction that keep every sum of the module
+    text exact, for every column; ``g`` is the offset filter (3, K, N), ``mats`` its G_i.
+    One row never exceeds a limit: |G| <= 3 * 255 / 2 and |g| <= 255."""
+    # Running sums of multiples of 1/2 below K * 765: exact in float32 while K <= 10965.
+    acc = np.float64 if g.shape[1] > 10000 else np.float32
+
+    def running(a: np.ndarray) -> np.ndarray:
+        return np.cumsum(a, axis=0, dtype=acc)
+
+    a0, a1, a2, a3 = (np.abs(m) for m in mats)
+    direct = np.abs(g[0]) + np.abs(g[1]) + np.abs(g[2])
+    return _gemm.greedy_edges([
+        (running(a0), 2 ** 24 / U_MAX), (running(a3), 2 ** 24 / U_MAX),
+        (running(a1), HALF_LIMIT / U_MAX), (running(a2), HALF_LIMIT / U_MAX),
+        (running(direct), 2 ** 24 / CENTER)])
 
 
 def applies(rows: Window) -> bool:
@@ -123,7 +134,7 @@ def winograd_conv(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: in
     out = np.empty((bsz, oh, ow, n), np.int32)
     tb = max(1, min(pairs, _gemm.BLOCK_BYTES // max(1, 4 * ow * k * 4)))
     patches = np.empty((4, tb * ow, k), np.float32)
-    prods = np.empty((4, tb * ow, n), np.float32)
+    prods = np.empty((5, tb * ow, n), np.float32)          # m0..m3 and s
     sy, sx, sc = xp.strides[1:]
     for bi in range(bsz):
         for t0 in range(0, pairs, tb):
@@ -183,15 +194,16 @@ def _products(patches: F32, wrhs: WinogradRhs, prods: F32, even: I32, odd: I32,
               offsets: I32, nt: int, n_odd: int) -> None:
     """The four GEMMs per chunk, combined into the even and odd output rows (int32)."""
     ow, n = even.shape[1], wrhs.n
-    m0, m1, m2, m3 = prods
+    m0, m1, m2, m3, s = prods
     edges = wrhs.bounds
     for i in range(len(edges) - 1):
         k0, k1 = edges[i], edges[i + 1]
-        for p, g, m in zip(patches, wrhs.mats, prods, strict=True):
+        for p, g, m in zip(patches, wrhs.mats, prods[:4], strict=True):
             np.matmul(p[:, k0:k1], g[k0:k1], out=m)
-        m0 += m1
-        m0 += m2                                 # y0, exact: see the module text
-        m1 -= m2
+        # In this order every sum is one the module text bounds: s, y0, e, y1.
+        np.add(m1, m2, out=s)
+        m0 += s                                  # y0
+        m1 -= m2                                 # e
         m1 -= m3                                 # y1
         y0 = m0.reshape(nt, ow, n)
         y1 = m1.reshape(nt, ow, n)[:n_odd]

@@ -79,25 +79,65 @@ def test_extreme_codes_need_many_chunks_and_stay_exact(x_code, w_code, zx, zf) -
     assert np.array_equal(got, expect)
 
 
-def _chunk_sums(wrhs: _winograd.WinogradRhs, k0: int, k1: int) -> float:
-    a = [np.abs(m[k0:k1].astype(np.float64)) for m in wrhs.mats]
-    return max((a[0] + a[1] + a[2]).sum(axis=0).max(), (a[1] + a[2] + a[3]).sum(axis=0).max())
+def _fits(w: np.ndarray, zero: int, k0: int, k1: int) -> bool:
+    """The module's five conditions for taps k0..k1 - 1, in float64 from the codes."""
+    g = w.reshape(3, -1, w.shape[3]).astype(np.float64)[:, k0:k1] - zero
+    big = [np.abs(g[0]), np.abs(g[2])]                                  # G0, G3: integers
+    half = [np.abs(g[0] + g[1] + g[2]) / 2, np.abs(g[0] - g[1] + g[2]) / 2]     # G1, G2
+    direct = np.abs(g).sum(axis=0)
+    return (all(255 * a.sum(axis=0).max() <= 2**24 for a in big)
+            and all(255 * a.sum(axis=0).max() <= 2**23 for a in half)
+            and 128 * direct.sum(axis=0).max() <= 2**24)
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_chunks_keep_every_partial_sum_exact_and_are_maximal(seed) -> None:
-    """Each chunk satisfies 255 * sum|G| <= 2**23 for both combinations (module text), and
-    one more row would break it: no GEMM is split more than the bound needs."""
+def test_chunks_keep_every_sum_exact_and_are_maximal(seed) -> None:
+    """Each chunk meets the module's bounds (every partial sum of m_i, and s, e, y0, y1),
+    and one more tap would break one: no GEMM is split more than the bounds need."""
     rng = np.random.default_rng(seed)
     zero = int(rng.integers(0, 256))
-    w = rng.integers(0, 256, (3, 3, 150, 7), dtype=np.uint8)
+    w = rng.integers(0, 256, (3, 3, 250, 7), dtype=np.uint8)
     wrhs = _winograd.WinogradRhs.from_codes(w, zero)
     edges = wrhs.bounds
     assert edges[0] == 0 and edges[-1] == wrhs.k and list(edges) == sorted(set(edges))
+    assert len(edges) > 2
     for k0, k1 in zip(edges, edges[1:], strict=False):
-        assert _winograd.U_MAX * _chunk_sums(wrhs, k0, k1) <= _winograd.HALF_LIMIT
+        assert _fits(w, zero, k0, k1)
         if k1 < wrhs.k:
-            assert _winograd.U_MAX * _chunk_sums(wrhs, k0, k1 + 1) > _winograd.HALF_LIMIT
+            assert not _fits(w, zero, k0, k1 + 1)
+
+
+def test_the_combination_is_exact_where_the_old_single_bound_needed_chunks() -> None:
+    """Random codes against a centred zero: one chunk where 255 * sum(|G0| + |G1| + |G2|)
+    <= 2**23 would have needed several, and the sums still equal the spec loop."""
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, 256, (1, 9, 7, 96), dtype=np.uint8)
+    w = rng.integers(0, 256, (3, 3, 96, 5), dtype=np.uint8)
+    wrhs = _winograd.WinogradRhs.from_codes(w, 128)
+    loose = sum(np.abs(m.astype(np.float64)).sum(axis=0) for m in wrhs.mats[:3]).max()
+    assert 255 * loose > 2**23 and wrhs.bounds == (0, wrhs.k)
+    assert np.array_equal(winograd(x, w, 100, 128, 1, Padding.SAME),
+                          ref_conv(x, w, 100, 128, 1, 1, Padding.SAME))
+
+
+@pytest.mark.parametrize("c", [343, 701])
+def test_sums_at_the_edge_of_the_bounds_stay_exact(c) -> None:
+    """Built so that every bound is nearly reached: d = (127, 127, -128) on the three input
+    rows, g = (127, 126, -128) on the filter rows, in every one of C channels. Then y0 =
+    48515 * C (the direct bound, 128 * 381 per tap, makes chunks of 344), m0 = 32385 per
+    tap and m1 = -62.5: summed first, m0 + m1 would pass 2**23 with a half and round, so
+    the combination order and the direct bound both matter (C = 343: one chunk; 701: three)."""
+    x = np.zeros((1, 4, 1, c), np.uint8)
+    x[0, :2] = 255                                   # d = 127
+    x[0, 3] = 90
+    w = np.zeros((3, 1, c, 1), np.uint8)
+    w[0], w[1], w[2] = 255, 254, 0                   # g = w - 128
+    wrhs = _winograd.WinogradRhs.from_codes(w, 128)
+    assert wrhs.bounds[1] == 344 or wrhs.bounds == (0, c)
+    got = winograd(x, w, 128, 128, 1, Padding.VALID)
+    expect = ref_conv(x, w, 128, 128, 1, 1, Padding.VALID)
+    assert expect[0, 0, 0, 0] == 48515 * c
+    assert np.array_equal(got, expect)
 
 
 def test_transformed_filter_is_f23_of_the_rows() -> None:
