@@ -22,7 +22,7 @@ from hexscope.engine.ops import _gemm, _winograd
 from hexscope.engine.ops._gemm import Rhs, Window, conv_gemm, im2col, offset_gemm, wrap32
 from hexscope.engine.ops.context import KernelContext, Shared, data_of, scalar_f
 from hexscope.engine.ops.registry import Category, Port, op
-from hexscope.engine.tensor import Tensor
+from hexscope.engine.tensor import Tensor, fresh
 
 f32 = np.float32
 _U8, _F32 = DType.QUINT8, DType.FLOAT32
@@ -89,8 +89,8 @@ def output_window(n: int, f: int, s: int, padding: Padding) -> Window:
 
 def qint32_tensor(shape: tuple[int, ...], values: np.ndarray) -> Tensor:
     """A qint32 tensor over ``values`` without a copy (they are fresh and contiguous)."""
-    data = np.ascontiguousarray(values, dtype=np.int32).reshape(-1)
-    return Tensor(shape, DType.QINT32, data.view(np.uint8))
+    return Tensor.from_array(fresh(np.ascontiguousarray(values, dtype=np.int32)
+                                   .reshape(shape)), DType.QINT32)
 
 
 def warn_inexact(ctx: KernelContext, what: str, exact: bool) -> None:
