@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from hexscope.engine.ops._code_bounds import Span
+
 CENTER = 128
 LIMIT = 2 ** 24         # float32 holds every integer up to this magnitude
 
@@ -139,12 +141,14 @@ def offset_gemm(lhs: F32, rhs: Rhs, a: int, b: int) -> I32:
     return out
 
 
-def gemm_into(out: I32, lhs: F32, rhs: Rhs, offsets: I32, b: int) -> None:
+def gemm_into(out: I32, lhs: F32, rhs: Rhs, offsets: I32, b: int,
+              span: Span | None = None) -> None:
     """``out = lhs @ rhs_c + offsets + b * rowsum(lhs)`` in int32 (wrapping), exact.
 
     One float32 GEMM per K chunk of ``rhs.edges``; each chunk's result is an integer of
     magnitude <= 2**24, so it converts to int32 exactly, and the chunks and the offsets
-    are added in int32, which wraps as the device's accumulator does.
+    are added in int32, which wraps as the device's accumulator does. ``span`` takes the
+    result's min and max while it is in cache.
     """
     start = time.perf_counter()
     p, k = lhs.shape
@@ -165,6 +169,8 @@ def gemm_into(out: I32, lhs: F32, rhs: Rhs, offsets: I32, b: int) -> None:
                 out += part.astype(np.int32)
     if b and k and wrap32(b):
         out += (_row_sums(lhs) * np.int32(wrap32(b)))[:, None]
+    if span is not None:
+        span.add(out)
     TIMES.gemm += time.perf_counter() - start
     TIMES.calls["gemm"] += 1
 
@@ -283,7 +289,7 @@ def is_plain(rows: Window, cols: Window) -> bool:
 
 
 def conv_gemm(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int, rhs: Rhs,
-              a: int, b: int, centred: F32 | None = None) -> I32:
+              a: int, b: int, centred: F32 | None = None, span: Span | None = None) -> I32:
     """``offset_gemm(im2col(x, rows, cols, fill), rhs, a, b)``, computed by blocks of output
     rows: the same int32 (B*OH*OW, N), without the whole patch matrix in memory.
 
@@ -297,7 +303,7 @@ def conv_gemm(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int, r
     plain = is_plain(rows, cols)
     if plain and centred is not None:
         out = np.empty((bsz * rows.out * ow, n), np.int32)
-        gemm_into(out, centred, rhs, rhs.offsets(a, b), b)
+        gemm_into(out, centred, rhs, rhs.offsets(a, b), b, span)
         return out
     start = time.perf_counter()
     src = x if plain else _padded(x, rows, cols, fill)
@@ -318,7 +324,7 @@ def conv_gemm(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int, r
                 _patch_rows(buf[:ny], src[bi], y0, rows, cols)
             TIMES.im2col += time.perf_counter() - start
             gemm_into(out[bi, y0:y0 + ny].reshape(ny * ow, n), buf[:ny].reshape(ny * ow, k),
-                      rhs, offsets, b)
+                      rhs, offsets, b, span)
     return out.reshape(bsz * rows.out * ow, n)
 
 

@@ -52,6 +52,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hexscope.engine.ops import _gemm
+from hexscope.engine.ops._code_bounds import Span
 from hexscope.engine.ops._gemm import CENTER, Window
 
 F32 = npt.NDArray[np.float32]
@@ -119,10 +120,11 @@ def applies(rows: Window) -> bool:
 
 
 def winograd_conv(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int,
-                  wrhs: WinogradRhs, offsets: I32) -> I32:
+                  wrhs: WinogradRhs, offsets: I32, span: Span | None = None) -> I32:
     """``sum (x - 128)(w - zero) + offsets`` per output, int32 (B*OH*OW, N): the same sums
     as ``_gemm.conv_gemm(x, rows, cols, fill, rhs, a, 0)`` with ``offsets = rhs.offsets(a,
-    0)``, by F(2,3) along the rows (:func:`applies` must hold)."""
+    0)``, by F(2,3) along the rows (:func:`applies` must hold). ``span`` takes the result's
+    min and max while each block is in cache."""
     bsz, _, _, c = x.shape
     oh, ow, k, n = rows.out, cols.out, cols.f * c, wrhs.n
     if k != wrhs.k:
@@ -149,6 +151,8 @@ def winograd_conv(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: in
             odd = out[bi, 2 * t0 + 1:2 * (t0 + n_odd):2]
             _products(patches[:, :nt * ow], wrhs, prods[:, :nt * ow], even, odd, offsets,
                       nt, n_odd)
+            if span is not None:
+                span.add(out[bi, 2 * t0:2 * t0 + nt + n_odd])
             _gemm.TIMES.gemm += time.perf_counter() - start
             _gemm.TIMES.calls["gemm"] += 1
     return out.reshape(bsz * oh * ow, n)

@@ -19,6 +19,7 @@ from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import c_roundf_int1, exact_memo, za_scaled
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops import _gemm, _winograd
+from hexscope.engine.ops._code_bounds import Span, note
 from hexscope.engine.ops._gemm import Rhs, Window, conv_gemm, im2col, offset_gemm, wrap32
 from hexscope.engine.ops.context import KernelContext, Shared, data_of, scalar_f
 from hexscope.engine.ops.registry import Category, Port, op
@@ -155,8 +156,11 @@ def quantized_conv2d_8x8to32(ctx: KernelContext, x: Tensor, filt: Tensor, x_min:
     rhs = _filter_rhs(ctx, filt, zf)
     wrhs = _filter_winograd(ctx, filt, rhs.zero) \
         if rhs.zero == zf and _winograd.applies(rows) else None
-    out = conv_sums(data, rhs, rows, cols, zx, zf, _centred(x, rows, cols), wrhs)
-    return qint32_tensor((b, rows.out, cols.out, cout), out), _f32_out(y_min), _f32_out(y_max)
+    span = Span()
+    out = conv_sums(data, rhs, rows, cols, zx, zf, _centred(x, rows, cols), wrhs, span)
+    y = qint32_tensor((b, rows.out, cols.out, cout), out)
+    note(y.raw, span)               # for the requantize that usually follows
+    return y, _f32_out(y_min), _f32_out(y_max)
 
 
 def _centred(x: Tensor, rows: Window, cols: Window) -> np.ndarray | None:
@@ -218,11 +222,13 @@ def _f32_out(word: np.ndarray) -> Tensor:
 
 def conv_sums(x: np.ndarray, rhs: Rhs, rows: Window, cols: Window, zx: int, zf: int,
               centred: np.ndarray | None = None,
-              wrhs: _winograd.WinogradRhs | None = None) -> np.ndarray:
+              wrhs: _winograd.WinogradRhs | None = None, span: Span | None = None
+              ) -> np.ndarray:
     """int32 (B*OH*OW, Cout): sums of (x - zx)(w - zf) over the taps inside the image.
 
     ``centred`` may give x - 128 as float32 (B*H*W, C) for a 1x1 convolution; ``wrhs`` the
-    filter transformed for F(2,3) along the rows (same sums, a third fewer products)."""
+    filter transformed for F(2,3) along the rows (same sums, a third fewer products);
+    ``span`` takes the sums' min and max on the fast paths (it stays empty otherwise)."""
     b, cout = x.shape[0], rhs.n
     if rows.out == 0 or cols.out == 0 or b == 0:
         return np.zeros((0, cout), np.int32)
@@ -232,8 +238,8 @@ def conv_sums(x: np.ndarray, rhs: Rhs, rows: Window, cols: Window, zx: int, zf: 
         # Padding taps read zx, so (x - zx) is 0 there: the same as skipping them.
         if wrhs is not None and c == 0 and _winograd.applies(rows):
             return _winograd.winograd_conv(x, rows, cols, zx if padded else 0, wrhs,
-                                           rhs.offsets(a, 0))
-        return conv_gemm(x, rows, cols, zx if padded else 0, rhs, a, c, centred)
+                                           rhs.offsets(a, 0), span)
+        return conv_gemm(x, rows, cols, zx if padded else 0, rhs, a, c, centred, span)
     # zx outside 0..255 cannot be stored as a pad code: pad with 128 (centred 0) and take
     # the padding taps' share a * sum (w - zf) back out with a 0/1 mask of padding taps.
     total = offset_gemm(im2col(x, rows, cols, _gemm.CENTER), rhs, a, c)

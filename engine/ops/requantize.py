@@ -6,6 +6,7 @@ import numpy as np
 
 from hexscope.engine.dtypes import DType
 from hexscope.engine.hexmath import exact_memo, f2i, f2i1, rndi1, sat_i32, sat_u8
+from hexscope.engine.ops._code_bounds import known
 from hexscope.engine.ops.activation import range_words
 from hexscope.engine.ops.context import KernelContext, scalar_f
 from hexscope.engine.ops.registry import Category, Port, op
@@ -172,7 +173,8 @@ def quantize_down_and_shrink_range_32to8(ctx: KernelContext, x: Tensor, x_min: T
     Errors: none beyond arity and types.
     """
     codes = x.array
-    bounds = code_bounds(codes)
+    # The producer (a convolution) may have noted the span while its blocks were in cache.
+    bounds = known(x.raw) or code_bounds(codes)
     level, out_min, out_max = shrink_plan(scalar_f(x_min), scalar_f(x_max),
                                           min(0, bounds[0]), max(0, bounds[1]))
     if out_min == out_max:
