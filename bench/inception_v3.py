@@ -297,8 +297,8 @@ def simulator() -> tuple[Session, np.ndarray, dict]:
 
 def _gemm_bytes(value: object) -> int:
     """Bytes of float32 weights a conv or matmul keeps for its GEMMs (direct and F(2,3))."""
-    if isinstance(value, _gemm.Rhs):
-        return value.mat.nbytes
+    if isinstance(value, _gemm.Rhs):           # its float32 copy exists once a GEMM used it
+        return value.__dict__["mat"].nbytes if "mat" in value.__dict__ else 0
     if isinstance(value, _winograd.WinogradRhs):
         return sum(m.nbytes for m in value.mats)
     return 0

@@ -26,6 +26,7 @@ copied (im2col) and multiplied while they are in cache, straight into the int32 
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 
@@ -66,16 +67,16 @@ def wrap32(value: int) -> int:
 class Rhs:
     """A right-hand side of uint8 codes (K, N), offset and ready for :func:`offset_gemm`.
 
-    ``mat`` is (K, N) float32, the codes minus ``zero``; ``colsum`` is sum_k (w - zero) per
-    column. A convolution takes its filter's zero code as ``zero`` (when it lies in
-    0..255), so the term ``b * sum_k lhs`` of :func:`offset_gemm` vanishes; there is no
-    column of ones for those row sums either (an odd N + 1 slows BLAS down). ``edges`` cut
-    K into the float32 GEMMs: with |lhs| <= 128, every partial sum within a chunk is an
-    integer of magnitude <= 128 * sum |w - zero| over the chunk <= 2**24 (the filter's
-    actual values, so a typical filter needs fewer chunks than the worst case).
+    ``mat`` is (K, N) float32, the codes minus ``zero`` (made on first use); ``colsum`` is
+    sum_k (w - zero) per column. A convolution takes its filter's zero code as ``zero``
+    (when it lies in 0..255), so the term ``b * sum_k lhs`` of :func:`offset_gemm` vanishes;
+    there is no column of ones for those row sums either (an odd N + 1 slows BLAS down).
+    ``edges`` cut K into the float32 GEMMs: with |lhs| <= 128, every partial sum within a
+    chunk is an integer of magnitude <= 128 * sum |w - zero| over the chunk <= 2**24 (the
+    filter's actual values, so a typical filter needs fewer chunks than the worst case).
     """
 
-    mat: F32
+    codes: npt.NDArray[np.uint8]        # (K, N), read-only
     colsum: I32
     zero: int
     edges: tuple[int, ...]
@@ -85,24 +86,35 @@ class Rhs:
 
     @property
     def k(self) -> int:
-        return self.mat.shape[0]
+        return self.codes.shape[0]
 
     @property
     def n(self) -> int:
-        return self.mat.shape[1]
+        return self.codes.shape[1]
+
+    @functools.cached_property
+    def mat(self) -> F32:
+        """The codes minus ``zero`` as float32, made on first use: a convolution that runs
+        by F(2,3) only needs the column sums (4 bytes per weight saved)."""
+        mat = np.empty(self.codes.shape, np.float32)
+        np.subtract(self.codes, np.float32(self.zero), out=mat, dtype=np.float32)
+        mat.flags.writeable = False
+        return mat
 
     @classmethod
     def from_codes(cls, codes: npt.NDArray[np.uint8], zero: int = CENTER) -> Rhs:
         if not 0 <= zero <= 255:
             raise ValueError(f"zero must be a code in 0..255, got {zero}")
         k, _ = codes.shape
-        mat = np.empty(codes.shape, np.float32)
-        np.subtract(codes, np.float32(zero), out=mat, dtype=np.float32)
+        if codes.flags.writeable:
+            codes = codes.copy()
+            codes.flags.writeable = False
         colsum = (codes.sum(axis=0, dtype=np.int64) - zero * k).astype(np.int32)
         # Running sums of |w - zero| <= 255 * K: integers, exact in float32 for K < 65793.
-        edges = greedy_edges([(np.cumsum(np.abs(mat), axis=0, dtype=np.float64 if k > 65000
+        size = np.abs(codes.astype(np.float32) - np.float32(zero))
+        edges = greedy_edges([(np.cumsum(size, axis=0, dtype=np.float64 if k > 65000
                                          else np.float32), LIMIT / CENTER)])
-        return cls(mat, colsum, zero, edges)
+        return cls(codes, colsum, zero, edges)
 
     def offsets(self, a: int, b: int) -> I32:
         """The per-column constant ``a * sum cw + K * a * b`` of :func:`offset_gemm`, int32

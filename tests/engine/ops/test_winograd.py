@@ -187,3 +187,27 @@ def test_the_kernel_takes_winograd_exactly_when_it_applies(monkeypatch, fh, stri
     assert bool(calls) == used
     assert np.array_equal(y, ref_conv(x, w, ref_zero(*x_rng), ref_zero(*f_rng), *stride,
                                       Padding.SAME))
+
+
+def test_a_winograd_layer_never_makes_the_direct_float32_filter() -> None:
+    """Memory: the direct filter's float32 copy (4 bytes per weight) is made on first use,
+    and a layer that runs by F(2,3) only uses its column sums; a 5x5 layer makes it."""
+    rng = np.random.default_rng(9)
+    x = rng.integers(0, 256, (1, 9, 8, 5), dtype=np.uint8)
+    for fh, made in ((3, False), (5, True)):
+        ctx = KernelContext(0x10, "QuantizedConv2d_8x8to32", padding=Padding.SAME)
+        w = rng.integers(0, 256, (fh, 3, 5, 4), dtype=np.uint8)
+        quantized_conv2d_8x8to32(
+            ctx, Tensor.from_array(x), Tensor.from_array(w).readonly(), Tensor.scalar(-1.0),
+            Tensor.scalar(3.0), Tensor.scalar(-1.0), Tensor.scalar(1.0078740),
+            Tensor.shape_only((1, 1, 1, 1)))
+        rhs = ctx.state["rhs"].value
+        assert ("mat" in rhs.__dict__) is made
+
+
+def test_an_rhs_does_not_follow_later_writes_to_its_source() -> None:
+    codes = np.full((4, 2), 200, np.uint8)
+    rhs = _gemm.Rhs.from_codes(codes, 128)
+    codes[:] = 0
+    assert np.array_equal(rhs.mat, np.full((4, 2), 72, np.float32))
+    assert rhs.colsum.tolist() == [288, 288]
