@@ -28,10 +28,12 @@ from hexscope.engine.session import Session
 
 @dataclass(frozen=True)
 class Request:
-    kind: str                          # "step", "run", "run_to", "restart", "close"
+    kind: str                          # "step", "run", "run_to", "restart", "close", "graph"
     node_id: int | None = None
     breakpoints: frozenset[int] = field(default_factory=frozenset)
     new_run_if_done: bool = False
+    graph: Graph | None = None         # "graph": follow this graph from now on
+    base_dir: str | None = None
 
 
 class SessionWorker(QObject):
@@ -66,6 +68,11 @@ class SessionWorker(QObject):
     def _handle(self, request: Request) -> None:
         if request.kind == "close":
             self.close_session()
+            return
+        if request.kind == "graph":
+            self.close_session()
+            assert request.graph is not None
+            self.graph, self.base_dir = request.graph, request.base_dir
             return
         session = self.session or self._create()
         if session is None:
@@ -132,18 +139,9 @@ class ExecutionController(QObject):
         self._pending = 0
         self._thread = QThread(self)
         self._thread.setObjectName("hexscope-session")
-        self._worker: SessionWorker | None = None
-        self._thread.start()
-        self.set_graph(graph, base_dir)
-
-    def set_graph(self, graph: Graph, base_dir: str | None) -> None:
-        """Follow another graph; the old session (if any) is closed on the worker."""
-        if self._worker is not None:
-            self.close_session()
-            self._request.disconnect(self._worker.handle)
-            self._worker.deleteLater()
-            self._unfollow()
-        self.graph = graph
+        # One worker for the controller's life: a QObject deleted on the worker thread
+        # (deleteLater) while the GUI thread deletes another one can deadlock PySide6 (each
+        # side holds what the other waits for: the GIL, and Qt's connection lock).
         worker = SessionWorker(graph, base_dir, self.token)
         worker.moveToThread(self._thread)
         self._request.connect(worker.handle)
@@ -153,6 +151,16 @@ class ExecutionController(QObject):
         worker.error.connect(self.error)
         worker.done.connect(self._done)
         self._worker = worker
+        self._thread.start()
+        self.graph = graph
+        self._unfollow = graph.edited.connect(self._on_edit)
+
+    def set_graph(self, graph: Graph, base_dir: str | None) -> None:
+        """Follow another graph; the old session (if any) is closed on the worker."""
+        self.token.cancel()
+        self._send(Request("graph", graph=graph, base_dir=base_dir))
+        self._unfollow()
+        self.graph = graph
         self._unfollow = graph.edited.connect(self._on_edit)
 
     def _on_edit(self, event: GraphEdited) -> None:
@@ -167,7 +175,7 @@ class ExecutionController(QObject):
     def _send(self, request: Request) -> None:
         if request.kind in ("run", "run_to"):
             self.token.reset()
-        if request.kind != "close":      # closing is not a run the user waits for
+        if request.kind not in ("close", "graph"):     # not runs the user waits for
             self._pending += 1
             if self._pending == 1:
                 self.busy_changed.emit(True)
@@ -199,7 +207,7 @@ class ExecutionController(QObject):
         self.token.cancel()
         self._thread.quit()
         self._thread.wait(10000)
-        if self._worker is not None and self._worker.session is not None:
+        if self._worker.session is not None:
             self._worker.session.close()
             self._worker.session = None
 
@@ -226,14 +234,14 @@ class ExecutionController(QObject):
         self.session_changed.emit(session)
 
     def _done(self, kind: str) -> None:
-        if kind != "close":
-            self._pending = max(0, self._pending - 1)
-            if self._pending == 0:
-                self.busy_changed.emit(False)
+        if kind in ("close", "graph"):
+            return
+        self._pending = max(0, self._pending - 1)
+        if self._pending == 0:
+            self.busy_changed.emit(False)
         if kind == "step":
             self.edited_since_run = False
-        if kind != "close":
-            self.idle.emit(kind)
+        self.idle.emit(kind)
 
 
 __all__ = ["ExecutionController", "Request", "SessionWorker"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from nop_graphs import BRANCH, CONST, INPUT, JOIN, OUT, A, B
+from nop_graphs import BRANCH, CONST, INPUT, JOIN, OUT, A, B, nop_graph
 from PySide6.QtGui import QKeySequence
 
 from hexscope.engine import NodeStatus
@@ -141,3 +141,27 @@ def test_progress_reports_node_k_of_n(qtbot, window, graph_file):
     _do(qtbot, window, "run")
     assert seen == [(k, 6) for k in range(1, 7)]
     assert window.progress.maximum() == 6
+
+
+def test_opening_graphs_reuses_one_worker_and_steps_the_new_graph(qtbot, window, graph_file,
+                                                                  tmp_path):
+    """The worker object lives as long as the controller (deleting QObjects on the worker
+    thread can deadlock PySide6 against the GUI thread); each graph opened after it is the
+    one the next step runs, and the old session is closed."""
+    worker = window.controller._worker
+    assert window.files.open_graph(graph_file)
+    _do(qtbot, window, "step")
+    first = window.session
+    assert first is not None and first.status(INPUT) is NodeStatus.DONE
+    other = tmp_path / "other.hexgraph"
+    g = nop_graph()
+    g.set_label(A, "renamed")
+    g.save(other)
+    with qtbot.waitSignal(window.controller.session_changed, timeout=5000):
+        assert window.files.open_graph(str(other))
+    assert window.session is None
+    _do(qtbot, window, "step")
+    second = window.session
+    assert second is not None and second is not first
+    assert second.graph.node(A).label == "renamed"
+    assert window.controller._worker is worker
