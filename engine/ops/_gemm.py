@@ -250,15 +250,19 @@ def im2col(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int) -> F
     if rows.f == cols.f == 1 and rows.s == cols.s == 1 and not (rows.before or cols.before):
         out = center(x[:, :rows.out, :cols.out, :]).reshape(-1, c)
     else:
-        out = _patches(_padded(x, rows, cols, fill), rows, cols)
+        out = _patches(padded(x, rows, cols, fill), rows, cols)
     TIMES.im2col += time.perf_counter() - start
     TIMES.calls["im2col"] += 1
     return out
 
 
-def _padded(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int) -> F32:
+def padded(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int,
+           min_rows: int = 0) -> F32:
+    """The centred image with ``fill`` around it as the windows need, and at least
+    ``min_rows`` rows (extra rows at the bottom hold the fill too)."""
     b, h, w, c = x.shape
-    hp, wp = rows.before + h + rows.after, cols.before + w + cols.after
+    hp = max(min_rows, rows.before + h + rows.after)
+    wp = cols.before + w + cols.after
     if (hp, wp) == (h, w):
         return center(x)
     xp = np.empty((b, hp, wp, c), np.float32)
@@ -266,7 +270,7 @@ def _padded(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int) -> 
     # Only the borders that exist (each slice assignment costs ~2 us even when empty).
     if rows.before:
         xp[:, :rows.before] = value
-    if rows.after:
+    if hp > rows.before + h:
         xp[:, rows.before + h:] = value
     if cols.before:
         xp[:, rows.before:rows.before + h, :cols.before] = value
@@ -318,7 +322,7 @@ def conv_gemm(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int, r
         gemm_into(out, centred, rhs, rhs.offsets(a, b), b, span)
         return out
     start = time.perf_counter()
-    src = x if plain else _padded(x, rows, cols, fill)
+    src = x if plain else padded(x, rows, cols, fill)
     TIMES.im2col += time.perf_counter() - start
     TIMES.calls["im2col"] += 1
     out = np.empty((bsz, rows.out, ow, n), np.int32)

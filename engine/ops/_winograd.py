@@ -131,7 +131,7 @@ def winograd_conv(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: in
         raise ValueError(f"inner dimensions differ: {k} vs {wrhs.k}")
     start = time.perf_counter()
     pairs = -(-oh // 2)
-    xp = _padded_rows(x, rows, cols, fill, 2 * pairs + 2)
+    xp = _gemm.padded(x, rows, cols, fill, 2 * pairs + 2)
     _gemm.TIMES.im2col += time.perf_counter() - start
     out = np.empty((bsz, oh, ow, n), np.int32)
     tb = max(1, min(pairs, _gemm.BLOCK_BYTES // max(1, 4 * ow * k * 4)))
@@ -156,24 +156,6 @@ def winograd_conv(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: in
             _gemm.TIMES.gemm += time.perf_counter() - start
             _gemm.TIMES.calls["gemm"] += 1
     return out.reshape(bsz * oh * ow, n)
-
-
-def _padded_rows(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int,
-                 height: int) -> F32:
-    """The centred padded image with at least ``height`` rows (the extra ones, read only by
-    a dropped output row, hold the fill)."""
-    b, h, w, c = x.shape
-    hp = max(height, rows.before + h + rows.after)
-    wp = cols.before + w + cols.after
-    xp = np.empty((b, hp, wp, c), np.float32)
-    value = np.float32(fill - CENTER)
-    xp[:, :rows.before] = value
-    xp[:, rows.before + h:] = value
-    xp[:, rows.before:rows.before + h, :cols.before] = value
-    xp[:, rows.before:rows.before + h, cols.before + w:] = value
-    np.subtract(x, np.float32(CENTER), dtype=np.float32,
-                out=xp[:, rows.before:rows.before + h, cols.before:cols.before + w])
-    return xp
 
 
 def _transformed_patches(dst: F32, img: F32, t0: int, sw: int,
