@@ -11,6 +11,8 @@ import functools
 import threading
 import time
 import weakref
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 
@@ -248,30 +250,35 @@ def conv_sums(x: np.ndarray, rhs: Rhs, rows: Window, cols: Window, zx: int, zf: 
     return total - offset_gemm(mask, rhs, 0, c) * np.int32(wrap32(a))
 
 
+_Filter = TypeVar("_Filter", Rhs, _winograd.WinogradRhs)
+
+
 def _filter_rhs(ctx: KernelContext, filt: Tensor, zf: int) -> Rhs:
     """The filter as a GEMM right-hand side, offset by its zero code when that is a code
-    (so no row sums of the patches are needed), cached while the same read-only tensor
-    comes in with the same zero code (a Const), so constant weights are converted once."""
+    (so no row sums of the patches are needed)."""
     zero = zf if 0 <= zf <= 255 else _gemm.CENTER
-    cached = ctx.state.get("rhs")
-    if isinstance(cached, Shared) and cached.key is filt and not filt.raw.flags.writeable \
-            and cached.value.zero == zero:  # type: ignore[attr-defined]
-        return cached.value  # type: ignore[return-value]
     fh, fw, din, dout = filt.shape
-    rhs = Rhs.from_codes(data_of(filt, "filter").reshape(fh * fw * din, dout), zero)
-    ctx.state["rhs"] = Shared(filt, rhs)
-    return rhs
+    return _converted(ctx, "rhs", filt, zero, lambda codes: Rhs.from_codes(
+        codes.reshape(fh * fw * din, dout), zero))
 
 
 def _filter_winograd(ctx: KernelContext, filt: Tensor, zero: int) -> _winograd.WinogradRhs:
-    """The filter transformed for F(2,3) along the rows, cached as :func:`_filter_rhs`."""
-    cached = ctx.state.get("winograd")
+    """The filter transformed for F(2,3) along the rows."""
+    return _converted(ctx, "winograd", filt, zero,
+                      lambda codes: _winograd.WinogradRhs.from_codes(codes, zero))
+
+
+def _converted(ctx: KernelContext, slot: str, filt: Tensor, zero: int,
+               build: Callable[[np.ndarray], _Filter]) -> _Filter:
+    """``build(filter codes)``, kept in the node's state while the same read-only tensor
+    (a Const) comes in with the same zero code, so constant weights are converted once."""
+    cached = ctx.state.get(slot)
     if isinstance(cached, Shared) and cached.key is filt and not filt.raw.flags.writeable \
             and cached.value.zero == zero:  # type: ignore[attr-defined]
         return cached.value  # type: ignore[return-value]
-    wrhs = _winograd.WinogradRhs.from_codes(data_of(filt, "filter"), zero)
-    ctx.state["winograd"] = Shared(filt, wrhs)
-    return wrhs
+    value = build(data_of(filt, "filter"))
+    ctx.state[slot] = Shared(filt, value)
+    return value
 
 
 for _name in ("QuantizedConv2d_8x8to32", "QuantizedConv2d_8x8to32_ref"):
