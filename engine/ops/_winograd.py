@@ -19,7 +19,8 @@ is whole contiguous rows of NHWC, so it folds into the patch copy: the patches o
 one subtraction of two overlapping strided views of the padded image.
 
 Exactness in float32 (quantized-ops spec §1.3, §2: the sums are integers and must be exact).
-The centred codes d are integers in [-128, 127], so |u| <= 255. G0 and G3 are integers, G1
+The centred codes d are integers in [-128, 127], so the differences u0, u2, u3 lie in
+[-255, 255] but the sum u1 = d1 + d2 reaches -256 (two codes 0). G0 and G3 are integers, G1
 and G2 multiples of 1/2; a float32 holds every integer up to 2**24 and every multiple of 1/2
 up to 2**23 exactly. The combination is evaluated as
 
@@ -29,7 +30,7 @@ up to 2**23 exactly. The combination is evaluated as
 so each of its sums is an integer whose size the direct form bounds (|d| <= 128). The
 reduction is cut into chunks (:func:`chunk_bounds`) where, for every output column,
 
-    255 * sum|G0| <= 2**24,  255 * sum|G3| <= 2**24,  255 * sum|G1| <= 2**23,
+    255 * sum|G0| <= 2**24,  255 * sum|G3| <= 2**24,  256 * sum|G1| <= 2**23,
     255 * sum|G2| <= 2**23,  128 * sum(|g0| + |g1| + |g2|) <= 2**24,
 
 which bound every partial sum BLAS may form for m_i, and s, e, y0, y1 (|g0 + g2| <= |g0| +
@@ -58,8 +59,10 @@ from hexscope.engine.ops._gemm import CENTER, Window
 F32 = npt.NDArray[np.float32]
 I32 = npt.NDArray[np.int32]
 
-#: |u| <= 255 for centred codes in [-128, 127] (padding reads a code, so the same holds).
+#: |u| <= 255 for the differences of centred codes in [-128, 127] (padding reads a code, so
+#: the same holds); the sum u1 = d1 + d2 reaches -256.
 U_MAX = 255
+U1_MAX = 256
 #: Multiples of 1/2 are exact in float32 up to this magnitude.
 HALF_LIMIT = 2 ** 23
 
@@ -109,7 +112,7 @@ def chunk_bounds(g: F32, mats: tuple[F32, F32, F32, F32]) -> tuple[int, ...]:
     direct = np.abs(g[0]) + np.abs(g[1]) + np.abs(g[2])
     return _gemm.greedy_edges([
         (running(a0), 2 ** 24 / U_MAX), (running(a3), 2 ** 24 / U_MAX),
-        (running(a1), HALF_LIMIT / U_MAX), (running(a2), HALF_LIMIT / U_MAX),
+        (running(a1), HALF_LIMIT / U1_MAX), (running(a2), HALF_LIMIT / U_MAX),
         (running(direct), 2 ** 24 / CENTER)])
 
 
