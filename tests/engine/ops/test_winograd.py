@@ -229,3 +229,20 @@ def test_an_rhs_does_not_follow_later_writes_to_its_source() -> None:
     codes[:] = 0
     assert np.array_equal(rhs.mat, np.full((4, 2), 72, np.float32))
     assert rhs.colsum.tolist() == [288, 288]
+
+
+def test_no_input_channels_gives_zero_sums() -> None:
+    """Cin = 0: no taps, so every sum is 0 (§2); the F(2,3) path has no chunk to run and
+    must still write its output (it once returned whatever the allocation held)."""
+    junk = np.full(64 * 64 * 16, 0x0BADBEEF, np.int32)
+    del junk                                       # leave recognisable bytes on the heap
+    x = np.zeros((1, 64, 64, 0), np.uint8)
+    w = np.zeros((3, 3, 0, 16), np.uint8)
+    got = winograd(x, w, 100, 128, 1, Padding.SAME)
+    assert got.shape == (1, 64, 64, 16) and not got.any()
+    ctx = KernelContext(node_id=1, op="QuantizedConv2d_8x8to32", padding=Padding.SAME)
+    y, _, _ = quantized_conv2d_8x8to32(
+        ctx, Tensor.from_array(x), Tensor.from_array(w), *(Tensor.scalar(v) for v in
+                                                            (-1.0, 1.0, -1.0, 1.0)),
+        Tensor.shape_only((1, 1, 1, 1)))
+    assert np.array_equal(y.array, ref_conv(x, w, 128, 128, 1, 1, Padding.SAME))
