@@ -26,14 +26,19 @@ from hexscope.engine.log import Log
 from hexscope.engine.ops.context import DEFAULT_PADDING_FILL
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
 from hexscope.engine.prepare import Prepared, Rewrite, prepare
-from hexscope.engine.tensor import Tensor
+from hexscope.engine.tensor import Tensor, is_frozen
 from hexscope.engine.validate import Issue, errors, validate
 
 
 def as_input_tensor(value: Tensor | np.ndarray) -> Tensor:
-    """A graph input; float64/int64 arrays become float32/int32 (hexagon_nn has neither)."""
+    """A graph input; float64/int64 arrays become float32/int32 (hexagon_nn has neither).
+
+    The session freezes its inputs, and kernels keep work derived from read-only buffers
+    between runs (the convolution's centred input and converted filter). So a Tensor whose
+    buffer the caller could still write through another array is copied: freezing the
+    Tensor's own view would not stop those writes, and a later run would read stale work."""
     if isinstance(value, Tensor):
-        return value
+        return value if not value.has_data or is_frozen(value.raw) else value.copy()
     try:
         return Tensor.from_array(narrow_64bit(np.asarray(value)))
     except ValueError as exc:

@@ -52,6 +52,21 @@ _FRESH: dict[int, np.ndarray] = {}
 _FRESH_MAX = 64
 
 
+def is_frozen(array: np.ndarray) -> bool:
+    """Whether no array in ``array``'s chain of bases can be written and the memory comes
+    from an array or from immutable bytes: the data cannot change through any of them.
+
+    (A writable view taken before a base was frozen stays writable; such a view cannot be
+    seen from here, so callers copy whatever they did not make themselves unless this holds.)
+    """
+    obj: object = array
+    while isinstance(obj, np.ndarray):
+        if obj.flags.writeable:
+            return False
+        obj = obj.base
+    return obj is None or isinstance(obj, bytes)
+
+
 #: numpy type and item size per DType, looked up once (``DType.numpy`` builds a np.dtype).
 _NUMPY_OF = {dt: dt.numpy for dt in DType}
 _SIZE_OF = {dt: dt.numpy.itemsize for dt in DType}

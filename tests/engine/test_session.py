@@ -21,7 +21,11 @@ from hexscope.engine import (
     Session,
 )
 from hexscope.engine.backends import FakeBackend, SimBackend
+from hexscope.engine.dtypes import DType
 from hexscope.engine.executor import CancelToken
+from hexscope.engine.nodes import Padding
+from hexscope.engine.tensor import Tensor, is_frozen
+from support.ref_conv import ref_conv
 from support.toy_ops import make_registry
 
 REG = make_registry()
@@ -261,3 +265,49 @@ def test_consts_move_first():
     g = rerun_graph()
     s = Session(g)
     assert s.prepared.order[0] == 0x12 and 0x12 not in s.plan
+
+
+def test_tensor_inputs_over_a_writable_buffer_are_read_afresh_each_run():
+    """A Tensor built over the caller's array shares it, and freezing the Tensor's view does
+    not stop writes through that array. The session copies such inputs, so the conv's work
+    kept between runs (centred 1x1 input, converted filter) never goes stale (§2, §2.13)."""
+    rng = np.random.default_rng(1)
+    xbuf = rng.integers(0, 256, 3 * 4 * 6, dtype=np.uint8)
+    fbuf = rng.integers(0, 256, 3 * 3 * 6 * 2, dtype=np.uint8)
+    x_in = Tensor((1, 3, 4, 6), DType.QUINT8, xbuf)
+    f_in = Tensor((3, 3, 6, 2), DType.QUINT8, fbuf)
+    f1 = np.ascontiguousarray(rng.integers(0, 256, (1, 1, 6, 4), dtype=np.uint8))
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=2)
+    g.append_const_node(0x11, np.array([-1.0], np.float32))      # zx = 128
+    g.append_const_node(0x12, np.array([1.0], np.float32))
+    g.append_const_node(0x13, np.array([0.0], np.float32))       # zf = 0
+    g.append_const_node(0x14, shape=(1, 1, 1, 1))
+    g.append_const_node(0x15, f1)
+    for node_id, filt in ((0x30, (0x15, 0)), (0x31, (0x10, 1))):
+        g.append_node(node_id, "QuantizedConv2d_8x8to32", inputs=[
+            (0x10, 0), filt, (0x11, 0), (0x12, 0), (0x13, 0), (0x12, 0), (0x14, 0)],
+            outputs=3, padding="SAME")
+    g.append_node(0x40, "OUTPUT", inputs=[(0x30, 0), (0x31, 0)])
+    s = Session(g)
+    assert not is_frozen(x_in.readonly().raw)            # xbuf itself stays writable
+    for run in range(3):
+        y1, y3 = s.execute([x_in, f_in])
+        x = xbuf.reshape(1, 3, 4, 6)
+        assert np.array_equal(y1.array, ref_conv(x, f1, 128, 0, 1, 1, Padding.SAME)), run
+        assert np.array_equal(y3.array, ref_conv(x, fbuf.reshape(3, 3, 6, 2), 128, 0, 1, 1,
+                                                 Padding.SAME)), run
+        (xbuf if run == 0 else fbuf)[:] = 255 - (xbuf if run == 0 else fbuf)
+
+
+def test_is_frozen_follows_the_chain_of_bases():
+    owner = np.arange(8, dtype=np.uint8)
+    view = owner.view()
+    view.flags.writeable = False
+    assert not is_frozen(view)                           # owner can still be written
+    owner.flags.writeable = False
+    assert is_frozen(view) and is_frozen(owner)
+    assert is_frozen(np.frombuffer(b"abcd", np.uint8))   # immutable bytes
+    over_bytearray = np.frombuffer(bytearray(4), np.uint8)
+    over_bytearray.flags.writeable = False
+    assert not is_frozen(over_bytearray)                 # the bytearray can still change
