@@ -191,8 +191,10 @@ def greedy_edges(cums: list[tuple[np.ndarray, float]]) -> tuple[int, ...]:
     """Edges 0 = e0 < e1 < ... = K of the fewest greedy chunks of rows in which, for every
     column and every (running sums (K, N), limit) pair of ``cums``, the chunk's sum stays
     within the limit. A row that alone exceeds it is a chunk of its own (callers make sure
-    one row never does)."""
-    k = cums[0][0].shape[0]
+    one row never does). With no columns every row fits: one chunk (none when K = 0)."""
+    k, n = cums[0][0].shape
+    if n == 0:
+        return (0, k) if k else (0,)
     edges = [0]
     while edges[-1] < k:
         start = edges[-1]

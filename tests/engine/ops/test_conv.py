@@ -78,6 +78,15 @@ def test_valid_filter_larger_than_input_gives_empty_output():
     assert y.shape == (1, 0, 3, 2)
 
 
+@pytest.mark.parametrize("filter_shape", [(3, 3, 1, 0), (1, 1, 1, 0), (5, 1, 1, 0)])
+def test_a_filter_without_output_channels_gives_an_empty_output(filter_shape):
+    """Cout = 0 is not an error in §2: the output is [B,OH,OW,0] with the usual range (the
+    F(2,3), blocked and 1x1 paths each once sized their K chunks from no columns)."""
+    y, mn, mx, _ = run_conv(X3, np.zeros(filter_shape, np.uint8))
+    assert y.shape == (1, 3, 3, 0) and y.array.size == 0
+    assert (mn, mx) == (-mx, mx) and mx > 0
+
+
 def test_mirror_padding_gives_size_zero():
     y, *_ = run_conv(X3, W2, padding=Padding.MIRROR_REFLECT)
     assert y.shape == (1, 0, 0, 1)

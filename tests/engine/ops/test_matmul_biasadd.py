@@ -53,6 +53,14 @@ def ref_za(mn: float, mx: float, clamp_hi: bool = True) -> int:
 
 # MatMul --------------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("ref", [False, True])
+def test_matmul_with_no_output_columns_gives_an_empty_output(ref):
+    """B = [1,1,K,0]: §3 rejects only B's batches or height != 1, so the product is [1,1,M,0]
+    (the K chunks were once sized from no columns and failed)."""
+    y, mn, mx, _ = matmul(np.ones((1, 1, 3, 4)), np.ones((1, 1, 4, 0)), ref=ref)
+    assert y.shape == (1, 1, 3, 0) and (mn, mx) == (-mx, mx)
+
+
 def test_matmul_hand_vector_and_trailing_codes():
     """§3: K = B.width = 3, N = 2; A has 7 codes, so M = 2 and the 7th is ignored.
 
