@@ -125,6 +125,10 @@ def quantized_mul_8x8to8(ctx: KernelContext, a: Tensor, b: Tensor, a_min: Tensor
     final shift is stored in 16 bits before saturation, so it would wrap (-1 -> 255); with
     the range built from the data that cannot happen (§12, unconfirmed edge).
 
+    The output dimension is the larger of the two, also for a 0 against a 1: an input with
+    no elements is then read as code 0 with a warning (the device reads past its end;
+    simulator's choice).
+
     Errors: "incompatible shapes" (a dimension differs and neither side is 1); prepare check:
     output 0 must declare 1 to 2^25 elements ("can't get plausible max output size").
     """
@@ -138,10 +142,24 @@ def quantized_mul_8x8to8(ctx: KernelContext, a: Tensor, b: Tensor, a_min: Tensor
     elif a.shape == one:
         y, lo, hi = _mul_scalar(b, bmin, bmax, int(a.array.flat[0]), za, sa)
     else:
-        broadcast_shape(a.shape, b.shape)
-        p = (a.array.astype(np.int32) - za) * (b.array.astype(np.int32) - zb)
+        total = broadcast_shape(a.shape, b.shape)
+        a_codes, b_codes = (_mul_operand(ctx, t, total, name) for t, name in ((a, "a"), (b, "b")))
+        p = (a_codes.astype(np.int32) - za) * (b_codes.astype(np.int32) - zb)
         y, lo, hi = mul_requantize(p, f32(sa * sb))
     return (y, _scalar_out(lo), _scalar_out(hi))
+
+
+def _mul_operand(ctx: KernelContext, t: Tensor, total: tuple[int, ...], name: str) -> np.ndarray:
+    """The codes of ``t`` for a broadcast to ``total``. A dimension 0 against a 1 is "1 on
+    one side" (§12) and the output takes the 1, so an input with no elements would be read
+    past its end: the simulator reads code 0 there, with a warning (as the add's expand)."""
+    codes = t.array
+    if codes.size or not all(total):
+        return codes
+    ctx.warn(f"{name} {list(t.shape)} has no elements but the broadcast output is "
+             f"{list(total)}: the device reads past the end of {name} (undefined bytes; "
+             "simulated as code 0)")
+    return np.zeros(total, np.uint8)
 
 
 # --- QuantizedAdd_8p8to8: the flat direct path, on the §13 engine (§15) ------------------
@@ -201,7 +219,9 @@ def _expand(ctx: KernelContext, t: Tensor, total: tuple[int, ...], name: str) ->
     if outside.any():
         ctx.warn(f"broadcast of {name} {list(t.shape)} to {list(total)}: the device's expand "
                  "reads past the end of the input there (undefined bytes; simulated as 0)")
-    return np.where(outside, 0, raw[np.minimum(idx, max(raw.size - 1, 0))]).astype(np.uint8)
+    if not raw.size:                # an input with no elements (a 0 against a 1): all outside
+        return np.zeros(total, np.uint8)
+    return np.where(outside, 0, raw[np.minimum(idx, raw.size - 1)]).astype(np.uint8)
 
 
 def _add_888(big: np.ndarray, big_rng: tuple[np.float32, np.float32], small: np.ndarray,

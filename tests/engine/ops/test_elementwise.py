@@ -104,6 +104,18 @@ def test_mul_broadcasts_and_rejects_incompatible_shapes() -> None:
         _mul(np.zeros((1, 1, 2, 3)), np.zeros((1, 1, 3, 3)), (0.0, 1.0), (0.0, 1.0))
 
 
+def test_mul_reads_an_input_without_elements_as_code_0_and_warns() -> None:
+    """§12: a 0 against a 1 is "1 on one side" and the output takes the larger, so B (no
+    elements) is read past its end: simulated as code 0, with a warning (it once returned an
+    empty tensor, numpy's broadcast, without a word)."""
+    a = np.random.default_rng(3).integers(0, 256, (1, 1, 2, 3))
+    ctx = KernelContext(node_id=0x52, op="QuantizedMul_8x8to8")
+    y, lo, hi = _mul(a, np.zeros((0, 1, 2, 3)), (-1.0, 2.0), (-3.0, 1.0), ctx)
+    ref, rlo, rhi = _mul(a, np.zeros((1, 1, 2, 3)), (-1.0, 2.0), (-3.0, 1.0))
+    assert y.shape == (1, 1, 2, 3) and np.array_equal(y, ref) and (lo, hi) == (rlo, rhi)
+    assert any("has no elements" in w and "reads past the end of b" in w for w in ctx.warnings)
+
+
 def test_mul_prepare_check_on_the_declared_output_size() -> None:
     # §12: the declared output must hold 1 .. 2^25 elements.
     for sizes in ((1, 1, 1, 2 ** 25 + 1), (1, 0, 4, 4)):
@@ -460,3 +472,15 @@ def test_add_height_broadcast_reads_as_the_device_does_and_warns() -> None:
     assert any("reads past the end" in w for w in ctx.warnings)
     with pytest.raises(KernelError, match="incompatible shapes"):
         _add(ctx, np.zeros((1, 1, 2, 3)), np.zeros((1, 1, 3, 3)), (0.0, 1.0), (0.0, 1.0))
+
+
+@pytest.mark.parametrize(("a_shape", "b_shape", "out"), [
+    ((1, 1, 1, 1), (1, 1, 1, 0), (1, 1, 1, 1)), ((1, 1, 1, 1), (0, 2, 3, 4), (1, 2, 3, 4))])
+def test_add_broadcast_of_an_input_without_elements_reads_zeros_and_warns(a_shape, b_shape,
+                                                                           out) -> None:
+    """§15: the output takes the larger dimension, and expand reads an input with no elements
+    entirely past its end: simulated as 0 with the warning (it once raised IndexError)."""
+    ctx = KernelContext(node_id=0x67, op="QuantizedAdd_8p8to8")
+    y, _, _ = _add(ctx, np.full(a_shape, 200), np.zeros(b_shape), (-1.0, 1.0), (-1.0, 1.0))
+    assert y.shape == out and y.dtype == np.uint8
+    assert any("reads past the end" in w for w in ctx.warnings)
