@@ -64,7 +64,9 @@ def regions(t: Tensor, tail: int) -> Iterator[tuple[int, int, bool]]:
     """(offset, length, is_depth) of every region FillPadding writes, in the device's order."""
     g, p = t.geometry, t.padding
     _, h, w, _ = t.shape
-    row, d32s, nd32 = g.row_stride, g.d32_stride, g.n_data_slices
+    # Matches device: its slice count is D_tot / 32 (``tensor_addressing_d32``), which counts a
+    # slice of padding only (depth-after padding of 32 or more, as the d32 add can give).
+    row, d32s, nd32 = g.row_stride, g.d32_stride, g.n_slices
     for b in range(t.shape[0]):
         base = b * g.batch_stride
         yield base, p.h_before * row, False
@@ -112,7 +114,9 @@ def fill_padding_8_d32(ctx: KernelContext, x: Tensor, *opts: Tensor) -> tuple[Te
     keeps its low 8 bits. The whole input buffer (padding included) is copied, then, in this
     order: top and bottom padding rows, up to 4 rows past the end of the data, left and right
     padding of the valid rows, depth-before and depth-after padding of the valid pixels.
-    Depth padding inside spatial padding gets the spatial value.
+    Depth padding inside spatial padding gets the spatial value. The depth-after region is the
+    last depth_after bytes of each pixel's last slice (counted as D_tot / 32), and the left
+    and right padding covers every slice, so a slice that holds padding only is filled too.
 
     The rows past the end fill min(capacity - data size, 4 rows): the node's declared output
     capacity (with the d32 widening of §1.4) decides how many; with no declared size, room

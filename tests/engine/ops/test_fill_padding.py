@@ -55,7 +55,7 @@ def reference(t: Tensor, capacity: int, spatial: int, depth: int) -> np.ndarray:
     wt, dt = wb + w_ + wa, db + d_ + da
     row, d32s, bs = wt * dt, wt * 32, (hb + h_ + ha) * wt * dt
     size = b_ * bs
-    nd32 = (db + d_ + 31) // 32
+    nd32 = dt // 32                    # the device's slice count (tensor_addressing_d32)
     buf = bytearray(t.buffer.tobytes()) + bytearray([FILL]) * (capacity - size)
     lcg = RefLcg()
 
@@ -157,11 +157,12 @@ def test_random_fill_restarts_at_every_execute_and_ignores_session_seed():
                       st.integers(0, 31)),
        fills=st.tuples(st.sampled_from([-1, 0, 17, 255, 300]),
                        st.sampled_from([-1, 5, None])),
-       extra=st.integers(-1, 3000), seed=st.integers(0, 1000))
-def test_fill_matches_byte_reference(shape, pads, fills, extra, seed):
+       extra=st.integers(-1, 3000), seed=st.integers(0, 1000), pad_slice=st.booleans())
+def test_fill_matches_byte_reference(shape, pads, fills, extra, seed, pad_slice):
     hb, ha, wb, wa_min, db = pads
     w_tot = -(-(wb + shape[2] + wa_min) // 4) * 4
-    pad = (hb, ha, wb, w_tot - wb - shape[2], db, (-(db + shape[3])) % 32)
+    # pad_slice: a whole slice of depth padding more, as the d32 add's output can have
+    pad = (hb, ha, wb, w_tot - wb - shape[2], db, (-(db + shape[3])) % 32 + 32 * pad_slice)
     t = dirty_d32(shape, pad, seed)
     args = [i32(fills[0])] + ([i32(fills[1])] if fills[1] is not None else [])
     spatial, depth = fills[0], fills[1] if fills[1] is not None else fills[0]
@@ -175,6 +176,8 @@ def test_fill_matches_byte_reference(shape, pads, fills, extra, seed):
         (y,) = fill_padding_8_d32(make_ctx([d]), t, *args)
     assert np.array_equal(y.raw, reference(t, capacity, spatial, depth))
     assert np.array_equal(y.array, t.array)
+    if pad_slice:
+        return      # the device fills only the last depth_after bytes: some input bytes stay
     # garbage in the input padding never reaches the output
     other = dirty_d32(shape, pad, seed)
     raw = other.buffer.copy()
@@ -199,3 +202,21 @@ def test_fill_padding_in_a_graph():
     assert np.array_equal(out.array, x)
     filled = s.output(0x13)
     assert np.all(filled.memory[filled.padding_mask()] == 0)
+
+
+def test_a_slice_of_depth_padding_is_filled_and_valid_data_kept():
+    """The d32 add keeps its input's slice count with no depth-before padding (§13, source
+    ``setup_elementwise_strategy``), so depth 30 after depth-before 5 gives depth-after 34:
+    a second slice of padding only. FillPadding counts slices as D_tot / 32, as the device,
+    so it fills that slice and leaves the 30 valid channels alone (counting only slices
+    with data, it once wrote the fill over them). Like the device, it fills the last 34
+    bytes before the end of each pixel's last slice: the 2 depth-after bytes of slice 0 keep
+    what the input held."""
+    t = dirty_d32((1, 2, 3, 30), (1, 1, 4, 1, 0, 34), seed=5)
+    (y,) = fill_padding_8_d32(make_ctx(), t, i32(0x11), i32(0x22))
+    assert np.array_equal(y.array, t.array)
+    assert np.array_equal(y.raw, reference(t, t.nbytes + 4 * t.geometry.row_stride, 0x11, 0x22))
+    mem, before = y.memory, t.memory                     # (B, H_tot, slices, W_tot, 32)
+    assert (mem[0, 1:3, 1, 4:7, :] == 0x22).all()        # the padding slice of valid pixels
+    assert np.array_equal(mem[0, 1:3, 0, 4:7, 30:], before[0, 1:3, 0, 4:7, 30:])
+    assert (mem[0, 0] == 0x11).all()                     # top padding row
