@@ -250,9 +250,10 @@ def _mul_rerun(ctx: KernelContext, st: dict, p: np.ndarray) -> bool:
 
 def _d32_output(ctx: KernelContext, codes: np.ndarray, a: Tensor) -> Tensor:
     """The output takes a's height and width padding, no depth-before padding, and depth-after
-    padding to a's slice count (``setup_elementwise_strategy``). Padding is left undefined."""
+    padding to a's slice count (``setup_elementwise_strategy``; D_tot / 32, so an input with a
+    slice of padding only passes it on). Padding is left undefined."""
     p, depth = a.padding, codes.shape[3]
-    slices = -(-(p.d_before + depth) // 32)
+    slices = a.geometry.n_slices
     pad = D32Padding(p.h_before, p.h_after, p.w_before, p.w_after, 0, slices * 32 - depth)
     return Tensor.from_array(codes, DType.QUINT8).to_d32(pad, fill=ctx.padding_fill)
 
@@ -268,7 +269,7 @@ def _zap_fill(out: Tensor, value: int) -> None:
     start = p.h_before * g.row_stride + p.w_before * 32
     align = start % 128
     cols = -(-(w * 32 + align) // 128) * 128
-    length = cols + (h * g.n_data_slices - 1) * g.d32_stride
+    length = cols + (h * g.n_slices - 1) * g.d32_stride     # the device's nd32 is D_tot / 32
     raw = out.raw
     for batch in range(out.shape[0]):
         base = batch * g.batch_stride + start - align

@@ -430,6 +430,22 @@ def test_output_padding_and_undefined_bytes():
     assert np.all(z.memory[z.padding_mask()] == 0x3C)
 
 
+def test_a_slice_of_padding_only_is_passed_on_and_zapped():
+    """setup_elementwise_strategy sizes the output by a's D_tot / 32 (tensor_addressing_d32),
+    not by the slices that hold data: depth 30 after depth-before 5 gives depth-after 34, and
+    the next add keeps those 2 slices. A scalar-0 mul memsets height * D_tot / 32 rows."""
+    s = session("add", (-1.0, 1.0, -1.0, 1.0))
+    z, _, _ = execute(s, d32(np.ones((1, 2, 3, 30)), D32Padding(0, 0, 4, 1, 5, 29)),
+                      d32(np.ones((1, 2, 3, 30)), D32Padding(0, 0, 4, 1, 5, 29)))
+    assert z.padding == D32Padding(0, 0, 4, 1, 0, 34)
+    z2, _, _ = execute(s, z, z)
+    assert z2.padding == D32Padding(0, 0, 4, 1, 0, 34)
+    m = session("mul", R_A + (0.0, 2.55), padding_fill=0x3C)
+    zero, _, _ = execute(m, z, d32([[[[0]]]]))
+    mem = zero.memory                                    # (B, H_tot, slices, W_tot, 32)
+    assert np.all(mem[0, :, :, 4:7] == 0)                # both slices of every valid pixel
+
+
 def test_scalar_fill_writes_the_memset_span():
     # tensor_copy_scaled_d32: a fill (scale 0) memsets from the vector holding (h=0, w=0)
     # to the last valid vector of the last row; rows above and below keep the fill byte.
