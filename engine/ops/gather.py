@@ -78,14 +78,44 @@ def _gather(ctx: KernelContext, index: Tensor, table: Tensor, options: tuple[Ten
         k = int(bad[0])
         raise KernelError(f"out-of-range value {int(idx[k])} found at offset {k}; table size "
                           f"is {plan.table_n}")
-    idx = np.clip(idx, 0, max(plan.table_n - 1, 0))
     size = out_type.size
     words = data_of(table, "the table")
     if words.dtype.itemsize != size:
         raise KernelError(f"the table must hold {size}-byte elements, got {table.describe()}")
+    if plan.outer * plan.n_indices * plan.inner == 0:
+        return np.zeros(plan.out_shape, out_type.numpy)
+    _check_sizes(ctx, index, table, (idx.size, words.size), plan, dims[1])
+    idx = np.clip(idx, 0, plan.table_n - 1)
     view = np.ascontiguousarray(words).view(out_type.numpy).reshape(
         plan.outer, plan.table_n, plan.inner)
     return view[:, idx, :].reshape(plan.out_shape)
+
+
+def _check_sizes(ctx: KernelContext, index: Tensor, table: Tensor, stored: tuple[int, int],
+                 plan: GatherPlan, index_rank: int) -> None:
+    """Raise where the device's lookup would read outside the index or table buffer."""
+    n_indices, n_table = stored
+    # Apparent rank skips a leading dimension of size 0, so nidx and TabN x outer x inner can
+    # count elements the tensor does not store.
+    if n_indices < plan.n_indices:
+        rank = index_rank if index_rank >= 0 else apparent_rank(index.shape)
+        raise KernelError(f"the index tensor {index.describe()} is too small: it holds "
+                          f"{n_indices} indices, but with index rank {rank} the lookup reads "
+                          f"{plan.n_indices} (the empty dimension lies outside the rank); the "
+                          f"device would read outside its buffer")
+    if plan.table_n == 0:
+        # SAME has already failed on the first index; every other padding clips it to
+        # min(TabN - 1, max(idx, 0)) = -1 and copies the row before the table.
+        raise KernelError(f"the table {table.describe()} has no rows on index_dim "
+                          f"{plan.index_dim} (TabN = 0), so padding {ctx.padding.name} clips "
+                          f"every index to -1; the device would read outside its buffer")
+    need = plan.outer * plan.table_n * plan.inner
+    if n_table < need:
+        raise KernelError(f"the table {table.describe()} is too small: it holds {n_table} "
+                          f"elements, but the lookup on index_dim {plan.index_dim} reads it as "
+                          f"outer x TabN x inner = {plan.outer} x {plan.table_n} x "
+                          f"{plan.inner} = {need} (the empty dimension lies outside the table "
+                          f"rank); the device would read outside its buffer")
 
 
 _DOC = """
@@ -97,6 +127,14 @@ _DOC = """
     indices depend on the node's padding: SAME fails ("out-of-range value <v> found at
     offset <k>; table size is <N>"); every other mode, NA included, clips to [0, N-1]
     (graph spec §4.25). A negative index_dim or index_rank means absent.
+
+    Zero-size dimensions are the simulator's choice (device behaviour unconfirmed, graph spec
+    §7): an output with no elements is returned empty, as nothing is copied. Otherwise it
+    raises where the device would read outside a buffer: an index tensor holding fewer
+    indices than its rank implies (indices (1,1,1,0) have apparent rank 0, so one index is
+    read), a table with TabN = 0 under a padding that clips (to [0, -1]), and a table holding
+    fewer elements than outer x TabN x inner (table (1,1,0,4) has apparent rank 1, so TabN =
+    4).
 """
 
 

@@ -34,11 +34,13 @@ _DIMS = "BHWD"
 def limit_range(lo: int, hi: int, start: int | None, end: int | None) -> tuple[int, int]:
     """``set_optional_dim_limits``: the corrected [start, end) on an axis of extent [lo, hi).
 
-    A given start is clamped into the extent; a given end becomes
-    ``max(start + 1, min(end, hi))``; an absent start is 0 (not clamped), an absent end is
-    start + 1. The range is never empty.
+    A given start is clamped into the extent as ``max(lo, min(hi - 1, start))``; a given end
+    becomes ``max(start + 1, min(end, hi))``; an absent start is 0 (not clamped), an absent end
+    is start + 1. The range is never empty: on an axis of extent 0 it is [lo, lo + 1), one
+    index outside the axis (the clamp order is ``op_pprint.c``'s; graph spec §4.11 leaves it
+    open for an empty extent).
     """
-    first = 0 if start is None else min(max(start, lo), hi - 1)
+    first = 0 if start is None else max(lo, min(hi - 1, start))
     last = first + 1 if end is None else max(first + 1, min(end, hi))
     return first, last
 
@@ -73,8 +75,24 @@ def _plain_values(tensor: Tensor, kind: str, size: int) -> np.ndarray:
     return raw[:need].view(np_type).reshape(b, h, w, d)
 
 
+def _unreadable(kind: str, ranges: list[tuple[int, int]], offset: tuple[int, ...],
+                shape: tuple[int, ...]) -> str | None:
+    """Why the values cannot be printed: a limit on an empty axis reaches outside the array."""
+    count = int(np.prod([hi - lo for lo, hi in ranges]))
+    outside = [axis for axis, (lo, hi) in enumerate(ranges)
+               if lo + offset[axis] < 0 or hi + offset[axis] > shape[axis]]
+    if not count or not outside:
+        return None
+    first, last = ranges[outside[0]]
+    return (f"{kind}: the {_DIMS[outside[0]]} dimension is empty, but the range limit "
+            f"[{first}...{last - 1}] still covers index {first}; the device would print "
+            f"{count} values read from outside the tensor's buffer (undefined data), so the "
+            f"simulator prints none")
+
+
 def pprint_lines(tensor: Tensor, kind: str = "PPrint_8", dim: int | None = None,
-                 start: int | None = None, end: int | None = None) -> list[str]:
+                 start: int | None = None, end: int | None = None,
+                 warn: Callable[[str], None] | None = None) -> list[str]:
     """The level-1 log messages a PPrint op writes for ``tensor``, in order.
 
     Parameters
@@ -86,11 +104,16 @@ def pprint_lines(tensor: Tensor, kind: str = "PPrint_8", dim: int | None = None,
     dim, start, end
         The optional inputs 1-3: an axis 0..3 (B,H,W,D; other values mean no limit), the
         first index and the end index (exclusive), corrected as :func:`limit_range` says.
+    warn
+        Called with the reason when the value lines are left out (see Returns).
 
     Returns
     -------
     list of str
-        The header, the optional "reporting only" line, then one line per element.
+        The header, the optional "reporting only" line, then one line per element. A limit on
+        an empty axis still covers one index; when every other axis is non-empty the device
+        would print values read from outside the tensor's buffer, and the simulator leaves
+        all value lines out instead.
     """
     if kind not in _KINDS:
         raise ValueError(f"unknown PPrint kind {kind!r}; choose one of {', '.join(_KINDS)}")
@@ -113,6 +136,11 @@ def pprint_lines(tensor: Tensor, kind: str = "PPrint_8", dim: int | None = None,
     else:
         values = _plain_values(tensor, fmt, size)
         offset = (0, 0, 0, 0)
+    reason = _unreadable(kind, ranges, offset, values.shape)
+    if reason is not None:
+        if warn is not None:
+            warn(reason)
+        return lines
     to_text = _FORMAT[fmt]
     for b, h, w, d in itertools.product(*(range(lo, hi) for lo, hi in ranges)):
         value = values[b + offset[0], h + offset[1], w + offset[2], d + offset[3]]
@@ -131,8 +159,12 @@ def _run(ctx: KernelContext, kind: str, x: Tensor, extra: tuple[Tensor, ...]) ->
         return ()     # matches device: logmsg(1, ...) is not even formatted at level 0
     if kind.endswith("_d32"):
         require_d32(x)
-    for line in pprint_lines(x, kind, *_limits(extra)):
+    # Warn after the header lines: the device would log them before the unreadable values.
+    reasons: list[str] = []
+    for line in pprint_lines(x, kind, *_limits(extra), warn=reasons.append):
         ctx.log(1, line)
+    for reason in reasons:
+        ctx.warn(reason)
     return ()
 
 
@@ -140,6 +172,13 @@ _LIMIT_DOC = """
     Optional int32 inputs 1-3 limit one axis: axis 0..3 (B,H,W,D; other values: no limit),
     start (default 0), exclusive end (default start + 1); the start is clamped into the axis
     and the end to ``max(start + 1, min(end, extent))`` (graph spec §4.11-4.13).
+
+    A limit on an axis of extent 0 still covers one index, [lo, lo + 1), logged as
+    ``[lo...lo]``; a d32 tensor's padding after the axis, where there is some, prints as on the
+    device. Where that index lies outside the tensor's buffer and every other axis is
+    non-empty, the device prints undefined data; the simulator logs the header and limit
+    lines, no value lines, and a warning instead (the simulator's choice; device behaviour
+    unconfirmed).
 """
 
 

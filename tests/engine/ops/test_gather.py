@@ -143,3 +143,62 @@ def test_gather_padding_comes_from_the_node_in_a_session():
     g.append_node(0x30, "OUTPUT", inputs=[(0x20, 0)])
     with pytest.raises(NodeError, match="out-of-range value 2 found at offset 0"):
         Session(g).execute([np.array([2], np.int32)])
+
+
+# Zero-size dimensions: the simulator's choice (graph spec §4.25 does not reject them).
+GATHER_DTYPES = [("Gather_f", np.float32), ("Gather_int32", np.int32), ("Gather_8", np.uint8)]
+
+
+def gather_sized(name: str, dtype, index_shape, table_shape, padding: Padding = Padding.NA):
+    index = it(np.zeros(index_shape, np.int32))
+    table = Tensor.from_array(np.ones(table_shape, dtype))
+    ranges = (Tensor.scalar(-1.5), Tensor.scalar(2.5)) if name == "Gather_8" else ()
+    return gather(name, index, table, *ranges, padding=padding)
+
+
+@pytest.mark.parametrize("name, dtype", GATHER_DTYPES)
+def test_gather_rejects_index_tensor_emptied_outside_its_rank(name, dtype):
+    """§4.25/§1.1: indices (1,1,1,0) have apparent rank 0, so nidx = 1 but none are stored."""
+    with pytest.raises(KernelError) as err:
+        gather_sized(name, dtype, (1, 1, 1, 0), (1, 1, 5, 4))
+    assert str(err.value) == (
+        "the index tensor int32 1x1x1x0 is too small: it holds 0 indices, but with index rank "
+        "0 the lookup reads 1 (the empty dimension lies outside the rank); the device would "
+        "read outside its buffer")
+
+
+@pytest.mark.parametrize("name, dtype", GATHER_DTYPES)
+def test_gather_rejects_table_emptied_outside_its_rank(name, dtype):
+    """§4.25/§1.1: table (1,1,0,4) has apparent rank 1, so TabN = 4 but it stores nothing."""
+    kind = {"Gather_f": "float32", "Gather_int32": "int32", "Gather_8": "quint8"}[name]
+    with pytest.raises(KernelError) as err:
+        gather_sized(name, dtype, (1, 1, 1, 1), (1, 1, 0, 4), padding=Padding.SAME)
+    assert str(err.value) == (
+        f"the table {kind} 1x1x0x4 is too small: it holds 0 elements, but the lookup on "
+        "index_dim 3 reads it as outer x TabN x inner = 1 x 4 x 1 = 4 (the empty dimension "
+        "lies outside the table rank); the device would read outside its buffer")
+
+
+@pytest.mark.parametrize("padding", [Padding.NA, Padding.VALID, Padding.MIRROR_REFLECT])
+@pytest.mark.parametrize("name, dtype", GATHER_DTYPES)
+def test_gather_rejects_clipping_into_a_table_without_rows(name, dtype, padding):
+    """§4.25: TabN = 0 clips every index to [0, TabN - 1] = -1; SAME keeps its range error."""
+    kind = {"Gather_f": "float32", "Gather_int32": "int32", "Gather_8": "quint8"}[name]
+    with pytest.raises(KernelError) as err:
+        gather_sized(name, dtype, (1, 1, 1, 1), (1, 1, 1, 0), padding=padding)
+    assert str(err.value) == (
+        f"the table {kind} 1x1x1x0 has no rows on index_dim 3 (TabN = 0), so padding "
+        f"{padding.name} clips every index to -1; the device would read outside its buffer")
+    with pytest.raises(KernelError, match=r"^out-of-range value 0 found at offset 0; table "
+                                          r"size is 0$"):
+        gather_sized(name, dtype, (1, 1, 1, 1), (1, 1, 1, 0), padding=Padding.SAME)
+
+
+@pytest.mark.parametrize("name, dtype", GATHER_DTYPES)
+def test_gather_with_no_indices_into_an_empty_table_gives_an_empty_output(name, dtype):
+    """§4.25: indices (1,1,2,0) give nidx = 0, so table (1,1,0,4) is never read."""
+    outputs = gather_sized(name, dtype, (1, 1, 2, 0), (1, 1, 0, 4))
+    assert outputs[0].shape == (1, 1, 2, 0)
+    assert outputs[0].dtype == dtype
+    if name == "Gather_8":
+        assert (outputs[1].scalar_value(), outputs[2].scalar_value()) == (-1.5, 2.5)

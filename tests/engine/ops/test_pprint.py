@@ -177,3 +177,61 @@ def test_pprint_f_in_a_session_writes_the_log():
     s.execute([np.array([0.25, -2.0], np.float32)])
     assert s.log.text(node_id=0x20) == ("bhwd = 1,1,1,2\n[0,0,0,0]: 0.250000\n"
                                         "[0,0,0,1]: -2.000000\n")
+
+
+def scalar_i32(value: int) -> Tensor:
+    return Tensor.from_array(np.array([value], np.int32))
+
+
+def test_limit_range_on_an_empty_axis_keeps_the_lower_bound():
+    """§4.11-4.13: clamp(start, lo, hi - 1) with hi = lo gives lo (op_pprint.c's order)."""
+    assert limit_range(0, 0, 5, None) == (0, 1)
+    assert limit_range(0, 0, -3, 9) == (0, 1)
+    assert limit_range(0, 0, None, 4) == (0, 1)
+    assert limit_range(2, 2, 0, None) == (2, 3)
+
+
+@pytest.mark.parametrize("kind, shape, limits, expected, count", [
+    ("PPrint_8", (0, 2, 3, 4), (0,),
+     ["bhwd = 0,2,3,4", "reporting only on B dimension, range limit to [0...0]"], 24),
+    ("PPrint_32", (1, 0, 3, 1), (1, 7),
+     ["bhwd = 1,0,3,1", "reporting only on H dimension, range limit to [0...0]"], 3),
+    ("PPrint_f", (1, 2, 3, 0), (3, 0, 5),
+     ["bhwd = 1,2,3,0", "reporting only on D dimension, range limit to [0...0]"], 6),
+])
+def test_pprint_flat_limit_on_an_empty_axis_warns_instead_of_reading(kind, shape, limits,
+                                                                   expected, count):
+    """§4.11-4.13: the header and limit lines as the device logs them, then no value lines."""
+    dtype = {"PPrint_8": np.uint8, "PPrint_32": np.int32, "PPrint_f": np.float32}[kind]
+    t = Tensor.from_array(np.zeros(shape, dtype))
+    axis = expected[1].split()[3]
+    assert run(kind, t, *map(scalar_i32, limits), debug=1) == [
+        (1, expected[0]), (1, expected[1]),
+        (0, f"{kind}: the {axis} dimension is empty, but the range limit [0...0] still covers "
+            f"index 0; the device would print {count} values read from outside the tensor's "
+            "buffer (undefined data), so the simulator prints none")]
+    assert pprint_lines(t, kind, *limits) == expected
+
+
+@pytest.mark.parametrize("kind, count", [("PPrint_8_d32", 8), ("PPrintWithPadding_8_d32", 64)])
+def test_pprint_d32_limit_on_an_empty_axis_warns_instead_of_reading(kind, count):
+    """§4.11-4.13: W = 0 with no W padding; header and limit lines, then no value lines."""
+    t = Tensor.from_array(np.zeros((1, 2, 0, 4), np.uint8)).to_d32(D32Padding(0, 0, 0, 0, 0, 28),
+                                                                   fill=0xA5)
+    header = ["bhwd = 1,0[2]0,0[0]0,0[4]28",
+              "reporting only on W dimension, range limit to [0...0]"]
+    assert run(kind, t, scalar_i32(2), scalar_i32(3), debug=1) == [
+        (1, header[0]), (1, header[1]),
+        (0, f"{kind}: the W dimension is empty, but the range limit [0...0] still covers "
+            f"index 0; the device would print {count} values read from outside the tensor's "
+            "buffer (undefined data), so the simulator prints none")]
+    assert pprint_lines(t, kind, 2, 3) == header
+
+
+def test_pprint_8_d32_limit_on_an_empty_axis_reads_the_padding_after_it():
+    """§4.11-4.13, §1.6.3: W = 0 but wa = 4, so w = 0 addresses the first right-padding column."""
+    t = Tensor.from_array(np.full((1, 1, 0, 1), 7, np.uint8)).to_d32(
+        D32Padding(0, 0, 0, 4, 0, 31), fill=0xA5)
+    assert run("PPrint_8_d32", t, scalar_i32(2), scalar_i32(1), debug=1) == [
+        (1, "bhwd = 1,0[1]0,0[0]4,0[1]31"),
+        (1, "reporting only on W dimension, range limit to [0...0]"), (1, "[0,0,0,0]: 0xa5")]
