@@ -72,7 +72,7 @@ def can_connect(graph: Graph, src: tuple[int, int], dst: int, port: int,
     if src[0] not in graph or dst not in graph:
         return Issue(dst, "dangling", f"node 0x{src[0]:x} does not exist", port)
     producer, consumer = graph.node(src[0]), graph.node(dst)
-    if src[1] >= len(producer.outputs):
+    if not 0 <= src[1] < len(producer.outputs):
         return Issue(dst, "bad-output", f"0x{src[0]:x} has no output {src[1]}", port)
     if src[0] in graph.downstream([dst]):
         return Issue(dst, "cycle", f"0x{src[0]:x} already reads from 0x{dst:x}: that would "
@@ -141,7 +141,9 @@ def _reference_issues(graph: Graph, node: Node, position: dict[int, int],
                                "exist", k))
             continue
         producer = graph.node(src)
-        if out >= len(producer.outputs):
+        # A negative index would count from the end (Python's indexing) and silently read
+        # another output; hexagon_nn's output_idx is unsigned.
+        if not 0 <= out < len(producer.outputs):
             found.append(Issue(nid, "bad-output", f"refers to output {out} of 0x{src:x}, "
                                f"which has {len(producer.outputs)} outputs", k))
             continue

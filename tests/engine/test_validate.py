@@ -48,6 +48,19 @@ def test_every_problem_is_listed_at_once():
     assert any("expects float32 on 'bias', gets int32" in t for t in text)
 
 
+def test_a_negative_output_index_is_a_bad_output():
+    """hexagon_nn's output_idx is unsigned (graph spec §2.3): -1 must not read the last output
+    (Python's indexing from the end) but be reported, as an index past the end is."""
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=2)
+    g.append_node(0x11, "Nop", inputs=[(0x10, -1)], outputs=1)
+    g.append_node(0x12, "OUTPUT", inputs=[(0x11, 0)])
+    assert ("bad-output", 0x11, 0) in codes(g)
+    assert can_connect(g, (0x10, -1), 0x12, 0, REG).code == "bad-output"
+    with pytest.raises(GraphError):
+        Session(g, registry=REG)
+
+
 def test_unknown_op_suggests_close_names():
     g = Graph()
     g.append_node(0x10, "Nopp", outputs=0)
