@@ -167,6 +167,17 @@ def print_summary(result: BatchResult, out: TextIO) -> None:
           f"(exit {result.exit_code})", file=out)
 
 
+def _dump_folder(path: str) -> None:
+    """Make the --dump folder before any run, so a bad path fails at once (exit 2)."""
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"cannot write the dump to {path}: it is a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot write the dump to {path}: {exc.strerror or exc}") from None
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from hexscope.app.cli import load_any
     from hexscope.engine.report import write_json, write_junit
@@ -177,6 +188,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         graph = load_any(args.graph, notes)
         input_sets = build_input_sets(graph, args.graph, args.input, args.inputs_dir)
+        if args.dump:
+            _dump_folder(args.dump)
     except EngineError as exc:
         result.outcome, result.message = Outcome.INVALID, str(exc)
     else:

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QStyle
+from PySide6.QtWidgets import QMessageBox, QStyle
 
+from hexscope.engine.errors import InputError
 from hexscope.engine.events import (
     GraphEdited,
     LogLine,
@@ -19,7 +20,12 @@ from hexscope.engine.events import (
     RunStatus,
 )
 from hexscope.engine.executor import NodeStatus
-from hexscope.engine.inputs import declared_shapes, input_sources, set_input_sources
+from hexscope.engine.inputs import (
+    InputSource,
+    declared_shapes,
+    input_sources,
+    set_input_sources,
+)
 from hexscope.widgets.inputs_dialog import InputsDialog
 
 if TYPE_CHECKING:
@@ -116,7 +122,14 @@ class DebugActions:
 
     def edit_inputs(self) -> None:
         graph = self.w.graph
-        dialog = InputsDialog(input_sources(graph), declared_shapes(graph), self.w)
+        try:
+            sources = input_sources(graph)
+        except InputError as exc:
+            # Damaged settings in the file: say so and start the dialog from the defaults.
+            QMessageBox.warning(self.w, "Input settings", f"{exc}\n\nThe dialog starts from "
+                                "the default inputs; OK saves them over the damaged ones.")
+            sources = [InputSource(seed=k) for k, _ in enumerate(declared_shapes(graph))]
+        dialog = InputsDialog(sources, declared_shapes(graph), self.w)
         if dialog.exec() != InputsDialog.DialogCode.Accepted:
             return
         set_input_sources(graph, dialog.sources())

@@ -3,13 +3,14 @@ or a seeded random tensor. The choice is saved with the graph (``graph.meta["inp
 
 from __future__ import annotations
 
+import tokenize
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from hexscope.engine.dtypes import narrow_64bit
+from hexscope.engine.dtypes import DType, narrow_64bit
 from hexscope.engine.errors import InputError
 from hexscope.engine.graph import Graph
 from hexscope.engine.tensor import Tensor, as_shape
@@ -51,16 +52,55 @@ def declared_shapes(graph: Graph) -> list[tuple[int, int, int, int] | None]:
 
 
 def input_sources(graph: Graph) -> list[InputSource]:
-    """The saved sources, or a seeded random tensor per INPUT output."""
-    saved: list[Any] = list(graph.meta.get("inputs", []))  # type: ignore[arg-type]
+    """The saved sources, or a seeded random tensor per INPUT output.
+
+    Raises InputError naming the input and the field when the saved settings are malformed
+    (a graph file edited by hand, or damaged)."""
+    saved = graph.meta.get("inputs", [])
+    if not isinstance(saved, list):
+        raise InputError("the saved input settings are not a list with one entry per INPUT "
+                         f"output (found {type(saved).__name__})")
     sources = []
     for k, _ in enumerate(declared_shapes(graph)):
         entry = saved[k] if k < len(saved) and isinstance(saved[k], dict) else {}
         fields = {f: entry[f] for f in InputSource.__dataclass_fields__ if f in entry}
-        if fields.get("shape") is not None:
-            fields["shape"] = as_shape(fields["shape"])
-        sources.append(InputSource(**fields) if fields else InputSource(seed=k))
+        sources.append(_checked_source(k, fields) if fields else InputSource(seed=k))
     return sources
+
+
+def _checked_source(k: int, fields: dict[str, Any]) -> InputSource:
+    """An InputSource from saved fields, each checked for its type and range."""
+    def bad(name: str, why: str) -> InputError:
+        return InputError(f"input {k}: the saved '{name}' {fields[name]!r} {why}")
+
+    if "kind" in fields and fields["kind"] not in KINDS:
+        raise bad("kind", f"is not one of {', '.join(KINDS)}")
+    if "dtype" in fields:
+        try:
+            DType.from_numpy(np.dtype(fields["dtype"]))
+        except (TypeError, ValueError):
+            raise bad("dtype", "is not a hexagon_nn element type (float32, uint8, int32, "
+                      "...)") from None
+    for name in ("value", "low", "high"):
+        if name in fields and not _is_number(fields[name]):
+            raise bad(name, "is not a number")
+    if "seed" in fields and not (type(fields["seed"]) is int and fields["seed"] >= 0):
+        raise bad("seed", "is not a non-negative integer")
+    if "path" in fields and not isinstance(fields["path"], str):
+        raise bad("path", "is not a file name")
+    if fields.get("shape") is not None:
+        shape = fields["shape"]
+        if not (isinstance(shape, list | tuple) and all(type(d) is int for d in shape)):
+            raise bad("shape", "is not a list of up to 4 sizes")
+        try:
+            fields["shape"] = as_shape(shape)
+        except ValueError as exc:
+            raise bad("shape", f"is not a tensor shape: {exc}") from None
+    return InputSource(**fields)
+
+
+def _is_number(value: object) -> bool:
+    return type(value) in (int, float) and np.isfinite(value)
 
 
 def set_input_sources(graph: Graph, sources: list[InputSource]) -> None:
@@ -79,10 +119,24 @@ def make_inputs(graph: Graph, base_dir: str | Path | None = None,
 def make_input(src: InputSource, declared: tuple[int, int, int, int] | None,
                base_dir: str | Path | None = None) -> Tensor:
     shape = src.shape or declared
-    dtype = np.dtype(src.dtype)
+    try:
+        dtype = np.dtype(src.dtype)
+    except TypeError:
+        raise InputError(f"input ({src.describe()}): unknown element type "
+                         f"{src.dtype!r}") from None
     if src.kind in ("random", "constant", "image") and shape is None:
         raise InputError(f"input ({src.describe()}): the INPUT node declares no shape; "
                          "give the input a shape")
+    if shape is not None and src.kind in ("random", "constant", "image"):
+        if min(shape) < 0:
+            raise InputError(f"input ({src.describe()}): shape {list(shape)} has a negative "
+                             "size")
+        if int(np.prod(shape, dtype=object)) * dtype.itemsize > _MAX_INPUT_BYTES:
+            raise InputError(f"input ({src.describe()}): shape {list(shape)} needs more than "
+                             "4 GiB, more than a hexagon_nn tensor can hold (its data size "
+                             "is 32-bit)")
+    if src.kind == "random" and (type(src.seed) is not int or src.seed < 0):
+        raise InputError(f"input ({src.describe()}): the seed must be a non-negative integer")
     if src.kind == "random":
         rng = np.random.default_rng(src.seed)
         if dtype.kind == "f":
@@ -102,10 +156,15 @@ def make_input(src: InputSource, declared: tuple[int, int, int, int] | None,
     raise InputError(f"unknown input kind {src.kind!r}; choose one of {', '.join(KINDS)}")
 
 
+#: hexagon_nn's tensor data size is a uint32.
+_MAX_INPUT_BYTES = 2 ** 32 - 1
+
+
 def _load_npy(path: Path) -> Tensor:
     try:
         arr = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as exc:
+    # A damaged header reaches numpy's literal parser: SyntaxError or tokenize's TokenError.
+    except (OSError, ValueError, EOFError, SyntaxError, tokenize.TokenError) as exc:
         raise InputError(f"{path}: cannot read as .npy: {exc}") from None
     try:
         return Tensor.from_array(narrow_64bit(arr))

@@ -113,6 +113,22 @@ def test_invalid_graph_and_inputs_exit_2(tmp_path, check_graph):
     assert hexscope("validate", tmp_path / "bad.hexgraph").returncode == 2
 
 
+def test_damaged_input_settings_and_a_bad_dump_path_exit_2_with_a_message(check_graph,
+                                                                            tmp_path):
+    """Settings saved in the graph that numpy cannot use, and a --dump path that is a file,
+    are input problems (exit 2) with a one-line reason, not a traceback (exit 1)."""
+    g = Graph.load(check_graph)
+    g.meta["inputs"] = [{"kind": "random", "dtype": "bogus"}]
+    g.save(tmp_path / "bad_inputs.hexgraph")
+    result = hexscope("run", tmp_path / "bad_inputs.hexgraph")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "input 0: the saved 'dtype' 'bogus'" in result.stdout
+    (tmp_path / "a_file").write_text("")
+    result = hexscope("run", check_graph, "--dump", tmp_path / "a_file")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "cannot write the dump" in result.stdout and "not a folder" in result.stdout
+
+
 def test_dsp_backend_is_refused_with_exit_3(check_graph, tmp_path):
     report = tmp_path / "r.json"
     result = hexscope("run", check_graph, "--backend", "dsp://10.0.0.2:5555", "--report",

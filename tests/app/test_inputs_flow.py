@@ -100,3 +100,24 @@ def test_npy_input_beside_the_graph_replaces_the_inputs_of_a_running_session(
     assert np.array_equal(_input_values(window), data)
     assert window.files.save_graph()
     assert Graph.load(path).meta["inputs"][0]["path"] == "x.npy"
+
+
+def test_damaged_saved_settings_warn_and_the_dialog_starts_from_defaults(
+        qtbot, window, graph_file, monkeypatch):
+    """A graph file whose input settings are damaged: Ctrl+I says what is wrong and opens
+    the dialog on the defaults; OK saves them over the damaged ones."""
+    from PySide6.QtWidgets import QMessageBox
+
+    warned: list[str] = []
+    monkeypatch.setattr(QMessageBox, "warning",
+                        lambda parent, title, text, *a: warned.append(text))
+    window.files.open_graph(graph_file)
+    window.graph.meta["inputs"] = [{"kind": "random", "seed": -3}]
+
+    def keep(row) -> None:
+        assert row.kind.currentText() == "random"
+
+    _fill_dialog(qtbot, window, keep)
+    assert len(warned) == 1 and "input 0: the saved 'seed' -3" in warned[0]
+    assert window.graph.meta["inputs"][0]["seed"] == 0
+    assert input_sources(window.graph)[0] == InputSource(seed=0)
