@@ -1,60 +1,82 @@
 """``.hexgraph`` files: a zip holding ``graph.json`` (versioned) and const data as ``.npy``.
 
 The JSON lists nodes in append order with their inputs, padding, output definitions, labels
-and editor positions; ``meta`` keeps what the app saves with a graph (input choices). Saving
-is atomic; loading reports any damage as a :class:`GraphFileError` naming the file.
+and editor positions; ``meta`` keeps what the app saves with a graph (input choices). Nodes
+whose id is already taken (hexagon_nn keeps them until prepare) follow the graph's nodes, so
+loading puts them back into ``graph.duplicates``. Saving is atomic; loading reports any
+damage as a :class:`GraphFileError` naming the file and, inside a node, the node and field.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import math
 import os
+import tokenize
 import zipfile
+import zlib
+from collections.abc import Callable
 from os import PathLike
 from typing import Any
 
 import numpy as np
 
-from hexscope.engine.errors import EngineError, GraphFileError
-from hexscope.engine.graph import Graph
+from hexscope.engine.errors import EngineError, GraphError, GraphFileError
+from hexscope.engine.graph import Graph, check_node_id
 from hexscope.engine.io.atomic import atomic_write
-from hexscope.engine.nodes import Node, OutputDef, Padding
+from hexscope.engine.nodes import MAX_NODE_ID, Node, OutputDef, Padding
 from hexscope.engine.tensor import Tensor
 
 FORMAT = "hexscope-graph"
 VERSION = 1
+# Meta keys the engine derives itself (Graph._append fills "duplicates" from the nodes): never
+# written, and ignored when a file has them, so a file cannot hide or fake duplicate ids.
+RESERVED_META = frozenset({"duplicates"})
+
+_UINT32_MAX = 0xFFFFFFFF
+_MAX_RANK = 8                     # hexagon_nn_output.max_sizes has 8 entries
+_INT32 = (-(1 << 31), (1 << 31) - 1)
+
+ArrayReader = Callable[[str], np.ndarray]
 
 
 def graph_document(graph: Graph) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The JSON document of a graph and the const arrays it refers to."""
     arrays: dict[str, np.ndarray] = {}
-    nodes = []
-    for node in graph:
-        entry: dict[str, Any] = {
-            "id": f"0x{node.node_id:x}", "op": node.op, "padding": node.padding.name,
-            "inputs": [[f"0x{s:x}", i] for s, i in node.inputs],
-            "outputs": [{"max_sizes": list(o.max_sizes), "elementsize": o.elementsize,
-                         "zero_offset": o.zero_offset, "stepsize": o.stepsize}
-                        for o in node.outputs],
-        }
-        if node.label:
-            entry["label"] = node.label
-        if node.position is not None:
-            entry["position"] = list(node.position)
-        if node.const is not None:
-            entry["const"] = {"shape": list(node.const.shape), "dtype": node.const.dtype.name}
-            if node.const.has_data:
-                name = f"consts/{node.node_id:08x}.npy"
-                arrays[name] = np.ascontiguousarray(node.const.array)
-                entry["const"]["file"] = name
-        nodes.append(entry)
-    meta = {k: v for k, v in graph.meta.items() if k != "duplicates"}
+    nodes = [_node_entry(node, arrays, f"consts/{node.node_id:08x}.npy") for node in graph]
+    # A duplicate's id is taken, so its const data needs a member name of its own.
+    nodes += [_node_entry(node, arrays, f"consts/{node.node_id:08x}-duplicate{k}.npy")
+              for k, node in enumerate(graph.duplicates, 1)]
+    meta = {k: v for k, v in graph.meta.items() if k not in RESERVED_META}
     return {"format": FORMAT, "version": VERSION, "nodes": nodes, "meta": meta}, arrays
 
 
+def _node_entry(node: Node, arrays: dict[str, np.ndarray], const_member: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "id": f"0x{node.node_id:x}", "op": node.op, "padding": node.padding.name,
+        "inputs": [[f"0x{s:x}", i] for s, i in node.inputs],
+        "outputs": [{"max_sizes": list(o.max_sizes), "elementsize": o.elementsize,
+                     "zero_offset": o.zero_offset, "stepsize": o.stepsize}
+                    for o in node.outputs],
+    }
+    if node.label:
+        entry["label"] = node.label
+    if node.position is not None:
+        entry["position"] = list(node.position)
+    if node.const is not None:
+        entry["const"] = {"shape": list(node.const.shape), "dtype": node.const.dtype.name}
+        if node.const.has_data:
+            arrays[const_member] = np.ascontiguousarray(node.const.array)
+            entry["const"]["file"] = const_member
+    return entry
+
+
 def save_graph(graph: Graph, path: str | PathLike[str]) -> None:
-    """Write ``graph`` to ``path`` atomically (a temporary file renamed over the target)."""
+    """Write ``graph`` to ``path`` atomically (a temporary file renamed over the target).
+
+    Nodes with an already used id (``graph.duplicates``) are saved too, after the others.
+    """
     document, arrays = graph_document(graph)
     with atomic_write(path) as handle, zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("graph.json", json.dumps(document, indent=1))
@@ -65,15 +87,25 @@ def save_graph(graph: Graph, path: str | PathLike[str]) -> None:
 
 
 def load_graph(path: str | PathLike[str]) -> Graph:
-    """Read a ``.hexgraph`` file; damage gives a GraphFileError, never a deep traceback."""
+    """Read a ``.hexgraph`` file.
+
+    Raises
+    ------
+    GraphFileError
+        For any damage, naming the file and, inside a node, the node and the field.
+        ``meta`` keys in :data:`RESERVED_META` are ignored: the engine derives them.
+    """
     name = os.fspath(path)
     try:
         with zipfile.ZipFile(name) as zf:
             try:
-                document = json.loads(zf.read("graph.json").decode("utf-8"))
+                raw = _read_member(zf, "graph.json", "graph.json")
             except KeyError:
                 raise GraphFileError(f"{name}: no graph.json inside; not a Hexscope graph") \
                     from None
+            except GraphFileError as exc:
+                raise GraphFileError(f"{name}: {exc}") from None
+            document = _parse_json(raw, name)
             return graph_from_document(document, lambda member: _read_array(zf, member),
                                        name)
     except FileNotFoundError:
@@ -83,30 +115,91 @@ def load_graph(path: str | PathLike[str]) -> Graph:
     except zipfile.BadZipFile:
         raise GraphFileError(f"{name}: not a Hexscope graph file, or truncated "
                              "(it is not a readable zip archive)") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise GraphFileError(f"{name}: graph.json is not valid JSON ({exc})") from None
     except (zipfile.LargeZipFile, OSError, EOFError) as exc:
         raise GraphFileError(f"{name}: cannot be read: {exc}") from None
 
 
+class _NumberTooLong(Exception):
+    pass
+
+
+def _parse_int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:  # Python refuses ints of over 4300 digits, with advice for programmers
+        raise _NumberTooLong(f"a number of {len(text.lstrip('-'))} digits") from None
+
+
+def _parse_json(raw: bytes, name: str) -> object:
+    try:
+        return json.loads(raw.decode("utf-8"), parse_int=_parse_int)
+    except _NumberTooLong as exc:
+        raise GraphFileError(f"{name}: graph.json holds {exc}; "
+                             "no value in a graph is that long") from None
+    except RecursionError:
+        raise GraphFileError(f"{name}: graph.json is nested too deeply "
+                             "to be a Hexscope graph") from None
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise GraphFileError(f"{name}: graph.json is not valid JSON ({exc})") from None
+
+
+def _read_member(zf: zipfile.ZipFile, member: str, what: str) -> bytes:
+    """``zf.read(member)``; damage becomes a GraphFileError about ``what``, KeyError passes."""
+    try:
+        return zf.read(member)
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
+        raise GraphFileError(f"{what} is damaged ({exc})") from None
+    except NotImplementedError:  # before RuntimeError, whose subclass it is
+        raise GraphFileError(f"{what} uses a compression method Hexscope cannot read "
+                             "(Hexscope saves with deflate)") from None
+    except RuntimeError as exc:  # zipfile's "encrypted, password required"
+        raise GraphFileError(f"{what} is encrypted; Hexscope never encrypts graphs "
+                             f"({exc})") from None
+
+
 def _read_array(zf: zipfile.ZipFile, member: str) -> np.ndarray:
+    what = f"const data {member}"
     try:
-        data = zf.read(member)
+        data = _read_member(zf, member, what)
     except KeyError:
-        raise GraphFileError(f"const data {member} is missing") from None
+        raise GraphFileError(f"{what} is missing") from None
     try:
+        fp = io.BytesIO(data)
+        version = np.lib.format.read_magic(fp)
+        if version not in ((1, 0), (2, 0)):
+            raise ValueError(f".npy version {version} is not one Hexscope writes")
+        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                       else np.lib.format.read_array_header_2_0)
+        shape, _, dtype = read_header(fp)
+        # Checked before np.load, which allocates the whole array first: a damaged shape
+        # would ask for terabytes.
+        promised = math.prod(shape) * dtype.itemsize
+        if len(data) - fp.tell() < promised:
+            raise ValueError(f"the header promises {promised} bytes of data, "
+                             f"it holds {len(data) - fp.tell()}")
         return np.load(io.BytesIO(data), allow_pickle=False)
-    except (ValueError, OSError, EOFError) as exc:
-        raise GraphFileError(f"const data {member} is damaged: {exc}") from None
+    except tokenize.TokenError:  # numpy tokenizes the header dict; this is a cut-off one
+        raise GraphFileError(f"{what} is damaged: its header is cut short") from None
+    except (ValueError, TypeError, OverflowError, OSError, EOFError, SyntaxError) as exc:
+        raise GraphFileError(f"{what} is damaged: {exc}") from None
 
 
-def graph_from_document(document: Any, read_array: Any, name: str = "<document>") -> Graph:
-    """Build a graph from a parsed document; ``read_array(member)`` returns const arrays."""
+def graph_from_document(document: object, read_array: ArrayReader,
+                        name: str = "<document>") -> Graph:
+    """Build a graph from a parsed document; ``read_array(member)`` returns const arrays.
+
+    Raises
+    ------
+    GraphFileError
+        Naming ``name`` and, for a bad node, its id (or its index if the id is unreadable)
+        and the field. ``meta`` keys in :data:`RESERVED_META` are ignored.
+    """
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise GraphFileError(f"{name}: not a Hexscope graph (format tag missing)")
     version = document.get("version")
-    if not isinstance(version, int):
-        raise GraphFileError(f"{name}: the format version is missing")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise GraphFileError(f"{name}: the format version is missing or invalid "
+                             f"(found {_show(version)})")
     if version > VERSION:
         raise GraphFileError(f"{name}: written by a newer Hexscope (format version {version}; "
                              f"this version reads up to {VERSION})")
@@ -115,39 +208,177 @@ def graph_from_document(document: Any, read_array: Any, name: str = "<document>"
     if not isinstance(nodes, list):
         raise GraphFileError(f"{name}: 'nodes' must be a list")
     for k, entry in enumerate(nodes):
+        where = f"node #{k}"
         try:
-            node = _node_from_entry(entry, read_array)
-        except GraphFileError as exc:
-            raise GraphFileError(f"{name}: node #{k}: {exc}") from None
-        except (KeyError, TypeError, ValueError, EngineError) as exc:
-            detail = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
-            raise GraphFileError(f"{name}: node #{k}: {detail}") from None
+            if not isinstance(entry, dict):
+                raise GraphFileError(f"expected an object with 'id' and 'op', "
+                                     f"found {_show(entry)}")
+            node_id = _node_id(entry)
+            where = f"node 0x{node_id:x} (#{k})"
+            node = _node_from_entry(entry, node_id, read_array)
+        except EngineError as exc:
+            raise GraphFileError(f"{name}: {where}: {exc}") from None
+        except (ValueError, TypeError, ArithmeticError, LookupError, AttributeError) as exc:
+            # Backstop only: the field checks below are meant to catch every bad value.
+            raise GraphFileError(f"{name}: {where}: cannot be read ({exc})") from None
         graph._append(node)  # noqa: SLF001 - loading restores the append order as saved
     meta = document.get("meta", {})
-    graph.meta.update(meta if isinstance(meta, dict) else {})
+    if isinstance(meta, dict):
+        graph.meta.update({k: v for k, v in meta.items() if k not in RESERVED_META})
     return graph
 
 
-def _node_from_entry(entry: dict[str, Any], read_array: Any) -> Node:
-    node_id = int(entry["id"], 0) if isinstance(entry["id"], str) else int(entry["id"])
-    outputs = tuple(OutputDef(tuple(int(v) for v in o["max_sizes"]), int(o["elementsize"]),
-                              int(o.get("zero_offset", 0)), float(o.get("stepsize", 0.0)))
-                    for o in entry.get("outputs", []))
-    inputs = tuple((int(s, 0) if isinstance(s, str) else int(s), int(i))
-                   for s, i in entry.get("inputs", []))
-    const = None
-    if "const" in entry and entry["const"] is not None:
-        spec = entry["const"]
-        if "file" in spec:
-            const = Tensor.from_array(read_array(spec["file"])).readonly()
-            if list(const.shape) != [int(v) for v in spec["shape"]]:
-                raise GraphFileError(f"const data has shape {const.shape}, "
-                                     f"the graph says {spec['shape']}")
-        else:
-            const = Tensor.shape_only(spec["shape"])
-    position = entry.get("position")
-    from hexscope.engine.graph import check_node_id
+def _node_from_entry(entry: dict[str, Any], node_id: int, read_array: ArrayReader) -> Node:
+    op = _text(_require(entry, "op"), "op")
+    inputs = _inputs(entry.get("inputs", []))
+    outputs = _outputs(entry.get("outputs", []))
+    padding = _padding(entry.get("padding", "NA"))
+    const = _const(entry.get("const"), read_array)
+    label = _text(entry.get("label", ""), "label")
+    return Node(node_id, op, inputs, outputs, padding, const, label,
+                _position(entry.get("position")))
 
-    return Node(check_node_id(node_id), str(entry["op"]), inputs, outputs,
-                Padding.parse(entry.get("padding", "NA")), const, str(entry.get("label", "")),
-                (float(position[0]), float(position[1])) if position else None)
+
+# field checks: each raises GraphFileError("field '<name>' ...: expected ..., found ...") ------
+
+def _show(value: object) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _bad(field: str, expected: str, value: object, where: str = "") -> GraphFileError:
+    return GraphFileError(f"field '{field}'{where}: expected {expected}, found {_show(value)}")
+
+
+def _require(entry: dict[str, Any], field: str, where: str = "") -> Any:
+    if field not in entry:
+        raise GraphFileError(f"field '{field}'{where} is missing")
+    return entry[field]
+
+
+def _int(value: object, field: str, low: int, high: int, where: str = "") -> int:
+    # bool is an int subclass; a file saying true means damage, not 1.
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise _bad(field, f"a whole number from {low} to {high}", value, where)
+    return value
+
+
+def _number(value: object, field: str, where: str = "") -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _bad(field, "a number", value, where)
+    try:
+        return float(value)
+    except OverflowError:
+        raise _bad(field, "a number in float range", value, where) from None
+
+
+def _text(value: object, field: str) -> str:
+    if not isinstance(value, str):
+        raise _bad(field, "a string", value)
+    return value
+
+
+def _ref_id(value: object, field: str, where: str = "") -> int:
+    """A node id: saved files write hex strings, hand-written ones may use numbers."""
+    expected = "a node id (a number or a string such as '0x1001') in uint32 range"
+    if isinstance(value, str):
+        try:
+            number = int(value, 0)
+        except ValueError:
+            raise _bad(field, expected, value, where) from None
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    else:
+        raise _bad(field, expected, value, where)
+    if not 0 <= number <= MAX_NODE_ID:
+        raise _bad(field, expected, value, where)
+    return number
+
+
+def _node_id(entry: dict[str, Any]) -> int:
+    node_id = _ref_id(_require(entry, "id"), "id")
+    try:
+        return check_node_id(node_id)
+    except GraphError as exc:
+        raise GraphFileError(f"field 'id': {exc}") from None
+
+
+def _inputs(value: object) -> tuple[tuple[int, int], ...]:
+    if not isinstance(value, list):
+        raise _bad("inputs", "a list of [source id, output index] pairs", value)
+    refs = []
+    for k, ref in enumerate(value):
+        where = f", input {k}"
+        if not isinstance(ref, list) or len(ref) != 2:
+            raise _bad("inputs", "[source id, output index]", ref, where)
+        refs.append((_ref_id(ref[0], "inputs", where),
+                     _int(ref[1], "inputs", 0, _UINT32_MAX, where + " (output index)")))
+    return tuple(refs)
+
+
+def _outputs(value: object) -> tuple[OutputDef, ...]:
+    if not isinstance(value, list):
+        raise _bad("outputs", "a list of output definitions", value)
+    return tuple(_output(item, f" of output {k}") for k, item in enumerate(value))
+
+
+def _output(value: object, where: str) -> OutputDef:
+    if not isinstance(value, dict):
+        raise _bad("outputs", "an object with max_sizes and elementsize", value, where)
+    sizes = _require(value, "max_sizes", where)
+    if not isinstance(sizes, list) or len(sizes) > _MAX_RANK:
+        raise _bad("max_sizes", f"a list of at most {_MAX_RANK} sizes", sizes, where)
+    # Ranges as hexagon_nn_output's C fields, the same the C importer enforces.
+    return OutputDef(tuple(_int(s, "max_sizes", 0, _UINT32_MAX, where) for s in sizes),
+                     _int(_require(value, "elementsize", where), "elementsize", 0,
+                          _UINT32_MAX, where),
+                     _int(value.get("zero_offset", 0), "zero_offset", *_INT32, where),
+                     _number(value.get("stepsize", 0.0), "stepsize", where))
+
+
+def _padding(value: object) -> Padding:
+    # Padding.parse takes true as SAME (bool is an int) and fails on null with AttributeError.
+    expected = "a padding name (" + ", ".join(m.name for m in Padding) + ") or its number"
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise _bad("padding", expected, value)
+    try:
+        return Padding.parse(value)
+    except ValueError:
+        raise _bad("padding", expected, value) from None
+
+
+def _position(value: object) -> tuple[float, float] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) != 2:
+        raise _bad("position", "[x, y]", value)
+    x, y = (_number(v, "position") for v in value)
+    if not (math.isfinite(x) and math.isfinite(y)):
+        raise _bad("position", "finite [x, y]", value)
+    return (x, y)
+
+
+def _const(value: object, read_array: ArrayReader) -> Tensor | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise _bad("const", "an object with the const's shape", value)
+    shape = _require(value, "shape", " of const")
+    if not isinstance(shape, list) or len(shape) > 4:
+        raise _bad("shape", "a list of at most 4 sizes", shape, " of const")
+    dims = [_int(v, "shape", 0, _UINT32_MAX, " of const") for v in shape]
+    if "file" not in value:
+        return Tensor.shape_only(dims)
+    member = value["file"]
+    if not isinstance(member, str):
+        raise _bad("file", "the name of a .npy member", member, " of const")
+    try:
+        const = Tensor.from_array(read_array(member)).readonly()
+    except GraphFileError as exc:
+        raise GraphFileError(f"field 'const': {exc}") from None
+    except ValueError as exc:  # rank over 4, or a dtype hexagon_nn does not have
+        raise GraphFileError(f"field 'const': const data {member}: {exc}") from None
+    if list(const.shape) != dims:
+        raise GraphFileError(f"field 'const': const data {member} has shape {const.shape}, "
+                             f"the graph says {dims}")
+    return const
