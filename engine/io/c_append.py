@@ -6,7 +6,10 @@ const ``data_len`` are authoritative in C; they are checked against the arrays (
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from hexscope.engine.errors import GraphError
 from hexscope.engine.io.c_lexer import Token
@@ -76,8 +79,10 @@ def _append_node(p: _Parser, tok: Token, args: list[Arg], label: str) -> None:
     padding = _padding(p, args[2])
     inputs = _items(p, args[3], args[4], "hexagon_nn_input")
     outputs = _items(p, args[5], args[6], "hexagon_nn_output")
-    refs = [(_field(p, item, "src_id"), _field(p, item, "output_idx")) for item in inputs]
-    defs = [_output_def(p, item) for item in outputs]
+    refs = [(_port_field(p, item, "src_id", node_id, f"input {k}"),
+             _port_field(p, item, "output_idx", node_id, f"input {k}"))
+            for k, item in enumerate(inputs)]
+    defs = [_output_def(p, item, node_id, k) for k, item in enumerate(outputs)]
     p.graph.append_node(node_id, op, refs, defs, padding, label=label)
 
 
@@ -139,7 +144,21 @@ def _field(p: _Parser, item: dict[str, object], name: str) -> int:
     return int(value)  # type: ignore[call-overload]
 
 
-def _output_def(p: _Parser, item: dict[str, object]) -> OutputDef:
+def _port_field(p: _Parser, item: dict[str, object], name: str, node_id: int,
+                port: str) -> int:
+    """A uint32 field of a hexagon_nn_input or hexagon_nn_output (graph spec §2.3)."""
+    from hexscope.engine.io.c_expr import Arg
+
+    value = _field(p, item, name)
+    if not 0 <= value <= UINT32_MAX:
+        arg = item.get(name)
+        pos = arg.pos if isinstance(arg, Arg) else int(item.get("_pos", 0))  # type: ignore[call-overload]
+        raise p.lx.error(pos, f"node {node_id:#x} {port}: .{name} is {value}, outside "
+                         f"uint32 (0..{UINT32_MAX}, graph spec §2.3)")
+    return value
+
+
+def _output_def(p: _Parser, item: dict[str, object], node_id: int, k: int) -> OutputDef:
     from hexscope.engine.io.c_expr import Arg
 
     rank = _field(p, item, "rank")
@@ -155,11 +174,19 @@ def _output_def(p: _Parser, item: dict[str, object]) -> OutputDef:
     if isinstance(stepsize, Arg):
         if not isinstance(stepsize.value, int | float):
             raise p.lx.error(stepsize.pos, ".stepsize must be a number")
-        stepsize = stepsize.value
+        # a float field: ints are at most 64 bits (c_expr), so float() cannot overflow
+        value = float(stepsize.value)
+        with np.errstate(over="ignore"):
+            single = float(np.float32(value))
+        if math.isfinite(value) and not math.isfinite(single):
+            raise p.lx.error(stepsize.pos, f"node {node_id:#x} output {k}: .stepsize "
+                             f"{value!r} overflows float32")
+        stepsize = value
     zero_offset = _field(p, item, "zero_offset")
     if not -(1 << 31) <= zero_offset < (1 << 31):
         raise p.lx.error(pos, f".zero_offset {zero_offset} does not fit int32")
-    return OutputDef(max_sizes, _field(p, item, "elementsize"), zero_offset,
+    elementsize = _port_field(p, item, "elementsize", node_id, f"output {k}")
+    return OutputDef(max_sizes, elementsize, zero_offset,
                      float(stepsize))  # type: ignore[arg-type]
 
 

@@ -50,6 +50,7 @@ STRUCTS = {"hexagon_nn_input": ("src_id", "output_idx"),
 APPEND_CONST = ("APPEND_CONST_NODE", "hexagon_nn_append_const_node")
 APPEND_NODE = ("APPEND_NODE", "hexagon_nn_append_node")
 MAX_RANK = 8
+MAX_CONST_ELEMENTS = 1 << 28    # hexagon_nn's const ctor refuses b*h*w*d >= 2^28 (spec §2.4)
 
 
 @dataclass
@@ -232,6 +233,8 @@ class _Parser(ExpressionReader):
         if ctype is None:
             raise lx.error(name, f"array {name.text} has type '{' '.join(type_words)}', which "
                            "is not a hexagon_nn element type or input/output struct")
+        if size is not None:
+            self.check_size(name, size, ctype)
         lx.expect("=")
         lx.expect("{")
         if ctype in STRUCTS:
@@ -245,16 +248,36 @@ class _Parser(ExpressionReader):
         lx.expect(";")
         self.arrays[name.text] = array
 
+    def check_size(self, name: Token, size: Arg, ctype: str) -> None:
+        """Refuse a declared size before anything is allocated for it. A data array may be
+        zero-filled up to what a hexagon_nn const can hold: fewer than 2^28 elements (the
+        const ctor refuses more, graph spec §2.4), so no larger array can be a const's data."""
+        n = int(size.value)  # type: ignore[call-overload]
+        if n < 0:
+            raise self.lx.error(size.pos, f"array {name.text} is declared with a negative "
+                                f"size ({n})")
+        if ctype not in STRUCTS and n >= MAX_CONST_ELEMENTS:
+            raise self.lx.error(size.pos, f"array {name.text} is declared with {n} elements; "
+                                "a hexagon_nn const holds fewer than 2^28 (graph spec §2.4)")
+
     def apply_size(self, array: Array, size: Arg, name: Token) -> None:
+        """Zero-fill a data array to its declared size, as C does. Input/output arrays are
+        not zero-filled: hexagon_nn files size them by their initialisers (``[]``, graph
+        spec §3.2), a zero hexagon_nn_input names node 0, which append_node refuses (§2.3),
+        and a zero hexagon_nn_output declares a rank-0 tensor of 0-byte elements."""
         n = int(size.value)  # type: ignore[call-overload]
         if len(array) > n:
             raise self.lx.error(size.pos, f"array {name.text} has {len(array)} values but is "
                                 f"declared with {n}")
         if array.data is not None and n > array.data.size:
-            array.data = np.concatenate([array.data, np.zeros(n - array.data.size,
-                                                              array.data.dtype)])
-        elif array.items is not None:
-            array.items.extend({} for _ in range(n - len(array.items)))
+            data = np.zeros(n, array.data.dtype)    # untouched pages stay unallocated
+            data[:array.data.size] = array.data
+            array.data = data
+        elif array.items is not None and n > len(array.items):
+            count = len(array.items)
+            raise self.lx.error(size.pos, f"array {name.text} is declared with {n} entries but "
+                                f"has {count} initialiser{'s' if count != 1 else ''}: "
+                                f"zero-filled {array.kind} entries are not supported")
 
     def data_items(self, dtype: DType, name: Token) -> np.ndarray:
         lx = self.lx
@@ -384,8 +407,10 @@ def _convert(values: np.ndarray, dtype: DType, error: object) -> np.ndarray:
         finite = np.isfinite(values)
         with np.errstate(over="ignore"):
             out = values.astype(np.float32)
-        if (finite & ~np.isfinite(out)).any():
-            raise error("a value overflows float32")  # type: ignore[operator]
+        overflow = finite & ~np.isfinite(out)
+        if overflow.any():
+            bad = float(values[overflow][0])
+            raise error(f"value {bad!r} overflows float32")  # type: ignore[operator]
         return out
     np_type = dtype.numpy
     bits = np_type.itemsize * 8

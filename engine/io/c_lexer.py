@@ -10,6 +10,7 @@ stripped from integers and ``f`` only from float literals.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -249,21 +250,58 @@ def describe(token: Token) -> str:
 
 
 # literals ----------------------------------------------------------------------------------
+UINT64_MAX = (1 << 64) - 1      # the widest C integer (unsigned long long)
+# Digits a literal may have before its value is certainly above UINT64_MAX (leading zeros
+# aside), so that no huge literal is ever converted (Python refuses > 4300 decimal digits).
+_MAX_DIGITS = {16: 16, 10: 20, 8: 22}
+
+
+class LiteralError(ValueError):
+    """A malformed literal; ``offset`` is where in the literal's text the problem is."""
+
+    def __init__(self, message: str, offset: int = 0) -> None:
+        super().__init__(message)
+        self.offset = offset
+
+
 def int_literal(text: str) -> int | None:
-    """The value of a C integer literal, or None if ``text`` is not one."""
+    """The value of a C integer literal, or None if ``text`` is not one.
+
+    Raises LiteralError for an invalid octal digit or a value above 64 bits (a C compiler
+    refuses both).
+    """
     body = text.rstrip("uUlL")
     if body[:2] in ("0x", "0X"):
-        return int(body[2:], 16)      # hex digits include f: never strip it here
-    if not body.isdigit():
+        base, digits = 16, body[2:]     # hex digits include f: never strip it here
+    elif not body.isdigit():
         return None
-    if len(body) > 1 and body[0] == "0":
-        return int(body, 8)
-    return int(body)
+    elif len(body) > 1 and body[0] == "0":
+        base, digits = 8, body
+        bad = next((k for k, c in enumerate(body) if c in "89"), None)
+        if bad is not None:
+            raise LiteralError(f"invalid digit '{body[bad]}' in octal constant {_short(text)}",
+                               bad)
+    else:
+        base, digits = 10, body
+    value = int(digits, base) if len(digits.lstrip("0")) <= _MAX_DIGITS[base] else None
+    if value is None or value > UINT64_MAX:
+        raise LiteralError(f"integer constant {_short(text)} is too large: C integers have "
+                           "at most 64 bits")
+    return value
 
 
 def float_literal(text: str) -> float:
+    """The value of a C floating literal; LiteralError if it is infinite even as a double.
+
+    Every float hexagon_nn stores is a float32, so the message says so: 1e999 is refused as
+    1e39 is (graph spec §3.2 item 4).
+    """
     body = text[:-1] if text[-1] in "fFlL" else text
-    return float(body)
+    value = float(body)
+    if math.isinf(value):
+        raise LiteralError(f"floating constant {_short(text)} overflows float32 (it is "
+                           "infinite even as a double)")
+    return value
 
 
 def number_value(text: str) -> int | float:
@@ -271,8 +309,25 @@ def number_value(text: str) -> int | float:
     return value if value is not None else float_literal(text)
 
 
+def _short(text: str) -> str:
+    return text if len(text) <= 24 else f"{text[:10]}...{text[-10:]} ({len(text)} characters)"
+
+
+_OCTAL_ESCAPE = re.compile(rb"[0-7]{1,3}")
+_HEX_ESCAPE = re.compile(rb"[0-9a-fA-F]*")
+
+
+def _offset(body: bytes, k: int) -> int:
+    """Where byte ``k`` of a string literal's body is in the literal's text (after the ")."""
+    return len(body[:k].decode("utf-8")) + 1
+
+
 def string_value(text: str) -> str:
-    """The value of a C string literal (escapes decoded, bytes read as UTF-8)."""
+    """The value of a C string literal (escapes decoded, bytes read as UTF-8).
+
+    Raises LiteralError for ``\\x`` without hex digits and for escapes above 0xFF (both
+    refused or warned about by C compilers; nothing is silently truncated).
+    """
     out = bytearray()
     body = text[1:-1].encode("utf-8")
     k = 0
@@ -284,16 +339,23 @@ def string_value(text: str) -> str:
             continue
         esc = chr(body[k + 1])
         if esc in "01234567":
-            digits = re.match(rb"[0-7]{1,3}", body[k + 1:k + 4]).group()  # type: ignore[union-attr]
-            out.append(int(digits, 8) & 0xFF)
-            k += 1 + len(digits)
+            digits = _OCTAL_ESCAPE.match(body, k + 1, k + 4).group()  # type: ignore[union-attr]
+            end = k + 1 + len(digits)
         elif esc == "x":
-            digits = re.match(rb"[0-9a-fA-F]+", body[k + 2:]).group()  # type: ignore[union-attr]
-            out.append(int(digits, 16) & 0xFF)
-            k += 2 + len(digits)
+            digits = _HEX_ESCAPE.match(body, k + 2).group()  # type: ignore[union-attr]
+            end = k + 2 + len(digits)
+            if not digits:
+                raise LiteralError("\\x used with no following hex digits", _offset(body, k))
         else:
             out.append(_ESCAPES.get(esc, ord(esc)))
             k += 2
+            continue
+        value = int(digits, 16 if esc == "x" else 8)
+        if value > 0xFF:
+            raise LiteralError(f"escape sequence {body[k:end].decode()} is out of range "
+                               "range (above 0xFF)", _offset(body, k))
+        out.append(value)
+        k = end
     return out.decode("utf-8", errors="replace")
 
 
@@ -308,6 +370,8 @@ _NUMBER_CHAR = _DIGIT.copy()
 _NUMBER_CHAR[[ord(c) for c in ".eExX"]] = True
 _SIGN = np.zeros(256, bool)
 _SIGN[[ord("+"), ord("-")]] = True
+_SPACE = np.zeros(256, bool)
+_SPACE[[ord(c) for c in " \t\r\n"]] = True
 _EXP = np.zeros(256, bool)
 _EXP[[ord("e"), ord("E")]] = True
 _FLOAT_SUFFIX_RE = re.compile(r"(?<=[0-9.])[fF](?![\w.])")
@@ -339,15 +403,51 @@ def fast_number_list(body: str, is_float: bool) -> np.ndarray | None:
                             & _EXP[raw[np.maximum(zeros - 2, 0)]], False)
         if (follow & ~prev & ~exponent).any():
             return None
+    if not body.strip():
+        return np.zeros(0, np.float64 if is_float else np.int64)
     stripped = body.rstrip(" \t\r\n")
     if stripped.endswith(","):
         stripped = stripped[:-1]
-    if not stripped.strip():
-        return np.zeros(0, np.float64 if is_float else np.int64)
+    if not _elements_end_in_digits(raw, stripped):
+        return None
     try:
         values = np.fromstring(stripped, dtype=np.float64 if is_float else np.int64, sep=",")
     except ValueError:
         return None
     if values.size != stripped.count(",") + 1:
         return None
+    if is_float and np.isinf(values).any():
+        return None         # a literal beyond double: the token reader says which
     return values
+
+
+def _elements_end_in_digits(raw: np.ndarray, stripped: str) -> bool:
+    """Whether every element of ``stripped`` (a prefix of the bytes ``raw``) ends with a
+    digit, or a digit and '.', before its comma. numpy would read an empty element as -1.0
+    or 0 and a lone sign as 0 (a C syntax error); this is what keeps them out."""
+    tail = stripped.rstrip(" \t\r\n")
+    if not tail or not (tail[-1].isdigit() or tail[-1] == "." and tail[-2:-1].isdigit()):
+        return False
+    n = len(stripped)
+    if raw[0] == ord(","):
+        return False
+    # Fast: a comma right after a digit (how exporters write). Compares only, no indexing.
+    before = raw[:n - 1]
+    odd = (raw[1:n] == ord(",")) & ((before < ord("0")) | (before > ord("9")))
+    if not odd.any():
+        return True
+    ends = np.flatnonzero(odd)          # the character before each such comma
+    back = np.flatnonzero(_SPACE[raw[ends]])
+    while back.size:                    # step back over white space to a character
+        ends[back] -= 1
+        if ends[back[0]] < 0:           # only the first element can run past the start
+            return False
+        back = back[_SPACE[raw[ends[back]]]]
+    last = raw[ends]
+    odd_end = ~_DIGIT[last]             # "1.," is a float; "-.", " ." and ", ." are not
+    if odd_end.any():
+        dots = ends[odd_end]
+        if not ((last[odd_end] == ord(".")) & (dots > 0)
+                & _DIGIT[raw[np.maximum(dots - 1, 0)]]).all():
+            return False
+    return True

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import GraphFileError
 from hexscope.engine.io.c_import import import_c, import_c_text
-from hexscope.engine.io.c_lexer import fast_number_list
+from hexscope.engine.io.c_lexer import CSyntaxError, fast_number_list
 from hexscope.engine.nodes import OutputDef, Padding
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "c"
@@ -227,3 +227,181 @@ def test_fast_path_declines_what_it_cannot_read_exactly():
     assert fast_number_list("0, 0.5, 10", True).tolist() == [0.0, 0.5, 10.0]
     assert fast_number_list("1e-05, 2E+07", True).tolist() == [1e-05, 2e07]   # not octal
     assert fast_number_list("-010", True) is None                # octal 8 in C
+
+
+# Malformed and hostile files: a CSyntaxError at file:line:column, never a raw exception or a
+# silently changed value ----------------------------------------------------------------------
+def _import_error(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "bad.c"
+    path.write_text(text)
+    with pytest.raises(CSyntaxError) as info:
+        import_c(path)
+    return str(info.value)
+
+
+def _assert_error_at(tmp_path: Path, text: str, offset: int, *messages: str) -> None:
+    message = _import_error(tmp_path, text)
+    line = text.count("\n", 0, offset) + 1
+    column = offset - text.rfind("\n", 0, offset)
+    assert message.startswith(f"{tmp_path / 'bad.c'}:{line}:{column}: "), message
+    for part in messages:
+        assert part in message, message
+
+
+# (replaced, replacement, where the error must point, message parts)
+EMPTY_ELEMENTS = [
+    ("static quint8 data_for_op_10[] = { 1, 2, 3, 4 }",
+     "static float data_for_op_10[] = { 1.5, , 2.5, 3.5 }", ", 2.5", ["found ','"]),
+    ("{ 1, 2, 3, 4 }", "{ 1, , 3, 4 }", ", 3", ["found ','"]),
+    ("{ 1, 2, 3, 4 }", "{ 1, -, 3, 4 }", ", 3", ["found ','"]),
+    ("{ 1, 2, 3, 4 }", "{ 1, 2, 3, + }", "};", ["found '}'"]),
+    ("{ 1, 2, 3, 4 }", "{ , 1, 2, 3 }", ", 1", ["found ','"]),
+    ("{ 1, 2, 3, 4 }", "{ , }", ", }", ["found ','"]),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "anchor", "messages"), EMPTY_ELEMENTS)
+def test_empty_or_sign_only_array_elements_are_errors(tmp_path, old, new, anchor, messages):
+    # numpy's fromstring reads an empty element as -1.0 (float) or 0, and a lone sign as 0.
+    text = TEMPLATE.replace(old, new, 1).replace("data_for_op_10, 4)", "data_for_op_10, 16)"
+                                                 if "float" in new else "data_for_op_10, 4)")
+    start = text.index("data_for_op_10[]")
+    _assert_error_at(tmp_path, text, text.index(anchor, start), *messages)
+
+
+def test_fast_path_declines_empty_and_sign_only_elements():
+    assert fast_number_list("1.5, , 2.5, 3.5", True) is None
+    assert fast_number_list("1, , 3, 4", False) is None
+    assert fast_number_list("1, -, 3, 4", False) is None
+    assert fast_number_list("1, 2, +", False) is None
+    assert fast_number_list(" , ", False) is None
+    assert fast_number_list("1, 1e999", True) is None            # overflows: read it exactly
+    assert fast_number_list("1.5f , 2. ,\n -.5 ,", True).tolist() == [1.5, 2.0, -0.5]
+
+
+LONG = "9" * 5000
+BAD_VALUES = [
+    # (replaced, replacement, where the error must point, message parts)
+    ("{ 1, 2, 3, 4 }", "{ 1, 2, 09, 4 }", "9, 4", ["invalid digit '9' in octal constant"]),
+    ("{ 1, 2, 3, 4 }", f"{{ 1, 2, {LONG}, 4 }}", LONG, ["integer constant", "too large"]),
+    ("APPEND_NODE(\"in\"", "APPEND_NODE(\"\\xg\"", "\\xg",
+     ["\\x used with no following hex digits"]),
+    ("APPEND_NODE(\"in\"", "APPEND_NODE(\"\\x141\"", "\\x141", ["out of range"]),
+    ("APPEND_NODE(\"in\", 0x20", f"APPEND_NODE(\"in\", ({'9' * 400}/3)", "9999",
+     ["integer constant", "too large"]),
+    ("APPEND_NODE(\"in\", 0x20",
+     "APPEND_NODE(\"in\", (0xFFFFFFFFFFFFFFFF * 0xFFFFFFFFFFFFFFFF / 3)", "* 0xFFFF",
+     ["does not fit 64 bits"]),
+    (".elementsize = 1 }", f".elementsize = 1, .stepsize = {'9' * 400} }}", "9999",
+     ["integer constant", "too large"]),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "anchor", "messages"), BAD_VALUES)
+def test_bad_literals_are_syntax_errors(tmp_path, old, new, anchor, messages):
+    text = TEMPLATE.replace(old, new, 1)
+    _assert_error_at(tmp_path, text, text.index(anchor), *messages)
+
+
+def test_integer_division_is_exact():
+    # int(a / b) went through a double: 0x77FF...F / 2^31 became 0xF0000000, not 0xEFFFFFFF.
+    text = TEMPLATE.replace("APPEND_NODE(\"in\", 0x20",
+                            "APPEND_NODE(\"in\", (0x77FFFFFFFFFFFFFF / 0x80000000)", 1)
+    assert 0xEFFFFFFF in import_c_text(text.replace(".src_id = 0x20", ".src_id = 0xEFFFFFFF"),
+                                       "t.c")
+    text = TEMPLATE.replace("static quint8 data_for_op_10[] = { 1, 2, 3, 4 }",
+                            "static int32_t data_for_op_10[] = { -7 / 2, 7 / -2, -7 / -2, 7 / 2 }")
+    text = text.replace("data_for_op_10, 4)", "data_for_op_10, 16)")
+    values = import_c_text(text, "t.c").node(0x10).const.array.reshape(-1).tolist()
+    assert values == [-3, -3, 3, 3]                 # C truncates toward zero
+
+
+@pytest.mark.parametrize("opener", ["(", "+", "-", "(int)"])
+def test_deep_nesting_is_a_syntax_error(tmp_path, opener):
+    deep = opener * 5000 + "4" + (")" * 5000 if opener == "(" else "")
+    text = TEMPLATE.replace("{ 1, 2, 3, 4 }", f"{{ 1, 2, 3, {deep} }}", 1)
+    start = text.index(opener * 10)
+    # The 64th level is refused: C compilers need only support 63 (C11 5.2.4.1).
+    _assert_error_at(tmp_path, text, start + 63 * len(opener), "nested more than 63 levels")
+    shallow = opener * 63 + "4" + (")" * 63 if opener == "(" else "")
+    text = TEMPLATE.replace("static quint8 data_for_op_10[] = { 1, 2, 3, 4 }",
+                            f"static int32_t data_for_op_10[] = {{ 1, 2, 3, {shallow} }}")
+    text = text.replace("data_for_op_10, 4)", "data_for_op_10, 16)")
+    assert abs(import_c_text(text, "t.c").node(0x10).const.array.reshape(-1)[3]) == 4
+
+
+@pytest.mark.parametrize(("old", "new", "anchor", "messages"), [
+    ("data_for_op_10[]", "data_for_op_10[100000000000]", "100000000000",
+     ["array data_for_op_10", "2^28"]),
+    ("data_for_op_10[]", "data_for_op_10[0x10000000]", "0x10000000", ["array data_for_op_10"]),
+    ("data_for_op_10[]", "data_for_op_10[-1]", "-1", ["array data_for_op_10", "negative"]),
+    ("inputs_for_30[]", "inputs_for_30[100000000]", "100000000",
+     ["array inputs_for_30", "1 initialiser", "zero-filled"]),
+    ("outputs_for_20[]", "outputs_for_20[2]", "2]",
+     ["array outputs_for_20", "1 initialiser", "zero-filled"]),
+])
+def test_declared_array_sizes_are_bounded(tmp_path, old, new, anchor, messages):
+    text = TEMPLATE.replace(old, new, 1)
+    _assert_error_at(tmp_path, text, text.index(anchor), *messages)
+
+
+def test_zero_filled_data_array_within_the_limit():
+    text = TEMPLATE.replace("data_for_op_10[] = { 1, 2, 3, 4 }", "data_for_op_10[4] = { 1 }")
+    assert import_c_text(text, "t.c").node(0x10).const.array.reshape(-1).tolist() == [
+        1, 0, 0, 0]
+
+
+@pytest.mark.parametrize(("old", "new", "anchor", "messages"), [
+    (".output_idx = 0", ".output_idx = -1", "-1", ["node 0x30 input 0", ".output_idx", "-1"]),
+    (".output_idx = 0", ".output_idx = 0x100000000", "0x100000000",
+     ["node 0x30 input 0", ".output_idx", "uint32"]),
+    (".src_id = 0x20", ".src_id = -0x20", "-0x20", ["node 0x30 input 0", ".src_id", "-32"]),
+    (".src_id = 0x20", ".src_id = 0x100000020", "0x100000020",
+     ["node 0x30 input 0", ".src_id", "uint32"]),
+    (".elementsize = 1 }", ".elementsize = -1 }", "-1 }",
+     ["node 0x20 output 0", ".elementsize", "-1"]),
+    (".elementsize = 1 }", ".elementsize = 0x100000001 }", "0x100000001",
+     ["node 0x20 output 0", ".elementsize", "uint32"]),
+    ("{ .rank = 4, .max_sizes = { 1, 1, 1, 4 }, .elementsize = 1 }",
+     "OUTPUT_4D(1, 1, 1, 4, -1)", "OUTPUT_4D", ["node 0x20 output 0", ".elementsize", "-1"]),
+])
+def test_port_fields_are_uint32(tmp_path, old, new, anchor, messages):
+    text = TEMPLATE.replace(old, new, 1)
+    _assert_error_at(tmp_path, text, text.index(anchor), *messages)
+
+
+@pytest.mark.parametrize(("old", "new", "anchor", "messages"), [
+    ("(const uint8_t *)data_for_op_10, 4", "(const uint8_t *)&data_for_op_10[2], 2", "2]",
+     ["&data_for_op_10[2]", "not supported"]),
+    ("{ 1, 2, 3, 4 }", "{ 1, 2, 3, &4 }", "&4", ["address"]),
+    ("static quint8 data_for_op_10[] = { 1, 2, 3, 4 }",
+     "static float data_for_op_10[] = { 1, 2, 3, 1e999 }", "1e999", ["1e999", "overflows"]),
+    ("static quint8 data_for_op_10[] = { 1, 2, 3, 4 }",
+     "static float data_for_op_10[] = { 1, 2, 3, (float)-1e999 }", "1e999",
+     ["1e999", "overflows"]),
+    ("static quint8 data_for_op_10[] = { 1, 2, 3, 4 }",
+     "static float data_for_op_10[] = { 1, 2, 3, 1e300 * 1e300 }", "* 1e300", ["overflows"]),
+    (".elementsize = 1 }", ".elementsize = 1, .stepsize = 1e39 }", "1e39",
+     ["node 0x20 output 0", ".stepsize", "overflows float32"]),
+])
+def test_addresses_and_float_overflow(tmp_path, old, new, anchor, messages):
+    text = TEMPLATE.replace(old, new, 1)
+    if "float data" in new:
+        text = text.replace("data_for_op_10, 4)", "data_for_op_10, 16)")
+    _assert_error_at(tmp_path, text, text.index(anchor), *messages)
+
+
+def test_float32_overflow_messages_agree():
+    # 1e39 (finite as a double) and 1e999 (infinite as a double) are both refused.
+    for literal in ("1e39", "1e999"):
+        text = TEMPLATE.replace("static quint8 data_for_op_10[] = { 1, 2, 3, 4 }",
+                                f"static float data_for_op_10[] = {{ 1, 2, 3, {literal} }}")
+        with pytest.raises(CSyntaxError, match="overflows float32"):
+            import_c_text(text.replace("data_for_op_10, 4)", "data_for_op_10, 16)"), "t.c")
+
+
+def test_whole_array_address_is_the_array():
+    for form in ("&data_for_op_10[0]", "&data_for_op_10"):
+        text = TEMPLATE.replace("(const uint8_t *)data_for_op_10", f"(const uint8_t *){form}")
+        assert import_c_text(text, "t.c").node(0x10).const.array.reshape(-1).tolist() == [
+            1, 2, 3, 4]
