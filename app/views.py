@@ -7,7 +7,9 @@ Tensors are read on the GUI thread after ``results_changed``; they are read-only
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, QTimer
@@ -69,8 +71,8 @@ class ViewsController(QObject):
         w.session_changed.connect(self._on_session)
         w.node_selected.connect(self._on_node)
         w.results_changed.connect(self._on_results)
-        self.inspector.element_selected.connect(self.d32.select)
-        self.d32.element_selected.connect(self.inspector.select)
+        self.inspector.element_selected.connect(self._inspector_selected)
+        self.d32.element_selected.connect(self._d32_selected)
         for source in (self.range_panel, self.range_plot, self.check):
             source.node_activated.connect(w.select_node)
         self.range_panel.overlay_changed.connect(w.set_overlay)
@@ -123,11 +125,24 @@ class ViewsController(QObject):
             title = f"0x{self.node_id:x} {node.op}" + (f" '{node.label}'" if node.label else "")
         outputs = tuple(outputs or ())
         index = next((k for k, t in enumerate(outputs) if t.layout is Layout.D32), 0)
-        self.inspector.set_outputs(title, outputs, index)
-        tensor = self.inspector.tensor
-        self.d32.set_tensor(tensor, self.inspector.qrange)
-        self.fill.set_tensors(*self._fill_pair(outputs), title,
-                              unwritten=s.padding_fill if s is not None else None)
+        # Each view on its own: one that cannot show an odd tensor must not leave the others
+        # showing the previous node.
+        _guarded("Tensor", self.inspector.set_outputs, title, outputs, index)
+        _guarded("d32 padding", self.d32.set_tensor, self.inspector.tensor,
+                 self.inspector.qrange)
+        _guarded("FillPadding", lambda: self.fill.set_tensors(
+            *self._fill_pair(outputs), title,
+            unwritten=s.padding_fill if s is not None else None))
+
+    # The inspector's output combo can show another output than the d32 view: an index is
+    # only shared while both views show the same tensor (it could lie outside the other one).
+    def _inspector_selected(self, index: object) -> None:
+        if self.inspector.tensor is self.d32.tensor:
+            self.d32.select(index)
+
+    def _d32_selected(self, index: object) -> None:
+        if self.inspector.tensor is self.d32.tensor:
+            self.inspector.select(index)
 
     def _fill_pair(self, outputs: tuple[Tensor, ...]) -> tuple[Tensor | None, Tensor | None]:
         """Input 0 and output 0 of a node that takes and gives d32 (FillPadding above all)."""
@@ -189,6 +204,19 @@ class ViewsController(QObject):
         path = getattr(files, "path", None)
         base = os.path.dirname(os.path.abspath(path)) if path else None
         return make_inputs(self.w.graph, Path(base) if base else None)
+
+
+def _guarded(view: str, show: Callable[..., object], *args: object) -> None:
+    """Call a view's setter; a failure is logged (the view keeps its empty or last state)
+    instead of escaping into Qt's event loop and stopping the views after it."""
+    try:
+        show(*args)
+    except Exception as exc:  # noqa: BLE001 - a view bug must not stop the other views
+        _LOG.warning("the %s view could not show this node: %s: %s", view,
+                     type(exc).__name__, exc)
+
+
+_LOG = logging.getLogger("hexscope.views")
 
 
 def install_views(window: QWidget) -> ViewsController:

@@ -91,3 +91,56 @@ def test_padding_check_overlay_reaches_the_window(qtbot):
     colors, legend = w.overlays[-1]
     assert colors == {} and legend[0][0] == "reads padding"
     assert Qt.DockWidgetArea.BottomDockWidgetArea == w.dockWidgetArea(views.docks["tensor"])
+
+
+def _two_output_graph() -> Graph:
+    g = Graph()
+    g.append_node(0x100, "INPUT", outputs=[OutputDef((1, 16, 16, 64), 1),
+                                           OutputDef((1, 3, 5, 7), 1)])
+    g.append_node(0x101, "OUTPUT", inputs=[(0x100, 0), (0x100, 1)])
+    return g
+
+
+def test_a_selection_is_shared_only_while_both_views_show_the_same_tensor(qtbot):
+    """The inspector can switch to an output the d32 view does not show; an index of that
+    output could lie outside the d32 tensor (it once reached the layout strip's paint and
+    took the process down), so it is not passed on."""
+    w = ContractWindow(_two_output_graph())
+    qtbot.addWidget(w)
+    views = install_views(w)
+    big = Tensor.from_array(np.zeros((1, 16, 16, 64), np.uint8))
+    small = Tensor.from_array(np.ones((1, 3, 5, 7), np.uint8)).to_d32()
+    s = Session(w.graph)
+    s.execute([big, small])
+    w._session = s
+    w.session_changed.emit(s)
+    w.node_selected.emit(0x100)
+    assert views.inspector.tensor is views.d32.tensor            # output 1, the d32 one
+    views.inspector.element_selected.emit((0, 2, 3, 6))
+    assert views.d32._selected == (0, 2, 3, 6)
+    views.inspector._output.setCurrentIndex(0)                   # the flat 16x16x64 output
+    views.inspector.element_selected.emit((0, 15, 15, 0))
+    assert views.d32._selected == (0, 2, 3, 6)                   # unchanged
+    views.d32.grab()                                             # paints without an error
+
+
+def test_a_view_that_fails_does_not_leave_the_others_on_the_previous_node(qtbot, caplog,
+                                                                          monkeypatch):
+    w = ContractWindow(_graph())
+    qtbot.addWidget(w)
+    views = install_views(w)
+    x = Tensor.from_array(np.ones((1, 3, 5, 40), np.uint8)).to_d32()
+    s = Session(w.graph)
+    s.execute([x])
+    w._session = s
+    w.session_changed.emit(s)
+
+    def broken(*_args) -> None:
+        raise ZeroDivisionError("float division by zero")
+
+    monkeypatch.setattr(views.inspector.heatmap, "set_tensor", broken)
+    with caplog.at_level("WARNING", logger="hexscope.views"):
+        w.node_selected.emit(0x101)
+    assert views.d32.tensor is s.result(0x101).outputs[0]
+    assert views.fill.changed_mask is not None
+    assert "the Tensor view could not show this node: ZeroDivisionError" in caplog.text
