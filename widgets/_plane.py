@@ -36,7 +36,13 @@ class PlaneChoice:
 
 
 def plane(array: npt.NDArray, choice: PlaneChoice) -> npt.NDArray:
-    """The 2-D slice ``array[...]`` with ``choice.rows`` down and ``choice.cols`` across."""
+    """The 2-D slice ``array[...]`` with ``choice.rows`` down and ``choice.cols`` across.
+
+    Empty (0 x 0) when a fixed index lies outside its axis, as it must when that axis is empty.
+    """
+    if any(not 0 <= choice.fixed[a] < array.shape[a] for a in range(4)
+           if a not in (choice.rows, choice.cols)):
+        return np.empty((0, 0), array.dtype)
     sl: list[object] = list(choice.fixed)
     sl[choice.rows] = slice(None)
     sl[choice.cols] = slice(None)

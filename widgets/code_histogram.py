@@ -62,7 +62,7 @@ class CodeHistogramView(QWidget):
     def _show_codes(self, tensor: Tensor, qrange: QuantRange | None) -> None:
         self.counts = code_counts(tensor.array)
         self.edges = np.arange(257) - 0.5
-        n = max(1, int(self.counts.sum()))
+        n = int(self.counts.sum())
         x = np.arange(256)
         inner = self.counts.copy()
         inner[[0, 255]] = 0
@@ -70,7 +70,8 @@ class CodeHistogramView(QWidget):
         self._ends.setOpts(x=[0, 255], height=self.counts[[0, 255]], width=1.0)
         top = max(1, int(self.counts.max()))
         for label, code, xpos in zip(self._labels, (0, 255), (0, 255), strict=True):
-            label.setText(f"{code}: {self.counts[code]} ({100 * self.counts[code] / n:.1f}%)")
+            share = f" ({100 * self.counts[code] / n:.1f}%)" if n else ""
+            label.setText(f"{code}: {self.counts[code]}{share}")
             label.setPos(xpos, top)
         self._plot.setLabel("bottom", "code")
         self._plot.setXRange(-2, 257, padding=0)
@@ -82,17 +83,19 @@ class CodeHistogramView(QWidget):
             self._zero.hide()
         used = int(np.count_nonzero(self.counts))
         zero = f", 0.0 at code {qrange.zero_code}" if qrange is not None else ""
-        self._summary.setText(f"{n} elements, {used} of 256 codes used, at 0: "
-                              f"{100 * self.counts[0] / n:.2f}%, at 255: "
-                              f"{100 * self.counts[255] / n:.2f}%{zero}")
+        ends = (f", at 0: {100 * self.counts[0] / n:.2f}%, at 255: "
+                f"{100 * self.counts[255] / n:.2f}%") if n else ""
+        self._summary.setText(f"{n} elements, {used} of 256 codes used{ends}{zero}")
 
     def _show_values(self, tensor: Tensor) -> None:
         data = np.asarray(tensor.array, np.float64).reshape(-1)
         finite = data[np.isfinite(data)]
-        lo, hi = (finite.min(), finite.max()) if finite.size else (0.0, 1.0)
-        if hi <= lo:
-            lo, hi = lo - 0.5, hi + 0.5
-        self.counts, self.edges = np.histogram(finite, bins=_FLOAT_BINS, range=(lo, hi))
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        # equal values get bins around them; the margin scales with the value, since at
+        # 1e20 or FLT_MAX a fixed 0.5 vanishes (lo - 0.5 == lo)
+        pad = max(0.5, abs(lo) * 1e-6) if hi <= lo else 0.0
+        self.counts, self.edges = np.histogram(finite, bins=_FLOAT_BINS,
+                                               range=(lo - pad, hi + pad))
         centers = (self.edges[:-1] + self.edges[1:]) / 2
         self._bars.setOpts(x=centers, height=self.counts, width=self.edges[1] - self.edges[0],
                            brush=BAR, pen=pg.mkPen(BAR))
@@ -103,5 +106,11 @@ class CodeHistogramView(QWidget):
         self._plot.setLabel("bottom", "value")
         self._plot.enableAutoRange()
         bad = data.size - finite.size
-        self._summary.setText(f"{data.size} elements in [{lo:.6g}, {hi:.6g}]"
-                              + (f", {bad} not finite" if bad else ""))
+        if not data.size:
+            text = "0 elements"
+        elif not finite.size:
+            text = f"{data.size} elements, no finite values ({bad} not finite)"
+        else:
+            text = (f"{data.size} elements in [{lo:.6g}, {hi:.6g}]"
+                    + (f", {bad} not finite" if bad else ""))
+        self._summary.setText(text)

@@ -104,6 +104,9 @@ class TensorHeatmapView(QWidget):
         bar.addWidget(self._cols)
         bar.addWidget(QLabel("show"))
         bar.addWidget(self._mode)
+        self._note = QLabel("")            # why the plane is empty or shows codes
+        self._note.setStyleSheet("color: #c0392b")
+        bar.addWidget(self._note)
         bar.addStretch(1)
         lay.addLayout(bar)
         sliders = QHBoxLayout()
@@ -148,8 +151,9 @@ class TensorHeatmapView(QWidget):
         self._configure_sliders()
         self._refresh()
         self._plot.autoRange(padding=0.02)
-        self._readout.setText("no tensor" if self._tensor is None else
-                              layout_text(self._tensor) + "  (hover for values)")
+        t = self._tensor
+        self._readout.setText("no tensor" if t is None else layout_text(t) + (
+            "  (hover for values)" if t.array.size else "  (no elements)"))
 
     @property
     def tensor(self) -> Tensor | None:
@@ -164,6 +168,11 @@ class TensorHeatmapView(QWidget):
     def levels(self) -> tuple[float, float]:
         lo, hi = self._image.getLevels()
         return float(lo), float(hi)
+
+    @property
+    def note(self) -> str:
+        """The note beside the controls: why nothing, or the codes, are shown ("" if none)."""
+        return self._note.text()
 
     @property
     def choice(self) -> PlaneChoice:
@@ -241,13 +250,24 @@ class TensorHeatmapView(QWidget):
 
     def _refresh(self) -> None:
         t = self._tensor
-        if t is None:
+        if t is None or t.array.size == 0:
+            # no element in any plane (an empty axis): clear the picture, say why
             self._image.clear()
-            self._readout.setText("no tensor")
+            self._note.setText("" if t is None else
+                               "no elements (shape {}x{}x{}x{})".format(*t.shape))
+            if t is None:
+                self._readout.setText("no tensor")
             self._marker.hide()
             return
         dequant = (self._mode.currentIndex() == 1 and self._qrange is not None
                    and is_codes(t))
+        q = self._qrange
+        if dequant and q is not None and not (np.isfinite(q.min) and np.isfinite(q.max)):
+            self._note.setText(f"range [{q.min:.6g}, {q.max:.6g}] is not finite: "
+                               "showing codes")
+            dequant = False
+        else:
+            self._note.setText("")
         codes = plane(t.array, self._choice)
         data = np.ascontiguousarray(values_of(codes, t, self._qrange, dequant))
         if data.dtype.kind not in "fiu" or data.dtype.itemsize > 4:
@@ -277,10 +297,11 @@ class TensorHeatmapView(QWidget):
             return None
         p = self._plot.vb.mapSceneToView(scene_pos)
         r, c = int(np.floor(p.y())), int(np.floor(p.x()))
-        shape = self._tensor.shape
-        if not (0 <= r < shape[self._choice.rows] and 0 <= c < shape[self._choice.cols]):
+        idx = self._choice.element(r, c)
+        # all four axes: a fixed index is out of range when its axis is empty
+        if not all(0 <= i < n for i, n in zip(idx, self._tensor.shape, strict=True)):
             return None
-        return self._choice.element(r, c)
+        return idx
 
     def readout_for(self, index: Index) -> str:
         assert self._tensor is not None

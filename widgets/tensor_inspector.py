@@ -165,8 +165,8 @@ class TensorInspector(QWidget):
             return
         try:
             action(path)
-        except (OSError, ValueError) as exc:
-            QMessageBox.warning(self, "Export failed", str(exc))
+        except Exception as exc:    # noqa: BLE001 - a file error or the formatter's: say it
+            QMessageBox.warning(self, "Export failed", str(exc) or type(exc).__name__)
 
     def _ask_png(self) -> None:
         self._guarded(self.heatmap.export_png, self._ask("Save view as PNG", "PNG (*.png)"))

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from PySide6.QtCore import QPointF
+from PySide6.QtWidgets import QPushButton
 
 from hexscope.engine import D32Padding, DType, QuantRange, Tensor
 from hexscope.widgets.code_histogram import CodeHistogramView
+from hexscope.widgets.fill_padding_view import FillPaddingView
 from hexscope.widgets.tensor_heatmap import TensorHeatmapView
 from hexscope.widgets.tensor_inspector import TensorInspector
 from hexscope.widgets.tensor_table import TensorTableView
@@ -162,3 +165,145 @@ def test_inspector_pprint_export_matches_hand_written_lines(qtbot, tmp_path):
     np.testing.assert_array_equal(np.load(tmp_path / "t.npy"), x)
     insp.heatmap.export_png(tmp_path / "v.png")
     assert (tmp_path / "v.png").read_bytes()[:4] == b"\x89PNG"
+
+
+# --- odd data: the views show what is there and never raise ---------------------------------
+
+
+def _hover_heatmap(view: TensorHeatmapView, r: float = 0.5, c: float = 0.5) -> None:
+    view._on_mouse_moved((view._plot.vb.mapViewToScene(QPointF(c, r)),))
+
+
+@pytest.mark.parametrize("d32", [False, True], ids=["flat", "d32"])
+@pytest.mark.parametrize("shape", [(1, 0, 4, 5), (1, 3, 0, 5), (0, 3, 4, 5), (1, 3, 4, 0)])
+def test_heatmap_with_an_empty_axis_shows_no_elements(qtbot, shape, d32):
+    t = Tensor.from_array(np.zeros(shape, np.uint8))
+    t = t.to_d32() if d32 else t
+    view = TensorHeatmapView()
+    qtbot.addWidget(view)
+    view.resize(500, 400)
+    view.show()
+    view.set_tensor(t, Q)
+    assert "no elements" in view.note
+    assert view.image_data is None or view.image_data.size == 0
+    before = view._readout.text()
+    _hover_heatmap(view)                                   # nothing there: read-out unchanged
+    assert view._readout.text() == before
+    view.set_axes(3, 0)                                    # depth down, batch across
+    view.set_fixed(1, 2)
+    view.select((0, 0, 0, 0))
+    view.set_dequantized(True)
+    _hover_heatmap(view)
+    assert "no elements" in view.note
+    view.set_tensor(Tensor.from_array(np.ones((1, 2, 2, 1), np.uint8)), Q)
+    assert view.note == ""                                 # the note goes with the empty tensor
+
+
+@pytest.mark.parametrize("lo, hi", [(np.nan, np.nan), (-np.inf, np.inf), (0.0, np.inf)])
+def test_heatmap_dequantized_with_a_non_finite_range_falls_back_to_codes(qtbot, lo, hi):
+    codes = np.arange(12, dtype=np.uint8).reshape(1, 3, 4, 1)
+    insp = TensorInspector()
+    qtbot.addWidget(insp)
+    insp.set_outputs("node", [Tensor.from_array(codes), Tensor.scalar(lo), Tensor.scalar(hi)])
+    insp.heatmap._mode.setCurrentIndex(1)                  # the user picks "dequantized"
+    view = insp.heatmap
+    np.testing.assert_array_equal(view.image_data, codes[0, :, :, 0])
+    assert view.levels == (0.0, 255.0)
+    assert "not finite" in view.note and "codes" in view.note
+    view._mode.setCurrentIndex(0)
+    assert view.note == ""
+
+
+@pytest.mark.parametrize("value", [1e20, float(np.finfo(np.float32).max),
+                                   -float(np.finfo(np.float32).max), 3.5])
+def test_histogram_of_equal_floats_of_any_magnitude(qtbot, value):
+    view = CodeHistogramView()
+    qtbot.addWidget(view)
+    view.set_tensor(Tensor.from_array(np.full((1, 2, 2, 1), value, np.float32)))
+    assert view.counts.sum() == 4
+    v = f"{float(np.float32(value)):.6g}"
+    assert view._summary.text() == f"4 elements in [{v}, {v}]"
+
+
+def test_histogram_summary_of_empty_and_non_finite_tensors(qtbot):
+    view = CodeHistogramView()
+    qtbot.addWidget(view)
+    view.set_tensor(Tensor.from_array(np.zeros((0, 3, 4, 5), np.uint8)), Q)
+    assert view._summary.text().startswith("0 elements")
+    assert view.counts.sum() == 0
+    view.set_tensor(Tensor.from_array(np.zeros((0, 3, 4, 5), np.float32)))
+    assert view._summary.text() == "0 elements"
+    view.set_tensor(Tensor.from_array(np.full((1, 3, 4, 5), np.nan, np.float32)))
+    assert view._summary.text() == "60 elements, no finite values (60 not finite)"
+    view.set_tensor(Tensor.from_array(np.full((1, 1, 2, 1), np.inf, np.float32)))
+    assert view._summary.text() == "2 elements, no finite values (2 not finite)"
+    assert view.counts.sum() == 0
+
+
+def _hover_picture(pic, index):
+    r, c = pic.place_of(index)
+    pic._on_moved((pic.plotItem.vb.mapViewToScene(QPointF(c + 0.5, r + 0.5)),))
+
+
+def test_fill_view_with_different_geometries_reads_each_tensor_at_its_own_offset(qtbot):
+    x = Tensor.from_array(np.arange(1, 1 + 3 * 5 * 7, dtype=np.uint8).reshape(1, 3, 5, 7))
+    before = x.to_d32(D32Padding(4, 4, 4, 3, 4, 53), fill=0xAA)     # 2 depth slices
+    after = x.to_d32(D32Padding(4, 4, 4, 3, 0, 25), fill=0x00)      # 1 depth slice
+    view = FillPaddingView()
+    qtbot.addWidget(view)
+    view.resize(900, 500)
+    view.show()
+    view.set_tensors(before, after, "node", 0)
+    assert "geometr" in view._summary.text() and "not compared" in view._summary.text()
+    assert view.changed_mask is None
+    _hover_picture(view.input_picture, (0, 1, 2, 3))
+    text = view._readout.text()
+    ob, oa = before.offset(0, 1, 2, 3), after.offset(0, 1, 2, 3)
+    assert ob != oa
+    assert f"input byte {ob}: 0x{int(before.raw[ob]):02x}" in text
+    assert f"output byte {oa}: 0x{int(after.raw[oa]):02x}" in text
+    assert int(before.raw[ob]) == int(x.array[0, 1, 2, 3])
+    _hover_picture(view.input_picture, (0, 0, 0, -2))      # depth-before padding of the input
+    text = view._readout.text()
+    assert f"input byte {before.offset(0, 0, 0, -2)}: 0xaa" in text and "output -" in text
+    _hover_picture(view.input_picture, (0, 0, 0, 40))      # second slice: only the input has it
+    assert "output -" in view._readout.text()
+    _hover_picture(view.output_picture, (0, 0, 0, 5))
+    ob, oa = before.offset(0, 0, 0, 5), after.offset(0, 0, 0, 5)
+    assert (f"input byte {ob}: 0x{int(before.raw[ob]):02x}" in view._readout.text()
+            and f"output byte {oa}:" in view._readout.text())
+
+
+def test_fill_view_with_equal_geometry_still_compares_bytes(qtbot):
+    x = Tensor.from_array(np.arange(1, 1 + 3 * 5 * 7, dtype=np.uint8).reshape(1, 3, 5, 7))
+    before = x.to_d32(D32Padding(4, 4, 4, 3, 0, 25), fill=0xAA)
+    after = x.to_d32(D32Padding(4, 4, 4, 3, 0, 25), fill=0x00)
+    view = FillPaddingView()
+    qtbot.addWidget(view)
+    view.set_tensors(before, after, "node", 0)
+    assert view.changed_mask is not None and "changed" in view._summary.text()
+    _hover_picture(view.input_picture, (0, 0, 0, 8))      # depth-after padding
+    off = before.offset(0, 0, 0, 8)
+    assert view._readout.text() == f"(b,h,w,d)=(0,0,0,8) byte {off}: input 0xaa → output 0x00"
+
+
+def test_inspector_pprint_export_failure_of_the_formatter_shows_a_message(qtbot, tmp_path,
+                                                                           monkeypatch):
+    import hexscope.widgets.tensor_inspector as ti
+
+    path = tmp_path / "p.txt"
+    warnings: list[str] = []
+    monkeypatch.setattr(ti.QFileDialog, "getSaveFileName",
+                        staticmethod(lambda *a, **k: (str(path), "")))
+    monkeypatch.setattr(ti.QMessageBox, "warning",
+                        staticmethod(lambda parent, title, text, *a: warnings.append(text)))
+    insp = TensorInspector()
+    qtbot.addWidget(insp)
+    button = next(b for b in insp.findChildren(QPushButton) if b.text() == "PPrint text…")
+    for value in (np.inf, -np.inf, np.nan):
+        t = Tensor.from_array(np.array([value, 1.0, 2.0], np.float32).reshape(1, 1, 1, 3))
+        insp.set_outputs("node", [t.to_d32()])
+        warnings.clear()
+        insp._ask_pprint()                  # the button's slot, called directly: nothing escapes
+        button.click()                      # and through the signal
+        assert len(warnings) == 2 and all(w for w in warnings), value
