@@ -86,7 +86,12 @@ def row_bytes(tensor: Tensor) -> int:
 
 
 def memory_rows(values: npt.NDArray, width: int, fill: int = 0) -> npt.NDArray:
-    """A 1-D array wrapped into rows of ``width``; a short last row is filled with ``fill``."""
+    """A 1-D array wrapped into rows of ``width``; a short last row is filled with ``fill``.
+
+    ``width`` must be positive (a d32 tensor with W_tot 0 has no rows to wrap into).
+    """
+    if width < 1:
+        raise ValueError(f"memory rows need a positive width, got {width}")
     n_rows = -(-values.size // width) if values.size else 0
     out = np.full(n_rows * width, fill, dtype=values.dtype)
     out[: values.size] = values

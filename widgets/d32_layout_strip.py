@@ -49,8 +49,14 @@ class D32LayoutStrip(QWidget):
         self.update()
 
     def set_selected(self, index: tuple[int, int, int, int] | None) -> None:
-        self._index = index
+        """Mark ``index``; an index outside the shown tensor clears the mark."""
+        self._index = index if self._tensor is not None and index is not None and _inside(
+            self._tensor, index) else None
         self.update()
+
+    @property
+    def selected(self) -> tuple[int, int, int, int] | None:
+        return self._index
 
     def text_lines(self) -> list[str]:
         t = self._tensor
@@ -65,14 +71,22 @@ class D32LayoutStrip(QWidget):
         return [first, second]
 
     def paintEvent(self, event) -> None:  # noqa: N802 - Qt override
+        # A painter left active when paintEvent raises makes the next paint crash the process,
+        # so it is always ended.
         painter = QPainter(self)
+        try:
+            self._paint(painter)
+        finally:
+            painter.end()
+
+    def _paint(self, painter: QPainter) -> None:
         painter.fillRect(self.rect(), self.palette().window())
         lines = self.text_lines()
         painter.setPen(self.palette().windowText().color())
         fm = painter.fontMetrics()
         painter.drawText(4, fm.ascent() + 2, lines[0])
         t = self._tensor
-        if t is not None:
+        if t is not None and t.nbytes:
             top = fm.height() + 6
             label = fm.horizontalAdvance("row: 00 slices × 000 × 32 B") + 12
             width = self.width() - label - 8
@@ -82,9 +96,11 @@ class D32LayoutStrip(QWidget):
                              f"row: {g.n_slices} slices × {g.w_total} × 32 B")
             self._draw_rows(painter, QRectF(label, top, width, 16))
             self._draw_slices(painter, QRectF(label, top + 24, width, 20))
+        elif t is not None:
+            painter.drawText(4, fm.height() * 2 + 6,
+                             "nothing to show: the padded tensor has no bytes")
         painter.setPen(self.palette().windowText().color())
         painter.drawText(4, self.height() - fm.descent() - 2, lines[-1])
-        painter.end()
 
     def _draw_rows(self, painter: QPainter, rect: QRectF) -> None:
         t = self._tensor
@@ -111,14 +127,19 @@ class D32LayoutStrip(QWidget):
         cell = rect.width() / cells
         data_end = p.d_before + t.shape[3]
         for s in range(g.n_slices):
-            depth_pad = s * 32 >= data_end or (s + 1) * 32 <= p.d_before
+            if (s + 1) * 32 <= p.d_before:
+                depth_pad = REGION_COLORS[Region.DEPTH_BEFORE]
+            elif s * 32 >= data_end:
+                depth_pad = REGION_COLORS[Region.DEPTH_AFTER]
+            else:
+                depth_pad = None
             for w in range(g.w_total):
                 if w < p.w_before:
                     color = REGION_COLORS[Region.LEFT]
                 elif w >= p.w_before + t.shape[2]:
                     color = REGION_COLORS[Region.RIGHT]
                 else:
-                    color = REGION_COLORS[Region.DEPTH_AFTER] if depth_pad else VALID
+                    color = depth_pad or VALID
                 x = rect.x() + (s * g.w_total + w) * cell
                 painter.fillRect(QRectF(x, rect.y(), max(1.0, cell - 0.3), rect.height()),
                                  color)
@@ -136,3 +157,12 @@ class D32LayoutStrip(QWidget):
         painter.setBrush(SELECT)
         painter.drawRect(rect)
         painter.setBrush(Qt.BrushStyle.NoBrush)
+
+
+def _inside(tensor: Tensor, index: tuple[int, int, int, int]) -> bool:
+    """Whether ``index`` names an element of ``tensor``'s padded extent."""
+    try:
+        tensor.offset(*index)
+    except (IndexError, ValueError):
+        return False
+    return True

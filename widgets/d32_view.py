@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from hexscope.engine import Layout, QuantRange, Tensor
+from hexscope.engine.errors import EngineError
 from hexscope.engine.ops.pprint import limit_range, pprint_lines
 from hexscope.engine.padding_regions import Region
 from hexscope.widgets._plane import Index, raw_text, value_at
@@ -145,13 +146,17 @@ class D32PaddingView(QWidget):
         self._tensor = tensor if ok else None
         self._qrange = qrange
         self.strip.set_tensor(self._tensor)
+        if self._selected is not None and not _inside(self._tensor, self._selected):
+            self._selected = None         # a selection from the previous tensor
         if self._tensor is not None:
             p, (b, _, _, d) = self._tensor.padding, self._tensor.shape
             self._batch.setRange(0, b - 1)
             self._depth.blockSignals(True)
             self._depth.setRange(-p.d_before, d + p.d_after - 1)
             self._depth.blockSignals(False)
-            self._readout.setText(f"{self._tensor.describe()}  (hover for bytes)")
+            hint = ("nothing to show: no bytes" if self._tensor.nbytes == 0
+                    else "hover for bytes")
+            self._readout.setText(f"{self._tensor.describe()}  ({hint})")
         else:
             self._readout.setText("not a d32 tensor: nothing lies in padding"
                                   if tensor is not None else "no d32 tensor")
@@ -185,7 +190,12 @@ class D32PaddingView(QWidget):
         return (None if k == 0 else k - 1), self._start.value(), self._end.value()
 
     def select(self, index: Index | None) -> None:
-        """Highlight an element in the picture and the strip (linked with other views)."""
+        """Highlight an element in the picture and the strip (linked with other views).
+
+        An index outside the shown tensor (padding included) clears the selection.
+        """
+        if index is not None and not _inside(self._tensor, index):
+            index = None
         self._selected = index
         if index is not None and self._tensor is not None:
             if self.mode == "plane" and index[3] != self._depth.value():
@@ -252,7 +262,14 @@ class D32PaddingView(QWidget):
             self._text.setPlainText(f"{count} lines: limit a dimension to show them here, "
                                     "or save the text")
             return
-        self._text.setPlainText("\n".join(self.pprint_text()))
+        try:
+            lines = self.pprint_text()
+        except (EngineError, ArithmeticError, ValueError, TypeError) as exc:
+            # e.g. a float d32 tensor holding NaN or inf: the u8 format cannot print it
+            self._text.setPlainText(f"cannot print this tensor as PPrintWithPadding_8_d32: "
+                                    f"{exc}")
+            return
+        self._text.setPlainText("\n".join(lines))
 
     def _on_show_text(self, on: bool) -> None:
         self._text.setVisible(on)
@@ -268,6 +285,11 @@ class D32PaddingView(QWidget):
         if t is None:
             return
         if pix.tail_offset is not None:
+            if pix.tail_offset >= t.raw.size:
+                # the last tail row is drawn full width; its end lies past the buffer
+                self._readout.setText(f"past the allocation ({t.raw.size} B): byte "
+                                      f"{pix.tail_offset} does not exist")
+                return
             value = int(t.raw[pix.tail_offset])
             self._readout.setText(f"past the end (allocation tail): byte {pix.tail_offset} "
                                   f"= 0x{value:02x}")
@@ -282,6 +304,17 @@ class D32PaddingView(QWidget):
         if pix.index is not None:
             self.select(pix.index)
             self.element_selected.emit(pix.index)
+
+
+def _inside(t: Tensor | None, index: Index) -> bool:
+    """Whether ``index`` names an element of ``t``'s padded extent."""
+    if t is None:
+        return False
+    try:
+        t.offset(*index)
+    except (IndexError, ValueError):
+        return False
+    return True
 
 
 def _extent(t: Tensor, dim: int) -> tuple[int, int]:

@@ -27,6 +27,8 @@ REGION_COLORS: dict[Region, QColor] = {
     Region.TAIL: QColor(255, 150, 40),
 }
 MARK = QColor(255, 30, 30)
+#: What the picture says for a d32 tensor with an empty extent (B, H_tot, W_tot or D_tot 0).
+EMPTY_NOTE = "nothing to show: the tensor has no bytes (an extent is 0)"
 _TINT_ALPHA = 90
 
 
@@ -61,6 +63,7 @@ class MemoryPicture(pg.PlotWidget):
         self.image_data: np.ndarray | None = None
         self.regions: np.ndarray | None = None
         self.marks: np.ndarray | None = None
+        self.note = ""              # shown above the picture when there is nothing to draw
         self._codes_cache: tuple[object, np.ndarray] | None = None
         self._tint_cache: tuple[object, np.ndarray] | None = None
         self._ticks_key: object = None
@@ -97,11 +100,17 @@ class MemoryPicture(pg.PlotWidget):
         self._tensor = tensor if tensor is not None and tensor.has_data else None
         self.mode, self.batch, self.depth = mode, batch, depth
         t = self._tensor
-        if t is None or t.layout is not Layout.D32:
+        empty = t is not None and t.layout is Layout.D32 and t.nbytes == 0
+        self.note = EMPTY_NOTE if empty else ""
+        self.plotItem.setTitle(self.note or None)
+        if t is None or t.layout is not Layout.D32 or empty:
             self.image_data = self.regions = self.marks = None
             for item in (self._image, self._tint, self._marks, self._limit):
                 item.clear()
             self._marker.hide()
+            self._ticks_key = None
+            for axis in ("bottom", "left"):
+                self.getAxis(axis).setTicks(None)
             return
         if mode == "memory":
             self._memory_arrays(t, batch, marks)
@@ -276,9 +285,22 @@ class MemoryPicture(pg.PlotWidget):
 def _ticks(total: int, before: int, per: int) -> list[list[tuple[float, str]]]:
     """Major ticks at round indices (and at the first and last), minor at every index while
     there are few enough to tell apart (pyqtgraph rebuilds every tick on each repaint)."""
-    step = next(s for s in (1, 2, 4, 5, 10, 20, 25, 50, 100, 200, 500) if total / s <= 16)
+    step = _tick_step(total)
     idx = range(-before, total - before)
     major = [(float((i + before) * per + per / 2), str(i)) for i in idx
              if i % step == 0 or i in (-before, total - before - 1)]
     minor = [(float((i + before) * per), "") for i in idx] if total <= 64 else []
     return [major, minor]
+
+
+def _tick_step(total: int) -> int:
+    """The smallest round step that gives at most 16 major ticks over ``total`` indices."""
+    for step in (1, 2, 4, 5, 10, 20, 25, 50, 100, 200, 500):
+        if total / step <= 16:
+            return step
+    scale = 1000
+    while True:
+        for m in (1, 2, 5):
+            if total / (m * scale) <= 16:
+                return m * scale
+        scale *= 10

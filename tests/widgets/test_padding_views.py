@@ -3,14 +3,23 @@ against the spec's layout rules (graph spec §1.5-§1.6, §4.19) written out her
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
+from PySide6.QtCore import QPointF
+from PySide6.QtGui import QColor, QFontMetrics
 
-from hexscope.engine import D32Padding, Tensor
-from hexscope.engine.padding_regions import Region
-from hexscope.widgets.d32_layout_strip import offset_breakdown
+from hexscope.engine import D32Padding, Session, Tensor
+from hexscope.engine.inputs import make_inputs
+from hexscope.engine.io.hexgraph import load_graph
+from hexscope.engine.padding_regions import Region, memory_rows
+from hexscope.widgets.d32_layout_strip import D32LayoutStrip, offset_breakdown
 from hexscope.widgets.d32_view import D32PaddingView
 from hexscope.widgets.fill_padding_view import FillPaddingView
+from hexscope.widgets.memory_picture import REGION_COLORS
 
 SHAPE = (2, 4, 7, 100)
 PAD = D32Padding(2, 2, 4, 1, 12, 16)   # H_tot 8, W_tot 12, D_tot 128: 4 slices
@@ -188,3 +197,183 @@ def test_fill_padding_view_rejects_flat_tensors(qtbot, tensor):
     qtbot.addWidget(view)
     view.set_tensors(Tensor.from_array(codes), t)
     assert view.changed_mask is None and view.output_picture.image_data is None
+
+
+# odd data: the views show what is there (or say there is nothing) and never raise ------------
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
+_STRIP_PAINT = """
+import os, sys
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+import numpy as np
+from PySide6.QtWidgets import QApplication
+from hexscope.engine import Tensor
+from hexscope.widgets.d32_layout_strip import D32LayoutStrip
+from hexscope.widgets.d32_view import D32PaddingView
+
+app = QApplication([])
+if sys.argv[1] == "raise":                 # any paint error: the painter must still be ended
+    def broken(self, painter, rect):
+        raise RuntimeError("paint failed")
+    D32LayoutStrip._draw_rows = broken
+view = D32PaddingView()
+view.resize(900, 700)
+view.show()
+view.set_tensor(Tensor.from_array(np.zeros((1, 3, 5, 7), np.uint8)).to_d32())
+app.processEvents()
+if sys.argv[1] == "select":
+    view.select((0, 0, 0, -1))             # d = -1 with no depth-before padding: outside
+else:
+    view.select((0, 1, 2, 3))
+app.processEvents()
+for _ in range(3):                         # paint again after a paint that failed
+    try:
+        view.grab()
+        view.strip.grab()
+    except Exception:                      # unfixed: the paint error reaches grab()
+        pass
+print("strip selected", view.strip.selected, "|", view.strip.text_lines()[1])
+"""
+
+
+@pytest.mark.parametrize("case", ["select", "raise"])
+def test_strip_paint_never_leaves_its_painter_active(tmp_path, case):
+    # unfixed, the second paint after a failed one crashes the process (SIGSEGV): run apart
+    script = tmp_path / "strip.py"
+    script.write_text(_STRIP_PAINT)
+    done = subprocess.run([sys.executable, str(script), case], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "active painter" not in done.stderr
+    if case == "select":
+        assert "Traceback" not in done.stderr, done.stderr[-2000:]
+        assert "strip selected None | click a byte to see its offset" in done.stdout
+
+
+def test_select_outside_the_tensor_clears_the_selection(qtbot):
+    t = Tensor.from_array(np.zeros((1, 3, 5, 7), np.uint8)).to_d32()
+    view = D32PaddingView()
+    qtbot.addWidget(view)
+    view.set_tensor(t)
+    view.select((0, 1, 2, 3))
+    assert view.strip.text_lines()[1].startswith("byte ")
+    view.select((0, 0, 0, -1))
+    assert view.strip.text_lines()[1] == "click a byte to see its offset"
+    assert not view.picture._marker.isVisible()
+    view.select((3, 0, 0, 0))                             # no batch 3
+    assert view.strip.text_lines()[1] == "click a byte to see its offset"
+
+
+def _cell_colour(strip: D32LayoutStrip, cell: int) -> QColor:
+    """The colour drawn for one (slice, w) cell of the strip's slice bar."""
+    fm = QFontMetrics(strip.font())
+    label = fm.horizontalAdvance("row: 00 slices × 000 × 32 B") + 12
+    g = strip._tensor.geometry
+    width = (strip.width() - label - 8) / (g.n_slices * g.w_total)
+    image = strip.grab().toImage()
+    return image.pixelColor(int(label + (cell + 0.5) * width), int(fm.height() + 6 + 24 + 10))
+
+
+def test_strip_colours_a_slice_of_depth_before_padding_as_such(qtbot):
+    # d_before 40: slice 0 is all depth-before padding, slice 2 all depth-after
+    t = Tensor.from_array(np.zeros((1, 2, 4, 8), np.uint8)).to_d32(
+        D32Padding(0, 0, 0, 0, 40, 48))
+    strip = D32LayoutStrip()
+    qtbot.addWidget(strip)
+    strip.resize(600, 104)
+    strip.set_tensor(t)
+    assert _cell_colour(strip, 0) == REGION_COLORS[Region.DEPTH_BEFORE]
+    assert _cell_colour(strip, 2 * 4) == REGION_COLORS[Region.DEPTH_AFTER]
+
+
+def test_hovering_past_the_allocation_on_the_bundled_example(qtbot):
+    g = load_graph(EXAMPLES / "fill_padding_demo.hexgraph")
+    session = Session(g)
+    session.execute(make_inputs(g, EXAMPLES))
+    t = session.output(0x1002, 0)
+    assert (t.raw.size - t.nbytes) % t.geometry.d32_stride    # the last tail row is partial
+    view = D32PaddingView()
+    qtbot.addWidget(view)
+    view.resize(900, 700)
+    view.show()
+    view.set_tensor(t)
+    pic = view.picture
+    rows, cols = pic.image_data.shape
+
+    def hover(row: int, col: int) -> None:
+        pic._on_moved((pic.plotItem.vb.mapViewToScene(QPointF(col + 0.5, row + 0.5)),))
+
+    hover(rows - 1, cols - 1)
+    offset = pic.pixel(rows - 1, cols - 1).tail_offset
+    assert offset >= t.raw.size
+    assert view._readout.text() == (f"past the allocation ({t.raw.size} B): byte {offset} "
+                                    "does not exist")
+    hover(rows - 1, 0)                                    # the last row's first byte exists
+    first = pic.pixel(rows - 1, 0).tail_offset
+    assert view._readout.text() == (f"past the end (allocation tail): byte {first} "
+                                    f"= 0x{int(t.raw[first]):02x}")
+    view.grab()
+
+
+def test_pprint_text_of_a_float_tensor_with_nan_says_it_cannot_print(qtbot):
+    t = Tensor.from_array(np.array([[[[np.nan, 1.5, -np.inf]]]], np.float32)).to_d32()
+    view = D32PaddingView()
+    qtbot.addWidget(view)
+    view.set_tensor(t)
+    view._show_text.click()
+    text = view._text.toPlainText()
+    assert text.startswith("cannot print this tensor as PPrintWithPadding_8_d32: ")
+    assert "NaN" in text
+
+
+@pytest.mark.parametrize("shape, pad", [
+    ((0, 2, 4, 5), None),                                 # B = 0
+    ((1, 0, 4, 5), D32Padding(0, 0, 4, 0, 0, 27)),        # H_tot = 0
+    ((1, 3, 0, 5), D32Padding(2, 2, 0, 0, 0, 27)),        # W_tot = 0
+    ((1, 2, 4, 0), D32Padding(1, 1, 4, 0, 0, 0)),         # D_tot = 0
+], ids=["batch", "height", "width", "depth"])
+@pytest.mark.parametrize("mode", ["memory", "plane"])
+def test_an_empty_d32_tensor_shows_nothing_to_show(qtbot, shape, pad, mode):
+    t = Tensor.from_array(np.zeros(shape, np.uint8)).to_d32(pad)
+    view = D32PaddingView()
+    qtbot.addWidget(view)
+    view.set_mode(mode)
+    view.set_tensor(t)
+    assert view.picture.image_data is None
+    assert "nothing to show" in view.picture.plotItem.titleLabel.text
+    assert "nothing to show" in view._readout.text()
+    view.select((0, 0, 0, 0))
+    assert view.strip.text_lines()[1] == "click a byte to see its offset"
+    view.picture._on_moved((QPointF(10, 10),))
+    view._show_text.click()
+    view.resize(900, 700)
+    view.show()
+    view.grab()
+    view.strip.grab()
+
+
+def test_an_empty_d32_tensor_with_an_allocation_tail_shows_nothing_to_show(qtbot):
+    base = Tensor.from_array(np.zeros((1, 3, 0, 5), np.uint8)).to_d32(
+        D32Padding(2, 2, 0, 0, 0, 27))                    # W_tot = 0: rows of 0 bytes
+    t = Tensor(base.shape, base.dtype, np.full(256, 7, np.uint8), base.layout, base.padding)
+    view = D32PaddingView()
+    qtbot.addWidget(view)
+    view.set_tensor(t)
+    assert view.picture.image_data is None
+    assert "nothing to show" in view.picture.plotItem.titleLabel.text
+    with pytest.raises(ValueError, match="positive width"):
+        memory_rows(t.raw, 0)
+
+
+@pytest.mark.parametrize("shape, axis", [((1, 1, 9000, 1), "bottom"), ((1, 8100, 1, 1), "left")],
+                         ids=["wide", "tall"])
+def test_ticks_of_a_very_wide_or_tall_picture(qtbot, shape, axis):
+    t = Tensor.from_array(np.zeros(shape, np.uint8)).to_d32()
+    view = D32PaddingView()
+    qtbot.addWidget(view)
+    view.set_tensor(t)
+    major = view.picture.getAxis(axis)._tickLevels[0]
+    assert 2 <= len(major) <= 18
+    labels = [int(text) for _, text in major]
+    assert labels == sorted(labels) and labels[-1] == max(shape) - 1 + (
+        t.padding.w_after if axis == "bottom" else t.padding.h_after)
