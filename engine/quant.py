@@ -46,6 +46,8 @@ class QuantRange:
         """Whether 0.0 is exactly representable: the zero point is an integer code in 0..255."""
         if not self.min <= 0.0 <= self.max or self.max <= self.min:
             return False
+        if not (np.isfinite(self.min) and np.isfinite(self.max)):
+            return False            # an infinite end has no step, so no exact code for 0.0
         z = f32(-f32(self.min)) * (f32(255.0) / (f32(self.max) - f32(self.min)))
         frac = z - np.floor(z)
         return bool(frac <= _CLOSE or frac >= _CLOSE_HI)

@@ -78,3 +78,14 @@ def test_quant_range_stepsize_and_zero_flag():
     assert r.zero_exact and r.zero_code == 127
     assert not QuantRange(-1.0, 1.0).zero_exact        # §1.1: symmetric range is not proper
     assert not QuantRange(0.5, 1.0).zero_exact         # 0 is outside
+
+
+@pytest.mark.parametrize(("mn", "mx"), [(-np.inf, np.inf), (-np.inf, 1.0), (-1.0, np.inf)])
+def test_an_infinite_range_has_no_exact_zero_and_warns_nothing(mn, mx):
+    """An infinite end has no finite step (§1.4), so 0.0 has no exact code; asking must not
+    print numpy's RuntimeWarning (the views ask for every output they show)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert QuantRange(mn, mx).zero_exact is False
