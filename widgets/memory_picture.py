@@ -64,6 +64,7 @@ class MemoryPicture(pg.PlotWidget):
         self.regions: np.ndarray | None = None
         self.marks: np.ndarray | None = None
         self.note = ""              # shown above the picture when there is nothing to draw
+        self.caption = ""           # the owner's title ("input", "output ..."), kept under it
         self._codes_cache: tuple[object, np.ndarray] | None = None
         self._tint_cache: tuple[object, np.ndarray] | None = None
         self._ticks_key: object = None
@@ -94,6 +95,11 @@ class MemoryPicture(pg.PlotWidget):
         self.show_tint = True
 
     # content ------------------------------------------------------------------------------
+    def setTitle(self, title: str | None = None, **args: object) -> None:  # noqa: N802
+        """pyqtgraph's title, remembered as the caption that the empty note stands in for."""
+        self.caption = title or ""
+        self.plotItem.setTitle(self.note or title, **args)
+
     def set_content(self, tensor: Tensor | None, mode: str = "memory", batch: int = 0,
                     depth: int = 0, marks: np.ndarray | None = None) -> None:
         """Show ``tensor``. ``marks`` (memory mode) flags bytes of the whole raw buffer."""
@@ -102,7 +108,7 @@ class MemoryPicture(pg.PlotWidget):
         t = self._tensor
         empty = t is not None and t.layout is Layout.D32 and t.nbytes == 0
         self.note = EMPTY_NOTE if empty else ""
-        self.plotItem.setTitle(self.note or None)
+        self.plotItem.setTitle(self.note or self.caption or None)
         if t is None or t.layout is not Layout.D32 or empty:
             self.image_data = self.regions = self.marks = None
             for item in (self._image, self._tint, self._marks, self._limit):

@@ -377,3 +377,19 @@ def test_ticks_of_a_very_wide_or_tall_picture(qtbot, shape, axis):
     labels = [int(text) for _, text in major]
     assert labels == sorted(labels) and labels[-1] == max(shape) - 1 + (
         t.padding.w_after if axis == "bottom" else t.padding.h_after)
+
+
+def test_the_pictures_keep_their_captions_and_the_empty_note_gives_way_to_them(qtbot):
+    """The FillPadding view titles its pictures "input" and "output ..."; showing a tensor
+    must not clear them, and after an empty tensor's note they come back."""
+    view = FillPaddingView()
+    qtbot.addWidget(view)
+    t = Tensor.from_array(np.ones((1, 2, 3, 5), np.uint8)).to_d32()
+    view.set_tensors(t, t, "0x10 FillPadding_8_d32")
+    assert view.input_picture.plotItem.titleLabel.text == "input"
+    assert view.output_picture.plotItem.titleLabel.text.startswith("output")
+    empty = Tensor.from_array(np.zeros((0, 2, 3, 5), np.uint8)).to_d32()
+    view.set_tensors(empty, empty, "0x11 FillPadding_8_d32")
+    assert "nothing to show" in view.input_picture.plotItem.titleLabel.text
+    view.set_tensors(t, t, "0x10 FillPadding_8_d32")
+    assert view.input_picture.plotItem.titleLabel.text == "input"
