@@ -19,6 +19,8 @@ from hexscope.engine.tensor import Tensor
 from hexscope.widgets.node_state import StateLine
 
 MAX_ROWS = 256
+#: Columns (depth) shown: a QTableWidget item per cell, so a 1x1x1x100000 output took seconds.
+MAX_COLUMNS = 256
 
 
 def summary(tensor: Tensor) -> str:
@@ -116,7 +118,12 @@ class OutputsPanel(QWidget):
             return
         data = np.asarray(tensor.array)
         depth = data.shape[-1] if data.ndim else 1
-        flat = data.reshape(-1, max(depth, 1))[:MAX_ROWS]
+        whole = data.reshape(-1, max(depth, 1))
+        flat = whole[:MAX_ROWS, :MAX_COLUMNS]
+        if flat.shape != whole.shape:
+            self.info.setText(f"{summary(tensor)}  (table: the first {flat.shape[0]} of "
+                              f"{whole.shape[0]} rows and {flat.shape[1]} of {whole.shape[1]} "
+                              "columns; the Tensor view shows all)")
         self.table.setRowCount(flat.shape[0])
         self.table.setColumnCount(flat.shape[1])
         b, h, w, _ = tensor.shape

@@ -63,6 +63,17 @@ def test_outputs_panel_shows_range_and_values(qtbot):
     assert summary(Tensor.shape_only((1, 3, 3, 1))).endswith("(no data)")
 
 
+def test_outputs_panel_table_is_capped_in_rows_and_columns(qtbot):
+    """A 1x1x1x100000 output once built 100,000 table items (seconds of frozen GUI)."""
+    p = OutputsPanel()
+    qtbot.addWidget(p)
+    p.show_result("Nop 0x2", [Tensor.from_array(np.arange(100000, dtype=np.int32)
+                                                .reshape(1, 1, 1, 100000))])
+    assert p.table.rowCount() == 1 and p.table.columnCount() == 256
+    assert p.cell_text(0, 255) == "255"
+    assert "the first 1 of 1 rows and 256 of 100000 columns" in p.info.text()
+
+
 def test_inputs_dialog_round_trips_sources(qtbot):
     sources = [InputSource(kind="constant", value=2.5, dtype="float32"),
                InputSource(kind="random", seed=7)]
