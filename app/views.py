@@ -72,6 +72,7 @@ class ViewsController(QObject):
         w.node_selected.connect(self._on_node)
         w.results_changed.connect(self._on_results)
         self.inspector.element_selected.connect(self._inspector_selected)
+        self.inspector.output_changed.connect(self._inspector_output)
         self.d32.element_selected.connect(self._d32_selected)
         for source in (self.range_panel, self.range_plot, self.check):
             source.node_activated.connect(w.select_node)
@@ -134,8 +135,15 @@ class ViewsController(QObject):
             *self._fill_pair(outputs), title,
             unwritten=s.padding_fill if s is not None else None))
 
-    # The inspector's output combo can show another output than the d32 view: an index is
-    # only shared while both views show the same tensor (it could lie outside the other one).
+    def _inspector_output(self) -> None:
+        """The d32 view follows the output picked in the Tensor view when it is a d32 one."""
+        tensor = self.inspector.tensor
+        if tensor is not None and tensor.layout is Layout.D32:
+            _guarded("d32 padding", self.d32.set_tensor, tensor, self.inspector.qrange)
+
+    # The d32 view may still show another output than the Tensor view (a flat one picked
+    # there): an index is only shared while both show the same tensor (it could lie outside
+    # the other one).
     def _inspector_selected(self, index: object) -> None:
         if self.inspector.tensor is self.d32.tensor:
             self.d32.select(index)

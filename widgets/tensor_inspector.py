@@ -41,6 +41,8 @@ class TensorInspector(QWidget):
     """See the module docstring."""
 
     element_selected = Signal(object)
+    #: The user picked another output in the combo (not emitted by :meth:`set_outputs`).
+    output_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -48,6 +50,7 @@ class TensorInspector(QWidget):
         self._title = ""
         self._build_ui()
         self._output.currentIndexChanged.connect(self._show_output)
+        self._output.currentIndexChanged.connect(lambda _k: self.output_changed.emit())
         for view in (self.heatmap, self.table):
             view.element_selected.connect(self._on_element)
 

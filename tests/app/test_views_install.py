@@ -119,9 +119,37 @@ def test_a_selection_is_shared_only_while_both_views_show_the_same_tensor(qtbot)
     views.inspector.element_selected.emit((0, 2, 3, 6))
     assert views.d32._selected == (0, 2, 3, 6)
     views.inspector._output.setCurrentIndex(0)                   # the flat 16x16x64 output
+    assert views.d32.tensor is small_out(s)                      # stays on the d32 output
     views.inspector.element_selected.emit((0, 15, 15, 0))
     assert views.d32._selected == (0, 2, 3, 6)                   # unchanged
     views.d32.grab()                                             # paints without an error
+
+
+def small_out(s: Session) -> Tensor:
+    return s.result(0x100).outputs[1]
+
+
+def test_the_d32_view_follows_the_d32_output_picked_in_the_tensor_view(qtbot):
+    g = Graph()
+    g.append_node(0x100, "INPUT", outputs=[OutputDef((1, 2, 3, 40), 1),
+                                           OutputDef((1, 3, 5, 7), 1)])
+    g.append_node(0x101, "OUTPUT", inputs=[(0x100, 0), (0x100, 1)])
+    w = ContractWindow(g)
+    qtbot.addWidget(w)
+    views = install_views(w)
+    first = Tensor.from_array(np.zeros((1, 2, 3, 40), np.uint8)).to_d32()
+    second = Tensor.from_array(np.ones((1, 3, 5, 7), np.uint8)).to_d32()
+    s = Session(g)
+    s.execute([first, second])
+    w._session = s
+    w.session_changed.emit(s)
+    w.node_selected.emit(0x100)
+    outputs = s.result(0x100).outputs
+    assert views.d32.tensor is outputs[0]
+    views.inspector._output.setCurrentIndex(1)
+    assert views.d32.tensor is outputs[1]
+    views.inspector.element_selected.emit((0, 2, 4, 6))          # shared again
+    assert views.d32._selected == (0, 2, 4, 6)
 
 
 def test_a_view_that_fails_does_not_leave_the_others_on_the_previous_node(qtbot, caplog,
