@@ -172,6 +172,7 @@ def run_batch(graph: Graph, input_sets: Sequence[InputSet], backend: str | Backe
     result.rewrites = [{"node": r.node_id, "kind": r.kind, "reason": r.reason}
                        for r in session.rewrites]
     ranges = RangeAccumulator(len(input_sets))
+    dump_error = ""
     try:
         for k, input_set in enumerate(input_sets):
             if progress:
@@ -179,20 +180,33 @@ def run_batch(graph: Graph, input_sets: Sequence[InputSet], backend: str | Backe
             run = _run_one(session, recorder, input_set)
             result.runs.append(run)
             ranges.add(session, run.nodes)
-            if dump_dir is not None:
-                _dump_run(Path(dump_dir), k, run, session)
+            if dump_dir is not None and not dump_error:
+                dump_error = _dumped(dump_dir, _dump_run, Path(dump_dir), k, run, session)
             if progress:
                 progress(k + 1, len(input_sets), run, input_set.name)
     finally:
         session.close()
-    if dump_dir is not None:
-        _dump_manifest(Path(dump_dir), result)
+    if dump_dir is not None and not dump_error:
+        dump_error = _dumped(dump_dir, _dump_manifest, Path(dump_dir), result)
     result.ranges = ranges.records(session)
     result.outcome = worst([r.outcome for r in result.runs])
     failed = [r for r in result.runs if r.outcome is result.outcome and r.message]
     result.message = failed[0].message if failed and result.outcome is not Outcome.PASSED else ""
+    if dump_error and _ORDER.index(result.outcome) <= _ORDER.index(Outcome.INVALID):
+        # The runs are kept and reported; the missing dump makes the batch invalid (exit 2).
+        result.outcome, result.message = Outcome.INVALID, dump_error
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _dumped(dump_dir: str | Path, write: Callable[..., None], *args: object) -> str:
+    """Run a dump step; '' when it worked, else why it could not write (a full disk, a file
+    where a folder should be): the batch goes on without dumping."""
+    try:
+        write(*args)
+    except OSError as exc:
+        return f"cannot write the dump to {dump_dir}: {exc.strerror or exc}"
+    return ""
 
 
 def _open_session(graph: Graph, backend: str | Backend, seed: int,

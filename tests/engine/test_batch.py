@@ -147,6 +147,19 @@ def test_dump_is_reproducible_and_holds_the_outputs(chain_graph, rng, tmp_path):
     assert outputs["outputs"]["0x103"][0]["file"] == "0x103_0.npy"
 
 
+def test_a_dump_that_cannot_be_written_keeps_the_runs_and_makes_the_batch_invalid(
+        chain_graph, rng, tmp_path):
+    """run_batch never raises for such trouble: a file where the dump folder should be (as
+    a full disk would) stops the dumping, the runs are still reported, the outcome is
+    invalid (exit 2) and the message names the dump folder."""
+    (tmp_path / "taken").write_text("")
+    arrays = [rng.standard_normal((1, 2, 2, 3)).astype(np.float32) for _ in range(2)]
+    result = run_batch(chain_graph, sets(*arrays), dump_dir=tmp_path / "taken")
+    assert len(result.runs) == 2 and all(r.outcome is Outcome.PASSED for r in result.runs)
+    assert result.outcome is Outcome.INVALID and result.exit_code == 2
+    assert result.message.startswith(f"cannot write the dump to {tmp_path / 'taken'}")
+
+
 def test_junit_tree_counts():
     ref = np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3)
     root = junit_tree(run_batch(close_graph(ref), sets(ref, ref + 50))).getroot()
