@@ -353,7 +353,7 @@ def string_value(text: str) -> str:
         value = int(digits, 16 if esc == "x" else 8)
         if value > 0xFF:
             raise LiteralError(f"escape sequence {body[k:end].decode()} is out of range "
-                               "range (above 0xFF)", _offset(body, k))
+                               "(above 0xFF)", _offset(body, k))
         out.append(value)
         k = end
     return out.decode("utf-8", errors="replace")
