@@ -50,8 +50,8 @@ class D32LayoutStrip(QWidget):
 
     def set_selected(self, index: tuple[int, int, int, int] | None) -> None:
         """Mark ``index``; an index outside the shown tensor clears the mark."""
-        self._index = index if self._tensor is not None and index is not None and _inside(
-            self._tensor, index) else None
+        self._index = index if index is not None and inside_padded(self._tensor, index) \
+            else None
         self.update()
 
     @property
@@ -159,8 +159,10 @@ class D32LayoutStrip(QWidget):
         painter.setBrush(Qt.BrushStyle.NoBrush)
 
 
-def _inside(tensor: Tensor, index: tuple[int, int, int, int]) -> bool:
-    """Whether ``index`` names an element of ``tensor``'s padded extent."""
+def inside_padded(tensor: Tensor | None, index: tuple[int, int, int, int]) -> bool:
+    """Whether ``index`` names an element of ``tensor``'s padded extent (False for None)."""
+    if tensor is None:
+        return False
     try:
         tensor.offset(*index)
     except (IndexError, ValueError):

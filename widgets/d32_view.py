@@ -30,7 +30,7 @@ from hexscope.engine.errors import EngineError
 from hexscope.engine.ops.pprint import limit_range, pprint_lines
 from hexscope.engine.padding_regions import Region
 from hexscope.widgets._plane import Index, raw_text, value_at
-from hexscope.widgets.d32_layout_strip import D32LayoutStrip
+from hexscope.widgets.d32_layout_strip import D32LayoutStrip, inside_padded
 from hexscope.widgets.memory_picture import REGION_COLORS, MemoryPicture, PixelIndex
 
 MODES = (("memory", "memory order (bytes as stored)"), ("plane", "padded plane h × w at depth d"))
@@ -146,7 +146,7 @@ class D32PaddingView(QWidget):
         self._tensor = tensor if ok else None
         self._qrange = qrange
         self.strip.set_tensor(self._tensor)
-        if self._selected is not None and not _inside(self._tensor, self._selected):
+        if self._selected is not None and not inside_padded(self._tensor, self._selected):
             self._selected = None         # a selection from the previous tensor
         if self._tensor is not None:
             p, (b, _, _, d) = self._tensor.padding, self._tensor.shape
@@ -194,7 +194,7 @@ class D32PaddingView(QWidget):
 
         An index outside the shown tensor (padding included) clears the selection.
         """
-        if index is not None and not _inside(self._tensor, index):
+        if index is not None and not inside_padded(self._tensor, index):
             index = None
         self._selected = index
         if index is not None and self._tensor is not None:
@@ -304,17 +304,6 @@ class D32PaddingView(QWidget):
         if pix.index is not None:
             self.select(pix.index)
             self.element_selected.emit(pix.index)
-
-
-def _inside(t: Tensor | None, index: Index) -> bool:
-    """Whether ``index`` names an element of ``t``'s padded extent."""
-    if t is None:
-        return False
-    try:
-        t.offset(*index)
-    except (IndexError, ValueError):
-        return False
-    return True
 
 
 def _extent(t: Tensor, dim: int) -> tuple[int, int]:
