@@ -35,7 +35,7 @@ import numpy as np  # noqa: E402
 from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 
 from hexscope.engine import Graph, Padding, Session  # noqa: E402
-from hexscope.engine.ops import _gemm, _winograd  # noqa: E402
+from hexscope.engine.ops import _gemm, _igemm, _winograd  # noqa: E402
 from hexscope.engine.ops.context import Shared  # noqa: E402
 from hexscope.engine.ops.conv import output_window  # noqa: E402
 
@@ -275,6 +275,7 @@ def best(fn, repeat: int) -> float:
 def simulator() -> tuple[Session, np.ndarray, dict]:
     """The prepared session, its input and static figures, after one warm-up run; the peak
     RSS is read here, before onnxruntime is loaded."""
+    _igemm.available()                  # LLVM and the compiled kernel count as the process
     base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     nb = HexBuilder()
     inception_v3(nb)
@@ -296,9 +297,12 @@ def simulator() -> tuple[Session, np.ndarray, dict]:
 
 
 def _gemm_bytes(value: object) -> int:
-    """Bytes of float32 weights a conv or matmul keeps for its GEMMs (direct and F(2,3))."""
-    if isinstance(value, _gemm.Rhs):           # its float32 copy exists once a GEMM used it
-        return value.__dict__["mat"].nbytes if "mat" in value.__dict__ else 0
+    """Bytes of weights a conv or matmul keeps for its GEMMs: the int16 packing of the
+    integer kernel, or the float32 copies of the BLAS path (direct and F(2,3))."""
+    if isinstance(value, _gemm.Rhs):           # each exists once a GEMM used it
+        made = value.__dict__
+        return sum(made[name].nbytes for name in ("mat",) if name in made) \
+            + (made["packed"].blocks.nbytes if "packed" in made else 0)
     if isinstance(value, _winograd.WinogradRhs):
         return sum(m.nbytes for m in value.mats)
     return 0
@@ -398,7 +402,7 @@ def _report(sim: dict, ort_s: float, per_node: float) -> None:
           f"tensors kept by the session {sim['kept'] / 2**20:.0f} MiB")
     parts = (sim["consts"] + sim["weights"] + sim["kept"]) / 2**20
     print(f"  of which: process before the graph {sim['base_rss']:.0f} MiB, constants "
-          f"{sim['consts'] / 2**20:.0f} MiB, float32 weights cached for the GEMM "
+          f"{sim['consts'] / 2**20:.0f} MiB, weights cached for the GEMM "
           f"{sim['weights'] / 2**20:.0f} MiB, kept tensors {sim['kept'] / 2**20:.0f} MiB, "
           f"the rest (graph objects, temporaries) {sim['rss'] - sim['base_rss'] - parts:.0f} MiB")
     print(f"session overhead per node (1,000 Nop chain) {per_node * 1e3:.3f} ms")

@@ -56,3 +56,17 @@ def fake_backend() -> FakeBackend:
 @pytest.fixture
 def sim_backend() -> SimBackend:
     return SimBackend()
+
+
+@pytest.fixture(params=["int", "float"])
+def gemm_backend(request, monkeypatch) -> str:
+    """Runs a test once with the integer GEMM kernel (skipped where it does not run) and
+    once with the float32 BLAS path (``HEXSCOPE_GEMM=float``): both must be exact."""
+    from hexscope.engine.ops import _igemm
+
+    monkeypatch.delenv("HEXSCOPE_GEMM", raising=False)
+    if request.param == "float":
+        monkeypatch.setenv("HEXSCOPE_GEMM", "float")
+    elif not _igemm.available():
+        pytest.skip("the integer GEMM kernel does not run on this machine")
+    return request.param

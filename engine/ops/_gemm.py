@@ -1,4 +1,8 @@
-"""Exact integer GEMM on uint8 codes with float32 BLAS, and the im2col that feeds it.
+"""Exact integer GEMM on uint8 codes, and the im2col that feeds it.
+
+Where the integer kernel of :mod:`_igemm` runs (AVX2 and llvmlite), the centred codes are
+int16 and the sums are exact by construction, with no chunks. Elsewhere, and with
+``HEXSCOPE_GEMM=float``, they are float32 and go through BLAS as follows.
 
 The quantized convolution and matrix multiply compute int32 sums of products of offset uint8
 codes, ``sum_k (x_k - zx) * (w_k - zw)``, wrapping modulo 2**32 (quantized-ops spec §1.3,
@@ -33,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from hexscope.engine.ops import _igemm
 from hexscope.engine.ops._code_bounds import Span
 
 CENTER = 128
@@ -40,6 +45,8 @@ LIMIT = 2 ** 24         # float32 holds every integer up to this magnitude
 
 F32 = npt.NDArray[np.float32]
 I32 = npt.NDArray[np.int32]
+#: A left-hand side: centred codes as int16 (integer kernel) or float32 (BLAS).
+Lhs = npt.NDArray[np.int16] | F32
 
 
 @dataclass
@@ -101,6 +108,11 @@ class Rhs:
         mat.flags.writeable = False
         return mat
 
+    @functools.cached_property
+    def packed(self) -> _igemm.PackedRhs:
+        """The codes minus ``zero`` packed for the integer kernel, made on first use."""
+        return _igemm.PackedRhs.pack(self.codes.astype(np.int16) - np.int16(self.zero))
+
     @classmethod
     def from_codes(cls, codes: npt.NDArray[np.uint8], zero: int = CENTER) -> Rhs:
         if not 0 <= zero <= 255:
@@ -131,14 +143,22 @@ class Rhs:
         return value
 
 
-def center(codes: npt.NDArray[np.uint8]) -> F32:
-    """uint8 codes as float32 ``q - 128`` (the left-hand side of :func:`offset_gemm`)."""
-    out = np.empty(codes.shape, np.float32)
-    np.subtract(codes, np.float32(CENTER), out=out, dtype=np.float32)
+def patch_dtype() -> type[np.int16] | type[np.float32]:
+    """The type of the left-hand sides :func:`center` and :func:`im2col` make: int16 for the
+    integer kernel when it runs here (:func:`_igemm.available`), else float32."""
+    return np.int16 if _igemm.available() else np.float32
+
+
+def center(codes: npt.NDArray[np.uint8], dtype: npt.DTypeLike = None) -> Lhs:
+    """uint8 codes as ``q - 128`` (the left-hand side of :func:`offset_gemm`), of ``dtype``
+    (default :func:`patch_dtype`)."""
+    dtype = np.dtype(patch_dtype() if dtype is None else dtype)
+    out = np.empty(codes.shape, dtype)
+    np.subtract(codes, dtype.type(CENTER), out=out, dtype=dtype)
     return out
 
 
-def offset_gemm(lhs: F32, rhs: Rhs, a: int, b: int) -> I32:
+def offset_gemm(lhs: Lhs, rhs: Rhs, a: int, b: int) -> I32:
     """``sum_k (lhs[p,k] + a) * (rhs_c[k,n] + b)`` modulo 2**32, as int32 (P, N).
 
     ``lhs`` holds centred codes (integers in [-128, 127], or 128 - fill for padding);
@@ -153,18 +173,21 @@ def offset_gemm(lhs: F32, rhs: Rhs, a: int, b: int) -> I32:
     return out
 
 
-def gemm_into(out: I32, lhs: F32, rhs: Rhs, offsets: I32, b: int,
+def gemm_into(out: I32, lhs: Lhs, rhs: Rhs, offsets: I32, b: int,
               span: Span | None = None) -> None:
     """``out = lhs @ rhs_c + offsets + b * rowsum(lhs)`` in int32 (wrapping), exact.
 
-    One float32 GEMM per K chunk of ``rhs.edges``; each chunk's result is an integer of
-    magnitude <= 2**24, so it converts to int32 exactly, and the chunks and the offsets
-    are added in int32, which wraps as the device's accumulator does. ``span`` takes the
-    result's min and max while it is in cache.
+    An int16 ``lhs`` goes to the integer kernel (:mod:`_igemm`), exact by construction.
+    A float32 one takes one float32 GEMM per K chunk of ``rhs.edges``; each chunk's result
+    is an integer of magnitude <= 2**24, so it converts to int32 exactly, and the chunks and
+    the offsets are added in int32, which wraps as the device's accumulator does. ``span``
+    takes the result's min and max while it is in cache.
     """
     start = time.perf_counter()
     p, k = lhs.shape
-    if k == 0:
+    if lhs.dtype == np.int16:
+        _igemm.gemm_into(out, lhs, rhs.packed, offsets)
+    elif k == 0:
         out[...] = offsets
     else:
         part = np.empty((p, rhs.n), np.float32)
@@ -207,10 +230,12 @@ def greedy_edges(cums: list[tuple[np.ndarray, float]]) -> tuple[int, ...]:
     return tuple(edges)
 
 
-def _row_sums(lhs: F32) -> I32:
-    """sum_k lhs[p, k] in int32 (wrapping), exact: float32 GEMV on chunks of 2**17 columns
-    (|partial sums| <= 2**17 * 128 = 2**24)."""
+def _row_sums(lhs: Lhs) -> I32:
+    """sum_k lhs[p, k] in int32 (wrapping), exact: int64 sums of an int16 ``lhs``; float32
+    GEMV on chunks of 2**17 columns (|partial sums| <= 2**17 * 128 = 2**24)."""
     p, k = lhs.shape
+    if lhs.dtype == np.int16:
+        return lhs.sum(axis=1, dtype=np.int64).astype(np.int32)
     acc = np.zeros(p, np.int32)
     ones = np.ones(min(k, _ROWSUM_CHUNK), np.float32)
     for k0 in range(0, k, _ROWSUM_CHUNK):
@@ -240,8 +265,9 @@ class Window:
         return max(0, (self.out - 1) * self.s + self.f - self.before - self.n)
 
 
-def im2col(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int) -> F32:
-    """Centred float32 patches (B*OH*OW, FH*FW*C) of NHWC ``x``, in (fy, fx, c) order.
+def im2col(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int) -> Lhs:
+    """Centred patches (B*OH*OW, FH*FW*C) of NHWC ``x``, in (fy, fx, c) order, of
+    :func:`patch_dtype`.
 
     Taps outside the image read ``fill`` (a code, may lie outside 0..255 only if the caller
     accepts values beyond [-128, 127]). A 1x1 filter at stride 1 without padding needs no
@@ -259,16 +285,18 @@ def im2col(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int) -> F
 
 
 def padded(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int,
-           min_rows: int = 0) -> F32:
+           min_rows: int = 0, dtype: npt.DTypeLike = None) -> Lhs:
     """The centred image with ``fill`` around it as the windows need, and at least
-    ``min_rows`` rows (extra rows at the bottom hold the fill too)."""
+    ``min_rows`` rows (extra rows at the bottom hold the fill too), of ``dtype`` (default
+    :func:`patch_dtype`)."""
+    dtype = np.dtype(patch_dtype() if dtype is None else dtype)
     b, h, w, c = x.shape
     hp = max(min_rows, rows.before + h + rows.after)
     wp = cols.before + w + cols.after
     if (hp, wp) == (h, w):
-        return center(x)
-    xp = np.empty((b, hp, wp, c), np.float32)
-    value = np.float32(fill - CENTER)
+        return center(x, dtype)
+    xp = np.empty((b, hp, wp, c), dtype)
+    value = dtype.type(fill - CENTER)
     # Only the borders that exist (each slice assignment costs ~2 us even when empty).
     if rows.before:
         xp[:, :rows.before] = value
@@ -278,14 +306,14 @@ def padded(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int,
         xp[:, rows.before:rows.before + h, :cols.before] = value
     if cols.after:
         xp[:, rows.before:rows.before + h, cols.before + w:] = value
-    np.subtract(x, np.float32(CENTER), dtype=np.float32,
+    np.subtract(x, dtype.type(CENTER), dtype=dtype,
                 out=xp[:, rows.before:rows.before + h, cols.before:cols.before + w])
     return xp
 
 
-def _patches(xp: F32, rows: Window, cols: Window) -> F32:
+def _patches(xp: Lhs, rows: Window, cols: Window) -> Lhs:
     b, _, _, c = xp.shape
-    out = np.empty((b, rows.out, cols.out, rows.f, cols.f, c), np.float32)
+    out = np.empty((b, rows.out, cols.out, rows.f, cols.f, c), xp.dtype)
     y_end = (rows.out - 1) * rows.s + 1
     x_end = (cols.out - 1) * cols.s + 1
     for fy in range(rows.f):
@@ -296,8 +324,8 @@ def _patches(xp: F32, rows: Window, cols: Window) -> F32:
 
 # convolution by blocks of output rows ------------------------------------------------------
 
-#: Bytes of float32 patches per block: the block stays in cache between im2col and the GEMM,
-#: which measured ~20 % faster than one im2col of the whole image on the large layers.
+#: Bytes of patches per block: the block stays in cache between im2col and the GEMM, which
+#: measured ~20 % faster than one im2col of the whole image on the large layers.
 BLOCK_BYTES = 1 << 21
 
 
@@ -307,7 +335,7 @@ def is_plain(rows: Window, cols: Window) -> bool:
 
 
 def conv_gemm(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int, rhs: Rhs,
-              a: int, b: int, centred: F32 | None = None, span: Span | None = None) -> I32:
+              a: int, b: int, centred: Lhs | None = None, span: Span | None = None) -> I32:
     """``offset_gemm(im2col(x, rows, cols, fill), rhs, a, b)``, computed by blocks of output
     rows: the same int32 (B*OH*OW, N), without the whole patch matrix in memory.
 
@@ -323,20 +351,21 @@ def conv_gemm(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int, r
         out = np.empty((bsz * rows.out * ow, n), np.int32)
         gemm_into(out, centred, rhs, rhs.offsets(a, b), b, span)
         return out
+    dtype = np.dtype(patch_dtype())
     start = time.perf_counter()
-    src = x if plain else padded(x, rows, cols, fill)
+    src = x if plain else padded(x, rows, cols, fill, dtype=dtype)
     TIMES.im2col += time.perf_counter() - start
     TIMES.calls["im2col"] += 1
     out = np.empty((bsz, rows.out, ow, n), np.int32)
     offsets = rhs.offsets(a, b)
-    r_blk = max(1, min(rows.out, BLOCK_BYTES // max(1, ow * k * 4)))
-    buf = np.empty((r_blk, ow, rows.f, cols.f, c), np.float32)
+    r_blk = max(1, min(rows.out, BLOCK_BYTES // max(1, ow * k * dtype.itemsize)))
+    buf = np.empty((r_blk, ow, rows.f, cols.f, c), dtype)
     for bi in range(bsz):
         for y0 in range(0, rows.out, r_blk):
             ny = min(r_blk, rows.out - y0)
             start = time.perf_counter()
             if plain:
-                np.subtract(x[bi, y0:y0 + ny, :ow], np.float32(CENTER), dtype=np.float32,
+                np.subtract(x[bi, y0:y0 + ny, :ow], dtype.type(CENTER), dtype=dtype,
                             out=buf[:ny, :, 0, 0, :])
             else:
                 _patch_rows(buf[:ny], src[bi], y0, rows, cols)
@@ -346,7 +375,7 @@ def conv_gemm(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int, r
     return out.reshape(bsz * rows.out * ow, n)
 
 
-def _patch_rows(dst: F32, xp: F32, y0: int, rows: Window, cols: Window) -> None:
+def _patch_rows(dst: Lhs, xp: Lhs, y0: int, rows: Window, cols: Window) -> None:
     """Patches of output rows y0 .. y0 + len(dst) - 1 of one image into ``dst``
     (rows, OW, FH, FW, C), from the centred padded image ``xp`` (H', W', C).
 
@@ -356,6 +385,6 @@ def _patch_rows(dst: F32, xp: F32, y0: int, rows: Window, cols: Window) -> None:
     ny, ow, fh, fw, c = dst.shape
     sy, sx, sc = xp.strides
     assert xp.flags.c_contiguous            # the FW * C run of a window row is contiguous
-    src = np.ndarray((ny, ow, fh, fw * c), np.float32, buffer=xp, offset=y0 * rows.s * sy,
+    src = np.ndarray((ny, ow, fh, fw * c), xp.dtype, buffer=xp, offset=y0 * rows.s * sy,
                      strides=(rows.s * sy, cols.s * sx, sy, sc))
     dst.reshape(ny, ow, fh, fw * c)[...] = src

@@ -134,7 +134,7 @@ def winograd_conv(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: in
         raise ValueError(f"inner dimensions differ: {k} vs {wrhs.k}")
     start = time.perf_counter()
     pairs = -(-oh // 2)
-    xp = _gemm.padded(x, rows, cols, fill, 2 * pairs + 2)
+    xp = _gemm.padded(x, rows, cols, fill, 2 * pairs + 2, np.float32)
     _gemm.TIMES.im2col += time.perf_counter() - start
     out = np.empty((bsz, oh, ow, n), np.int32)
     if k == 0:                      # no taps (no input channels): the sums are the offsets

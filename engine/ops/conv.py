@@ -123,8 +123,9 @@ def quantized_conv2d_8x8to32(ctx: KernelContext, x: Tensor, filt: Tensor, x_min:
     are skipped), accumulated in int32 with wrap-around (§1.3, assumed). zx and zf are
     ``quantize_int`` zero codes (ZA', §1.4), not clamped: improper ranges (min > 0) give
     codes outside 0..255 and are computed as the device does. The sums are exact for every
-    input (float32 GEMM on offset codes in K chunks bounded by the filter's own values; F(2,3)
-    along the rows for 3-row filters at row stride 1; see ``_gemm`` and ``_winograd``).
+    input (an int16 x int16 -> int32 kernel where the processor has AVX2; elsewhere float32
+    GEMM on offset codes in K chunks bounded by the filter's own values, and F(2,3) along
+    the rows for 3-row filters at row stride 1; see ``_igemm``, ``_gemm`` and ``_winograd``).
 
     Outputs 1 and 2 are min and max (the code's order; the seed list says max, min):
     ±f32(2**31 * f32(lx * lf)) with l = f32((max - min) / 255). A min == max range gives
@@ -156,8 +157,11 @@ def quantized_conv2d_8x8to32(ctx: KernelContext, x: Tensor, filt: Tensor, x_min:
                    f"pad {ctx.padding.name} -> {b}x{rows.out}x{cols.out}x{cout}; zx={zx} zf={zf}")
     data = data_of(x, "input x")
     rhs = _filter_rhs(ctx, filt, zf)
+    # F(2,3) saves a third of the products of float32 BLAS; the integer kernel does twice
+    # the products per instruction and beats it without the transforms (bench/README.md).
     wrhs = _filter_winograd(ctx, filt, rhs.zero) \
-        if rhs.zero == zf and _winograd.applies(rows) else None
+        if rhs.zero == zf and _winograd.applies(rows) \
+        and _gemm.patch_dtype() is np.float32 else None
     span = Span()
     out = conv_sums(data, rhs, rows, cols, zx, zf, _centred(x, rows, cols), wrhs, span)
     y = qint32_tensor((b, rows.out, cols.out, cout), out)
@@ -166,23 +170,26 @@ def quantized_conv2d_8x8to32(ctx: KernelContext, x: Tensor, filt: Tensor, x_min:
 
 
 def _centred(x: Tensor, rows: Window, cols: Window) -> np.ndarray | None:
-    """``x - 128`` as float32 (B*H*W, C) for a 1x1 convolution that fits one GEMM block.
+    """``x - 128`` (B*H*W, C) for a 1x1 convolution that fits one GEMM block.
 
     Several 1x1 convolutions often read the same tensor one after the other (the branches
     of an Inception block); the last two conversions are kept, for frozen (read-only)
     tensors only, keyed by the tensor's buffer (a weak reference: a dead buffer never
     matches)."""
     if not (_gemm.is_plain(rows, cols) and x.has_data and x.layout is Layout.FLAT) \
-            or x.raw.flags.writeable or x.elements * 4 > _gemm.BLOCK_BYTES:
+            or x.raw.flags.writeable:
+        return None
+    dtype = np.dtype(_gemm.patch_dtype())
+    if x.elements * dtype.itemsize > _gemm.BLOCK_BYTES:
         return None
     raw = x.raw
     with _CENTRED_LOCK:
         for ref, shape, value in _CENTRED:
-            if ref() is raw and shape == x.shape:
+            if ref() is raw and shape == x.shape and value.dtype == dtype:
                 return value
     b, h, w, c = x.shape
     start = time.perf_counter()
-    value = _gemm.center(x.array).reshape(b * h * w, c)
+    value = _gemm.center(x.array, dtype).reshape(b * h * w, c)
     value.flags.writeable = False
     _gemm.TIMES.im2col += time.perf_counter() - start
     with _CENTRED_LOCK:
@@ -228,7 +235,7 @@ def conv_sums(x: np.ndarray, rhs: Rhs, rows: Window, cols: Window, zx: int, zf: 
               ) -> np.ndarray:
     """int32 (B*OH*OW, Cout): sums of (x - zx)(w - zf) over the taps inside the image.
 
-    ``centred`` may give x - 128 as float32 (B*H*W, C) for a 1x1 convolution; ``wrhs`` the
+    ``centred`` may give x - 128 (B*H*W, C) for a 1x1 convolution; ``wrhs`` the
     filter transformed for F(2,3) along the rows (same sums, a third fewer products);
     ``span`` takes the sums' min and max on the fast paths (it stays empty otherwise)."""
     b, cout = x.shape[0], rhs.n
@@ -246,7 +253,7 @@ def conv_sums(x: np.ndarray, rhs: Rhs, rows: Window, cols: Window, zx: int, zf: 
     # the padding taps' share a * sum (w - zf) back out with a 0/1 mask of padding taps.
     total = offset_gemm(im2col(x, rows, cols, _gemm.CENTER), rhs, a, c)
     mask = im2col(np.zeros(x.shape, np.uint8), rows, cols, 1)
-    mask += np.float32(_gemm.CENTER)
+    mask += mask.dtype.type(_gemm.CENTER)
     return total - offset_gemm(mask, rhs, 0, c) * np.int32(wrap32(a))
 
 

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hexscope.engine import Graph
@@ -205,9 +205,10 @@ _RANGES = st.sampled_from([(0.0, 1.0), (-1.0, 1.0078740), (-0.3, 5.7), (0.5, 3.0
                            (-3.0, -1.0), (-10.0, 0.11904716), (-200.0, 1.0)])
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), pad=st.sampled_from(list(Padding)), x_rng=_RANGES, f_rng=_RANGES)
-def test_matches_reference_loop(data, pad, x_rng, f_rng):
+def test_matches_reference_loop(data, pad, x_rng, f_rng, gemm_backend):
     b, h, w, c = (data.draw(st.integers(lo, hi)) for lo, hi in ((1, 2), (1, 7), (1, 7), (1, 5)))
     fh, fw, co = (data.draw(st.integers(1, 4)) for _ in range(3))
     sh, sw = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
@@ -231,7 +232,8 @@ def test_matches_reference_loop(data, pad, x_rng, f_rng):
     (0, 255, (-1.0, 0.0), (0.0, 1.0), -255 * 255),          # zx = 255: -65025 per tap
     (255, 0, (0.0, 1.0), (-3.0, -1.0), 255 * (0 - 383)),    # zf = 383 (improper, unclamped)
 ])
-def test_adversarial_large_sums_wrap_exactly(x_code, w_code, x_rng, f_rng, per_tap):
+def test_adversarial_large_sums_wrap_exactly(x_code, w_code, x_rng, f_rng, per_tap,
+                                            gemm_backend):
     """All taps extreme, 3x3 SAME, K = 9 * 4000 = 36000: sums beyond 2**31 wrap (§1.3)."""
     cin = 4000
     x = np.full((1, 3, 3, cin), x_code, np.uint8)
@@ -245,7 +247,7 @@ def test_adversarial_large_sums_wrap_exactly(x_code, w_code, x_rng, f_rng, per_t
     assert np.array_equal(y.array[0, :, :, 1], wrapped)
 
 
-def test_random_large_k_exact():
+def test_random_large_k_exact(gemm_backend):
     """Random codes, K = 9 * 700 = 6300 (7 chunks), random improper zero points."""
     rng = np.random.default_rng(5)
     x = rng.integers(0, 256, (1, 4, 4, 700), dtype=np.uint8)
@@ -254,7 +256,7 @@ def test_random_large_k_exact():
     assert np.array_equal(y.array, ref_conv(x, w, -51, 383, 1, 1, Padding.SAME))
 
 
-def test_offset_gemm_matches_integer_product():
+def test_offset_gemm_matches_integer_product(gemm_backend):
     rng = np.random.default_rng(7)
     lhs = rng.integers(0, 256, (5, 3000), dtype=np.uint8)
     rhs = rng.integers(0, 256, (3000, 4), dtype=np.uint8)

@@ -138,7 +138,7 @@ def run_conv(x, w, x_rng, f_rng, stride=(1, 1), padding=Padding.SAME) -> Tensor:
        f_rng=st.sampled_from([(-1.0, 1.0078740), (0.0, 1.0), (-10.0, 0.11904716)]),
        block=st.sampled_from([1, 64, 1000, 1 << 20]))
 def test_blocked_conv_matches_the_reference_loop(data, pad, x_rng, f_rng, block,
-                                                 monkeypatch_block) -> None:
+                                                 monkeypatch_block, gemm_backend) -> None:
     """Blocks of 1 row up to the whole image, every stride and padding, 1x1 included:
     the int32 sums equal the tap-by-tap loop of spec §2 (the test_conv reference)."""
     b, h, w, c = (data.draw(st.integers(lo, hi)) for lo, hi in ((1, 2), (1, 9), (1, 9), (1, 6)))
@@ -154,7 +154,7 @@ def test_blocked_conv_matches_the_reference_loop(data, pad, x_rng, f_rng, block,
     assert np.array_equal(y.array, expect)
 
 
-def test_blocked_conv_with_k_chunks_and_extreme_codes(monkeypatch_block) -> None:
+def test_blocked_conv_with_k_chunks_and_extreme_codes(monkeypatch_block, gemm_backend) -> None:
     """K = 3 * 3 * 300 = 2700 (3 chunks), all codes 255 against zero points 0 and 383,
     blocks of 2 output rows: sums far beyond 2**24 stay exact."""
     monkeypatch_block(2 * 5 * 2700 * 4)
@@ -164,7 +164,7 @@ def test_blocked_conv_with_k_chunks_and_extreme_codes(monkeypatch_block) -> None
         assert ref_zero(*f_rng) == zf
         y = run_conv(x, w, (0.0, 1.0), f_rng, padding=Padding.SAME)
         expect = ref_conv(x, w, 0, zf, 1, 1, Padding.SAME)
-        assert abs(expect).max() > 2**24       # beyond float32: only the K chunks keep it exact
+        assert abs(expect).max() > 2**24       # beyond float32: the K chunks keep that exact
         assert np.array_equal(y.array, expect)
 
 
@@ -200,7 +200,7 @@ def test_rhs_chunks_keep_every_partial_sum_within_float32(zero) -> None:
         _gemm.Rhs.from_codes(codes, 256)
 
 
-def test_gemm_is_exact_with_uneven_chunks_and_extreme_codes() -> None:
+def test_gemm_is_exact_with_uneven_chunks_and_extreme_codes(gemm_backend) -> None:
     """lhs all -128 (codes 0) against a filter whose columns need different chunkings:
     int32 sums equal the integer product."""
     rng = np.random.default_rng(3)

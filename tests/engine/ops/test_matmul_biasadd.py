@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hexscope.engine.errors import KernelError
@@ -83,7 +83,7 @@ def test_matmul_zero_codes_saturate():
     assert y.array.item() == 10                                # (10 - 0) * (129 - 128)
 
 
-def test_matmul_adversarial_wrap():
+def test_matmul_adversarial_wrap(gemm_backend):
     """Largest sums: A = B = 255 with za = zb = 0, K = 40000 > 2**31 / 65025 (wraps, §1.3)."""
     k = 40000
     a = np.full((1, 1, 3, k), 255, np.uint8)
@@ -96,14 +96,15 @@ def test_matmul_adversarial_wrap():
     assert (y.array == (-exact + 2**31) % 2**32 - 2**31).all()
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(m=st.integers(1, 6), k=st.integers(1, 40), n=st.integers(1, 6),
        extra=st.integers(0, 3), seed=st.integers(0, 2**32 - 1),
        a_rng=st.sampled_from([(0.0, 1.0), (-1.0, 1.0078740), (-0.3, 5.7), (0.5, 3.0),
                               (-3.0, -1.0)]),
        b_rng=st.sampled_from([(-1.0, 1.0), (-10.0, 0.11904716), (2.0, 4.0)]),
        ref=st.booleans())
-def test_matmul_matches_loop(m, k, n, extra, seed, a_rng, b_rng, ref):
+def test_matmul_matches_loop(m, k, n, extra, seed, a_rng, b_rng, ref, gemm_backend):
     rng = np.random.default_rng(seed)
     a = rng.integers(0, 256, m * k + min(extra, k - 1), dtype=np.uint8)
     b = rng.integers(0, 256, (k, n), dtype=np.uint8)

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hexscope.engine.nodes import Padding
-from hexscope.engine.ops import _gemm, _winograd
+from hexscope.engine.ops import _gemm, _igemm, _winograd
 from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.conv import output_window, quantized_conv2d_8x8to32
 from hexscope.engine.tensor import Tensor
@@ -34,6 +34,13 @@ def winograd(x, w, zx, zf, sw, pad):
     out = _winograd.winograd_conv(x, rows, cols, zx if padded else 0, wrhs,
                                   rhs.offsets(_gemm.CENTER - zx, 0))
     return out.reshape(x.shape[0], rows.out, cols.out, n)
+
+
+@pytest.fixture(autouse=True)
+def float_gemm(monkeypatch):
+    """F(2,3) serves the float32 path only: where the integer kernel runs, the convolution
+    goes direct (test_the_integer_kernel_replaces_winograd)."""
+    monkeypatch.setenv("HEXSCOPE_GEMM", "float")
 
 
 @pytest.fixture
@@ -205,6 +212,22 @@ def test_the_kernel_takes_winograd_exactly_when_it_applies(monkeypatch, fh, stri
     assert bool(calls) == used
     assert np.array_equal(y, ref_conv(x, w, ref_zero(*x_rng), ref_zero(*f_rng), *stride,
                                       Padding.SAME))
+
+
+def test_the_integer_kernel_replaces_winograd(monkeypatch) -> None:
+    """With the integer kernel, a 3-row stride-1 layer runs direct and stays exact."""
+    monkeypatch.delenv("HEXSCOPE_GEMM")
+    if not _igemm.available():
+        pytest.skip("the integer GEMM kernel does not run on this machine")
+    calls = []
+    monkeypatch.setattr(_winograd, "winograd_conv", lambda *args: calls.append(args))
+    rng = np.random.default_rng(8)
+    x = rng.integers(0, 256, (1, 9, 8, 5), dtype=np.uint8)
+    w = rng.integers(0, 256, (3, 3, 5, 4), dtype=np.uint8)
+    y = _run_conv(x, w, (-1.0, 3.0), (-1.0, 1.0078740), (1, 1))
+    assert not calls
+    assert np.array_equal(y, ref_conv(x, w, ref_zero(-1.0, 3.0), ref_zero(-1.0, 1.0078740),
+                                      1, 1, Padding.SAME))
 
 
 def test_a_winograd_layer_never_makes_the_direct_float32_filter() -> None:

@@ -1,0 +1,324 @@
+"""Exact integer GEMM: int16 codes times int16 codes into wrapping int32, by AVX2 ``vpmaddwd``.
+
+The quantized convolution and matrix multiply are int32 sums of products of offset uint8
+codes (quantized-ops spec §1.3, §2, §3). Float32 BLAS computes them exactly only in K chunks
+(:mod:`_gemm`); an integer kernel needs no chunks at all. AVX2's ``vpmaddwd`` multiplies 16
+pairs of int16 and adds adjacent products into 8 int32 lanes: 16 multiply-adds per
+instruction where a float32 FMA does 8, and this is what onnxruntime's uint8 kernels use too.
+The operands here are centred data codes (|x - 128| <= 128, or a padding code) and filter
+codes minus a code (|w - z| <= 255), so a pair's sum is below 2 * 255 * 256 < 2**31 and the
+lanes add in int32 modulo 2**32, exactly as the device's accumulator wraps (§1.3).
+
+numpy has no integer GEMM that fast, so the kernel is written as LLVM IR with llvmlite (from
+PyPI) and compiled for this processor the first time it is needed (about 0.1 s). Without
+llvmlite or AVX2, :func:`available` is False and the engine keeps the float32 path; setting
+``HEXSCOPE_GEMM=float`` in the environment does the same (used for A/B runs and tests).
+
+Layouts. The left-hand side is int16 (M, K) with rows at any stride and contiguous columns.
+The right-hand side is packed once per filter (:class:`PackedRhs`): blocks of 16 columns,
+each (ceil(K/2), 16, 2), so one k-pair of a block is 64 contiguous bytes; a pair (x[2p],
+x[2p+1]) of a row is read as one int32 and broadcast. An odd K ends with the pair (x, 0)
+against (w, 0). The kernel adds a per-column int32 ``offsets`` row (the zero-point terms of
+:func:`_gemm.offset_gemm`) and writes the int32 result; it never reads ``out``.
+
+Register tiling: 6 rows by 16 columns, 12 ymm accumulators; the rows are walked in chunks
+whose slice of the left-hand side stays in the L2 cache while every column block passes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+I16 = npt.NDArray[np.int16]
+I32 = npt.NDArray[np.int32]
+
+#: Columns per block (two ymm registers of 8 int32) and rows per register tile.
+COLS = 16
+ROWS = 6
+#: Bytes of the left-hand side walked per row chunk (a share of a 512 KiB L2).
+CHUNK_BYTES = 160 * 1024
+
+_ENV = "HEXSCOPE_GEMM"
+
+
+@dataclass(frozen=True)
+class PackedRhs:
+    """A right-hand side (K, N) of int16 values packed for the kernel (module text)."""
+
+    blocks: I16         # (ceil(N / 16), ceil(K / 2), 16, 2), zero beyond K and N
+    k: int
+    n: int
+
+    @classmethod
+    def pack(cls, values: npt.NDArray[np.integer]) -> PackedRhs:
+        """Pack (K, N) integer values that fit int16."""
+        k, n = values.shape
+        k2, nb = -(-k // 2), -(-n // COLS)
+        padded = np.zeros((2 * k2, nb * COLS), np.int16)
+        padded[:k, :n] = values
+        blocks = np.ascontiguousarray(padded.reshape(k2, 2, nb, COLS).transpose(2, 0, 3, 1))
+        blocks.flags.writeable = False
+        return cls(blocks, k, n)
+
+
+def available() -> bool:
+    """Whether the integer kernel runs here (llvmlite present, AVX2, not disabled)."""
+    return os.environ.get(_ENV, "").lower() != "float" and _kernel() is not None
+
+
+def gemm_into(out: I32, lhs: I16, rhs: PackedRhs, offsets: I32) -> None:
+    """``out = lhs @ rhs + offsets`` in int32, wrapping modulo 2**32; exact.
+
+    ``lhs`` is int16 (M, K) with contiguous rows, ``out`` int32 (M, N) with contiguous rows,
+    ``offsets`` int32 (N,). Raises RuntimeError when the kernel is not :func:`available`.
+    """
+    kernel = _kernel()
+    if kernel is None:
+        raise RuntimeError("the integer GEMM kernel is not available on this machine")
+    m, k = lhs.shape
+    n = rhs.n
+    if k != rhs.k or out.shape != (m, n) or offsets.shape != (n,):
+        raise ValueError(f"shapes differ: lhs {lhs.shape}, rhs ({rhs.k}, {n}), "
+                         f"out {out.shape}, offsets {offsets.shape}")
+    if lhs.dtype != np.int16 or out.dtype != np.int32 or offsets.dtype != np.int32:
+        raise ValueError(f"dtypes must be int16, int32, int32; got {lhs.dtype}, {out.dtype}, "
+                         f"{offsets.dtype}")
+    if m == 0 or n == 0:
+        return
+    if k and (lhs.strides[1] != 2 or lhs.strides[0] % 2):
+        lhs = np.ascontiguousarray(lhs)
+    target = out
+    if out.strides[1] != 4 or out.strides[0] % 4:
+        target = np.empty((m, n), np.int32)
+    nb_full, tail = divmod(n, COLS)
+    off = np.zeros(rhs.blocks.shape[0] * COLS, np.int32)
+    off[:n] = offsets
+    lda = lhs.strides[0] // 2 if k else 0
+    mc = max(ROWS, CHUNK_BYTES // max(1, 2 * k) // ROWS * ROWS)
+    block = rhs.blocks.strides[0]
+    if nb_full:
+        kernel(lhs.ctypes.data, lda, m, k, rhs.blocks.ctypes.data, nb_full, off.ctypes.data,
+               target.ctypes.data, target.strides[0] // 4, mc)
+    if tail:
+        # The kernel writes whole blocks of 16 columns: the last, partial one goes through
+        # a scratch buffer.
+        scratch = np.empty((m, COLS), np.int32)
+        kernel(lhs.ctypes.data, lda, m, k, rhs.blocks.ctypes.data + nb_full * block, 1,
+               off.ctypes.data + nb_full * COLS * 4, scratch.ctypes.data, COLS, mc)
+        target[:, nb_full * COLS:] = scratch[:, :tail]
+    if target is not out:
+        out[...] = target
+
+
+_LOCK = threading.Lock()
+_SIGNATURE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                              ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
+                              ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+
+
+@functools.cache
+def _kernel():  # -> the ctypes function, or None
+    """Compile the kernel once per process; None without llvmlite or AVX2."""
+    with _LOCK:
+        try:
+            import llvmlite.binding as llvm
+        except ImportError:
+            return None
+        try:
+            llvm.initialize_native_target()
+            llvm.initialize_native_asmprinter()
+            features = llvm.get_host_cpu_features()
+            if not features.get("avx2"):
+                return None
+            module = llvm.parse_assembly(str(_ir_module(llvm.get_process_triple())))
+            module.verify()
+            machine = llvm.Target.from_default_triple().create_target_machine(
+                cpu=llvm.get_host_cpu_name(), features=features.flatten(), opt=3)
+            builder = llvm.create_pass_builder(
+                machine, llvm.create_pipeline_tuning_options(speed_level=3))
+            builder.getModulePassManager().run(module, builder)
+            engine = llvm.create_mcjit_compiler(module, machine)
+            engine.finalize_object()
+        except (RuntimeError, OSError):
+            # An LLVM that cannot build for this host: the float32 path still works.
+            return None
+        function = _SIGNATURE(engine.get_function_address("igemm"))
+        # The compiled code lives as long as its engine: keep both together.
+        function.engine = engine
+        return function
+
+
+def _ir_module(triple: str):  # -> llvmlite.ir.Module
+    """The kernel as LLVM IR (module text: tiles of ROWS x 16, chunks of rows)."""
+    from llvmlite import ir
+
+    i16, i32, i64 = ir.IntType(16), ir.IntType(32), ir.IntType(64)
+    v16, v8 = ir.VectorType(i16, 16), ir.VectorType(i32, 8)
+    p16, p32 = i16.as_pointer(), i32.as_pointer()
+
+    def const(value: int) -> ir.Constant:
+        return ir.Constant(i64, value)
+
+    module = ir.Module("hexscope_igemm")
+    module.triple = triple
+    pmadd = ir.Function(module, ir.FunctionType(v8, [v16, v16]), "llvm.x86.avx2.pmadd.wd")
+    tiles = {rows: _tile(module, pmadd, rows) for rows in range(1, ROWS + 1)}
+
+    # void igemm(A, lda, m, k, B, nb, off, C, ldc, mc):
+    #   for m0 in 0..m by mc: for j in 0..nb: for i in m0..min(m0 + mc, m) by ROWS: tile
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [
+        p16, i64, i64, i64, p16, i64, p32, p32, i64, i64]), "igemm")
+    a, lda, m, k, b, nb, off, c, ldc, mc = fn.args
+    entry, m_head, m_body, j_head, j_body, i_head, i_body, i_next, j_next, m_next, done = (
+        fn.append_basic_block(name) for name in (
+            "entry", "m_head", "m_body", "j_head", "j_body", "i_head", "i_body", "i_next",
+            "j_next", "m_next", "done"))
+    bld = ir.IRBuilder(entry)
+    m0_var, j_var, i_var = bld.alloca(i64), bld.alloca(i64), bld.alloca(i64)
+    block = bld.mul(bld.add(bld.lshr(k, const(1)), bld.and_(k, const(1))), const(2 * COLS))
+    bld.store(const(0), m0_var)
+    bld.branch(m_head)
+
+    bld.position_at_end(m_head)
+    bld.cbranch(bld.icmp_signed("<", bld.load(m0_var), m), m_body, done)
+    bld.position_at_end(m_body)
+    bld.store(const(0), j_var)
+    bld.branch(j_head)
+
+    bld.position_at_end(j_head)
+    bld.cbranch(bld.icmp_signed("<", bld.load(j_var), nb), j_body, m_next)
+    bld.position_at_end(j_body)
+    bld.store(bld.load(m0_var), i_var)
+    bld.branch(i_head)
+
+    bld.position_at_end(i_head)
+    m0 = bld.load(m0_var)
+    end = bld.add(m0, mc)
+    end = bld.select(bld.icmp_signed("<", end, m), end, m)
+    bld.cbranch(bld.icmp_signed("<", bld.load(i_var), end), i_body, j_next)
+    bld.position_at_end(i_body)
+    i, j = bld.load(i_var), bld.load(j_var)
+    left = bld.sub(end, i)
+    rows = bld.select(bld.icmp_signed("<", left, const(ROWS)), left, const(ROWS))
+    args = [bld.gep(a, [bld.mul(i, lda)]), lda, k, bld.gep(b, [bld.mul(j, block)]),
+            bld.gep(off, [bld.mul(j, const(COLS))]),
+            bld.gep(c, [bld.add(bld.mul(i, ldc), bld.mul(j, const(COLS)))]), ldc]
+    cases = [fn.append_basic_block(f"rows{r}") for r in range(1, ROWS + 1)]
+    switch = bld.switch(rows, cases[-1])
+    for r, case in enumerate(cases, start=1):
+        switch.add_case(const(r), case)
+        case_bld = ir.IRBuilder(case)
+        case_bld.call(tiles[r], args)
+        case_bld.branch(i_next)
+    bld.position_at_end(i_next)
+    bld.store(bld.add(bld.load(i_var), const(ROWS)), i_var)
+    bld.branch(i_head)
+
+    bld.position_at_end(j_next)
+    bld.store(bld.add(bld.load(j_var), const(1)), j_var)
+    bld.branch(j_head)
+    bld.position_at_end(m_next)
+    bld.store(bld.add(bld.load(m0_var), mc), m0_var)
+    bld.branch(m_head)
+    bld.position_at_end(done)
+    bld.ret_void()
+    return module
+
+
+def _tile(module, pmadd, rows: int):  # -> llvmlite.ir.Function
+    """tile(A, lda, k, Bblock, off, C, ldc): C[r, 0:16] = off + sum_k A[r, k] B[k, 0:16] for
+    ``rows`` rows, accumulated in 2 * rows ymm registers."""
+    from llvmlite import ir
+
+    i16, i32, i64 = ir.IntType(16), ir.IntType(32), ir.IntType(64)
+    v16, v8 = ir.VectorType(i16, 16), ir.VectorType(i32, 8)
+    p16, p32 = i16.as_pointer(), i32.as_pointer()
+
+    def const(value: int, ty=i64) -> ir.Constant:
+        return ir.Constant(ty, value)
+
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [p16, i64, i64, p16, p32, p32, i64]),
+                     f"tile{rows}")
+    fn.linkage = "internal"
+    a, lda, k, b, off, c, ldc = fn.args
+    for ptr in (a, b, off, c):
+        ptr.add_attribute("noalias")
+    entry, loop, after, tail, store = (fn.append_basic_block(name) for name in (
+        "entry", "loop", "after", "tail", "store"))
+    bld = ir.IRBuilder(entry)
+    init = [bld.load(bld.bitcast(bld.gep(off, [const(h * 8)]), v8.as_pointer()), align=4)
+            for h in range(2)]
+    pairs = bld.lshr(k, const(1))
+    row_ptrs = [bld.gep(a, [bld.mul(lda, const(r))]) for r in range(rows)]
+    b_vecs = bld.bitcast(b, v16.as_pointer())
+    bld.cbranch(bld.icmp_signed(">", pairs, const(0)), loop, after)
+
+    def broadcast(builder, word):       # an i32 pair of codes into all 8 lanes, as 16 x i16
+        vec = builder.insert_element(ir.Constant(v8, None), word, const(0, i32))
+        vec = builder.shuffle_vector(vec, ir.Constant(v8, None), ir.Constant(v8, [0] * 8))
+        return builder.bitcast(vec, v16)
+
+    def step(builder, accs, words, pair_index):
+        w0 = builder.load(builder.gep(b_vecs, [builder.mul(pair_index, const(2))]), align=2)
+        w1 = builder.load(builder.gep(b_vecs, [builder.add(builder.mul(pair_index, const(2)),
+                                                           const(1))]), align=2)
+        new = []
+        for (acc0, acc1), word in zip(accs, words, strict=True):
+            x = broadcast(builder, word)
+            new.append((builder.add(acc0, builder.call(pmadd, [x, w0])),
+                        builder.add(acc1, builder.call(pmadd, [x, w1]))))
+        return new
+
+    bld.position_at_end(loop)
+    p = bld.phi(i64)
+    accs = [(bld.phi(v8), bld.phi(v8)) for _ in range(rows)]
+    p.add_incoming(const(0), entry)
+    for acc in accs:
+        for h in range(2):
+            acc[h].add_incoming(init[h], entry)
+    words = [bld.load(bld.bitcast(bld.gep(ptr, [bld.mul(p, const(2))]), p32), align=2)
+             for ptr in row_ptrs]
+    new = step(bld, accs, words, p)
+    p_next = bld.add(p, const(1))
+    p.add_incoming(p_next, loop)
+    for acc, acc_new in zip(accs, new, strict=True):
+        for h in range(2):
+            acc[h].add_incoming(acc_new[h], loop)
+    bld.cbranch(bld.icmp_signed("<", p_next, pairs), loop, after)
+
+    bld.position_at_end(after)
+    merged = [(bld.phi(v8), bld.phi(v8)) for _ in range(rows)]
+    for acc, acc_new in zip(merged, new, strict=True):
+        for h in range(2):
+            acc[h].add_incoming(init[h], entry)
+            acc[h].add_incoming(acc_new[h], loop)
+    bld.cbranch(bld.icmp_signed("!=", bld.and_(k, const(1)), const(0)), tail, store)
+
+    # An odd K: the last code pairs with 0 (the packed filter holds 0 there too); reading
+    # only the one int16 never touches memory past the row.
+    bld.position_at_end(tail)
+    last = bld.sub(k, const(1))
+    words = [bld.zext(bld.load(bld.gep(ptr, [last]), align=2), i32) for ptr in row_ptrs]
+    tailed = step(bld, merged, words, pairs)
+    bld.branch(store)
+
+    bld.position_at_end(store)
+    final = [(bld.phi(v8), bld.phi(v8)) for _ in range(rows)]
+    for acc, acc_after, acc_tail in zip(final, merged, tailed, strict=True):
+        for h in range(2):
+            acc[h].add_incoming(acc_after[h], after)
+            acc[h].add_incoming(acc_tail[h], tail)
+    for r, acc in enumerate(final):
+        row = bld.gep(c, [bld.mul(ldc, const(r))])
+        for h in range(2):
+            bld.store(acc[h], bld.bitcast(bld.gep(row, [const(h * 8)]), v8.as_pointer()),
+                      align=4)
+    bld.ret_void()
+    return fn

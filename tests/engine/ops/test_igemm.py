@@ -1,0 +1,120 @@
+"""The integer GEMM kernel (engine/ops/_igemm.py): int16 x int16 into wrapping int32.
+
+The convolution's and matmul's sums are int32 and wrap modulo 2**32 (quantized-ops spec
+§1.3, §2, §3). The reference here is numpy's int64 product, wrapped: an independent
+computation. ``vpmaddwd`` is exact modulo 2**32 for every pair of int16, so the property
+tests draw from the whole int16 range, not only from the codes a convolution makes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hexscope.engine.ops import _gemm, _igemm
+
+pytestmark = pytest.mark.skipif(not _igemm.available(),
+                                reason="the integer GEMM kernel does not run on this machine")
+
+
+def wrapped(values: np.ndarray) -> np.ndarray:
+    return ((values.astype(np.int64) + 2**31) % 2**32 - 2**31).astype(np.int32)
+
+
+def reference(lhs: np.ndarray, rhs: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    return wrapped(lhs.astype(np.int64) @ rhs.astype(np.int64) + offsets)
+
+
+def run(lhs: np.ndarray, rhs: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    out = np.full((lhs.shape[0], rhs.shape[1]), 0x5A5A5A5A, np.int32)   # never read
+    _igemm.gemm_into(out, lhs, _igemm.PackedRhs.pack(rhs), offsets)
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(m=st.integers(0, 20), k=st.integers(0, 70), n=st.integers(0, 40),
+       seed=st.integers(0, 2**32 - 1), lo=st.sampled_from([-128, -32768]))
+def test_equals_the_int64_product_for_every_shape(m, k, n, seed, lo) -> None:
+    """Row counts around the 6-row tile, odd and even K (0 included), N around the 16-column
+    block: every remainder path."""
+    rng = np.random.default_rng(seed)
+    lhs = rng.integers(lo, -lo, (m, k), endpoint=True).astype(np.int16)
+    rhs = rng.integers(lo, -lo, (k, n), endpoint=True).astype(np.int16)
+    offsets = rng.integers(-2**31, 2**31, n).astype(np.int32)
+    assert np.array_equal(run(lhs, rhs, offsets), reference(lhs, rhs, offsets))
+
+
+def test_hand_vector_with_an_odd_k() -> None:
+    """[1 2 3] . [[1 -1] [10 -10] [100 -100]] = [321 -321], plus offsets [5 -5]."""
+    lhs = np.array([[1, 2, 3]], np.int16)
+    rhs = np.array([[1, -1], [10, -10], [100, -100]], np.int16)
+    assert run(lhs, rhs, np.array([5, -5], np.int32)).tolist() == [[326, -326]]
+
+
+@pytest.mark.parametrize(("x", "w"), [(-128, -255), (-128, 255), (127, 255), (-32768, -32768)])
+def test_the_largest_sums_wrap_as_the_device_accumulator(x, w) -> None:
+    """K = 70001 (odd) with every product at its extreme: the true sums pass 2**31 (and
+    -2**31), and the result is the sum modulo 2**32 (§1.3)."""
+    k = 70001
+    lhs = np.full((7, k), x, np.int16)
+    rhs = np.full((k, 17), w, np.int16)
+    exact = k * x * w
+    assert abs(exact) > 2**31
+    got = run(lhs, rhs, np.zeros(17, np.int32))
+    assert (got == wrapped(np.array(exact))).all()
+
+
+def test_row_chunks_and_strided_operands(monkeypatch) -> None:
+    """Chunks of 6 rows (the smallest), a left-hand side and an output that are views with
+    row strides of their own: the result lands in the view and nowhere else."""
+    monkeypatch.setattr(_igemm, "CHUNK_BYTES", 1)
+    rng = np.random.default_rng(4)
+    base = rng.integers(-128, 128, (31, 51)).astype(np.int16)
+    lhs = base[::2, 3:40]                             # (16, 37), an odd row stride: 102 B
+    rhs = rng.integers(-255, 256, (37, 35)).astype(np.int16)
+    offsets = rng.integers(-1000, 1000, 35).astype(np.int32)
+    big = np.zeros((16, 50), np.int32)
+    _igemm.gemm_into(big[:, 7:42], lhs, _igemm.PackedRhs.pack(rhs), offsets)
+    assert np.array_equal(big[:, 7:42], reference(lhs, rhs, offsets))
+    assert not big[:, :7].any() and not big[:, 42:].any()
+
+
+def test_a_column_strided_output_is_written_through_a_copy() -> None:
+    rng = np.random.default_rng(5)
+    lhs = rng.integers(-128, 128, (9, 20)).astype(np.int16)
+    rhs = rng.integers(-255, 256, (20, 8)).astype(np.int16)
+    big = np.zeros((9, 16), np.int32)
+    _igemm.gemm_into(big[:, ::2], lhs, _igemm.PackedRhs.pack(rhs), np.zeros(8, np.int32))
+    assert np.array_equal(big[:, ::2], reference(lhs, rhs, np.zeros(8, np.int64)))
+    assert not big[:, 1::2].any()
+
+
+def test_mismatched_operands_are_refused() -> None:
+    packed = _igemm.PackedRhs.pack(np.zeros((4, 3), np.int16))
+    with pytest.raises(ValueError, match="shapes differ"):
+        _igemm.gemm_into(np.empty((2, 3), np.int32), np.zeros((2, 5), np.int16), packed,
+                         np.zeros(3, np.int32))
+    with pytest.raises(ValueError, match="dtypes"):
+        _igemm.gemm_into(np.empty((2, 3), np.int32), np.zeros((2, 4), np.float32), packed,
+                         np.zeros(3, np.int32))
+
+
+def test_packing_holds_pairs_of_k_in_blocks_of_16_columns() -> None:
+    """Block j, pair p, column c, half h holds rhs[2p + h, 16j + c]; zero beyond K and N."""
+    rhs = np.arange(5 * 20, dtype=np.int16).reshape(5, 20)
+    blocks = _igemm.PackedRhs.pack(rhs).blocks
+    assert blocks.shape == (2, 3, 16, 2)
+    assert blocks[1, 2, 3, 0] == rhs[4, 19] and blocks[1, 2, 3, 1] == 0
+    assert blocks[0, 1, 5, 1] == rhs[3, 5]
+    assert not blocks[1, :, 4:].any()
+
+
+def test_the_environment_switches_the_engine_to_float32(monkeypatch) -> None:
+    """``HEXSCOPE_GEMM=float`` turns the kernel off: the patches are float32 again."""
+    assert _gemm.patch_dtype() is np.int16
+    monkeypatch.setenv("HEXSCOPE_GEMM", "float")
+    assert not _igemm.available()
+    assert _gemm.patch_dtype() is np.float32
+    assert _gemm.center(np.array([0, 255], np.uint8)).dtype == np.float32
