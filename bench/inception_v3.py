@@ -374,6 +374,9 @@ def main() -> None:
         blas = [(i["internal_api"], i.get("architecture"), i["num_threads"])
                 for i in threadpool_info()]
         print(f"BLAS: {blas}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}")
+        print("GEMM: " + ("integer kernel (int16 x int16 -> int32, AVX2)" if _igemm.available()
+                          else "float32 BLAS in exact K chunks (HEXSCOPE_GEMM=float or no "
+                               "AVX2/llvmlite)"))
         sim, ort_s = compare(args.repeat)
         per_node = nop_overhead()
     _report(sim, ort_s, per_node)

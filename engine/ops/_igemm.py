@@ -98,20 +98,22 @@ def gemm_into(out: I32, lhs: I16, rhs: PackedRhs, offsets: I32) -> None:
     if out.strides[1] != 4 or out.strides[0] % 4:
         target = np.empty((m, n), np.int32)
     nb_full, tail = divmod(n, COLS)
-    off = np.zeros(rhs.blocks.shape[0] * COLS, np.int32)
-    off[:n] = offsets
     lda = lhs.strides[0] // 2 if k else 0
     mc = max(ROWS, CHUNK_BYTES // max(1, 2 * k) // ROWS * ROWS)
-    block = rhs.blocks.strides[0]
+    # Every array whose address goes to the kernel is held by a name until the call returns.
+    offsets = np.ascontiguousarray(offsets)
+    a_ptr, b_ptr = lhs.ctypes.data, rhs.blocks.ctypes.data
     if nb_full:
-        kernel(lhs.ctypes.data, lda, m, k, rhs.blocks.ctypes.data, nb_full, off.ctypes.data,
-               target.ctypes.data, target.strides[0] // 4, mc)
+        kernel(a_ptr, lda, m, k, b_ptr, nb_full, offsets.ctypes.data, target.ctypes.data,
+               target.strides[0] // 4, mc)
     if tail:
-        # The kernel writes whole blocks of 16 columns: the last, partial one goes through
-        # a scratch buffer.
+        # The kernel writes and reads whole blocks of 16 columns: the last, partial one
+        # goes through a scratch buffer, with its offsets padded to 16.
         scratch = np.empty((m, COLS), np.int32)
-        kernel(lhs.ctypes.data, lda, m, k, rhs.blocks.ctypes.data + nb_full * block, 1,
-               off.ctypes.data + nb_full * COLS * 4, scratch.ctypes.data, COLS, mc)
+        off = np.zeros(COLS, np.int32)
+        off[:tail] = offsets[nb_full * COLS:]
+        kernel(a_ptr, lda, m, k, b_ptr + nb_full * rhs.blocks.strides[0], 1, off.ctypes.data,
+               scratch.ctypes.data, COLS, mc)
         target[:, nb_full * COLS:] = scratch[:, :tail]
     if target is not out:
         out[...] = target

@@ -74,7 +74,7 @@ def test_row_chunks_and_strided_operands(monkeypatch) -> None:
     base = rng.integers(-128, 128, (31, 51)).astype(np.int16)
     lhs = base[::2, 3:40]                             # (16, 37), an odd row stride: 102 B
     rhs = rng.integers(-255, 256, (37, 35)).astype(np.int16)
-    offsets = rng.integers(-1000, 1000, 35).astype(np.int32)
+    offsets = rng.integers(-1000, 1000, 70).astype(np.int32)[::2]      # strided too
     big = np.zeros((16, 50), np.int32)
     _igemm.gemm_into(big[:, 7:42], lhs, _igemm.PackedRhs.pack(rhs), offsets)
     assert np.array_equal(big[:, 7:42], reference(lhs, rhs, offsets))
