@@ -118,3 +118,18 @@ def test_the_environment_switches_the_engine_to_float32(monkeypatch) -> None:
     assert not _igemm.available()
     assert _gemm.patch_dtype() is np.float32
     assert _gemm.center(np.array([0, 255], np.uint8)).dtype == np.float32
+
+
+@pytest.mark.parametrize("layout", ["reversed", "fortran", "broadcast"])
+def test_any_numpy_layout_of_the_operands(layout) -> None:
+    """Rows read backwards (a negative stride), column-major operands and a broadcast row
+    (stride 0): the kernel takes the strides it can and a copy of the rest."""
+    rng = np.random.default_rng(6)
+    base = rng.integers(-32768, 32768, (13, 21)).astype(np.int16)
+    lhs = {"reversed": base[::-1], "fortran": np.asfortranarray(base),
+           "broadcast": np.broadcast_to(base[:1], base.shape)}[layout]
+    rhs = rng.integers(-32768, 32768, (21, 19)).astype(np.int16)
+    offsets = rng.integers(-2**31, 2**31, 19).astype(np.int32)
+    out = np.zeros((13, 19), np.int32, order="F")[::-1]
+    _igemm.gemm_into(out, lhs, _igemm.PackedRhs.pack(rhs), offsets)
+    assert np.array_equal(out, reference(lhs, rhs, offsets))
