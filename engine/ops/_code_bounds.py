@@ -32,7 +32,10 @@ class Span:
     def add(self, block: np.ndarray) -> None:
         if not block.size:
             return
-        lo, hi = int(_MINIMUM(block, axis=None)), int(_MAXIMUM(block, axis=None))
+        self.add_bounds(int(_MINIMUM(block, axis=None)), int(_MAXIMUM(block, axis=None)))
+
+    def add_bounds(self, lo: int, hi: int) -> None:
+        """Take in a block whose min and max are already known."""
         self.lo = lo if self.lo is None else min(self.lo, lo)
         self.hi = hi if self.hi is None else max(self.hi, hi)
 

@@ -186,7 +186,10 @@ def gemm_into(out: I32, lhs: Lhs, rhs: Rhs, offsets: I32, b: int,
     start = time.perf_counter()
     p, k = lhs.shape
     if lhs.dtype == np.int16:
-        _igemm.gemm_into(out, lhs, rhs.packed, offsets)
+        bounds = _igemm.gemm_into(out, lhs, rhs.packed, offsets)
+        if span is not None and bounds is not None and not (b and k and wrap32(b)):
+            span.add_bounds(*bounds)
+            span = None                     # taken: the row-sum term below did not apply
     elif k == 0:
         out[...] = offsets
     else:

@@ -19,7 +19,9 @@ The right-hand side is packed once per filter (:class:`PackedRhs`): blocks of 16
 each (ceil(K/2), 16, 2), so one k-pair of a block is 64 contiguous bytes; a pair (x[2p],
 x[2p+1]) of a row is read as one int32 and broadcast. An odd K ends with the pair (x, 0)
 against (w, 0). The kernel adds a per-column int32 ``offsets`` row (the zero-point terms of
-:func:`_gemm.offset_gemm`) and writes the int32 result; it never reads ``out``.
+:func:`_gemm.offset_gemm`) and writes the int32 result; it never reads ``out``. It keeps the
+result's min and max as it stores each tile, while the values are still in registers: the
+requantize that follows a convolution needs them (:mod:`_code_bounds`).
 
 Register tiling: 6 rows by 16 columns, 12 ymm accumulators; the rows are walked in chunks
 whose slice of the left-hand side stays in the L2 cache while every column block passes.
@@ -73,11 +75,12 @@ def available() -> bool:
     return os.environ.get(_ENV, "").lower() != "float" and _kernel() is not None
 
 
-def gemm_into(out: I32, lhs: I16, rhs: PackedRhs, offsets: I32) -> None:
-    """``out = lhs @ rhs + offsets`` in int32, wrapping modulo 2**32; exact.
+def gemm_into(out: I32, lhs: I16, rhs: PackedRhs, offsets: I32) -> tuple[int, int] | None:
+    """``out = lhs @ rhs + offsets`` in int32, wrapping modulo 2**32; exact. Returns the
+    result's (min, max), taken as the tiles are stored, or None when it is empty.
 
-    ``lhs`` is int16 (M, K) with contiguous rows, ``out`` int32 (M, N) with contiguous rows,
-    ``offsets`` int32 (N,). Raises RuntimeError when the kernel is not :func:`available`.
+    ``lhs`` is int16 (M, K), ``out`` int32 (M, N), ``offsets`` int32 (N,); rows at any
+    stride (others are copied). Raises RuntimeError when the kernel is not :func:`available`.
     """
     kernel = _kernel()
     if kernel is None:
@@ -91,7 +94,7 @@ def gemm_into(out: I32, lhs: I16, rhs: PackedRhs, offsets: I32) -> None:
         raise ValueError(f"dtypes must be int16, int32, int32; got {lhs.dtype}, {out.dtype}, "
                          f"{offsets.dtype}")
     if m == 0 or n == 0:
-        return
+        return None
     if k and (lhs.strides[1] != 2 or lhs.strides[0] % 2):
         lhs = np.ascontiguousarray(lhs)
     target = out
@@ -102,27 +105,35 @@ def gemm_into(out: I32, lhs: I16, rhs: PackedRhs, offsets: I32) -> None:
     mc = max(ROWS, CHUNK_BYTES // max(1, 2 * k) // ROWS * ROWS)
     # Every array whose address goes to the kernel is held by a name until the call returns.
     offsets = np.ascontiguousarray(offsets)
+    bounds = np.empty(2 * 8, np.int32)
+    bounds[:8], bounds[8:] = _I32.max, _I32.min
     a_ptr, b_ptr = lhs.ctypes.data, rhs.blocks.ctypes.data
     if nb_full:
         kernel(a_ptr, lda, m, k, b_ptr, nb_full, offsets.ctypes.data, target.ctypes.data,
-               target.strides[0] // 4, mc)
+               target.strides[0] // 4, mc, bounds.ctypes.data)
+    lo, hi = int(bounds[:8].min()), int(bounds[8:].max())
     if tail:
         # The kernel writes and reads whole blocks of 16 columns: the last, partial one
-        # goes through a scratch buffer, with its offsets padded to 16.
+        # goes through a scratch buffer, with its offsets padded to 16. Its padding columns
+        # would enter the kernel's bounds, so this block's are taken here.
         scratch = np.empty((m, COLS), np.int32)
         off = np.zeros(COLS, np.int32)
         off[:tail] = offsets[nb_full * COLS:]
         kernel(a_ptr, lda, m, k, b_ptr + nb_full * rhs.blocks.strides[0], 1, off.ctypes.data,
-               scratch.ctypes.data, COLS, mc)
-        target[:, nb_full * COLS:] = scratch[:, :tail]
+               scratch.ctypes.data, COLS, mc, bounds.ctypes.data)
+        last = scratch[:, :tail]
+        target[:, nb_full * COLS:] = last
+        lo, hi = min(lo, int(last.min())), max(hi, int(last.max()))
     if target is not out:
         out[...] = target
+    return lo, hi
 
 
+_I32 = np.iinfo(np.int32)
 _LOCK = threading.Lock()
 _SIGNATURE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
                               ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
-                              ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+                              ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
 
 
 @functools.cache
@@ -173,11 +184,11 @@ def _ir_module(triple: str):  # -> llvmlite.ir.Module
     pmadd = ir.Function(module, ir.FunctionType(v8, [v16, v16]), "llvm.x86.avx2.pmadd.wd")
     tiles = {rows: _tile(module, pmadd, rows) for rows in range(1, ROWS + 1)}
 
-    # void igemm(A, lda, m, k, B, nb, off, C, ldc, mc):
+    # void igemm(A, lda, m, k, B, nb, off, C, ldc, mc, bounds):
     #   for m0 in 0..m by mc: for j in 0..nb: for i in m0..min(m0 + mc, m) by ROWS: tile
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [
-        p16, i64, i64, i64, p16, i64, p32, p32, i64, i64]), "igemm")
-    a, lda, m, k, b, nb, off, c, ldc, mc = fn.args
+        p16, i64, i64, i64, p16, i64, p32, p32, i64, i64, p32]), "igemm")
+    a, lda, m, k, b, nb, off, c, ldc, mc, bounds = fn.args
     entry, m_head, m_body, j_head, j_body, i_head, i_body, i_next, j_next, m_next, done = (
         fn.append_basic_block(name) for name in (
             "entry", "m_head", "m_body", "j_head", "j_body", "i_head", "i_body", "i_next",
@@ -211,7 +222,7 @@ def _ir_module(triple: str):  # -> llvmlite.ir.Module
     rows = bld.select(bld.icmp_signed("<", left, const(ROWS)), left, const(ROWS))
     args = [bld.gep(a, [bld.mul(i, lda)]), lda, k, bld.gep(b, [bld.mul(j, block)]),
             bld.gep(off, [bld.mul(j, const(COLS))]),
-            bld.gep(c, [bld.add(bld.mul(i, ldc), bld.mul(j, const(COLS)))]), ldc]
+            bld.gep(c, [bld.add(bld.mul(i, ldc), bld.mul(j, const(COLS)))]), ldc, bounds]
     cases = [fn.append_basic_block(f"rows{r}") for r in range(1, ROWS + 1)]
     switch = bld.switch(rows, cases[-1])
     for r, case in enumerate(cases, start=1):
@@ -235,8 +246,9 @@ def _ir_module(triple: str):  # -> llvmlite.ir.Module
 
 
 def _tile(module, pmadd, rows: int):  # -> llvmlite.ir.Function
-    """tile(A, lda, k, Bblock, off, C, ldc): C[r, 0:16] = off + sum_k A[r, k] B[k, 0:16] for
-    ``rows`` rows, accumulated in 2 * rows ymm registers."""
+    """tile(A, lda, k, Bblock, off, C, ldc, bounds): C[r, 0:16] = off + sum_k A[r, k]
+    B[k, 0:16] for ``rows`` rows, accumulated in 2 * rows ymm registers; the 8 lanes of
+    bounds[0:8] keep running minima of what is stored, bounds[8:16] running maxima."""
     from llvmlite import ir
 
     i16, i32, i64 = ir.IntType(16), ir.IntType(32), ir.IntType(64)
@@ -246,11 +258,11 @@ def _tile(module, pmadd, rows: int):  # -> llvmlite.ir.Function
     def const(value: int, ty=i64) -> ir.Constant:
         return ir.Constant(ty, value)
 
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [p16, i64, i64, p16, p32, p32, i64]),
-                     f"tile{rows}")
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [p16, i64, i64, p16, p32, p32, i64,
+                                                             p32]), f"tile{rows}")
     fn.linkage = "internal"
-    a, lda, k, b, off, c, ldc = fn.args
-    for ptr in (a, b, off, c):
+    a, lda, k, b, off, c, ldc, bounds = fn.args
+    for ptr in (a, b, off, c, bounds):
         ptr.add_attribute("noalias")
     entry, loop, after, tail, store = (fn.append_basic_block(name) for name in (
         "entry", "loop", "after", "tail", "store"))
@@ -317,10 +329,17 @@ def _tile(module, pmadd, rows: int):  # -> llvmlite.ir.Function
         for h in range(2):
             acc[h].add_incoming(acc_after[h], after)
             acc[h].add_incoming(acc_tail[h], tail)
+    lo_ptr = bld.bitcast(bounds, v8.as_pointer())
+    hi_ptr = bld.bitcast(bld.gep(bounds, [const(8)]), v8.as_pointer())
+    lo, hi = bld.load(lo_ptr, align=4), bld.load(hi_ptr, align=4)
     for r, acc in enumerate(final):
         row = bld.gep(c, [bld.mul(ldc, const(r))])
         for h in range(2):
             bld.store(acc[h], bld.bitcast(bld.gep(row, [const(h * 8)]), v8.as_pointer()),
                       align=4)
+            lo = bld.select(bld.icmp_signed("<", acc[h], lo), acc[h], lo)
+            hi = bld.select(bld.icmp_signed(">", acc[h], hi), acc[h], hi)
+    bld.store(lo, lo_ptr, align=4)
+    bld.store(hi, hi_ptr, align=4)
     bld.ret_void()
     return fn

@@ -28,8 +28,10 @@ def reference(lhs: np.ndarray, rhs: np.ndarray, offsets: np.ndarray) -> np.ndarr
 
 
 def run(lhs: np.ndarray, rhs: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """The kernel's result; its (min, max) must be the result's own."""
     out = np.full((lhs.shape[0], rhs.shape[1]), 0x5A5A5A5A, np.int32)   # never read
-    _igemm.gemm_into(out, lhs, _igemm.PackedRhs.pack(rhs), offsets)
+    bounds = _igemm.gemm_into(out, lhs, _igemm.PackedRhs.pack(rhs), offsets)
+    assert bounds == ((int(out.min()), int(out.max())) if out.size else None)
     return out
 
 
@@ -76,8 +78,10 @@ def test_row_chunks_and_strided_operands(monkeypatch) -> None:
     rhs = rng.integers(-255, 256, (37, 35)).astype(np.int16)
     offsets = rng.integers(-1000, 1000, 70).astype(np.int32)[::2]      # strided too
     big = np.zeros((16, 50), np.int32)
-    _igemm.gemm_into(big[:, 7:42], lhs, _igemm.PackedRhs.pack(rhs), offsets)
-    assert np.array_equal(big[:, 7:42], reference(lhs, rhs, offsets))
+    bounds = _igemm.gemm_into(big[:, 7:42], lhs, _igemm.PackedRhs.pack(rhs), offsets)
+    expect = reference(lhs, rhs, offsets)
+    assert np.array_equal(big[:, 7:42], expect)
+    assert bounds == (expect.min(), expect.max())
     assert not big[:, :7].any() and not big[:, 42:].any()
 
 
@@ -89,6 +93,15 @@ def test_a_column_strided_output_is_written_through_a_copy() -> None:
     _igemm.gemm_into(big[:, ::2], lhs, _igemm.PackedRhs.pack(rhs), np.zeros(8, np.int32))
     assert np.array_equal(big[:, ::2], reference(lhs, rhs, np.zeros(8, np.int64)))
     assert not big[:, 1::2].any()
+
+
+def test_bounds_skip_the_padding_columns_of_a_partial_block() -> None:
+    """N = 17: the last block's 15 padding columns compute 0, which lies outside the real
+    results (all >= 1000 here), so it must not reach the min."""
+    lhs = np.ones((7, 3), np.int16)
+    rhs = np.ones((3, 17), np.int16)
+    got = run(lhs, rhs, np.full(17, 1000, np.int32))
+    assert (got == 1003).all()
 
 
 def test_mismatched_operands_are_refused() -> None:
