@@ -72,16 +72,46 @@ def values_of(codes: npt.NDArray, tensor: Tensor, qrange: QuantRange | None,
 def levels_of(tensor: Tensor, qrange: QuantRange | None, dequantized: bool,
               data: npt.NDArray) -> tuple[float, float]:
     """Colour levels: the full code range for quint8 codes, the quantization range for
-    dequantized values, otherwise the data's finite min and max."""
+    dequantized values, otherwise the data's finite min and max (see ``value_levels``)."""
     if is_codes(tensor) and not (dequantized and qrange is not None):
         return 0.0, 255.0
     if dequantized and qrange is not None and is_codes(tensor):
-        return float(qrange.min), float(qrange.max)
+        lo, hi = float(qrange.min), float(qrange.max)
+        return (lo, hi) if hi > lo else _around(lo)
+    return value_levels(data)
+
+
+def value_levels(data: npt.NDArray) -> tuple[float, float]:
+    """The finite min and max of ``data`` as colour levels, always with ``lo < hi``.
+
+    A single value gets levels around it; no finite value at all gives (0, 1).
+    """
     finite = data[np.isfinite(data)] if data.dtype.kind == "f" else data
     if finite.size == 0:
         return 0.0, 1.0
     lo, hi = float(finite.min()), float(finite.max())
-    return (lo, hi) if hi > lo else (lo - 0.5, hi + 0.5)
+    return (lo, hi) if hi > lo else _around(lo)
+
+
+def _around(value: float) -> tuple[float, float]:
+    # +-0.5 reads well for ordinary values, but it would hide a tiny value behind a bar from
+    # -0.5 to 0.5, and vanish in the rounding of a huge one: there the span follows the value.
+    if value == 0.0:
+        return -0.5, 0.5
+    half = max(min(0.5, abs(value) / 2), abs(value) * 1e-3)
+    return value - half, value + half
+
+
+def image_values(data: npt.NDArray) -> npt.NDArray:
+    """``data`` as it should be handed to a pyqtgraph image item with explicit levels.
+
+    pyqtgraph scales a float32 image in float32, as ``(x - lo) * (256 / (hi - lo))``. The
+    factor overflows to inf when hi - lo < 256 / 3.4e38 (a range of denormals: every value
+    above lo gets the top colour, and lo itself 0 * inf = NaN), and x - lo overflows when
+    the span exceeds float32's max (-3e38..3e38). A float64 image is scaled in float64,
+    where neither can happen for float32 data. Integers already fit pyqtgraph's arithmetic.
+    """
+    return np.asarray(data, np.float64) if data.dtype.kind == "f" else data
 
 
 def element_text(tensor: Tensor, index: Index, qrange: QuantRange | None) -> str:

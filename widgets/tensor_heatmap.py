@@ -25,6 +25,7 @@ from hexscope.widgets._plane import (
     Index,
     PlaneChoice,
     element_text,
+    image_values,
     is_codes,
     levels_of,
     plane,
@@ -270,10 +271,13 @@ class TensorHeatmapView(QWidget):
             self._note.setText("")
         codes = plane(t.array, self._choice)
         data = np.ascontiguousarray(values_of(codes, t, self._qrange, dequant))
-        if data.dtype.kind not in "fiu" or data.dtype.itemsize > 4:
-            data = data.astype(np.float32)
+        if data.dtype.kind not in "fiu":
+            data = data.astype(np.float64)
+        if (data.dtype.kind == "f" and data.size and not np.isfinite(data).any()
+                and not self._note.text()):
+            self._note.setText("no finite value in this plane")
         levels = levels_of(t, self._qrange, dequant, data)
-        self._image.setImage(data, autoLevels=False, levels=levels)
+        self._image.setImage(image_values(data), autoLevels=False, levels=levels)
         self._image.setRect(QRectF(0, 0, data.shape[1], data.shape[0]))
         if tuple(self._colorbar.levels()) != tuple(levels):
             self._colorbar.setLevels(levels)
