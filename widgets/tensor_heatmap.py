@@ -124,6 +124,10 @@ class TensorHeatmapView(QWidget):
         self._plot.addItem(self._image)
         self._colorbar = pg.ColorBarItem(colorMap="viridis", interactive=False, width=14)
         self._colorbar.setImageItem(self._image, insert_in=self._plot)
+        # ColorBarItem fixes its axis at 45 px, and pyqtgraph drops every label that does not
+        # fit: "-2e+38" or "1.5e-42" vanished, leaving a bar without its range. Sized to the
+        # labels instead.
+        self._colorbar.axis.setWidth(None)
         self._marker = QGraphicsRectItem(0, 0, 1, 1)
         pen = QPen(QColor(255, 40, 40))
         pen.setCosmetic(True)

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from PySide6.QtGui import QImage
+from PySide6.QtGui import QImage, QPainter
 
 from hexscope.engine import QuantRange, Tensor
 from hexscope.widgets.tensor_heatmap import TensorHeatmapView
@@ -135,3 +135,29 @@ def test_heatmap_of_only_infinities(qtbot):
     index = index.reshape(-1)
     assert (index[::2] == 255).all() and (index[1::2] == 0).all()
     assert "no finite" in view.note
+
+
+@pytest.mark.parametrize("values", [RANGES["denormals"], RANGES["near float32 max"],
+                                    RANGES["zero to 1e-40"], RANGES["ordinary"]],
+                         ids=["denormals", "near float32 max", "zero to 1e-40", "ordinary"])
+def test_heatmap_colour_bar_labels_its_range(qtbot, values):
+    """pyqtgraph drops a tick label that does not fit its axis: the bar must make room."""
+    view = TensorHeatmapView()
+    qtbot.addWidget(view)
+    view.resize(520, 420)
+    view.show()
+    view.set_tensor(Tensor.from_array(values.reshape(1, 4, -1, 1)))
+    qtbot.waitExposed(view)
+    for _ in range(3):                   # the axis learns its labels' width when it paints
+        view.grab()
+        qtbot.wait(10)
+    image = QImage(8, 8, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        texts = view._colorbar.axis.generateDrawSpecs(painter)[2]
+    finally:
+        painter.end()
+    labels = sorted(float(text.replace("\N{MINUS SIGN}", "-")) for _, _, text in texts)
+    lo, hi = float(values.min()), float(values.max())
+    assert len(labels) >= 3
+    assert lo <= labels[0] < (lo + hi) / 2 < labels[-1] <= hi
