@@ -4,7 +4,8 @@ Memory mode draws one batch as the d32 diagram does (graph spec §1.5, docs/d32_
 each picture row is one (padded row, depth slice) run of W_tot x 32 bytes, so slices of a row
 sit under each other and a byte's place in the picture is its place in memory. Plane mode
 draws the padded plane at one depth, indices counting negative into the top and left padding.
-Padding regions are tinted by kind over their real contents.
+Padding regions are tinted by kind over their real contents. Bytes are coloured on levels
+0..255; wider elements on the range of the whole tensor (data and padding), named in the title.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import QGraphicsRectItem, QWidget
 
 from hexscope.engine import Layout, Tensor
 from hexscope.engine.padding_regions import Region, memory_rows, region_codes
+from hexscope.widgets._plane import image_values, value_levels
 
 REGION_COLORS: dict[Region, QColor] = {
     Region.TOP: QColor(70, 130, 255), Region.BOTTOM: QColor(40, 90, 210),
@@ -29,6 +31,7 @@ REGION_COLORS: dict[Region, QColor] = {
 MARK = QColor(255, 30, 30)
 #: What the picture says for a d32 tensor with an empty extent (B, H_tot, W_tot or D_tot 0).
 EMPTY_NOTE = "nothing to show: the tensor has no bytes (an extent is 0)"
+BYTE_LEVELS = (0.0, 255.0)
 _TINT_ALPHA = 90
 
 
@@ -49,7 +52,8 @@ def tint_lut() -> np.ndarray:
 
 class MemoryPicture(pg.PlotWidget):
     """See the module docstring. ``image_data``, ``regions`` and ``marks`` are the arrays
-    behind the pixels (row-major, one entry per pixel)."""
+    behind the pixels (row-major, one entry per pixel); ``levels`` are the values drawn in the
+    first and last colour, and ``levels_text`` says so."""
 
     hovered = Signal(object)     # PixelIndex
     clicked = Signal(object)     # PixelIndex
@@ -65,6 +69,9 @@ class MemoryPicture(pg.PlotWidget):
         self.marks: np.ndarray | None = None
         self.note = ""              # shown above the picture when there is nothing to draw
         self.caption = ""           # the owner's title ("input", "output ..."), kept under it
+        self.levels: tuple[float, float] = BYTE_LEVELS
+        self.levels_text = ""
+        self._levels_cache: tuple[Tensor, tuple[float, float]] | None = None
         self._codes_cache: tuple[object, np.ndarray] | None = None
         self._tint_cache: tuple[object, np.ndarray] | None = None
         self._ticks_key: object = None
@@ -98,7 +105,14 @@ class MemoryPicture(pg.PlotWidget):
     def setTitle(self, title: str | None = None, **args: object) -> None:  # noqa: N802
         """pyqtgraph's title, remembered as the caption that the empty note stands in for."""
         self.caption = title or ""
-        self.plotItem.setTitle(self.note or title, **args)
+        self.plotItem.setTitle(self._title() or None, **args)
+
+    def _title(self) -> str:
+        if self.note:
+            return self.note
+        # byte pictures keep their caption alone: their levels never change
+        wide = self.levels_text if self.levels != BYTE_LEVELS else ""
+        return "  ·  ".join(part for part in (self.caption, wide) if part)
 
     def set_content(self, tensor: Tensor | None, mode: str = "memory", batch: int = 0,
                     depth: int = 0, marks: np.ndarray | None = None) -> None:
@@ -108,7 +122,9 @@ class MemoryPicture(pg.PlotWidget):
         t = self._tensor
         empty = t is not None and t.layout is Layout.D32 and t.nbytes == 0
         self.note = EMPTY_NOTE if empty else ""
-        self.plotItem.setTitle(self.note or self.caption or None)
+        drawn = t is not None and t.layout is Layout.D32 and not empty
+        self.levels, self.levels_text = self._levels(t) if drawn else (BYTE_LEVELS, "")
+        self.plotItem.setTitle(self._title() or None)
         if t is None or t.layout is not Layout.D32 or empty:
             self.image_data = self.regions = self.marks = None
             for item in (self._image, self._tint, self._marks, self._limit):
@@ -124,6 +140,22 @@ class MemoryPicture(pg.PlotWidget):
             self._plane_arrays(t, batch, depth)
         self._draw()
         self._set_ticks()
+
+    def _levels(self, t: Tensor) -> tuple[tuple[float, float], str]:
+        if t.dtype.size == 1:
+            return BYTE_LEVELS, "colour levels 0 .. 255 (bytes)"
+        # One range for the whole tensor, so that colours compare across batches, depths and
+        # modes; padding is drawn, so it is counted, or its values would saturate.
+        if self._levels_cache is None or self._levels_cache[0] is not t:
+            self._levels_cache = (t, value_levels(t.memory))
+        lo, hi = self._levels_cache[1]
+        integer = t.dtype.numpy.kind in "iu"
+
+        def number(x: float) -> str:
+            return str(int(x)) if integer and x.is_integer() else f"{x:.6g}"
+
+        return (lo, hi), (f"colour levels {number(lo)} .. {number(hi)} "
+                          f"({t.dtype.c_name}, all elements and padding)")
 
     def _region_codes(self, t: Tensor) -> np.ndarray:
         # Regions depend only on the geometry, so nodes of one shape share them.
@@ -170,7 +202,8 @@ class MemoryPicture(pg.PlotWidget):
         assert self.image_data is not None and self.regions is not None
         h, w = self.image_data.shape
         rect = QRectF(0, 0, w, h)
-        self._image.setImage(self.image_data, autoLevels=False, levels=(0, 255))
+        self._image.setImage(image_values(self.image_data), autoLevels=False,
+                             levels=self.levels)
         self._image.setRect(rect)
         if self.show_tint:
             if self._tint_cache is None or self._tint_cache[0] != self._regions_key:

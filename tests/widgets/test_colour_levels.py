@@ -1,5 +1,6 @@
-"""Colour levels of the heatmap: the colours pyqtgraph actually renders, read back from
-the image item, for tiny, huge, constant and non-finite data."""
+"""Colour levels of the heatmap and the d32 memory pictures: the colours pyqtgraph actually
+renders, read back from the image item, for tiny, huge, constant and non-finite data and for
+d32 tensors whose elements are wider than a byte."""
 
 from __future__ import annotations
 
@@ -10,10 +11,13 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtGui import QImage, QPainter
 
-from hexscope.engine import QuantRange, Tensor
+from hexscope.engine import D32Padding, QuantRange, Tensor
+from hexscope.widgets.d32_view import D32PaddingView
+from hexscope.widgets.fill_padding_view import FillPaddingView
 from hexscope.widgets.tensor_heatmap import TensorHeatmapView
 
 F32_MAX = float(np.finfo(np.float32).max)
+PAD = D32Padding(1, 1, 1, 0, 3, 21)     # for SHAPE below: W_tot 4, D_tot 64 (two slices)
 
 
 def _colour_indices(item: pg.ImageItem) -> np.ndarray:
@@ -161,3 +165,77 @@ def test_heatmap_colour_bar_labels_its_range(qtbot, values):
     lo, hi = float(values.min()), float(values.max())
     assert len(labels) >= 3
     assert lo <= labels[0] < (lo + hi) / 2 < labels[-1] <= hi
+
+
+# d32 memory pictures ----------------------------------------------------------------------
+SHAPE = (1, 2, 3, 40)
+WIDE = {
+    "uint16": np.linspace(0, 60000, 240).astype(np.uint16),
+    "int16": np.linspace(-30000, 30000, 240).astype(np.int16),
+    "int32": np.linspace(-2e9, 2e9, 240).astype(np.int32),
+    "float32 denormals": np.linspace(1e-42, 3e-42, 240, dtype=np.float32),
+    "float32 near max": np.linspace(-3e38, 3e38, 240, dtype=np.float32),
+}
+
+
+def _d32(values: np.ndarray) -> Tensor:
+    return Tensor.from_array(values.reshape(SHAPE)).to_d32(PAD)
+
+
+@pytest.mark.parametrize("mode", ["memory", "plane"])
+@pytest.mark.parametrize("values", WIDE.values(), ids=WIDE.keys())
+def test_d32_picture_of_wide_elements_uses_the_data_range(qtbot, values, mode):
+    t = _d32(values)
+    mem = t.memory.astype(np.float64)                    # data and padding, as drawn
+    lo, hi = float(mem.min()), float(mem.max())
+    view = D32PaddingView()
+    qtbot.addWidget(view)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        view.set_tensor(t)
+        view.set_mode(mode)
+        view.set_depth(5)
+        pic = view.picture
+        index = _colour_indices(pic._image)
+    assert [str(w.message) for w in caught] == []
+    assert np.abs(index - _expected_index(pic.image_data, lo, hi)).max() <= 1
+    if mode == "memory":               # the one batch is the whole tensor: both ends appear
+        shown = pic.image_data
+        assert (index[shown == hi] == 255).all() and (index[shown == lo] == 0).all()
+        assert np.unique(index).size > 128                 # a gradient, not a few saturated hues
+    assert pic.levels == (lo, hi)
+    fmt = (lambda x: str(int(x))) if values.dtype.kind in "iu" else (lambda x: f"{x:.6g}")
+    title = pic.plotItem.titleLabel.text
+    assert f"{fmt(lo)} .. {fmt(hi)}" in title and t.dtype.c_name in title
+    assert title == pic.levels_text
+
+
+def test_d32_picture_of_bytes_keeps_byte_levels_and_its_caption(qtbot, rng):
+    codes = rng.integers(3, 41, SHAPE).astype(np.uint8)    # narrow: must not be stretched
+    t = Tensor.from_array(codes).to_d32(PAD, fill=3)
+    view = D32PaddingView()
+    qtbot.addWidget(view)
+    view.set_tensor(t)
+    pic = view.picture
+    assert pic._image.image.dtype == np.uint8
+    np.testing.assert_array_equal(_colour_indices(pic._image), pic.image_data)
+    assert pic.levels == (0.0, 255.0)
+    assert pic.plotItem.titleLabel.text == ""
+    assert "0 .. 255" in pic.levels_text
+    fill = FillPaddingView()
+    qtbot.addWidget(fill)
+    fill.set_tensors(t, t, "0x10 FillPadding_8_d32")
+    assert fill.input_picture.plotItem.titleLabel.text == "input"
+
+
+def test_d32_picture_caption_follows_the_tensor(qtbot):
+    """A wide tensor's levels join the owner's caption and leave with the tensor."""
+    view = FillPaddingView()
+    qtbot.addWidget(view)
+    wide = _d32(WIDE["uint16"])
+    view.set_tensors(wide, wide, "0x10 FillPadding")
+    title = view.input_picture.plotItem.titleLabel.text
+    assert title.startswith("input") and "0 .. 60000" in title
+    narrow = Tensor.from_array(np.ones(SHAPE, np.uint8)).to_d32()
+    view.set_tensors(narrow, narrow, "0x11 FillPadding_8_d32")
+    assert view.input_picture.plotItem.titleLabel.text == "input"
