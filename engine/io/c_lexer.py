@@ -3,9 +3,10 @@
 It is not a C compiler: it knows the constructs those files use and fails loudly, with
 ``file:line:column``, on anything else. Comments are blanked first (positions kept), object-
 like ``#define``s are expanded as tokens are read, and large numeric array bodies are parsed
-by numpy in one pass (:func:`parse_number_list`), which is what keeps a 50 MB weight file
-fast. Node ids such as ``0x1000f`` are read as hex digits: only ``u``/``l`` suffixes are
-stripped from integers and ``f`` only from float literals.
+by numpy in one pass (:func:`fast_number_list`), which is what keeps a 50 MB weight file
+fast. Numbers are read as C reads them: a whole preprocessing number is one token, node ids
+such as ``0x1000f`` keep their hex digits, and a suffix other than ``u``/``l`` combinations
+on an integer or ``f``/``l`` on a float (``1f`` included) is an error, as in gcc.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ import numpy as np
 from hexscope.engine.errors import GraphFileError
 
 _COMMENT_RE = re.compile(r'//[^\n]*|/\*[\s\S]*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'')
+# A number token is C's preprocessing number, so 1f and 0xe+5 are each one token that
+# number_value then refuses as gcc does, instead of quietly reading 1 then f.
 _TOKEN_RE = re.compile(r"""
     (?P<ws>[ \t\r\n\f\v]+|\\\n)
-  | (?P<num>0[xX][0-9a-fA-F]+[uUlL]*(?![\w.])
-       | (?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?[fFlLuU]*(?![\w.]))
+  | (?P<num>\.?\d(?:[eEpP][+-]|[\w.])*)
   | (?P<id>[A-Za-z_]\w*)
   | (?P<str>"(?:\\.|[^"\\\n])*")
   | (?P<chr>'(?:\\.|[^'\\\n])+')
@@ -253,7 +255,7 @@ def describe(token: Token) -> str:
 UINT64_MAX = (1 << 64) - 1      # the widest C integer (unsigned long long)
 # Digits a literal may have before its value is certainly above UINT64_MAX (leading zeros
 # aside), so that no huge literal is ever converted (Python refuses > 4300 decimal digits).
-_MAX_DIGITS = {16: 16, 10: 20, 8: 22}
+_MAX_DIGITS = {16: 16, 10: 20, 8: 22, 2: 64}
 
 
 class LiteralError(ValueError):
@@ -264,17 +266,54 @@ class LiteralError(ValueError):
         self.offset = offset
 
 
-def int_literal(text: str) -> int | None:
-    """The value of a C integer literal, or None if ``text`` is not one.
+_FLOAT_RE = re.compile(r"""
+    0[xX] (?:[0-9a-fA-F]*\.[0-9a-fA-F]+ | [0-9a-fA-F]+\.?) [pP][+-]?\d+
+  | (?:\d+\.\d* | \.\d+) (?:[eE][+-]?\d+)?
+  | \d+ [eE][+-]?\d+
+""", re.X)
+_INT_RE = re.compile(r"0[xX][0-9a-fA-F]+|0[bB][01]+|\d+")    # 0b: C23, and gcc's before
+_INT_SUFFIX_RE = re.compile(r"(?:[uU](?:ll|LL|[lL])?|(?:ll|LL|[lL])[uU]?)?")
+_FLOAT_SUFFIXES = frozenset(("", "f", "F", "l", "L"))
 
-    Raises LiteralError for an invalid octal digit or a value above 64 bits (a C compiler
-    refuses both).
+
+def number_value(text: str) -> int | float:
+    """The value of a C number literal (a whole preprocessing number, as the lexer reads it).
+
+    Parameters
+    ----------
+    text
+        The literal's text, suffix included: ``0x1000f``, ``255u``, ``1.5f``, ``0x1p-3``.
+
+    Returns
+    -------
+    int | float
+        An int for an integer literal, a float for a floating one.
+
+    Raises
+    ------
+    LiteralError
+        For what gcc refuses: a suffix other than ``u`` with ``l``/``ll`` on an integer (so
+        ``1f``, ``1lul``) or other than one of ``f``/``l`` on a float, an exponent without
+        digits, an invalid octal digit; and for an integer above 64 bits or a float that is
+        infinite even as a double. ``offset`` points at the fault inside ``text``.
     """
-    body = text.rstrip("uUlL")
+    match = _FLOAT_RE.match(text)
+    if match is not None:
+        return _float_value(text, match.end())
+    match = _INT_RE.match(text)
+    if match is None:
+        raise LiteralError(f"{_short(text)} is not a number")
+    return _int_value(text, match.end())
+
+
+def _int_value(text: str, end: int) -> int:
+    if not _INT_SUFFIX_RE.fullmatch(text, end):
+        raise _suffix_error(text, end, "integer")
+    body = text[:end]
     if body[:2] in ("0x", "0X"):
-        base, digits = 16, body[2:]     # hex digits include f: never strip it here
-    elif not body.isdigit():
-        return None
+        base, digits = 16, body[2:]
+    elif body[:2] in ("0b", "0B"):
+        base, digits = 2, body[2:]
     elif len(body) > 1 and body[0] == "0":
         base, digits = 8, body
         bad = next((k for k, c in enumerate(body) if c in "89"), None)
@@ -290,23 +329,39 @@ def int_literal(text: str) -> int | None:
     return value
 
 
-def float_literal(text: str) -> float:
-    """The value of a C floating literal; LiteralError if it is infinite even as a double.
-
-    Every float hexagon_nn stores is a float32, so the message says so: 1e999 is refused as
-    1e39 is (graph spec §3.2 item 4).
-    """
-    body = text[:-1] if text[-1] in "fFlL" else text
-    value = float(body)
+def _float_value(text: str, end: int) -> float:
+    """Every float hexagon_nn stores is a float32, so the overflow message says so: 1e999 is
+    refused as 1e39 is (graph spec §3.2 item 4)."""
+    if text[end:] not in _FLOAT_SUFFIXES:
+        raise _suffix_error(text, end, "floating")
+    body = text[:end]
+    try:
+        value = float.fromhex(body) if body[:2] in ("0x", "0X") else float(body)
+    except OverflowError:
+        value = math.inf
     if math.isinf(value):
         raise LiteralError(f"floating constant {_short(text)} overflows float32 (it is "
                            "infinite even as a double)")
     return value
 
 
-def number_value(text: str) -> int | float:
-    value = int_literal(text)
-    return value if value is not None else float_literal(text)
+def _suffix_error(text: str, end: int, kind: str) -> LiteralError:
+    """What is wrong with the text after a literal's number, in gcc's terms where a suffix
+    is really a broken exponent or fraction."""
+    suffix, number = text[end:], text[:end]
+    hexadecimal = text[:2] in ("0x", "0X")
+    exponent = "pP" if hexadecimal else "eE"
+    fraction_may_follow = not any(c in exponent for c in number)
+    if fraction_may_follow and suffix[0] in exponent:
+        message = f"exponent has no digits in {_short(text)}"
+    elif fraction_may_follow and suffix[0] == "." and hexadecimal:
+        message = (f"exponent has no digits in {_short(text)}" if any(c in "pP" for c in suffix)
+                   else f"hexadecimal floating constant {_short(text)} has no exponent (p)")
+    elif fraction_may_follow and suffix[0] == ".":
+        message = f"too many decimal points in {_short(text)}"
+    else:
+        message = f"invalid suffix '{_short(suffix)}' on {kind} constant {_short(text)}"
+    return LiteralError(message, end)
 
 
 def _short(text: str) -> str:
@@ -374,7 +429,11 @@ _SPACE = np.zeros(256, bool)
 _SPACE[[ord(c) for c in " \t\r\n"]] = True
 _EXP = np.zeros(256, bool)
 _EXP[[ord("e"), ord("E")]] = True
-_FLOAT_SUFFIX_RE = re.compile(r"(?<=[0-9.])[fF](?![\w.])")
+_SEPARATOR = _SPACE.copy()
+_SEPARATOR[ord(",")] = True
+_FRACTION_OR_EXP = np.zeros(256, bool)
+_FRACTION_OR_EXP[[ord(c) for c in ".eE"]] = True
+_MAX_SUFFIXED_DIGITS = 400      # longer digit runs before an f are left to the token reader
 
 
 def fast_number_list(body: str, is_float: bool) -> np.ndarray | None:
@@ -384,12 +443,13 @@ def fast_number_list(body: str, is_float: bool) -> np.ndarray | None:
     ``f``, macros, casts, expressions); the caller then reads it token by token, which also
     places any error exactly.
     """
-    if is_float and ("f" in body or "F" in body):
-        body = _FLOAT_SUFFIX_RE.sub(" ", body)
     try:
         raw = np.frombuffer(body.encode("ascii"), np.uint8)
     except UnicodeEncodeError:
         return None
+    if is_float and ("f" in body or "F" in body):
+        raw = _blank_float_suffixes(raw)
+        body = raw.tobytes().decode("ascii")
     allowed = _ALLOWED_FLOAT if is_float else _ALLOWED_INT
     if raw.size and not allowed[raw].all():
         return None
@@ -419,6 +479,36 @@ def fast_number_list(body: str, is_float: bool) -> np.ndarray | None:
     if is_float and np.isinf(values).any():
         return None         # a literal beyond double: the token reader says which
     return values
+
+
+def _blank_float_suffixes(raw: np.ndarray) -> np.ndarray:
+    """A copy of ``raw`` with the f/F ending each floating literal blanked. Any other f stays,
+    so the caller declines the body and the token reader reports it: ``1f`` is an integer
+    with an invalid suffix, not 1.0."""
+    f = np.flatnonzero((raw == ord("f")) | (raw == ord("F")))
+    after = f + 1
+    ends = np.ones(f.size, bool)
+    inside = after < raw.size
+    ends[inside] = _SEPARATOR[raw[after[inside]]]
+    f = f[ends & (f > 0)]
+    f = f[_DIGIT[raw[f - 1]] | (raw[f - 1] == ord("."))]
+    # Back over the digits before each f: a '.' or an exponent before them makes a float.
+    start = f - 1
+    back = np.flatnonzero(_DIGIT[raw[start]])
+    for _ in range(_MAX_SUFFIXED_DIGITS):
+        if not back.size:
+            break
+        start[back] -= 1
+        back = back[start[back] >= 0]
+        back = back[_DIGIT[raw[start[back]]]]
+    else:
+        return raw
+    before = raw[np.maximum(start, 0)]
+    signed_exp = (_SIGN[before] & (start > 0)) & _EXP[raw[np.maximum(start - 1, 0)]]
+    floating = (start >= 0) & (_FRACTION_OR_EXP[before] | signed_exp)
+    out = raw.copy()
+    out[f[floating]] = ord(" ")
+    return out
 
 
 def _elements_end_in_digits(raw: np.ndarray, stripped: str) -> bool:

@@ -1,0 +1,150 @@
+"""The C importer's lexer: number literals, their suffixes checked as gcc checks them."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hexscope.engine.io.c_import import import_c, import_c_text
+from hexscope.engine.io.c_lexer import CSyntaxError, fast_number_list
+
+GCC = shutil.which("gcc")
+
+TEMPLATE = """\
+{defines}
+static {ctype} data_for_op_10[] = {{ {values} }};
+static hexagon_nn_output outputs_for_20[] = {{
+  {{ .rank = 4, .max_sizes = {{ 1, 1, 1, 4 }}, .elementsize = 1 }},
+}};
+static hexagon_nn_input inputs_for_30[] = {{ {{ .src_id = 0x20, .output_idx = 0 }} }};
+void init_graph(int nn_id) {{
+  APPEND_CONST_NODE(0x10, 1, 1, 1, {count}, (const uint8_t *)data_for_op_10, {size});
+  APPEND_NODE("in", 0x20, OP_INPUT, NN_PAD_NA, NULL, 0, outputs_for_20, 1);
+  APPEND_NODE("out", 0x30, OP_OUTPUT, NN_PAD_NA, inputs_for_30, 1, NULL, 0);
+}}
+"""
+
+
+def graph_file(values: list[str], ctype: str = "int32_t", defines: str = "",
+               count: int | None = None) -> str:
+    """A graph-init file whose const node 0x10 holds ``values`` (C expressions; ``count``
+    elements when they are not one each)."""
+    count = len(values) if count is None else count
+    return TEMPLATE.format(defines=defines, ctype=ctype, values=", ".join(values),
+                           count=count, size=(1 if ctype == "uint8_t" else 4) * count)
+
+
+def const_values(text: str) -> list[float]:
+    return import_c_text(text, "t.c").node(0x10).const.array.reshape(-1).tolist()
+
+
+def error_of(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "bad.c"
+    path.write_text(text)
+    with pytest.raises(CSyntaxError) as info:
+        import_c(path)
+    return str(info.value)
+
+
+def where(tmp_path: Path, text: str, offset: int) -> str:
+    line = text.count("\n", 0, offset) + 1
+    column = offset - text.rfind("\n", 0, offset)
+    return f"{tmp_path / 'bad.c'}:{line}:{column}: "
+
+
+# number literals ---------------------------------------------------------------------------
+ACCEPTED = [
+    # (C type of the array, literal, value)
+    ("float", "1.f", 1.0), ("float", "1.0f", 1.0), ("float", "1e3f", 1000.0),
+    ("float", "0x1p3f", 8.0), ("float", "0x1P-3F", 0.125), ("float", "0x.8p1", 1.0),
+    ("float", "0x1.8p1", 3.0), ("float", ".5f", 0.5), ("float", "1.e5", 1e5),
+    ("float", "1.0L", 1.0), ("float", "1e-5F", np.float32(1e-5)), ("float", "09.5", 9.5),
+    ("float", "1", 1.0), ("int32_t", "1u", 1), ("int32_t", "1U", 1), ("int32_t", "7l", 7),
+    ("int32_t", "7L", 7), ("int32_t", "7ll", 7), ("int32_t", "7LL", 7), ("int32_t", "7ul", 7),
+    ("int32_t", "7lu", 7), ("int32_t", "7uLL", 7), ("int32_t", "7llU", 7),
+    ("int32_t", "0x1fu", 31), ("int32_t", "0x1Ful", 31), ("int32_t", "017L", 15),
+    ("int32_t", "0x10000f", 0x10000F), ("int32_t", "0b101", 5), ("int32_t", "0B11u", 3),
+]
+
+REFUSED = [
+    # (C type of the array, literal, where in the literal the error points, message)
+    ("float", "1f", 1, "invalid suffix 'f' on integer constant 1f"),
+    ("float", "12F", 2, "invalid suffix 'F' on integer constant 12F"),
+    ("int32_t", "1f", 1, "invalid suffix 'f' on integer constant 1f"),
+    ("int32_t", "0x10u1", 4, "invalid suffix 'u1' on integer constant 0x10u1"),
+    ("int32_t", "1lL", 1, "invalid suffix 'lL' on integer constant"),
+    ("int32_t", "1uu", 1, "invalid suffix 'uu' on integer constant"),
+    ("int32_t", "1lul", 1, "invalid suffix 'lul' on integer constant"),
+    ("int32_t", "1lll", 1, "invalid suffix 'lll' on integer constant"),
+    ("int32_t", "1x", 1, "invalid suffix 'x' on integer constant"),
+    ("int32_t", "0x", 1, "invalid suffix 'x' on integer constant"),
+    ("int32_t", "0xe+5", 3, "invalid suffix '+5' on integer constant"),
+    ("float", "1.0u", 3, "invalid suffix 'u' on floating constant 1.0u"),
+    ("float", "1.0ff", 3, "invalid suffix 'ff' on floating constant"),
+    ("float", "1.0lf", 3, "invalid suffix 'lf' on floating constant"),
+    ("float", "1e5u", 3, "invalid suffix 'u' on floating constant"),
+    ("float", "1.5.3", 3, "too many decimal points in 1.5.3"),
+    ("float", "1e", 1, "exponent has no digits in 1e"),
+    ("float", "1e+", 1, "exponent has no digits in 1e+"),
+    ("float", "0x1p", 3, "exponent has no digits in 0x1p"),
+    ("float", "0x1.5", 3, "hexadecimal floating constant 0x1.5 has no exponent"),
+    ("float", "0x1p99999", 0, "floating constant 0x1p99999 overflows float32"),
+    ("int32_t", "09", 1, "invalid digit '9' in octal constant"),
+]
+
+
+def _literal_file(ctype: str, literal: str, form: str) -> str:
+    """``literal`` as the last value of the const: alone (read by the numpy fast path when it
+    can), in parentheses (read token by token) or through a macro."""
+    if form == "macro":
+        return graph_file(["1", "2", "3", "LIT"], ctype, f"#define LIT {literal}")
+    return graph_file(["1", "2", "3", literal if form == "plain" else f"({literal})"], ctype)
+
+
+@pytest.mark.parametrize("form", ["plain", "parenthesised", "macro"])
+@pytest.mark.parametrize(("ctype", "literal", "value"), ACCEPTED)
+def test_c_lexer_accepts_literals_gcc_accepts(ctype, literal, value, form):
+    assert const_values(_literal_file(ctype, literal, form))[3] == value
+
+
+@pytest.mark.parametrize("form", ["plain", "parenthesised", "macro"])
+@pytest.mark.parametrize(("ctype", "literal", "offset", "message"), REFUSED)
+def test_c_lexer_refuses_literals_gcc_refuses(tmp_path, ctype, literal, offset, message, form):
+    text = _literal_file(ctype, literal, form)
+    if form == "macro":         # the error is at the use: the literal is not where it is read
+        at = text.index("LIT }")
+    else:
+        at = text.index(literal, text.index("data_for_op_10[]")) + offset
+    error = error_of(tmp_path, text)
+    assert error.startswith(where(tmp_path, text, at)), error
+    assert message in error, error
+
+
+def test_c_lexer_fast_path_strips_f_only_from_floats():
+    assert fast_number_list("1.f, 1e3f, -1e-5F, .5f, 2.5F ,", True).tolist() == [
+        1.0, 1000.0, -1e-5, 0.5, 2.5]
+    assert fast_number_list("1.5, 1f", True) is None        # declined: read token by token
+    assert fast_number_list("-12F", True) is None
+    assert fast_number_list("1e-5f, 3f", True) is None
+    assert fast_number_list("1.0ff", True) is None
+    assert fast_number_list("f", True) is None
+    assert fast_number_list("1.5f", False) is None           # no f in an integer array
+
+
+@pytest.mark.skipif(GCC is None, reason="gcc is not installed")
+def test_c_lexer_literal_verdicts_match_gcc(tmp_path):
+    lines = [f"double x{k} = {literal};" for k, (_, literal, _) in enumerate(ACCEPTED)]
+    accepted = tmp_path / "accepted.c"
+    accepted.write_text("\n".join(lines) + "\n")
+    assert subprocess.run([GCC, "-fsyntax-only", str(accepted)], capture_output=True,
+                          text=True).returncode == 0
+    for _, literal, _, _ in REFUSED:
+        refused = tmp_path / "refused.c"
+        refused.write_text(f"double x = {literal};\n")
+        result = subprocess.run([GCC, "-fsyntax-only", "-Werror", str(refused)],
+                                capture_output=True, text=True)
+        assert result.returncode != 0, literal
