@@ -83,19 +83,45 @@ class Macro:
     pos: int
 
 
+# Tokens the macro uses of one file may produce, counting every token of every body expanded,
+# names expanded further included (that is the work done). Graph-init files write their data
+# out, so real files stay far below; the limit stops macros nested to double at each level,
+# which would take minutes to read (20 levels produce over 6 million tokens).
+MAX_MACRO_TOKENS = 1_000_000
+
+
+@dataclass(slots=True)
+class _Frame:
+    """One macro being sized by :meth:`Lexer._expansion_size`."""
+
+    macro: Macro
+    index: int = 0          # the next token of its body
+    count: int = 0          # tokens produced so far, its body's and those of what it expands
+    contextual: bool = False    # a name in it was left alone because an outer macro was active
+
+
 @dataclass
 class Lexer:
     """Tokens of a :class:`Source`, with object-like macros expanded.
 
     Directives are handled while scanning: ``#define``/``#undef`` update ``defines``,
-    ``#include`` and ``#pragma`` are skipped, conditionals are refused.
+    ``#include`` and ``#pragma`` are skipped, conditionals are refused. Expansion follows C:
+    a macro's name inside its own expansion is left as a name, so recursive macros end.
+    Each use in the file is sized before it is expanded, and a file whose uses would expand
+    to more than :data:`MAX_MACRO_TOKENS` tokens is refused at the use that passes it.
     """
 
     src: Source
     pos: int = 0
     defines: dict[str, Macro] = field(default_factory=dict)
+    macro_tokens: int = 0           # tokens the file's macro uses have expanded to so far
     _pending: list[Token] = field(default_factory=list)
     _peeked: Token | None = None
+    # (len(_pending) when it started, macro name) of each expansion still being read
+    _expansions: list[tuple[int, str]] = field(default_factory=list)
+    _active: set[str] = field(default_factory=set)
+    # expansion sizes that do not depend on which macros are active; reset by #define/#undef
+    _sizes: dict[str, int] = field(default_factory=dict)
 
     def error(self, token: Token | int, message: str) -> CSyntaxError:
         return self.src.error(token if isinstance(token, int) else token.pos, message)
@@ -142,26 +168,80 @@ class Lexer:
         self._peeked = None
 
     def _next(self) -> Token:
-        while self._pending:
-            token = self._pending.pop()
-            macro = self.defines.get(token.text) if token.kind == "id" else None
-            if macro is None or macro.params is not None:
-                return token
-            self._expand(macro, token.pos, depth=1)
-        token = self._scan()
-        if token.kind == "id":
-            macro = self.defines.get(token.text)
-            if macro is not None and macro.params is None:
-                self._expand(macro, token.pos, depth=0)
-                return self._next()
-        return token
+        while True:
+            # An expansion whose tokens have all been read no longer stops its name.
+            while self._expansions and self._expansions[-1][0] >= len(self._pending):
+                self._active.discard(self._expansions.pop()[1])
+            if self._pending:
+                token = self._pending.pop()
+                macro = self._object_macro(token)
+                if macro is None or macro.name in self._active:
+                    return token
+            else:
+                token = self._scan()
+                macro = self._object_macro(token)
+                if macro is None:
+                    return token
+                self._charge(macro, token)
+            # Expanded tokens carry the use position, so errors point at the use.
+            self._expansions.append((len(self._pending), macro.name))
+            self._active.add(macro.name)
+            self._pending.extend(Token(t.kind, t.text, token.pos) for t in reversed(macro.body))
 
-    def _expand(self, macro: Macro, pos: int, depth: int) -> None:
-        if depth > 32 or len(self._pending) > 10_000:
-            raise self.error(pos, f"macro {macro.name} expands recursively")
-        # Expanded tokens carry the use position, so errors point at the use.
-        body = [Token(t.kind, t.text, pos) for t in macro.body if t.text != macro.name]
-        self._pending.extend(reversed(body))
+    def _object_macro(self, token: Token) -> Macro | None:
+        macro = self.defines.get(token.text) if token.kind == "id" else None
+        return macro if macro is not None and macro.params is None else None
+
+    def _charge(self, macro: Macro, use: Token) -> None:
+        """Count a use's expansion against the file's budget before expanding it."""
+        room = MAX_MACRO_TOKENS - self.macro_tokens
+        size = self._expansion_size(macro, room)
+        if size > room:
+            raise self.error(use, f"expansion of macro {macro.name} is too large: the macros "
+                             f"used in this file would expand to more than {MAX_MACRO_TOKENS:,} "
+                             "tokens, the importer's limit")
+        self.macro_tokens += size
+
+    def _expansion_size(self, macro: Macro, limit: int) -> int:
+        """How many tokens :meth:`_next` produces expanding ``macro`` outside any expansion
+        (each token of each body, also those expanded further), or ``limit + 1`` as soon as
+        it is sure to be more than ``limit``.
+
+        Iterative, so a long chain of macros cannot exhaust Python's stack. Sizes that do
+        not depend on which macros are active are remembered, so doubling macros cost one
+        visit per definition and sizing takes at most about ``2 * limit`` steps.
+        """
+        sizes = self._sizes
+        if macro.name in sizes:
+            return sizes[macro.name]
+        stack, active, total = [_Frame(macro)], {macro.name}, 0
+        while True:
+            frame = stack[-1]
+            if frame.index == len(frame.macro.body):
+                stack.pop()
+                active.discard(frame.macro.name)
+                if not frame.contextual:
+                    sizes[frame.macro.name] = frame.count
+                if not stack:
+                    return frame.count
+                stack[-1].count += frame.count
+                stack[-1].contextual |= frame.contextual
+                continue
+            token = frame.macro.body[frame.index]
+            frame.index += 1
+            frame.count += 1
+            total += 1
+            inner = self._object_macro(token)
+            if inner is not None and inner.name in active:
+                frame.contextual = True
+            elif inner is not None and inner.name in sizes:
+                frame.count += sizes[inner.name]
+                total += sizes[inner.name]
+            elif inner is not None:
+                stack.append(_Frame(inner))
+                active.add(inner.name)
+            if total > limit:
+                return limit + 1
 
     def _scan(self) -> Token:
         text = self.src.text
@@ -203,6 +283,7 @@ class Lexer:
             self._define(start, end)
         elif name == "undef":
             self.defines.pop(line[match.end():].strip(), None)  # type: ignore[union-attr]
+            self._sizes.clear()
         elif name in ("if", "ifdef", "ifndef", "elif", "else", "endif"):
             raise self.error(start, f"#{name}: conditional compilation is not supported in "
                              "graph-init files")
@@ -224,6 +305,7 @@ class Lexer:
             params = tuple(t.text for t in body[1:close] if t.text != ",")
             body = body[close + 1:]
         self.defines[name_tok.text] = Macro(name_tok.text, params, tuple(body), start)
+        self._sizes.clear()
 
     def tokens_between(self, start: int, end: int) -> list[Token]:
         """Raw tokens of ``text[start:end]`` (a directive's body), without macro expansion."""

@@ -1,4 +1,6 @@
-"""The C importer's lexer: number literals, their suffixes checked as gcc checks them."""
+"""The C importer's lexer: number literals (suffixes checked as gcc checks them) and object-like
+macro expansion (C's rule that a macro is not re-expanded inside its own expansion, and a
+budget that refuses exponential expansions at once instead of parsing them for minutes)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hexscope.engine.io import c_lexer
 from hexscope.engine.io.c_import import import_c, import_c_text
 from hexscope.engine.io.c_lexer import CSyntaxError, fast_number_list
 
@@ -148,3 +151,61 @@ def test_c_lexer_literal_verdicts_match_gcc(tmp_path):
         result = subprocess.run([GCC, "-fsyntax-only", "-Werror", str(refused)],
                                 capture_output=True, text=True)
         assert result.returncode != 0, literal
+
+
+# macro expansion ---------------------------------------------------------------------------
+def _doubling(levels: int) -> str:
+    """``A<levels>`` expands to 2^(levels+1) ones: the classic exponential macro file."""
+    return "#define A0 1,1\n" + "".join(f"#define A{k} A{k - 1},A{k - 1}\n"
+                                        for k in range(1, levels + 1))
+
+
+def test_c_lexer_refuses_an_exponential_macro_expansion(tmp_path):
+    # Over 6 million tokens for 2 million values: a minute to read before it was refused.
+    text = graph_file(["A20"], "uint8_t", _doubling(20), 1 << 21)
+    error = error_of(tmp_path, text)
+    assert error.startswith(where(tmp_path, text, text.index("A20 }"))), error
+    assert "expansion of macro A20 is too large" in error, error
+
+
+def test_c_lexer_macro_budget_is_per_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(c_lexer, "MAX_MACRO_TOKENS", 100)
+    # A3 produces 45 tokens: its 3, twice A2's 3, four times A1's 3 and eight times A0's
+    # "1,1". Two uses fit in 100, the third does not.
+    assert const_values(graph_file(["A3"] * 2, "uint8_t", _doubling(3), 32)) == [1] * 32
+    text = graph_file(["A3"] * 3, "uint8_t", _doubling(3), 48)
+    error = error_of(tmp_path, text)
+    assert error.startswith(where(tmp_path, text, text.index("A3 }"))), error
+    assert "more than 100 tokens" in error, error
+
+
+def test_c_lexer_moderate_macro_use_imports():
+    defines = (_doubling(5) + "#define ALIGNED __attribute__((aligned(128)))\n"
+               "#define SCALE 3\n#define ROW SCALE, SCALE * 2, (SCALE)\n")
+    text = graph_file(["A5", "ROW", "-SCALE"], "int32_t", defines, count=68)
+    text = text.replace("data_for_op_10[]", "data_for_op_10[] ALIGNED")
+    assert const_values(text) == [1] * 64 + [3, 6, 3, -3]
+
+
+def test_c_lexer_long_macro_chain_imports():
+    defines = "#define M0 5\n" + "".join(f"#define M{k} M{k - 1}\n" for k in range(1, 5000))
+    assert const_values(graph_file(["M4999"], "int32_t", defines)) == [5]
+
+
+def test_c_lexer_self_reference_is_not_expanded_again():
+    # C: a macro's own name inside its expansion stays a name (it used to be dropped).
+    text = graph_file(["1"]).replace("void init_graph",
+                                     "#define data_for_op_10 data_for_op_10\nvoid init_graph")
+    assert const_values(text) == [1]
+
+
+@pytest.mark.parametrize(("defines", "use"), [
+    ("#define X 4 X", "X"),
+    ("#define X Y\n#define Y X", "X"),            # this one never finished before
+    ("#define X (Y + 1)\n#define Y (X * 2)", "X"),
+])
+def test_c_lexer_recursive_macros_end_at_the_painted_name(tmp_path, defines, use):
+    text = graph_file(["1", use], "int32_t", defines)
+    error = error_of(tmp_path, text)
+    assert error.startswith(where(tmp_path, text, text.index(f"{use} }}"))), error
+    assert "X" in error, error
