@@ -13,14 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from hexscope.engine.io.c_lexer import (
-    UINT64_MAX,
-    LiteralError,
-    Token,
-    describe,
-    number_value,
-    string_value,
-)
+from hexscope.engine.io.c_lexer import Token, describe
+from hexscope.engine.io.c_literals import UINT64_MAX, LiteralError, number_value, string_value
 
 if TYPE_CHECKING:
     from hexscope.engine.io.c_lexer import Lexer

@@ -23,14 +23,8 @@ from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import GraphFileError
 from hexscope.engine.graph import Graph
 from hexscope.engine.io.c_expr import Arg, ExpressionReader, Symbol, show
-from hexscope.engine.io.c_lexer import (
-    CSyntaxError,
-    Lexer,
-    Source,
-    Token,
-    describe,
-    fast_number_list,
-)
+from hexscope.engine.io.c_lexer import CSyntaxError, Lexer, Source, Token, describe
+from hexscope.engine.io.c_literals import fast_number_list
 
 # C element types of const arrays -> hexagon_nn element types (graph spec §3.2 item 4).
 SCALAR_TYPES: dict[str, DType] = {

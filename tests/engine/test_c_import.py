@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import GraphFileError
 from hexscope.engine.io.c_import import import_c, import_c_text
-from hexscope.engine.io.c_lexer import CSyntaxError, fast_number_list
+from hexscope.engine.io.c_lexer import CSyntaxError
+from hexscope.engine.io.c_literals import fast_number_list
 from hexscope.engine.nodes import OutputDef, Padding
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "c"

@@ -13,7 +13,8 @@ import pytest
 
 from hexscope.engine.io import c_lexer
 from hexscope.engine.io.c_import import import_c, import_c_text
-from hexscope.engine.io.c_lexer import CSyntaxError, fast_number_list
+from hexscope.engine.io.c_lexer import CSyntaxError
+from hexscope.engine.io.c_literals import fast_number_list
 
 GCC = shutil.which("gcc")
 
