@@ -142,7 +142,7 @@ def _kernel():  # -> the ctypes function, or None
     with _LOCK:
         try:
             import llvmlite.binding as llvm
-        except ImportError:
+        except (ImportError, OSError):      # not installed, or its library does not load
             return None
         try:
             llvm.initialize_native_target()
