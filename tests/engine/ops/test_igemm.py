@@ -8,6 +8,8 @@ tests draw from the whole int16 range, not only from the codes a convolution mak
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -146,3 +148,38 @@ def test_any_numpy_layout_of_the_operands(layout) -> None:
     out = np.zeros((13, 19), np.int32, order="F")[::-1]
     _igemm.gemm_into(out, lhs, _igemm.PackedRhs.pack(rhs), offsets)
     assert np.array_equal(out, reference(lhs, rhs, offsets))
+
+
+def test_without_llvmlite_the_engine_falls_back_to_float32(monkeypatch) -> None:
+    """An llvmlite that cannot be imported (sys.modules entry None): no kernel, float32
+    patches, and a convolution through the engine still gives the integer sums."""
+    from hexscope.engine.nodes import Padding
+    from hexscope.engine.ops.context import KernelContext
+    from hexscope.engine.ops.conv import quantized_conv2d_8x8to32
+    from hexscope.engine.tensor import Tensor
+    from support.ref_conv import ref_conv, ref_zero
+
+    monkeypatch.setitem(sys.modules, "llvmlite.binding", None)
+    _igemm._kernel.cache_clear()
+    try:
+        assert not _igemm.available()
+        assert _gemm.patch_dtype() is np.float32
+        with pytest.raises(RuntimeError, match="not available"):
+            _igemm.gemm_into(np.empty((1, 1), np.int32), np.zeros((1, 1), np.int16),
+                             _igemm.PackedRhs.pack(np.zeros((1, 1), np.int16)),
+                             np.zeros(1, np.int32))
+        rng = np.random.default_rng(2)
+        x = rng.integers(0, 256, (1, 6, 5, 3), dtype=np.uint8)
+        w = rng.integers(0, 256, (3, 3, 3, 4), dtype=np.uint8)
+        ctx = KernelContext(0x10, "QuantizedConv2d_8x8to32", padding=Padding.SAME)
+        y, _, _ = quantized_conv2d_8x8to32(
+            ctx, Tensor.from_array(x), Tensor.from_array(w), Tensor.scalar(-1.0),
+            Tensor.scalar(3.0), Tensor.scalar(-1.0), Tensor.scalar(1.0078740),
+            Tensor.shape_only((1, 1, 1, 1)))
+        expect = ref_conv(x, w, ref_zero(-1.0, 3.0), ref_zero(-1.0, 1.0078740), 1, 1,
+                          Padding.SAME)
+        assert np.array_equal(y.array, expect)
+    finally:
+        monkeypatch.undo()
+        _igemm._kernel.cache_clear()
+    assert _igemm.available()
