@@ -79,8 +79,9 @@ def gemm_into(out: I32, lhs: I16, rhs: PackedRhs, offsets: I32) -> tuple[int, in
     """``out = lhs @ rhs + offsets`` in int32, wrapping modulo 2**32; exact. Returns the
     result's (min, max), taken as the tiles are stored, or None when it is empty.
 
-    ``lhs`` is int16 (M, K), ``out`` int32 (M, N), ``offsets`` int32 (N,); rows at any
-    stride (others are copied). Raises RuntimeError when the kernel is not :func:`available`.
+    ``lhs`` is int16 (M, K), ``out`` int32 (M, N) and writable, ``offsets`` int32 (N,); rows
+    at any stride (others are copied). Raises ValueError for other operands, RuntimeError
+    when the kernel is not :func:`available`.
     """
     kernel = _kernel()
     if kernel is None:
@@ -93,6 +94,9 @@ def gemm_into(out: I32, lhs: I16, rhs: PackedRhs, offsets: I32) -> tuple[int, in
     if lhs.dtype != np.int16 or out.dtype != np.int32 or offsets.dtype != np.int32:
         raise ValueError(f"dtypes must be int16, int32, int32; got {lhs.dtype}, {out.dtype}, "
                          f"{offsets.dtype}")
+    if not out.flags.writeable:
+        # The kernel writes by address, past numpy's own check: refuse before any write.
+        raise ValueError("out is read-only")
     if m == 0 or n == 0:
         return None
     if k and (lhs.strides[1] != 2 or lhs.strides[0] % 2):

@@ -183,3 +183,20 @@ def test_without_llvmlite_the_engine_falls_back_to_float32(monkeypatch) -> None:
         monkeypatch.undo()
         _igemm._kernel.cache_clear()
     assert _igemm.available()
+
+
+
+
+@pytest.mark.parametrize("n", [32, 35])
+def test_a_read_only_output_is_refused_and_left_untouched(n) -> None:
+    """The kernel writes by address: a read-only ``out`` (a frozen tensor, whose noted span
+    and readers trust it never changes) must be refused before any write, with whole blocks
+    only (32) or a partial one too (35)."""
+    rng = np.random.default_rng(7)
+    lhs = rng.integers(-128, 128, (7, 5)).astype(np.int16)
+    packed = _igemm.PackedRhs.pack(rng.integers(-255, 256, (5, n)).astype(np.int16))
+    out = np.zeros((7, n), np.int32)
+    out.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        _igemm.gemm_into(out, lhs, packed, np.ones(n, np.int32))
+    assert not out.any()
