@@ -101,14 +101,18 @@ def gemm_into(out: I32, lhs: I16, rhs: PackedRhs, offsets: I32) -> tuple[int, in
         return None
     if k and (lhs.strides[1] != 2 or lhs.strides[0] % 2):
         lhs = np.ascontiguousarray(lhs)
+    # Every array whose address goes to the kernel is held by a name until the call returns.
+    offsets = np.ascontiguousarray(offsets)
     target = out
-    if out.strides[1] != 4 or out.strides[0] % 4:
+    # The kernel stores tiles while later ones still read the operands (its pointers are
+    # noalias): an out that may share their memory is written through a copy, as is one
+    # whose columns are not contiguous.
+    if out.strides[1] != 4 or out.strides[0] % 4 \
+            or any(np.may_share_memory(out, a) for a in (lhs, offsets, rhs.blocks)):
         target = np.empty((m, n), np.int32)
     nb_full, tail = divmod(n, COLS)
     lda = lhs.strides[0] // 2 if k else 0
     mc = max(ROWS, CHUNK_BYTES // max(1, 2 * k) // ROWS * ROWS)
-    # Every array whose address goes to the kernel is held by a name until the call returns.
-    offsets = np.ascontiguousarray(offsets)
     bounds = np.empty(2 * 8, np.int32)
     bounds[:8], bounds[8:] = _I32.max, _I32.min
     a_ptr, b_ptr = lhs.ctypes.data, rhs.blocks.ctypes.data

@@ -200,3 +200,26 @@ def test_a_read_only_output_is_refused_and_left_untouched(n) -> None:
     with pytest.raises(ValueError, match="read-only"):
         _igemm.gemm_into(out, lhs, packed, np.ones(n, np.int32))
     assert not out.any()
+
+
+@pytest.mark.parametrize("operand", ["offsets", "lhs"])
+def test_an_output_overlapping_an_operand_gets_the_product_of_the_operands(operand) -> None:
+    """``out = lhs @ rhs + offsets`` with the operands as they were before the call, even
+    when ``out`` shares their memory (the kernel's pointers are declared noalias, and it
+    stores row tiles while later ones still read the operands)."""
+    rng = np.random.default_rng(8)
+    m, k, n = 13, 7, 35
+    rhs = rng.integers(-255, 256, (k, n)).astype(np.int16)
+    buf = np.zeros(m * n, np.int32)
+    out = buf.reshape(m, n)
+    if operand == "offsets":
+        out[0] = rng.integers(-1000, 1000, n)
+        lhs, offsets = rng.integers(-128, 128, (m, k)).astype(np.int16), out[0]
+    else:
+        lhs = buf.view(np.int16)[:m * k].reshape(m, k)
+        lhs[...] = rng.integers(-128, 128, (m, k))
+        offsets = rng.integers(-1000, 1000, n).astype(np.int32)
+    expect = reference(lhs.copy(), rhs, offsets.copy())
+    bounds = _igemm.gemm_into(out, lhs, _igemm.PackedRhs.pack(rhs), offsets)
+    assert np.array_equal(out, expect)
+    assert bounds == (expect.min(), expect.max())
