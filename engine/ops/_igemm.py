@@ -58,6 +58,15 @@ class PackedRhs:
     k: int
     n: int
 
+    def __post_init__(self) -> None:
+        # The kernel reads the blocks by address, sized from k and n alone.
+        shape = (-(-self.n // COLS), -(-self.k // 2), COLS, 2)
+        if self.blocks.dtype != np.int16 or self.blocks.shape != shape \
+                or not self.blocks.flags.c_contiguous:
+            raise ValueError(f"packed blocks must be C-contiguous int16 {shape} for K={self.k}, "
+                             f"N={self.n}; got {self.blocks.dtype} {self.blocks.shape} "
+                             f"(use PackedRhs.pack)")
+
     @classmethod
     def pack(cls, values: npt.NDArray[np.integer]) -> PackedRhs:
         """Pack (K, N) integer values that fit int16."""

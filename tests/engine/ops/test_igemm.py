@@ -223,3 +223,17 @@ def test_an_output_overlapping_an_operand_gets_the_product_of_the_operands(opera
     bounds = _igemm.gemm_into(out, lhs, _igemm.PackedRhs.pack(rhs), offsets)
     assert np.array_equal(out, expect)
     assert bounds == (expect.min(), expect.max())
+
+
+@pytest.mark.parametrize("bad", ["k", "n", "strided", "dtype"])
+def test_packed_blocks_that_do_not_match_k_and_n_are_refused(bad) -> None:
+    """The kernel reads ceil(K/2) pairs of every block by address: blocks of another shape,
+    layout or type would be read out of bounds, so PackedRhs refuses them."""
+    blocks = _igemm.PackedRhs.pack(np.ones((6, 20), np.int16)).blocks     # (2, 3, 16, 2)
+    k, n = {"k": (100, 20), "n": (6, 40)}.get(bad, (6, 20))
+    if bad == "strided":
+        blocks = np.zeros((2, 6, 16, 2), np.int16)[:, ::2]
+    elif bad == "dtype":
+        blocks = blocks.astype(np.int32)
+    with pytest.raises(ValueError, match="packed blocks"):
+        _igemm.PackedRhs(blocks, k, n)
