@@ -30,7 +30,6 @@ whose slice of the left-hand side stays in the L2 cache while every column block
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
 import threading
 from dataclasses import dataclass
@@ -153,36 +152,47 @@ _SIGNATURE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_in
                               ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
 
 
-@functools.cache
 def _kernel():  # -> the ctypes function, or None
-    """Compile the kernel once per process; None without llvmlite or AVX2."""
-    with _LOCK:
-        try:
-            import llvmlite.binding as llvm
-        except (ImportError, OSError):      # not installed, or its library does not load
+    """The kernel, compiled once per process by the first caller (callers that come while it
+    compiles wait for it); None without llvmlite or AVX2."""
+    if not _COMPILED:
+        with _LOCK:
+            if not _COMPILED:       # not compiled by another thread while this one waited
+                _COMPILED.append(_compile())
+    return _COMPILED[0]
+
+
+_COMPILED: list[object] = []    # empty until the first call, then [the function or None]
+_kernel.cache_clear = _COMPILED.clear  # type: ignore[attr-defined]
+
+
+def _compile():  # -> the ctypes function, or None
+    try:
+        import llvmlite.binding as llvm
+    except (ImportError, OSError):          # not installed, or its library does not load
+        return None
+    try:
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        features = llvm.get_host_cpu_features()
+        if not features.get("avx2"):
             return None
-        try:
-            llvm.initialize_native_target()
-            llvm.initialize_native_asmprinter()
-            features = llvm.get_host_cpu_features()
-            if not features.get("avx2"):
-                return None
-            module = llvm.parse_assembly(str(_ir_module(llvm.get_process_triple())))
-            module.verify()
-            machine = llvm.Target.from_default_triple().create_target_machine(
-                cpu=llvm.get_host_cpu_name(), features=features.flatten(), opt=3)
-            builder = llvm.create_pass_builder(
-                machine, llvm.create_pipeline_tuning_options(speed_level=3))
-            builder.getModulePassManager().run(module, builder)
-            engine = llvm.create_mcjit_compiler(module, machine)
-            engine.finalize_object()
-        except (RuntimeError, OSError):
-            # An LLVM that cannot build for this host: the float32 path still works.
-            return None
-        function = _SIGNATURE(engine.get_function_address("igemm"))
-        # The compiled code lives as long as its engine: keep both together.
-        function.engine = engine
-        return function
+        module = llvm.parse_assembly(str(_ir_module(llvm.get_process_triple())))
+        module.verify()
+        machine = llvm.Target.from_default_triple().create_target_machine(
+            cpu=llvm.get_host_cpu_name(), features=features.flatten(), opt=3)
+        builder = llvm.create_pass_builder(
+            machine, llvm.create_pipeline_tuning_options(speed_level=3))
+        builder.getModulePassManager().run(module, builder)
+        engine = llvm.create_mcjit_compiler(module, machine)
+        engine.finalize_object()
+    except (RuntimeError, OSError):
+        # An LLVM that cannot build for this host: the float32 path still works.
+        return None
+    function = _SIGNATURE(engine.get_function_address("igemm"))
+    # The compiled code lives as long as its engine: keep both together.
+    function.engine = engine
+    return function
 
 
 def _ir_module(triple: str):  # -> llvmlite.ir.Module

@@ -237,3 +237,37 @@ def test_packed_blocks_that_do_not_match_k_and_n_are_refused(bad) -> None:
         blocks = blocks.astype(np.int32)
     with pytest.raises(ValueError, match="packed blocks"):
         _igemm.PackedRhs(blocks, k, n)
+
+
+def test_concurrent_first_calls_compile_the_kernel_once(monkeypatch) -> None:
+    """Two sessions may run at once (the GUI's worker threads): when they ask for the kernel
+    together, one compiles it and the others wait for that one, not compile their own."""
+    import threading
+    import time
+
+    real, compiled = _igemm._ir_module, []
+
+    def slow_ir(triple):
+        compiled.append(triple)
+        time.sleep(0.05)                # widen the window in which the others ask too
+        return real(triple)
+
+    monkeypatch.setattr(_igemm, "_ir_module", slow_ir)
+    _igemm._kernel.cache_clear()
+    barrier, got = threading.Barrier(4), []
+
+    def ask() -> None:
+        barrier.wait()
+        got.append(_igemm._kernel())
+
+    try:
+        threads = [threading.Thread(target=ask) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        monkeypatch.undo()
+    assert len(compiled) == 1
+    assert len(got) == 4 and all(kernel is got[0] for kernel in got) and got[0] is not None
+    assert _igemm._kernel() is got[0]
