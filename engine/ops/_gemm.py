@@ -161,7 +161,7 @@ def center(codes: npt.NDArray[np.uint8], dtype: npt.DTypeLike = None) -> Lhs:
 def offset_gemm(lhs: Lhs, rhs: Rhs, a: int, b: int) -> I32:
     """``sum_k (lhs[p,k] + a) * (rhs_c[k,n] + b)`` modulo 2**32, as int32 (P, N).
 
-    ``lhs`` holds centred codes (integers in [-128, 127], or 128 - fill for padding);
+    ``lhs`` holds centred codes (integers in [-128, 127], or fill - 128 for padding);
     ``rhs_c`` are the codes of ``rhs`` minus ``rhs.zero``. ``a`` and ``b`` may be any
     integers: only their values modulo 2**32 matter.
     """

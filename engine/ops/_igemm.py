@@ -10,9 +10,10 @@ codes minus a code (|w - z| <= 255), so a pair's sum is below 2 * 255 * 256 < 2*
 lanes add in int32 modulo 2**32, exactly as the device's accumulator wraps (§1.3).
 
 numpy has no integer GEMM that fast, so the kernel is written as LLVM IR with llvmlite (from
-PyPI) and compiled for this processor the first time it is needed (about 0.1 s). Without
-llvmlite or AVX2, :func:`available` is False and the engine keeps the float32 path; setting
-``HEXSCOPE_GEMM=float`` in the environment does the same (used for A/B runs and tests).
+PyPI) and compiled for this processor the first time it is needed (a fraction of a second).
+Without llvmlite or AVX2, :func:`available` is False and the engine keeps the float32 path;
+setting ``HEXSCOPE_GEMM=float`` in the environment does the same (used for A/B runs and
+tests).
 
 Layouts. The left-hand side is int16 (M, K) with rows at any stride and contiguous columns.
 The right-hand side is packed once per filter (:class:`PackedRhs`): blocks of 16 columns,
@@ -89,7 +90,8 @@ def gemm_into(out: I32, lhs: I16, rhs: PackedRhs, offsets: I32) -> tuple[int, in
 
     ``lhs`` is int16 (M, K), ``out`` int32 (M, N) and writable, ``offsets`` int32 (N,); rows
     at any stride (others are copied). Raises ValueError for other operands, RuntimeError
-    when the kernel is not :func:`available`.
+    when the kernel cannot run here (no llvmlite or AVX2). ``HEXSCOPE_GEMM`` is not read
+    here: callers choose the path by the type of their patches (:func:`available`).
     """
     kernel = _kernel()
     if kernel is None:
