@@ -4,6 +4,7 @@ QuantizeDownAndShrinkRange (quantized-ops spec §7: the shrink reads the codes' 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +15,7 @@ from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.conv import quantized_conv2d_8x8to32
 from hexscope.engine.ops.requantize import quantize_down_and_shrink_range_32to8
 from hexscope.engine.tensor import Tensor
+from support.ref_conv import ref_zero
 
 
 def _conv(x, w, stride=(1, 1), padding=Padding.SAME) -> Tensor:
@@ -113,3 +115,26 @@ def test_a_session_run_uses_the_span_and_matches_a_fresh_measurement(monkeypatch
     assert np.array_equal(got[0].array, np.asarray(expect[0]).reshape(got[0].shape))
     for k in (1, 2):                                    # the range words, bit for bit
         assert got[k].array.tobytes() == np.asarray(expect[k], np.float32).tobytes()
+
+
+@pytest.mark.parametrize(("x_rng", "f_rng", "pad"), [
+    ((-1.0, 3.0), (-3.0, -1.0), Padding.SAME),      # zf = 383: a row-sum term after the GEMM
+    ((0.5, 3.0), (-3.0, -1.0), Padding.VALID),      # and zx = -51 (no padding taps)
+    ((0.5, 3.0), (-1.0, 1.0078740), Padding.SAME),  # zx = -51 padded: the 0/1 mask path
+])
+@pytest.mark.parametrize("n", [16, 21])
+def test_improper_ranges_note_the_span_of_the_final_sums(x_rng, f_rng, pad, n,
+                                                         gemm_backend) -> None:
+    """Zero codes outside 0..255 (§1.4 ZA', unclamped) add terms after the GEMM; the span
+    noted for the requantize must be that of the final output, not the GEMM's alone."""
+    rng = np.random.default_rng(n)
+    ctx = KernelContext(0x10, "QuantizedConv2d_8x8to32", padding=pad)
+    y, _, _ = quantized_conv2d_8x8to32(
+        ctx, Tensor.from_array(rng.integers(0, 256, (2, 7, 6, 5), dtype=np.uint8)),
+        Tensor.from_array(rng.integers(0, 256, (3, 3, 5, n), dtype=np.uint8)),
+        *(Tensor.scalar(v) for v in (*x_rng, *f_rng)), Tensor.shape_only((1, 1, 1, 1)))
+    y.readonly()
+    noted = _code_bounds.known(y.raw)
+    assert noted is None or noted == (int(y.array.min()), int(y.array.max()))
+    if ref_zero(*x_rng) >= 0 or pad is Padding.VALID:
+        assert noted is not None                        # the GEMM paths note a span
