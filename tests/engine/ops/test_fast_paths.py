@@ -354,6 +354,42 @@ def test_centred_inputs_are_not_taken_from_a_dead_or_writable_buffer() -> None:
         del x, y
 
 
+
+def test_a_cached_centred_input_follows_a_switch_of_the_gemm_path(monkeypatch) -> None:
+    """One frozen input, 1x1 convolutions run by turns with the integer kernel and with
+    HEXSCOPE_GEMM=float: the cached centred input is taken only on its own path (the float
+    runs never reach the kernel, as A/B runs need), and every result is exact (§2)."""
+    from hexscope.engine.ops import _igemm
+    from hexscope.engine.ops.conv import quantized_conv2d_8x8to32
+    monkeypatch.delenv("HEXSCOPE_GEMM", raising=False)
+    if not _igemm.available():
+        pytest.skip("the integer GEMM kernel does not run on this machine")
+    calls = []
+    real = _igemm.gemm_into
+
+    def spy(out, lhs, rhs, offsets):
+        calls.append(lhs.dtype)
+        return real(out, lhs, rhs, offsets)
+
+    monkeypatch.setattr(_igemm, "gemm_into", spy)
+    rng = np.random.default_rng(5)
+    codes = rng.integers(0, 256, (2, 3, 4, 6), dtype=np.uint8)
+    x = Tensor.from_array(codes).readonly()
+    w = Tensor.from_array(rng.integers(0, 256, (1, 1, 6, 17), dtype=np.uint8)).readonly()
+    ranges = [Tensor.scalar(v) for v in (-1.0, 1.0, 0.0, 1.0)]
+    stride = Tensor.shape_only((1, 1, 1, 1))
+    for path in ("int", "float", "int", "float"):
+        if path == "float":
+            monkeypatch.setenv("HEXSCOPE_GEMM", "float")
+        else:
+            monkeypatch.delenv("HEXSCOPE_GEMM", raising=False)
+        calls.clear()
+        for _ in range(2):                  # the second run takes the cached centred input
+            ctx = KernelContext(0x10, "QuantizedConv2d_8x8to32", padding=Padding.SAME)
+            y, _, _ = quantized_conv2d_8x8to32(ctx, x, w, *ranges, stride)
+            assert np.array_equal(y.array, _conv_1x1_ref(codes, w.array, 128, 0))
+        assert calls == ([np.int16] * 2 if path == "int" else [])
+
 # average pool: the scaling without saturation where the window is small ---------------------
 
 def _avg_pool_reference(x: np.ndarray, fh: int, fw: int, pad: Padding) -> np.ndarray:
