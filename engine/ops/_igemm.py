@@ -188,8 +188,10 @@ def _compile():  # -> the ctypes function, or None
         builder.getModulePassManager().run(module, builder)
         engine = llvm.create_mcjit_compiler(module, machine)
         engine.finalize_object()
-    except (RuntimeError, OSError):
-        # An LLVM that cannot build for this host: the float32 path still works.
+    except Exception:  # noqa: BLE001
+        # An LLVM that cannot build for this host, or an llvmlite whose API moved: the
+        # float32 path still works. (test_the_kernel_runs_where_it_can guards against this
+        # hiding a broken kernel on machines that should run it.)
         return None
     function = _SIGNATURE(engine.get_function_address("igemm"))
     # The compiled code lives as long as its engine: keep both together.

@@ -21,6 +21,7 @@ pytestmark = pytest.mark.skipif(not _igemm.available(),
                                 reason="the integer GEMM kernel does not run on this machine")
 
 
+
 def wrapped(values: np.ndarray) -> np.ndarray:
     return ((values.astype(np.int64) + 2**31) % 2**32 - 2**31).astype(np.int32)
 
