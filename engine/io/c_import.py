@@ -13,7 +13,9 @@ aside and returned only when the whole file was understood.
 
 from __future__ import annotations
 
+import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from os import PathLike
 
@@ -22,7 +24,7 @@ import numpy as np
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import GraphFileError
 from hexscope.engine.graph import Graph
-from hexscope.engine.io.c_expr import Arg, ExpressionReader, Symbol, show
+from hexscope.engine.io.c_expr import Arg, ExpressionReader, show
 from hexscope.engine.io.c_lexer import CSyntaxError, Lexer, Source, Token, describe
 from hexscope.engine.io.c_literals import fast_number_list
 
@@ -290,24 +292,28 @@ class _Parser(ExpressionReader):
                     else:
                         lx.seek(end + 1)
                         return converted
-        values, positions = [], []
+        # Each value is checked as it is read, so an error points at it; plain comparisons,
+        # as a one-element numpy conversion per value was most of this loop's time.
+        lo, hi = _int_range(dtype)
+        values: list[int | float] = []
         while not lx.accept("}"):
             arg = self.expr()
-            if isinstance(arg.value, Symbol | str) or (not is_float
-                                                        and isinstance(arg.value, float)):
+            value = arg.value
+            if not isinstance(value, int | float) or (not is_float and isinstance(value, float)):
                 raise lx.error(arg.pos, f"array {name.text}: expected a "
-                               f"{'number' if is_float else 'integer'}, found "
-                               f"{show(arg.value)}")
-            _convert(np.array([arg.value], np.float64 if is_float else object), dtype,
-                     lambda m, pos=arg.pos: lx.error(pos, m))
-            values.append(arg.value)
-            positions.append(arg.pos)
+                               f"{'number' if is_float else 'integer'}, found {show(value)}")
+            if is_float:
+                if abs(value) >= _FLOAT32_OVERFLOW and math.isfinite(value):
+                    raise lx.error(arg.pos, _overflow_message(float(value)))
+            elif not lo <= value <= hi:
+                raise lx.error(arg.pos, _range_message(value, dtype))
+            values.append(value)
             if not lx.accept(","):
                 lx.expect("}")
                 break
-        array = (np.array(values, np.float64) if is_float
-                 else np.array(values, dtype=object))
-        return _convert(array, dtype, lambda m: lx.error(positions[0] if positions else 0, m))
+        # Every value fits, so int64 holds them all and this conversion cannot fail.
+        array = np.array(values, np.float64 if is_float else np.int64)
+        return _convert(array, dtype, lambda m: lx.error(name, m))
 
     def struct_items(self, struct: str) -> list[dict[str, object]]:
         lx, items = self.lx, []
@@ -394,32 +400,46 @@ class _Parser(ExpressionReader):
                            f"statements are understood, found {describe(tok)}")
 
 
-def _convert(values: np.ndarray, dtype: DType, error: object) -> np.ndarray:
-    """Values to the array's element type with C's conversions, refusing what C would not
-    store faithfully (out-of-range integers, float overflow)."""
+# The smallest double that rounds to infinity as a float32: FLT_MAX plus half its ulp, where
+# round-half-to-even goes up (FLT_MAX's mantissa is odd).
+_FLOAT32_OVERFLOW = 2.0**128 - 2.0**103
+
+
+def _int_range(dtype: DType) -> tuple[int, int]:
+    """The values C stores faithfully in an integer element: signed or unsigned, either."""
+    bits = dtype.numpy.itemsize * 8
+    return -(1 << (bits - 1)), (1 << bits) - 1
+
+
+def _overflow_message(bad: float) -> str:
+    return f"value {bad!r} overflows float32"
+
+
+def _range_message(bad: int | float, dtype: DType) -> str:
+    lo, hi = _int_range(dtype)
+    return f"value {bad} does not fit {dtype.c_name} ({lo}..{hi})"
+
+
+def _convert(values: np.ndarray, dtype: DType,
+             error: Callable[[str], Exception]) -> np.ndarray:
+    """Values (float64 or int64) to the array's element type with C's conversions, refusing
+    what C would not store faithfully (out-of-range integers, float overflow)."""
     if dtype is DType.FLOAT32:
         finite = np.isfinite(values)
         with np.errstate(over="ignore"):
             out = values.astype(np.float32)
         overflow = finite & ~np.isfinite(out)
         if overflow.any():
-            bad = float(values[overflow][0])
-            raise error(f"value {bad!r} overflows float32")  # type: ignore[operator]
+            raise error(_overflow_message(float(values[overflow][0])))
         return out
     np_type = dtype.numpy
-    bits = np_type.itemsize * 8
-    lo, hi = -(1 << (bits - 1)), (1 << bits) - 1
+    lo, hi = _int_range(dtype)
     if values.size:
         vmin, vmax = int(values.min()), int(values.max())
         if vmin < lo or vmax > hi:
-            bad = vmin if vmin < lo else vmax
-            raise error(f"value {bad} does not fit {dtype.c_name} "  # type: ignore[operator]
-                        f"({lo}..{hi})")
-    mask = (1 << bits) - 1
-    unsigned = np.dtype(f"u{np_type.itemsize}")
-    wrapped = (np.asarray(values, dtype=object) & mask if values.dtype == object
-               else values.astype(np.int64) & mask)
-    return np.asarray(wrapped, dtype=np.uint64).astype(unsigned).view(np_type)
+            raise error(_range_message(vmin if vmin < lo else vmax, dtype))
+    mask = (1 << (np_type.itemsize * 8)) - 1
+    return (values.astype(np.int64) & mask).astype(f"u{np_type.itemsize}").view(np_type)
 
 
 __all__ = ["CSyntaxError", "SCALAR_TYPES", "import_c", "import_c_text"]
