@@ -15,15 +15,20 @@ from dataclasses import dataclass, field
 from hexscope.engine.errors import GraphFileError
 
 _COMMENT_RE = re.compile(r'//[^\n]*|/\*[\s\S]*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'')
+_SPACE_RE = re.compile(r"(?:[ \t\r\n\f\v]|\\\n)*+")
 # A number token is C's preprocessing number, so 1f and 0xe+5 are each one token that
 # number_value then refuses as gcc does, instead of quietly reading 1 then f.
+# The white space before a token is skipped in the same match, one regex call per token; it
+# is possessive (*+), so a failed match never backtracks through it.
 _TOKEN_RE = re.compile(r"""
-    (?P<ws>[ \t\r\n\f\v]+|\\\n)
-  | (?P<num>\.?\d(?:[eEpP][+-]|[\w.])*)
-  | (?P<id>[A-Za-z_]\w*)
-  | (?P<str>"(?:\\.|[^"\\\n])*")
-  | (?P<chr>'(?:\\.|[^'\\\n])+')
-  | (?P<punct>\.\.\.|->|\#\#|[{}()\[\];,=.*&+\-/#<>|:~!%^?])
+    (?:[ \t\r\n\f\v]|\\\n)*+
+    (?:
+      (?P<num>\.?\d(?:[eEpP][+-]|[\w.])*)
+    | (?P<id>[A-Za-z_]\w*)
+    | (?P<str>"(?:\\.|[^"\\\n])*")
+    | (?P<chr>'(?:\\.|[^'\\\n])+')
+    | (?P<punct>\.\.\.|->|\#\#|[{}()\[\];,=.*&+\-/#<>|:~!%^?])
+    )
 """, re.X)
 _DIRECTIVE_RE = re.compile(r"#[ \t]*(\w*)")
 
@@ -239,19 +244,19 @@ class Lexer:
     def _scan(self) -> Token:
         text = self.src.text
         while True:
-            if self.pos >= len(text):
-                return Token("eof", "", len(text))
             match = _TOKEN_RE.match(text, self.pos)
             if match is None:
+                self.pos = _SPACE_RE.match(text, self.pos).end()  # type: ignore[union-attr]
+                if self.pos >= len(text):
+                    return Token("eof", "", len(text))
                 raise self.error(self.pos, f"unexpected character {text[self.pos]!r}")
-            start, self.pos = self.pos, match.end()
             kind = match.lastgroup or ""
-            if kind == "ws":
-                continue
-            if kind == "punct" and match.group() == "#" and _line_start(text, start):
+            start, self.pos = match.start(kind), match.end()
+            value = text[start:self.pos]
+            if kind == "punct" and value == "#" and _line_start(text, start):
                 self._directive(start)
                 continue
-            return Token(kind, match.group(), start)
+            return Token(kind, value, start)
 
     def _directive(self, start: int) -> None:
         """Read one preprocessor line (with ``\\`` continuations) and act on it."""
@@ -306,9 +311,12 @@ class Lexer:
         while pos < end:
             match = _TOKEN_RE.match(text, pos, end)
             if match is None:
-                raise self.error(pos, f"unexpected character {text[pos]!r}")
-            if match.lastgroup != "ws":
-                out.append(Token(match.lastgroup or "", match.group(), pos))
+                pos = _SPACE_RE.match(text, pos, end).end()  # type: ignore[union-attr]
+                if pos < end:
+                    raise self.error(pos, f"unexpected character {text[pos]!r}")
+                break
+            kind = match.lastgroup or ""
+            out.append(Token(kind, match.group(kind), match.start(kind)))
             pos = match.end()
         return out
 

@@ -210,3 +210,43 @@ def test_c_lexer_recursive_macros_end_at_the_painted_name(tmp_path, defines, use
     error = error_of(tmp_path, text)
     assert error.startswith(where(tmp_path, text, text.index(f"{use} }}"))), error
     assert "X" in error, error
+
+
+def _tokens(text: str) -> list[tuple[str, str, int]]:
+    lx = c_lexer.Lexer(c_lexer.Source.from_text("t.c", text))
+    out = [lx.next()]
+    while out[-1].kind != "eof":
+        out.append(lx.next())
+    return [(t.kind, t.text, t.pos) for t in out]
+
+
+def test_c_lexer_tokens_keep_their_positions_after_white_space():
+    text = " \t\fa\\\n  1.5f\v\r\n,'c' \"s\" ...\n\n"
+    assert _tokens(text) == [("id", "a", 3), ("num", "1.5f", 8), ("punct", ",", 15),
+                             ("chr", "'c'", 16), ("str", '"s"', 20), ("punct", "...", 24),
+                             ("eof", "", len(text))]
+    assert _tokens("") == [("eof", "", 0)]
+    assert _tokens(" \n\\\n ") == [("eof", "", 5)]
+
+
+def test_c_lexer_only_a_lone_hash_at_a_line_start_is_a_directive():
+    text = "##\n  #define X 2\n \t## X # X\n#undef X\nX"
+    assert _tokens(text) == [("punct", "##", 0), ("punct", "##", 19), ("num", "2", 22),
+                             ("punct", "#", 24), ("num", "2", 26), ("id", "X", 37),
+                             ("eof", "", 38)]
+
+
+def test_c_lexer_unexpected_character_after_long_white_space(tmp_path):
+    run = " \t\\\n" * 25_000
+    with pytest.raises(CSyntaxError, match=r"^t\.c:25001:3: unexpected character '@'$"):
+        _tokens(f"a{run}  @")
+    text = graph_file(["1", "X"], "int32_t", f"#define X 2{run} @ 3")
+    error = error_of(tmp_path, text)
+    assert error.startswith(where(tmp_path, text, text.index("@"))), error
+    assert error.endswith("unexpected character '@'"), error
+
+
+def test_c_lexer_define_bodies_end_at_their_line():
+    defines = "#define X 1 \\\n  + 2 \t\n#define Y\t(X)  \n#define EMPTY   \n"
+    assert const_values(graph_file(["X", "Y EMPTY", "EMPTY 4"], "int32_t", defines)) == [
+        3, 3, 4]
