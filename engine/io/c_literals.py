@@ -199,6 +199,7 @@ _SEPARATOR[ord(",")] = True
 _FRACTION_OR_EXP = np.zeros(256, bool)
 _FRACTION_OR_EXP[[ord(c) for c in ".eE"]] = True
 _MAX_SUFFIXED_DIGITS = 400      # longer digit runs before an f are left to the token reader
+_SHORT_SPACE = 8                # white space before a comma stepped over a character at a time
 
 
 def fast_number_list(body: str, is_float: bool) -> np.ndarray | None:
@@ -292,18 +293,23 @@ def _elements_end_in_digits(raw: np.ndarray, stripped: str) -> bool:
     if not odd.any():
         return True
     ends = np.flatnonzero(odd)          # the character before each such comma
-    spaced = _SPACE[raw[ends]]
-    if spaced.any():
-        # Jump over each comma's white space run at once, to the character before it:
-        # stepping back a character per pass cost a few numpy calls per character of the
-        # longest run (seconds for a megabyte of spaces).
+    back = np.flatnonzero(_SPACE[raw[ends]])
+    for _ in range(_SHORT_SPACE):       # step back over white space to a character
+        if not back.size:
+            break
+        ends[back] -= 1
+        if ends[back[0]] < 0:           # only the first element can run past the start
+            return False
+        back = back[_SPACE[raw[ends[back]]]]
+    if back.size:
+        # Longer runs jump to their start at once: a step per character cost a few numpy
+        # calls per character of the longest run (seconds for a megabyte of spaces).
         space = _SPACE[raw[:n]]
-        run_starts = np.flatnonzero(space[1:] & ~space[:-1]) + 1
+        starts = np.flatnonzero(space[1:] & ~space[:-1]) + 1
         if space[0]:
-            run_starts = np.concatenate(([0], run_starts))
-        runs = np.searchsorted(run_starts, ends[spaced], side="right") - 1
-        ends[spaced] = run_starts[runs] - 1
-        if ends[0] < 0:                 # only the first element can run past the start
+            starts = np.concatenate(([0], starts))
+        ends[back] = starts[np.searchsorted(starts, ends[back], side="right") - 1] - 1
+        if ends[0] < 0:
             return False
     last = raw[ends]
     odd_end = ~_DIGIT[last]             # "1.," is a float; "-.", " ." and ", ." are not

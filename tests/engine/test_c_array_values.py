@@ -158,6 +158,17 @@ def test_c_array_values_fast_path_reads_long_white_space_before_commas():
     assert fast_number_list(f"1, 2 ,{RUN}3 ,4{RUN},5", False).tolist() == [1, 2, 3, 4, 5]
 
 
+@pytest.mark.parametrize("length", [1, 7, 8, 9, 10, 17, 1000])
+def test_c_array_values_fast_path_white_space_runs_of_any_length(length):
+    run = " \t" * (length // 2) + " " * (length % 2)
+    assert fast_number_list(f"1, 2{run},3 {run}, 4{run}", False).tolist() == [1, 2, 3, 4]
+    assert fast_number_list(f"1.{run}, 2.5f{run},", True).tolist() == [1.0, 2.5]
+    assert fast_number_list(f"{run}, 1", False) is None
+    assert fast_number_list(f"1,{run}, 2", False) is None
+    assert fast_number_list(f"1, -{run}, 2", False) is None
+    assert fast_number_list(f"1, 2 .{run}, 3", True) is None
+
+
 def test_c_array_values_fast_path_declines_empty_elements_behind_long_white_space():
     assert fast_number_list(f"{RUN}, 1", False) is None             # empty first element
     assert fast_number_list(f"{RUN}, 5{RUN},6", False) is None
