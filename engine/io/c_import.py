@@ -300,8 +300,8 @@ class _Parser(ExpressionReader):
             arg = self.expr()
             value = arg.value
             if not isinstance(value, int | float) or (not is_float and isinstance(value, float)):
-                raise lx.error(arg.pos, f"array {name.text}: expected a "
-                               f"{'number' if is_float else 'integer'}, found {show(value)}")
+                raise lx.error(arg.pos, f"array {name.text}: expected "
+                               f"{'a number' if is_float else 'an integer'}, found {show(value)}")
             if is_float:
                 if abs(value) >= _FLOAT32_OVERFLOW and math.isfinite(value):
                     raise lx.error(arg.pos, _overflow_message(float(value)))

@@ -23,7 +23,7 @@ _SPACE_RE = re.compile(r"(?:[ \t\r\n\f\v]|\\\n)*+")
 _TOKEN_RE = re.compile(r"""
     (?:[ \t\r\n\f\v]|\\\n)*+
     (?:
-      (?P<num>\.?\d(?:[eEpP][+-]|[\w.])*)
+      (?P<num>\.?[0-9](?:[eEpP][+-]|[\w.])*)
     | (?P<id>[A-Za-z_]\w*)
     | (?P<str>"(?:\\.|[^"\\\n])*")
     | (?P<chr>'(?:\\.|[^'\\\n])+')

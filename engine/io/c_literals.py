@@ -29,12 +29,13 @@ class LiteralError(ValueError):
         self.offset = offset
 
 
+# [0-9], not \d: \d also matches other scripts' digits, which C does not read as numbers.
 _FLOAT_RE = re.compile(r"""
-    0[xX] (?:[0-9a-fA-F]*\.[0-9a-fA-F]+ | [0-9a-fA-F]+\.?) [pP][+-]?\d+
-  | (?:\d+\.\d* | \.\d+) (?:[eE][+-]?\d+)?
-  | \d+ [eE][+-]?\d+
+    0[xX] (?:[0-9a-fA-F]*\.[0-9a-fA-F]+ | [0-9a-fA-F]+\.?) [pP][+-]?[0-9]+
+  | (?:[0-9]+\.[0-9]* | \.[0-9]+) (?:[eE][+-]?[0-9]+)?
+  | [0-9]+ [eE][+-]?[0-9]+
 """, re.X)
-_INT_RE = re.compile(r"0[xX][0-9a-fA-F]+|0[bB][01]+|\d+")    # 0b: C23, and gcc's before
+_INT_RE = re.compile(r"0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+")    # 0b: C23, and gcc's before
 _INT_SUFFIX_RE = re.compile(r"(?:[uU](?:ll|LL|[lL])?|(?:ll|LL|[lL])[uU]?)?")
 _FLOAT_SUFFIXES = frozenset(("", "f", "F", "l", "L"))
 

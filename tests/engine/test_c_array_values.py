@@ -105,12 +105,12 @@ def test_c_array_values_slow_path_refuses_float32_overflow_at_the_value(element,
 
 
 @pytest.mark.parametrize(("ctype", "element", "found"), [
-    ("int32_t", "(1.5)", "integer, found 1.5"),
-    ("int32_t", "-(2.0)", "integer, found -2.0"),
-    ("int32_t", "V", "integer, found 0.5"),
-    ("uint8_t", '"x"', 'integer, found "x"'),
-    ("float", "other", "number, found other"),
-    ("float", '("x")', 'number, found "x"'),
+    ("int32_t", "(1.5)", "an integer, found 1.5"),
+    ("int32_t", "-(2.0)", "an integer, found -2.0"),
+    ("int32_t", "V", "an integer, found 0.5"),
+    ("uint8_t", '"x"', 'an integer, found "x"'),
+    ("float", "other", "a number, found other"),
+    ("float", '("x")', 'a number, found "x"'),
 ])
 def test_c_array_values_slow_path_refuses_non_numbers_at_the_value(ctype, element, found):
     items = ["(1)", element, "(2)"]

@@ -250,3 +250,17 @@ def test_c_lexer_define_bodies_end_at_their_line():
     defines = "#define X 1 \\\n  + 2 \t\n#define Y\t(X)  \n#define EMPTY   \n"
     assert const_values(graph_file(["X", "Y EMPTY", "EMPTY 4"], "int32_t", defines)) == [
         3, 3, 4]
+
+
+@pytest.mark.parametrize(("value", "offset", "message"), [
+    ("\u0661\u0662", 0, "unexpected character"),
+    ("\uff11", 0, "unexpected character"),
+    ("1\u0662", 1, "invalid suffix"),
+])
+def test_c_lexer_refuses_digits_of_other_scripts(tmp_path, value, offset, message):
+    """C's digits are 0-9 only: Arabic-Indic or full-width digits are not numbers (they had
+    imported as 12 through Python's int())."""
+    text = graph_file(["1", "2", "3", value])
+    error = error_of(tmp_path, text)
+    assert error.startswith(where(tmp_path, text, text.index(value) + offset)), error
+    assert message in error, error
