@@ -17,6 +17,7 @@ from hexscope.engine.io.c_import import import_c, import_c_text
 from hexscope.engine.io.c_lexer import CSyntaxError
 from hexscope.engine.io.c_literals import fast_number_list
 from hexscope.engine.nodes import OutputDef, Padding
+from support.c_errors import import_error
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "c"
 
@@ -232,16 +233,10 @@ def test_fast_path_declines_what_it_cannot_read_exactly():
 
 # Malformed and hostile files: a CSyntaxError at file:line:column, never a raw exception or a
 # silently changed value ----------------------------------------------------------------------
-def _import_error(tmp_path: Path, text: str) -> str:
-    path = tmp_path / "bad.c"
-    path.write_text(text)
-    with pytest.raises(CSyntaxError) as info:
-        import_c(path)
-    return str(info.value)
 
 
 def _assert_error_at(tmp_path: Path, text: str, offset: int, *messages: str) -> None:
-    message = _import_error(tmp_path, text)
+    message = import_error(tmp_path, text)
     line = text.count("\n", 0, offset) + 1
     column = offset - text.rfind("\n", 0, offset)
     assert message.startswith(f"{tmp_path / 'bad.c'}:{line}:{column}: "), message

@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from hexscope.engine.io import c_lexer
-from hexscope.engine.io.c_import import import_c, import_c_text
+from hexscope.engine.io.c_import import import_c_text
 from hexscope.engine.io.c_lexer import CSyntaxError
 from hexscope.engine.io.c_literals import fast_number_list
+from support.c_errors import import_error
 
 GCC = shutil.which("gcc")
 
@@ -46,12 +47,6 @@ def const_values(text: str) -> list[float]:
     return import_c_text(text, "t.c").node(0x10).const.array.reshape(-1).tolist()
 
 
-def error_of(tmp_path: Path, text: str) -> str:
-    path = tmp_path / "bad.c"
-    path.write_text(text)
-    with pytest.raises(CSyntaxError) as info:
-        import_c(path)
-    return str(info.value)
 
 
 def where(tmp_path: Path, text: str, offset: int) -> str:
@@ -123,7 +118,7 @@ def test_c_lexer_refuses_literals_gcc_refuses(tmp_path, ctype, literal, offset, 
         at = text.index("LIT }")
     else:
         at = text.index(literal, text.index("data_for_op_10[]")) + offset
-    error = error_of(tmp_path, text)
+    error = import_error(tmp_path, text)
     assert error.startswith(where(tmp_path, text, at)), error
     assert message in error, error
 
@@ -164,7 +159,7 @@ def _doubling(levels: int) -> str:
 def test_c_lexer_refuses_an_exponential_macro_expansion(tmp_path):
     # Over 6 million tokens for 2 million values: a minute to read before it was refused.
     text = graph_file(["A20"], "uint8_t", _doubling(20), 1 << 21)
-    error = error_of(tmp_path, text)
+    error = import_error(tmp_path, text)
     assert error.startswith(where(tmp_path, text, text.index("A20 }"))), error
     assert "expansion of macro A20 is too large" in error, error
 
@@ -175,7 +170,7 @@ def test_c_lexer_macro_budget_is_per_file(tmp_path, monkeypatch):
     # "1,1". Two uses fit in 100, the third does not.
     assert const_values(graph_file(["A3"] * 2, "uint8_t", _doubling(3), 32)) == [1] * 32
     text = graph_file(["A3"] * 3, "uint8_t", _doubling(3), 48)
-    error = error_of(tmp_path, text)
+    error = import_error(tmp_path, text)
     assert error.startswith(where(tmp_path, text, text.index("A3 }"))), error
     assert "more than 100 tokens" in error, error
 
@@ -207,7 +202,7 @@ def test_c_lexer_self_reference_is_not_expanded_again():
 ])
 def test_c_lexer_recursive_macros_end_at_the_painted_name(tmp_path, defines, use):
     text = graph_file(["1", use], "int32_t", defines)
-    error = error_of(tmp_path, text)
+    error = import_error(tmp_path, text)
     assert error.startswith(where(tmp_path, text, text.index(f"{use} }}"))), error
     assert "X" in error, error
 
@@ -241,7 +236,7 @@ def test_c_lexer_unexpected_character_after_long_white_space(tmp_path):
     with pytest.raises(CSyntaxError, match=r"^t\.c:25001:3: unexpected character '@'$"):
         _tokens(f"a{run}  @")
     text = graph_file(["1", "X"], "int32_t", f"#define X 2{run} @ 3")
-    error = error_of(tmp_path, text)
+    error = import_error(tmp_path, text)
     assert error.startswith(where(tmp_path, text, text.index("@"))), error
     assert error.endswith("unexpected character '@'"), error
 
@@ -261,6 +256,6 @@ def test_c_lexer_refuses_digits_of_other_scripts(tmp_path, value, offset, messag
     """C's digits are 0-9 only: Arabic-Indic or full-width digits are not numbers (they had
     imported as 12 through Python's int())."""
     text = graph_file(["1", "2", "3", value])
-    error = error_of(tmp_path, text)
+    error = import_error(tmp_path, text)
     assert error.startswith(where(tmp_path, text, text.index(value) + offset)), error
     assert message in error, error
