@@ -25,6 +25,7 @@ from hexscope.engine.dtypes import DType
 from hexscope.engine.executor import CancelToken
 from hexscope.engine.nodes import Padding
 from hexscope.engine.tensor import Tensor, is_frozen
+from support.conv_graph import append_conv_consts
 from support.ref_conv import ref_conv
 from support.toy_ops import make_registry
 
@@ -279,10 +280,7 @@ def test_tensor_inputs_over_a_writable_buffer_are_read_afresh_each_run():
     f1 = np.ascontiguousarray(rng.integers(0, 256, (1, 1, 6, 4), dtype=np.uint8))
     g = Graph()
     g.append_node(0x10, "INPUT", outputs=2)
-    g.append_const_node(0x11, np.array([-1.0], np.float32))      # zx = 128
-    g.append_const_node(0x12, np.array([1.0], np.float32))
-    g.append_const_node(0x13, np.array([0.0], np.float32))       # zf = 0
-    g.append_const_node(0x14, shape=(1, 1, 1, 1))
+    append_conv_consts(g)       # zx = 128, zf = 0
     g.append_const_node(0x15, f1)
     for node_id, filt in ((0x30, (0x15, 0)), (0x31, (0x10, 1))):
         g.append_node(node_id, "QuantizedConv2d_8x8to32", inputs=[

@@ -36,6 +36,7 @@ from hexscope.engine.ops.requantize import (
     shrink_range,
 )
 from hexscope.engine.tensor import Tensor, fresh
+from support.conv_graph import append_conv_consts
 from support.ref_conv import ref_conv, ref_zero
 
 f32 = np.float32
@@ -315,10 +316,7 @@ def test_sibling_1x1_convolutions_share_the_centred_input_and_stay_exact() -> No
     filters = [rng.integers(0, 256, (1, 1, 6, n), dtype=np.uint8) for n in (4, 5, 3)]
     g = Graph()
     g.append_node(0x10, "INPUT", outputs=1)
-    g.append_const_node(0x11, np.array([-1.0], np.float32))    # zx = 128
-    g.append_const_node(0x12, np.array([1.0], np.float32))
-    g.append_const_node(0x13, np.array([0.0], np.float32))     # zf = 0
-    g.append_const_node(0x14, shape=(1, 1, 1, 1))
+    append_conv_consts(g)       # zx = 128, zf = 0
     for k, f in enumerate(filters):
         g.append_const_node(0x20 + k, f)
         g.append_node(0x30 + k, "QuantizedConv2d_8x8to32", inputs=[
