@@ -86,7 +86,6 @@ class Rhs:
     codes: npt.NDArray[np.uint8]        # (K, N), read-only
     colsum: I32
     zero: int
-    edges: tuple[int, ...]
     # offsets() by (a, b): a network's data zero codes repeat from run to run.
     _offsets: dict[tuple[int, int], I32] = field(default_factory=dict, compare=False,
                                                  repr=False)
@@ -122,11 +121,17 @@ class Rhs:
             codes = codes.copy()
             codes.flags.writeable = False
         colsum = (codes.sum(axis=0, dtype=np.int64) - zero * k).astype(np.int32)
+        return cls(codes, colsum, zero)
+
+    @functools.cached_property
+    def edges(self) -> tuple[int, ...]:
+        """The K chunks of the float32 path (class text), made on first use: the integer
+        kernel needs none."""
+        k = self.k
         # Running sums of |w - zero| <= 255 * K: integers, exact in float32 for K < 65793.
-        size = np.abs(codes.astype(np.float32) - np.float32(zero))
-        edges = greedy_edges([(np.cumsum(size, axis=0, dtype=np.float64 if k > 65000
-                                         else np.float32), LIMIT / CENTER)])
-        return cls(codes, colsum, zero, edges)
+        size = np.abs(self.codes.astype(np.float32) - np.float32(self.zero))
+        return greedy_edges([(np.cumsum(size, axis=0, dtype=np.float64 if k > 65000
+                                        else np.float32), LIMIT / CENTER)])
 
     def offsets(self, a: int, b: int) -> I32:
         """The per-column constant ``a * sum cw + K * a * b`` of :func:`offset_gemm`, int32

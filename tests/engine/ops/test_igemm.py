@@ -272,3 +272,14 @@ def test_concurrent_first_calls_compile_the_kernel_once(monkeypatch) -> None:
     assert len(compiled) == 1
     assert len(got) == 4 and all(kernel is got[0] for kernel in got) and got[0] is not None
     assert _igemm._kernel() is got[0]
+
+
+def test_the_integer_path_makes_none_of_the_float32_forms_of_a_filter() -> None:
+    """Memory and prepare time: a filter run by the integer kernel keeps only its packed
+    int16 form; the float32 copy and the float path's K chunks are never made."""
+    rhs = _gemm.Rhs.from_codes(np.full((300, 20), 255, np.uint8), 0)
+    x = _gemm.center(np.zeros((5, 300), np.uint8))
+    got = _gemm.offset_gemm(x, rhs, _gemm.CENTER, 0)
+    assert (got == 0).all()
+    assert "packed" in rhs.__dict__
+    assert "mat" not in rhs.__dict__ and "edges" not in rhs.__dict__
