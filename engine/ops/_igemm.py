@@ -199,17 +199,24 @@ def _compile():  # -> the ctypes function, or None
     return function
 
 
+def _ir_types():  # -> (i16, i32, i64, <16 x i16>, <8 x i32>, i16*, i32*, const)
+    """The IR types the kernel uses, and ``const(value, type=i64)`` for integer constants."""
+    from llvmlite import ir
+
+    i16, i32, i64 = ir.IntType(16), ir.IntType(32), ir.IntType(64)
+
+    def const(value: int, ty: ir.Type = i64) -> ir.Constant:
+        return ir.Constant(ty, value)
+
+    return (i16, i32, i64, ir.VectorType(i16, 16), ir.VectorType(i32, 8), i16.as_pointer(),
+            i32.as_pointer(), const)
+
+
 def _ir_module(triple: str):  # -> llvmlite.ir.Module
     """The kernel as LLVM IR (module text: tiles of ROWS x 16, chunks of rows)."""
     from llvmlite import ir
 
-    i16, i32, i64 = ir.IntType(16), ir.IntType(32), ir.IntType(64)
-    v16, v8 = ir.VectorType(i16, 16), ir.VectorType(i32, 8)
-    p16, p32 = i16.as_pointer(), i32.as_pointer()
-
-    def const(value: int) -> ir.Constant:
-        return ir.Constant(i64, value)
-
+    i16, i32, i64, v16, v8, p16, p32, const = _ir_types()
     module = ir.Module("hexscope_igemm")
     module.triple = triple
     pmadd = ir.Function(module, ir.FunctionType(v8, [v16, v16]), "llvm.x86.avx2.pmadd.wd")
@@ -282,13 +289,7 @@ def _tile(module, pmadd, rows: int):  # -> llvmlite.ir.Function
     bounds[0:8] keep running minima of what is stored, bounds[8:16] running maxima."""
     from llvmlite import ir
 
-    i16, i32, i64 = ir.IntType(16), ir.IntType(32), ir.IntType(64)
-    v16, v8 = ir.VectorType(i16, 16), ir.VectorType(i32, 8)
-    p16, p32 = i16.as_pointer(), i32.as_pointer()
-
-    def const(value: int, ty=i64) -> ir.Constant:
-        return ir.Constant(ty, value)
-
+    i16, i32, i64, v16, v8, p16, p32, const = _ir_types()
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [p16, i64, i64, p16, p32, p32, i64,
                                                              p32]), f"tile{rows}")
     fn.linkage = "internal"
