@@ -1,13 +1,18 @@
-"""Undo commands: each wraps one engine Graph edit and the Edit record it returned.
+"""Undo commands: each wraps the engine Graph edits of one user action.
 
-The edit is made before the command is pushed, so an edit the engine refuses (a cycle, a
-taken id) raises :class:`GraphError` and never reaches the stack. Undo applies the edit's
-inverse, redo re-applies the edit, both exactly as recorded.
+The edits are made before the command is pushed, so an edit the engine refuses (a cycle, a
+taken id) raises :class:`GraphError` and never reaches the stack. Undo applies the edits'
+inverses in reverse order, redo re-applies them, both exactly as recorded.
+
+A command never has a Qt parent or children. A ``QUndoCommand`` child created from Python
+is owned by its C++ parent while Python drops its wrapper, so the parent's ``redo()`` then
+dispatched into a dead Python object (the crash on Delete). One command holding its list of
+edits keeps every lifetime on the Python side; the stack owns the command it is pushed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
@@ -15,22 +20,24 @@ from hexscope.engine.graph import Edit, Graph
 
 
 class GraphEditCommand(QUndoCommand):
-    """One graph edit that has already been applied."""
+    """One undo step made of graph edits that have already been applied."""
 
-    def __init__(self, graph: Graph, edit: Edit, text: str = "",
-                 parent: QUndoCommand | None = None) -> None:
-        super().__init__(text or edit.description, parent)
+    def __init__(self, graph: Graph, edits: Edit | Sequence[Edit], text: str = "") -> None:
+        edits = (edits,) if isinstance(edits, Edit) else tuple(edits)
+        super().__init__(text or "; ".join(e.description for e in edits))
         self.graph = graph
-        self.edit = edit
+        self.edits = edits
         self._applied = True
 
     def redo(self) -> None:
         if not self._applied:
-            self.graph.apply(self.edit)
+            for edit in self.edits:
+                self.graph.apply(edit)
         self._applied = True
 
     def undo(self) -> None:
-        self.graph.apply(self.edit.inverse())
+        for edit in reversed(self.edits):
+            self.graph.apply(edit.inverse())
         self._applied = False
 
 
@@ -54,8 +61,5 @@ def push_edits(stack: QUndoStack, graph: Graph, text: str,
         for edit in reversed(done):
             graph.apply(edit.inverse())
         raise
-    macro = QUndoCommand(text)
-    for edit in done:
-        GraphEditCommand(graph, edit, parent=macro)
-    stack.push(macro)
+    stack.push(GraphEditCommand(graph, done, text))
     return done

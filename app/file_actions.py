@@ -55,9 +55,13 @@ class FileActions:
     def modified(self) -> bool:
         return not self.w.undo_stack.isClean() or self.meta_dirty
 
+    def name(self) -> str:
+        return os.path.basename(self.path) if self.path else "untitled"
+
     def title(self) -> str:
-        name = os.path.basename(self.path) if self.path else "untitled"
-        return f"{name}{'*' if self.modified else ''} — Hexscope"
+        name = self.name()
+        # Qt draws the '*' for the [*] placeholder while the window is modified.
+        return f"{name}[*] — Hexscope"
 
     def update_recent_menu(self) -> None:
         self.recent_menu.clear()
@@ -127,7 +131,7 @@ class FileActions:
             return True
         answer = QMessageBox.question(
             self.w, "Unsaved changes",
-            f"{self.title().split(' — ')[0].rstrip('*')} has unsaved changes. Save them?",
+            f"{self.name()} has unsaved changes. Save them?",
             QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
             | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Save)
         if answer == QMessageBox.StandardButton.Save:

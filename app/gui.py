@@ -58,7 +58,7 @@ def _load_standard_plugins() -> list[str]:
 def _report_and_close(window: MainWindow) -> None:
     """Print what the user would see on start-up, then close the window (ends the loop)."""
     report = {
-        "title": window.windowTitle(),
+        "title": window.windowTitle().replace("[*]", "*" if window.isWindowModified() else ""),
         "visible": window.isVisible(),
         "path": window.files.path,
         "nodes": [f"0x{n.node_id:x} {n.op}" for n in window.graph],

@@ -313,6 +313,12 @@ class Graph:
 
         save_graph(self, path)
 
+    def to_bytes(self) -> bytes:
+        """The bytes :meth:`save` writes; equal graphs give equal bytes."""
+        from hexscope.engine.io.hexgraph import graph_bytes
+
+        return graph_bytes(self)
+
     @classmethod
     def load(cls, path: str | PathLike[str]) -> Graph:
         from hexscope.engine.io.hexgraph import load_graph

@@ -1,5 +1,6 @@
-"""Atomic file writes: a temporary file in the target's folder, renamed over the target, so a
-crash never leaves half a file and the old one stays until the new one is complete."""
+"""Atomic, durable file writes: a temporary file in the target's folder, flushed and synced,
+renamed over the target, then the folder synced. A crash (or a power cut) never leaves half a
+file, and the old one stays until the new one is complete and on disk."""
 
 from __future__ import annotations
 
@@ -23,11 +24,28 @@ def atomic_write(path: str | PathLike[str], mode: str = "wb", **options: object
     try:
         with os.fdopen(fd, mode, **options) as handle:  # type: ignore[call-overload]
             yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
         os.chmod(tmp, _file_mode(target))
         os.replace(tmp, target)
+        _sync_folder(target.parent)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _sync_folder(folder: Path) -> None:
+    """Sync the folder so the rename itself survives a power cut (POSIX only)."""
+    try:
+        fd = os.open(folder or ".", os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass        # some file systems refuse fsync on a folder; the rename still happened
+    finally:
+        os.close(fd)
 
 
 def _file_mode(target: Path) -> int:

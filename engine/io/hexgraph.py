@@ -18,7 +18,7 @@ import zipfile
 import zlib
 from collections.abc import Callable
 from os import PathLike
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -73,17 +73,38 @@ def _node_entry(node: Node, arrays: dict[str, np.ndarray], const_member: str) ->
 
 
 def save_graph(graph: Graph, path: str | PathLike[str]) -> None:
-    """Write ``graph`` to ``path`` atomically (a temporary file renamed over the target).
+    """Write ``graph`` to ``path`` atomically and durably (a temporary file, synced, renamed
+    over the target, then the folder synced).
 
     Nodes with an already used id (``graph.duplicates``) are saved too, after the others.
     """
+    with atomic_write(path) as handle:
+        _write_zip(graph, handle)
+
+
+def graph_bytes(graph: Graph) -> bytes:
+    """The bytes :func:`save_graph` writes: equal graphs give equal bytes."""
+    buf = io.BytesIO()
+    _write_zip(graph, buf)
+    return buf.getvalue()
+
+
+# A fixed member time keeps the same graph's file the same bytes (diffable, comparable).
+_MEMBER_TIME = (1980, 1, 1, 0, 0, 0)
+
+
+def _write_zip(graph: Graph, handle: IO[bytes]) -> None:
     document, arrays = graph_document(graph)
-    with atomic_write(path) as handle, zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr("graph.json", json.dumps(document, indent=1))
+    with zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as zf:
+        members = [("graph.json", json.dumps(document, indent=1).encode())]
         for name, array in arrays.items():
             buf = io.BytesIO()
             np.save(buf, array, allow_pickle=False)
-            zf.writestr(name, buf.getvalue())
+            members.append((name, buf.getvalue()))
+        for name, data in members:
+            info = zipfile.ZipInfo(name, _MEMBER_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, data)
 
 
 def load_graph(path: str | PathLike[str]) -> Graph:
@@ -117,6 +138,9 @@ def load_graph(path: str | PathLike[str]) -> Graph:
                              "(it is not a readable zip archive)") from None
     except (zipfile.LargeZipFile, OSError, EOFError) as exc:
         raise GraphFileError(f"{name}: cannot be read: {exc}") from None
+    except NotImplementedError as exc:
+        # zipfile raises it for a damaged header's version or compression method
+        raise GraphFileError(f"{name}: not a readable Hexscope graph file: {exc}") from None
 
 
 class _NumberTooLong(Exception):

@@ -10,6 +10,8 @@ from PySide6.QtCore import QRectF, QSizeF
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication
 
+from support.titles import shown_title
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
 
 
@@ -41,15 +43,15 @@ def test_docks_keep_their_width_when_a_long_tensor_is_shown(qtbot, shown):
 
 
 def test_title_shows_file_name_and_modified_marker(window, graph_file, tmp_path):
-    assert window.windowTitle() == "untitled — Hexscope"
+    assert shown_title(window) == "untitled — Hexscope"
     window.files.open_graph(graph_file)
-    assert window.windowTitle() == "nops.hexgraph — Hexscope"
+    assert shown_title(window) == "nops.hexgraph — Hexscope"
     window.edits.set_label(0x101, "renamed")
-    assert window.windowTitle() == "nops.hexgraph* — Hexscope" and window.isWindowModified()
+    assert shown_title(window) == "nops.hexgraph* — Hexscope" and window.isWindowModified()
     assert window.files.save_graph_as(str(tmp_path / "other.hexgraph"))
-    assert window.windowTitle() == "other.hexgraph — Hexscope"
+    assert shown_title(window) == "other.hexgraph — Hexscope"
     window.undo_stack.undo()                            # back before the save point
-    assert window.windowTitle() == "other.hexgraph* — Hexscope"
+    assert shown_title(window) == "other.hexgraph* — Hexscope"
 
 
 def _hint_pixels(canvas) -> int:
