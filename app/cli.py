@@ -209,10 +209,10 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_check_padding(args: argparse.Namespace) -> int:
     try:
-        from hexscope.engine.padding_check import check_padding
+        from hexscope.engine.analysis.padding_check import check_padding
     except ImportError:
         err("the padding check is not available in this build "
-            "(hexscope.engine.padding_check is missing)")
+            "(hexscope.engine.analysis.padding_check is missing)")
         return EXIT_INVALID
     from hexscope.engine.inputs import make_inputs
 

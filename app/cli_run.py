@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from hexscope.engine.batch import BatchResult, InputSet, Outcome, RunRecord, run_batch
+from hexscope.engine.batch.runner import BatchResult, InputSet, Outcome, RunRecord, run_batch
 from hexscope.engine.errors import EngineError, InputError
 from hexscope.engine.graph import Graph
 from hexscope.engine.inputs import InputSource, input_node, input_sources, make_inputs
@@ -180,7 +180,7 @@ def _dump_folder(path: str) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from hexscope.app.cli import load_any
-    from hexscope.engine.report import write_json, write_junit
+    from hexscope.engine.batch.report import write_json, write_junit
 
     name = Path(args.graph).name
     result = BatchResult(name, args.backend)

@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QSplitter, QWidget
 
 from hexscope.engine import EngineError, Layout, Session, Tensor
-from hexscope.engine.ranges import load_references, node_ranges
+from hexscope.engine.analysis.ranges import load_references, node_ranges
 from hexscope.widgets.d32_view import D32PaddingView
 from hexscope.widgets.fill_padding_view import FillPaddingView
 from hexscope.widgets.padding_check_panel import PaddingCheckPanel
@@ -193,7 +193,7 @@ class ViewsController(QObject):
         if not path:
             return
         try:
-            from hexscope.engine.ranges import load_batch_ranges
+            from hexscope.engine.analysis.ranges import load_batch_ranges
 
             self.batch_stats = load_batch_ranges(path)
         except (EngineError, ImportError) as exc:

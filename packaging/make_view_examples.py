@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 
 from hexscope.engine import Graph, Session
+from hexscope.engine.analysis.padding_check import check_padding
+from hexscope.engine.analysis.ranges import node_ranges
 from hexscope.engine.inputs import InputSource, make_inputs, set_input_sources
 from hexscope.engine.nodes import OutputDef
-from hexscope.engine.padding_check import check_padding
 from hexscope.engine.plugins import load_plugin
-from hexscope.engine.ranges import node_ranges
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "resources" / "examples"

@@ -18,9 +18,9 @@ if not os.environ.get("DISPLAY"):
 from PySide6.QtWidgets import QApplication, QSplitter, QWidget  # noqa: E402
 
 from hexscope.engine import Graph, Session  # noqa: E402
+from hexscope.engine.analysis.ranges import node_ranges  # noqa: E402
 from hexscope.engine.inputs import make_inputs  # noqa: E402
 from hexscope.engine.plugins import load_plugin  # noqa: E402
-from hexscope.engine.ranges import node_ranges  # noqa: E402
 from hexscope.widgets.d32_view import D32PaddingView  # noqa: E402
 from hexscope.widgets.fill_padding_view import FillPaddingView  # noqa: E402
 from hexscope.widgets.padding_check_panel import PaddingCheckPanel  # noqa: E402

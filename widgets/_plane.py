@@ -52,7 +52,7 @@ def plane(array: npt.NDArray, choice: PlaneChoice) -> npt.NDArray:
 
 def quant_range_of(outputs: list[Tensor] | tuple[Tensor, ...], k: int) -> QuantRange | None:
     """The range of output ``k`` when outputs k+1, k+2 are its float min and max."""
-    from hexscope.engine.ranges import output_range, quantized_outputs
+    from hexscope.engine.analysis.ranges import output_range, quantized_outputs
 
     return output_range(outputs, k) if k in quantized_outputs(outputs) else None
 

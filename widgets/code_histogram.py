@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from hexscope.engine import QuantRange, Tensor
-from hexscope.engine.ranges import code_counts
+from hexscope.engine.analysis.ranges import code_counts
 from hexscope.widgets._plane import is_codes
 
 BAR = QColor(90, 140, 220)

@@ -12,7 +12,7 @@ from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
 from hexscope.engine import Layout, Tensor
-from hexscope.engine.padding_regions import Region
+from hexscope.engine.analysis.padding_regions import Region
 from hexscope.widgets.memory_picture import REGION_COLORS
 
 VALID = QColor(235, 235, 225)

@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QSplitter, QVBoxLayout, QWidget
 
 from hexscope.engine import Layout, Tensor
-from hexscope.engine.padding_regions import Region, changed_by_region, changed_bytes
+from hexscope.engine.analysis.padding_regions import Region, changed_by_region, changed_bytes
 from hexscope.widgets.d32_view import legend_widget
 from hexscope.widgets.memory_picture import MemoryPicture, PixelIndex
 

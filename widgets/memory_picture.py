@@ -19,7 +19,7 @@ from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QGraphicsRectItem, QWidget
 
 from hexscope.engine import Layout, Tensor
-from hexscope.engine.padding_regions import Region, memory_rows, region_codes
+from hexscope.engine.analysis.padding_regions import Region, memory_rows, region_codes
 from hexscope.widgets._plane import image_values, value_levels
 
 REGION_COLORS: dict[Region, QColor] = {

@@ -1,7 +1,7 @@
 """PaddingCheckPanel: runs the padding check and lists the nodes that read d32 padding.
 
-The check itself is :func:`hexscope.engine.padding_check.check_padding`; this panel picks the
-two patterns, shows the findings (and the nodes that changed only through their inputs),
+The check itself is :func:`hexscope.engine.analysis.padding_check.check_padding`; this panel
+picks the two patterns, shows the findings (and the nodes that changed only through their inputs),
 selects a node on click and offers an overlay for the graph canvas.
 """
 
@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from hexscope.engine import EngineError, Graph, Tensor
-from hexscope.engine.padding_check import PaddingReport, check_padding
+from hexscope.engine.analysis.padding_check import PaddingReport, check_padding
 
 READS = QColor(230, 50, 50)
 INHERITS = QColor(240, 170, 60)

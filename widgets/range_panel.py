@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from hexscope.engine.ranges import RangeStats
+from hexscope.engine.analysis.ranges import RangeStats
 
 COLUMNS = ("#", "node", "op", "out", "min", "max", "step", "zero code", "0.0 exact",
            "codes used", "at 0 %", "at 255 %", "clipped %", "err max LSB", "err rms LSB",

@@ -10,7 +10,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from hexscope.engine.ranges import RangeStats
+from hexscope.engine.analysis.ranges import RangeStats
 
 MIN_PEN = (80, 160, 255)
 MAX_PEN = (255, 120, 80)

@@ -225,16 +225,16 @@ def test_check_padding_wiring(monkeypatch, check_graph, capsys):
         seen["nodes"], seen["inputs"] = len(graph), inputs
         return types.SimpleNamespace(readers=readers, lines=lambda: ["node 0x12 reads pad"])
 
-    fake = types.ModuleType("hexscope.engine.padding_check")
+    fake = types.ModuleType("hexscope.engine.analysis.padding_check")
     fake.check_padding = check_padding
-    monkeypatch.setitem(sys.modules, "hexscope.engine.padding_check", fake)
+    monkeypatch.setitem(sys.modules, "hexscope.engine.analysis.padding_check", fake)
     readers = [0x12]
     assert cli.main(["check-padding", str(check_graph)]) == 1
     assert "node 0x12 reads pad" in capsys.readouterr().out
     assert seen["nodes"] == 5 and len(seen["inputs"]) == 1
     readers = []
     assert cli.main(["check-padding", str(check_graph)]) == 0
-    monkeypatch.setitem(sys.modules, "hexscope.engine.padding_check", None)
+    monkeypatch.setitem(sys.modules, "hexscope.engine.analysis.padding_check", None)
     assert cli.main(["check-padding", str(check_graph)]) == 2
     assert "not available" in capsys.readouterr().err
 

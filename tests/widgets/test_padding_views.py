@@ -13,9 +13,9 @@ from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor, QFontMetrics
 
 from hexscope.engine import D32Padding, Session, Tensor
+from hexscope.engine.analysis.padding_regions import Region, memory_rows
 from hexscope.engine.inputs import make_inputs
 from hexscope.engine.io.hexgraph import load_graph
-from hexscope.engine.padding_regions import Region, memory_rows
 from hexscope.widgets.d32_layout_strip import D32LayoutStrip, offset_breakdown
 from hexscope.widgets.d32_view import D32PaddingView
 from hexscope.widgets.fill_padding_view import FillPaddingView

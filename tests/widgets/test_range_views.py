@@ -10,11 +10,11 @@ import pytest
 from PySide6.QtCore import Qt
 
 from hexscope.engine import DType, Graph, Layout, QuantRange, Tensor
+from hexscope.engine.analysis.ranges import range_stats
 from hexscope.engine.nodes import OutputDef
 from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.registry import REGISTRY, Category, Port, op
 from hexscope.engine.plugins import load_plugin
-from hexscope.engine.ranges import range_stats
 from hexscope.widgets.padding_check_panel import INHERITS, READS, PaddingCheckPanel
 from hexscope.widgets.range_panel import COLUMNS, RangePanel, saturation_color
 from hexscope.widgets.range_plot import RangePlotView

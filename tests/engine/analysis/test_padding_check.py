@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 from hexscope.engine import DType, Graph, InputError, Layout, Tensor
+from hexscope.engine.analysis.padding_check import check_padding
 from hexscope.engine.inputs import InputSource, set_input_sources
 from hexscope.engine.nodes import OutputDef
 from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.registry import REGISTRY, Category, Port, op
-from hexscope.engine.padding_check import check_padding
 from hexscope.engine.plugins import load_plugin
 
-PLUGIN = Path(__file__).resolve().parents[2] / "resources" / "plugins" / "peek_left.py"
+PLUGIN = Path(__file__).resolve().parents[3] / "resources" / "plugins" / "peek_left.py"
 TO_D32, FROM_D32, SUM_ALL = "TestPadCheckToD32", "TestPadCheckFromD32", "TestPadCheckSumAll"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from hexscope.engine import D32Padding, Tensor
-from hexscope.engine.padding_regions import (
+from hexscope.engine.analysis.padding_regions import (
     Region,
     byte_regions,
     changed_by_region,

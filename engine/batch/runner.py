@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from hexscope.engine.backends import Backend, make_backend
-from hexscope.engine.batch_stats import RangeAccumulator, tensor_stats
+from hexscope.engine.batch.stats import RangeAccumulator, tensor_stats
 from hexscope.engine.errors import (
     BackendError,
     CheckFailed,

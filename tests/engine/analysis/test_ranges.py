@@ -8,10 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hexscope.engine import DType, Graph, InputError, QuantRange, Session, Tensor
-from hexscope.engine.nodes import OutputDef
-from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.registry import REGISTRY, Category, Port, op
-from hexscope.engine.ranges import (
+from hexscope.engine.analysis.ranges import (
     load_references,
     lsb_error,
     node_ranges,
@@ -19,6 +16,9 @@ from hexscope.engine.ranges import (
     range_stats,
     references_from_session,
 )
+from hexscope.engine.nodes import OutputDef
+from hexscope.engine.ops.context import KernelContext
+from hexscope.engine.ops.registry import REGISTRY, Category, Port, op
 
 QUANT = "TestRangesQuantize"
 
@@ -158,10 +158,10 @@ def test_load_batch_ranges_reads_a_schema_valid_report(tmp_path):
 
     import jsonschema
 
-    from hexscope.engine.ranges import load_batch_ranges
+    from hexscope.engine.analysis.ranges import load_batch_ranges
 
     doc = _report_doc()
-    schema_path = Path(__file__).resolve().parents[2] / "resources/schemas/report.schema.json"
+    schema_path = Path(__file__).resolve().parents[3] / "resources/schemas/report.schema.json"
     if schema_path.exists():
         jsonschema.validate(doc, json.loads(schema_path.read_text()))
     path = tmp_path / "report.json"

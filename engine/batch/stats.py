@@ -13,7 +13,7 @@ from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.tensor import Tensor
 
 if TYPE_CHECKING:
-    from hexscope.engine.batch import NodeRecord
+    from hexscope.engine.batch.runner import NodeRecord
     from hexscope.engine.session import Session
 
 PERCENTILES = (0.1, 1.0, 5.0, 50.0, 95.0, 99.0, 99.9)
