@@ -6,13 +6,13 @@ import os
 import time
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
-from hexscope.app.settings import AUTOSAVE_SECONDS
+from hexscope.app.autosave import Autosaver, orphaned_slots
 from hexscope.engine.errors import EngineError, GraphFileError
 from hexscope.engine.graph import Graph
+from hexscope.engine.graph_diff import diff_graphs
 
 if TYPE_CHECKING:
     from hexscope.app.main_window import MainWindow
@@ -26,11 +26,9 @@ class FileActions:
     def __init__(self, window: MainWindow) -> None:
         self.w = window
         self.path: str | None = None
-        self.meta_dirty = False
-        self.autosave_timer = QTimer(window)
-        self.autosave_timer.setInterval(AUTOSAVE_SECONDS * 1000)
-        self.autosave_timer.timeout.connect(self.autosave_now)
-        self.autosave_timer.start()
+        self._meta_dirty = False
+        self.autosaver = Autosaver(window.settings.autosave_dir, window)
+        self.autosaver.failed.connect(lambda text: window.statusBar().showMessage(text, 8000))
         self._build_actions()
 
     def _build_actions(self) -> None:
@@ -53,7 +51,24 @@ class FileActions:
     # state ------------------------------------------------------------------------------------
     @property
     def modified(self) -> bool:
-        return not self.w.undo_stack.isClean() or self.meta_dirty
+        return not self.w.undo_stack.isClean() or self._meta_dirty
+
+    @property
+    def meta_dirty(self) -> bool:
+        """Unsaved changes outside the undo stack (input settings, restored work)."""
+        return self._meta_dirty
+
+    @meta_dirty.setter
+    def meta_dirty(self, value: bool) -> None:
+        self._meta_dirty = value
+        self.note_change()
+
+    def note_change(self) -> None:
+        """After any change of the document: autosave soon, or forget the autosave."""
+        if self.modified:
+            self.autosaver.edited(self.w.graph, self.path)
+        else:
+            self.autosaver.clean()
 
     def name(self) -> str:
         return os.path.basename(self.path) if self.path else "untitled"
@@ -116,10 +131,9 @@ class FileActions:
             QMessageBox.critical(self.w, "Cannot save graph", f"{path}: {exc}")
             return False
         self.path = path
-        self.meta_dirty = False
         self.w.undo_stack.setClean()
+        self.meta_dirty = False
         self.w.settings.add_recent(path)
-        self.w.settings.discard_autosave()
         self.update_recent_menu()
         self.w.update_title()
         self.w.statusBar().showMessage(f"Saved {path}", 5000)
@@ -139,41 +153,73 @@ class FileActions:
         return answer == QMessageBox.StandardButton.Discard
 
     # autosave -------------------------------------------------------------------------------
+    def discard_unsaved(self) -> None:
+        """The user answered the unsaved-changes prompt: nothing is left to restore."""
+        self._meta_dirty = False
+        self.w.undo_stack.setClean()
+        self.autosaver.clean()
+
     def autosave_now(self) -> bool:
-        """Write the unsaved graph to the autosave file (only when modified)."""
+        """Write the unsaved graph to this window's autosave slot now and wait for it."""
         if not self.modified:
             return False
-        try:
-            self.w.settings.autosave(self.w.graph, self.path)
-        except (OSError, EngineError) as exc:
-            self.w.statusBar().showMessage(f"Autosave failed: {exc}", 8000)
-            return False
-        return True
+        self.autosaver.edited(self.w.graph, self.path)
+        self.autosaver.save_now()
+        self.autosaver.wait()
+        return self.autosaver.slot.info() is not None
 
     def offer_restore(self) -> bool:
-        """At start: offer the autosave a crashed session left; True if it was restored."""
-        info = self.w.settings.pending_autosave()
-        if info is None:
+        """At start: offer the newest autosave that an instance which is gone left behind
+        (it crashed or was killed); True if it was restored. Running instances' autosaves
+        are never offered."""
+        slots = orphaned_slots(self.w.settings.autosave_dir)
+        if not slots:
             return False
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(info.get("time", 0))))
-        original = info.get("original") or "an untitled graph"
-        answer = QMessageBox.question(
-            self.w, "Restore unsaved work?",
-            f"Hexscope did not exit cleanly. Restore the autosave of {original} from {when}?",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            QMessageBox.StandardButton.Yes)
-        if answer != QMessageBox.StandardButton.Yes:
-            self.w.settings.discard_autosave()
-            return False
+        slot, older = slots[0], slots[1:]
+        for other in older:
+            other.unlock()          # offered at a later start
+        info = slot.info() or {}
         try:
-            graph = Graph.load(self.w.settings.autosave_graph)
+            graph = Graph.load(slot.graph_path)
         except GraphFileError as exc:
             QMessageBox.critical(self.w, "Cannot restore", str(exc))
+            slot.release()
             return False
-        self.w.set_graph(graph, str(info["original"]) if info.get("original") else None)
+        original = str(info["original"]) if info.get("original") else None
+        answer = QMessageBox.question(
+            self.w, "Restore unsaved work?", _restore_text(info, original, graph, len(older)),
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.Yes)
+        slot.release()
+        if answer != QMessageBox.StandardButton.Yes:
+            return False
+        self.w.set_graph(graph, original)
         self.meta_dirty = True     # restored work is unsaved until the user saves it
+        self.autosaver.save_now()  # and lives in this instance's slot from now on
+        self.autosaver.wait()
         self.w.update_title()
         return True
+
+
+def _restore_text(info: dict[str, object], original: str | None, graph: Graph,
+                  n_older: int) -> str:
+    """What the restore offer says: which file, from when, and what differs from it."""
+    when = time.strftime("%Y-%m-%d %H:%M:%S",
+                         time.localtime(float(info.get("time", 0) or 0)))  # type: ignore[arg-type]
+    if original is None:
+        what, diff = "an untitled graph", f"{len(graph)} node(s), never saved"
+    else:
+        what = original
+        try:
+            diff = "changes against the file on disk: " + diff_graphs(
+                Graph.load(original), graph).summary()
+        except GraphFileError as exc:
+            diff = f"the file on disk cannot be compared ({exc})"
+    text = (f"Hexscope did not exit cleanly. Restore the unsaved work on {what}, "
+            f"autosaved at {when}?\n\n{diff}.")
+    if n_older:
+        text += f"\n\n{n_older} older autosave(s) will be offered at the next start."
+    return text
 
 
 def _action(parent: object, text: str, shortcut: object, slot: object) -> QAction:

@@ -182,6 +182,7 @@ class MainWindow(QMainWindow):
         self.log_panel.clear_button.clicked.connect(self._update_log_title)
         self.undo_stack.cleanChanged.connect(lambda _: self.update_title())
         self.undo_stack.indexChanged.connect(lambda _: self.update_title())
+        self.undo_stack.indexChanged.connect(lambda _: self.files.note_change())
 
     def _follow_graph(self) -> None:
         """Connect the scene's gestures and the graph's edits (again after a new graph)."""
@@ -419,8 +420,8 @@ class MainWindow(QMainWindow):
         if not self.files.maybe_save():
             event.ignore()
             return
+        self.files.discard_unsaved()       # the user chose: saved, or discarded
         self.shutdown()
-        self.settings.discard_autosave()
         event.accept()
 
     def shutdown(self) -> None:
@@ -428,7 +429,8 @@ class MainWindow(QMainWindow):
         if getattr(self, "_shut_down", False):
             return
         self._shut_down = True
-        self.files.autosave_timer.stop()
+        # Work nobody saved or discarded (a quit without the prompt) stays for the next start.
+        self.files.autosaver.close(keep=self.files.modified)
         self._validate_timer.stop()
         for signal in (self.undo_stack.cleanChanged, self.undo_stack.indexChanged):
             signal.disconnect()

@@ -1,18 +1,13 @@
-"""Recent files and autosave (a crash loses at most a minute of editing)."""
+"""Recent files and where autosaves go (the autosave itself: :mod:`hexscope.app.autosave`)."""
 
 from __future__ import annotations
 
-import json
 import os
-import time
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, QStandardPaths
 
-from hexscope.engine.graph import Graph
-
 MAX_RECENT = 10
-AUTOSAVE_SECONDS = 60
 
 
 class AppSettings:
@@ -41,32 +36,4 @@ class AppSettings:
         self.qsettings.setValue("recent_files", [])
 
     # autosave -----------------------------------------------------------------------------
-    @property
-    def autosave_graph(self) -> Path:
-        return self.autosave_dir / "autosave.hexgraph"
-
-    @property
-    def _autosave_info(self) -> Path:
-        return self.autosave_dir / "autosave.json"
-
-    def autosave(self, graph: Graph, original: str | None) -> Path:
-        """Write the unsaved graph and a note of which file it belongs to."""
-        self.autosave_dir.mkdir(parents=True, exist_ok=True)
-        graph.save(self.autosave_graph)
-        info = {"original": original, "time": time.time(), "pid": os.getpid()}
-        self._autosave_info.write_text(json.dumps(info))
-        return self.autosave_graph
-
-    def pending_autosave(self) -> dict[str, object] | None:
-        """The autosave a previous session left behind (it crashed or was killed)."""
-        if not self.autosave_graph.exists() or not self._autosave_info.exists():
-            return None
-        try:
-            info = json.loads(self._autosave_info.read_text())
-        except (OSError, ValueError):
-            return None
-        return info if isinstance(info, dict) else None
-
-    def discard_autosave(self) -> None:
-        for path in (self.autosave_graph, self._autosave_info):
-            path.unlink(missing_ok=True)
+    # Each running window writes its own slot there (hexscope.app.autosave).

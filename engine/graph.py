@@ -74,6 +74,23 @@ def check_node_id(node_id: int) -> int:
     return int(node_id)
 
 
+@dataclass(frozen=True, slots=True)
+class GraphSnapshot:
+    """A graph's nodes, duplicates and meta at one moment; saves like the graph it copies."""
+
+    nodes: tuple[Node, ...]
+    duplicates: tuple[Node, ...]
+    meta: dict[str, object]
+
+    def __iter__(self) -> Iterator[Node]:
+        return iter(self.nodes)
+
+    def save(self, path: str | PathLike[str]) -> None:
+        from hexscope.engine.io.hexgraph import save_graph
+
+        save_graph(self, path)
+
+
 class Graph:
     """A hexagon_nn graph. Iterating yields nodes in append (execution) order."""
 
@@ -312,6 +329,10 @@ class Graph:
         from hexscope.engine.io.hexgraph import save_graph
 
         save_graph(self, path)
+
+    def snapshot(self) -> GraphSnapshot:
+        """The graph as it is now, safe to save from another thread (nodes are immutable)."""
+        return GraphSnapshot(tuple(self), tuple(self.duplicates), dict(self.meta))
 
     def to_bytes(self) -> bytes:
         """The bytes :meth:`save` writes; equal graphs give equal bytes."""

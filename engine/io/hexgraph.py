@@ -23,7 +23,7 @@ from typing import IO, Any
 import numpy as np
 
 from hexscope.engine.errors import EngineError, GraphError, GraphFileError
-from hexscope.engine.graph import Graph, check_node_id
+from hexscope.engine.graph import Graph, GraphSnapshot, check_node_id
 from hexscope.engine.io.atomic import atomic_write
 from hexscope.engine.nodes import MAX_NODE_ID, Node, OutputDef, Padding
 from hexscope.engine.tensor import Tensor
@@ -41,7 +41,7 @@ _INT32 = (-(1 << 31), (1 << 31) - 1)
 ArrayReader = Callable[[str], np.ndarray]
 
 
-def graph_document(graph: Graph) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def graph_document(graph: Graph | GraphSnapshot) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The JSON document of a graph and the const arrays it refers to."""
     arrays: dict[str, np.ndarray] = {}
     nodes = [_node_entry(node, arrays, f"consts/{node.node_id:08x}.npy") for node in graph]
@@ -72,7 +72,7 @@ def _node_entry(node: Node, arrays: dict[str, np.ndarray], const_member: str) ->
     return entry
 
 
-def save_graph(graph: Graph, path: str | PathLike[str]) -> None:
+def save_graph(graph: Graph | GraphSnapshot, path: str | PathLike[str]) -> None:
     """Write ``graph`` to ``path`` atomically and durably (a temporary file, synced, renamed
     over the target, then the folder synced).
 
@@ -82,7 +82,7 @@ def save_graph(graph: Graph, path: str | PathLike[str]) -> None:
         _write_zip(graph, handle)
 
 
-def graph_bytes(graph: Graph) -> bytes:
+def graph_bytes(graph: Graph | GraphSnapshot) -> bytes:
     """The bytes :func:`save_graph` writes: equal graphs give equal bytes."""
     buf = io.BytesIO()
     _write_zip(graph, buf)
@@ -93,7 +93,7 @@ def graph_bytes(graph: Graph) -> bytes:
 _MEMBER_TIME = (1980, 1, 1, 0, 0, 0)
 
 
-def _write_zip(graph: Graph, handle: IO[bytes]) -> None:
+def _write_zip(graph: Graph | GraphSnapshot, handle: IO[bytes]) -> None:
     document, arrays = graph_document(graph)
     with zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as zf:
         members = [("graph.json", json.dumps(document, indent=1).encode())]
@@ -173,9 +173,9 @@ def _read_member(zf: zipfile.ZipFile, member: str, what: str) -> bytes:
         return zf.read(member)
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
         raise GraphFileError(f"{what} is damaged ({exc})") from None
-    except NotImplementedError:  # before RuntimeError, whose subclass it is
-        raise GraphFileError(f"{what} uses a compression method Hexscope cannot read "
-                             "(Hexscope saves with deflate)") from None
+    except NotImplementedError as exc:  # before RuntimeError, whose subclass it is
+        raise GraphFileError(f"{what} uses a zip feature Hexscope cannot read ({exc}); "
+                             "Hexscope saves with deflate") from None
     except RuntimeError as exc:  # zipfile's "encrypted, password required"
         raise GraphFileError(f"{what} is encrypted; Hexscope never encrypts graphs "
                              f"({exc})") from None

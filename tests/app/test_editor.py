@@ -126,25 +126,6 @@ def test_unsaved_work_prompt(window, monkeypatch, answer, expect_new):
     assert (len(window.graph) == 0) is expect_new
 
 
-def test_autosave_and_restore(window, settings, qtbot, monkeypatch):
-    window.edits.add_op("Nop")
-    assert window.files.autosave_now()
-    assert settings.pending_autosave() is not None
-    from hexscope.app.main_window import MainWindow
-
-    monkeypatch.setattr(QMessageBox, "question",
-                        lambda *a: QMessageBox.StandardButton.Yes)
-    other = MainWindow(settings)
-    try:
-        assert other.files.offer_restore()
-        assert [n.op for n in other.graph] == ["Nop"]
-        assert other.files.modified
-    finally:
-        other.files.meta_dirty = False
-        other.shutdown()
-        other.deleteLater()
-
-
 def test_palette_search_and_add(window):
     window.palette.search.setText("nop")
     assert "Nop" in window.palette.visible_ops()

@@ -332,3 +332,34 @@ def test_load_ignores_duplicates_in_file_meta(tmp_path, hidden):
     h = Graph.load(path)
     assert [(n.node_id, n.op) for n in h.duplicates] == [(0x2001, "Relu")]
     assert h.meta["inputs"] == [{"kind": "constant", "value": 2.0}]
+
+
+@pytest.mark.parametrize("field_offset, value", [(8, 99), (4, 99)],
+                         ids=["compression-method", "needs-version"])
+def test_zip_features_zipfile_does_not_implement_give_a_graph_file_error(
+        tmp_path, field_offset, value):
+    """A fuzzer's mutations made zipfile raise NotImplementedError (an unknown compression
+    method, a 'zip file version' it cannot extract): it must name the file like any damage."""
+    data = bytearray(sample_graph().to_bytes())
+    for signature in (b"PK\x03\x04", b"PK\x01\x02"):     # local header and central directory
+        at = data.find(signature)
+        while at >= 0:
+            # the central directory's fields sit 2 bytes later (it has 'version made by')
+            offset = field_offset + (2 if signature == b"PK\x01\x02" else 0)
+            data[at + offset:at + offset + 2] = value.to_bytes(2, "little")
+            at = data.find(signature, at + 4)
+    path = tmp_path / "mutated.hexgraph"
+    path.write_bytes(bytes(data))
+    with pytest.raises(GraphFileError, match="mutated.hexgraph"):
+        Graph.load(path)
+
+
+def test_same_graph_saves_the_same_bytes_and_the_save_is_synced(tmp_path, monkeypatch):
+    synced: list[int] = []
+    real_fsync = hexgraph.os.fsync if hasattr(hexgraph, "os") else None
+    import hexscope.engine.io.atomic as atomic
+
+    monkeypatch.setattr(atomic.os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
+    sample_graph().save(tmp_path / "a.hexgraph")
+    assert len(synced) == 2                              # the file, then its folder
+    assert (tmp_path / "a.hexgraph").read_bytes() == sample_graph().to_bytes()
