@@ -83,6 +83,7 @@ class DebugActions:
     # commands -------------------------------------------------------------------------------
     def _start(self) -> None:
         self.visual_stale.clear()
+        self.w.run_errors.clear()       # a new attempt: the last one's errors are answered
 
     def run(self) -> None:
         if not self.w.controller.busy:
@@ -191,6 +192,7 @@ class DebugActions:
         self.w.scene.set_look(event.node_id, status="failed", error=event.message)
         self.w.statusBar().showMessage(
             f"node 0x{event.node_id:x} ({event.op}) failed: {event.message}", 15000)
+        self.w.select_node(event.node_id)       # selected and centred: what to look at
         self.w.results_changed.emit()
 
     def _on_run_finished(self, event: RunFinished) -> None:
@@ -212,6 +214,7 @@ class DebugActions:
             self.w.statusBar().showMessage(
                 f"Next: 0x{nxt:x}" if nxt is not None else "All nodes have run", 15000)
         self.w.refresh_results()
+        self.w.show_problems()
         self.w.results_changed.emit()
 
     def _on_error(self, message: str) -> None:

@@ -54,6 +54,7 @@ class MainWindow(QMainWindow):
     """See APP_CONTRACT.md for the API the views use (signals, add_dock, select_node...)."""
 
     session_changed = Signal(object)
+    graph_replaced = Signal()           # New, Open, restore: a different document
     node_selected = Signal(int)
     results_changed = Signal()
 
@@ -62,6 +63,8 @@ class MainWindow(QMainWindow):
         self.settings = settings or AppSettings()
         self.graph = Graph()
         self.issues: list[Issue] = []
+        self.run_errors: list[str] = []      # run-time errors outside a node, until New/Open
+        self.startup_lines: list[LogLine] = []   # plugin files that failed to load
         self.next_node: int | None = None
         self._session: Session | None = None
         self._overlay_legend: list[tuple[str, QColor]] = []
@@ -210,6 +213,8 @@ class MainWindow(QMainWindow):
         base = os.path.dirname(os.path.abspath(path)) if path else None
         self.controller.set_graph(graph, base)
         self.debug.breakpoints.clear()
+        self.clear_run_state()
+        self.graph_replaced.emit()
         self.undo_stack.clear()
         self.files.path = path
         self.files.meta_dirty = False
@@ -223,6 +228,19 @@ class MainWindow(QMainWindow):
         QTimer.singleShot(0, lambda: None if self.scene.selected_ids()
                           else self.canvas.show_graph())
         self.canvas.show_graph()
+
+    def clear_run_state(self) -> None:
+        """What the last graph's runs left: errors, log, timings, progress, the next mark."""
+        self.run_errors.clear()
+        self.log_panel.clear()
+        for line in self.startup_lines:     # still true of this app, whatever the graph
+            self.log_panel.append(line)
+        self._update_log_title()
+        self.timing.set_times([])
+        self.run_label.clear()
+        self.hide_progress()
+        self.next_node = None
+        self._on_session(None)          # the old session is being closed on the worker
 
     def update_title(self) -> None:
         self.setWindowTitle(self.files.title())
@@ -251,11 +269,21 @@ class MainWindow(QMainWindow):
         self.refresh_prepared()
 
     def show_problems(self, extra: list[str] = ()) -> None:  # type: ignore[assignment]
-        self.problems.set_issues(self.issues, list(extra))
-        n = len(errors(self.issues))
-        self.problems_dock.setWindowTitle(f"Problems ({len(self.issues)})" if self.issues
-                                          else "Problems")
-        if extra or n:
+        """Validation issues, then what failed at run time: the failed nodes of the session
+        (they stay until the node runs again or the graph changes) and the run's other
+        errors (an input that cannot be made). ``extra`` adds such an error."""
+        self.run_errors += [text for text in extra if text not in self.run_errors]
+        session = self._session
+        failed: list[tuple[int | None, str]] = []
+        if session is not None and not self.controller.busy:
+            nodes = session.prepared.nodes
+            failed = [(node_id, f"0x{node_id:x} ({nodes[node_id].op}) failed: {text}")
+                      for node_id, text in session.executor.failed.items() if node_id in nodes]
+        run = failed + list(self.run_errors)
+        self.problems.set_issues(self.issues, run)
+        total = len(self.issues) + len(run)
+        self.problems_dock.setWindowTitle(f"Problems ({total})" if total else "Problems")
+        if extra or failed or errors(self.issues):
             self.problems_dock.raise_()
 
     def refresh_prepared(self) -> None:
@@ -356,12 +384,16 @@ class MainWindow(QMainWindow):
 
     def _update_log_title(self) -> None:
         n = len(self.log_panel.lines)
-        self.log_dock.setWindowTitle(f"Log ({n})" if n else "Log")
+        n_errors = sum(line.level == 0 for line in self.log_panel.lines)
+        title = f"Log ({n})" if n else "Log"
+        # The error marker stays on the tab until the log is cleared (New, Open, Clear).
+        self.log_dock.setWindowTitle(f"{title} ✖ {n_errors} error(s)" if n_errors else title)
 
     def report_startup_errors(self, messages: list[str]) -> None:
         """Show what failed at start-up (plugin files, with file and line) in the log panel."""
         for text in messages:
-            self.log_panel.append(LogLine(0, text))
+            self.startup_lines.append(LogLine(0, text))
+            self.log_panel.append(self.startup_lines[-1])
         self._update_log_title()
         if messages:
             self.log_dock.raise_()

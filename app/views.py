@@ -1,7 +1,8 @@
 """install_views(window): the tensor, d32 padding, FillPadding, padding check and range docks.
 
 The views follow the main window through the APP_CONTRACT API only: ``session_changed``,
-``node_selected``, ``results_changed``, ``add_dock``, ``select_node`` and ``set_overlay``.
+``graph_replaced``, ``node_selected``, ``results_changed``, ``add_dock``, ``select_node`` and
+``set_overlay``.
 Tensors are read on the GUI thread after ``results_changed``; they are read-only.
 """
 
@@ -69,6 +70,7 @@ class ViewsController(QObject):
     def _connect(self) -> None:
         w = self.w
         w.session_changed.connect(self._on_session)
+        w.graph_replaced.connect(self._on_graph_replaced)
         w.node_selected.connect(self._on_node)
         w.results_changed.connect(self._on_results)
         self.inspector.element_selected.connect(self._inspector_selected)
@@ -93,6 +95,14 @@ class ViewsController(QObject):
         self._shown = None
         self.show_node()
         self._ranges_timer.start()
+
+    def _on_graph_replaced(self) -> None:
+        """New, Open or restore: what was loaded for the old graph goes with it."""
+        self.references = None
+        self.batch_stats = []
+        self.node_id = -1
+        self.range_panel.set_stats([])
+        self.range_plot.set_stats([])
 
     def _on_node(self, node_id: int) -> None:
         self.node_id = node_id

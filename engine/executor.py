@@ -14,6 +14,7 @@ from enum import Enum
 
 import numpy as np
 
+from hexscope.engine.analysis.degenerate import degenerate_origin
 from hexscope.engine.backends.base import Backend
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import EngineError, KernelContractError, NodeError
@@ -265,7 +266,28 @@ class Executor:
             outputs.append(tensor.readonly())
         return tuple(outputs)
 
+    def _degenerate_note(self, node_id: int) -> str:
+        """Name where a NaN, infinite or zero-width range that reached the node began."""
+        def spec_of(op: str) -> OpSpec | None:
+            return self.registry.get(op) if op in self.registry else None
+
+        def tensor_of(ref: tuple[int, int]) -> Tensor | None:
+            try:
+                return self.input_tensor(ref)
+            except EngineError:
+                return None
+
+        found = degenerate_origin(node_id, self.prepared.nodes, spec_of, tensor_of)
+        if found is None:
+            return ""
+        origin, what = found
+        if origin == node_id:
+            return f" (its range input is degenerate: {what})"
+        op = self.prepared.nodes[origin].op
+        return f" (a degenerate range from node 0x{origin:x} ({op}): {what})"
+
     def _fail(self, node: Node, message: str, seconds: float) -> NodeFailed:
+        message += self._degenerate_note(node.node_id)
         self.failed[node.node_id] = message
         self.log.write(0, f"node 0x{node.node_id:x} ({node.op}) failed: {message}",
                        node.node_id)

@@ -1,6 +1,8 @@
-"""ProblemsPanel: validation issues, errors first; activating one selects its node."""
+"""ProblemsPanel: validation issues and run-time failures; activating one selects its node."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
@@ -22,8 +24,10 @@ class ProblemsPanel(QWidget):
         self.list.itemClicked.connect(self._activate)
         self.list.itemActivated.connect(self._activate)
 
-    def set_issues(self, issues: list[Issue], extra: list[str] = ()) -> None:  # type: ignore[assignment]
-        """Show ``issues``, plus free-text problems (e.g. an input that cannot be made)."""
+    def set_issues(self, issues: list[Issue],
+                   extra: Sequence[str | tuple[int | None, str]] = ()) -> None:
+        """Show ``issues``, then run-time problems: a failed node's ``(node_id, text)`` or a
+        free text (e.g. an input that cannot be made)."""
         self.issues = list(issues)
         self.list.clear()
         for issue in self.issues:
@@ -32,9 +36,12 @@ class ProblemsPanel(QWidget):
             item.setForeground(QColor("#c1121f") if error else QColor("#9a6700"))
             item.setData(Qt.ItemDataRole.UserRole, issue.node_id)
             self.list.addItem(item)
-        for text in extra:
+        for entry in extra:
+            node_id, text = entry if isinstance(entry, tuple) else (None, entry)
             item = QListWidgetItem("✖ " + text)
             item.setForeground(QColor("#c1121f"))
+            if node_id is not None:
+                item.setData(Qt.ItemDataRole.UserRole, node_id)
             self.list.addItem(item)
         if not self.issues and not extra:
             self.list.addItem(QListWidgetItem("No problems."))

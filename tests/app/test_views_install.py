@@ -13,6 +13,7 @@ from hexscope.engine.nodes import OutputDef
 
 class ContractWindow(QMainWindow):
     session_changed = Signal(object)
+    graph_replaced = Signal()
     node_selected = Signal(int)
     results_changed = Signal()
 

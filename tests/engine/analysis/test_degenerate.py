@@ -1,0 +1,56 @@
+"""A failure caused by a degenerate range upstream names the node where it started."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hexscope.engine import Graph, Session
+
+X, NAN_MIN, ONE, RELU, DEQ, Q, OUT = 0x10, 0x11, 0x12, 0x20, 0x21, 0x22, 0x30
+
+
+def _graph(low: float) -> Graph:
+    g = Graph()
+    g.append_node(X, "INPUT", outputs=1)
+    g.append_const_node(NAN_MIN, np.array([low], np.float32))
+    g.append_const_node(ONE, np.array([1.0], np.float32))
+    g.append_node(RELU, "QuantizedRelu_8", inputs=[(X, 0), (NAN_MIN, 0), (ONE, 0)], outputs=3)
+    g.append_node(DEQ, "Dequantize", inputs=[(RELU, 0), (RELU, 1), (RELU, 2)], outputs=1)
+    # the requantize reads the relu's (copied) range: it is the op that refuses NaN
+    g.append_node(Q, "Quantize", inputs=[(DEQ, 0), (RELU, 1), (RELU, 2)], outputs=3)
+    g.append_node(OUT, "OUTPUT", inputs=[(Q, 0)])
+    return g
+
+
+def _failure(low: float) -> str:
+    s = Session(_graph(low))
+    s.set_inputs([np.arange(8, dtype=np.uint8)])
+    s.run()
+    return next(iter(s.executor.failed.items()))
+
+
+def test_a_nan_range_two_nodes_up_is_traced_to_the_const_that_holds_it():
+    node_id, message = _failure(float("nan"))
+    assert node_id in (DEQ, Q)
+    assert f"a degenerate range from node 0x{NAN_MIN:x} (Const): the const holds nan" in message
+
+
+def test_the_node_whose_range_input_is_degenerate_says_so_when_it_made_none():
+    from hexscope.engine.analysis.degenerate import degenerate_inputs
+    from hexscope.engine.ops.registry import REGISTRY
+    from hexscope.engine.tensor import Tensor
+
+    spec = REGISTRY.get("Quantize")
+    x = Tensor.from_array(np.zeros(4, np.float32))
+    lo, hi = Tensor.from_array(np.float32([2.0])), Tensor.from_array(np.float32([2.0]))
+    assert degenerate_inputs(spec, [x, lo, hi]) == ["input range has zero width (2.0 to 2.0)"]
+    inf = Tensor.from_array(np.float32([np.inf]))
+    assert degenerate_inputs(spec, [x, lo, inf]) == ["max is inf"]
+    assert degenerate_inputs(spec, [x, lo, Tensor.from_array(np.float32([3.0]))]) == []
+
+
+def test_a_failure_with_fine_ranges_gets_no_range_note():
+    s = Session(_graph(-1.0))
+    s.set_inputs([np.arange(8, dtype=np.uint8)])
+    s.run()
+    assert s.executor.failed == {}
