@@ -114,12 +114,19 @@ class EditActions:
         self.w.canvas.zoom_to_fit()
 
     def delete_selected(self) -> None:
+        """Delete the selected nodes (with their folded consts) and disconnect the selected
+        edges, as one undo step."""
         ids = set(self.w.scene.selected_ids())
         ids |= {c for c, dst in self.w.scene.folded.items() if dst in ids}
-        if ids:
-            order = [i for i in reversed(self.w.graph.order) if i in ids]
-            self.edit_many(f"delete {len(order)} node(s)",
-                           [("remove_node", (i,)) for i in order])
+        # Highest port first: hexagon_nn's inputs are positional, only the last one can go.
+        wires = sorted({(e.dst.node_id, e.dst_port) for e in self.w.scene.selected_edges()
+                        if e.dst.node_id not in ids}, key=lambda w: (w[0], -w[1]))
+        calls = [("set_input", (dst, port, None)) for dst, port in wires]
+        order = [i for i in reversed(self.w.graph.order) if i in ids]
+        calls += [("remove_node", (i,)) for i in order]
+        if calls:
+            what = [f"{len(order)} node(s)"] * bool(order) + [f"{len(wires)} wire(s)"] * bool(wires)
+            self.edit_many(f"delete {' and '.join(what)}", calls)
 
     def set_label(self, node_id: int, label: str) -> None:
         self.edit("set_label", node_id, label)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QColor, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsPathItem
+from PySide6.QtGui import QColor, QPainterPath, QPainterPathStroker, QPen
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
 from hexscope.widgets.graph_canvas.node_item import NodeItem
 
@@ -29,6 +29,8 @@ class EdgeItem(QGraphicsPathItem):
         pen.setCosmetic(True)
         self.setPen(pen)
         self.setZValue(0)
+        # Click an edge, then Delete, to disconnect (hexagon_nn allows it on the last input).
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setToolTip(f"0x{src.node_id:x}:{src_port} → 0x{dst.node_id:x} input {dst_port}")
         src.edges.append(self)
         dst.edges.append(self)
@@ -36,6 +38,13 @@ class EdgeItem(QGraphicsPathItem):
 
     def update_path(self) -> None:
         self.setPath(curve(self.src.output_pos(self.src_port), self.dst.input_pos(self.dst_port)))
+
+    def shape(self) -> QPainterPath:
+        # A band along the curve: the path's own shape is its filled hull, which would make
+        # clicks far from the line select it.
+        stroker = QPainterPathStroker()
+        stroker.setWidth(8)
+        return stroker.createStroke(self.path())
 
     def detach(self) -> None:
         for item in (self.src, self.dst):

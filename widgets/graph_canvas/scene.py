@@ -177,6 +177,9 @@ class GraphScene(QGraphicsScene):
     def selected_ids(self) -> list[int]:
         return [i.node_id for i in self.selectedItems() if isinstance(i, NodeItem)]
 
+    def selected_edges(self) -> list[EdgeItem]:
+        return [i for i in self.selectedItems() if isinstance(i, EdgeItem)]
+
     def _select(self, ids: list[int]) -> None:
         """Reselect ``ids`` after items were recreated; signals only if the set changed."""
         self.blockSignals(True)
