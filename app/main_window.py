@@ -183,9 +183,10 @@ class MainWindow(QMainWindow):
         self.controller.log_line.connect(self.log_panel.append)
         self.controller.log_line.connect(lambda _line: self._update_log_title())
         self.log_panel.clear_button.clicked.connect(self._update_log_title)
-        self.undo_stack.cleanChanged.connect(lambda _: self.update_title())
-        self.undo_stack.indexChanged.connect(lambda _: self.update_title())
-        self.undo_stack.indexChanged.connect(lambda _: self.files.note_change())
+        # Bound methods, not lambdas: Qt drops a connection when its receiver is destroyed,
+        # and the stack still emits while the window is being torn down.
+        self.undo_stack.cleanChanged.connect(self._on_undo_changed)
+        self.undo_stack.indexChanged.connect(self._on_undo_changed)
 
     def _follow_graph(self) -> None:
         """Connect the scene's gestures and the graph's edits (again after a new graph)."""
@@ -241,6 +242,10 @@ class MainWindow(QMainWindow):
         self.hide_progress()
         self.next_node = None
         self._on_session(None)          # the old session is being closed on the worker
+
+    def _on_undo_changed(self, _value: object = None) -> None:
+        self.update_title()
+        self.files.note_change()
 
     def update_title(self) -> None:
         self.setWindowTitle(self.files.title())

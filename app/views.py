@@ -82,7 +82,7 @@ class ViewsController(QObject):
         self.check.overlay_changed.connect(w.set_overlay)
         self.range_panel.load_reference_requested.connect(self._load_reference)
         self.range_panel.load_batch_requested.connect(self._load_batch)
-        self.docks["ranges"].visibilityChanged.connect(lambda _v: self._ranges_timer.start())
+        self.docks["ranges"].visibilityChanged.connect(self._on_ranges_visible)
         self.check.set_graph(lambda: w.graph, self._check_inputs)
 
     # following the window ---------------------------------------------------------------------
@@ -94,6 +94,9 @@ class ViewsController(QObject):
         self.check.set_graph(lambda: self.w.graph, self._check_inputs)
         self._shown = None
         self.show_node()
+        self._ranges_timer.start()
+
+    def _on_ranges_visible(self, _visible: bool) -> None:
         self._ranges_timer.start()
 
     def _on_graph_replaced(self) -> None:

@@ -3,7 +3,7 @@ node's last input can be removed; a middle one is refused with a message."""
 
 from __future__ import annotations
 
-from nop_graphs import B, BRANCH, JOIN
+from nop_graphs import BRANCH, JOIN, B
 from PySide6.QtCore import Qt
 
 from hexscope.widgets.graph_canvas.edge_item import EdgeItem
