@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -375,6 +376,7 @@ class AppSession(RuleBasedStateMachine):
         w.shutdown()
         w.deleteLater()
         APP.processEvents()
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:
