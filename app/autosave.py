@@ -64,6 +64,11 @@ class AutosaveSlot:
         return self.folder / f"{self.slot_id}.json"
 
     @property
+    def base_path(self) -> Path:
+        """The graph as opened or last saved: what the unsaved work is compared with."""
+        return self.folder / f"{self.slot_id}.base.hexgraph"
+
+    @property
     def lock_path(self) -> Path:
         return self.folder / f"{self.slot_id}.lock"
 
@@ -77,8 +82,12 @@ class AutosaveSlot:
         self._lock = handle
         return True
 
-    def write(self, snapshot: GraphSnapshot, original: str | None) -> None:
-        """The graph first, then the note naming it: a note always has its graph."""
+    def write(self, snapshot: GraphSnapshot, original: str | None,
+              base: GraphSnapshot | None = None) -> None:
+        """The graph (and its baseline when given) first, then the note naming it: a note
+        always has its graph."""
+        if base is not None:
+            base.save(self.base_path)
         snapshot.save(self.graph_path)
         info = {"original": original, "time": time.time(), "pid": os.getpid(),
                 "nodes": len(snapshot.nodes)}
@@ -94,7 +103,7 @@ class AutosaveSlot:
 
     def discard(self) -> None:
         """Remove the saved work (kept: the lock, while the slot is in use)."""
-        for path in (self.info_path, self.graph_path):
+        for path in (self.info_path, self.graph_path, self.base_path):
             path.unlink(missing_ok=True)
 
     def unlock(self) -> None:
@@ -146,10 +155,16 @@ class Autosaver(QObject):
         self._pending: Future[None] | None = None
         self._graph: Graph | None = None
         self._original: str | None = None
+        self._base: GraphSnapshot | None = None
+        self._base_written: GraphSnapshot | None = None
         self._quiet = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._quiet.timeout.connect(self.save_now)
         self._deadline = QTimer(self, singleShot=True, interval=MAX_WAIT_MS)
         self._deadline.timeout.connect(self.save_now)
+
+    def set_base(self, base: GraphSnapshot) -> None:
+        """The document as opened or saved; unsaved work is told apart from it."""
+        self._base = base
 
     def edited(self, graph: Graph, original: str | None) -> None:
         """An edit made ``graph`` differ from ``original``: write it soon."""
@@ -164,8 +179,9 @@ class Autosaver(QObject):
         if self._graph is None:
             return
         snapshot, original = self._graph.snapshot(), self._original
-        self._graph = None
-        future = self._pool.submit(self.slot.write, snapshot, original)
+        base = self._base if self._base is not self._base_written else None
+        self._graph, self._base_written = None, self._base
+        future = self._pool.submit(self.slot.write, snapshot, original, base)
         future.add_done_callback(self._done)
         self._pending = future
 
@@ -189,6 +205,7 @@ class Autosaver(QObject):
         self._graph = None
         self.wait()
         self.slot.discard()
+        self._base_written = None
 
     def close(self, keep: bool = False) -> None:
         """Stop for good. A clean exit gives the slot back with nothing to offer; ``keep``

@@ -66,9 +66,14 @@ class FileActions:
     def note_change(self) -> None:
         """After any change of the document: autosave soon, or forget the autosave."""
         if self.modified:
-            self.autosaver.edited(self.w.graph, self.path)
+            self.autosaver.edited(self.w.graph, os.path.abspath(self.path) if self.path
+                                  else None)
         else:
             self.autosaver.clean()
+
+    def mark_baseline(self) -> None:
+        """The graph as it stands is the opened or saved document (after New, Open, Save)."""
+        self.autosaver.set_base(self.w.graph.snapshot())
 
     def name(self) -> str:
         return os.path.basename(self.path) if self.path else "untitled"
@@ -131,6 +136,7 @@ class FileActions:
             QMessageBox.critical(self.w, "Cannot save graph", f"{path}: {exc}")
             return False
         self.path = path
+        self.mark_baseline()
         self.w.undo_stack.setClean()
         self.meta_dirty = False
         self.w.settings.add_recent(path)
@@ -163,7 +169,7 @@ class FileActions:
         """Write the unsaved graph to this window's autosave slot now and wait for it."""
         if not self.modified:
             return False
-        self.autosaver.edited(self.w.graph, self.path)
+        self.note_change()
         self.autosaver.save_now()
         self.autosaver.wait()
         return self.autosaver.slot.info() is not None
@@ -186,14 +192,18 @@ class FileActions:
             slot.release()
             return False
         original = str(info["original"]) if info.get("original") else None
+        base = _load_or_none(slot.base_path) or _load_or_none(original)
         answer = QMessageBox.question(
-            self.w, "Restore unsaved work?", _restore_text(info, original, graph, len(older)),
+            self.w, "Restore unsaved work?",
+            _restore_text(info, original, graph, base, len(older)),
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
             QMessageBox.StandardButton.Yes)
         slot.release()
         if answer != QMessageBox.StandardButton.Yes:
             return False
         self.w.set_graph(graph, original)
+        if base is not None:       # still compared with what it was opened as, not with itself
+            self.autosaver.set_base(base.snapshot())
         self.meta_dirty = True     # restored work is unsaved until the user saves it
         self.autosaver.save_now()  # and lives in this instance's slot from now on
         self.autosaver.wait()
@@ -201,20 +211,24 @@ class FileActions:
         return True
 
 
+def _load_or_none(path: str | os.PathLike[str] | None) -> Graph | None:
+    try:
+        return Graph.load(path) if path is not None and os.path.exists(path) else None
+    except GraphFileError:
+        return None
+
+
 def _restore_text(info: dict[str, object], original: str | None, graph: Graph,
-                  n_older: int) -> str:
-    """What the restore offer says: which file, from when, and what differs from it."""
+                  base: Graph | None, n_older: int) -> str:
+    """What the restore offer says: which file, from when, and what the unsaved work
+    changed since the graph was opened or last saved."""
     when = time.strftime("%Y-%m-%d %H:%M:%S",
                          time.localtime(float(info.get("time", 0) or 0)))  # type: ignore[arg-type]
-    if original is None:
-        what, diff = "an untitled graph", f"{len(graph)} node(s), never saved"
+    what = original or "an untitled graph"
+    if base is not None:
+        diff = "unsaved changes: " + diff_graphs(base, graph).summary()
     else:
-        what = original
-        try:
-            diff = "changes against the file on disk: " + diff_graphs(
-                Graph.load(original), graph).summary()
-        except GraphFileError as exc:
-            diff = f"the file on disk cannot be compared ({exc})"
+        diff = f"{len(graph)} node(s); the graph it started from cannot be read"
     text = (f"Hexscope did not exit cleanly. Restore the unsaved work on {what}, "
             f"autosaved at {when}?\n\n{diff}.")
     if n_older:

@@ -87,6 +87,7 @@ def test_a_gone_instances_autosave_is_offered_with_file_time_and_changes(
         assert str(path) in text and time.strftime("%Y-%m-%d") in text
         assert f"1 node(s) added (0x{node_id:x})" in text
         assert f"0x{removed:x}" in text and "removed" in text
+        assert "node(s) moved" not in text     # the layout made on opening is not the user's change
         assert other.graph.to_bytes() == window.graph.to_bytes()
         assert other.files.modified and other.files.path == str(path)
         # the restored work now lives in the new instance's slot, the old slot is gone
