@@ -41,7 +41,7 @@ def run_gui(path: str | None = None, plugin_errors: Sequence[str] | None = None)
     if not window.files.offer_restore() and path:
         window.files.open_graph(path)
     if os.environ.get(QUIT_AFTER_START):
-        QTimer.singleShot(0, lambda: _report_and_close(window))
+        QTimer.singleShot(0, window, lambda: _report_and_close(window))
     code = app.exec()
     window.shutdown()
     return int(code)

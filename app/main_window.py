@@ -130,7 +130,7 @@ class MainWindow(QMainWindow):
         if not self._sized_on_show:
             # Dock sizes only hold once the window has its real size: set them again then.
             self._sized_on_show = True
-            QTimer.singleShot(0, self.default_dock_sizes)
+            QTimer.singleShot(0, self, self.default_dock_sizes)
 
     def _build_status(self) -> None:
         self.progress = QProgressBar()
@@ -226,10 +226,14 @@ class MainWindow(QMainWindow):
         self.revalidate()
         self.update_title()
         # Again once the window has its final size, unless a node was selected (and centred)
-        # in the meantime: the user's view wins.
-        QTimer.singleShot(0, lambda: None if self.scene.selected_ids()
-                          else self.canvas.show_graph())
+        # in the meantime: the user's view wins. The window is the timer's context, so a
+        # window closed meanwhile cancels it instead of being called after its deletion.
+        QTimer.singleShot(0, self, self._show_graph_unless_selected)
         self.canvas.show_graph()
+
+    def _show_graph_unless_selected(self) -> None:
+        if not self.scene.selected_ids():
+            self.canvas.show_graph()
 
     def clear_run_state(self) -> None:
         """What the last graph's runs left: errors, log, timings, progress, the next mark."""

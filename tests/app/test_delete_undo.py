@@ -72,3 +72,39 @@ def test_delete_every_node_then_undo_all_restores_the_graph(path, tmp_path):
                                "PYTHONFAULTHANDLER": "1"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "deleted" in proc.stdout
+
+
+CLOSE_SCRIPT = textwrap.dedent("""
+    import sys
+    import shiboken6
+    from PySide6.QtCore import QSettings, QTimer
+    from PySide6.QtWidgets import QApplication
+    app = QApplication([])
+    from hexscope.app.main_window import MainWindow
+    from hexscope.app.settings import AppSettings
+    root = sys.argv[2]
+    errors = []
+    sys.excepthook = lambda *exc: errors.append(exc)
+    for _ in range(3):
+        w = MainWindow(AppSettings(QSettings(root + "/s.ini", QSettings.Format.IniFormat),
+                                   root=root))
+        w.files.open_graph(sys.argv[1])     # queues the fit-to-view for the next loop turn
+        w.show()
+        w.shutdown()
+        shiboken6.delete(w)                 # gone before that turn comes
+    QTimer.singleShot(100, app.quit)
+    app.exec()
+    assert not errors, errors
+    print("closed cleanly")
+""")
+
+
+def test_a_window_closed_right_after_opening_runs_nothing_queued_for_it(tmp_path):
+    """Work queued for a window (fit to view, dock sizes) is cancelled with it, not called on
+    a deleted C++ object."""
+    proc = subprocess.run([sys.executable, "-c", CLOSE_SCRIPT, str(EXAMPLES[0]), str(tmp_path)],
+                          capture_output=True, text=True, timeout=120,
+                          env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen",
+                               "PYTHONFAULTHANDLER": "1"})
+    assert proc.returncode == 0 and "closed cleanly" in proc.stdout, proc.stderr[-3000:]
+    assert "already deleted" not in proc.stderr
