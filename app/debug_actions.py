@@ -215,6 +215,7 @@ class DebugActions:
                 f"Next: 0x{nxt:x}" if nxt is not None else "All nodes have run", 15000)
         self.w.refresh_results()
         self.w.show_problems()
+        self.update_stop()
         self.w.results_changed.emit()
 
     def _on_error(self, message: str) -> None:
@@ -224,6 +225,14 @@ class DebugActions:
 
     def _on_busy(self, busy: bool) -> None:
         self.w.scene.read_only = busy
-        self.actions["stop"].setEnabled(True)
         for key in ("run", "step", "run_to", "restart", "inputs"):
             self.actions[key].setEnabled(not busy)
+        self.update_stop()
+
+    def update_stop(self) -> None:
+        """Stop is for a run under way, or a session paused mid-plan (it ends the session,
+        as Shift+F5 does in other debuggers); a finished or failed run has nothing to stop."""
+        session = self.w.session
+        paused = (session is not None and self.w.next_node is not None
+                  and not session.executor.failed)
+        self.actions["stop"].setEnabled(self.w.controller.busy or paused)

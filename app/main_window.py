@@ -386,6 +386,7 @@ class MainWindow(QMainWindow):
 
     def _on_session(self, session: Session | None) -> None:
         self._session = session
+        self.debug.update_stop()
         if session is None:
             self.debug.visual_stale.clear()
             self.debug.refresh_looks()

@@ -1,9 +1,17 @@
-"""TimingTable: wall time of every node that ran, sortable; activating a row selects it."""
+"""TimingTable: wall time of every node that ran, slowest first (any column sorts), with the
+total under it; activating a row selects it."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 
 class _Number(QTableWidgetItem):
@@ -25,11 +33,17 @@ class TimingTable(QWidget):
         self.table.setSortingEnabled(True)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(True)
+        # Op names tell hexagon_nn's variants apart by their suffix: never cut them.
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.table.verticalHeader().setVisible(False)
+        self.table.sortItems(3, Qt.SortOrder.DescendingOrder)   # the slowest nodes first
+        self.total = QLabel()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.table)
+        layout.addWidget(self.total)
         self.table.cellDoubleClicked.connect(self._activate)
         self.table.cellClicked.connect(self._activate)
 
@@ -47,6 +61,8 @@ class TimingTable(QWidget):
             for c, item in enumerate((ident, QTableWidgetItem(op), QTableWidgetItem(label), ms)):
                 self.table.setItem(r, c, item)
         self.table.setSortingEnabled(sorting)
+        total = sum(row[3] for row in rows)
+        self.total.setText(f"Total: {len(rows)} node(s), {total * 1e3:.3f} ms" if rows else "")
 
     def node_ids(self) -> list[int]:
         """Node ids in the order shown (after sorting)."""

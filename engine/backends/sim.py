@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -10,18 +11,30 @@ import numpy as np
 from hexscope.engine.errors import NotSimulatedError
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.registry import OpSpec
+from hexscope.engine.ops.registry import REGISTRY, OpSpec
 from hexscope.engine.tensor import Tensor
 
 if TYPE_CHECKING:
     from hexscope.engine.prepare import Prepared
 
 
+def _uses_gemm(spec: OpSpec | None) -> bool:
+    module = sys.modules.get(getattr(spec.kernel, "__module__", "")) if spec else None
+    return module is not None and hasattr(module, "_gemm")
+
+
 class SimBackend:
     name = "sim"
 
     def prepare(self, prepared: Prepared) -> None:
-        pass
+        # The integer GEMM kernel compiles on first use (a few hundred ms): do it here, so a
+        # run's first convolution is not charged with it. An op needs it when its kernel's
+        # module uses the GEMM (conv, matmul, and any plugin built on them).
+        ops = {node.op for node in prepared.nodes.values()}
+        if any(_uses_gemm(REGISTRY.get(op)) for op in ops if op in REGISTRY):
+            from hexscope.engine.ops import _igemm
+
+            _igemm.available()
 
     def run_node(self, node: Node, spec: OpSpec, inputs: Sequence[Tensor],
                  ctx: KernelContext) -> Sequence[Tensor | np.ndarray]:

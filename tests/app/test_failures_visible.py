@@ -101,3 +101,16 @@ def test_open_clears_the_previous_graphs_log_and_problems(qtbot, failing):
     assert not any("failed" in t for t in _problem_texts(w))
     assert w.log_panel.lines == []
 
+
+
+def test_stop_is_disabled_once_a_run_has_failed_or_finished(qtbot, failing):
+    w = failing
+    assert not w.debug.actions["stop"].isEnabled()          # failed
+    w.edits.set_const(NAN_MIN, np.array([-1.0], np.float32))
+    w.select_node(Q)
+    w.debug.actions["breakpoint"].trigger()
+    _do(qtbot, w, "restart")
+    _do(qtbot, w, "run")                                      # paused at the breakpoint
+    assert w.next_node == Q and w.debug.actions["stop"].isEnabled()
+    _do(qtbot, w, "run")                                      # to the end
+    assert w.next_node is None and not w.debug.actions["stop"].isEnabled()

@@ -1,0 +1,42 @@
+"""The GEMM kernel compiles when a graph with a convolution is prepared, not inside the first
+convolution's timed run (the Timing table showed the compile as that node's time)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from hexscope.engine.ops import _igemm
+
+SCRIPT = textwrap.dedent("""
+    import numpy as np
+    from hexscope.engine import Graph, Session
+    from hexscope.engine.ops import _igemm
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=1)
+    if "conv" in __import__("sys").argv:
+        for i, v in ((0x11, 0.0), (0x12, 1.0)):
+            g.append_const_node(i, np.array([v], np.float32))
+        g.append_const_node(0x13, np.ones((1, 1, 4, 4), np.uint8))
+        g.append_const_node(0x14, shape=(1, 1, 1, 1))
+        g.append_node(0x20, "QuantizedConv2d_8x8to32",
+                      inputs=[(0x10, 0), (0x13, 0), (0x11, 0), (0x12, 0), (0x11, 0), (0x12, 0),
+                              (0x14, 0)], outputs=3, padding="SAME")
+    else:
+        g.append_node(0x20, "Nop", inputs=[(0x10, 0)], outputs=1)
+    g.append_node(0x30, "OUTPUT", inputs=[(0x20, 0)])
+    s = Session(g)
+    print("compiled at prepare:", bool(_igemm._COMPILED))
+""")
+
+
+@pytest.mark.skipif(not _igemm.available(), reason="the integer GEMM kernel does not run here")
+@pytest.mark.parametrize("kind, compiled", [("conv", True), ("nop", False)])
+def test_the_kernel_compiles_at_prepare_only_for_graphs_that_use_it(kind, compiled):
+    out = subprocess.run([sys.executable, "-c", SCRIPT, kind], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert f"compiled at prepare: {compiled}" in out.stdout

@@ -1,0 +1,38 @@
+"""The Timing table: slowest first, a total, full op names."""
+
+from __future__ import annotations
+
+from hexscope.widgets.timing_table import TimingTable
+
+ROWS = [(0x10, "QuantizeDownAndShrinkRange_32to8", "", 0.002),
+        (0x11, "QuantizedConv2d_8x8to32", "conv1", 0.010),
+        (0x12, "Nop", "", 0.0005)]
+
+
+def test_rows_come_slowest_first_with_the_total_below(qtbot):
+    table = TimingTable()
+    qtbot.addWidget(table)
+    table.set_times(ROWS)
+    assert table.node_ids() == [0x11, 0x10, 0x12]
+    assert table.total.text() == "Total: 3 node(s), 12.500 ms"
+    table.set_times([])
+    assert table.total.text() == "" and table.node_ids() == []
+
+
+def test_a_sort_the_user_chose_is_kept_for_the_next_run(qtbot):
+    table = TimingTable()
+    qtbot.addWidget(table)
+    table.table.sortItems(0)
+    table.set_times(ROWS)
+    assert table.node_ids() == [0x10, 0x11, 0x12]
+
+
+def test_the_op_column_is_as_wide_as_the_longest_name(qtbot):
+    table = TimingTable()
+    qtbot.addWidget(table)
+    table.resize(420, 300)
+    table.show()
+    table.set_times(ROWS)
+    metrics = table.table.fontMetrics()
+    need = metrics.horizontalAdvance("QuantizeDownAndShrinkRange_32to8")
+    assert table.table.columnWidth(1) >= need
