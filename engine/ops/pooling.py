@@ -15,6 +15,7 @@ from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops.activation import range_words
 from hexscope.engine.ops.context import KernelContext, scalar_f
+from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, fresh
 
@@ -124,7 +125,34 @@ def _range_copy(x_min: Tensor, x_max: Tensor) -> tuple[np.ndarray, np.ndarray]:
     return w_min.copy(), w_max.copy()
 
 
-@op("QuantizedMaxPool_8", Category.POOLING, inputs=_IN, outputs=_OUT, uses_padding=True)
+def _pool_reference(ctx: KernelContext, x: np.ndarray, window: Tensor, stride: Tensor,
+                    average: bool) -> np.ndarray:
+    """Pooling of real values; padding cells are ignored (not counted in an average)."""
+    _, fh, fw, _ = window.shape
+    _, sh, sw, _ = stride.shape
+    b, h, w, d = x.shape
+    hs = out_size_and_pad(h, fh, sh, ctx.padding)
+    ws = out_size_and_pad(w, fw, sw, ctx.padding)
+    y = np.zeros((b, hs.out, ws.out, d))
+    for i in range(hs.out):
+        r0 = max(0, i * sh - hs.pad_before)
+        r1 = min(h, i * sh - hs.pad_before + fh)
+        for j in range(ws.out):
+            c0 = max(0, j * sw - ws.pad_before)
+            c1 = min(w, j * sw - ws.pad_before + fw)
+            cells = x[:, r0:r1, c0:c1, :]
+            y[:, i, j, :] = cells.mean(axis=(1, 2)) if average else cells.max(axis=(1, 2))
+    return y
+
+
+def max_pool_reference(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
+                       window: Tensor, stride: Tensor) -> tuple[np.ndarray, ...]:
+    """the largest dequantized value of each window (padding ignored)."""
+    return ranged(_pool_reference(ctx, real(x, x_min, x_max), window, stride, False))
+
+
+@op("QuantizedMaxPool_8", Category.POOLING,
+    reference=max_pool_reference, inputs=_IN, outputs=_OUT, uses_padding=True)
 def quantized_max_pool_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
                          window: Tensor, stride: Tensor) -> tuple[Tensor | np.ndarray, ...]:
     """Max pooling of quint8 codes over [1,h,w,1] windows; the range passes through.
@@ -149,7 +177,14 @@ def quantized_max_pool_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Te
     return (fresh(y), *_range_copy(x_min, x_max))
 
 
-@op("QuantizedAvgPool_8", Category.POOLING, inputs=_IN, outputs=_OUT, uses_padding=True)
+def avg_pool_reference(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
+                       window: Tensor, stride: Tensor) -> tuple[np.ndarray, ...]:
+    """the mean dequantized value of each window's cells inside the input."""
+    return ranged(_pool_reference(ctx, real(x, x_min, x_max), window, stride, True))
+
+
+@op("QuantizedAvgPool_8", Category.POOLING,
+    reference=avg_pool_reference, inputs=_IN, outputs=_OUT, uses_padding=True)
 def quantized_avg_pool_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
                          window: Tensor, stride: Tensor) -> tuple[Tensor | np.ndarray, ...]:
     """Average pooling of quint8 codes, padding cells not counted; the range passes through.
