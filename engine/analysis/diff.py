@@ -53,7 +53,7 @@ def values(t: Tensor, mn: Tensor | None, mx: Tensor | None) -> np.ndarray:
     """Real values when ``t`` has a range (or is float), else its codes."""
     if t.dtype in QUANTIZED and mn is not None and mx is not None:
         return real(t, mn, mx)
-    return np.asarray(t.array, np.float64)
+    return real(t) if t.dtype is DType.FLOAT32 else np.asarray(t.array, np.float64)
 
 
 @dataclass

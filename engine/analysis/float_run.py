@@ -97,7 +97,7 @@ def compare_to_reference(node: Node, title: str, actual: tuple[Tensor, ...],
             # a byte mover's value: codes mean what the node's own range says
             bv = values(r, mn, mx) if r.dtype is a.dtype else real(r, mn, mx)
         else:
-            bv = np.asarray(r, np.float64)
+            bv = np.asarray(r)
         diff = OutputDiff(node.node_id, node.op, title, k, tuple(a.shape))
         if bv.size != av.size:
             diff.note = f"the reference has shape {bv.shape}, the output {tuple(a.shape)}"

@@ -68,8 +68,9 @@ def error_metrics(a: np.ndarray, b: np.ndarray, lsb: float | None = None,
     An element is beyond the tolerance when |a - b| > tolerance_lsb * lsb; with no usable LSB
     (None or 0) the tolerance is read in real units.
     """
-    a = np.asarray(a, np.float64)
-    b = np.asarray(b, np.float64)
+    a, b = np.asarray(a), np.asarray(b)
+    if not (a.dtype == b.dtype == np.float32):     # float32 pairs stay float32 (speed)
+        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     if a.shape != b.shape:
         raise ValueError(f"cannot compare shapes {a.shape} and {b.shape}")
     step = lsb if lsb is not None and lsb > 0 and math.isfinite(lsb) else None
@@ -77,24 +78,16 @@ def error_metrics(a: np.ndarray, b: np.ndarray, lsb: float | None = None,
     if n == 0:
         zero = 0.0 if step else None
         return Metrics(0, 0.0, 0.0, zero, zero, 1.0, math.inf, 0, 0, None, None, None, step)
+    limit = tolerance_lsb * step if step else tolerance_lsb
     with np.errstate(all="ignore"):
-        finite = np.isfinite(a) & np.isfinite(b)
-        err = np.where(finite, np.abs(a - b), 0.0)
-        bad = ~finite & ~_same_nonfinite(a, b)
-        n_bad = int(bad.sum())
-        if n_bad:
-            worst = int(np.flatnonzero(bad.reshape(-1))[0])
-            max_abs = math.inf
-        else:
-            worst = int(np.argmax(err.reshape(-1)))
-            max_abs = float(err.reshape(-1)[worst])
-        fa, fb = a[finite], b[finite]
-        noise = float(np.sum((fa - fb) ** 2))
-        signal = float(np.sum(fa * fa))
-        rms_abs = math.sqrt(noise / fa.size) if fa.size else 0.0
-        limit = tolerance_lsb * step if step else tolerance_lsb
-        beyond = int(np.count_nonzero(err > limit)) + n_bad
-        cosine = _cosine(fa, fb)
+        fast = _finite_metrics(a.reshape(-1), b.reshape(-1), limit)
+    if fast is not None:
+        max_abs, worst, noise, signal, rms_abs, beyond, cosine = fast
+        n_bad = 0
+    else:
+        with np.errstate(all="ignore"):
+            max_abs, worst, noise, signal, rms_abs, beyond, cosine, n_bad = \
+                _general_metrics(a, b, limit)
     if n_bad:
         sqnr = -math.inf                # an infinite error swamps any signal
     elif noise == 0.0:
@@ -109,6 +102,52 @@ def error_metrics(a: np.ndarray, b: np.ndarray, lsb: float | None = None,
         max_lsb=max_abs / step if step else None, rms_lsb=rms_abs / step if step else None,
         cosine=cosine, sqnr_db=sqnr, beyond=beyond, nonfinite=n_bad, worst_index=idx,
         worst_a=float(a.reshape(-1)[worst]), worst_b=float(b.reshape(-1)[worst]), lsb=step)
+
+
+def _finite_metrics(a: np.ndarray, b: np.ndarray, limit: float
+                    ) -> tuple[float, int, float, float, float, int, float] | None:
+    """The common case in few passes (dot products run in BLAS); None if a value is not
+    finite (a finite sum proves every element finite: NaN and inf propagate)."""
+    d = a - b
+    noise = float(np.dot(d, d))
+    signal = float(np.dot(a, a))
+    if not (math.isfinite(noise) and math.isfinite(signal)):
+        return None
+    other = float(np.dot(b, b))
+    if not math.isfinite(other):
+        return None
+    np.abs(d, out=d)
+    worst = int(np.argmax(d))
+    beyond = int(np.count_nonzero(d > limit))
+    cross = float(np.dot(a, b))
+    if signal == 0.0 and other == 0.0:
+        cosine = 1.0
+    elif signal == 0.0 or other == 0.0:
+        cosine = 0.0
+    else:
+        cosine = min(1.0, max(-1.0, cross / math.sqrt(signal * other)))
+    return float(d[worst]), worst, noise, signal, math.sqrt(noise / a.size), beyond, cosine
+
+
+def _general_metrics(a: np.ndarray, b: np.ndarray, limit: float
+                     ) -> tuple[float, int, float, float, float, int, float, int]:
+    """Any values: non-finite elements handled as the module docstring says."""
+    finite = np.isfinite(a) & np.isfinite(b)
+    err = np.where(finite, np.abs(a - b), 0.0)
+    bad = ~finite & ~_same_nonfinite(a, b)
+    n_bad = int(bad.sum())
+    if n_bad:
+        worst = int(np.flatnonzero(bad.reshape(-1))[0])
+        max_abs = math.inf
+    else:
+        worst = int(np.argmax(err.reshape(-1)))
+        max_abs = float(err.reshape(-1)[worst])
+    fa, fb = a[finite], b[finite]
+    noise = float(np.sum((fa - fb) ** 2))
+    signal = float(np.sum(fa * fa))
+    rms_abs = math.sqrt(noise / fa.size) if fa.size else 0.0
+    beyond = int(np.count_nonzero(err > limit)) + n_bad
+    return max_abs, worst, noise, signal, rms_abs, beyond, _cosine(fa, fb), n_bad
 
 
 def _cosine(a: np.ndarray, b: np.ndarray) -> float:
