@@ -231,4 +231,8 @@ def install_views(window: QWidget) -> ViewsController:
     """Add the views' docks to ``window`` and wire them to its signals."""
     controller = ViewsController(window)
     window.views = controller  # type: ignore[attr-defined]
+    if hasattr(window, "controller") and hasattr(window, "scene"):   # the real main window
+        from hexscope.app.compare_actions import install_compare
+
+        install_compare(window)  # type: ignore[arg-type]
     return controller
