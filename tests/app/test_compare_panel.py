@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
-from support.compare_graphs import PLUGIN, RELU_ID, SHAPE, chain
 
 from hexscope.engine.plugins import load_plugin, unload_plugin
+from support.compare_graphs import PLUGIN, RELU_ID, SHAPE, chain
 
 FLIP_INDEX = int(PLUGIN.read_text().split("FLIP_INDEX = ")[1].split()[0])
 
