@@ -49,8 +49,8 @@ METRICS = {
     "sqnr": "SQNR (low is bad)",
 }
 
-COLUMNS = ("#", "node", "op", "out", "max LSB", "RMS LSB", "max abs", "cosine", "SQNR dB",
-           "beyond %", "differing")
+COLUMNS = ("#", "node", "out", "max LSB", "RMS LSB", "max abs", "cosine", "SQNR dB",
+           "beyond %", "differing", "op")
 
 #: Colour scale of the overlay: (upper bound in units of the tolerance, colour, legend).
 SCALE = ((0.0, QColor("#2a9d8f"), "exact"), (0.5, QColor("#8ab17d"), "≤ ½ tol"),
@@ -159,14 +159,20 @@ class ComparePanel(QWidget):
         self.tolerance.setValue(1.0)
         self.tolerance.setSuffix(" LSB")
         self.tolerance.setToolTip("An output diverges beyond this many LSB (0: bit exact)")
-        self.metric = QComboBox()
+        self.metric_box = QComboBox()
         for key, text in METRICS.items():
-            self.metric.addItem(text, key)
-        self.metric.setToolTip("The metric that colours the canvas")
+            self.metric_box.addItem(text, key)
+        self.metric_box.setToolTip("The metric that colours the canvas")
         self.first_button = QPushButton("Go to first divergence")
         self.first_button.setEnabled(False)
+        self.first_button.setShortcut("Ctrl+Shift+D")
+        self.first_button.setToolTip("Select the earliest node beyond the tolerance "
+                                     "(Ctrl+Shift+D)")
+        self.legend = QLabel()
+        self.legend.setToolTip("The canvas colours")
         for w in (QLabel("B:"), self.target, self.compare_button, QLabel("tolerance"),
-                  self.tolerance, QLabel("colour by"), self.metric, self.first_button):
+                  self.tolerance, QLabel("colour by"), self.metric_box, self.first_button,
+                  self.legend):
             bar.addWidget(w)
         bar.addStretch(1)
         lay.addLayout(bar)
@@ -182,6 +188,7 @@ class ComparePanel(QWidget):
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
         self.table.setSortingEnabled(True)
+        self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)     # plan order first
         split.addWidget(self.table)
         views = QWidget()
         vlay = QHBoxLayout(views)
@@ -195,16 +202,18 @@ class ComparePanel(QWidget):
             box.addWidget(label)
             box.addWidget(view, 1)
             vlay.addLayout(box, 1)
+            view.setMinimumWidth(140)     # squeeze the controls rather than scroll the dock
         split.addWidget(views)
         split.setStretchFactor(0, 2)
         split.setStretchFactor(1, 3)
+        split.setSizes([520, 760])
         lay.addWidget(split, 1)
         self.compare_button.clicked.connect(
             lambda: self.compare_requested.emit(self.target.currentData()))
         self.target.activated.connect(
             lambda _i: self.compare_requested.emit(self.target.currentData()))
         self.first_button.clicked.connect(self.go_to_first_divergence)
-        self.metric.currentIndexChanged.connect(lambda _i: self._emit_overlay())
+        self.metric_box.currentIndexChanged.connect(lambda _i: self._emit_overlay())
         self.table.itemSelectionChanged.connect(self._on_row)
         self.table.cellDoubleClicked.connect(lambda _r, _c: self._on_row())
 
@@ -228,7 +237,6 @@ class ComparePanel(QWidget):
             cells = [
                 _Number(r, str(r)),
                 QTableWidgetItem(d.title + (" ✱" if d.exceeds else "")),
-                QTableWidgetItem(d.op),
                 _Number(d.index, str(d.index)),
                 _Number(m.max_lsb if m else None, _fmt(m.max_lsb if m else None)),
                 _Number(m.rms_lsb if m else None, _fmt(m.rms_lsb if m else None)),
@@ -238,6 +246,7 @@ class ComparePanel(QWidget):
                 _Number(100 * m.beyond_share if m else None,
                         f"{100 * m.beyond_share:.1f}" if m else "-"),
                 _Number(d.differing, "-" if d.differing is None else str(d.differing)),
+                QTableWidgetItem(d.op),
             ]
             tip = row_text(d) + (f"\n{d.note}" if d.note else "")
             for c, item in enumerate(cells):
@@ -330,9 +339,10 @@ class ComparePanel(QWidget):
 
     def _emit_overlay(self) -> None:
         if self.comparison is None:
+            self.legend.setText("")
             self.overlay_changed.emit(None, [])
             return
-        metric = str(self.metric.currentData())
+        metric = str(self.metric_box.currentData())
         colors: dict[int, QColor] = {}
         worst: dict[int, float] = {}
         for d in self.comparison.outputs:
@@ -343,4 +353,7 @@ class ComparePanel(QWidget):
             color = color_for(value, metric, self.comparison.tolerance_lsb)
             if color is not None:
                 colors[node_id] = color
-        self.overlay_changed.emit(colors, legend(metric))
+        scale = legend(metric)
+        self.legend.setText("  ".join(f"<span style='color:{c.name()}'>■</span> {text}"
+                                      for text, c in scale))
+        self.overlay_changed.emit(colors, scale)

@@ -89,8 +89,11 @@ def test_stepping_updates_the_table_and_rows_sort(qtbot, window, files):
                     timeout=5000)
     _do(qtbot, window, "run")
     qtbot.waitUntil(lambda: len(panel.comparison.outputs) == 5, timeout=5000)
-    panel.table.sortItems(4, Qt.SortOrder.DescendingOrder)      # max LSB, worst first
-    values = [panel.table.item(r, 4).value for r in range(panel.table.rowCount())]
+    from hexscope.widgets.compare_panel import COLUMNS
+
+    col = COLUMNS.index("max LSB")
+    panel.table.sortItems(col, Qt.SortOrder.DescendingOrder)      # worst first
+    values = [panel.table.item(r, col).value for r in range(panel.table.rowCount())]
     finite = [v for v in values if v is not None]
     assert finite == sorted(finite, reverse=True)
     # a click on a row selects its node on the canvas

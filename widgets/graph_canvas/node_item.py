@@ -189,7 +189,8 @@ class NodeItem(QGraphicsItem):
             return STATUS_COLORS["next"]
         if look.problems:
             return STATUS_COLORS["problem"]
-        return STATUS_COLORS.get(look.status) or look.overlay
+        # an overlay the user asked for (compare, ranges) shows through the plain run states
+        return look.overlay or STATUS_COLORS.get(look.status)
 
     def _paint_header(self, painter: QPainter) -> None:
         painter.setPen(QColor("white"))
