@@ -14,31 +14,19 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 if not os.environ.get("DISPLAY"):
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QSettings, Qt  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from screenshots import EXAMPLE, OUT, settle, wait_idle  # noqa: E402
-
-from hexscope.app.main_window import MainWindow  # noqa: E402
-from hexscope.app.settings import AppSettings  # noqa: E402
+from screenshots import EXAMPLE, OUT, settle, shown_window, wait_idle  # noqa: E402
 
 
 def main() -> int:
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    app.setApplicationName("Hexscope")
-    tmp = tempfile.mkdtemp(prefix="hexscope-compare-shots-")
-    settings = AppSettings(QSettings(os.path.join(tmp, "s.ini"), QSettings.Format.IniFormat),
-                           root=tmp)
-    window = MainWindow(settings)
-    window.resize(1280, 800)
-    window.show()
+    window = shown_window()
     settle()
     if not window.files.open_graph(str(EXAMPLE)):
         print("could not open", EXAMPLE, file=sys.stderr)

@@ -28,7 +28,11 @@ from PySide6.QtWidgets import (
 )
 
 from hexscope.engine.analysis.compare import Comparison
-from hexscope.engine.analysis.compare_report import first_divergence_text, row_text
+from hexscope.engine.analysis.compare_report import (
+    first_divergence_text,
+    fmt_number,
+    row_text,
+)
 from hexscope.engine.analysis.diff import OutputDiff
 from hexscope.engine.tensor import Tensor
 from hexscope.widgets.tensor_heatmap import TensorHeatmapView
@@ -119,14 +123,6 @@ class _Number(QTableWidgetItem):
         b = getattr(other, "value", None)
         b = b if b is not None and not math.isnan(b) else math.inf
         return a < b
-
-
-def _fmt(value: float | None, digits: int = 3) -> str:
-    if value is None:
-        return "-"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return f"{value:.{digits}f}" if abs(value) < 1e6 else f"{value:.3g}"
 
 
 class ComparePanel(QWidget):
@@ -238,11 +234,11 @@ class ComparePanel(QWidget):
                 _Number(r, str(r)),
                 QTableWidgetItem(d.title + (" ✱" if d.exceeds else "")),
                 _Number(d.index, str(d.index)),
-                _Number(m.max_lsb if m else None, _fmt(m.max_lsb if m else None)),
-                _Number(m.rms_lsb if m else None, _fmt(m.rms_lsb if m else None)),
-                _Number(m.max_abs if m else None, _fmt(m.max_abs if m else None, 6)),
-                _Number(m.cosine if m else None, _fmt(m.cosine if m else None, 6)),
-                _Number(m.sqnr_db if m else None, _fmt(m.sqnr_db if m else None, 1)),
+                _Number(m.max_lsb if m else None, fmt_number(m.max_lsb if m else None)),
+                _Number(m.rms_lsb if m else None, fmt_number(m.rms_lsb if m else None)),
+                _Number(m.max_abs if m else None, fmt_number(m.max_abs if m else None, 6)),
+                _Number(m.cosine if m else None, fmt_number(m.cosine if m else None, 6)),
+                _Number(m.sqnr_db if m else None, fmt_number(m.sqnr_db if m else None, 1)),
                 _Number(100 * m.beyond_share if m else None,
                         f"{100 * m.beyond_share:.1f}" if m else "-"),
                 _Number(d.differing, "-" if d.differing is None else str(d.differing)),

@@ -108,7 +108,8 @@ def write_junit(result: CompareResult, path: str | PathLike[str]) -> None:
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
 
 
-def _num(value: float | None, digits: int = 3) -> str:
+def fmt_number(value: float | None, digits: int = 3) -> str:
+    """A metric for tables: '-' when undefined, inf spelt out, large values short."""
     if value is None:
         return "-"
     if math.isinf(value):
@@ -122,9 +123,9 @@ def row_text(d: OutputDiff) -> str:
         return d.note or "not compared"
     where = ""
     if m.worst_index is not None:
-        where = (f" worst at {list(m.worst_index)}: {_num(m.worst_a, 5)} vs "
-                 f"{_num(m.worst_b, 5)}")
-    return (f"max {_num(m.max_lsb)} LSB, max abs {_num(m.max_abs, 6)}, "
+        where = (f" worst at {list(m.worst_index)}: {fmt_number(m.worst_a, 5)} vs "
+                 f"{fmt_number(m.worst_b, 5)}")
+    return (f"max {fmt_number(m.max_lsb)} LSB, max abs {fmt_number(m.max_abs, 6)}, "
             f"{m.beyond} beyond the tolerance{where}")
 
 
@@ -138,9 +139,10 @@ def table(comparison: Comparison, top: int = 20) -> str:
     for d in comparison.worst_first()[:top]:
         m = d.metrics
         rows.append((d.title[:34] + ("*" if d.exceeds else ""), str(d.index),
-                     _num(m.max_lsb if m else None), _num(m.rms_lsb if m else None),
-                     _num(m.max_abs if m else None, 6), _num(m.cosine if m else None, 5),
-                     _num(m.sqnr_db if m else None, 1),
+                     fmt_number(m.max_lsb if m else None), fmt_number(m.rms_lsb if m else None),
+                     fmt_number(m.max_abs if m else None, 6),
+                     fmt_number(m.cosine if m else None, 5),
+                     fmt_number(m.sqnr_db if m else None, 1),
                      f"{100 * m.beyond_share:.1f}%" if m else "-",
                      "-" if d.differing is None else str(d.differing)))
     widths = [max(len(r[i]) for r in [HEADER, *rows]) for i in range(len(HEADER))]
