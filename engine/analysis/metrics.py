@@ -113,13 +113,14 @@ def _finite_metrics(a: np.ndarray, b: np.ndarray, limit: float
     signal = float(np.dot(a, a))
     if not (math.isfinite(noise) and math.isfinite(signal)):
         return None
-    other = float(np.dot(b, b))
-    if not math.isfinite(other):
+    cross = float(np.dot(a, b))
+    if not math.isfinite(cross):
         return None
+    # |b|^2 from the three products already taken: |d|^2 = |a|^2 - 2 a.b + |b|^2
+    other = max(0.0, noise - signal + 2.0 * cross)
     np.abs(d, out=d)
     worst = int(np.argmax(d))
     beyond = int(np.count_nonzero(d > limit))
-    cross = float(np.dot(a, b))
     if signal == 0.0 and other == 0.0:
         cosine = 1.0
     elif signal == 0.0 or other == 0.0:

@@ -304,12 +304,19 @@ def conv2d_reference(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor,
     # zero padding: taps outside the image add nothing, as in the quantized kernel
     pad_h = max(0, (rows.out - 1) * rows.s + fh - h - rows.before)
     pad_w = max(0, (cols.out - 1) * cols.s + fw - wd - cols.before)
-    xp = np.pad(xs, ((0, 0), (rows.before, pad_h), (cols.before, pad_w), (0, 0)))
-    y = np.zeros((b, rows.out, cols.out, cout), np.float32)
+    xp = np.pad(xs, ((0, 0), (rows.before, pad_h), (cols.before, pad_w), (0, 0))) \
+        if rows.before or pad_h or cols.before or pad_w else xs
+    y: np.ndarray | None = None
     for i in range(fh):
         for j in range(fw):
             patch = xp[:, i:i + rows.s * rows.out:rows.s, j:j + cols.s * cols.out:cols.s, :]
-            y += patch[:, :rows.out, :cols.out, :] @ w[i, j]
+            tap = patch[:, :rows.out, :cols.out, :] @ w[i, j]
+            if y is None:
+                y = tap
+            else:
+                y += tap
+    if y is None:
+        y = np.zeros((b, rows.out, cols.out, cout), np.float32)
     return ranged(y)
 
 

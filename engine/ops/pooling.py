@@ -127,22 +127,28 @@ def _range_copy(x_min: Tensor, x_max: Tensor) -> tuple[np.ndarray, np.ndarray]:
 
 def _pool_reference(ctx: KernelContext, x: np.ndarray, window: Tensor, stride: Tensor,
                     average: bool) -> np.ndarray:
-    """Pooling of real values; padding cells are ignored (not counted in an average)."""
+    """Pooling of real values; padding cells are ignored (not counted in an average).
+
+    Vectorised: windows are strided views of the input padded with -inf (max) or 0 (mean,
+    divided by the count of cells inside the input)."""
     _, fh, fw, _ = window.shape
     _, sh, sw, _ = stride.shape
     b, h, w, d = x.shape
     hs = out_size_and_pad(h, fh, sh, ctx.padding)
     ws = out_size_and_pad(w, fw, sw, ctx.padding)
-    y = np.zeros((b, hs.out, ws.out, d))
-    for i in range(hs.out):
-        r0 = max(0, i * sh - hs.pad_before)
-        r1 = min(h, i * sh - hs.pad_before + fh)
-        for j in range(ws.out):
-            c0 = max(0, j * sw - ws.pad_before)
-            c1 = min(w, j * sw - ws.pad_before + fw)
-            cells = x[:, r0:r1, c0:c1, :]
-            y[:, i, j, :] = cells.mean(axis=(1, 2)) if average else cells.max(axis=(1, 2))
-    return y
+    if hs.out == 0 or ws.out == 0 or b == 0 or d == 0:
+        return np.zeros((b, hs.out, ws.out, d), np.float32)
+    pads = ((0, 0), (hs.pad_before, max(0, (hs.out - 1) * sh + fh - h - hs.pad_before)),
+            (ws.pad_before, max(0, (ws.out - 1) * sw + fw - w - ws.pad_before)), (0, 0))
+    xp = np.pad(x, pads, constant_values=0.0 if average else -np.inf)
+    view = np.lib.stride_tricks.sliding_window_view(xp, (fh, fw), axis=(1, 2))
+    view = view[:, ::sh, ::sw][:, :hs.out, :ws.out]           # (B, OH, OW, D, FH, FW)
+    if not average:
+        return view.max(axis=(4, 5))
+    inside = np.pad(np.ones((h, w), np.float32), pads[1:3])
+    cells = np.lib.stride_tricks.sliding_window_view(inside, (fh, fw))
+    counts = cells[::sh, ::sw][:hs.out, :ws.out].sum(axis=(2, 3))
+    return view.sum(axis=(4, 5)) / np.maximum(counts, 1.0)[None, :, :, None]
 
 
 def max_pool_reference(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,

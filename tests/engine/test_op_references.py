@@ -169,3 +169,20 @@ def test_quantized_ranges_of_a_reference_are_its_own_values():
     y, mn, mx = run("QuantizedRelu_8", q([0, 128, 255], rng=(-1, 1)))
     assert float(mn.reshape(-1)[0]) == 0.0 and float(mx.reshape(-1)[0]) == 1.0
 
+
+
+@pytest.mark.parametrize("op, bound", [("QuantizedMaxPool_8", 0.0), ("QuantizedAvgPool_8", 0.5)])
+@pytest.mark.parametrize("padding", [Padding.SAME, Padding.VALID])
+@pytest.mark.parametrize("geometry", [(3, 3, 1, 1), (3, 3, 2, 2), (2, 3, 2, 1)])
+def test_pool_references_agree_with_the_kernels_on_codes(op, bound, padding, geometry):
+    # In a step-1 range codes are reals: the max is exact, the mean only rounds (<= 0.5)
+    from hexscope.engine.ops.context import KernelContext
+
+    fh, fw, sh, sw = geometry
+    x = np.random.default_rng(sum(geometry)).integers(0, 256, (1, 9, 8, 5)).astype(np.uint8)
+    inputs = q(list(x.reshape(-1)), x.shape) + [shape(1, fh, fw, 1), shape(1, sh, sw, 1)]
+    ref = value(run(op, inputs, padding)[0])
+    got = REGISTRY.get(op).kernel(KernelContext(1, op, padding=padding), *inputs)[0]
+    got = value(got)
+    assert ref.shape == got.shape and ref.size > 0
+    assert np.abs(ref - got).max() <= bound
