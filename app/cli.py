@@ -65,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      "and list the nodes whose results change (exit 1 if "
                                      "any).")
     pad.add_argument("graph", metavar="GRAPH")
+    from hexscope.app.cli_compare import add_compare_parser
+    add_compare_parser(sub)
     return parser
 
 
@@ -74,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = args.command or "gui"
     handler = {"gui": cmd_gui, "validate": cmd_validate, "info": cmd_info,
                "import": cmd_import, "export": cmd_export, "check-padding": cmd_check_padding,
-               "run": _cmd_run}[command]
+               "run": _cmd_run, "compare": _cmd_compare}[command]
     try:
         return handler(args)
     except KeyboardInterrupt:
@@ -86,6 +88,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from hexscope.app.cli_run import cmd_run
 
     return cmd_run(args)
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from hexscope.app.cli_compare import cmd_compare
+
+    return cmd_compare(args)
 
 
 def err(message: str) -> None:

@@ -78,7 +78,7 @@ class ViewsController(QObject):
         self.d32.element_selected.connect(self._d32_selected)
         for source in (self.range_panel, self.range_plot, self.check):
             source.node_activated.connect(w.select_node)
-        self.range_panel.overlay_changed.connect(w.set_overlay)
+        self.range_panel.overlay_changed.connect(self._range_overlay)
         self.check.overlay_changed.connect(w.set_overlay)
         self.range_panel.load_reference_requested.connect(self._load_reference)
         self.range_panel.load_batch_requested.connect(self._load_batch)
@@ -147,6 +147,14 @@ class ViewsController(QObject):
         _guarded("FillPadding", lambda: self.fill.set_tensors(
             *self._fill_pair(outputs), title,
             unwritten=s.padding_fill if s is not None else None))
+
+    def _range_overlay(self, colors: object, legend: object) -> None:
+        """The range panel's overlay. Its "none" (sent on every refresh of its table) clears
+        only its own overlay, not the one another panel (Compare) shows."""
+        if colors is None and not getattr(self, "_range_overlay_on", False):
+            return
+        self._range_overlay_on = colors is not None
+        self.w.set_overlay(colors, legend)
 
     def _inspector_output(self) -> None:
         """The d32 view follows the output picked in the Tensor view when it is a d32 one."""
@@ -244,4 +252,8 @@ def install_views(window: QWidget) -> ViewsController:
     """Add the views' docks to ``window`` and wire them to its signals."""
     controller = ViewsController(window)
     window.views = controller  # type: ignore[attr-defined]
+    if hasattr(window, "controller") and hasattr(window, "scene"):   # the real main window
+        from hexscope.app.compare_actions import install_compare
+
+        install_compare(window)  # type: ignore[arg-type]
     return controller

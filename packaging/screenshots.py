@@ -49,7 +49,8 @@ def node_by_op(window: MainWindow, op: str) -> int:
     return next(n.node_id for n in window.graph if n.op == op)
 
 
-def main() -> int:
+def shown_window() -> MainWindow:
+    """The app's main window at 1280x800 with fresh settings, shown."""
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Hexscope")
     tmp = tempfile.mkdtemp(prefix="hexscope-shots-")
@@ -58,6 +59,11 @@ def main() -> int:
     window = MainWindow(settings)
     window.resize(1280, 800)
     window.show()
+    return window
+
+
+def main() -> int:
+    window = shown_window()
     window.files.open_graph(str(EXAMPLE))
     window.palette.search.setText("quantized")
     conv = node_by_op(window, "QuantizedConv2d_8x8to32")

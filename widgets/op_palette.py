@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from hexscope.engine.ops.reference import describe as describe_reference
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry, OpSpec
 from hexscope.widgets.graph_canvas.view import OP_MIME
 
@@ -153,7 +154,7 @@ class OpPalette(QWidget):
 
 
 def doc_html(spec: OpSpec) -> str:
-    """The op's declaration as HTML: ports with types, then the doc text."""
+    """The op's declaration as HTML: ports with types, the doc text, the float reference."""
     def rows(ports: object, n: int) -> str:
         return "".join(f"<li><b>{p.name}</b>: {p.type_text}</li>"
                        for p in ports.ports_for(n))  # type: ignore[attr-defined]
@@ -170,4 +171,9 @@ def doc_html(spec: OpSpec) -> str:
             f"<p>{spec.category.value}{op_id}{sim}</p>"
             f"<p>inputs ({spec.inputs.arity_text()}):<ul>{rows(spec.inputs, n_in)}</ul>"
             f"outputs ({spec.outputs.arity_text()}):<ul>{rows(spec.outputs, n_out)}</ul></p>"
-            f"<p>{text}</p>")
+            f"<p>{text}</p>"
+            f"<p><i>{_esc(describe_reference(spec.reference))}</i></p>")
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;")

@@ -7,6 +7,7 @@ import numpy as np
 from hexscope.engine.dtypes import DType
 from hexscope.engine.hexmath import exact_memo, quantize_uint8
 from hexscope.engine.ops.context import KernelContext, scalar_f
+from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, fresh
 
@@ -47,7 +48,14 @@ def _max_with(codes: np.ndarray, z: int) -> np.ndarray:
     return np.maximum(codes, y, out=y)
 
 
-@op("QuantizedRelu_8", Category.ACTIVATION, inputs=_IN, outputs=_OUT)
+def relu_reference(ctx: KernelContext, x: Tensor, x_min: Tensor,
+                   x_max: Tensor) -> tuple[np.ndarray, ...]:
+    """max(x, 0) of the dequantized input."""
+    return ranged(np.maximum(real(x, x_min, x_max), 0.0))
+
+
+@op("QuantizedRelu_8", Category.ACTIVATION,
+    reference=relu_reference, inputs=_IN, outputs=_OUT)
 def quantized_relu_8(ctx: KernelContext, x: Tensor, x_min: Tensor,
                      x_max: Tensor) -> tuple[Tensor | np.ndarray, ...]:
     """Relu on quint8 codes: y = max(x, zero code); the range passes through unchanged.
@@ -67,7 +75,14 @@ def quantized_relu_8(ctx: KernelContext, x: Tensor, x_min: Tensor,
     return fresh(_max_with(x.array, z)), w_min.copy(), w_max.copy()
 
 
+def relu_x_reference(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
+                     max_value: Tensor) -> tuple[np.ndarray, ...]:
+    """min(max(x, 0), max_value) of the dequantized input."""
+    return ranged(np.clip(real(x, x_min, x_max), 0.0, scalar_f(max_value)))
+
+
 @op("QuantizedReluX_8", Category.ACTIVATION,
+    reference=relu_x_reference,
     inputs=(*_IN, Port("max_value", DType.FLOAT32)), outputs=_OUT)
 def quantized_relux_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
                       max_value: Tensor) -> tuple[Tensor | np.ndarray, ...]:

@@ -13,6 +13,7 @@ from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import CheckFailed
 from hexscope.engine.ops._cfmt import c_a, c_f, c_ptr, c_x
 from hexscope.engine.ops.context import KernelContext, scalar_f
+from hexscope.engine.ops.reference import NoReference
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Shape, Tensor
 
@@ -56,6 +57,7 @@ def _words(t: Tensor, np_type: type, count: int) -> np.ndarray:
 
 
 @op("Check", Category.CHECK,
+    reference=NoReference("a test assertion on codes; it computes no value"),
     inputs=(Port("dut", None, layout=None), Port("ref", None, layout=None)))
 def check(ctx: KernelContext, dut: Tensor, ref: Tensor) -> tuple[()]:
     """Fails unless the DUT equals the reference exactly (shape, size and bytes).
@@ -115,6 +117,7 @@ def _close_f_report(ctx: KernelContext, a: np.ndarray, b: np.ndarray, worst: int
 
 
 @op("Close_f", Category.CHECK,
+    reference=NoReference("a test assertion on codes; it computes no value"),
     inputs=(Port("dut", DType.FLOAT32), Port("ref", DType.FLOAT32),
             Port("tolerance", DType.FLOAT32, optional=True)))
 def close_f(ctx: KernelContext, dut: Tensor, ref: Tensor, *tol: Tensor) -> tuple[()]:
@@ -194,6 +197,7 @@ def _close_int(ctx: KernelContext, dut: Tensor, ref: Tensor, np_type: type) -> t
 
 
 @op("Close_quint8", Category.CHECK,
+    reference=NoReference("a test assertion on codes; it computes no value"),
     inputs=(Port("dut", DType.QUINT8), Port("ref", DType.QUINT8)))
 def close_quint8(ctx: KernelContext, dut: Tensor, ref: Tensor) -> tuple[()]:
     """Fails at the first byte whose difference exceeds 7% of the largest reference byte.
@@ -206,6 +210,7 @@ def close_quint8(ctx: KernelContext, dut: Tensor, ref: Tensor) -> tuple[()]:
 
 
 @op("Close_int32", Category.CHECK,
+    reference=NoReference("a test assertion on codes; it computes no value"),
     inputs=(Port("dut", DType.INT32), Port("ref", DType.INT32),
             Port("loop_offset", DType.INT32, optional=True)))
 def close_int32(ctx: KernelContext, dut: Tensor, ref: Tensor, *loop: Tensor) -> tuple[()]:
@@ -218,6 +223,7 @@ def close_int32(ctx: KernelContext, dut: Tensor, ref: Tensor, *loop: Tensor) -> 
 
 
 @op("Close_qint32", Category.CHECK,
+    reference=NoReference("a test assertion on codes; it computes no value"),
     inputs=(Port("dut", DType.QINT32), Port("ref", DType.QINT32)))
 def close_qint32(ctx: KernelContext, dut: Tensor, ref: Tensor) -> tuple[()]:
     """Compares raw qint32 words like Close_int32 (7% of the largest |reference|).
@@ -255,6 +261,7 @@ def _q_ranges_text(ranges: list[np.float32], sep: str) -> str:
 
 
 @op("Close_q_quint8", Category.CHECK,
+    reference=NoReference("a test assertion on codes; it computes no value"),
     inputs=(Port("dut", DType.QUINT8), Port("dut_min", DType.FLOAT32),
             Port("dut_max", DType.FLOAT32), Port("ref", DType.QUINT8),
             Port("ref_min", DType.FLOAT32), Port("ref_max", DType.FLOAT32),

@@ -15,6 +15,7 @@ from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import CheckFailed, KernelError
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops.context import KernelContext, data_of, require_d32, scalar_f
+from hexscope.engine.ops.reference import NoReference
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor
 
@@ -177,6 +178,7 @@ def _check_inputs(x: Tensor, ref: Tensor, mn: np.float32, mx: np.float32) -> np.
 
 
 @op("Close_d32", Category.CHECK,
+    reference=NoReference("a test assertion on codes; it computes no value"),
     inputs=(Port("x", DType.QUINT8, layout=Layout.D32), Port("x_min", DType.FLOAT32),
             Port("x_max", DType.FLOAT32), Port("ref", DType.FLOAT32),
             Port("max_exc_err", DType.FLOAT32, optional=True, doc="default 0.2; < 0 forces stats"),

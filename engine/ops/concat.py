@@ -8,6 +8,7 @@ from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import div255, exact_memo, rndi1, sat_u8, wrap_i16
 from hexscope.engine.ops.context import KernelContext, scalar_f, scalar_i
+from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, Repeat, op
 from hexscope.engine.tensor import Tensor, fresh
 
@@ -68,7 +69,15 @@ def _rescale_into(dst: np.ndarray, codes: np.ndarray, in_min: float, in_max: flo
         dst[...] = np.take(lut, codes, mode="clip")     # uint8 indices: never clipped
 
 
+def concat_8_reference(ctx: KernelContext, axis: Tensor, *rest: Tensor) -> tuple[np.ndarray, ...]:
+    """the dequantized inputs joined along the axis (0..3 = B,H,W,D)."""
+    n = len(rest) // 3
+    parts = [real(rest[k], rest[n + k], rest[2 * n + k]) for k in range(n)]
+    return ranged(np.concatenate(parts, axis=scalar_i(axis)))
+
+
 @op("QuantizedConcat_8", Category.PLUMBING,
+    reference=concat_8_reference,
     inputs=(Port("axis", DType.INT32),
             Repeat((Port("x", DType.QUINT8), Port("x_min", DType.FLOAT32),
                     Port("x_max", DType.FLOAT32)), min=1)),

@@ -11,6 +11,7 @@ from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import f2i1, wrap_i16
 from hexscope.engine.ops.context import KernelContext, f32_scalar, scalar_f, scalar_i
+from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, Repeat, op
 from hexscope.engine.quant import adjust_range_for_zero
 from hexscope.engine.tensor import Tensor
@@ -77,7 +78,15 @@ def output_padding(shape: tuple[int, ...]) -> D32Padding:
     return D32Padding(h_pad, h_pad, w_left, -(w_left + w) % 4, 0, -d % 32)
 
 
-@op("QuantizedConcat_8_d32", Category.D32, d32_output=True,
+def concat_d32_reference(ctx: KernelContext, axis: Tensor, *rest: Tensor) -> tuple[np.ndarray, ...]:
+    """the dequantized inputs joined along the axis (0..3 = B,H,W,D), on the logical tensors."""
+    n = len(rest) // 3
+    parts = [real(rest[k], rest[n + k], rest[2 * n + k]) for k in range(n)]
+    return ranged(np.concatenate(parts, axis=scalar_i(axis)))
+
+
+@op("QuantizedConcat_8_d32", Category.D32,
+    reference=concat_d32_reference, d32_output=True,
     inputs=(Port("axis", DType.INT32),
             Repeat((Port("x", DType.QUINT8, layout=Layout.D32), Port("x_min", DType.FLOAT32),
                     Port("x_max", DType.FLOAT32)), min=1)),

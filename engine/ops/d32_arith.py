@@ -29,6 +29,7 @@ from hexscope.engine.ops._addsub_range import (
 )
 from hexscope.engine.ops._d32_engine import Oper, f32
 from hexscope.engine.ops.context import KernelContext, f32_scalar, scalar_f
+from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op, shared_doc
 from hexscope.engine.tensor import Tensor
 
@@ -304,7 +305,14 @@ _ENGINE_NOTES = """
 """
 
 
-@op("QuantizedAdd_8p8to8_d32", Category.ELEMENTWISE, inputs=_INPUTS + _FIXED,
+def add_d32_reference(ctx: KernelContext, x: Tensor, y: Tensor, x_min: Tensor, x_max: Tensor,
+         y_min: Tensor, y_max: Tensor, *out_range: Tensor) -> tuple[np.ndarray, ...]:
+    """x + y of the dequantized logical tensors (broadcast)."""
+    return ranged(real(x, x_min, x_max) + real(y, y_min, y_max))
+
+
+@op("QuantizedAdd_8p8to8_d32", Category.ELEMENTWISE,
+    reference=add_d32_reference, inputs=_INPUTS + _FIXED,
     outputs=_OUTPUTS, d32_output=True, aliases=("QuantizedAdd_8x8to8_d32",))
 @shared_doc(_ENGINE_NOTES)
 def quantized_add_8p8to8_d32(ctx: KernelContext, x: Tensor, y: Tensor, x_min: Tensor,
@@ -323,7 +331,14 @@ def quantized_add_8p8to8_d32(ctx: KernelContext, x: Tensor, y: Tensor, x_min: Te
     return _run(ctx, Oper.ADD, x, y, (x_min, x_max, y_min, y_max), _fixed(fixed))
 
 
-@op("QuantizedSub_8p8to8_d32", Category.ELEMENTWISE, inputs=_INPUTS + _FIXED,
+def sub_d32_reference(ctx: KernelContext, x: Tensor, y: Tensor, x_min: Tensor, x_max: Tensor,
+         y_min: Tensor, y_max: Tensor, *out_range: Tensor) -> tuple[np.ndarray, ...]:
+    """x - y of the dequantized logical tensors (broadcast)."""
+    return ranged(real(x, x_min, x_max) - real(y, y_min, y_max))
+
+
+@op("QuantizedSub_8p8to8_d32", Category.ELEMENTWISE,
+    reference=sub_d32_reference, inputs=_INPUTS + _FIXED,
     outputs=_OUTPUTS, d32_output=True, aliases=("QuantizedSub_8x8to8_d32",))
 @shared_doc(_ENGINE_NOTES)
 def quantized_sub_8p8to8_d32(ctx: KernelContext, x: Tensor, y: Tensor, x_min: Tensor,
@@ -340,7 +355,14 @@ def quantized_sub_8p8to8_d32(ctx: KernelContext, x: Tensor, y: Tensor, x_min: Te
     return _run(ctx, Oper.SUB, x, y, (x_min, x_max, y_min, y_max), _fixed(fixed))
 
 
-@op("QuantizedMul_8x8to8_d32", Category.ELEMENTWISE, inputs=_INPUTS, outputs=_OUTPUTS,
+def mul_d32_reference(ctx: KernelContext, x: Tensor, y: Tensor, x_min: Tensor, x_max: Tensor,
+         y_min: Tensor, y_max: Tensor, *out_range: Tensor) -> tuple[np.ndarray, ...]:
+    """x * y of the dequantized logical tensors (broadcast)."""
+    return ranged(real(x, x_min, x_max) * real(y, y_min, y_max))
+
+
+@op("QuantizedMul_8x8to8_d32", Category.ELEMENTWISE,
+    reference=mul_d32_reference, inputs=_INPUTS, outputs=_OUTPUTS,
     d32_output=True)
 @shared_doc(_ENGINE_NOTES)
 def quantized_mul_8x8to8_d32(ctx: KernelContext, x: Tensor, y: Tensor, x_min: Tensor,

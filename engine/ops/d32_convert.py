@@ -24,6 +24,7 @@ from hexscope.engine.errors import KernelError
 from hexscope.engine.ops import _quantizer as hq
 from hexscope.engine.ops.context import KernelContext, data_of, f32_scalar, require_d32, scalar_i
 from hexscope.engine.ops.quantize import auto_params, log_params
+from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor
 
@@ -81,7 +82,13 @@ def d32_output(ctx: KernelContext, values: np.ndarray, pad: D32Padding, message:
     return flat.to_d32(pad, fill=ctx.padding_fill & 0xFF)
 
 
-@op("Convert_to_d32", Category.D32, inputs=(Port("x", DType.QUINT8), *_PAD_OPTIONS),
+def to_d32_reference(ctx: KernelContext, x: Tensor, *params: Tensor) -> tuple[Tensor]:
+    """the logical tensor unchanged (only the layout changes)."""
+    return (x,)
+
+
+@op("Convert_to_d32", Category.D32,
+    reference=to_d32_reference, inputs=(Port("x", DType.QUINT8), *_PAD_OPTIONS),
     outputs=(_D32_OUT,), d32_output=True)
 def convert_to_d32(ctx: KernelContext, x: Tensor, *opts: Tensor) -> tuple[Tensor]:
     """Plain quint8 to d32 layout, with optional padding inputs.
@@ -106,7 +113,8 @@ def convert_to_d32(ctx: KernelContext, x: Tensor, *opts: Tensor) -> tuple[Tensor
     return (d32_output(ctx, data_of(x, "input 0"), pad, "out prepare fail"),)
 
 
-@op("Convert_from_d32", Category.D32, inputs=(Port("x", DType.QUINT8, layout=Layout.D32),),
+@op("Convert_from_d32", Category.D32,
+    reference=to_d32_reference, inputs=(Port("x", DType.QUINT8, layout=Layout.D32),),
     outputs=(Port("y", DType.QUINT8),))
 def convert_from_d32(ctx: KernelContext, x: Tensor) -> tuple[Tensor]:
     """d32 quint8 to plain layout: the valid elements in plain order.
@@ -128,7 +136,14 @@ def convert_from_d32(ctx: KernelContext, x: Tensor) -> tuple[Tensor]:
     return (Tensor.from_array(np.ascontiguousarray(data_of(x, "input 0")), DType.QUINT8),)
 
 
-@op("AutoQuantize_d32", Category.QUANTIZE, inputs=(Port("x", DType.FLOAT32), *_PAD_OPTIONS),
+def auto_quantize_d32_reference(ctx: KernelContext, x: Tensor,
+                                *pads: Tensor) -> tuple[np.ndarray, ...]:
+    """the value itself, as a logical tensor."""
+    return ranged(real(x))
+
+
+@op("AutoQuantize_d32", Category.QUANTIZE,
+    reference=auto_quantize_d32_reference, inputs=(Port("x", DType.FLOAT32), *_PAD_OPTIONS),
     outputs=_QU8_D32_OUT)
 def auto_quantize_d32(ctx: KernelContext, x: Tensor, *opts: Tensor) -> tuple[Tensor, ...]:
     """Float to d32 quint8 over the data's own range, HVX fixed-point quantizer.
@@ -198,7 +213,14 @@ def codes_with_chunk_quirk(ctx: KernelContext, data: np.ndarray, mn: np.float32,
     return hq.round_quantize(values.reshape(data.shape), mn, mx)
 
 
-@op("QuantizeForTest_d32", Category.QUANTIZE, inputs=(Port("x", DType.FLOAT32), *_PAD_OPTIONS),
+def quantize_for_test_reference(ctx: KernelContext, x: Tensor,
+                                *pads: Tensor) -> tuple[np.ndarray, ...]:
+    """the value itself, as codes and as the requantized float output."""
+    return (*ranged(real(x)), real(x))
+
+
+@op("QuantizeForTest_d32", Category.QUANTIZE,
+    reference=quantize_for_test_reference, inputs=(Port("x", DType.FLOAT32), *_PAD_OPTIONS),
     outputs=(*_QU8_D32_OUT, Port("requantized", DType.FLOAT32, optional=True)),
     d32_output=True, aliases=("QuantizeForTestd32",))
 def quantize_for_test_d32(ctx: KernelContext, x: Tensor, *opts: Tensor) -> tuple[Tensor, ...]:
@@ -225,7 +247,8 @@ def quantize_for_test_d32(ctx: KernelContext, x: Tensor, *opts: Tensor) -> tuple
     return _quant_for_test(ctx, x, opts, with_float=ctx.n_outputs >= 4)
 
 
-@op("AutoQuantize_d32_ref", Category.QUANTIZE, inputs=(Port("x", DType.FLOAT32), *_PAD_OPTIONS),
+@op("AutoQuantize_d32_ref", Category.QUANTIZE,
+    reference=auto_quantize_d32_reference, inputs=(Port("x", DType.FLOAT32), *_PAD_OPTIONS),
     outputs=_QU8_D32_OUT, d32_output=True)
 def auto_quantize_d32_ref(ctx: KernelContext, x: Tensor, *opts: Tensor) -> tuple[Tensor, ...]:
     """Float to d32 quint8, reference twin of AutoQuantize_d32: QuantizeForTest_d32's code.

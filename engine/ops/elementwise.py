@@ -33,6 +33,7 @@ from hexscope.engine.ops._d32_engine import (
     addsub_scaling,
 )
 from hexscope.engine.ops.context import KernelContext, scalar_f
+from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.quant import adjust_range_for_zero
 from hexscope.engine.tensor import Tensor
@@ -108,7 +109,14 @@ def mul_requantize(p: np.ndarray, sp: np.float32) -> tuple[np.ndarray, np.float3
     return np.minimum(t, 255).astype(np.uint8), out_min, out_max
 
 
-@op("QuantizedMul_8x8to8", Category.ELEMENTWISE, inputs=_AB, outputs=_OUT)
+def mul_reference(ctx: KernelContext, a: Tensor, b: Tensor, a_min: Tensor, a_max: Tensor,
+                  b_min: Tensor, b_max: Tensor) -> tuple[np.ndarray, ...]:
+    """a * b of the dequantized inputs (broadcast)."""
+    return ranged(real(a, a_min, a_max) * real(b, b_min, b_max))
+
+
+@op("QuantizedMul_8x8to8", Category.ELEMENTWISE,
+    reference=mul_reference, inputs=_AB, outputs=_OUT)
 def quantized_mul_8x8to8(ctx: KernelContext, a: Tensor, b: Tensor, a_min: Tensor, a_max: Tensor,
                          b_min: Tensor, b_max: Tensor) -> tuple[Tensor | np.ndarray, ...]:
     """Elementwise product of two quint8 tensors with broadcast; range from the products.
@@ -285,7 +293,14 @@ def _add_broadcast(ctx: KernelContext, st: OutRange, a: Tensor, b: Tensor,
                       f"passes (range now [{st.out_min:g}, {st.out_max:g}])")
 
 
+def add_reference(ctx: KernelContext, a: Tensor, b: Tensor, a_min: Tensor, a_max: Tensor,
+                  b_min: Tensor, b_max: Tensor, *out_range: Tensor) -> tuple[np.ndarray, ...]:
+    """a + b of the dequantized inputs (broadcast)."""
+    return ranged(real(a, a_min, a_max) + real(b, b_min, b_max))
+
+
 @op("QuantizedAdd_8p8to8", Category.ELEMENTWISE,
+    reference=add_reference,
     inputs=(*_AB, Port("out_min", DType.FLOAT32, optional=True),
             Port("out_max", DType.FLOAT32, optional=True)),
     outputs=_OUT, aliases=("QuantizedAdd_8x8to8",))

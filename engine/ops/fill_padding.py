@@ -101,7 +101,13 @@ def _capacity(ctx: KernelContext, t: Tensor) -> int:
     return t.nbytes + 4 * t.geometry.row_stride    # undeclared: assume room for the 4 rows
 
 
+def fill_padding_reference(ctx: KernelContext, x: Tensor, *params: Tensor) -> tuple[Tensor]:
+    """the logical tensor unchanged (only padding bytes are written)."""
+    return (x,)
+
+
 @op("FillPadding_8_d32", Category.D32,
+    reference=fill_padding_reference,
     inputs=(Port("x", DType.QUINT8, layout=Layout.D32),
             Port("spatial_fill", DType.INT32, optional=True, doc="byte, or -1 for random"),
             Port("depth_fill", DType.INT32, optional=True, doc="byte, or -1 for random")),

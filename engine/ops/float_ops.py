@@ -15,6 +15,7 @@ from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops.context import KernelContext, data_of, scalar_f, scalar_i
+from hexscope.engine.ops.reference import SELF
 from hexscope.engine.ops.registry import Category, Port, Repeat, op, shared_doc
 from hexscope.engine.tensor import Shape, Tensor
 
@@ -82,7 +83,8 @@ _MINMAX_DOC = """
 """
 
 
-@op("Min_f", Category.FLOAT, inputs=_MINMAX_INPUTS, outputs=(Port("y", _F32),),
+@op("Min_f", Category.FLOAT,
+    reference=SELF, inputs=_MINMAX_INPUTS, outputs=(Port("y", _F32),),
     uses_padding=True)
 @shared_doc(_MINMAX_DOC)
 def min_f(ctx: KernelContext, x: Tensor, *extra: Tensor) -> tuple[np.ndarray]:
@@ -90,7 +92,8 @@ def min_f(ctx: KernelContext, x: Tensor, *extra: Tensor) -> tuple[np.ndarray]:
     return (_min_max(ctx, x, extra, np.fmin, np.inf),)
 
 
-@op("Max_f", Category.FLOAT, inputs=_MINMAX_INPUTS, outputs=(Port("y", _F32),),
+@op("Max_f", Category.FLOAT,
+    reference=SELF, inputs=_MINMAX_INPUTS, outputs=(Port("y", _F32),),
     uses_padding=True)
 @shared_doc(_MINMAX_DOC)
 def max_f(ctx: KernelContext, x: Tensor, *extra: Tensor) -> tuple[np.ndarray]:
@@ -99,6 +102,7 @@ def max_f(ctx: KernelContext, x: Tensor, *extra: Tensor) -> tuple[np.ndarray]:
 
 
 @op("Softmax_f", Category.FLOAT,
+    reference=SELF,
     inputs=(Port("x", _F32), Port("beta", _F32, optional=True)), outputs=(Port("y", _F32),))
 def softmax_f(ctx: KernelContext, x: Tensor, *beta: Tensor) -> tuple[np.ndarray]:
     """Softmax over the depth of every (b,h,w) vector, with an optional beta (default 1).
@@ -158,6 +162,7 @@ def _window_sums(sq: np.ndarray, radius: tuple[int, int, int]) -> np.ndarray:
 
 
 @op("LRN_f", Category.FLOAT,
+    reference=SELF,
     inputs=(Port("x", _F32), Port("window", None), Port("bias", _F32), Port("alpha", _F32),
             Port("beta", _F32)),
     outputs=(Port("y", _F32),))
@@ -192,13 +197,15 @@ def _elementwise(fn: Callable[[np.ndarray], np.ndarray], x: Tensor) -> tuple[np.
         return (fn(data).astype(_F),)
 
 
-@op("Tanh_f", Category.FLOAT, inputs=(Port("x", _F32),), outputs=(Port("y", _F32),))
+@op("Tanh_f", Category.FLOAT,
+    reference=SELF, inputs=(Port("x", _F32),), outputs=(Port("y", _F32),))
 def tanh_f(ctx: KernelContext, x: Tensor) -> tuple[np.ndarray]:
     """Hyperbolic tangent, elementwise (``tanhf``)."""
     return _elementwise(np.tanh, x)
 
 
-@op("Sigmoid_f", Category.FLOAT, inputs=(Port("x", _F32),), outputs=(Port("y", _F32),))
+@op("Sigmoid_f", Category.FLOAT,
+    reference=SELF, inputs=(Port("x", _F32),), outputs=(Port("y", _F32),))
 def sigmoid_f(ctx: KernelContext, x: Tensor) -> tuple[np.ndarray]:
     """Logistic function 1/(1+e^-x), elementwise, as ``(1 + tanhf(x*0.5)) * 0.5``.
 
@@ -226,6 +233,7 @@ def concat_words(axis: int, xs: tuple[Tensor, ...]) -> np.ndarray:
 
 
 @op("Concat_f", Category.FLOAT,
+    reference=SELF,
     inputs=(Port("axis", DType.INT32), Repeat((Port("x", _F32),), min=1)),
     outputs=(Port("y", _F32),))
 def concat_f(ctx: KernelContext, axis: Tensor, *xs: Tensor) -> tuple[np.ndarray]:
@@ -239,6 +247,7 @@ def concat_f(ctx: KernelContext, axis: Tensor, *xs: Tensor) -> tuple[np.ndarray]
 
 
 @op("ConcatV2_f", Category.FLOAT,
+    reference=SELF,
     inputs=(Repeat((Port("x", _F32),), min=1), Port("axis", DType.INT32)),
     outputs=(Port("y", _F32),))
 def concat_v2_f(ctx: KernelContext, *inputs: Tensor) -> tuple[np.ndarray]:

@@ -11,6 +11,7 @@ from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops.context import KernelContext, data_of, scalar_i
+from hexscope.engine.ops.reference import SELF, ranged, real
 from hexscope.engine.ops.registry import Category, Port, op, shared_doc
 from hexscope.engine.tensor import Shape, Tensor
 
@@ -156,11 +157,19 @@ for _name, _dtype, _what in (("Gather_f", DType.FLOAT32, "float"),
                              ("Gather_int32", DType.INT32, "int32")):
     op(_name, Category.LOOKUP,
        inputs=(Port("index", DType.INT32), Port("table", _dtype), *_options()),
-       outputs=(Port("y", _dtype),), uses_padding=True)(shared_doc(_DOC)(_plain_gather(_dtype,
-                                                                                        _what)))
+       outputs=(Port("y", _dtype),), uses_padding=True,
+       reference=SELF)(shared_doc(_DOC)(_plain_gather(_dtype, _what)))
+
+
+def gather_8_reference(ctx: KernelContext, index: Tensor, table: Tensor, table_min: Tensor,
+                       table_max: Tensor, *dims: Tensor) -> tuple[np.ndarray, ...]:
+    """the gathered table rows, dequantized (Gather_f on the real table)."""
+    table_f = Tensor.from_array(real(table, table_min, table_max).astype(np.float32))
+    return ranged(_gather(ctx, index, table_f, dims, DType.FLOAT32))
 
 
 @op("Gather_8", Category.LOOKUP,
+    reference=gather_8_reference,
     inputs=(Port("index", DType.INT32), Port("table", DType.QUINT8),
             Port("table_min", DType.FLOAT32), Port("table_max", DType.FLOAT32), *_options()),
     outputs=(Port("y", DType.QUINT8), Port("y_min", DType.FLOAT32),

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops.context import KernelContext
+from hexscope.engine.ops.reference import SELF
 from hexscope.engine.ops.registry import Category, Port, Repeat, op
 from hexscope.engine.tensor import Tensor
 
 _ANY = Port("x", None, layout=None)
 
 
-@op("INPUT", Category.IO, outputs=(Repeat((Port("out", None, layout=None),)),))
+@op("INPUT", Category.IO,
+    reference=SELF, outputs=(Repeat((Port("out", None, layout=None),)),))
 def input_(ctx: KernelContext) -> tuple[Tensor, ...]:
     """Graph input: output k is input k given to execute.
 
@@ -22,7 +24,8 @@ def input_(ctx: KernelContext) -> tuple[Tensor, ...]:
     return ctx.graph_inputs
 
 
-@op("OUTPUT", Category.IO, inputs=(Repeat((Port("x", None, layout=None),)),))
+@op("OUTPUT", Category.IO,
+    reference=SELF, inputs=(Repeat((Port("x", None, layout=None),)),))
 def output(ctx: KernelContext, *xs: Tensor) -> tuple[()]:
     """Graph output: input k is returned as output k of execute.
 
@@ -31,7 +34,8 @@ def output(ctx: KernelContext, *xs: Tensor) -> tuple[()]:
     return ()
 
 
-@op("Nop", Category.PLUMBING, inputs=(Repeat((_ANY,)),),
+@op("Nop", Category.PLUMBING,
+    reference=SELF, inputs=(Repeat((_ANY,)),),
     outputs=(Repeat((Port("y", None, layout=None),)),))
 def nop(ctx: KernelContext, *xs: Tensor) -> tuple[Tensor, ...]:
     """Copies each input to the output of the same index (shape, format and bytes).
@@ -43,7 +47,8 @@ def nop(ctx: KernelContext, *xs: Tensor) -> tuple[Tensor, ...]:
     return tuple(x.copy() for x in xs)
 
 
-@op("Const", Category.IO, outputs=(Port("data", None),))
+@op("Const", Category.IO,
+    reference=SELF, outputs=(Port("data", None),))
 def const(ctx: KernelContext) -> tuple[Tensor, ...]:
     """Constant data, fixed when the node is appended; it never runs.
 

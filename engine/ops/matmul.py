@@ -24,6 +24,7 @@ from hexscope.engine.ops.conv import (
     warn_inexact,
     zero_code,
 )
+from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor
 
@@ -85,7 +86,17 @@ def _prepare_time_b(ctx: KernelContext, b_codes: np.ndarray) -> Rhs:
     return entry.value  # type: ignore[return-value]
 
 
-@op("QuantizedMatMul_8x8to32", Category.MATH, inputs=_MATMUL_IN, outputs=RANGE_OUT)
+def matmul_reference(ctx: KernelContext, a: Tensor, b: Tensor, a_min: Tensor, a_max: Tensor,
+                     b_min: Tensor, b_max: Tensor) -> tuple[np.ndarray, ...]:
+    """the float product A (M x K) x B (K x N) of the dequantized matrices, as [1,1,M,N]."""
+    k, n = b.shape[2], b.shape[3]
+    av = real(a, a_min, a_max).reshape(-1, k) if k else np.zeros((0, 0))
+    y = av @ real(b, b_min, b_max).reshape(k, n)
+    return ranged(y.reshape(1, 1, -1, n))
+
+
+@op("QuantizedMatMul_8x8to32", Category.MATH,
+    reference=matmul_reference, inputs=_MATMUL_IN, outputs=RANGE_OUT)
 def quantized_matmul_8x8to32(ctx: KernelContext, a: Tensor, b: Tensor, a_min: Tensor,
                              a_max: Tensor, b_min: Tensor, b_max: Tensor
                              ) -> tuple[Tensor, Tensor, Tensor]:
@@ -110,7 +121,8 @@ def quantized_matmul_8x8to32(ctx: KernelContext, a: Tensor, b: Tensor, a_min: Te
     return _matmul(ctx, a, b, a_min, a_max, b_min, b_max, frozen_b=True)
 
 
-@op("QuantizedMatMul_8x8to32_ref", Category.MATH, inputs=_MATMUL_IN, outputs=RANGE_OUT)
+@op("QuantizedMatMul_8x8to32_ref", Category.MATH,
+    reference=matmul_reference, inputs=_MATMUL_IN, outputs=RANGE_OUT)
 def quantized_matmul_8x8to32_ref(ctx: KernelContext, a: Tensor, b: Tensor, a_min: Tensor,
                                  a_max: Tensor, b_min: Tensor, b_max: Tensor
                                  ) -> tuple[Tensor, Tensor, Tensor]:
@@ -186,5 +198,12 @@ def _trunc_i32(s: np.ndarray) -> np.ndarray:
     return f2i(s).astype(np.int32)
 
 
+def bias_add_reference(ctx: KernelContext, x: Tensor, bias: Tensor, x_min: Tensor,
+                       x_max: Tensor, b_min: Tensor, b_max: Tensor) -> tuple[np.ndarray, ...]:
+    """x + bias along the depth, both dequantized."""
+    return ranged(real(x, x_min, x_max) + real(bias, b_min, b_max).reshape(-1))
+
+
 for _name in ("QuantizedBiasAdd_8p8to32", "QuantizedBiasAdd_8p8to32_ref"):
-    op(_name, Category.MATH, inputs=_BIAS_IN, outputs=RANGE_OUT)(quantized_biasadd_8p8to32)
+    op(_name, Category.MATH,
+       reference=bias_add_reference, inputs=_BIAS_IN, outputs=RANGE_OUT)(quantized_biasadd_8p8to32)

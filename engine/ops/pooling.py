@@ -15,6 +15,7 @@ from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops.activation import range_words
 from hexscope.engine.ops.context import KernelContext, scalar_f
+from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, fresh
 
@@ -124,7 +125,40 @@ def _range_copy(x_min: Tensor, x_max: Tensor) -> tuple[np.ndarray, np.ndarray]:
     return w_min.copy(), w_max.copy()
 
 
-@op("QuantizedMaxPool_8", Category.POOLING, inputs=_IN, outputs=_OUT, uses_padding=True)
+def _pool_reference(ctx: KernelContext, x: np.ndarray, window: Tensor, stride: Tensor,
+                    average: bool) -> np.ndarray:
+    """Pooling of real values; padding cells are ignored (not counted in an average).
+
+    Vectorised: windows are strided views of the input padded with -inf (max) or 0 (mean,
+    divided by the count of cells inside the input)."""
+    _, fh, fw, _ = window.shape
+    _, sh, sw, _ = stride.shape
+    b, h, w, d = x.shape
+    hs = out_size_and_pad(h, fh, sh, ctx.padding)
+    ws = out_size_and_pad(w, fw, sw, ctx.padding)
+    if hs.out == 0 or ws.out == 0 or b == 0 or d == 0:
+        return np.zeros((b, hs.out, ws.out, d), np.float32)
+    pads = ((0, 0), (hs.pad_before, max(0, (hs.out - 1) * sh + fh - h - hs.pad_before)),
+            (ws.pad_before, max(0, (ws.out - 1) * sw + fw - w - ws.pad_before)), (0, 0))
+    xp = np.pad(x, pads, constant_values=0.0 if average else -np.inf)
+    view = np.lib.stride_tricks.sliding_window_view(xp, (fh, fw), axis=(1, 2))
+    view = view[:, ::sh, ::sw][:, :hs.out, :ws.out]           # (B, OH, OW, D, FH, FW)
+    if not average:
+        return view.max(axis=(4, 5))
+    inside = np.pad(np.ones((h, w), np.float32), pads[1:3])
+    cells = np.lib.stride_tricks.sliding_window_view(inside, (fh, fw))
+    counts = cells[::sh, ::sw][:hs.out, :ws.out].sum(axis=(2, 3))
+    return view.sum(axis=(4, 5)) / np.maximum(counts, 1.0)[None, :, :, None]
+
+
+def max_pool_reference(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
+                       window: Tensor, stride: Tensor) -> tuple[np.ndarray, ...]:
+    """the largest dequantized value of each window (padding ignored)."""
+    return ranged(_pool_reference(ctx, real(x, x_min, x_max), window, stride, False))
+
+
+@op("QuantizedMaxPool_8", Category.POOLING,
+    reference=max_pool_reference, inputs=_IN, outputs=_OUT, uses_padding=True)
 def quantized_max_pool_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
                          window: Tensor, stride: Tensor) -> tuple[Tensor | np.ndarray, ...]:
     """Max pooling of quint8 codes over [1,h,w,1] windows; the range passes through.
@@ -149,7 +183,14 @@ def quantized_max_pool_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Te
     return (fresh(y), *_range_copy(x_min, x_max))
 
 
-@op("QuantizedAvgPool_8", Category.POOLING, inputs=_IN, outputs=_OUT, uses_padding=True)
+def avg_pool_reference(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
+                       window: Tensor, stride: Tensor) -> tuple[np.ndarray, ...]:
+    """the mean dequantized value of each window's cells inside the input."""
+    return ranged(_pool_reference(ctx, real(x, x_min, x_max), window, stride, True))
+
+
+@op("QuantizedAvgPool_8", Category.POOLING,
+    reference=avg_pool_reference, inputs=_IN, outputs=_OUT, uses_padding=True)
 def quantized_avg_pool_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
                          window: Tensor, stride: Tensor) -> tuple[Tensor | np.ndarray, ...]:
     """Average pooling of quint8 codes, padding cells not counted; the range passes through.

@@ -15,6 +15,7 @@ from hexscope.engine.dtypes import Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops._cfmt import c_f, c_ptr, c_x
 from hexscope.engine.ops.context import KernelContext, require_d32, scalar_i
+from hexscope.engine.ops.reference import NoReference
 from hexscope.engine.ops.registry import Category, Port, op, shared_doc
 from hexscope.engine.tensor import Tensor
 
@@ -29,6 +30,9 @@ _FORMAT: dict[str, Callable[[object], str]] = {
     "f": c_f,                                # type: ignore[dict-item]
 }
 _DIMS = "BHWD"
+
+#: Printing ops have no outputs, so nothing to compare.
+_PRINTS = NoReference("prints a tensor to the log; no outputs")
 
 
 def limit_range(lo: int, hi: int, start: int | None, end: int | None) -> tuple[int, int]:
@@ -189,7 +193,8 @@ def _limit_ports() -> tuple[Port, ...]:
 
 
 
-@op("PPrint_8", Category.PRINT, inputs=(Port("x", None, layout=None), *_limit_ports()))
+@op("PPrint_8", Category.PRINT,
+    reference=_PRINTS, inputs=(Port("x", None, layout=None), *_limit_ports()))
 @shared_doc(_LIMIT_DOC)
 def pprint_8(ctx: KernelContext, x: Tensor, *extra: Tensor) -> tuple[()]:
     """Logs each byte of a plain tensor as ``[b,h,w,d]: 0x<2 hex digits>`` (debug level 1).
@@ -200,7 +205,8 @@ def pprint_8(ctx: KernelContext, x: Tensor, *extra: Tensor) -> tuple[()]:
     return _run(ctx, "PPrint_8", x, extra)
 
 
-@op("PPrint_32", Category.PRINT, inputs=(Port("x", None, layout=None), *_limit_ports()))
+@op("PPrint_32", Category.PRINT,
+    reference=_PRINTS, inputs=(Port("x", None, layout=None), *_limit_ports()))
 @shared_doc(_LIMIT_DOC)
 def pprint_32(ctx: KernelContext, x: Tensor, *extra: Tensor) -> tuple[()]:
     """Logs each 32-bit word of a plain tensor as ``[b,h,w,d]: 0x<8 hex digits>`` (level 1).
@@ -211,7 +217,8 @@ def pprint_32(ctx: KernelContext, x: Tensor, *extra: Tensor) -> tuple[()]:
     return _run(ctx, "PPrint_32", x, extra)
 
 
-@op("PPrint_f", Category.PRINT, inputs=(Port("x", None, layout=None), *_limit_ports()))
+@op("PPrint_f", Category.PRINT,
+    reference=_PRINTS, inputs=(Port("x", None, layout=None), *_limit_ports()))
 @shared_doc(_LIMIT_DOC)
 def pprint_f(ctx: KernelContext, x: Tensor, *extra: Tensor) -> tuple[()]:
     """Logs each float of a plain tensor as ``[b,h,w,d]: <%f>`` (debug level 1).
@@ -223,6 +230,7 @@ def pprint_f(ctx: KernelContext, x: Tensor, *extra: Tensor) -> tuple[()]:
 
 
 @op("PPrint_8_d32", Category.PRINT,
+    reference=_PRINTS,
     inputs=(Port("x", None, layout=Layout.D32), *_limit_ports()))
 @shared_doc(_LIMIT_DOC)
 def pprint_8_d32(ctx: KernelContext, x: Tensor, *extra: Tensor) -> tuple[()]:
@@ -234,6 +242,7 @@ def pprint_8_d32(ctx: KernelContext, x: Tensor, *extra: Tensor) -> tuple[()]:
 
 
 @op("PPrintWithPadding_8_d32", Category.PRINT,
+    reference=_PRINTS,
     inputs=(Port("x", None, layout=Layout.D32), *_limit_ports()))
 @shared_doc(_LIMIT_DOC)
 def pprint_with_padding_8_d32(ctx: KernelContext, x: Tensor, *extra: Tensor) -> tuple[()]:

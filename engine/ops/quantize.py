@@ -13,6 +13,7 @@ from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import level_size_zero_floored
 from hexscope.engine.ops import _quantizer as hq
 from hexscope.engine.ops.context import KernelContext, data_of, f32_scalar, scalar_f
+from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor
 
@@ -46,7 +47,13 @@ def auto_params(x: np.ndarray, what: str) -> hq.HvxQuantParams:
     return params
 
 
-@op("Quantize", Category.QUANTIZE, inputs=(Port("x", DType.FLOAT32), *_RANGE_IN),
+def quantize_reference(ctx: KernelContext, x: Tensor, *ranges: Tensor) -> tuple[np.ndarray, ...]:
+    """the value itself (quantizing approximates it)."""
+    return ranged(real(x))
+
+
+@op("Quantize", Category.QUANTIZE,
+    reference=quantize_reference, inputs=(Port("x", DType.FLOAT32), *_RANGE_IN),
     outputs=_QU8_OUT)
 def quantize(ctx: KernelContext, x: Tensor, mn: Tensor, mx: Tensor) -> tuple[Tensor, ...]:
     """Float to quint8 over a given range, with the HVX fixed-point quantizer.
@@ -72,7 +79,8 @@ def quantize(ctx: KernelContext, x: Tensor, mn: Tensor, mx: Tensor) -> tuple[Ten
     return quantized(ctx, data_of(x, "input 0").astype(np.float32), params)
 
 
-@op("AutoQuantize", Category.QUANTIZE, inputs=(Port("x", DType.FLOAT32),), outputs=_QU8_OUT)
+@op("AutoQuantize", Category.QUANTIZE,
+    reference=quantize_reference, inputs=(Port("x", DType.FLOAT32),), outputs=_QU8_OUT)
 def auto_quantize(ctx: KernelContext, x: Tensor) -> tuple[Tensor, ...]:
     """Float to quint8 over the data's own range (0 included), HVX fixed-point quantizer.
 
@@ -102,7 +110,14 @@ def _dequantize(ctx: KernelContext, q: Tensor, mn: Tensor, mx: Tensor) -> tuple[
     return (dequantize_array(ctx, codes, scalar_f(mn), scalar_f(mx)),)
 
 
-@op("Dequantize", Category.QUANTIZE, inputs=(Port("q", DType.QUINT8), *_RANGE_IN),
+def dequantize_reference(ctx: KernelContext, q: Tensor, mn: Tensor,
+                         mx: Tensor) -> tuple[np.ndarray]:
+    """the real value of each code: min + q (max - min) / 255."""
+    return (real(q, mn, mx),)
+
+
+@op("Dequantize", Category.QUANTIZE,
+    reference=dequantize_reference, inputs=(Port("q", DType.QUINT8), *_RANGE_IN),
     outputs=(Port("y", DType.FLOAT32),))
 def dequantize(ctx: KernelContext, q: Tensor, mn: Tensor, mx: Tensor) -> tuple[np.ndarray]:
     """quint8 to float: (q - zero) * step, rounded half up as the HVX routine does.
@@ -121,7 +136,8 @@ def dequantize(ctx: KernelContext, q: Tensor, mn: Tensor, mx: Tensor) -> tuple[n
     return _dequantize(ctx, q, mn, mx)
 
 
-@op("Dequantize_ref", Category.QUANTIZE, inputs=(Port("q", DType.QUINT8), *_RANGE_IN),
+@op("Dequantize_ref", Category.QUANTIZE,
+    reference=dequantize_reference, inputs=(Port("q", DType.QUINT8), *_RANGE_IN),
     outputs=(Port("y", DType.FLOAT32),))
 def dequantize_ref(ctx: KernelContext, q: Tensor, mn: Tensor, mx: Tensor) -> tuple[np.ndarray]:
     """quint8 to float, exactly as Dequantize (hexagon_nn binds both ids to one routine).

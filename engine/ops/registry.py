@@ -1,7 +1,8 @@
 """The op registry: every op is declared once, and the declaration drives everything.
 
 A declaration gives the exact hexagon_nn name, the op id (from ``op_ids``), a category, the
-input and output ports, whether the padding mode applies, a doc text and the kernel. The
+input and output ports, whether the padding mode applies, a doc text, the kernel and the
+float reference (``reference=``, see ``reference.py``). The
 palette, validation, the docs panel and the executor all read it from :data:`REGISTRY`.
 """
 
@@ -162,6 +163,9 @@ class OpSpec:
     user: bool = False         # declared by a plugin, not by hexagon_nn
     aliases: tuple[str, ...] = ()
     source: str = ""           # where a user op was declared (file:line)
+    # What the op means on real numbers (engine/ops/reference.py): a function, SELF for
+    # float ops, or NoReference("why"); None when the declaration gives none (user ops).
+    reference: object = None
     extra: dict[str, object] = field(default_factory=dict)
 
     @property

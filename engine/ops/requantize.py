@@ -9,6 +9,7 @@ from hexscope.engine.hexmath import exact_memo, f2i, f2i1, rndi1, sat_i32, sat_u
 from hexscope.engine.ops._code_bounds import known
 from hexscope.engine.ops.activation import range_words
 from hexscope.engine.ops.context import KernelContext, scalar_f
+from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.quant import adjust_range
 from hexscope.engine.tensor import Tensor, fresh
@@ -149,7 +150,14 @@ _IINFO = {np.dtype(t): np.iinfo(t) for t in (np.int32, np.int64)}
 _BLOCK = 131072
 
 
+def requantize_reference(ctx: KernelContext, x: Tensor, x_min: Tensor,
+                         x_max: Tensor) -> tuple[np.ndarray, ...]:
+    """the value itself: requantizing changes the codes, not what they stand for."""
+    return ranged(real(x, x_min, x_max))
+
+
 @op("QuantizeDownAndShrinkRange_32to8", Category.QUANTIZE,
+    reference=requantize_reference,
     inputs=(Port("x", DType.QINT32), Port("x_min", DType.FLOAT32), Port("x_max", DType.FLOAT32)),
     outputs=(Port("y", DType.QUINT8), Port("y_min", DType.FLOAT32), Port("y_max", DType.FLOAT32)))
 def quantize_down_and_shrink_range_32to8(ctx: KernelContext, x: Tensor, x_min: Tensor,

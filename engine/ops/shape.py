@@ -5,6 +5,7 @@ from __future__ import annotations
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops.context import KernelContext
+from hexscope.engine.ops.reference import SELF
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor
 
@@ -22,6 +23,7 @@ def flatten_tensor(x: Tensor) -> Tensor:
 
 
 @op("Flatten", Category.PLUMBING,
+    reference=SELF,
     inputs=(Port("x", None), Port("ignored", None, optional=True, layout=None)),
     outputs=(Port("y", None),))
 def flatten(ctx: KernelContext, x: Tensor, *ignored: Tensor) -> tuple[Tensor]:
@@ -35,6 +37,7 @@ def flatten(ctx: KernelContext, x: Tensor, *ignored: Tensor) -> tuple[Tensor]:
 
 
 @op("QuantizedFlatten", Category.PLUMBING,
+    reference=SELF,
     inputs=(Port("x", None), Port("x_min", DType.FLOAT32), Port("x_max", DType.FLOAT32)),
     outputs=(Port("y", None), Port("y_min", DType.FLOAT32), Port("y_max", DType.FLOAT32)))
 def quantized_flatten(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor

@@ -16,6 +16,7 @@ from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import OutputDef
 from hexscope.engine.ops.context import KernelContext
+from hexscope.engine.ops.reference import NoReference
 from hexscope.engine.ops.registry import Category, Port, Repeat, op
 from hexscope.engine.tensor import Tensor
 
@@ -84,6 +85,7 @@ def _initial(ctx: KernelContext, k: int, init: Tensor | None) -> VariableTensor:
 
 
 @op("Variable", Category.STATE,
+    reference=NoReference("state kept from run to run; a float run has no earlier runs"),
     inputs=(Repeat((Port("init", None, layout=None, shape_only=True),), min=1),),
     outputs=(Repeat((Port("value", None, layout=None),), min=1),), retain=True)
 def variable(ctx: KernelContext, *inits: Tensor) -> tuple[Tensor, ...]:
@@ -125,6 +127,7 @@ def _check_wiring(ctx: KernelContext, n_pairs: int) -> None:
 
 
 @op("Assign", Category.STATE,
+    reference=NoReference("state kept from run to run; a float run has no earlier runs"),
     inputs=(Repeat((Port("variable", None, layout=None, shape_only=True),
                     Port("value", None, layout=None)), min=1, interleaved=True),),
     outputs=(Repeat((Port("written", None, layout=None),)),), retain=True)

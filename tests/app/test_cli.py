@@ -54,7 +54,7 @@ def check_graph(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("command", [[], ["run"], ["validate"], ["info"], ["import"],
-                                     ["export"], ["check-padding"], ["gui"]])
+                                     ["export"], ["check-padding"], ["gui"], ["compare"]])
 def test_help_on_every_subcommand(command):
     result = hexscope(*command, "--help")
     assert result.returncode == 0

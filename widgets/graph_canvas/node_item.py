@@ -51,6 +51,7 @@ class NodeLook:
     rewrite: str = ""           # "", "fused", "removed", "replaced"
     rewrite_reason: str = ""
     overlay: QColor | None = None
+    overlay_note: str = ""      # the numbers behind the overlay colour (tooltip)
 
 
 class NodeItem(QGraphicsItem):
@@ -129,6 +130,8 @@ class NodeItem(QGraphicsItem):
             lines.append(f"<i>prepare: {look.rewrite} — {_esc(look.rewrite_reason)}</i>")
         if look.seconds is not None:
             lines.append(f"wall time {look.seconds * 1e3:.3f} ms")
+        if look.overlay_note:
+            lines.append(look.overlay_note)
         return "<br>".join(lines)
 
     def hoverMoveEvent(self, event: QGraphicsSceneHoverEvent) -> None:  # noqa: N802
@@ -186,7 +189,8 @@ class NodeItem(QGraphicsItem):
             return STATUS_COLORS["next"]
         if look.problems:
             return STATUS_COLORS["problem"]
-        return STATUS_COLORS.get(look.status) or look.overlay
+        # an overlay the user asked for (compare, ranges) shows through the plain run states
+        return look.overlay or STATUS_COLORS.get(look.status)
 
     def _paint_header(self, painter: QPainter) -> None:
         painter.setPen(QColor("white"))

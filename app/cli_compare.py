@@ -1,0 +1,160 @@
+"""``hexscope compare``: a run against the float reference, another graph or another backend,
+node by node, with the first divergence named (issue 12)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from hexscope.engine.analysis.compare import (
+    Comparison,
+    compare_reference,
+    compare_traces,
+    run_trace,
+)
+from hexscope.engine.analysis.compare_report import (
+    CompareResult,
+    CompareRun,
+    table,
+    write_json,
+    write_junit,
+)
+from hexscope.engine.errors import BackendError, EngineError, NodeError
+from hexscope.engine.graph import Graph
+from hexscope.engine.session import Session
+
+COMPARE_EPILOG = """\
+What B is (one of; default --reference float):
+  --reference float    the graph run in float: each op's float reference. --analysis
+                       isolated (default) feeds each node the run's own inputs: "what does
+                       this node add?"; accumulated runs the whole graph in float: "what has
+                       the graph lost by here?"
+  --against OTHER      another graph file on the same inputs; nodes matched by id, then label
+  --backend-b NAME     the same graph on another backend (sim, dsp://HOST:PORT, ...)
+
+Errors are in LSB: quantization steps of each node's own output range. --tolerance-lsb
+defaults to 0 (bit exact) for --against and --backend-b, 1 for --reference float.
+Input options as in `hexscope run`: one comparison per input set.
+
+exit codes: 0 no output beyond the tolerance, 1 an output exceeds it, 2 the graph, the other
+graph or the inputs are invalid, 3 a backend failed (or a node failed to run)."""
+
+
+def add_compare_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "compare", help="compare a run with the float reference, another graph or backend",
+        description="Compare GRAPH's run node by node with B and name the first divergence.",
+        epilog=COMPARE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("graph", metavar="GRAPH")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--reference", choices=["float"], help="compare with the float reference")
+    what.add_argument("--against", metavar="OTHER", help="compare with another graph file")
+    what.add_argument("--backend-b", metavar="NAME", help="compare with another backend")
+    p.add_argument("--analysis", choices=["isolated", "accumulated"], default="isolated",
+                   help="float reference only (default isolated)")
+    p.add_argument("--backend", default="sim", metavar="NAME",
+                   help="A's backend (default sim, the simulated HVX)")
+    p.add_argument("--input", action="append", default=[], metavar="NODE:IDX=FILE",
+                   help="feed FILE to output IDX of the INPUT node (repeatable)")
+    p.add_argument("--inputs-dir", action="append", default=[], metavar="[NODE:IDX=]DIR",
+                   help="one comparison per .npy/image file in DIR (repeatable)")
+    p.add_argument("--tolerance-lsb", type=float, metavar="X",
+                   help="an output diverges beyond X LSB (default: see below)")
+    p.add_argument("--report", metavar="OUT.json", help="write the JSON report")
+    p.add_argument("--junit", metavar="OUT.xml", help="write a JUnit XML report")
+    p.add_argument("--top", type=int, default=20, metavar="N",
+                   help="rows of the table (default 20)")
+    p.add_argument("--seed", type=int, default=0, help="session seed (default 0)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no table, only the summary")
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from hexscope.app.cli import EXIT_BACKEND, EXIT_INVALID, _load_or_report, err
+    from hexscope.app.cli_run import build_input_sets
+
+    graph = _load_or_report(args.graph)
+    if graph is None:
+        return EXIT_INVALID
+    other: Graph | None = None
+    if args.against:
+        other = _load_or_report(args.against)
+        if other is None:
+            return EXIT_INVALID
+    tolerance = args.tolerance_lsb
+    if tolerance is None:
+        tolerance = 0.0 if (args.against or args.backend_b) else 1.0
+    if tolerance < 0:
+        err("--tolerance-lsb must be >= 0")
+        return EXIT_INVALID
+    if args.against:
+        mode, b_name = "trace", args.against
+    elif args.backend_b:
+        mode, b_name = "trace", args.backend_b
+    else:
+        mode, b_name = args.analysis, f"float reference ({args.analysis})"
+    result = CompareResult(args.graph, mode, args.backend, b_name, tolerance)
+    try:
+        sets = build_input_sets(graph, args.graph, args.input, args.inputs_dir)
+    except EngineError as exc:
+        err(str(exc))
+        return EXIT_INVALID
+    for input_set in sets:
+        run = CompareRun(input_set.name)
+        result.runs.append(run)
+        if input_set.error:
+            run.error, run.exit_code = input_set.error, EXIT_INVALID
+            err(f"{input_set.name}: {input_set.error}")
+            continue
+        try:
+            run.comparison = _compare_one(graph, other, args, input_set.tensors, tolerance)
+        except (BackendError, NodeError) as exc:
+            run.error, run.exit_code = str(exc), EXIT_BACKEND
+            err(f"{input_set.name}: {exc}")
+            continue
+        except EngineError as exc:
+            run.error, run.exit_code = str(exc), EXIT_INVALID
+            err(f"{input_set.name}: {exc}")
+            continue
+        if not args.quiet:
+            if len(sets) > 1:
+                print(f"== {input_set.name}")
+            print(f"A: {args.backend}   B: {b_name}   tolerance {tolerance:g} LSB")
+            print(table(run.comparison, args.top))
+    _print_summary(result)
+    if args.report:
+        write_json(result, args.report)
+    if args.junit:
+        write_junit(result, args.junit)
+    return result.exit_code
+
+
+def _compare_one(graph: Graph, other: Graph | None, args: argparse.Namespace,
+                 tensors: Any, tolerance: float) -> Comparison:
+    session = Session(graph, args.backend, seed=args.seed)
+    try:
+        a = run_trace(session, tensors, args.backend)
+        if other is None and not args.backend_b:
+            return compare_reference(session, args.analysis, tolerance)
+        if other is not None:
+            b_session = Session(other, args.backend, seed=args.seed)
+            b_name = args.against
+        else:
+            b_session = Session(graph, args.backend_b, seed=args.seed)
+            b_name = args.backend_b
+        try:
+            b = run_trace(b_session, tensors, b_name)
+        finally:
+            b_session.close()
+        return compare_traces(a, b, tolerance)
+    finally:
+        session.close()
+
+
+def _print_summary(result: CompareResult) -> None:
+    exceeding = sum(len(r.comparison.exceeding) for r in result.runs if r.comparison)
+    errors = sum(bool(r.error) for r in result.runs)
+    verdict = "FAILED" if result.exit_code else "passed"
+    print(f"compare {verdict}: {len(result.runs)} input set(s), {exceeding} output(s) beyond "
+          f"{result.tolerance_lsb:g} LSB" + (f", {errors} error(s)" if errors else ""),
+          file=sys.stdout)

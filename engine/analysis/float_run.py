@@ -1,0 +1,200 @@
+"""The float-reference analyses, per node output (issue 12).
+
+- **isolated** ("what does this node add?"): each node's float reference fed with the
+  quantized inputs the run actually produced, against the node's own dequantized output;
+- **accumulated** ("what has the graph lost by here?"): the whole graph run in float from the
+  same inputs (each op's reference, in plan order), against each node's dequantized output.
+
+Both read a finished (or part-run) :class:`~hexscope.engine.session.Session`: nodes that
+have not run are left out, so the analyses follow a stepped run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from hexscope.engine.analysis.diff import (
+    QUANTIZED,
+    OutputDiff,
+    data_slots,
+    lsb_of,
+    range_slots,
+    unit_of,
+    values,
+)
+from hexscope.engine.analysis.metrics import error_metrics
+from hexscope.engine.dtypes import DType
+from hexscope.engine.nodes import Node
+from hexscope.engine.ops.context import KernelContext
+from hexscope.engine.ops.reference import SELF, NoReference, real
+from hexscope.engine.ops.registry import OpSpec
+from hexscope.engine.session import Session
+from hexscope.engine.tensor import Tensor
+
+RefValue = Tensor | np.ndarray | None
+
+
+class NoValue(Exception):
+    """A node has no float value: why (a reference missing, an input without value)."""
+
+
+def reference_context(node: Node, graph_inputs: tuple[Tensor, ...] = ()) -> KernelContext:
+    # The references read geometry (padding mode, output defs) but never node state: a fresh
+    # context per call keeps the analyses from touching the run's state.
+    return KernelContext(node_id=node.node_id, op=node.op, padding=node.padding,
+                         output_defs=node.outputs, input_refs=node.inputs,
+                         graph_inputs=graph_inputs)
+
+
+def call_reference(spec: OpSpec, node: Node, inputs: Sequence[Tensor],
+                   graph_inputs: tuple[Tensor, ...] = ()) -> list[RefValue]:
+    """The op's float reference on ``inputs``, one value per output (None: no meaning).
+
+    Raises NoValue when the op has no reference or it fails on these inputs."""
+    ref = spec.reference
+    if ref is None:
+        raise NoValue(f"{spec.name} declares no float reference")
+    if isinstance(ref, NoReference):
+        raise NoValue(f"{spec.name} has no float meaning: {ref.reason}")
+    ctx = reference_context(node, graph_inputs)
+    n = len(node.outputs)
+    try:
+        if ref is SELF:
+            if spec.kernel is None:
+                raise NoValue(f"{spec.name} is not simulated")
+            raw = list(spec.kernel(ctx, *inputs))
+            for k, value in enumerate(raw):
+                if isinstance(value, np.ndarray):
+                    port = spec.outputs.port(k, n)
+                    raw[k] = Tensor.from_array(value, port.dtype if port else None)
+        else:
+            raw = list(ref(ctx, *inputs))   # type: ignore[operator]
+    except NoValue:
+        raise
+    except Exception as exc:  # noqa: BLE001  (any kernel error: the node just has no value)
+        raise NoValue(f"the float reference of {spec.name} failed: {exc}") from None
+    return (raw + [None] * n)[:n]
+
+
+def compare_to_reference(node: Node, title: str, actual: tuple[Tensor, ...],
+                         ref: Sequence[RefValue], tolerance_lsb: float) -> list[OutputDiff]:
+    """Each data output of a node against its float reference value."""
+    ranges = range_slots(actual)
+    diffs = []
+    for k in data_slots(actual):
+        a = actual[k]
+        r = ref[k] if k < len(ref) else None
+        if r is None or not a.has_data:
+            continue
+        if (a.dtype in QUANTIZED and k not in ranges
+                and not (isinstance(r, Tensor) and r.dtype is a.dtype)):
+            continue    # codes without a range (Convert_to_d32) cannot be read as reals
+        mn, mx = (actual[ranges[k][0]], actual[ranges[k][1]]) if k in ranges else (None, None)
+        av = values(a, mn, mx)
+        if isinstance(r, Tensor):
+            # a byte mover's value: codes mean what the node's own range says
+            bv = values(r, mn, mx) if r.dtype is a.dtype else real(r, mn, mx)
+        else:
+            bv = np.asarray(r)
+        diff = OutputDiff(node.node_id, node.op, title, k, tuple(a.shape))
+        if bv.size != av.size:
+            diff.note = f"the reference has shape {bv.shape}, the output {tuple(a.shape)}"
+            diff.exceeds = True
+            diffs.append(diff)
+            continue
+        bv = bv.reshape(av.shape)
+        lsb = lsb_of(a, mn, mx)
+        # A is the reference side of the metrics (signal for SQNR), B the quantized output
+        diff.metrics = error_metrics(bv, av, lsb, tolerance_lsb)
+        diff.unit = unit_of(a, lsb)
+        diff.exceeds = diff.metrics.beyond > 0
+        diff.a, diff.b = bv, av
+        diffs.append(diff)
+    return diffs
+
+
+def isolated(session: Session, tolerance_lsb: float = 1.0) -> tuple[list[OutputDiff],
+                                                                     dict[int, str]]:
+    """Per node output: the reference on the run's own inputs against the node's output.
+
+    Returns the diffs in plan order and, per node left out, why."""
+    prepared, ex = session.prepared, session.executor
+    diffs: list[OutputDiff] = []
+    skipped: dict[int, str] = {}
+    for node_id in prepared.plan:
+        result = ex.trace.get(node_id)
+        if result is None or node_id in ex.stale:
+            continue
+        node = prepared.nodes[node_id]
+        spec = session.registry.get(node.op)
+        try:
+            inputs = [ex.input_tensor(ref) for ref in node.inputs]
+            ref = call_reference(spec, node, inputs, ex.graph_inputs)
+        except NoValue as exc:
+            skipped[node_id] = str(exc)
+            continue
+        except Exception as exc:  # noqa: BLE001  (an input gone after an edit)
+            skipped[node_id] = str(exc)
+            continue
+        diffs += compare_to_reference(node, node.title, result.outputs, ref, tolerance_lsb)
+    return diffs, skipped
+
+
+def float_values(session: Session) -> tuple[dict[tuple[int, int], RefValue], dict[int, str]]:
+    """Run the prepared graph in float: every node's reference on its float inputs.
+
+    Graph inputs are the session's inputs; Consts are their own data (read through their
+    consumer's ranges). A node without a value (no reference, or an input without one)
+    gives none to its consumers; the reasons are returned per node."""
+    prepared = session.prepared
+    vals: dict[tuple[int, int], RefValue] = {}
+    missing: dict[int, str] = {}
+    for node_id in prepared.order:
+        node = prepared.nodes[node_id]
+        if node.is_const and node.const is not None:
+            vals[(node_id, 0)] = node.const
+    for node_id in prepared.plan:
+        node = prepared.nodes[node_id]
+        try:
+            inputs = []
+            for src, idx in node.inputs:
+                v = vals.get((src, idx))
+                if v is None:
+                    raise NoValue(missing.get(src, f"input 0x{src:x}:{idx} has no float value")
+                                  if src in missing else
+                                  f"input 0x{src:x}:{idx} has no float value")
+                inputs.append(v if isinstance(v, Tensor) else _as_tensor(v))
+            ref = call_reference(session.registry.get(node.op), node, inputs, session.inputs)
+        except NoValue as exc:
+            missing[node_id] = str(exc)
+            continue
+        for k, v in enumerate(ref):
+            vals[(node_id, k)] = v
+    return vals, missing
+
+
+def _as_tensor(v: np.ndarray) -> Tensor:
+    return Tensor.from_array(np.asarray(v, np.float32), DType.FLOAT32)
+
+
+def accumulated(session: Session, tolerance_lsb: float = 1.0,
+                vals: dict[tuple[int, int], RefValue] | None = None
+                ) -> tuple[list[OutputDiff], dict[int, str]]:
+    """Per node output that has run: the float run's value against the node's output."""
+    missing: dict[int, str] = {}
+    if vals is None:
+        vals, missing = float_values(session)
+    prepared, ex = session.prepared, session.executor
+    diffs: list[OutputDiff] = []
+    for node_id in prepared.plan:
+        result = ex.trace.get(node_id)
+        if result is None or node_id in ex.stale:
+            continue
+        if node_id in missing:
+            continue
+        node = prepared.nodes[node_id]
+        ref = [vals.get((node_id, k)) for k in range(len(result.outputs))]
+        diffs += compare_to_reference(node, node.title, result.outputs, ref, tolerance_lsb)
+    return diffs, missing

@@ -1,0 +1,160 @@
+"""Error metrics between two tensors, in the unit a quantized-graph engineer thinks in: the
+quantization step (LSB) of the node's own output range.
+
+Every case has a defined answer and no numpy warning:
+
+- empty tensors: no error (max 0, RMS 0, cosine 1, SQNR +inf);
+- two all-zero tensors: cosine 1; exactly one all-zero: cosine 0;
+- no error at all: SQNR +inf; a zero signal with an error: SQNR -inf;
+- a degenerate range (min == max, LSB 0) or a float output (no LSB): the LSB metrics are
+  None and the tolerance applies to real units instead;
+- NaN or inf: an element where both sides hold the same non-finite value matches; any other
+  non-finite element counts as an infinite error (beyond every tolerance, SQNR -inf), and
+  RMS and cosine are taken over the finite elements only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True, slots=True)
+class Metrics:
+    """Errors of B against A (A the reference side)."""
+
+    count: int                         # elements compared
+    max_abs: float                     # largest |A - B| in real units (inf: non-finite)
+    rms_abs: float
+    max_lsb: float | None              # the same in LSB of the output range (None: no LSB)
+    rms_lsb: float | None
+    cosine: float
+    sqnr_db: float                     # 10 log10(sum A^2 / sum (A - B)^2); +-inf defined above
+    beyond: int                        # elements beyond the tolerance
+    nonfinite: int                     # elements where a NaN or inf differs
+    worst_index: tuple[int, ...] | None
+    worst_a: float | None
+    worst_b: float | None
+    lsb: float | None
+
+    @property
+    def beyond_share(self) -> float:
+        return self.beyond / self.count if self.count else 0.0
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out["worst_index"] = list(self.worst_index) if self.worst_index is not None else None
+        out["beyond_share"] = self.beyond_share
+        return {k: json_number(v) if isinstance(v, float) else v for k, v in out.items()}
+
+
+def json_number(value: float | None) -> float | str | None:
+    """Floats for JSON: +-inf and NaN as the strings "inf", "-inf", "nan"."""
+    if value is None or math.isfinite(value):
+        return value
+    return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+
+
+def _same_nonfinite(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (np.isnan(a) & np.isnan(b)) | (np.isinf(a) & (a == b))
+
+
+def error_metrics(a: np.ndarray, b: np.ndarray, lsb: float | None = None,
+                  tolerance_lsb: float = 0.0) -> Metrics:
+    """Metrics of ``b`` against ``a`` (same shape), ``lsb`` the step of the output range.
+
+    An element is beyond the tolerance when |a - b| > tolerance_lsb * lsb; with no usable LSB
+    (None or 0) the tolerance is read in real units.
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    if not (a.dtype == b.dtype == np.float32):     # float32 pairs stay float32 (speed)
+        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"cannot compare shapes {a.shape} and {b.shape}")
+    step = lsb if lsb is not None and lsb > 0 and math.isfinite(lsb) else None
+    n = a.size
+    if n == 0:
+        zero = 0.0 if step else None
+        return Metrics(0, 0.0, 0.0, zero, zero, 1.0, math.inf, 0, 0, None, None, None, step)
+    limit = tolerance_lsb * step if step else tolerance_lsb
+    with np.errstate(all="ignore"):
+        fast = _finite_metrics(a.reshape(-1), b.reshape(-1), limit)
+    if fast is not None:
+        max_abs, worst, noise, signal, rms_abs, beyond, cosine = fast
+        n_bad = 0
+    else:
+        with np.errstate(all="ignore"):
+            max_abs, worst, noise, signal, rms_abs, beyond, cosine, n_bad = \
+                _general_metrics(a, b, limit)
+    if n_bad:
+        sqnr = -math.inf                # an infinite error swamps any signal
+    elif noise == 0.0:
+        sqnr = math.inf
+    elif signal == 0.0:
+        sqnr = -math.inf
+    else:
+        sqnr = 10.0 * math.log10(signal / noise)
+    idx = tuple(int(i) for i in np.unravel_index(worst, a.shape))
+    return Metrics(
+        count=n, max_abs=max_abs, rms_abs=rms_abs,
+        max_lsb=max_abs / step if step else None, rms_lsb=rms_abs / step if step else None,
+        cosine=cosine, sqnr_db=sqnr, beyond=beyond, nonfinite=n_bad, worst_index=idx,
+        worst_a=float(a.reshape(-1)[worst]), worst_b=float(b.reshape(-1)[worst]), lsb=step)
+
+
+def _finite_metrics(a: np.ndarray, b: np.ndarray, limit: float
+                    ) -> tuple[float, int, float, float, float, int, float] | None:
+    """The common case in few passes (dot products run in BLAS); None if a value is not
+    finite (a finite sum proves every element finite: NaN and inf propagate)."""
+    d = a - b
+    noise = float(np.dot(d, d))
+    signal = float(np.dot(a, a))
+    if not (math.isfinite(noise) and math.isfinite(signal)):
+        return None
+    cross = float(np.dot(a, b))
+    if not math.isfinite(cross):
+        return None
+    # |b|^2 from the three products already taken: |d|^2 = |a|^2 - 2 a.b + |b|^2
+    other = max(0.0, noise - signal + 2.0 * cross)
+    np.abs(d, out=d)
+    worst = int(np.argmax(d))
+    beyond = int(np.count_nonzero(d > limit))
+    if signal == 0.0 and other == 0.0:
+        cosine = 1.0
+    elif signal == 0.0 or other == 0.0:
+        cosine = 0.0
+    else:
+        cosine = min(1.0, max(-1.0, cross / math.sqrt(signal * other)))
+    return float(d[worst]), worst, noise, signal, math.sqrt(noise / a.size), beyond, cosine
+
+
+def _general_metrics(a: np.ndarray, b: np.ndarray, limit: float
+                     ) -> tuple[float, int, float, float, float, int, float, int]:
+    """Any values: non-finite elements handled as the module docstring says."""
+    finite = np.isfinite(a) & np.isfinite(b)
+    err = np.where(finite, np.abs(a - b), 0.0)
+    bad = ~finite & ~_same_nonfinite(a, b)
+    n_bad = int(bad.sum())
+    if n_bad:
+        worst = int(np.flatnonzero(bad.reshape(-1))[0])
+        max_abs = math.inf
+    else:
+        worst = int(np.argmax(err.reshape(-1)))
+        max_abs = float(err.reshape(-1)[worst])
+    fa, fb = a[finite], b[finite]
+    noise = float(np.sum((fa - fb) ** 2))
+    signal = float(np.sum(fa * fa))
+    rms_abs = math.sqrt(noise / fa.size) if fa.size else 0.0
+    beyond = int(np.count_nonzero(err > limit)) + n_bad
+    return max_abs, worst, noise, signal, rms_abs, beyond, _cosine(fa, fb), n_bad
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    na, nb = float(np.sqrt(np.sum(a * a))), float(np.sqrt(np.sum(b * b)))
+    if na == 0.0 and nb == 0.0:
+        return 1.0
+    if na == 0.0 or nb == 0.0 or not (math.isfinite(na) and math.isfinite(nb)):
+        return 0.0 if (na == 0.0) != (nb == 0.0) else float(np.dot(a / na, b / nb))
+    return float(np.clip(np.dot(a / na, b / nb), -1.0, 1.0))

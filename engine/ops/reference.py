@@ -1,0 +1,113 @@
+"""Float references: what an op means on real numbers, declared with the op.
+
+``@op(..., reference=fn)`` gives an op's float meaning. ``fn(ctx, *inputs)`` receives the
+node's input tensors and returns one value per declared output:
+
+- an ``ndarray``: real values (a quantized op's dequantized meaning);
+- a :class:`~hexscope.engine.tensor.Tensor`: passed on unchanged, codes keeping their meaning
+  (byte movers such as Convert_to_d32 or Flatten);
+- ``None``: the output has no float meaning (a range output is described by its data).
+
+The same function serves both analyses. In the isolated one its inputs are the quantized
+tensors a run produced; in the float run they are what the upstream references returned.
+:func:`real` reads either: a float tensor as it is, a quantized one through its range.
+
+Ops with no float meaning declare ``reference=NoReference("why")``; float ops declare
+``reference=SELF`` (the kernel is its own reference).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from hexscope.engine.dtypes import DType
+from hexscope.engine.tensor import Tensor
+
+RefOutput = np.ndarray | Tensor | None
+Reference = Callable[..., Sequence[RefOutput]]
+
+
+@dataclass(frozen=True, slots=True)
+class NoReference:
+    """The op has no meaning in float; ``reason`` says why (shown in the docs panel)."""
+
+    reason: str
+
+
+class _Self:
+    """Marker: the op's kernel is its own float reference (float ops)."""
+
+    def __repr__(self) -> str:
+        return "SELF"
+
+
+SELF = _Self()
+
+
+def _scalar(t: Tensor | None) -> float:
+    if t is None:
+        raise ValueError("a quantized tensor needs its range to be read as real values")
+    return float(np.asarray(t.array, np.float64).reshape(-1)[0])
+
+
+def real(t: Tensor, mn: Tensor | None = None, mx: Tensor | None = None,
+         dtype: type | None = None) -> np.ndarray:
+    """The logical values of ``t`` as real numbers.
+
+    By default float32 for float and quint8 data (exact enough: a float32 step is ~1e-7 of
+    the range, an LSB 1/255 of it) and float64 for int32 and qint32 (whose sums need 32
+    bits, and whose LSB is 2**-32 of the range).
+
+    A float tensor is read as it is; quint8 codes q stand for min + q (max - min) / 255
+    (§1.1), qint32 sums s for s (max - min) / 2**32 (§1.2); int32 is read as its integers.
+    """
+    a = t.array
+    if dtype is None:
+        dtype = np.float32 if t.dtype in (DType.FLOAT32, DType.QUINT8) else np.float64
+    if t.dtype is DType.FLOAT32 or t.dtype is DType.INT32:
+        return np.asarray(a, dtype)
+    lo, hi = _scalar(mn), _scalar(mx)
+    out = np.asarray(a, dtype)
+    if out is a or not out.flags.writeable:
+        out = out.copy()
+    if t.dtype is DType.QINT32:
+        out *= (hi - lo) / 2.0 ** 32
+        return out
+    out *= (hi - lo) / 255.0
+    out += lo
+    return out
+
+
+def ranged(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(y, min, max) for an op with data + range outputs; the range is y's own, which is
+    what a float run has (no quantization, so nothing to widen)."""
+    y = np.asarray(y)
+    if y.dtype.kind != "f":
+        y = y.astype(np.float64)
+    lo = float(y.min()) if y.size else 0.0
+    hi = float(y.max()) if y.size else 0.0
+    if not (np.isfinite(lo) and np.isfinite(hi)):     # rare: the range of the finite part
+        finite = y[np.isfinite(y)]
+        lo = float(finite.min()) if finite.size else 0.0
+        hi = float(finite.max()) if finite.size else 0.0
+    return y, np.full((1, 1, 1, 1), lo, np.float32), np.full((1, 1, 1, 1), hi, np.float32)
+
+
+def codes_with_range(t: Tensor) -> tuple[Tensor, None, None]:
+    """A byte mover's reference: the tensor itself, its range outputs without float meaning."""
+    return t, None, None
+
+
+def describe(reference: object) -> str:
+    """One line for the docs panel."""
+    if reference is None:
+        return "Float reference: none declared."
+    if isinstance(reference, NoReference):
+        return f"Float reference: none ({reference.reason})."
+    if reference is SELF:
+        return "Float reference: the op itself (a float op)."
+    doc = (getattr(reference, "__doc__", None) or "").strip().splitlines()
+    return f"Float reference: {doc[0]}" if doc else "Float reference: declared."

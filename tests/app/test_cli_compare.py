@@ -1,0 +1,103 @@
+"""``hexscope compare`` (issue 12): the injected fault named on the command line, reports
+valid against their schema, exit codes as in the README."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pytest
+
+from hexscope.app import cli
+from hexscope.engine.ops.registry import REGISTRY
+from support.compare_graphs import PLUGIN, RELU_ID, SHAPE, chain, chain_input
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((ROOT / "resources" / "schemas" / "compare.schema.json").read_text())
+FLIP_INDEX = int(PLUGIN.read_text().split("FLIP_INDEX = ")[1].split()[0])
+
+
+@pytest.fixture
+def graphs(tmp_path):
+    chain().save(tmp_path / "good.hexgraph")
+    np.save(tmp_path / "x.npy", chain_input())
+    yield tmp_path
+    if "FlipRelu_8" in REGISTRY:            # loaded by --plugin: leave the registry clean
+        REGISTRY.unregister("FlipRelu_8")
+
+
+def _faulty(tmp_path: Path) -> Path:
+    from hexscope.engine.plugins import load_plugin, unload_plugin
+
+    specs = load_plugin(PLUGIN)
+    try:
+        chain("FlipRelu_8").save(tmp_path / "bad.hexgraph")
+    finally:
+        unload_plugin(specs)
+    return tmp_path / "bad.hexgraph"
+
+
+def test_injected_fault_is_named_as_first_divergence(graphs, capsys):
+    bad = _faulty(graphs)
+    report, junit = graphs / "c.json", graphs / "c.xml"
+    code = cli.main(["--plugin", str(PLUGIN), "compare", str(graphs / "good.hexgraph"),
+                     "--against", str(bad), "--input", f"{graphs / 'x.npy'}",
+                     "--report", str(report), "--junit", str(junit)])
+    out = capsys.readouterr().out
+    assert code == 1
+    element = [int(i) for i in np.unravel_index(FLIP_INDEX, SHAPE)]
+    assert f"first divergence: 0x{RELU_ID:x} 'relu' (QuantizedRelu_8) output 0 at element " \
+           f"{element}" in out
+    doc = json.loads(report.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    first = doc["runs"][0]["first_divergence"]
+    assert first["node"] == f"0x{RELU_ID:x}" and first["element"] == element
+    assert first["b"] == float(int(first["a"]) ^ 0xFF)
+    failures = [c.get("name") for c in ET.parse(junit).iter("testcase")
+                if c.find("failure") is not None]
+    assert failures == [f"0x{RELU_ID:x} 'relu':0"]
+
+
+def test_graph_against_itself_passes_with_valid_report(graphs, capsys):
+    report = graphs / "c.json"
+    code = cli.main(["compare", str(graphs / "good.hexgraph"), "--against",
+                     str(graphs / "good.hexgraph"), "--report", str(report)])
+    assert code == 0
+    assert "no output beyond 0 LSB (bit exact)" in capsys.readouterr().out
+    doc = json.loads(report.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    assert all(o["bit_identical"] for o in doc["runs"][0]["outputs"])
+
+
+def test_float_reference_report_is_valid_and_tolerance_decides_exit(graphs, capsys):
+    report = graphs / "c.json"
+    args = ["compare", str(graphs / "good.hexgraph"), "--reference", "float",
+            "--analysis", "accumulated", "--report", str(report)]
+    assert cli.main([*args, "--tolerance-lsb", "0.1"]) == 1
+    jsonschema.validate(json.loads(report.read_text()), SCHEMA)
+    assert cli.main([*args, "--tolerance-lsb", "5"]) == 0
+    doc = json.loads(report.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["mode"] == "accumulated" and doc["runs"][0]["first_divergence"] is None
+    out = capsys.readouterr().out
+    assert "max LSB" in out and "'quantize'" in out
+
+
+def test_backend_b_by_name(graphs, capsys):
+    assert cli.main(["compare", str(graphs / "good.hexgraph"), "--backend-b", "sim"]) == 0
+    assert cli.main(["compare", str(graphs / "good.hexgraph"),
+                     "--backend-b", "dsp://127.0.0.1:1"]) == 3
+    assert cli.main(["compare", str(graphs / "good.hexgraph"), "--backend-b", "nope"]) == 3
+    assert "unknown backend 'nope'" in capsys.readouterr().err
+
+
+def test_invalid_inputs_exit_2(graphs, capsys):
+    assert cli.main(["compare", str(graphs / "missing.hexgraph")]) == 2
+    assert cli.main(["compare", str(graphs / "good.hexgraph"), "--against",
+                     str(graphs / "missing.hexgraph")]) == 2
+    assert cli.main(["compare", str(graphs / "good.hexgraph"), "--tolerance-lsb", "-1"]) == 2
+    assert cli.main(["compare", str(graphs / "good.hexgraph"), "--input",
+                     str(graphs / "nothing.npy")]) == 2

@@ -1,0 +1,102 @@
+"""The Compare panel, driven as a user would (issue 12)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFileDialog
+
+from hexscope.engine.plugins import load_plugin, unload_plugin
+from support.compare_graphs import PLUGIN, RELU_ID, SHAPE, chain
+
+FLIP_INDEX = int(PLUGIN.read_text().split("FLIP_INDEX = ")[1].split()[0])
+
+
+def _do(qtbot, window, action: str) -> None:
+    with qtbot.waitSignal(window.controller.idle, timeout=10000):
+        window.debug.actions[action].trigger()
+
+
+@pytest.fixture
+def plugin():
+    specs = load_plugin(PLUGIN)
+    yield
+    unload_plugin(specs)
+
+
+@pytest.fixture
+def files(tmp_path, plugin):
+    chain().save(tmp_path / "good.hexgraph")
+    chain("FlipRelu_8").save(tmp_path / "bad.hexgraph")
+    return tmp_path
+
+
+def test_injected_fault_found_in_the_app_and_shown_on_canvas_and_views(qtbot, window, files,
+                                                                       monkeypatch):
+    assert window.files.open_graph(str(files / "good.hexgraph"))
+    _do(qtbot, window, "run")
+    panel = window.compare.panel
+    monkeypatch.setattr(QFileDialog, "getOpenFileName",
+                        lambda *a, **k: (str(files / "bad.hexgraph"), ""))
+    panel.tolerance.setValue(0.0)
+    panel.target.setCurrentIndex(panel.target.findData("graph"))
+    qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
+    comparison = panel.comparison
+    assert comparison is not None and comparison.first_divergence.node_id == RELU_ID
+    assert "first divergence: 0x105 'relu'" in panel.summary.text()
+    assert panel.first_button.isEnabled()
+    qtbot.mouseClick(panel.first_button, Qt.MouseButton.LeftButton)
+    assert window.scene.selected_ids() == [RELU_ID]            # selected on the canvas
+    element = tuple(int(i) for i in np.unravel_index(FLIP_INDEX, SHAPE))
+    assert panel.selected.node_id == RELU_ID
+    assert panel.selected.first_index == element
+    assert panel.view_diff.tensor is not None
+    diff = panel.view_diff.tensor.array
+    assert np.count_nonzero(diff) == 1 and diff[element] != 0   # A - B: only the flip
+    assert panel.view_diff._selected == element                 # worst element marked
+    # the canvas is coloured: the faulty node is red, its upstream nodes exact
+    looks = window.scene.looks
+    assert looks[RELU_ID].overlay.name() == "#e76f51"
+    assert looks[0x101].overlay.name() == "#2a9d8f"
+    assert "output 0:" in looks[RELU_ID].overlay_note
+    assert "■" in window.run_label.text()                       # the legend
+
+
+def test_pinned_run_against_itself_shows_no_difference(qtbot, window, files):
+    assert window.files.open_graph(str(files / "good.hexgraph"))
+    _do(qtbot, window, "run")
+    debug = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Debug")
+    pin = next(a for a in debug.actions() if a.text() == "&Pin this run")
+    pin.trigger()
+    assert window.compare.pinned is not None
+    panel = window.compare.panel
+    panel.tolerance.setValue(0.0)
+    window.compare.compare("pinned")
+    c = panel.comparison
+    assert c is not None and c.first_divergence is None
+    assert all(d.bit_identical for d in c.outputs)
+    assert "no output beyond 0 LSB (bit exact)" in panel.summary.text()
+
+
+def test_stepping_updates_the_table_and_rows_sort(qtbot, window, files):
+    assert window.files.open_graph(str(files / "good.hexgraph"))
+    panel = window.compare.panel
+    window.compare.compare("isolated")
+    _do(qtbot, window, "step")
+    _do(qtbot, window, "step")
+    qtbot.waitUntil(lambda: panel.comparison is not None and len(panel.comparison.outputs) == 2,
+                    timeout=5000)
+    _do(qtbot, window, "run")
+    qtbot.waitUntil(lambda: len(panel.comparison.outputs) == 5, timeout=5000)
+    from hexscope.widgets.compare_panel import COLUMNS
+
+    col = COLUMNS.index("max LSB")
+    panel.table.sortItems(col, Qt.SortOrder.DescendingOrder)      # worst first
+    values = [panel.table.item(r, col).value for r in range(panel.table.rowCount())]
+    finite = [v for v in values if v is not None]
+    assert finite == sorted(finite, reverse=True)
+    # a click on a row selects its node on the canvas
+    panel.table.selectRow(0)
+    node = panel.selected.node_id
+    assert window.scene.selected_ids() == [node]

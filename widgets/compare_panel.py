@@ -1,0 +1,355 @@
+"""The Compare panel (issue 12): a run against the float reference, a pinned run, another
+graph file or another backend, node by node.
+
+A table in plan order (sortable by any metric), "Go to first divergence", the canvas coloured
+by the chosen metric, and A, B and A − B of the selected output with the worst element
+marked. The panel shows a :class:`~hexscope.engine.analysis.compare.Comparison`; the app's
+compare controller makes it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from hexscope.engine.analysis.compare import Comparison
+from hexscope.engine.analysis.compare_report import (
+    first_divergence_text,
+    fmt_number,
+    row_text,
+)
+from hexscope.engine.analysis.diff import OutputDiff
+from hexscope.engine.tensor import Tensor
+from hexscope.widgets.tensor_heatmap import TensorHeatmapView
+
+#: What to compare against, as (key, text) for the combo box.
+TARGETS = (("isolated", "Float reference (isolated)"),
+           ("accumulated", "Float reference (accumulated)"),
+           ("pinned", "Pinned run"),
+           ("graph", "Other graph file…"),
+           ("backend", "Other backend…"))
+
+#: Metric -> (text, how to read it from an OutputDiff: larger is worse).
+METRICS = {
+    "max_lsb": "max error (LSB)",
+    "rms_lsb": "RMS error (LSB)",
+    "max_abs": "max abs error",
+    "cosine": "1 − cosine",
+    "sqnr": "SQNR (low is bad)",
+}
+
+COLUMNS = ("#", "node", "out", "max LSB", "RMS LSB", "max abs", "cosine", "SQNR dB",
+           "beyond %", "differing", "op")
+
+#: Colour scale of the overlay: (upper bound in units of the tolerance, colour, legend).
+SCALE = ((0.0, QColor("#2a9d8f"), "exact"), (0.5, QColor("#8ab17d"), "≤ ½ tol"),
+         (1.0, QColor("#e9c46a"), "≤ tol"), (4.0, QColor("#f4a261"), "≤ 4 tol"),
+         (math.inf, QColor("#e76f51"), "> 4 tol"))
+
+
+def badness(d: OutputDiff, metric: str) -> float | None:
+    """The chosen metric of ``d``, larger is worse; None when not defined."""
+    m = d.metrics
+    if m is None:
+        return math.inf if d.exceeds else None
+    if metric == "max_lsb":
+        return m.max_lsb if m.max_lsb is not None else (m.max_abs if m.lsb is None else None)
+    if metric == "rms_lsb":
+        return m.rms_lsb if m.rms_lsb is not None else m.rms_abs
+    if metric == "max_abs":
+        return m.max_abs
+    if metric == "cosine":
+        return 1.0 - m.cosine
+    return -m.sqnr_db                                       # sqnr: low is bad
+
+
+def color_for(value: float | None, metric: str, tolerance: float) -> QColor | None:
+    """The overlay colour of one value on the scale (tolerance 0 reads as 1 LSB)."""
+    if value is None:
+        return None
+    if metric == "sqnr":      # SQNR: +inf exact, else buckets at 60/40/20 dB
+        if value == -math.inf:
+            return SCALE[0][1]
+        sqnr = -value
+        return SCALE[1][1] if sqnr >= 60 else SCALE[2][1] if sqnr >= 40 else \
+            SCALE[3][1] if sqnr >= 20 else SCALE[4][1]
+    if metric == "cosine":
+        unit = 1e-4
+    else:
+        unit = tolerance if tolerance > 0 else 1.0
+    if value <= 0:
+        return SCALE[0][1]
+    for bound, color, _ in SCALE[1:]:
+        if value <= bound * unit:
+            return color
+    return SCALE[-1][1]
+
+
+def legend(metric: str) -> list[tuple[str, QColor]]:
+    if metric == "sqnr":
+        return [("exact", SCALE[0][1]), ("≥ 60 dB", SCALE[1][1]), ("≥ 40 dB", SCALE[2][1]),
+                ("≥ 20 dB", SCALE[3][1]), ("< 20 dB", SCALE[4][1])]
+    if metric == "cosine":
+        return [("1 − cos = 0", SCALE[0][1]), ("≤ 5e-5", SCALE[1][1]),
+                ("≤ 1e-4", SCALE[2][1]), ("≤ 4e-4", SCALE[3][1]), ("> 4e-4", SCALE[4][1])]
+    return [(text, color) for _, color, text in SCALE]
+
+
+class _Number(QTableWidgetItem):
+    """A cell that sorts by its number (None and NaN last)."""
+
+    def __init__(self, value: float | None, text: str) -> None:
+        super().__init__(text)
+        self.value = value
+        self.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+
+    def __lt__(self, other: QTableWidgetItem) -> bool:
+        a = self.value if self.value is not None and not math.isnan(self.value) else math.inf
+        b = getattr(other, "value", None)
+        b = b if b is not None and not math.isnan(b) else math.inf
+        return a < b
+
+
+class ComparePanel(QWidget):
+    """See the module docstring."""
+
+    compare_requested = Signal(str)          # a TARGETS key: the controller compares
+    node_activated = Signal(int)
+    overlay_changed = Signal(object, object)  # ({node: QColor} | None, legend)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.comparison: Comparison | None = None
+        self.selected: OutputDiff | None = None
+        self._rows: list[OutputDiff] = []
+        self._build_ui()
+
+    def _build_ui(self) -> None:
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        bar = QHBoxLayout()
+        self.target = QComboBox()
+        for key, text in TARGETS:
+            self.target.addItem(text, key)
+        self.target.setToolTip("What the run (A) is compared against (B)")
+        self.compare_button = QPushButton("Compare")
+        self.compare_button.setToolTip("Compare the current run with B (again)")
+        self.tolerance = QDoubleSpinBox()
+        self.tolerance.setRange(0.0, 1e6)
+        self.tolerance.setDecimals(2)
+        self.tolerance.setValue(1.0)
+        self.tolerance.setSuffix(" LSB")
+        self.tolerance.setToolTip("An output diverges beyond this many LSB (0: bit exact)")
+        self.metric_box = QComboBox()
+        for key, text in METRICS.items():
+            self.metric_box.addItem(text, key)
+        self.metric_box.setToolTip("The metric that colours the canvas")
+        self.first_button = QPushButton("Go to first divergence")
+        self.first_button.setEnabled(False)
+        self.first_button.setShortcut("Ctrl+Shift+D")
+        self.first_button.setToolTip("Select the earliest node beyond the tolerance "
+                                     "(Ctrl+Shift+D)")
+        self.legend = QLabel()
+        self.legend.setToolTip("The canvas colours")
+        for w in (QLabel("B:"), self.target, self.compare_button, QLabel("tolerance"),
+                  self.tolerance, QLabel("colour by"), self.metric_box, self.first_button,
+                  self.legend):
+            bar.addWidget(w)
+        bar.addStretch(1)
+        lay.addLayout(bar)
+        self.summary = QLabel("Run the graph, then Compare.")
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay.addWidget(self.summary)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)     # plan order first
+        split.addWidget(self.table)
+        views = QWidget()
+        vlay = QHBoxLayout(views)
+        vlay.setContentsMargins(0, 0, 0, 0)
+        self.view_a, self.view_b, self.view_diff = (TensorHeatmapView() for _ in range(3))
+        self.view_titles = []
+        for title, view in (("A", self.view_a), ("B", self.view_b), ("A − B", self.view_diff)):
+            box = QVBoxLayout()
+            label = QLabel(f"<b>{title}</b>")
+            self.view_titles.append(label)
+            box.addWidget(label)
+            box.addWidget(view, 1)
+            vlay.addLayout(box, 1)
+            view.setMinimumWidth(140)     # squeeze the controls rather than scroll the dock
+        split.addWidget(views)
+        split.setStretchFactor(0, 2)
+        split.setStretchFactor(1, 3)
+        split.setSizes([520, 760])
+        lay.addWidget(split, 1)
+        self.compare_button.clicked.connect(
+            lambda: self.compare_requested.emit(self.target.currentData()))
+        self.target.activated.connect(
+            lambda _i: self.compare_requested.emit(self.target.currentData()))
+        self.first_button.clicked.connect(self.go_to_first_divergence)
+        self.metric_box.currentIndexChanged.connect(lambda _i: self._emit_overlay())
+        self.table.itemSelectionChanged.connect(self._on_row)
+        self.table.cellDoubleClicked.connect(lambda _r, _c: self._on_row())
+
+    # model ----------------------------------------------------------------------------------
+    @property
+    def target_key(self) -> str:
+        return str(self.target.currentData())
+
+    def set_target(self, key: str) -> None:
+        self.target.setCurrentIndex(max(0, self.target.findData(key)))
+
+    def set_comparison(self, comparison: Comparison | None, note: str = "") -> None:
+        """Show a comparison (keeps the selected output when it is still there)."""
+        keep = (self.selected.node_id, self.selected.index) if self.selected else None
+        self.comparison = comparison
+        self._rows = list(comparison.outputs) if comparison else []
+        self.table.setSortingEnabled(False)
+        self.table.setRowCount(len(self._rows))
+        for r, d in enumerate(self._rows):
+            m = d.metrics
+            cells = [
+                _Number(r, str(r)),
+                QTableWidgetItem(d.title + (" ✱" if d.exceeds else "")),
+                _Number(d.index, str(d.index)),
+                _Number(m.max_lsb if m else None, fmt_number(m.max_lsb if m else None)),
+                _Number(m.rms_lsb if m else None, fmt_number(m.rms_lsb if m else None)),
+                _Number(m.max_abs if m else None, fmt_number(m.max_abs if m else None, 6)),
+                _Number(m.cosine if m else None, fmt_number(m.cosine if m else None, 6)),
+                _Number(m.sqnr_db if m else None, fmt_number(m.sqnr_db if m else None, 1)),
+                _Number(100 * m.beyond_share if m else None,
+                        f"{100 * m.beyond_share:.1f}" if m else "-"),
+                _Number(d.differing, "-" if d.differing is None else str(d.differing)),
+                QTableWidgetItem(d.op),
+            ]
+            tip = row_text(d) + (f"\n{d.note}" if d.note else "")
+            for c, item in enumerate(cells):
+                item.setData(Qt.ItemDataRole.UserRole, r)
+                item.setToolTip(tip)
+                if d.exceeds:
+                    item.setForeground(QColor("#c0392b"))
+                self.table.setItem(r, c, item)
+        self.table.setSortingEnabled(True)
+        self.table.resizeColumnsToContents()
+        if comparison is None:
+            self.summary.setText(note or "Run the graph, then Compare.")
+        else:
+            counts = f"{len(self._rows)} output(s), {len(comparison.exceeding)} beyond " \
+                     f"{comparison.tolerance_lsb:g} LSB"
+            extra = ""
+            if comparison.unmatched_a or comparison.unmatched_b:
+                extra = (f"<br>unmatched in A: {', '.join(comparison.unmatched_a) or 'none'}"
+                         f"; in B: {', '.join(comparison.unmatched_b) or 'none'}")
+            self.summary.setText(f"A: {comparison.a_name} · B: {comparison.b_name} · {counts}"
+                                 f"<br><b>{first_divergence_text(comparison)}</b>"
+                                 + extra + (f"<br>{note}" if note else ""))
+        self.first_button.setEnabled(bool(comparison and comparison.first_divergence))
+        self._emit_overlay()
+        if keep:
+            self.show_output(*keep, emit=False)
+        else:
+            self._show(None)
+
+    def row_of(self, node_id: int, index: int = 0) -> int | None:
+        for row in range(self.table.rowCount()):
+            d = self._rows[self.table.item(row, 0).data(Qt.ItemDataRole.UserRole)]
+            if d.node_id == node_id and d.index == index:
+                return row
+        return None
+
+    def show_output(self, node_id: int, index: int = 0, emit: bool = False) -> bool:
+        """Select the row of (node, output) and show its A, B and A − B."""
+        row = self.row_of(node_id, index)
+        if row is None:
+            row = next((r for r in range(self.table.rowCount())
+                        if self._rows[self.table.item(r, 0).data(
+                            Qt.ItemDataRole.UserRole)].node_id == node_id), None)
+        if row is None:
+            self._show(None)
+            return False
+        self.table.blockSignals(True)
+        self.table.selectRow(row)
+        self.table.blockSignals(False)
+        self._show(self._rows[self.table.item(row, 0).data(Qt.ItemDataRole.UserRole)])
+        if emit and self.selected is not None:
+            self.node_activated.emit(self.selected.node_id)
+        return True
+
+    def go_to_first_divergence(self) -> None:
+        d = self.comparison.first_divergence if self.comparison else None
+        if d is not None:
+            self.show_output(d.node_id, d.index, emit=True)
+
+    # internals ------------------------------------------------------------------------------
+    def _on_row(self) -> None:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows:
+            return
+        d = self._rows[self.table.item(rows[0].row(), 0).data(Qt.ItemDataRole.UserRole)]
+        self._show(d)
+        self.node_activated.emit(d.node_id)
+
+    def _show(self, d: OutputDiff | None) -> None:
+        self.selected = d
+        if d is None or d.a is None or d.b is None:
+            for view in (self.view_a, self.view_b, self.view_diff):
+                view.set_tensor(None)
+            return
+        a = np.asarray(d.a, np.float32).reshape(d.shape)
+        b = np.asarray(d.b, np.float32).reshape(d.shape)
+        lsb = d.metrics.lsb if d.metrics else None
+        diff = (a.astype(np.float64) - b) / (lsb if lsb else 1.0)
+        unit = "LSB" if lsb else ("codes" if d.unit == "codes" else "real")
+        self.view_titles[2].setText(f"<b>A − B</b> ({unit})")
+        c = self.comparison
+        self.view_titles[0].setText(f"<b>A</b> {c.a_name if c else ''}")
+        self.view_titles[1].setText(f"<b>B</b> {c.b_name if c else ''}")
+        worst = d.metrics.worst_index if d.metrics else None
+        for view, values in ((self.view_a, a), (self.view_b, b),
+                             (self.view_diff, diff.astype(np.float32))):
+            view.set_tensor(Tensor.from_array(np.nan_to_num(values, posinf=0, neginf=0)))
+            if worst is not None and len(worst) == 4:
+                view.select(tuple(worst))
+
+    def _emit_overlay(self) -> None:
+        if self.comparison is None:
+            self.legend.setText("")
+            self.overlay_changed.emit(None, [])
+            return
+        metric = str(self.metric_box.currentData())
+        colors: dict[int, QColor] = {}
+        worst: dict[int, float] = {}
+        for d in self.comparison.outputs:
+            value = badness(d, metric)
+            if value is not None and (d.node_id not in worst or value > worst[d.node_id]):
+                worst[d.node_id] = value
+        for node_id, value in worst.items():
+            color = color_for(value, metric, self.comparison.tolerance_lsb)
+            if color is not None:
+                colors[node_id] = color
+        scale = legend(metric)
+        self.legend.setText("  ".join(f"<span style='color:{c.name()}'>■</span> {text}"
+                                      for text, c in scale))
+        self.overlay_changed.emit(colors, scale)
