@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
 from hexscope.app.autosave import Autosaver, orphaned_slots
+from hexscope.app.cli import C_SUFFIXES, load_any
 from hexscope.engine.errors import EngineError, GraphFileError
 from hexscope.engine.graph import Graph
 from hexscope.engine.graph_diff import diff_graphs
+from hexscope.engine.io.c_export import export_c
 
 if TYPE_CHECKING:
     from hexscope.app.main_window import MainWindow
 
 FILTER = "Hexscope graphs (*.hexgraph);;All files (*)"
+C_FILTER = "hexagon_nn graph-init C (*.c *.h *.cc *.cpp)"
+OPEN_FILTER = f"Graphs (*.hexgraph *.c *.h *.cc *.cpp);;{FILTER.split(';;')[0]};;{C_FILTER};;" \
+    "All files (*)"
 
 
 class FileActions:
@@ -26,6 +32,7 @@ class FileActions:
     def __init__(self, window: MainWindow) -> None:
         self.w = window
         self.path: str | None = None
+        self.imported_from: str | None = None   # a graph-init C file the graph came from
         self._meta_dirty = False
         self.autosaver = Autosaver(window.settings.autosave_dir, window)
         self.autosaver.failed.connect(lambda text: window.statusBar().showMessage(text, 8000))
@@ -39,11 +46,17 @@ class FileActions:
         self.save = _action(w, "&Save", QKeySequence.StandardKey.Save, self.save_graph)
         self.save_as = _action(w, "Save &As…", QKeySequence.StandardKey.SaveAs,
                                lambda: self.save_graph_as())
+        self.import_c = _action(w, "&Import hexagon_nn C…", QKeySequence("Ctrl+Shift+O"),
+                                lambda: self.open_graph(c_only=True))
+        self.export_c = _action(w, "&Export hexagon_nn C…", QKeySequence("Ctrl+Shift+E"),
+                                lambda: self.export_graph_c())
         self.recent_menu = QMenu("Open &Recent", w)
         menu.addActions([self.new, self.open])
         menu.addMenu(self.recent_menu)
         menu.addSeparator()
         menu.addActions([self.save, self.save_as])
+        menu.addSeparator()
+        menu.addActions([self.import_c, self.export_c])
         menu.addSeparator()
         menu.addAction(_action(w, "&Quit", QKeySequence.StandardKey.Quit, w.close))
         self.update_recent_menu()
@@ -76,7 +89,11 @@ class FileActions:
         self.autosaver.set_base(self.w.graph.snapshot())
 
     def name(self) -> str:
-        return os.path.basename(self.path) if self.path else "untitled"
+        if self.path:
+            return os.path.basename(self.path)
+        if self.imported_from:
+            return f"{os.path.basename(self.imported_from)} (imported C)"
+        return "untitled"
 
     def title(self) -> str:
         name = self.name()
@@ -96,22 +113,52 @@ class FileActions:
         if self.maybe_save():
             self.w.set_graph(Graph(), None)
 
-    def open_graph(self, path: str | None = None) -> bool:
-        """Open ``path`` (or ask for one). A damaged file shows an error dialog."""
+    def open_graph(self, path: str | None = None, c_only: bool = False) -> bool:
+        """Open ``path`` (or ask for one): a .hexgraph file, or a hexagon_nn graph-init C
+        file through the importer. A damaged file shows an error dialog naming the file
+        (for C, its line and column)."""
         if not self.maybe_save():
             return False
         if path is None:
-            path, _ = QFileDialog.getOpenFileName(self.w, "Open graph", "", FILTER)
+            title, filters = ("Import hexagon_nn C", C_FILTER) if c_only else \
+                ("Open graph", OPEN_FILTER)
+            path, _ = QFileDialog.getOpenFileName(self.w, title, "", filters)
+            if not path:
+                return False
+        notes: list[str] = []
+        is_c = Path(path).suffix.lower() in C_SUFFIXES
+        try:
+            graph = load_any(path, notes)
+        except GraphFileError as exc:
+            QMessageBox.critical(self.w, "Cannot import C file" if is_c else
+                                 "Cannot open graph", str(exc))
+            return False
+        # An imported C file is not where the graph is saved: Save asks for a .hexgraph.
+        self.w.set_graph(graph, None if is_c else path)
+        self.imported_from = os.path.abspath(path) if is_c else None
+        self.w.update_title()
+        self.w.settings.add_recent(path)
+        self.update_recent_menu()
+        if is_c:
+            self.w.statusBar().showMessage(
+                f"Imported {len(graph)} nodes from {path}" + (f"; {notes[0]}" if notes else ""),
+                15000)
+        return True
+
+    def export_graph_c(self, path: str | None = None) -> bool:
+        """Write the graph as a graph-init C file (hexagon_nn's own form)."""
+        base = self.path or self.imported_from or "graph.hexgraph"
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(
+                self.w, "Export hexagon_nn C", str(Path(base).with_suffix(".c")), C_FILTER)
             if not path:
                 return False
         try:
-            graph = Graph.load(path)
-        except GraphFileError as exc:
-            QMessageBox.critical(self.w, "Cannot open graph", str(exc))
+            export_c(self.w.graph, path, Path(base).stem)
+        except (EngineError, OSError) as exc:
+            QMessageBox.critical(self.w, "Cannot export C", f"{path}: {exc}")
             return False
-        self.w.set_graph(graph, path)
-        self.w.settings.add_recent(path)
-        self.update_recent_menu()
+        self.w.statusBar().showMessage(f"Exported {len(self.w.graph)} nodes to {path}", 8000)
         return True
 
     def save_graph(self) -> bool:
@@ -121,8 +168,9 @@ class FileActions:
 
     def save_graph_as(self, path: str | None = None) -> bool:
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(self.w, "Save graph as",
-                                                  self.path or "untitled.hexgraph", FILTER)
+            default = self.path or (str(Path(self.imported_from).with_suffix(".hexgraph"))
+                                    if self.imported_from else "untitled.hexgraph")
+            path, _ = QFileDialog.getSaveFileName(self.w, "Save graph as", default, FILTER)
             if not path:
                 return False
             if not os.path.splitext(path)[1]:
@@ -136,6 +184,7 @@ class FileActions:
             QMessageBox.critical(self.w, "Cannot save graph", f"{path}: {exc}")
             return False
         self.path = path
+        self.imported_from = None
         self.mark_baseline()
         self.w.undo_stack.setClean()
         self.meta_dirty = False

@@ -218,6 +218,7 @@ class MainWindow(QMainWindow):
         self.graph_replaced.emit()
         self.undo_stack.clear()
         self.files.path = path
+        self.files.imported_from = None
         self.files.mark_baseline()
         self.files.meta_dirty = False
         self._follow_graph()
