@@ -210,13 +210,39 @@ class DebugActions:
         if self.w.next_node is not None and kind != "close":
             self.w.canvas.ensure_node_visible(self.w.next_node)   # keep the next node in view
         if kind in ("step", "restart"):
-            nxt = self.w.next_node
-            self.w.statusBar().showMessage(
-                f"Next: 0x{nxt:x}" if nxt is not None else "All nodes have run", 15000)
+            self.w.statusBar().showMessage(self._next_text(kind), 15000)
         self.w.refresh_results()
         self.w.show_problems()
         self.update_stop()
         self.w.results_changed.emit()
+
+    def _next_text(self, kind: str) -> str:
+        """'Next: …', saying what prepare did to the next node and which authored nodes the
+        step went past because prepare removed or fused them."""
+        nxt, session, graph = self.w.next_node, self.w.session, self.w.graph
+        if session is None:
+            return ""
+        if nxt is None:
+            return "All nodes have run"
+        text = f"Next: 0x{nxt:x}"
+        ran = session.prepared.nodes.get(nxt)
+        if ran is not None and nxt in graph and ran.op != graph.node(nxt).op:
+            text += f" ({graph.node(nxt).op} runs as {ran.op})"
+        plan = session.plan
+        at = plan.index(nxt) if nxt in plan else 0
+        order = graph.order
+        start = order.index(plan[at - 1]) + 1 if kind == "step" and at > 0 and \
+            plan[at - 1] in graph else 0
+        end = order.index(nxt) if nxt in graph else len(order)
+        rewrites = {r.node_id: r for r in session.prepared.rewrites}
+        skipped = [i for i in order[start:end] if i in rewrites
+                   and rewrites[i].kind in ("removed", "fused") and not graph.node(i).is_const]
+        if skipped:
+            names = ", ".join(f"0x{i:x} {graph.node(i).op}" for i in skipped[:4])
+            more = f" and {len(skipped) - 4} more" if len(skipped) > 4 else ""
+            text += (f" · skipped {names}{more}: removed or fused by prepare "
+                     "(View ▸ Show prepared graph)")
+        return text
 
     def _on_error(self, message: str) -> None:
         self.w.statusBar().showMessage(message.splitlines()[0], 15000)

@@ -1,0 +1,26 @@
+"""Stepping says what prepare did: the nodes it skipped and the op the next node runs as."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+
+EXAMPLE = Path(__file__).parents[2] / "resources" / "examples" / "classic_quantized.hexgraph"
+
+
+def test_f10_names_the_nodes_prepare_removed_or_fused_and_the_fused_op(qtbot, shown):
+    w = shown
+    w.files.open_graph(str(EXAMPLE))
+    w.canvas.setFocus()
+    with qtbot.waitSignal(w.controller.idle, timeout=10000):
+        qtbot.keyClick(w.canvas, Qt.Key.Key_F10)
+    text = w.statusBar().currentMessage()
+    assert text.startswith("Next: 0x10006 (Quantize runs as AutoQuantize)")
+    for node_id, op in ((0x10002, "Flatten"), (0x10004, "Min_f"), (0x10005, "Max_f")):
+        assert f"0x{node_id:x} {op}" in text
+    assert "0x10003" not in text                     # a const is not a step
+    assert "removed or fused by prepare" in text
+    with qtbot.waitSignal(w.controller.idle, timeout=10000):
+        qtbot.keyClick(w.canvas, Qt.Key.Key_F10)
+    assert "skipped" not in w.statusBar().currentMessage()
