@@ -48,6 +48,8 @@ from hexscope.widgets.timing_table import TimingTable
 
 DOCK = Qt.DockWidgetArea
 BOTTOM_SHARE, BOTTOM_MIN = 1 / 6, 120     # the bottom dock area's default height
+LAYOUT_VERSION = 1                        # bump when the set of docks changes
+VIEW_SHARE, VIEW_MIN = 0.45, 300          # its height while a data view (a picture) is shown
 
 
 class MainWindow(QMainWindow):
@@ -93,6 +95,16 @@ class MainWindow(QMainWindow):
         self.problems_dock.raise_()
         self.default_dock_sizes()
         self._sized_on_show = False
+        self._restore_layout()
+
+    def _restore_layout(self) -> None:
+        """The docks and size the user left at the last close (a layout saved by another
+        version of the window's docks is ignored: Qt checks the version)."""
+        geometry, state = self.settings.layout()
+        if state is not None and self.restoreState(state, LAYOUT_VERSION):
+            self._sized_on_show = True      # the user's sizes, not the defaults
+        if geometry is not None:
+            self.restoreGeometry(geometry)
 
     # construction ---------------------------------------------------------------------------
     def _build_docks(self) -> None:
@@ -116,7 +128,10 @@ class MainWindow(QMainWindow):
     def default_dock_sizes(self) -> None:
         """Side docks at their usual widths; the bottom tabs get a sixth of the height, so
         the canvas keeps most of the window (a problems list of one line needs no more)."""
-        self.resizeDocks([self.palette_dock, self.inspector_dock], [220, 310],
+        # Wide enough for most op names; longer ones lose their middle, never their suffix,
+        # and the canvas keeps its share.
+        palette = min(max(220, self.palette.preferred_width()), 260)
+        self.resizeDocks([self.palette_dock, self.inspector_dock], [palette, 310],
                          Qt.Orientation.Horizontal)
         bottom = max(BOTTOM_MIN, int(self.height() * BOTTOM_SHARE))
         self.resizeDocks([self.problems_dock], [bottom], Qt.Orientation.Vertical)
@@ -124,6 +139,15 @@ class MainWindow(QMainWindow):
         side = self.height() - bottom
         self.resizeDocks([self.inspector_dock, self.outputs_dock],
                          [int(side * 0.42), int(side * 0.58)], Qt.Orientation.Vertical)
+
+    def make_room_for(self, dock: QDockWidget, share: float = VIEW_SHARE) -> None:
+        """Give a bottom dock at least ``share`` of the window's height (never shrinks it:
+        a height the user dragged to stays)."""
+        if self.dockWidgetArea(dock) != DOCK.BottomDockWidgetArea or not self.isVisible():
+            return
+        want = max(VIEW_MIN, int(self.height() * share))
+        if dock.height() < want:
+            self.resizeDocks([dock], [want], Qt.Orientation.Vertical)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
@@ -465,6 +489,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.files.discard_unsaved()       # the user chose: saved, or discarded
+        self.settings.save_layout(self.saveGeometry(), self.saveState(LAYOUT_VERSION))
         self.shutdown()
         event.accept()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, QStandardPaths
+from PySide6.QtCore import QByteArray, QSettings, QStandardPaths
 
 MAX_RECENT = 10
 
@@ -34,6 +34,16 @@ class AppSettings:
 
     def clear_recent(self) -> None:
         self.qsettings.setValue("recent_files", [])
+
+    # window layout ------------------------------------------------------------------------
+    def save_layout(self, geometry: QByteArray, state: QByteArray) -> None:
+        self.qsettings.setValue("window/geometry", geometry)
+        self.qsettings.setValue("window/state", state)
+
+    def layout(self) -> tuple[QByteArray | None, QByteArray | None]:
+        """The window geometry and dock state saved at the last close, if any."""
+        values = [self.qsettings.value(f"window/{key}") for key in ("geometry", "state")]
+        return tuple(v if isinstance(v, QByteArray) else None for v in values)  # type: ignore[return-value]
 
     # autosave -----------------------------------------------------------------------------
     # Each running window writes its own slot there (hexscope.app.autosave).

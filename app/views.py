@@ -83,6 +83,8 @@ class ViewsController(QObject):
         self.range_panel.load_reference_requested.connect(self._load_reference)
         self.range_panel.load_batch_requested.connect(self._load_batch)
         self.docks["ranges"].visibilityChanged.connect(self._on_ranges_visible)
+        for dock in self.docks.values():
+            dock.visibilityChanged.connect(self._on_view_shown)
         self.check.set_graph(lambda: w.graph, self._check_inputs)
 
     # following the window ---------------------------------------------------------------------
@@ -95,6 +97,13 @@ class ViewsController(QObject):
         self._shown = None
         self.show_node()
         self._ranges_timer.start()
+
+    def _on_view_shown(self, visible: bool) -> None:
+        """A data view brought to the front gets room for its picture (the bottom dock area
+        opens at a height fit for a problems list)."""
+        dock = self.sender()
+        if visible and hasattr(self.w, "make_room_for"):
+            self.w.make_room_for(dock)
 
     def _on_ranges_visible(self, _visible: bool) -> None:
         self._ranges_timer.start()

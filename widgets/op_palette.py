@@ -83,6 +83,9 @@ class OpPalette(QWidget):
         self.tree = _OpTree()
         self.tree.setHeaderHidden(True)
         self.tree.setDragEnabled(True)
+        # The suffix tells hexagon_nn's variants apart (_8x8to32, _d32): when a name must be
+        # cut, cut its middle.
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.doc = QTextBrowser()
         self.doc.setOpenLinks(False)
         self.doc.setPlaceholderText("Click an op: its ports and doc.\n"
@@ -95,6 +98,15 @@ class OpPalette(QWidget):
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.search)
         layout.addWidget(split)
+
+    def preferred_width(self) -> int:
+        """The width at which every op name shows whole (the dock opens at it)."""
+        metrics = self.tree.fontMetrics()
+        widest = max((metrics.horizontalAdvance(self.tree.topLevelItem(g).child(c).text(0))
+                      for g in range(self.tree.topLevelItemCount())
+                      for c in range(self.tree.topLevelItem(g).childCount())), default=0)
+        scrollbar = self.tree.verticalScrollBar().sizeHint().width()
+        return widest + 2 * self.tree.indentation() + scrollbar + 16
 
     def populate(self) -> None:
         """Rebuild the tree from the registry (after a plugin declared more ops)."""

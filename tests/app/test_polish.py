@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QRectF, QSizeF
+from PySide6.QtCore import QRectF, QSizeF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication
 
@@ -136,3 +136,49 @@ def test_a_small_graph_opens_whole_and_a_large_one_readable_from_its_start(qtbot
     start = next(item for item in w.scene.items_by_id.values() if item.node.op == "INPUT")
     assert w.canvas.visible_scene_rect().contains(
         QRectF(start.pos(), QSizeF(start.width, start.height)))   # its start is shown
+
+
+def test_a_data_view_brought_to_the_front_opens_tall_enough_to_see(qtbot, shown):
+    w = shown
+    w.files.open_graph(str(EXAMPLES / "d32_pipeline.hexgraph"))
+    qtbot.waitUntil(lambda: w.problems_dock.height() <= 800 * 0.2, timeout=3000)
+    tensor = w.views.docks["tensor"]
+    tensor.raise_()
+    qtbot.waitUntil(lambda: tensor.height() >= 0.4 * w.height(), timeout=3000)
+    w.problems_dock.raise_()                   # back to the problems: the height stays
+    assert w.problems_dock.height() >= 0.4 * w.height()
+
+
+def test_palette_names_keep_their_suffix(qtbot, shown):
+    """The suffix tells hexagon_nn's variants apart: a name too long for the palette loses
+    its middle (as Qt draws it with the tree's elide mode), never its end."""
+    w = shown
+    qtbot.waitUntil(lambda: w.palette_dock.width() >= 250, timeout=3000)
+    tree = w.palette.tree
+    for name in ("QuantizeDownAndShrinkRange_32to8", "QuantizedConv2d_8x8to32"):
+        item = tree.findItems(name, Qt.MatchFlag.MatchExactly | Qt.MatchFlag.MatchRecursive)[0]
+        room = tree.viewport().width() - tree.visualItemRect(item).left() - 8
+        shown_text = tree.fontMetrics().elidedText(name, tree.textElideMode(), room)
+        assert shown_text.endswith(name[-6:]) and shown_text.startswith(name[:8])
+    assert tree.fontMetrics().elidedText("QuantizedConv2d_8x8to32", tree.textElideMode(),
+                                         room) == "QuantizedConv2d_8x8to32"
+
+
+def test_the_layout_the_user_chose_is_there_at_the_next_start(qtbot, settings):
+    from hexscope.app.main_window import MainWindow
+
+    first = MainWindow(settings)
+    first.show()
+    qtbot.waitExposed(first)
+    first.timing_dock.hide()
+    first.resize(760, 560)          # within the offscreen screen (800 x 600)
+    first.close()
+    second = MainWindow(settings)
+    try:
+        second.show()
+        qtbot.waitExposed(second)
+        assert not second.timing_dock.isVisible() and second.problems_dock.isVisible()
+        assert (second.width(), second.height()) == (760, 560)
+    finally:
+        second.shutdown()
+        second.deleteLater()
