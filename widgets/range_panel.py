@@ -32,8 +32,8 @@ from PySide6.QtWidgets import (
 from hexscope.engine.analysis.ranges import RangeStats
 
 COLUMNS = ("#", "node", "op", "out", "min", "max", "step", "zero code", "0.0 exact",
-           "codes used", "at 0 %", "at 255 %", "clipped %", "err max LSB", "err rms LSB",
-           "source")
+           "codes used", "code span", "at 0 %", "at 255 %", "clipped %", "err max LSB",
+           "err rms LSB", "source")
 OVERLAYS = ("no overlay", "colour by clipping", "colour by range use")
 _ROOT = QModelIndex()
 
@@ -47,7 +47,9 @@ def _cells(s: RangeStats) -> tuple[object, ...]:
         (str(s.output), s.output), (f"{s.min:.6g}", s.min), (f"{s.max:.6g}", s.max),
         (f"{s.stepsize:.4g}", s.stepsize), (str(s.zero_code), s.zero_code),
         ("yes" if s.zero_exact else "no", int(s.zero_exact)),
-        (str(s.distinct), s.distinct), (f"{100 * s.share_0:.2f}", s.share_0),
+        (str(s.distinct), s.distinct),
+        (f"{s.code_span}" + (" too wide" if s.too_wide else ""), s.code_span),
+        (f"{100 * s.share_0:.2f}", s.share_0),
         (f"{100 * s.share_255:.2f}", s.share_255), (f"{100 * s.saturation:.2f}", s.saturation),
         err(s.err_max_lsb), err(s.err_rms_lsb), (s.source, s.source),
     )
@@ -86,8 +88,16 @@ class RangeTableModel(QAbstractTableModel):
             return text
         if role == Qt.ItemDataRole.UserRole:
             return key
-        if role == Qt.ItemDataRole.ForegroundRole and COLUMNS[index.column()] == "clipped %":
+        column = COLUMNS[index.column()]
+        if role == Qt.ItemDataRole.ForegroundRole and column == "clipped %":
             return saturation_color(self.stats[index.row()].saturation)
+        if role == Qt.ItemDataRole.ForegroundRole and column == "code span":
+            return use_color(0.0 if self.stats[index.row()].too_wide else 1.0)
+        if role == Qt.ItemDataRole.ToolTipRole and column == "code span":
+            s = self.stats[index.row()]
+            return (f"codes {s.code_low} to {s.code_high} in use of 0 to 255"
+                    + (": the range is far wider than the data (wasted resolution)"
+                       if s.too_wide else ""))
         return None
 
 
@@ -176,7 +186,9 @@ class RangePanel(QWidget):
     def set_stats(self, stats: Sequence[RangeStats]) -> None:
         self.model.set_stats(stats)
         clipped = sum(s.saturation >= 0.01 for s in stats)
-        self._summary.setText(f"{len(stats)} quantized outputs, {clipped} with ≥ 1 % clipped")
+        wide = sum(s.too_wide for s in stats)
+        self._summary.setText(f"{len(stats)} quantized outputs, {clipped} with ≥ 1 % clipped, "
+                              f"{wide} too wide (data within < 32 codes)")
         self._emit_overlay()
 
     def set_overlay_kind(self, kind: int) -> None:

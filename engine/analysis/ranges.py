@@ -20,6 +20,9 @@ from hexscope.engine.errors import InputError
 from hexscope.engine.quant import QuantRange
 from hexscope.engine.tensor import Tensor
 
+WIDE_SPAN = 32             # codes: a range whose data spans fewer is too wide (3 bits lost)
+WIDE_MIN_ELEMENTS = 64
+
 
 @dataclass(frozen=True, slots=True)
 class RangeStats:
@@ -41,6 +44,8 @@ class RangeStats:
     err_max_lsb: float | None = None
     err_rms_lsb: float | None = None
     source: str = "run"         # "run", or "batch" for ranges gathered by batch runs
+    code_low: int = 0           # the lowest and highest code in use (unknown: 0 and 255)
+    code_high: int = 255
 
     @property
     def saturation(self) -> float:
@@ -57,6 +62,18 @@ class RangeStats:
         """Fraction of the 256 codes the data uses."""
         return self.distinct / 256.0
 
+    @property
+    def code_span(self) -> int:
+        """How many codes lie between the lowest and the highest one in use."""
+        return self.code_high - self.code_low + 1
+
+    @property
+    def too_wide(self) -> bool:
+        """The range is far wider than the data: its values fall within fewer than
+        :data:`WIDE_SPAN` of the 256 codes, so at least 3 bits of resolution are wasted.
+        Tiny outputs (under :data:`WIDE_MIN_ELEMENTS`) cannot tell and are never flagged."""
+        return self.elements >= WIDE_MIN_ELEMENTS and self.code_span < WIDE_SPAN
+
 
 def code_counts(codes: npt.NDArray[np.uint8]) -> npt.NDArray[np.int64]:
     """How many elements hold each of the 256 codes."""
@@ -69,9 +86,12 @@ def range_stats(codes: npt.NDArray[np.uint8], qrange: QuantRange, *, node_id: in
     counts = code_counts(codes)
     n = int(counts.sum())
     share = (lambda k: float(counts[k]) / n) if n else (lambda k: 0.0)
+    used = np.flatnonzero(counts)
+    low, high = (int(used[0]), int(used[-1])) if used.size else (0, 255)
     return RangeStats(node_id, op, output, order, float(qrange.min), float(qrange.max),
                       qrange.stepsize, qrange.zero_code, qrange.zero_exact, n,
-                      int(np.count_nonzero(counts)), share(0), share(255))
+                      int(np.count_nonzero(counts)), share(0), share(255),
+                      code_low=low, code_high=high)
 
 
 def lsb_error(codes: npt.NDArray[np.uint8], qrange: QuantRange,

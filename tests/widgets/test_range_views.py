@@ -120,3 +120,24 @@ def test_padding_check_panel_lists_readers_and_overlay(qtbot, peek_graph):
     colors, legend = blocker.args
     assert colors == {0x102: READS, 0x103: INHERITS}
     assert legend[0][0] == "reads padding"
+
+
+def test_a_range_far_wider_than_its_data_is_flagged_like_clipping(qtbot):
+    """b's values span codes 20..39 (20 codes of 256): its range wastes 3+ bits. a spans all
+    codes, c is one code but a relu's exact zeros in a small span are flagged too (a range
+    of 0..6 holding only zeros is indeed far too wide for that data)."""
+    stats, (a, b, c) = _stats()
+    assert (stats[1].code_low, stats[1].code_high, stats[1].code_span) == (
+        int(b.min()), int(b.max()), int(b.max()) - int(b.min()) + 1)
+    assert [s.too_wide for s in stats] == [False, True, True]
+    small = range_stats(np.full(10, 7, np.uint8), QuantRange(-1.0, 1.0))
+    assert not small.too_wide                      # 10 elements cannot tell
+    panel = RangePanel()
+    qtbot.addWidget(panel)
+    panel.set_stats(stats)
+    m = panel.model
+    span = COLUMNS.index("code span")
+    assert m.data(m.index(1, span)) == f"{stats[1].code_span} too wide"
+    assert m.data(m.index(0, span)) == "256"
+    assert "far wider than the data" in m.data(m.index(1, span), Qt.ItemDataRole.ToolTipRole)
+    assert "2 too wide" in panel._summary.text()
