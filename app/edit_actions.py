@@ -5,6 +5,7 @@ Every graph change goes through :mod:`hexscope.app.commands`, so it is one undo 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -12,7 +13,8 @@ from PySide6.QtCore import QPointF
 from PySide6.QtGui import QAction, QKeySequence
 
 from hexscope.app.commands import push_edit, push_edits
-from hexscope.engine.errors import EngineError
+from hexscope.engine.errors import EngineError, InputError
+from hexscope.engine.inputs import input_node, input_sources, set_input_sources
 from hexscope.engine.nodes import Node, OutputDef, Padding, const_tensor
 from hexscope.engine.ops.registry import REGISTRY
 from hexscope.widgets.graph_canvas.model import match_text
@@ -136,6 +138,28 @@ class EditActions:
 
     def set_const(self, node_id: int, array: np.ndarray) -> None:
         self.edit("set_const", node_id, array)
+
+    def set_input_decl(self, node_id: int, k: int, shape: tuple[int, ...], dtype: str) -> None:
+        """An INPUT output's declared shape (an undo step) and the input's element type
+        (saved with the graph's input settings)."""
+        graph = self.w.graph
+        node = graph.node(node_id)
+        size = np.dtype(dtype).itemsize
+        if k < len(node.outputs) and (node.outputs[k].max_sizes, node.outputs[k].elementsize) \
+                != (shape, size):
+            outputs = list(node.outputs)
+            outputs[k] = OutputDef(max_sizes=tuple(shape), elementsize=size)
+            if not self.edit("set_outputs", node_id, outputs,
+                             text=f"shape of 0x{node_id:x} output {k}"):
+                return
+        try:
+            sources = input_sources(graph)
+        except InputError:
+            sources = []
+        if node_id == input_node(graph) and k < len(sources) and sources[k].dtype != dtype:
+            sources[k] = replace(sources[k], dtype=dtype)
+            set_input_sources(graph, sources)
+            self.w.files.meta_dirty = True
 
     # find ----------------------------------------------------------------------------------------
     def find_next(self, text: str) -> int | None:

@@ -201,6 +201,8 @@ class MainWindow(QMainWindow):
         self.inspector.label_edited.connect(self.edits.set_label)
         self.inspector.padding_edited.connect(self.edits.set_padding)
         self.inspector.const_edited.connect(self.edits.set_const)
+        self.inspector.input_edited.connect(self.edits.set_input_decl)
+        self.inspector.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
         self.problems.node_activated.connect(self.select_node)
         self.timing.node_activated.connect(self.select_node)
         self.controller.session_changed.connect(self._on_session)

@@ -126,7 +126,8 @@ def make_input(src: InputSource, declared: tuple[int, int, int, int] | None,
                          f"{src.dtype!r}") from None
     if src.kind in ("random", "constant", "image") and shape is None:
         raise InputError(f"input ({src.describe()}): the INPUT node declares no shape; "
-                         "give the input a shape")
+                         "declare its output shape (in the app: select the INPUT node, "
+                         "Inspector ▸ Shape) or give the input a shape (Debug ▸ Inputs…)")
     if shape is not None and src.kind in ("random", "constant", "image"):
         if min(shape) < 0:
             raise InputError(f"input ({src.describe()}): shape {list(shape)} has a negative "

@@ -23,10 +23,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from hexscope.engine.errors import InputError
 from hexscope.engine.graph import Graph
+from hexscope.engine.inputs import input_sources
 from hexscope.engine.nodes import Node, Padding
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
 from hexscope.widgets.graph_canvas.model import input_ports, output_ports
+from hexscope.widgets.input_decl import InputDeclEditor
 
 MAX_EDIT_ELEMENTS = 4096
 
@@ -41,6 +44,8 @@ class InspectorPanel(QWidget):
     label_edited = Signal(int, str)
     padding_edited = Signal(int, str)
     const_edited = Signal(int, object)      # node id, new ndarray
+    input_edited = Signal(int, int, object, str)   # INPUT node id, output, shape, dtype
+    message = Signal(str)                   # something the user should read (a refused value)
 
     def __init__(self, graph: Graph, registry: OpRegistry = REGISTRY,
                  parent: QWidget | None = None) -> None:
@@ -55,6 +60,9 @@ class InspectorPanel(QWidget):
         self.padding.activated.connect(self._padding_done)
         self.table.itemChanged.connect(self._cell_done)
         self.load_npy.clicked.connect(self._load_npy)
+        self.input_decl.edited.connect(
+            lambda k, shape, dtype: self.input_edited.emit(self.node_id, k, shape, dtype))
+        self.input_decl.refused.connect(self.message)
         self.show_node(None)
 
     def _build_ui(self) -> None:
@@ -79,6 +87,7 @@ class InspectorPanel(QWidget):
         form = QFormLayout()
         form.addRow("Label", self.label)
         form.addRow("Padding", self.padding)
+        self.input_decl = InputDeclEditor()
         const_row = QHBoxLayout()
         const_row.addWidget(self.const_note, 1)
         const_row.addWidget(self.load_npy)
@@ -86,6 +95,7 @@ class InspectorPanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.title)
         layout.addLayout(form)
+        layout.addWidget(self.input_decl)
         layout.addWidget(self.ports)
         layout.addLayout(const_row)
         layout.addWidget(self.table, 1)
@@ -110,6 +120,7 @@ class InspectorPanel(QWidget):
             self.label.setText("")
             self.ports.setText("")
             self._show_const(None)
+            self._show_input_decl(None)
             return
         spec = self.registry.get(node.op) if node.op in self.registry else None
         cat = spec.category.value if spec else "unknown op"
@@ -120,6 +131,21 @@ class InspectorPanel(QWidget):
                                                        or node.padding is not Padding.NA))
         self.ports.setText(self._ports_html(node))
         self._show_const(node if node.is_const else None)
+        self._show_input_decl(node)
+
+    def _show_input_decl(self, node: Node | None) -> None:
+        """An INPUT's shapes and element types, editable where the node is."""
+        is_input = node is not None and node.op == "INPUT"
+        self.input_decl.setVisible(is_input)
+        if not is_input:
+            return
+        try:
+            types = [src.dtype for src in input_sources(self.graph)]
+        except InputError:
+            types = []
+        decls = [(o.max_sizes or None, types[k] if k < len(types) else "float32")
+                 for k, o in enumerate(node.outputs)]  # type: ignore[union-attr]
+        self.input_decl.set_outputs(decls)
 
     def _ports_html(self, node: Node) -> str:
         infos, _ = input_ports(self.graph, node, {}, self.registry)
