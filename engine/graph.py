@@ -194,7 +194,8 @@ class Graph:
         """Remove a node; its consumers keep dangling references, which validation reports."""
         self.node(node_id)
         order = [i for i in self._order if i != node_id]
-        return self._commit(f"remove 0x{node_id:x}", {node_id: None}, order)
+        # Dropping a node from an order keeps every other node after its producers.
+        return self._commit(f"remove 0x{node_id:x}", {node_id: None}, order, reorder=False)
 
     def set_input(self, node_id: int, port: int, ref: Ref | None) -> Edit:
         """Rewire input ``port`` to ``ref``; None removes it (only the last input)."""
@@ -281,6 +282,10 @@ class Graph:
     def _commit(self, description: str, after: dict[int, Node | None], order: list[int],
                 reorder: bool = True) -> Edit:
         before = tuple((i, self._g.nodes[i]["node"] if i in self._g else None) for i in after)
+        if reorder and order == self._order and all(
+                old is not None and after[i] is not None and old.inputs == after[i].inputs  # type: ignore[union-attr]
+                for i, old in before):
+            reorder = False   # same nodes, same wiring (a relabel, a padding): order stays
         if reorder:
             order = _stable_topological(order, {**self._nodes(), **after}, description)
         edit = Edit(description, before, tuple(after.items()), tuple(self._order), tuple(order))
@@ -336,8 +341,8 @@ def _stable_topological(order: list[int], nodes: dict[int, Node | None],
     succs: dict[int, list[int]] = {i: [] for i in order}
     for node_id in order:
         node = nodes[node_id]
-        srcs = {s for s, _ in node.inputs if s in rank and s != node_id} if node else set()
-        if node and any(s == node_id for s, _ in node.inputs):
+        srcs = {s for s, _ in node.inputs if s in rank} if node else set()
+        if node_id in srcs:
             raise GraphError(f"{description}: node 0x{node_id:x} would read its own output")
         preds[node_id] = srcs
         for s in srcs:
