@@ -153,7 +153,13 @@ class MainWindow(QMainWindow):
         self.show_consts.toggled.connect(self._toggle_consts)
         self.show_prepared = QAction("Show &prepared graph", self, checkable=True)
         self.show_prepared.toggled.connect(lambda _: self.refresh_prepared())
-        menu.addActions([fit, zin, zout])
+        actual = QAction("Zoom to &100 %", self, shortcut=QKeySequence("Ctrl+1"))
+        actual.triggered.connect(lambda: self.canvas.zoom_to(1.0))
+        self.zoom_actual = actual
+        self.show_minimap = QAction("&Minimap", self, checkable=True, checked=True,
+                                    shortcut=QKeySequence("Ctrl+M"))
+        self.show_minimap.toggled.connect(self.canvas.set_minimap_visible)
+        menu.addActions([fit, actual, zin, zout, self.show_minimap])
         menu.addSeparator()
         menu.addActions([self.show_consts, self.show_prepared, self.edits.layout])
         menu.addSeparator()
@@ -167,7 +173,7 @@ class MainWindow(QMainWindow):
         self.search.setClearButtonEnabled(True)
         self.search.returnPressed.connect(lambda: self.edits.find_next(self.search.text()))
         bar.addWidget(self.search)
-        for act in (fit, zin, zout):
+        for act in (fit, actual, zin, zout, self.show_minimap):
             self.addAction(act)
 
     def _connect(self) -> None:
@@ -178,6 +184,9 @@ class MainWindow(QMainWindow):
         self.problems.node_activated.connect(self.select_node)
         self.timing.node_activated.connect(self.select_node)
         self.controller.session_changed.connect(self._on_session)
+        self.controller.preparing.connect(lambda n: self.statusBar().showMessage(
+            f"Preparing the graph ({n:,} nodes): validating and rewriting as hexagon_nn "
+            "prepare does…"))
         self.controller.log_line.connect(self.log_panel.append)
         self.controller.log_line.connect(lambda _line: self._update_log_title())
         self.log_panel.clear_button.clicked.connect(self._update_log_title)
@@ -191,6 +200,7 @@ class MainWindow(QMainWindow):
         s.connect_requested.connect(self.edits.connect)
         s.op_dropped.connect(lambda op, pos: self.edits.add_op(op, QPointF(pos)))
         s.selection_ids_changed.connect(self._on_selection)
+        s.connection_refused.connect(lambda text: self.statusBar().showMessage(text, 10000))
         self._unfollow = self.graph.edited.connect(self._on_graph_edited)
 
     # the document ---------------------------------------------------------------------------

@@ -41,6 +41,7 @@ class GraphScene(QGraphicsScene):
     connect_requested = Signal(int, int, int, int)   # src id, output, dst id, input port
     op_dropped = Signal(str, QPointF)            # op name, scene position
     selection_ids_changed = Signal(object)       # list of selected node ids
+    connection_refused = Signal(str)             # why a dropped connection was not made
 
     def __init__(self, graph: Graph, registry: OpRegistry = REGISTRY,
                  parent: QObject | None = None) -> None:
@@ -339,7 +340,13 @@ class GraphScene(QGraphicsScene):
         self._drag_line.setPath(curve(src_item.output_pos(out), end))
         self._drag_label.setBrush(color)
         self._drag_label.setText(text)
-        self._drag_label.setPos(pos + QPointF(12, 10))
+        if target is None:
+            self._drag_label.setPos(pos + QPointF(12, 10))
+        else:
+            # Above the target node, clear of its port names (which it would cover).
+            body = self.items_by_id[target[0]]
+            height = self._drag_label.boundingRect().height()
+            self._drag_label.setPos(body.pos() + QPointF(0, -height - 16))
 
     def drag_feedback(self) -> tuple[str, str] | None:
         """While dragging a connection: the text and colour (name) shown at the mouse."""
@@ -358,3 +365,6 @@ class GraphScene(QGraphicsScene):
         self._drag, self._drag_line, self._drag_label = None, None, None
         if target is not None and self.drag_problem is None:
             self.connect_requested.emit(src_item.node_id, out, target[0], target[1])
+        elif target is not None and self.drag_problem:
+            self.connection_refused.emit(
+                f"Not connected: 0x{target[0]:x} input {target[1]} {self.drag_problem}")

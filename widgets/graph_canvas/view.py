@@ -82,17 +82,11 @@ class GraphCanvas(QGraphicsView):
             self.zoom_by(1.0 / self.zoom)
             self.centerOn(rect.center())
 
-    def show_graph(self, readable: float = READABLE_ZOOM, overview: float = OVERVIEW_ZOOM
-                   ) -> None:
-        """Zoom to fit when the whole graph stays legible (``overview``); otherwise show the
-        graph's start at a comfortable zoom (``readable``)."""
+    def show_graph(self) -> None:
+        """A graph opens fitted to the view (never above 100 %): zoomed out, nodes are
+        blocks named by their op (level of detail) and long layouts wrap into bands, so
+        the whole graph reads; the minimap keeps the overview once zoomed in."""
         self.zoom_to_fit()
-        rect = self._scene.itemsBoundingRect()
-        if rect.isEmpty() or self.zoom >= overview:
-            return
-        self.zoom_by(readable / self.zoom)
-        half_width = self.viewport().width() / self.zoom / 2
-        self.centerOn(rect.left() - 30 + half_width, rect.center().y())
 
     def center_on_node(self, node_id: int) -> None:
         item = self._scene.items_by_id.get(self._scene.folded.get(node_id, node_id))
