@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QPointF, Qt, QTimer, Signal
+from PySide6.QtCore import QEventLoop, QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -18,6 +18,7 @@ from PySide6.QtGui import (
     QUndoStack,
 )
 from PySide6.QtWidgets import (
+    QApplication,
     QDockWidget,
     QLabel,
     QLineEdit,
@@ -33,6 +34,7 @@ from hexscope.app.execution_controller import ExecutionController
 from hexscope.app.file_actions import FileActions
 from hexscope.app.settings import AppSettings
 from hexscope.engine.events import GraphEdited, LogLine
+from hexscope.engine.gc_pause import gc_paused
 from hexscope.engine.graph import Graph
 from hexscope.engine.prepare import prepare
 from hexscope.engine.session import Session
@@ -48,6 +50,7 @@ from hexscope.widgets.timing_table import TimingTable
 
 DOCK = Qt.DockWidgetArea
 BOTTOM_SHARE, BOTTOM_MIN = 1 / 6, 120     # the bottom dock area's default height
+BIG_GRAPH = 2000          # from this many nodes, opening shows its progress
 
 
 class MainWindow(QMainWindow):
@@ -207,12 +210,21 @@ class MainWindow(QMainWindow):
     def set_graph(self, graph: Graph, path: str | None) -> None:
         """Show another graph (New, Open, restore). Loaded graphs without positions are laid out."""
         self._unfollow()
+        self._validate_timer.stop()       # it would validate the old scene against the new graph
         self.scene.close()
         old_scene = self.scene
         self.graph = graph
-        self.scene = GraphScene(graph, parent=self)
-        self.scene.show_consts = self.show_consts.isChecked()
-        if any(item.node.position is None for item in self.scene.items_by_id.values()):
+        big = len(graph) >= BIG_GRAPH
+        if big:
+            self.statusBar().showMessage(f"Drawing {len(graph):,} nodes…")
+            self.progress.setFormat("drawing %v of %m nodes")
+        with gc_paused():
+            self.scene = GraphScene(graph, parent=self, show_consts=self.show_consts.isChecked(),
+                                    progress=self._drawing_progress if big else None)
+        unplaced = [item.node.position is None for item in self.scene.items_by_id.values()]
+        if unplaced and all(unplaced):
+            graph.move(self.scene.item_positions())      # the scene laid it out already
+        elif any(unplaced):
             graph.move(self.scene.layout_positions())
         self.canvas.set_scene(self.scene)
         old_scene.deleteLater()
@@ -224,15 +236,25 @@ class MainWindow(QMainWindow):
         self.files.path = path
         self.files.meta_dirty = False
         self._follow_graph()
-        if self.show_consts.isChecked():
-            self.scene.rebuild()
         self.revalidate()
         self.update_title()
+        if big:
+            self.progress.hide()
+            self.progress.setFormat("node %v of %m")
+            self.statusBar().showMessage(f"{len(graph):,} nodes", 4000)
         # Again once the window has its final size, unless a node was selected (and centred)
         # in the meantime: the user's view wins.
         QTimer.singleShot(0, lambda: None if self.scene.selected_ids()
                           else self.canvas.show_graph())
         self.canvas.show_graph()
+
+    def _drawing_progress(self, done: int, total: int) -> None:
+        """While a large graph's items are made: the progress bar moves and the window
+        repaints (user input waits: the document is half built)."""
+        self.progress.setMaximum(total)
+        self.progress.setValue(done)
+        self.progress.show()
+        QApplication.processEvents(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents)
 
     def update_title(self) -> None:
         self.setWindowTitle(self.files.title())

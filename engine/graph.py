@@ -282,10 +282,8 @@ class Graph:
     def _commit(self, description: str, after: dict[int, Node | None], order: list[int],
                 reorder: bool = True) -> Edit:
         before = tuple((i, self._g.nodes[i]["node"] if i in self._g else None) for i in after)
-        if reorder and order == self._order and all(
-                old is not None and after[i] is not None and old.inputs == after[i].inputs  # type: ignore[union-attr]
-                for i, old in before):
-            reorder = False   # same nodes, same wiring (a relabel, a padding): order stays
+        if reorder and order == self._order and _still_ordered(order, after):
+            reorder = False   # a relabel, or a rewire from an earlier node: order stays
         if reorder:
             order = _stable_topological(order, {**self._nodes(), **after}, description)
         edit = Edit(description, before, tuple(after.items()), tuple(self._order), tuple(order))
@@ -297,6 +295,12 @@ class Graph:
 
     def _put(self, node: Node) -> None:
         if node.node_id in self._g:
+            old = self._g.nodes[node.node_id]["node"]
+            if old.inputs == node.inputs and \
+                    self._g.in_degree(node.node_id) == len(node.inputs):
+                # Same wiring (a move, a relabel), all of it linked: the edges stay.
+                self._g.nodes[node.node_id]["node"] = node
+                return
             self._g.remove_edges_from(list(self._g.in_edges(node.node_id, keys=True)))
         self._g.add_node(node.node_id, node=node)
         for port, (src, out) in enumerate(node.inputs):
@@ -329,6 +333,17 @@ class Graph:
         from hexscope.engine.io.hexgraph import load_graph
 
         return load_graph(path)
+
+
+def _still_ordered(order: list[int], after: dict[int, Node | None]) -> bool:
+    """Whether every changed node still reads only nodes before it in ``order`` (then the
+    stable topological order is ``order`` itself; a self-reference is never in order)."""
+    if any(node is None for node in after.values()):
+        return False
+    rank = {node_id: k for k, node_id in enumerate(order)}
+    return all(node_id in rank and all(rank.get(src, -1) < rank[node_id]
+                                       for src, _ in node.inputs)  # type: ignore[union-attr]
+               for node_id, node in after.items())
 
 
 def _stable_topological(order: list[int], nodes: dict[int, Node | None],

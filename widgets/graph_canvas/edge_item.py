@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QColor, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsPathItem
+from PySide6.QtCore import QLineF, QPointF, Qt
+from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsPathItem, QStyleOptionGraphicsItem, QWidget
 
-from hexscope.widgets.graph_canvas.node_item import NodeItem
+from hexscope.widgets.graph_canvas.node_item import LOD_SIMPLE, NodeItem
 
 EDGE_COLOR = QColor("#6b7a8f")
 
@@ -36,6 +36,19 @@ class EdgeItem(QGraphicsPathItem):
 
     def update_path(self) -> None:
         self.setPath(curve(self.src.output_pos(self.src_port), self.dst.input_pos(self.dst_port)))
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
+              widget: QWidget | None = None) -> None:
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        if lod >= LOD_SIMPLE:
+            super().paint(painter, option, widget)
+            return
+        # Zoomed out, where a curve is a few pixels: a straight line, no antialiasing
+        # (tens of thousands of edges are drawn when a large graph is fitted).
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        painter.setPen(self.pen())
+        painter.drawLine(QLineF(self.src.output_pos(self.src_port),
+                                self.dst.input_pos(self.dst_port)))
 
     def detach(self) -> None:
         for item in (self.src, self.dst):

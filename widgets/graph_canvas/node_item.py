@@ -87,6 +87,7 @@ class NodeItem(QGraphicsItem):
         self.doc = doc
         self.look = NodeLook()
         self.edges: list[object] = []
+        self.follow_edges = True      # False while the scene moves many items at once
         rows = len(inputs) + (1 if can_append else 0)
         self.width, self.height = node_size(rows, len(outputs))
         # As wide as the op's full name needs (QuantizedConv2d_8x8to32 must stay readable:
@@ -169,7 +170,8 @@ class NodeItem(QGraphicsItem):
         super().hoverMoveEvent(event)
 
     def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: object) -> object:  # noqa: N802
-        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
+        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged \
+                and self.follow_edges:
             for edge in self.edges:
                 edge.update_path()  # type: ignore[attr-defined]
         return super().itemChange(change, value)

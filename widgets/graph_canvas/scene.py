@@ -6,6 +6,8 @@ connection, dropped an op) through signals; the app turns those into undoable co
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QObject, QPointF, QRectF, Signal
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import (
@@ -16,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from hexscope.engine.events import GraphEdited
+from hexscope.engine.gc_pause import gc_paused
 from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
@@ -30,6 +33,7 @@ from hexscope.widgets.graph_canvas.model import (
 )
 from hexscope.widgets.graph_canvas.node_item import NodeItem, NodeLook
 
+Progress = Callable[[int, int], None]
 OK_COLOR = QColor("#2e9d4f")
 BAD_COLOR = QColor("#d62828")
 
@@ -44,11 +48,12 @@ class GraphScene(QGraphicsScene):
     connection_refused = Signal(str)             # why a dropped connection was not made
 
     def __init__(self, graph: Graph, registry: OpRegistry = REGISTRY,
-                 parent: QObject | None = None) -> None:
+                 parent: QObject | None = None, show_consts: bool = False,
+                 progress: Progress | None = None) -> None:
         super().__init__(parent)
         self.graph = graph
         self.registry = registry
-        self.show_consts = False
+        self.show_consts = show_consts
         self.read_only = False
         self.prepared_view = False       # hide what prepare removes ("Show prepared graph")
         self.folded: dict[int, int] = {}
@@ -61,23 +66,37 @@ class GraphScene(QGraphicsScene):
         self.drag_problem: str | None = None
         self._disconnect = graph.edited.connect(self._on_edited)
         self.selectionChanged.connect(self._emit_selection)
-        self.rebuild()
+        self.rebuild(progress)
 
     def close(self) -> None:
         """Stop following the graph (call before dropping the scene)."""
         self._disconnect()
 
     # building ---------------------------------------------------------------------------------
-    def rebuild(self) -> None:
-        """Recreate every item (after a load or the const toggle)."""
+    def rebuild(self, progress: Progress | None = None) -> None:
+        """Recreate every item (after a load or the const toggle); ``progress(done, total)``
+        is called every thousand nodes, so the app can show how far it is."""
+        with gc_paused():
+            self._rebuild(progress or (lambda done, total: None))
+
+    def _rebuild(self, progress: Progress) -> None:
         selected = self.selected_ids()
         self.blockSignals(True)
         self.clear()
         self.items_by_id.clear()
         self.folded = {} if self.show_consts else folded_consts(self.graph)
-        for node in self.graph:
+        total = len(self.graph)
+        for k, node in enumerate(self.graph):
             if node.node_id not in self.folded:
                 self._add_item(node)
+            if k % 1000 == 999:
+                progress(k + 1, total)
+        if self.items_by_id and all(item.node.position is None
+                                    for item in self.items_by_id.values()):
+            # A graph never laid out (a script's, an import): placed before the edges
+            # exist, so each edge is routed once; the app stores item_positions().
+            for nid, (x, y) in self.layout_positions().items():
+                self.items_by_id[nid].setPos(x, y)
         for item in self.items_by_id.values():
             self._add_incoming_edges(item)
         self._select(selected)
@@ -127,6 +146,10 @@ class GraphScene(QGraphicsScene):
     # following edits ------------------------------------------------------------------------
     def _on_edited(self, event: GraphEdited) -> None:
         if len(event.changed) > 200:
+            # A layout of the whole graph only moves items: no need to build them again.
+            if all(self._moved_only(nid) for nid in event.changed):
+                self._move_all(event.changed)
+                return
             self.rebuild()
             return
         old_folded = self.folded
@@ -170,12 +193,33 @@ class GraphScene(QGraphicsScene):
                     folded[nid] = consumer
         return folded
 
+    def _move_all(self, ids: frozenset[int]) -> None:
+        """Move many items, then route each edge once (not once per moved end)."""
+        edges: set[EdgeItem] = set()
+        for nid in ids:
+            item = self.items_by_id[nid]
+            item.node = self.graph.node(nid)
+            pos = QPointF(*item.node.position)  # type: ignore[misc]
+            if item.pos() != pos:
+                item.follow_edges = False
+                item.setPos(pos)
+                item.follow_edges = True
+                edges.update(item.edges)  # type: ignore[arg-type]
+        for edge in edges:
+            edge.update_path()
+
     def _moved_only(self, nid: int) -> bool:
         item = self.items_by_id.get(nid)
         if item is None or nid not in self.graph:
             return False
-        node = self.graph.node(nid)
-        return node.position is not None and item.node.with_(position=node.position) == node
+        node, old = self.graph.node(nid), item.node
+        if node.position is None:
+            return False
+        if old.const is node.const and (old.op, old.inputs, old.outputs, old.padding,
+                                        old.label) == (node.op, node.inputs, node.outputs,
+                                                       node.padding, node.label):
+            return True     # the common case, without copying the node (10,000 on a layout)
+        return old.with_(position=node.position) == node
 
     def _refresh(self, affected: set[int]) -> None:
         selected = self.selected_ids()
@@ -250,6 +294,10 @@ class GraphScene(QGraphicsScene):
         self.selection_ids_changed.emit(self.selected_ids())
 
     # layout ---------------------------------------------------------------------------------------
+    def item_positions(self) -> dict[int, tuple[float, float]]:
+        """Where the items are now."""
+        return {nid: (item.pos().x(), item.pos().y()) for nid, item in self.items_by_id.items()}
+
     def layout_positions(self) -> dict[int, tuple[float, float]]:
         """Where the layered layout puts every visible node."""
         items = self.items_by_id
