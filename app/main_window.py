@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QEventLoop, QPointF, Qt, QTimer, Signal
+from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -18,7 +18,6 @@ from PySide6.QtGui import (
     QUndoStack,
 )
 from PySide6.QtWidgets import (
-    QApplication,
     QDockWidget,
     QLabel,
     QLineEdit,
@@ -209,6 +208,10 @@ class MainWindow(QMainWindow):
     # the document ---------------------------------------------------------------------------
     def set_graph(self, graph: Graph, path: str | None) -> None:
         """Show another graph (New, Open, restore). Loaded graphs without positions are laid out."""
+        with gc_paused():       # tens of thousands of new objects: see engine/gc_pause.py
+            self._set_graph(graph, path)
+
+    def _set_graph(self, graph: Graph, path: str | None) -> None:
         self._unfollow()
         self._validate_timer.stop()       # it would validate the old scene against the new graph
         self.scene.close()
@@ -218,9 +221,8 @@ class MainWindow(QMainWindow):
         if big:
             self.statusBar().showMessage(f"Drawing {len(graph):,} nodes…")
             self.progress.setFormat("drawing %v of %m nodes")
-        with gc_paused():
-            self.scene = GraphScene(graph, parent=self, show_consts=self.show_consts.isChecked(),
-                                    progress=self._drawing_progress if big else None)
+        self.scene = GraphScene(graph, parent=self, show_consts=self.show_consts.isChecked(),
+                                progress=self._drawing_progress if big else None)
         unplaced = [item.node.position is None for item in self.scene.items_by_id.values()]
         if unplaced and all(unplaced):
             graph.move(self.scene.item_positions())      # the scene laid it out already
@@ -249,12 +251,12 @@ class MainWindow(QMainWindow):
         self.canvas.show_graph()
 
     def _drawing_progress(self, done: int, total: int) -> None:
-        """While a large graph's items are made: the progress bar moves and the window
-        repaints (user input waits: the document is half built)."""
+        """While a large graph's items are made: the progress bar moves."""
         self.progress.setMaximum(total)
         self.progress.setValue(done)
         self.progress.show()
-        QApplication.processEvents(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents)
+        # Paint the status bar alone (processing all events repainted the whole window).
+        self.statusBar().repaint()
 
     def update_title(self) -> None:
         self.setWindowTitle(self.files.title())

@@ -46,9 +46,16 @@ def output_port(graph: Graph, ref: tuple[int, int], registry: OpRegistry = REGIS
         if node.const is None or not node.const.has_data:
             return Port("shape", None)
         return Port("data", node.const.dtype)
-    if node.op not in registry:
-        return None
-    return registry.get(node.op).outputs.port(idx, len(node.outputs))
+    key = (id(registry), node.op, idx, len(node.outputs))
+    if key not in _OUTPUT_PORTS:
+        # Asked once per edge; the answer depends only on the op and the counts.
+        if node.op not in registry:
+            return None
+        _OUTPUT_PORTS[key] = registry.get(node.op).outputs.port(idx, len(node.outputs))
+    return _OUTPUT_PORTS[key]
+
+
+_OUTPUT_PORTS: dict[tuple[int, str, int, int], Port | None] = {}
 
 
 def _type_problem(src: Port | None, dst: Port | None) -> str | None:

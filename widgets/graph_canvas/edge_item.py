@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QGraphicsPathItem, QStyleOptionGraphicsItem, QWidg
 from hexscope.widgets.graph_canvas.node_item import LOD_SIMPLE, NodeItem
 
 EDGE_COLOR = QColor("#6b7a8f")
+EDGE_MIN_LOD = 0.03       # below this zoom, nodes are blocks of a few pixels
 
 
 def curve(start: QPointF, end: QPointF) -> QPainterPath:
@@ -40,6 +41,8 @@ class EdgeItem(QGraphicsPathItem):
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
               widget: QWidget | None = None) -> None:
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        if lod < EDGE_MIN_LOD:
+            return          # nodes of a few pixels: edges would only be a grey haze
         if lod >= LOD_SIMPLE:
             super().paint(painter, option, widget)
             return
