@@ -3,7 +3,7 @@
 Shared by the tests and ``bench/graph_size.py``. The graph starts as converters start a
 quantized network (INPUT -> Min_f / Max_f -> Quantize, which prepare fuses into AutoQuantize),
 then repeats a residual block: two convolution layers, each QuantizedConv2d_8x8to32 with its
-own filter const and filter range consts, QuantizeDownAndShrinkRange_32to8 and
+own filter const, filter range consts and stride shape, QuantizeDownAndShrinkRange_32to8 and
 QuantizedRelu_8, then QuantizedAdd_8p8to8 of the block's input and output. Tensors are tiny
 (8x8x8) so the graph also runs; its size is in nodes, not bytes.
 """
@@ -14,9 +14,9 @@ import numpy as np
 
 from hexscope.engine import Graph
 
-#: nodes per residual block: 2 x (3 consts + conv + requantize + relu) + add
-BLOCK_NODES = 2 * 6 + 1
-_HEAD_NODES = 9  # INPUT, 2 range consts, Min_f, Max_f, Quantize, stride, 2 add range consts
+#: nodes per residual block: 2 x (4 consts + conv + requantize + relu) + 2 consts + add
+BLOCK_NODES = 2 * 7 + 3
+_HEAD_NODES = 6  # INPUT, 2 reduction consts, Min_f, Max_f, Quantize
 _TAIL_NODES = 1  # OUTPUT
 
 
@@ -44,9 +44,6 @@ def residual_graph(nodes: int, channels: int = 8, seed: int = 0) -> Graph:
     mn = node("Min_f", [(0x10, 0), (axes, 0), (keep, 0)], outputs=1)
     mx = node("Max_f", [(0x10, 0), (axes, 0), (keep, 0)], outputs=1)
     q = node("Quantize", [(0x10, 0), (mn, 0), (mx, 0)])
-    stride = const(shape=(1, 1, 1, 1))
-    add_min = const(np.array([-8.0], np.float32))
-    add_max = const(np.array([8.0], np.float32))
     x = (q, 0), (q, 1), (q, 2)
 
     def conv_layer(t: tuple) -> tuple:
@@ -54,6 +51,7 @@ def residual_graph(nodes: int, channels: int = 8, seed: int = 0) -> Graph:
         filt = const(rng.integers(0, 256, (1, 1, channels, channels), dtype=np.uint8))
         f_min = const(np.array([-1.0], np.float32))
         f_max = const(np.array([1.0], np.float32))
+        stride = const(shape=(1, 1, 1, 1))       # converters write one per node
         conv = node("QuantizedConv2d_8x8to32",
                     [data, (filt, 0), lo, hi, (f_min, 0), (f_max, 0), (stride, 0)],
                     padding="SAME")
@@ -63,6 +61,8 @@ def residual_graph(nodes: int, channels: int = 8, seed: int = 0) -> Graph:
 
     for _ in range(blocks):
         y = conv_layer(conv_layer(x))
+        add_min = const(np.array([-8.0], np.float32))
+        add_max = const(np.array([8.0], np.float32))
         add = node("QuantizedAdd_8p8to8", [x[0], y[0], x[1], x[2], y[1], y[2],
                                            (add_min, 0), (add_max, 0)])
         x = (add, 0), (add, 1), (add, 2)

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QGraphicsPathItem, QStyleOptionGraphicsItem, QWidg
 from hexscope.widgets.graph_canvas.node_item import LOD_SIMPLE, NodeItem
 
 EDGE_COLOR = QColor("#6b7a8f")
+BACK_BEND = 80.0
 EDGE_MIN_LOD = 0.03       # below this zoom, nodes are blocks of a few pixels
 
 
@@ -16,6 +17,10 @@ def curve(start: QPointF, end: QPointF) -> QPainterPath:
     """The S-curve between two ports; the bend grows with the horizontal distance."""
     path = QPainterPath(start)
     bend = max(40.0, abs(end.x() - start.x()) * 0.5)
+    if end.x() < start.x():
+        # A backward edge (to the next band of a wrapped layout): a bend as wide as the
+        # distance would swing far outside the graph and make zoom-to-fit shrink it.
+        bend = BACK_BEND
     path.cubicTo(QPointF(start.x() + bend, start.y()), QPointF(end.x() - bend, end.y()), end)
     return path
 

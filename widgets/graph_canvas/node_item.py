@@ -92,8 +92,9 @@ class NodeItem(QGraphicsItem):
         self.width, self.height = node_size(rows, len(outputs))
         # As wide as the op's full name needs (QuantizedConv2d_8x8to32 must stay readable:
         # the suffix is the part that tells ops apart), up to a cap; past it the middle goes.
+        # (10 % spare: hinted text at other zooms and DPIs can be wider than measured.)
         self.width = min(MAX_WIDTH, max(self.width, _header_metrics().horizontalAdvance(
-            node.op) + 2 * HEADER_PAD))
+            node.op) * 1.1 + 2 * HEADER_PAD))
         self._color = QColor(CATEGORY_COLORS.get(category, CATEGORY_COLORS[None]))
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
                       | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
