@@ -277,6 +277,10 @@ class MainWindow(QMainWindow):
     def revalidate(self) -> None:
         """Validate again (only the nodes an edit touched) and update the looks that changed:
         after one edit of a 10,000-node graph this touches a handful of items, not all."""
+        with gc_paused():     # prepare builds a copy of the graph: see engine/gc_pause.py
+            self._revalidate()
+
+    def _revalidate(self) -> None:
         self.issues = self._validator.validate(self.graph)
         self.show_problems()
         by_node: dict[int, list[str]] = {}

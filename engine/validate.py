@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from hexscope.engine.dtypes import DType, Layout
+from hexscope.engine.gc_pause import gc_paused
 from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import RESERVED_ID_START, Node
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry, Port
@@ -114,6 +115,10 @@ class Validator:
         self.checked = 0
 
     def validate(self, graph: Graph) -> list[Issue]:
+        with gc_paused():     # a key per node: a collection would walk the whole heap
+            return self._validate(graph)
+
+    def _validate(self, graph: Graph) -> list[Issue]:
         order = graph.order
         if order != self._order:
             self._cache.clear()
