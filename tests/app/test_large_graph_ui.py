@@ -145,3 +145,29 @@ def test_the_layout_of_a_long_chain_wraps_and_keeps_its_order():
     assert wraps >= 2
     flat_x = [flat[i][0] for i in adds]
     assert flat_x == sorted(flat_x)
+
+
+def test_the_selected_nodes_edges_are_drawn_above_the_nodes(qtbot, shown):
+    w = shown
+    w.set_graph(nop_graph(), None)
+    w.select_node(JOIN)
+    edges = w.scene.items_by_id[JOIN].edges
+    assert edges and all(e.highlighted and e.zValue() > w.scene.items_by_id[A].zValue()
+                         for e in edges)
+    others = [e for e in w.scene.items_by_id[A].edges if e not in edges]
+    assert others and not any(e.highlighted for e in others)
+    w.edits.set_label(JOIN, "renamed")          # the item is re-made: still highlighted
+    assert all(e.highlighted for e in w.scene.items_by_id[JOIN].edges)
+    w.select_node(A)
+    assert not any(e.highlighted for e in w.scene.items_by_id[JOIN].edges
+                   if e.src.node_id != A)
+
+
+def test_a_first_run_says_it_is_preparing(qtbot, shown):
+    w = shown
+    w.set_graph(nop_graph(), None)
+    said: list[str] = []
+    w.statusBar().messageChanged.connect(said.append)
+    with qtbot.waitSignal(w.controller.idle, timeout=10000):
+        QTest.keyClick(w, Qt.Key.Key_F5)
+    assert any(m.startswith("Preparing the graph (") for m in said)

@@ -10,6 +10,7 @@ from hexscope.widgets.graph_canvas.node_item import LOD_SIMPLE, NodeItem
 
 EDGE_COLOR = QColor("#6b7a8f")
 BACK_BEND = 80.0
+HALO_COLOR = QColor(255, 255, 255, 230)
 EDGE_MIN_LOD = 0.03       # below this zoom, nodes are blocks of a few pixels
 
 
@@ -31,6 +32,7 @@ class EdgeItem(QGraphicsPathItem):
     def __init__(self, src: NodeItem, src_port: int, dst: NodeItem, dst_port: int) -> None:
         super().__init__()
         self.src, self.src_port, self.dst, self.dst_port = src, src_port, dst, dst_port
+        self.highlighted = False
         pen = QPen(EDGE_COLOR, 1.6)
         pen.setCosmetic(True)
         self.setPen(pen)
@@ -49,6 +51,11 @@ class EdgeItem(QGraphicsPathItem):
         if lod < EDGE_MIN_LOD:
             return          # nodes of a few pixels: edges would only be a grey haze
         if lod >= LOD_SIMPLE:
+            if self.highlighted:
+                halo = QPen(HALO_COLOR, 7.0)
+                halo.setCosmetic(True)
+                painter.setPen(halo)
+                painter.drawPath(self.path())
             super().paint(painter, option, widget)
             return
         # Zoomed out, where a curve is a few pixels: a straight line, no antialiasing
@@ -69,3 +76,6 @@ class EdgeItem(QGraphicsPathItem):
         if color is None:
             pen.setStyle(Qt.PenStyle.SolidLine)
         self.setPen(pen)
+        self.highlighted = color is not None
+        # Above the nodes (z 1), so it cannot pass behind one; the halo keeps it apart.
+        self.setZValue(2 if color is not None else 0)

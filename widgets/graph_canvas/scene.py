@@ -35,6 +35,8 @@ from hexscope.widgets.graph_canvas.node_item import NodeItem, NodeLook
 
 Progress = Callable[[int, int], None]
 OK_COLOR = QColor("#2e9d4f")
+HIGHLIGHT_COLOR = QColor("#1f78d1")
+HIGHLIGHT_MAX_NODES = 50      # a rubber band over thousands of nodes highlights none
 BAD_COLOR = QColor("#d62828")
 
 
@@ -56,6 +58,7 @@ class GraphScene(QGraphicsScene):
         self.show_consts = show_consts
         self.read_only = False
         self.prepared_view = False       # hide what prepare removes ("Show prepared graph")
+        self._highlighted: set[EdgeItem] = set()
         self.folded: dict[int, int] = {}
         self.items_by_id: dict[int, NodeItem] = {}
         self.looks: dict[int, NodeLook] = {}
@@ -82,6 +85,7 @@ class GraphScene(QGraphicsScene):
     def _rebuild(self, progress: Progress) -> None:
         selected = self.selected_ids()
         self.blockSignals(True)
+        self._highlighted = set()            # clear() deletes them
         self.clear()
         self.items_by_id.clear()
         self.folded = {} if self.show_consts else folded_consts(self.graph)
@@ -280,6 +284,8 @@ class GraphScene(QGraphicsScene):
         self.blockSignals(False)
         if self.selected_ids() != ids:
             self._emit_selection()
+        else:
+            self._highlight_edges(ids)       # the re-created items' edges
 
     def select_only(self, node_id: int) -> NodeItem | None:
         """Select one node (a folded const selects its consumer); returns its item."""
@@ -291,7 +297,24 @@ class GraphScene(QGraphicsScene):
         return item
 
     def _emit_selection(self) -> None:
-        self.selection_ids_changed.emit(self.selected_ids())
+        ids = self.selected_ids()
+        self._highlight_edges(ids)
+        self.selection_ids_changed.emit(ids)
+
+    def _highlight_edges(self, ids: list[int]) -> None:
+        """All edges of the selected nodes: bold, coloured and drawn above the nodes with a
+        halo, so an edge that passes behind another node is still read as its own."""
+        wanted: set[EdgeItem] = set()
+        for nid in ids[:HIGHLIGHT_MAX_NODES]:
+            item = self.items_by_id.get(nid)
+            if item is not None:
+                wanted.update(item.edges)  # type: ignore[arg-type]
+        for edge in self._highlighted - wanted:
+            if edge.scene() is self:
+                edge.set_highlight(None)
+        for edge in wanted - self._highlighted:
+            edge.set_highlight(HIGHLIGHT_COLOR)
+        self._highlighted = wanted
 
     # layout ---------------------------------------------------------------------------------------
     def item_positions(self) -> dict[int, tuple[float, float]]:
