@@ -76,9 +76,10 @@ def test_a_large_graph_opens_fitted_wrapped_and_the_minimap_moves_the_view(qtbot
     assert rect.width() / rect.height() < 4          # wrapped into bands, not a thin line
     assert w.canvas.visible_scene_rect().adjusted(-2, -2, 2, 2).contains(rect)
     mini = w.canvas.minimap
-    assert mini.isVisible()
+    assert not mini.isVisible()                     # the whole graph is in view
     w.canvas.zoom_to(1.0)
     QApplication.processEvents()
+    assert mini.isVisible()                         # zoomed in: the overview appears
     target = QPoint(mini.width() // 4, mini.height() // 4)
     QTest.mouseClick(mini, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, target)
     QApplication.processEvents()
@@ -171,3 +172,18 @@ def test_a_first_run_says_it_is_preparing(qtbot, shown):
     with qtbot.waitSignal(w.controller.idle, timeout=10000):
         QTest.keyClick(w, Qt.Key.Key_F5)
     assert any(m.startswith("Preparing the graph (") for m in said)
+
+
+def test_an_edge_that_passes_over_another_node_is_drawn_above_it(qtbot, window):
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parents[2] / "resources" / "examples"
+    window.files.open_graph(str(examples / "saturating_range.hexgraph"))
+    out = next(n for n in window.graph if n.op == "OUTPUT")
+    relu = window.scene.items_by_id[0x1003]
+    edge = next(e for e in window.scene.items_by_id[out.node_id].edges
+                if e.src.node_id == 0x1002)
+    assert edge.path().intersects(relu.sceneBoundingRect())   # the layout puts it there
+    assert edge.crossing and edge.zValue() > relu.zValue()
+    plain = next(e for e in relu.edges if e.dst is relu)
+    assert not plain.crossing and plain.zValue() < relu.zValue()

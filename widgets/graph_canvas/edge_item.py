@@ -11,6 +11,11 @@ from hexscope.widgets.graph_canvas.node_item import LOD_SIMPLE, NodeItem
 EDGE_COLOR = QColor("#6b7a8f")
 BACK_BEND = 80.0
 HALO_COLOR = QColor(255, 255, 255, 230)
+LONG_EDGE = 320.0         # longer than one column step: may pass over another node
+MAX_CHECKED_EDGE = 2500.0
+# Qt's item query scans every node here (each calling Python's boundingRect): fine for
+# hundreds of nodes, seconds for 10,000. Larger graphs raise the selected node's edges only.
+CROSSING_CHECK_MAX_NODES = 1500
 EDGE_MIN_LOD = 0.03       # below this zoom, nodes are blocks of a few pixels
 
 
@@ -33,6 +38,7 @@ class EdgeItem(QGraphicsPathItem):
         super().__init__()
         self.src, self.src_port, self.dst, self.dst_port = src, src_port, dst, dst_port
         self.highlighted = False
+        self.crossing = False             # passes over a node: drawn above it, with a halo
         pen = QPen(EDGE_COLOR, 1.6)
         pen.setCosmetic(True)
         self.setPen(pen)
@@ -44,6 +50,30 @@ class EdgeItem(QGraphicsPathItem):
 
     def update_path(self) -> None:
         self.setPath(curve(self.src.output_pos(self.src_port), self.dst.input_pos(self.dst_port)))
+        if self.scene() is not None:
+            self.check_crossing()
+
+    def check_crossing(self) -> None:
+        """An edge that passes behind a node other than its ends could be read as that
+        node's edge: such an edge is drawn above the nodes, with a halo. Only edges longer
+        than a column are checked (the others cannot reach a third node)."""
+        start, end = self.src.output_pos(self.src_port), self.dst.input_pos(self.dst_port)
+        crossing = False
+        scene = self.scene()
+        small = len(getattr(scene, "items_by_id", ())) <= CROSSING_CHECK_MAX_NODES
+        if small and LONG_EDGE < end.x() - start.x() < MAX_CHECKED_EDGE:
+            # Backward edges (to the next band of a wrapped layout) and very long ones
+            # are not checked: their query would return a band's worth of nodes.
+            ends = (self.src, self.dst)
+            crossing = any(isinstance(item, NodeItem) and item not in ends and item.isVisible()
+                           for item in scene.items(
+                               self.path(), Qt.ItemSelectionMode.IntersectsItemBoundingRect))
+        if crossing != self.crossing:
+            self.crossing = crossing
+            self._restack()
+
+    def _restack(self) -> None:
+        self.setZValue(2 if self.highlighted or self.crossing else 0)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
               widget: QWidget | None = None) -> None:
@@ -51,7 +81,7 @@ class EdgeItem(QGraphicsPathItem):
         if lod < EDGE_MIN_LOD:
             return          # nodes of a few pixels: edges would only be a grey haze
         if lod >= LOD_SIMPLE:
-            if self.highlighted:
+            if self.highlighted or self.crossing:
                 halo = QPen(HALO_COLOR, 7.0)
                 halo.setCosmetic(True)
                 painter.setPen(halo)
@@ -78,4 +108,4 @@ class EdgeItem(QGraphicsPathItem):
         self.setPen(pen)
         self.highlighted = color is not None
         # Above the nodes (z 1), so it cannot pass behind one; the halo keeps it apart.
-        self.setZValue(2 if color is not None else 0)
+        self._restack()

@@ -34,8 +34,10 @@ class Minimap(QWidget):
         self._bounds = QRectF()
         self._redraw = QTimer(self, singleShot=True, interval=300)
         self._redraw.timeout.connect(self.invalidate)
-        canvas.horizontalScrollBar().valueChanged.connect(self.update)
-        canvas.verticalScrollBar().valueChanged.connect(self.update)
+        self.wanted = True               # the user's choice (View > Minimap)
+        self._bounds_dirty = True
+        canvas.horizontalScrollBar().valueChanged.connect(self.refresh)
+        canvas.verticalScrollBar().valueChanged.connect(self.refresh)
 
     def follow(self) -> None:
         """Redraw soon after the scene changes (call again after a new scene)."""
@@ -44,7 +46,28 @@ class Minimap(QWidget):
 
     def invalidate(self) -> None:
         self._image = None
-        self.update()
+        self._bounds_dirty = True
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Shown when wanted and the view does not show the whole graph (a small graph
+        needs no overview, and the map would cover part of it)."""
+        bounds = self._graph_bounds()
+        seen = self.canvas.visible_scene_rect().adjusted(-2, -2, 2, 2)
+        shown = self.wanted and not bounds.isEmpty() and not seen.contains(bounds)
+        if shown != self.isVisible():
+            self.setVisible(shown)
+            self.place()
+        if shown:
+            self.update()
+
+    def _graph_bounds(self) -> QRectF:
+        if self._bounds_dirty:
+            self._bounds = QRectF()
+            for item in getattr(self.canvas.scene(), "items_by_id", {}).values():
+                self._bounds |= item.sceneBoundingRect()
+            self._bounds_dirty = False
+        return self._bounds
 
     def place(self) -> None:
         """Keep to the canvas's bottom-right corner, above its scroll bars."""
@@ -77,9 +100,7 @@ class Minimap(QWidget):
         image = QImage(self.size(), QImage.Format.Format_ARGB32_Premultiplied)
         image.fill(QColor(255, 255, 255, 225))
         items = getattr(self.canvas.scene(), "items_by_id", {})
-        self._bounds = QRectF()
-        for item in items.values():
-            self._bounds |= item.sceneBoundingRect()
+        self._graph_bounds()
         painter = QPainter(image)
         for item in items.values():
             if not item.isVisible():

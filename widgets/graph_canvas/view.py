@@ -56,8 +56,8 @@ class GraphCanvas(QGraphicsView):
         self.minimap.follow()
 
     def set_minimap_visible(self, shown: bool) -> None:
-        self.minimap.setVisible(shown)
-        self.minimap.place()
+        self.minimap.wanted = shown
+        self.minimap.refresh()
 
     def zoom_to(self, zoom: float) -> None:
         """Set the zoom (1.0 = 100 %: one scene unit per pixel), keeping the centre."""
@@ -72,6 +72,7 @@ class GraphCanvas(QGraphicsView):
     def zoom_by(self, factor: float) -> None:
         target = min(MAX_ZOOM, max(MIN_ZOOM, self.zoom * factor))
         self.scale(target / self.zoom, target / self.zoom)
+        self.minimap.refresh()
 
     def zoom_to_fit(self) -> None:
         rect = self._scene.itemsBoundingRect()
@@ -81,6 +82,7 @@ class GraphCanvas(QGraphicsView):
         if self.zoom > 1.0:
             self.zoom_by(1.0 / self.zoom)
             self.centerOn(rect.center())
+        self.minimap.refresh()
 
     def show_graph(self) -> None:
         """A graph opens fitted to the view (never above 100 %): zoomed out, nodes are
@@ -115,6 +117,7 @@ class GraphCanvas(QGraphicsView):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
         self.minimap.place()
+        self.minimap.refresh()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
         ids = self._scene.selected_ids()
