@@ -42,6 +42,7 @@ class SessionWorker(QObject):
     event = Signal(object)
     log_line = Signal(object)
     session_created = Signal(object)
+    preparing = Signal(int)            # node count, before validate + prepare of a new session
     error = Signal(str)
     done = Signal(str)
 
@@ -96,6 +97,7 @@ class SessionWorker(QObject):
             session.run_to(request.node_id, cancel=self.token)
 
     def _create(self) -> Session | None:
+        self.preparing.emit(len(self.graph))
         session = Session(self.graph, debug_level=self.debug_level)
         session.events.connect(self.event.emit)
         session.log.written.connect(self.log_line.emit)
@@ -128,6 +130,7 @@ class ExecutionController(QObject):
     error = Signal(str)
     busy_changed = Signal(bool)
     idle = Signal(str)
+    preparing = Signal(int)             # a first run validates and prepares: say so
     _request = Signal(object)
 
     def __init__(self, graph: Graph, base_dir: str | None = None,
@@ -148,6 +151,7 @@ class ExecutionController(QObject):
         worker.event.connect(self._relay)
         worker.log_line.connect(self.log_line)
         worker.session_created.connect(self._session_created)
+        worker.preparing.connect(self.preparing)
         worker.error.connect(self.error)
         worker.done.connect(self._done)
         self._worker = worker

@@ -33,10 +33,11 @@ from hexscope.app.execution_controller import ExecutionController
 from hexscope.app.file_actions import FileActions
 from hexscope.app.settings import AppSettings
 from hexscope.engine.events import GraphEdited, LogLine
+from hexscope.engine.gc_pause import gc_paused
 from hexscope.engine.graph import Graph
 from hexscope.engine.prepare import prepare
 from hexscope.engine.session import Session
-from hexscope.engine.validate import Issue, errors, validate
+from hexscope.engine.validate import Issue, Validator, errors
 from hexscope.widgets.graph_canvas import GraphCanvas, GraphScene
 from hexscope.widgets.inspector_panel import InspectorPanel
 from hexscope.widgets.log_panel import LogPanel
@@ -50,6 +51,7 @@ DOCK = Qt.DockWidgetArea
 BOTTOM_SHARE, BOTTOM_MIN = 1 / 6, 120     # the bottom dock area's default height
 LAYOUT_VERSION = 1                        # bump when the set of docks changes
 VIEW_SHARE, VIEW_MIN = 0.45, 300          # its height while a data view (a picture) is shown
+BIG_GRAPH = 2000          # from this many nodes, opening shows its progress
 
 
 class MainWindow(QMainWindow):
@@ -67,6 +69,7 @@ class MainWindow(QMainWindow):
         self.issues: list[Issue] = []
         self.run_errors: list[str] = []      # run-time errors outside a node, until New/Open
         self.startup_lines: list[LogLine] = []   # plugin files that failed to load
+        self._validator = Validator()
         self.next_node: int | None = None
         self._session: Session | None = None
         self._overlay_legend: list[tuple[str, QColor]] = []
@@ -179,7 +182,13 @@ class MainWindow(QMainWindow):
         self.show_consts.toggled.connect(self._toggle_consts)
         self.show_prepared = QAction("Show &prepared graph", self, checkable=True)
         self.show_prepared.toggled.connect(lambda _: self.refresh_prepared())
-        menu.addActions([fit, zin, zout])
+        actual = QAction("Zoom to &100 %", self, shortcut=QKeySequence("Ctrl+1"))
+        actual.triggered.connect(lambda: self.canvas.zoom_to(1.0))
+        self.zoom_actual = actual
+        self.show_minimap = QAction("&Minimap", self, checkable=True, checked=True,
+                                    shortcut=QKeySequence("Ctrl+M"))
+        self.show_minimap.toggled.connect(self.canvas.set_minimap_visible)
+        menu.addActions([fit, actual, zin, zout, self.show_minimap])
         menu.addSeparator()
         menu.addActions([self.show_consts, self.show_prepared, self.edits.layout])
         menu.addSeparator()
@@ -193,7 +202,7 @@ class MainWindow(QMainWindow):
         self.search.setClearButtonEnabled(True)
         self.search.returnPressed.connect(lambda: self.edits.find_next(self.search.text()))
         bar.addWidget(self.search)
-        for act in (fit, zin, zout):
+        for act in (fit, actual, zin, zout, self.show_minimap):
             self.addAction(act)
 
     def _connect(self) -> None:
@@ -206,6 +215,9 @@ class MainWindow(QMainWindow):
         self.problems.node_activated.connect(self.select_node)
         self.timing.node_activated.connect(self.select_node)
         self.controller.session_changed.connect(self._on_session)
+        self.controller.preparing.connect(lambda n: self.statusBar().showMessage(
+            f"Preparing the graph ({n:,} nodes): validating and rewriting as hexagon_nn "
+            "prepare does…"))
         self.controller.log_line.connect(self.log_panel.append)
         self.controller.log_line.connect(lambda _line: self._update_log_title())
         self.log_panel.clear_button.clicked.connect(self._update_log_title)
@@ -221,18 +233,31 @@ class MainWindow(QMainWindow):
         s.connect_requested.connect(self.edits.connect)
         s.op_dropped.connect(lambda op, pos: self.edits.add_op(op, QPointF(pos)))
         s.selection_ids_changed.connect(self._on_selection)
+        s.connection_refused.connect(lambda text: self.statusBar().showMessage(text, 10000))
         self._unfollow = self.graph.edited.connect(self._on_graph_edited)
 
     # the document ---------------------------------------------------------------------------
     def set_graph(self, graph: Graph, path: str | None) -> None:
         """Show another graph (New, Open, restore). Loaded graphs without positions are laid out."""
+        with gc_paused():       # tens of thousands of new objects: see engine/gc_pause.py
+            self._set_graph(graph, path)
+
+    def _set_graph(self, graph: Graph, path: str | None) -> None:
         self._unfollow()
+        self._validate_timer.stop()       # it would validate the old scene against the new graph
         self.scene.close()
         old_scene = self.scene
         self.graph = graph
-        self.scene = GraphScene(graph, parent=self)
-        self.scene.show_consts = self.show_consts.isChecked()
-        if any(item.node.position is None for item in self.scene.items_by_id.values()):
+        big = len(graph) >= BIG_GRAPH
+        if big:
+            self.statusBar().showMessage(f"Drawing {len(graph):,} nodes…")
+            self.progress.setFormat("drawing %v of %m nodes")
+        self.scene = GraphScene(graph, parent=self, show_consts=self.show_consts.isChecked(),
+                                progress=self._drawing_progress if big else None)
+        unplaced = [item.node.position is None for item in self.scene.items_by_id.values()]
+        if unplaced and all(unplaced):
+            graph.move(self.scene.item_positions())      # the scene laid it out already
+        elif any(unplaced):
             graph.move(self.scene.layout_positions())
         self.canvas.set_scene(self.scene)
         old_scene.deleteLater()
@@ -248,10 +273,12 @@ class MainWindow(QMainWindow):
         self.files.mark_baseline()
         self.files.meta_dirty = False
         self._follow_graph()
-        if self.show_consts.isChecked():
-            self.scene.rebuild()
         self.revalidate()
         self.update_title()
+        if big:
+            self.progress.hide()
+            self.progress.setFormat("node %v of %m")
+            self.statusBar().showMessage(f"{len(graph):,} nodes", 4000)
         # Again once the window has its final size, unless a node was selected (and centred)
         # in the meantime: the user's view wins. The window is the timer's context, so a
         # window closed meanwhile cancels it instead of being called after its deletion.
@@ -278,6 +305,13 @@ class MainWindow(QMainWindow):
     def _on_undo_changed(self, _value: object = None) -> None:
         self.update_title()
         self.files.note_change()
+    def _drawing_progress(self, done: int, total: int) -> None:
+        """While a large graph's items are made: the progress bar moves."""
+        self.progress.setMaximum(total)
+        self.progress.setValue(done)
+        self.progress.show()
+        # Paint the status bar alone (processing all events repainted the whole window).
+        self.statusBar().repaint()
 
     def update_title(self) -> None:
         self.setWindowTitle(self.files.title())
@@ -296,13 +330,23 @@ class MainWindow(QMainWindow):
 
     # validation and prepare -----------------------------------------------------------------
     def revalidate(self) -> None:
-        self.issues = validate(self.graph)
+        """Validate again (only the nodes an edit touched) and update the looks that changed:
+        after one edit of a 10,000-node graph this touches a handful of items, not all."""
+        with gc_paused():     # prepare builds a copy of the graph: see engine/gc_pause.py
+            self._revalidate()
+
+    def _revalidate(self) -> None:
+        self.issues = self._validator.validate(self.graph)
         self.show_problems()
         by_node: dict[int, list[str]] = {}
         for issue in self.issues:
             by_node.setdefault(issue.node_id, []).append(str(issue))
-        for node_id in self.graph.order:
-            self.scene.set_look(node_id, problems=by_node.get(node_id, []))
+        looks = self.scene.looks
+        for node_id in set(by_node) | {i for i, look in looks.items() if look.problems}:
+            problems = by_node.get(node_id, [])
+            look = looks.get(node_id)
+            if look is None or look.problems != problems:
+                self.scene.set_look(node_id, problems=problems)
         self.refresh_prepared()
 
     def show_problems(self, extra: list[str] = ()) -> None:  # type: ignore[assignment]
@@ -324,17 +368,24 @@ class MainWindow(QMainWindow):
             self.problems_dock.raise_()
 
     def refresh_prepared(self) -> None:
-        """Draw prepare's rewrites (fused, removed, replaced) when the toggle is on."""
+        """Mark prepare's rewrites in the authored view, always: removed and fused nodes
+        greyed with the reason on hover, a fused Quantize "runs as AutoQuantize". With
+        "Show prepared graph" on, the nodes prepare removes are hidden as well. Prepare is
+        linear and only the looks that changed are touched."""
         rewrites = {}
-        if self.show_prepared.isChecked():
-            if errors(self.issues):
+        if errors(self.issues):
+            if self.show_prepared.isChecked():
                 self.statusBar().showMessage("Fix the problems to see the prepared graph", 6000)
-            else:
-                rewrites = {r.node_id: r for r in prepare(self.graph).rewrites}
-        for node_id in self.graph.order:
+        else:
+            rewrites = {r.node_id: r for r in prepare(self.graph).rewrites}
+        looks = self.scene.looks
+        for node_id in set(rewrites) | {i for i, look in looks.items() if look.rewrite}:
             r = rewrites.get(node_id)
-            self.scene.set_look(node_id, rewrite=r.kind if r else "",
-                                rewrite_reason=r.reason if r else "")
+            kind, reason = (r.kind, r.reason) if r else ("", "")
+            look = looks.get(node_id)
+            if look is None or (look.rewrite, look.rewrite_reason) != (kind, reason):
+                self.scene.set_look(node_id, rewrite=kind, rewrite_reason=reason)
+        self.scene.hide_prepared_away(self.show_prepared.isChecked())
 
     # selection and results ------------------------------------------------------------------
     def _on_selection(self, ids: list[int]) -> None:

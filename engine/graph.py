@@ -211,7 +211,8 @@ class Graph:
         """Remove a node; its consumers keep dangling references, which validation reports."""
         self.node(node_id)
         order = [i for i in self._order if i != node_id]
-        return self._commit(f"remove 0x{node_id:x}", {node_id: None}, order)
+        # Dropping a node from an order keeps every other node after its producers.
+        return self._commit(f"remove 0x{node_id:x}", {node_id: None}, order, reorder=False)
 
     def set_input(self, node_id: int, port: int, ref: Ref | None) -> Edit:
         """Rewire input ``port`` to ``ref``; None removes it (only the last input)."""
@@ -298,6 +299,8 @@ class Graph:
     def _commit(self, description: str, after: dict[int, Node | None], order: list[int],
                 reorder: bool = True) -> Edit:
         before = tuple((i, self._g.nodes[i]["node"] if i in self._g else None) for i in after)
+        if reorder and order == self._order and _still_ordered(order, after):
+            reorder = False   # a relabel, or a rewire from an earlier node: order stays
         if reorder:
             order = _stable_topological(order, {**self._nodes(), **after}, description)
         edit = Edit(description, before, tuple(after.items()), tuple(self._order), tuple(order))
@@ -309,6 +312,12 @@ class Graph:
 
     def _put(self, node: Node) -> None:
         if node.node_id in self._g:
+            old = self._g.nodes[node.node_id]["node"]
+            if old.inputs == node.inputs and \
+                    self._g.in_degree(node.node_id) == len(node.inputs):
+                # Same wiring (a move, a relabel), all of it linked: the edges stay.
+                self._g.nodes[node.node_id]["node"] = node
+                return
             self._g.remove_edges_from(list(self._g.in_edges(node.node_id, keys=True)))
         self._g.add_node(node.node_id, node=node)
         for port, (src, out) in enumerate(node.inputs):
@@ -347,6 +356,17 @@ class Graph:
         return load_graph(path)
 
 
+def _still_ordered(order: list[int], after: dict[int, Node | None]) -> bool:
+    """Whether every changed node still reads only nodes before it in ``order`` (then the
+    stable topological order is ``order`` itself; a self-reference is never in order)."""
+    if any(node is None for node in after.values()):
+        return False
+    rank = {node_id: k for k, node_id in enumerate(order)}
+    return all(node_id in rank and all(rank.get(src, -1) < rank[node_id]
+                                       for src, _ in node.inputs)  # type: ignore[union-attr]
+               for node_id, node in after.items())
+
+
 def _stable_topological(order: list[int], nodes: dict[int, Node | None],
                         description: str) -> list[int]:
     """Kahn's algorithm that always takes the earliest node (in ``order``) that is ready."""
@@ -357,8 +377,8 @@ def _stable_topological(order: list[int], nodes: dict[int, Node | None],
     succs: dict[int, list[int]] = {i: [] for i in order}
     for node_id in order:
         node = nodes[node_id]
-        srcs = {s for s, _ in node.inputs if s in rank and s != node_id} if node else set()
-        if node and any(s == node_id for s, _ in node.inputs):
+        srcs = {s for s, _ in node.inputs if s in rank} if node else set()
+        if node_id in srcs:
             raise GraphError(f"{description}: node 0x{node_id:x} would read its own output")
         preds[node_id] = srcs
         for s in srcs:

@@ -11,6 +11,7 @@ and are not modelled.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import Node
@@ -35,7 +36,12 @@ class Prepared:
     rewrites: tuple[Rewrite, ...]
 
     def rewrite_of(self, node_id: int) -> Rewrite | None:
-        return next((r for r in self.rewrites if r.node_id == node_id), None)
+        return self.rewrite_index.get(node_id)
+
+    @cached_property
+    def rewrite_index(self) -> dict[int, Rewrite]:
+        """The rewrites by authored node id (a view asks once per node: keep it O(1))."""
+        return {r.node_id: r for r in self.rewrites}
 
 
 def prepare(graph: Graph, registry: OpRegistry = REGISTRY) -> Prepared:
@@ -46,9 +52,14 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY) -> Prepared:
     if any(n.op == "Quantize" for n in nodes.values()):
         rewrites += _fuse_autoquantize(nodes)
     removed = _remove_dead(nodes, order, registry)
+    # source -> the first fused Quantize it fed: one pass, not one scan of rewrites per node
+    fed: dict[int, int] = {}
+    for r in rewrites:
+        if r.kind == "replaced":
+            for src in _quantize_sources(graph.node(r.node_id)):
+                fed.setdefault(src, r.node_id)
     for node_id in removed:
-        fused_into = next((r.node_id for r in rewrites if r.kind == "replaced"
-                           and node_id in _quantize_sources(graph.node(r.node_id))), None)
+        fused_into = fed.get(node_id)
         why = ("its only consumer was fused into AutoQuantize" if fused_into is not None
                else "nothing reads its outputs (dead node)")
         rewrites.append(Rewrite(node_id, "fused" if fused_into else "removed", why, fused_into))

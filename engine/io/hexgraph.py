@@ -23,6 +23,7 @@ from typing import IO, Any
 import numpy as np
 
 from hexscope.engine.errors import EngineError, GraphError, GraphFileError
+from hexscope.engine.gc_pause import gc_paused
 from hexscope.engine.graph import Graph, GraphSnapshot, check_node_id
 from hexscope.engine.io.atomic import atomic_write
 from hexscope.engine.nodes import MAX_NODE_ID, Node, OutputDef, Padding
@@ -94,7 +95,8 @@ _MEMBER_TIME = (1980, 1, 1, 0, 0, 0)
 
 
 def _write_zip(graph: Graph | GraphSnapshot, handle: IO[bytes]) -> None:
-    document, arrays = graph_document(graph)
+    with gc_paused():
+        document, arrays = graph_document(graph)
     with zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as zf:
         members = [("graph.json", json.dumps(document, indent=1).encode())]
         for name, array in arrays.items():
@@ -118,7 +120,7 @@ def load_graph(path: str | PathLike[str]) -> Graph:
     """
     name = os.fspath(path)
     try:
-        with zipfile.ZipFile(name) as zf:
+        with gc_paused(), zipfile.ZipFile(name) as zf:
             try:
                 raw = _read_member(zf, "graph.json", "graph.json")
             except KeyError:
@@ -188,24 +190,47 @@ def _read_array(zf: zipfile.ZipFile, member: str) -> np.ndarray:
     except KeyError:
         raise GraphFileError(f"{what} is missing") from None
     try:
-        fp = io.BytesIO(data)
-        version = np.lib.format.read_magic(fp)
-        if version not in ((1, 0), (2, 0)):
-            raise ValueError(f".npy version {version} is not one Hexscope writes")
-        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                       else np.lib.format.read_array_header_2_0)
-        shape, _, dtype = read_header(fp)
-        # Checked before np.load, which allocates the whole array first: a damaged shape
-        # would ask for terabytes.
+        shape, fortran, dtype, offset = _npy_header(data)
+        if dtype.hasobject:
+            raise ValueError("it holds Python objects, not numbers")
+        # Checked before reading: a damaged shape would ask for terabytes.
         promised = math.prod(shape) * dtype.itemsize
-        if len(data) - fp.tell() < promised:
+        if len(data) - offset < promised:
             raise ValueError(f"the header promises {promised} bytes of data, "
-                             f"it holds {len(data) - fp.tell()}")
-        return np.load(io.BytesIO(data), allow_pickle=False)
+                             f"it holds {len(data) - offset}")
+        # The data follows the header we just parsed: a view on the bytes, not np.load,
+        # which parses the header again (most of the time of loading 5,000 small consts).
+        flat = np.frombuffer(data, dtype, math.prod(shape), offset)
+        return flat.reshape(shape[::-1]).T if fortran else flat.reshape(shape)
     except tokenize.TokenError:  # numpy tokenizes the header dict; this is a cut-off one
         raise GraphFileError(f"{what} is damaged: its header is cut short") from None
     except (ValueError, TypeError, OverflowError, OSError, EOFError, SyntaxError) as exc:
         raise GraphFileError(f"{what} is damaged: {exc}") from None
+
+
+_HEADERS: dict[bytes, tuple[tuple[int, ...], bool, np.dtype]] = {}
+
+
+def _npy_header(data: bytes) -> tuple[tuple[int, ...], bool, np.dtype, int]:
+    """(shape, fortran order, dtype, data offset) of a .npy member. Parsed headers are kept
+    by their bytes: a graph's small consts share a few headers, and numpy parses each
+    with ``ast.literal_eval`` (most of the time of loading thousands of consts)."""
+    fp = io.BytesIO(data)
+    version = np.lib.format.read_magic(fp)
+    if version not in ((1, 0), (2, 0)):
+        raise ValueError(f".npy version {version} is not one Hexscope writes")
+    size_bytes = 2 if version == (1, 0) else 4
+    start = fp.tell() + size_bytes
+    length = int.from_bytes(data[fp.tell():start], "little")
+    raw = data[start:start + length]
+    if raw not in _HEADERS:
+        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                       else np.lib.format.read_array_header_2_0)
+        parsed = read_header(fp)
+        if len(_HEADERS) < 4096:
+            _HEADERS[raw] = parsed
+        return (*parsed, fp.tell())
+    return (*_HEADERS[raw], start + length)
 
 
 def graph_from_document(document: object, read_array: ArrayReader,

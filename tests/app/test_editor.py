@@ -185,15 +185,21 @@ def test_validation_marks_nodes_and_problem_click_selects(window, graph_file):
     assert not window.scene.looks[B].problems
 
 
-def test_prepared_graph_toggle_marks_dead_nodes(window):
+def test_dead_nodes_are_marked_always_and_the_prepared_toggle_hides_them(window):
     g = nop_graph()
     g.append_node(0x300, "Nop", inputs=[(A, 0)], outputs=1)       # nothing reads it
     window.set_graph(g, None)
-    window.show_prepared.setChecked(True)
-    look = window.scene.looks[0x300]
+    look = window.scene.looks[0x300]           # marked in the authored view, no toggle
     assert look.rewrite == "removed" and "dead" in look.rewrite_reason
+    assert "dead" in window.scene.items_by_id[0x300].toolTip()
     assert window.scene.looks[A].rewrite == ""
+    window.show_prepared.setChecked(True)
+    assert not window.scene.items_by_id[0x300].isVisible()
+    assert window.scene.items_by_id[A].isVisible()
     window.show_prepared.setChecked(False)
+    assert window.scene.items_by_id[0x300].isVisible()
+    window.edits.connect(0x300, 0, B, 0)       # now something reads it: no longer dead
+    window.revalidate()
     assert window.scene.looks[0x300].rewrite == ""
 
 

@@ -104,6 +104,9 @@ def test_a_refused_connection_says_why_while_dragging_and_adds_nothing(qtbot, sh
     QTest.mouseMove(vp, _view_pos(w.canvas, a.input_pos(0)))
     text, color = scene.drag_feedback()
     assert "cycle" in text and color == BAD_COLOR.name()      # JOIN depends on A
+    # the message sits clear of the target node, whose port names it would cover
+    label = scene._drag_label.sceneBoundingRect()
+    assert not label.intersects(a.sceneBoundingRect().adjusted(0, 14, 0, 0))
     # off any port: the line follows the mouse and says where to go
     QTest.mouseMove(vp, _view_pos(w.canvas, a.input_pos(0) + QPointF(-200, -150)))
     assert scene.drag_problem == "not over an input port"
@@ -111,4 +114,6 @@ def test_a_refused_connection_says_why_while_dragging_and_adds_nothing(qtbot, sh
     QTest.mouseRelease(vp, LEFT, NO_MOD, _view_pos(w.canvas, a.input_pos(0)))
     assert [w.graph.node(n).inputs for n in (A, B, JOIN, OUT)] == before
     assert w.undo_stack.count() == 0 and scene.drag_feedback() is None
+    status = w.statusBar().currentMessage()                   # the refusal is reported
+    assert status.startswith(f"Not connected: 0x{A:x} input 0") and "cycle" in status
     assert w.graph.node(JOIN).inputs[0] == (BRANCH, 0)

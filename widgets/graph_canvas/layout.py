@@ -3,10 +3,12 @@
 Each node sits one column right of its rightmost producer; a const sits one column left of
 its first consumer. Within a column, nodes are ordered by the mean row of their producers
 (one barycentre sweep), which removes most crossings in the chains hexagon_nn graphs are.
+A long layout wraps into bands stacked top to bottom, so it reads when fitted to the view.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 
 from hexscope.engine.graph import Graph
@@ -17,6 +19,9 @@ PORT_HEIGHT = 17.0
 FOOTER_HEIGHT = 8.0
 COLUMN_GAP = 70.0
 ROW_GAP = 36.0
+BAND_GAP = 160.0         # between the bands a long layout wraps into
+WRAP_ASPECT = 1.6        # a layout wider than twice this (width / height) wraps
+MIN_WRAP_COLUMNS = 24    # ... if it has more columns than this (small graphs stay a line)
 
 Size = tuple[float, float]
 
@@ -45,8 +50,8 @@ def layers(graph: Graph, visible: Iterable[int]) -> dict[int, int]:
     return column
 
 
-def layered_layout(graph: Graph, visible: Iterable[int],
-                   size_of: Callable[[int], Size]) -> dict[int, tuple[float, float]]:
+def layered_layout(graph: Graph, visible: Iterable[int], size_of: Callable[[int], Size],
+                   wrap: bool = True) -> dict[int, tuple[float, float]]:
     """Top-left positions of the visible nodes, columns left to right, each centred on y=0."""
     column = layers(graph, visible)
     rank = {nid: k for k, nid in enumerate(graph.order)}
@@ -58,7 +63,52 @@ def layered_layout(graph: Graph, visible: Iterable[int],
     # Two sweeps: the second places consts next to the consumers the first one placed.
     for _ in range(2):
         positions, rows = _place(graph, by_column, size_of, rank, rows)
-    return positions
+    return wrap_bands(positions, size_of) if wrap else positions
+
+
+def wrap_bands(positions: dict[int, tuple[float, float]], size_of: Callable[[int], Size],
+               aspect: float = WRAP_ASPECT) -> dict[int, tuple[float, float]]:
+    """Cut a layout much wider than ``aspect`` into bands stacked top to bottom, like lines
+    of text, so a long chain fitted to the view is not a one-pixel line. Columns stay
+    whole and in order; each band starts at x = 0 below the previous one."""
+    if not positions:
+        return positions
+    columns: dict[float, list[int]] = {}
+    for nid, (x, _) in positions.items():
+        columns.setdefault(x, []).append(nid)
+    xs = sorted(columns)
+    spans = {x: (min(positions[n][1] for n in columns[x]),
+                 max(positions[n][1] + size_of(n)[1] for n in columns[x])) for x in xs}
+    width = xs[-1] + max(size_of(n)[0] for n in columns[xs[-1]])
+    top = min(lo for lo, _ in spans.values())
+    height = max(hi for _, hi in spans.values()) - top
+    if len(xs) <= MIN_WRAP_COLUMNS or width <= 2 * aspect * height:
+        return positions
+    # Bands of equal width W with W / (bands * height) close to ``aspect``.
+    band_width = max(math.sqrt(width * height * aspect), xs[0] + 1.0)
+    return _stack_bands(positions, columns, xs, spans, band_width)
+
+
+def _stack_bands(positions: dict[int, tuple[float, float]], columns: dict[float, list[int]],
+                 xs: list[float], spans: dict[float, tuple[float, float]], band_width: float
+                 ) -> dict[int, tuple[float, float]]:
+    bands: list[list[float]] = [[]]
+    band_x = xs[0]
+    for x in xs:
+        if x - band_x > band_width:
+            bands.append([])
+            band_x = x
+        bands[-1].append(x)
+    out: dict[int, tuple[float, float]] = {}
+    y = 0.0
+    for band in bands:
+        lo = min(spans[x][0] for x in band)
+        hi = max(spans[x][1] for x in band)
+        for x in band:
+            for nid in columns[x]:
+                out[nid] = (x - band[0], positions[nid][1] - lo + y)
+        y += hi - lo + BAND_GAP
+    return out
 
 
 def _place(graph: Graph, by_column: dict[int, list[int]], size_of: Callable[[int], Size],

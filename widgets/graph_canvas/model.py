@@ -41,12 +41,18 @@ def folded_consts(graph: Graph) -> dict[int, int]:
     """
     folded: dict[int, int] = {}
     for node in graph:
-        if not is_tiny_const(node):
-            continue
-        consumers = {dst for dst, _, _ in graph.consumers(node.node_id)}
-        if len(consumers) == 1:
-            folded[node.node_id] = consumers.pop()
+        consumer = fold_target(graph, node)
+        if consumer is not None:
+            folded[node.node_id] = consumer
     return folded
+
+
+def fold_target(graph: Graph, node: Node) -> int | None:
+    """The one consumer a tiny const folds into (None: drawn as a node of its own)."""
+    if not is_tiny_const(node):
+        return None
+    consumers = set(graph.nx.successors(node.node_id))
+    return consumers.pop() if len(consumers) == 1 else None
 
 
 def const_text(node: Node) -> str:

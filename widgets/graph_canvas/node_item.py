@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import (
     QGraphicsItem,
     QGraphicsSceneHoverEvent,
@@ -36,6 +36,26 @@ STATUS_COLORS = {
 LOD_SIMPLE = 0.4
 PORTS_LOD = 0.49           # ports (dots and names) from this zoom up; the overview zoom is 0.5
 PORT_RADIUS = 4.5
+HEADER_PAD = 8.0
+BLOCK_TEXT_PX = 11         # the overview's block names, in screen pixels
+MAX_WIDTH = 320.0
+
+
+def header_font() -> QFont:
+    """The bold font of the op name in the header."""
+    font = QFont()
+    font.setPointSizeF(9.5)
+    font.setBold(True)
+    return font
+
+
+_METRICS: list[QFontMetricsF] = []
+
+
+def _header_metrics() -> QFontMetricsF:
+    if not _METRICS:
+        _METRICS.append(QFontMetricsF(header_font()))
+    return _METRICS[0]
 
 
 @dataclass
@@ -68,8 +88,14 @@ class NodeItem(QGraphicsItem):
         self.doc = doc
         self.look = NodeLook()
         self.edges: list[object] = []
+        self.follow_edges = True      # False while the scene moves many items at once
         rows = len(inputs) + (1 if can_append else 0)
         self.width, self.height = node_size(rows, len(outputs))
+        # As wide as the op's full name needs (QuantizedConv2d_8x8to32 must stay readable:
+        # the suffix is the part that tells ops apart), up to a cap; past it the middle goes.
+        # (10 % spare: hinted text at other zooms and DPIs can be wider than measured.)
+        self.width = min(MAX_WIDTH, max(self.width, _header_metrics().horizontalAdvance(
+            node.op) * 1.1 + 2 * HEADER_PAD))
         self._color = QColor(CATEGORY_COLORS.get(category, CATEGORY_COLORS[None]))
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
                       | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
@@ -148,7 +174,8 @@ class NodeItem(QGraphicsItem):
         super().hoverMoveEvent(event)
 
     def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: object) -> object:  # noqa: N802
-        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
+        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged \
+                and self.follow_edges:
             for edge in self.edges:
                 edge.update_path()  # type: ignore[attr-defined]
         return super().itemChange(change, value)
@@ -164,7 +191,8 @@ class NodeItem(QGraphicsItem):
             painter.setOpacity(0.45)
         body = look.overlay or QColor("#f7f7f4")
         if lod < LOD_SIMPLE:
-            painter.fillRect(rect, self._state_color() or self._color)
+            painter.fillRect(rect, self.block_color())
+            self._paint_block_name(painter, lod)
             return
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, lod > 0.7)
         path = QPainterPath()
@@ -180,6 +208,26 @@ class NodeItem(QGraphicsItem):
             self._paint_ports(painter)
         self._paint_outline(painter, path, faded)
         self._paint_badges(painter)
+
+    def block_color(self) -> QColor:
+        """The colour of the node drawn as a block (overview, minimap)."""
+        return self._state_color() or self._color
+
+    def _paint_block_name(self, painter: QPainter, lod: float) -> None:
+        """Zoomed out: the op's short name (or the label) at a legible size on the block,
+        as long as the block is tall enough on screen to hold it."""
+        if self.height * lod < BLOCK_TEXT_PX + 2:
+            return
+        font = QFont(painter.font())
+        font.setBold(True)
+        font.setPixelSize(max(1, int(BLOCK_TEXT_PX / lod)))
+        painter.setFont(font)
+        painter.setPen(QColor("white"))
+        text = self.node.label or short_name(self.node.op)
+        rect = QRectF(0, 0, self.width, self.height)
+        text = painter.fontMetrics().elidedText(text, Qt.TextElideMode.ElideMiddle,
+                                                int(self.width))
+        painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
 
     def _state_color(self) -> QColor | None:
         look = self.look
@@ -198,16 +246,16 @@ class NodeItem(QGraphicsItem):
         font.setPointSizeF(9.5)
         font.setBold(True)
         painter.setFont(font)
-        op = self.node.op
-        if self.look.rewrite == "replaced":
-            op = f"{op} → AutoQuantize"
-        op = painter.fontMetrics().elidedText(op, Qt.TextElideMode.ElideRight,
-                                              int(self.width - 16))
-        painter.drawText(QRectF(8, 2, self.width - 16, 19), Qt.AlignmentFlag.AlignVCenter, op)
+        inner = self.width - 2 * HEADER_PAD
+        op = painter.fontMetrics().elidedText(self.node.op, Qt.TextElideMode.ElideMiddle,
+                                              int(inner))
+        painter.drawText(QRectF(HEADER_PAD, 2, inner, 19), Qt.AlignmentFlag.AlignVCenter, op)
         font.setBold(False)
         font.setPointSizeF(8.5)
         painter.setFont(font)
         sub = f"0x{self.node_id:x}" + (f"  {self.node.label}" if self.node.label else "")
+        if self.look.rewrite == "replaced":
+            sub = f"0x{self.node_id:x}  runs as AutoQuantize"
         elided = painter.fontMetrics().elidedText(sub, Qt.TextElideMode.ElideRight,
                                                   int(self.width - 16))
         painter.drawText(QRectF(8, 19, self.width - 16, 18), Qt.AlignmentFlag.AlignVCenter,
@@ -323,6 +371,19 @@ class NodeItem(QGraphicsItem):
         if look.is_next:
             return "next", STATUS_COLORS["next"]
         return "", QColor()
+
+
+def short_name(op: str) -> str:
+    """A short name for the overview: QuantizedConv2d_8x8to32 -> Conv2d,
+    QuantizeDownAndShrinkRange_32to8 -> Requantize, QuantizedRelu_8 -> Relu."""
+    base = op.split("_", 1)[0] or op
+    base = SHORT_NAMES.get(base, base)
+    if base.startswith("Quantized") and len(base) > len("Quantized"):
+        base = base[len("Quantized"):]
+    return base
+
+
+SHORT_NAMES = {"QuantizeDownAndShrinkRange": "Requantize", "Supernode": "Supernode"}
 
 
 def _esc(text: str) -> str:

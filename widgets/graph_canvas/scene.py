@@ -6,6 +6,8 @@ connection, dropped an op) through signals; the app turns those into undoable co
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QObject, QPointF, QRectF, Signal
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import (
@@ -16,16 +18,25 @@ from PySide6.QtWidgets import (
 )
 
 from hexscope.engine.events import GraphEdited
+from hexscope.engine.gc_pause import gc_paused
 from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
 from hexscope.engine.validate import can_connect
 from hexscope.widgets.graph_canvas.edge_item import EdgeItem, curve
 from hexscope.widgets.graph_canvas.layout import COLUMN_GAP, NODE_WIDTH, layered_layout
-from hexscope.widgets.graph_canvas.model import folded_consts, input_ports, output_ports
+from hexscope.widgets.graph_canvas.model import (
+    fold_target,
+    folded_consts,
+    input_ports,
+    output_ports,
+)
 from hexscope.widgets.graph_canvas.node_item import NodeItem, NodeLook
 
+Progress = Callable[[int, int], None]
 OK_COLOR = QColor("#2e9d4f")
+HIGHLIGHT_COLOR = QColor("#1f78d1")
+HIGHLIGHT_MAX_NODES = 50      # a rubber band over thousands of nodes highlights none
 BAD_COLOR = QColor("#d62828")
 
 
@@ -36,14 +47,18 @@ class GraphScene(QGraphicsScene):
     connect_requested = Signal(int, int, int, int)   # src id, output, dst id, input port
     op_dropped = Signal(str, QPointF)            # op name, scene position
     selection_ids_changed = Signal(object)       # list of selected node ids
+    connection_refused = Signal(str)             # why a dropped connection was not made
 
     def __init__(self, graph: Graph, registry: OpRegistry = REGISTRY,
-                 parent: QObject | None = None) -> None:
+                 parent: QObject | None = None, show_consts: bool = False,
+                 progress: Progress | None = None) -> None:
         super().__init__(parent)
         self.graph = graph
         self.registry = registry
-        self.show_consts = False
+        self.show_consts = show_consts
         self.read_only = False
+        self.prepared_view = False       # hide what prepare removes ("Show prepared graph")
+        self._highlighted: set[EdgeItem] = set()
         self.folded: dict[int, int] = {}
         self.items_by_id: dict[int, NodeItem] = {}
         self.looks: dict[int, NodeLook] = {}
@@ -54,25 +69,46 @@ class GraphScene(QGraphicsScene):
         self.drag_problem: str | None = None
         self._disconnect = graph.edited.connect(self._on_edited)
         self.selectionChanged.connect(self._emit_selection)
-        self.rebuild()
+        self.rebuild(progress)
 
     def close(self) -> None:
         """Stop following the graph (call before dropping the scene)."""
         self._disconnect()
 
     # building ---------------------------------------------------------------------------------
-    def rebuild(self) -> None:
-        """Recreate every item (after a load or the const toggle)."""
+    def rebuild(self, progress: Progress | None = None) -> None:
+        """Recreate every item (after a load or the const toggle); ``progress(done, total)``
+        is called every thousand nodes, so the app can show how far it is."""
+        with gc_paused():
+            self._rebuild(progress or (lambda done, total: None))
+
+    def _rebuild(self, progress: Progress) -> None:
         selected = self.selected_ids()
         self.blockSignals(True)
+        self._highlighted = set()            # clear() deletes them
         self.clear()
         self.items_by_id.clear()
         self.folded = {} if self.show_consts else folded_consts(self.graph)
-        for node in self.graph:
+        total = len(self.graph)
+        for k, node in enumerate(self.graph):
             if node.node_id not in self.folded:
                 self._add_item(node)
+            if k % 1000 == 999:
+                progress(k + 1, total)
+        if self.items_by_id and all(item.node.position is None
+                                    for item in self.items_by_id.values()):
+            # A graph never laid out (a script's, an import): placed before the edges
+            # exist, so each edge is routed once; the app stores item_positions().
+            for nid, (x, y) in self.layout_positions().items():
+                self.items_by_id[nid].setPos(x, y)
         for item in self.items_by_id.values():
-            self._add_incoming_edges(item)
+            self._add_incoming_edges(item, check=False)
+        # Checked once all items are in: a scene query between insertions makes Qt
+        # re-index the scene each time (seconds at 10,000 nodes).
+        for item in self.items_by_id.values():
+            for edge in item.edges:
+                if edge.dst is item:  # type: ignore[attr-defined]
+                    edge.check_crossing()  # type: ignore[attr-defined]
         self._select(selected)
 
     def _add_item(self, node: Node) -> NodeItem:
@@ -86,6 +122,8 @@ class GraphScene(QGraphicsScene):
         item.look = self.looks.setdefault(node.node_id, NodeLook())
         item.set_look()
         item.setPos(self._position_for(node))
+        if self.prepared_view:
+            self._show_away(item)
         self.addItem(item)
         self.items_by_id[node.node_id] = item
         return item
@@ -100,11 +138,16 @@ class GraphScene(QGraphicsScene):
                 return QPointF(target.x() - NODE_WIDTH - COLUMN_GAP / 2, target.y() - 30)
         return QPointF(0, 0)
 
-    def _add_incoming_edges(self, item: NodeItem) -> None:
+    def _add_incoming_edges(self, item: NodeItem, check: bool = True) -> None:
         for port, (src, out) in enumerate(item.node.inputs):
             producer = self.items_by_id.get(src)
             if producer is not None and out < len(producer.outputs):
-                self.addItem(EdgeItem(producer, out, item, port))
+                self._add_edge(EdgeItem(producer, out, item, port), check)
+
+    def _add_edge(self, edge: EdgeItem, check: bool = True) -> None:
+        self.addItem(edge)
+        if check:
+            edge.check_crossing()
 
     def _remove_item(self, node_id: int) -> None:
         item = self.items_by_id.pop(node_id, None)
@@ -118,11 +161,16 @@ class GraphScene(QGraphicsScene):
     # following edits ------------------------------------------------------------------------
     def _on_edited(self, event: GraphEdited) -> None:
         if len(event.changed) > 200:
+            # A layout of the whole graph only moves items: no need to build them again.
+            if all(self._moved_only(nid) for nid in event.changed):
+                self._move_all(event.changed)
+                return
             self.rebuild()
             return
-        folded = {} if self.show_consts else folded_consts(self.graph)
-        refold = {c for c in set(folded) ^ set(self.folded)}
-        refold |= {folded.get(c) or self.folded.get(c) for c in refold} - {None}  # type: ignore[misc]
+        old_folded = self.folded
+        folded = {} if self.show_consts else self._refolded(event.changed)
+        refold = {c for c in set(folded) ^ set(old_folded)}
+        refold |= {folded.get(c) or old_folded.get(c) for c in refold} - {None}  # type: ignore[misc]
         self.folded = folded
         affected = set(refold)
         for nid in event.changed:
@@ -131,18 +179,62 @@ class GraphScene(QGraphicsScene):
                 self.items_by_id[nid].setPos(QPointF(*self.graph.node(nid).position))
                 continue
             affected.add(nid)
-            if nid in self.graph:
-                affected |= {s for s, _ in self.graph.node(nid).inputs}
-                affected |= {d for d, _, _ in self.graph.consumers(nid)}
+            # Only the changed node's item is rebuilt, with all its edges. A producer's item
+            # does not depend on its consumers, and a consumer's only on its own inputs,
+            # except for the value of a const folded into it: rebuilding neighbours made one
+            # edit next to a const shared by 1,000 nodes rebuild 1,000 edges (seconds).
+            for was in (old_folded.get(nid), folded.get(nid)):
+                if was is not None:
+                    affected.add(was)
         if affected:
             self._refresh(affected)
+
+    def _refolded(self, changed: frozenset[int]) -> dict[int, int]:
+        """The folded consts after an edit, rechecking only the consts it could concern:
+        the changed nodes and what they read, before and after (not the whole graph)."""
+        candidates = set(changed)
+        for nid in changed:
+            if nid in self.graph:
+                candidates.update(s for s, _ in self.graph.node(nid).inputs)
+            item = self.items_by_id.get(nid)
+            if item is not None:
+                candidates.update(s for s, _ in item.node.inputs)
+        folded = dict(self.folded)
+        for nid in candidates:
+            folded.pop(nid, None)
+            if nid in self.graph:
+                consumer = fold_target(self.graph, self.graph.node(nid))
+                if consumer is not None:
+                    folded[nid] = consumer
+        return folded
+
+    def _move_all(self, ids: frozenset[int]) -> None:
+        """Move many items, then route each edge once (not once per moved end)."""
+        edges: set[EdgeItem] = set()
+        for nid in ids:
+            item = self.items_by_id[nid]
+            item.node = self.graph.node(nid)
+            pos = QPointF(*item.node.position)  # type: ignore[misc]
+            if item.pos() != pos:
+                item.follow_edges = False
+                item.setPos(pos)
+                item.follow_edges = True
+                edges.update(item.edges)  # type: ignore[arg-type]
+        for edge in edges:
+            edge.update_path()
 
     def _moved_only(self, nid: int) -> bool:
         item = self.items_by_id.get(nid)
         if item is None or nid not in self.graph:
             return False
-        node = self.graph.node(nid)
-        return node.position is not None and item.node.with_(position=node.position) == node
+        node, old = self.graph.node(nid), item.node
+        if node.position is None:
+            return False
+        if old.const is node.const and (old.op, old.inputs, old.outputs, old.padding,
+                                        old.label) == (node.op, node.inputs, node.outputs,
+                                                       node.padding, node.label):
+            return True     # the common case, without copying the node (10,000 on a layout)
+        return old.with_(position=node.position) == node
 
     def _refresh(self, affected: set[int]) -> None:
         selected = self.selected_ids()
@@ -156,7 +248,7 @@ class GraphScene(QGraphicsScene):
             for dst, port, out in self.graph.consumers(item.node_id):
                 consumer = self.items_by_id.get(dst)
                 if consumer is not None and dst not in affected and out < len(item.outputs):
-                    self.addItem(EdgeItem(item, out, consumer, port))
+                    self._add_edge(EdgeItem(item, out, consumer, port))
         self._select(selected)
 
     # looks ----------------------------------------------------------------------------------------
@@ -167,6 +259,22 @@ class GraphScene(QGraphicsScene):
         item = self.items_by_id.get(node_id)
         if item is not None:
             item.set_look()
+
+    def hide_prepared_away(self, hidden: bool) -> None:
+        """Hide (or show again) the nodes prepare removes or fuses, with their edges."""
+        self.prepared_view = hidden
+        for nid, look in self.looks.items():
+            item = self.items_by_id.get(nid)
+            if item is not None and look.rewrite in ("fused", "removed"):
+                self._show_away(item)
+
+    def _show_away(self, item: NodeItem) -> None:
+        visible = not (self.prepared_view and item.look.rewrite in ("fused", "removed"))
+        if item.isVisible() != visible:
+            item.setVisible(visible)
+            for edge in item.edges:
+                edge.setVisible(visible and edge.src.isVisible()  # type: ignore[attr-defined]
+                                and edge.dst.isVisible())  # type: ignore[attr-defined]
 
     def reset_looks(self, **values: object) -> None:
         """Set the same fields on every node (e.g. clear all run states)."""
@@ -190,6 +298,8 @@ class GraphScene(QGraphicsScene):
         self.blockSignals(False)
         if self.selected_ids() != ids:
             self._emit_selection()
+        else:
+            self._highlight_edges(ids)       # the re-created items' edges
 
     def select_only(self, node_id: int) -> NodeItem | None:
         """Select one node (a folded const selects its consumer); returns its item."""
@@ -201,9 +311,30 @@ class GraphScene(QGraphicsScene):
         return item
 
     def _emit_selection(self) -> None:
-        self.selection_ids_changed.emit(self.selected_ids())
+        ids = self.selected_ids()
+        self._highlight_edges(ids)
+        self.selection_ids_changed.emit(ids)
+
+    def _highlight_edges(self, ids: list[int]) -> None:
+        """All edges of the selected nodes: bold, coloured and drawn above the nodes with a
+        halo, so an edge that passes behind another node is still read as its own."""
+        wanted: set[EdgeItem] = set()
+        for nid in ids[:HIGHLIGHT_MAX_NODES]:
+            item = self.items_by_id.get(nid)
+            if item is not None:
+                wanted.update(item.edges)  # type: ignore[arg-type]
+        for edge in self._highlighted - wanted:
+            if edge.scene() is self:
+                edge.set_highlight(None)
+        for edge in wanted - self._highlighted:
+            edge.set_highlight(HIGHLIGHT_COLOR)
+        self._highlighted = wanted
 
     # layout ---------------------------------------------------------------------------------------
+    def item_positions(self) -> dict[int, tuple[float, float]]:
+        """Where the items are now."""
+        return {nid: (item.pos().x(), item.pos().y()) for nid, item in self.items_by_id.items()}
+
     def layout_positions(self) -> dict[int, tuple[float, float]]:
         """Where the layered layout puts every visible node."""
         items = self.items_by_id
@@ -294,7 +425,13 @@ class GraphScene(QGraphicsScene):
         self._drag_line.setPath(curve(src_item.output_pos(out), end))
         self._drag_label.setBrush(color)
         self._drag_label.setText(text)
-        self._drag_label.setPos(pos + QPointF(12, 10))
+        if target is None:
+            self._drag_label.setPos(pos + QPointF(12, 10))
+        else:
+            # Above the target node, clear of its port names (which it would cover).
+            body = self.items_by_id[target[0]]
+            height = self._drag_label.boundingRect().height()
+            self._drag_label.setPos(body.pos() + QPointF(0, -height - 16))
 
     def drag_feedback(self) -> tuple[str, str] | None:
         """While dragging a connection: the text and colour (name) shown at the mouse."""
@@ -313,3 +450,6 @@ class GraphScene(QGraphicsScene):
         self._drag, self._drag_line, self._drag_label = None, None, None
         if target is not None and self.drag_problem is None:
             self.connect_requested.emit(src_item.node_id, out, target[0], target[1])
+        elif target is not None and self.drag_problem:
+            self.connection_refused.emit(
+                f"Not connected: 0x{target[0]:x} input {target[1]} {self.drag_problem}")

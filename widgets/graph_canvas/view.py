@@ -9,19 +9,25 @@ from PySide6.QtGui import (
     QDragMoveEvent,
     QDropEvent,
     QFont,
+    QKeyEvent,
     QMouseEvent,
     QPainter,
     QPen,
+    QResizeEvent,
     QWheelEvent,
 )
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
+from hexscope.widgets.graph_canvas.minimap import Minimap
+from hexscope.widgets.graph_canvas.navigate import neighbour
 from hexscope.widgets.graph_canvas.scene import GraphScene
 
 OP_MIME = "application/x-hexscope-op"
 MIN_ZOOM, MAX_ZOOM = 0.02, 4.0
 READABLE_ZOOM = 0.75        # below this, port names are too small to read (< 6 pt)
 OVERVIEW_ZOOM = 0.5         # a graph that fits at this zoom or more is shown whole
+NAV_KEYS = (Qt.Key.Key_Left, Qt.Key.Key_Right, Qt.Key.Key_Up, Qt.Key.Key_Down,
+            Qt.Key.Key_Return, Qt.Key.Key_Enter)
 EMPTY_HINT = ("Open a graph with File ▸ Open (Ctrl+O)\n"
               "or drag an op from the Ops palette onto the canvas")
 
@@ -41,10 +47,23 @@ class GraphCanvas(QGraphicsView):
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
         self.setBackgroundBrush(QColor("#eceeF1"))
         self.setAcceptDrops(True)
+        self.minimap = Minimap(self)
+        self.minimap.follow()
 
     def set_scene(self, scene: GraphScene) -> None:
         self._scene = scene
         self.setScene(scene)
+        self.minimap.follow()
+
+    def set_minimap_visible(self, shown: bool) -> None:
+        self.minimap.wanted = shown
+        self.minimap.refresh()
+
+    def zoom_to(self, zoom: float) -> None:
+        """Set the zoom (1.0 = 100 %: one scene unit per pixel), keeping the centre."""
+        center = self.visible_scene_rect().center()
+        self.zoom_by(zoom / self.zoom)
+        self.centerOn(center)
 
     @property
     def zoom(self) -> float:
@@ -53,6 +72,7 @@ class GraphCanvas(QGraphicsView):
     def zoom_by(self, factor: float) -> None:
         target = min(MAX_ZOOM, max(MIN_ZOOM, self.zoom * factor))
         self.scale(target / self.zoom, target / self.zoom)
+        self.minimap.refresh()
 
     def zoom_to_fit(self) -> None:
         rect = self._scene.itemsBoundingRect()
@@ -62,18 +82,13 @@ class GraphCanvas(QGraphicsView):
         if self.zoom > 1.0:
             self.zoom_by(1.0 / self.zoom)
             self.centerOn(rect.center())
+        self.minimap.refresh()
 
-    def show_graph(self, readable: float = READABLE_ZOOM, overview: float = OVERVIEW_ZOOM
-                   ) -> None:
-        """Zoom to fit when the whole graph stays legible (``overview``); otherwise show the
-        graph's start at a comfortable zoom (``readable``)."""
+    def show_graph(self) -> None:
+        """A graph opens fitted to the view (never above 100 %): zoomed out, nodes are
+        blocks named by their op (level of detail) and long layouts wrap into bands, so
+        the whole graph reads; the minimap keeps the overview once zoomed in."""
         self.zoom_to_fit()
-        rect = self._scene.itemsBoundingRect()
-        if rect.isEmpty() or self.zoom >= overview:
-            return
-        self.zoom_by(readable / self.zoom)
-        half_width = self.viewport().width() / self.zoom / 2
-        self.centerOn(rect.left() - 30 + half_width, rect.center().y())
 
     def center_on_node(self, node_id: int) -> None:
         item = self._scene.items_by_id.get(self._scene.folded.get(node_id, node_id))
@@ -99,6 +114,26 @@ class GraphCanvas(QGraphicsView):
         return self.mapToScene(self.viewport().rect()).boundingRect()
 
     # Qt overrides ---------------------------------------------------------------------------
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self.minimap.place()
+        self.minimap.refresh()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        ids = self._scene.selected_ids()
+        if len(ids) == 1 and event.modifiers() in (Qt.KeyboardModifier.NoModifier,
+                                                   Qt.KeyboardModifier.KeypadModifier):
+            target = neighbour(self._scene, ids[0], event.key())
+            if target is not None:
+                self._scene.select_only(target)
+                self.ensure_node_visible(target)
+                event.accept()
+                return
+            if event.key() in NAV_KEYS:
+                event.accept()        # at the end of the graph: stay, do not scroll
+                return
+        super().keyPressEvent(event)
+
     def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802
         steps = event.angleDelta().y() / 120.0
         if steps:
