@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QPointF, Qt, QTimer, Signal
+from PySide6.QtCore import QPointF, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
     QColor,
+    QDesktopServices,
     QKeySequence,
     QShowEvent,
     QUndoStack,
@@ -38,6 +39,7 @@ from hexscope.engine.graph import Graph
 from hexscope.engine.prepare import prepare
 from hexscope.engine.session import Session
 from hexscope.engine.validate import Issue, Validator, errors
+from hexscope.widgets.doc_text import parse_link
 from hexscope.widgets.graph_canvas import GraphCanvas, GraphScene
 from hexscope.widgets.inspector_panel import InspectorPanel
 from hexscope.widgets.log_panel import LogPanel
@@ -45,6 +47,7 @@ from hexscope.widgets.node_state import state_lines
 from hexscope.widgets.op_palette import OpPalette
 from hexscope.widgets.outputs_panel import OutputsPanel
 from hexscope.widgets.problems_panel import ProblemsPanel
+from hexscope.widgets.semantics_view import SemanticsView
 from hexscope.widgets.timing_table import TimingTable
 
 DOCK = Qt.DockWidgetArea
@@ -69,6 +72,7 @@ class MainWindow(QMainWindow):
         self.issues: list[Issue] = []
         self.run_errors: list[str] = []      # run-time errors outside a node, until New/Open
         self.startup_lines: list[LogLine] = []   # plugin files that failed to load
+        self.semantics: SemanticsView | None = None   # opened from a doc citation
         self._validator = Validator()
         self.next_node: int | None = None
         self._session: Session | None = None
@@ -211,6 +215,8 @@ class MainWindow(QMainWindow):
         self.inspector.padding_edited.connect(self.edits.set_padding)
         self.inspector.const_edited.connect(self.edits.set_const)
         self.inspector.input_edited.connect(self.edits.set_input_decl)
+        self.inspector.doc_link_clicked.connect(self.open_doc_link)
+        self.palette.doc_link_clicked.connect(self.open_doc_link)
         self.inspector.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
         self.problems.node_activated.connect(self.select_node)
         self.timing.node_activated.connect(self.select_node)
@@ -301,6 +307,19 @@ class MainWindow(QMainWindow):
         self.hide_progress()
         self.next_node = None
         self._on_session(None)          # the old session is being closed on the worker
+
+    def open_doc_link(self, url: QUrl) -> None:
+        """A citation in an op's doc: the shipped semantics document at that section; any
+        other link goes to the desktop (a file, a web page)."""
+        target = parse_link(url.toString())
+        if target is None:
+            QDesktopServices.openUrl(url)
+            return
+        if self.semantics is None:
+            self.semantics = SemanticsView(self)
+        self.semantics.show_section(*target)
+        self.semantics.show()
+        self.semantics.raise_()
 
     def _on_undo_changed(self, _value: object = None) -> None:
         self.update_title()

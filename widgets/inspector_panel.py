@@ -7,7 +7,7 @@ commands, and it is told to show the node again after every graph edit.
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
+    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -30,6 +31,7 @@ from hexscope.engine.nodes import Node, Padding
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
 from hexscope.widgets.graph_canvas.model import input_ports, output_ports
 from hexscope.widgets.input_decl import InputDeclEditor
+from hexscope.widgets.op_palette import doc_html
 
 MAX_EDIT_ELEMENTS = 4096
 
@@ -46,6 +48,7 @@ class InspectorPanel(QWidget):
     const_edited = Signal(int, object)      # node id, new ndarray
     input_edited = Signal(int, int, object, str)   # INPUT node id, output, shape, dtype
     message = Signal(str)                   # something the user should read (a refused value)
+    doc_link_clicked = Signal(QUrl)         # a citation in the op doc
 
     def __init__(self, graph: Graph, registry: OpRegistry = REGISTRY,
                  parent: QWidget | None = None) -> None:
@@ -63,6 +66,7 @@ class InspectorPanel(QWidget):
         self.input_decl.edited.connect(
             lambda k, shape, dtype: self.input_edited.emit(self.node_id, k, shape, dtype))
         self.input_decl.refused.connect(self.message)
+        self.op_doc.anchorClicked.connect(self.doc_link_clicked)
         self.show_node(None)
 
     def _build_ui(self) -> None:
@@ -72,6 +76,9 @@ class InspectorPanel(QWidget):
         self.label = QLineEdit()
         self.padding = QComboBox()
         self.padding.addItems([p.name for p in Padding])
+        self.op_doc = QTextBrowser()
+        self.op_doc.setOpenLinks(False)
+        self.op_doc.setPlaceholderText("The selected node's op: what it does, its ports.")
         self.ports = QLabel()
         self.ports.setTextFormat(Qt.TextFormat.RichText)
         self.ports.setWordWrap(True)
@@ -99,6 +106,7 @@ class InspectorPanel(QWidget):
         layout.addWidget(self.ports)
         layout.addLayout(const_row)
         layout.addWidget(self.table, 1)
+        layout.addWidget(self.op_doc, 1)
         layout.addStretch(1)
         self._layout = layout
 
@@ -121,6 +129,7 @@ class InspectorPanel(QWidget):
             self.ports.setText("")
             self._show_const(None)
             self._show_input_decl(None)
+            self.op_doc.clear()
             return
         spec = self.registry.get(node.op) if node.op in self.registry else None
         cat = spec.category.value if spec else "unknown op"
@@ -132,6 +141,8 @@ class InspectorPanel(QWidget):
         self.ports.setText(self._ports_html(node))
         self._show_const(node if node.is_const else None)
         self._show_input_decl(node)
+        self.op_doc.setHtml(doc_html(spec) if spec is not None else
+                            f"<p><i>{node.op}: not a registered op</i></p>")
 
     def _show_input_decl(self, node: Node | None) -> None:
         """An INPUT's shapes and element types, editable where the node is."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QMimeData, Qt, Signal
+from PySide6.QtCore import QMimeData, Qt, QUrl, Signal
 from PySide6.QtGui import QColor, QDrag
 from PySide6.QtWidgets import (
     QLineEdit,
@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 
 from hexscope.engine.ops.reference import describe as describe_reference
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry, OpSpec
+from hexscope.widgets.doc_text import render_doc
 from hexscope.widgets.graph_canvas.view import OP_MIME
 
 NAME_ROLE = Qt.ItemDataRole.UserRole
@@ -67,6 +68,7 @@ class OpPalette(QWidget):
     """Search box, op tree and the selected op's doc text."""
 
     op_activated = Signal(str)     # double-click: add the op at the view's centre
+    doc_link_clicked = Signal(QUrl)   # a citation in the doc pane: the app opens the section
 
     def __init__(self, registry: OpRegistry = REGISTRY, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -88,6 +90,7 @@ class OpPalette(QWidget):
         self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.doc = QTextBrowser()
         self.doc.setOpenLinks(False)
+        self.doc.anchorClicked.connect(self.doc_link_clicked)
         self.doc.setPlaceholderText("Click an op: its ports and doc.\n"
                                     "Drag it onto the canvas\n(or double-click it) to add it.")
         split = QSplitter(Qt.Orientation.Vertical)
@@ -173,7 +176,7 @@ def doc_html(spec: OpSpec) -> str:
 
     n_in = max(spec.inputs.arity[0], len(spec.inputs.head))
     n_out = max(spec.outputs.arity[0], len(spec.outputs.head))
-    text = spec.doc.replace("&", "&amp;").replace("<", "&lt;").replace("\n\n", "<p>")
+    text = render_doc(spec.doc)
     sim = "" if spec.simulated else " <i>(not simulated yet)</i>"
     if spec.user:
         where = (spec.source or "a plugin").replace("&", "&amp;").replace("<", "&lt;")
@@ -183,7 +186,7 @@ def doc_html(spec: OpSpec) -> str:
             f"<p>{spec.category.value}{op_id}{sim}</p>"
             f"<p>inputs ({spec.inputs.arity_text()}):<ul>{rows(spec.inputs, n_in)}</ul>"
             f"outputs ({spec.outputs.arity_text()}):<ul>{rows(spec.outputs, n_out)}</ul></p>"
-            f"<p>{text}</p>"
+            f"{text}"
             f"<p><i>{_esc(describe_reference(spec.reference))}</i></p>")
 
 
