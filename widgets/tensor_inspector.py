@@ -10,7 +10,6 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
-    QHBoxLayout,
     QLabel,
     QMessageBox,
     QPushButton,
@@ -24,6 +23,7 @@ from hexscope.engine import DType, Layout, QuantRange, Tensor
 from hexscope.engine.ops.pprint import pprint_lines
 from hexscope.widgets._plane import Index, quant_range_of
 from hexscope.widgets.code_histogram import CodeHistogramView
+from hexscope.widgets.flow_layout import FlowLayout
 from hexscope.widgets.tensor_heatmap import TensorHeatmapView
 from hexscope.widgets.tensor_table import TensorTableView
 
@@ -57,7 +57,7 @@ class TensorInspector(QWidget):
     def _build_ui(self) -> None:
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
-        bar = QHBoxLayout()
+        bar = FlowLayout()        # wraps when the dock is narrow (beside the d32 view)
         self._name = QLabel("no node selected")
         self._output = QComboBox()
         self._dim = QComboBox()
@@ -66,7 +66,7 @@ class TensorInspector(QWidget):
         for s in (self._start, self._end):
             s.setRange(-100000, 100000)
         self._end.setValue(1)
-        bar.addWidget(self._name, 1)
+        bar.addWidget(self._name)
         bar.addWidget(QLabel("output"))
         bar.addWidget(self._output)
         for text, slot in (("PNG…", self._ask_png), (".npy…", self._ask_npy),

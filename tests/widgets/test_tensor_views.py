@@ -307,3 +307,23 @@ def test_inspector_pprint_export_failure_of_the_formatter_shows_a_message(qtbot,
         insp._ask_pprint()                  # the button's slot, called directly: nothing escapes
         button.click()                      # and through the signal
         assert len(warnings) == 2 and all(w for w in warnings), value
+
+
+def test_the_tensor_toolbar_wraps_instead_of_widening_the_dock(qtbot):
+    from PySide6.QtWidgets import QComboBox, QPushButton
+
+    from hexscope.widgets.tensor_inspector import TensorInspector
+
+    view = TensorInspector()
+    qtbot.addWidget(view)
+    # the whole bar set it at 788 px; now the heatmap's own minimum (about 440) does
+    assert view.minimumSizeHint().width() < 500
+    view.resize(460, 400)
+    view.show()
+    qtbot.waitExposed(view)
+    controls = view.findChildren(QPushButton) + [view.findChildren(QComboBox)[0]]
+    for widget in controls:
+        right = widget.mapTo(view, widget.rect().topRight()).x()
+        assert widget.isVisible() and right <= view.width(), widget
+    rows = {w.mapTo(view, w.rect().topLeft()).y() for w in controls}
+    assert len(rows) >= 2                              # it wrapped
