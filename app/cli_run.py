@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from hexscope.engine.batch.parallel import default_jobs
 from hexscope.engine.batch.runner import BatchResult, InputSet, Outcome, RunRecord, run_batch
 from hexscope.engine.errors import EngineError, InputError
 from hexscope.engine.graph import Graph
@@ -46,7 +47,20 @@ def add_run_parser(sub: Any) -> None:
                      help="write every node's outputs as .npy files, with their ranges")
     run.add_argument("--seed", type=int, default=0,
                      help="session seed for random fills (default 0)")
+    run.add_argument("-j", "--jobs", type=_jobs, default=None, metavar="N",
+                     help="run the input sets in N worker processes (default: the number "
+                          "of processors; the results are the same for any N)")
     run.add_argument("-q", "--quiet", action="store_true", help="only print the summary")
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of jobs (1 or more)")
+    return value
 
 
 def parse_target(text: str, graph: Graph) -> tuple[int, str]:
@@ -199,7 +213,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                            dump_dir=args.dump, progress=Progress(sys.stderr if sys.stderr
                                                                  .isatty() else sys.stdout,
                                                                  args.quiet),
-                           seed=args.seed)
+                           seed=args.seed,
+                           jobs=args.jobs if args.jobs is not None else default_jobs())
     try:
         if args.report:
             write_json(result, args.report, args.graph)

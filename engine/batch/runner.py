@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from hexscope.engine.backends import Backend, make_backend
-from hexscope.engine.batch.stats import RangeAccumulator, tensor_stats
+from hexscope.engine.batch.parallel import run_parallel
+from hexscope.engine.batch.stats import RangeAccumulator, RangePartial, tensor_stats
 from hexscope.engine.errors import (
     BackendError,
     CheckFailed,
@@ -158,9 +159,10 @@ Progress = Callable[[int, int, "RunRecord | None", str], None]
 
 def run_batch(graph: Graph, input_sets: Sequence[InputSet], backend: str | Backend = "sim", *,
               graph_name: str = "graph", dump_dir: str | Path | None = None,
-              progress: Progress | None = None, seed: int = 0) -> BatchResult:
+              progress: Progress | None = None, seed: int = 0, jobs: int = 1) -> BatchResult:
     """Run ``graph`` once per input set; never raises for graph, input or backend trouble
-    (the result's outcome says what went wrong)."""
+    (the result's outcome says what went wrong). ``jobs`` > 1 runs the sets in that many
+    worker processes (a backend given by name only); the result is the same."""
     start = time.perf_counter()
     backend_name = backend if isinstance(backend, str) else getattr(backend, "name", "?")
     result = BatchResult(graph_name, backend_name, node_count=len(graph))
@@ -172,20 +174,38 @@ def run_batch(graph: Graph, input_sets: Sequence[InputSet], backend: str | Backe
     result.rewrites = [{"node": r.node_id, "kind": r.kind, "reason": r.reason}
                        for r in session.rewrites]
     ranges = RangeAccumulator(len(input_sets))
-    dump_error = ""
+    runs: list[RunRecord | None] = [None] * len(input_sets)
+    partials: list[RangePartial] = [{} for _ in input_sets]
+    dump_errors: list[str] = [""] * len(input_sets)
+    finished = 0
+
+    def done(k: int, run: RunRecord, partial: RangePartial, dump_error: str) -> None:
+        nonlocal finished
+        runs[k], partials[k], dump_errors[k] = run, partial, dump_error
+        finished += 1
+        if progress:
+            progress(finished, len(input_sets), run, input_sets[k].name)
+
     try:
-        for k, input_set in enumerate(input_sets):
-            if progress:
-                progress(k, len(input_sets), None, input_set.name)
-            run = _run_one(session, recorder, input_set)
-            result.runs.append(run)
-            ranges.add(session, run.nodes)
-            if dump_dir is not None and not dump_error:
-                dump_error = _dumped(dump_dir, _dump_run, Path(dump_dir), k, run, session)
-            if progress:
-                progress(k + 1, len(input_sets), run, input_set.name)
+        if jobs > 1 and len(input_sets) > 1 and isinstance(backend, str):
+            run_parallel(graph, input_sets, backend, seed,
+                         None if dump_dir is None else str(dump_dir), jobs, done)
+        else:
+            for k, input_set in enumerate(input_sets):
+                if progress:
+                    progress(k, len(input_sets), None, input_set.name)
+                run = _run_one(session, recorder, input_set)
+                dump_error = ""
+                if dump_dir is not None and not any(dump_errors):
+                    dump_error = _dumped(dump_dir, _dump_run, Path(dump_dir), k, run, session)
+                done(k, run, ranges.partial(session, run.nodes), dump_error)
     finally:
         session.close()
+    # In run order, whatever order they finished in: the same result for any jobs.
+    result.runs = [run for run in runs if run is not None]
+    for partial in partials:
+        ranges.merge(partial)
+    dump_error = next((e for e in dump_errors if e), "")
     if dump_dir is not None and not dump_error:
         dump_error = _dumped(dump_dir, _dump_manifest, Path(dump_dir), result)
     result.ranges = ranges.records(session)

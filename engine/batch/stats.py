@@ -66,6 +66,9 @@ def tensor_stats(tensor: Tensor, index: int, outputs: Sequence[Tensor]) -> dict[
     return info
 
 
+RangePartial = dict[tuple[int, int], dict[str, object]]
+
+
 class RangeAccumulator:
     """Ranges over all runs, per (node, output): exact min/max, percentiles from a sample
     (every value while the budget allows, else an evenly strided subset per run)."""
@@ -75,36 +78,57 @@ class RangeAccumulator:
         self.entries: dict[tuple[int, int], dict[str, object]] = {}
 
     def add(self, session: Session, nodes: Sequence[NodeRecord]) -> None:
+        self.merge(self.partial(session, nodes))
+
+    def partial(self, session: Session, nodes: Sequence[NodeRecord]) -> RangePartial:
+        """One run's contribution, small enough to send from a worker process: per output
+        its count, min, max, quantized range and sample (already cut to the per-run share)."""
+        out: RangePartial = {}
         for node in nodes:
             result = session.result(node.node_id) if node.status == "done" else None
             if result is None:
                 continue
             for k, tensor in enumerate(result.outputs):
                 if tensor.has_data and tensor.elements:
-                    self._add(node.node_id, k, tensor, quant_range(result.outputs, k))
+                    out[(node.node_id, k)] = self._one(tensor, quant_range(result.outputs, k))
+        return out
 
-    def _add(self, node_id: int, k: int, tensor: Tensor, qrange: list[float] | None) -> None:
+    def _one(self, tensor: Tensor, qrange: list[float] | None) -> dict[str, object]:
         values = np.asarray(tensor.array).reshape(-1)
         if values.dtype.kind == "f":
             values = values[np.isfinite(values)]
-        entry = self.entries.setdefault((node_id, k), {
-            "dtype": tensor.dtype.c_name, "runs": 0, "count": 0, "min": None, "max": None,
-            "samples": [], "sampled": False, "quant_range": None})
-        entry["runs"] += 1  # type: ignore[operator]
-        entry["count"] += int(values.size)  # type: ignore[operator]
-        if values.size == 0:
-            return
-        lo, hi = values.min(), values.max()
-        entry["min"] = lo if entry["min"] is None else min(entry["min"], lo)  # type: ignore
-        entry["max"] = hi if entry["max"] is None else max(entry["max"], hi)  # type: ignore
-        if values.size > self.per_run:
-            values = values[:: -(-values.size // self.per_run)]
-            entry["sampled"] = True
-        entry["samples"].append(values.astype(np.float64))  # type: ignore[union-attr]
-        if qrange is not None:
-            old = entry["quant_range"]
-            entry["quant_range"] = (qrange if old is None else  # type: ignore[index]
-                                    [min(old[0], qrange[0]), max(old[1], qrange[1])])
+        part: dict[str, object] = {"dtype": tensor.dtype.c_name, "count": int(values.size),
+                                   "min": None, "max": None, "sample": None, "sampled": False,
+                                   "quant_range": qrange}
+        if values.size:
+            part["min"], part["max"] = values.min(), values.max()
+            if values.size > self.per_run:
+                values = values[:: -(-values.size // self.per_run)]
+                part["sampled"] = True
+            part["sample"] = values.astype(np.float64)
+        return part
+
+    def merge(self, partial: RangePartial) -> None:
+        """Add one run's partial; runs merged in the same order give the same ranges, in one
+        process or many (min and max exact, samples joined in run order)."""
+        for key, part in partial.items():
+            entry = self.entries.setdefault(key, {
+                "dtype": part["dtype"], "runs": 0, "count": 0, "min": None, "max": None,
+                "samples": [], "sampled": False, "quant_range": None})
+            entry["runs"] += 1  # type: ignore[operator]
+            entry["count"] += part["count"]  # type: ignore[operator]
+            if part["sample"] is None:
+                continue
+            lo, hi = part["min"], part["max"]
+            entry["min"] = lo if entry["min"] is None else min(entry["min"], lo)  # type: ignore
+            entry["max"] = hi if entry["max"] is None else max(entry["max"], hi)  # type: ignore
+            entry["sampled"] = bool(entry["sampled"] or part["sampled"])
+            entry["samples"].append(part["sample"])  # type: ignore[union-attr]
+            qrange = part["quant_range"]
+            if qrange is not None:
+                old = entry["quant_range"]
+                entry["quant_range"] = (qrange if old is None else  # type: ignore[index]
+                                        [min(old[0], qrange[0]), max(old[1], qrange[1])])
 
     def records(self, session: Session) -> list[dict[str, object]]:
         out = []

@@ -1,0 +1,119 @@
+"""Batch runs in worker processes: each worker prepares the graph once and runs input sets by
+index; the parent merges what comes back in run order, so the report, the ranges and the
+dump are the same whatever the number of workers.
+
+A worker that dies (a crash in a kernel, the OOM killer) takes down the runs it shared the
+pool with; those are run again one at a time in a fresh worker, so only the run that kills
+its worker is reported as failed, with what happened, and every other run goes on.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hexscope.engine.batch.stats import RangeAccumulator, RangePartial
+from hexscope.engine.graph import Graph
+from hexscope.engine.ops.registry import REGISTRY
+
+if TYPE_CHECKING:   # the runner imports this module
+    from hexscope.engine.batch.runner import InputSet, RunRecord
+
+Done = Callable[[int, "RunRecord", RangePartial, str], None]
+
+# One worker's session, made by the pool's initializer (a process runs one at a time).
+_WORKER: dict[str, object] = {}
+
+
+def default_jobs() -> int:
+    """The processors this process may use (the affinity mask, not the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:      # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _plugin_files() -> list[str]:
+    """The files the parent's user ops came from: a fresh worker loads them too."""
+    return sorted({spec.source.rsplit(":", 1)[0] for spec in REGISTRY.specs()
+                   if spec.user and spec.source})
+
+
+def _init(graph_bytes: bytes, plugins: list[str], backend: str, seed: int,
+          dump_dir: str | None, runs: int) -> None:
+    from hexscope.engine.batch.runner import BatchResult, _open_session
+    from hexscope.engine.plugins import load_plugin
+
+    for path in plugins:
+        try:
+            load_plugin(path)
+        except Exception:  # noqa: BLE001, S110 - the parent loaded it; a run names the op
+            pass
+    with tempfile.TemporaryDirectory(prefix="hexscope-worker-") as folder:
+        path = Path(folder) / "graph.hexgraph"
+        path.write_bytes(graph_bytes)
+        graph = Graph.load(path)
+    session = _open_session(graph, backend, seed, BatchResult("", backend))
+    _WORKER.update(session=session, ranges=RangeAccumulator(runs), dump_dir=dump_dir)
+
+
+def _task(k: int, input_set: InputSet) -> tuple[int, RunRecord, RangePartial, str]:
+    from hexscope.engine.batch.runner import Outcome, RunRecord, _dump_run, _dumped, _run_one
+
+    session = _WORKER.get("session")
+    if session is None:
+        return k, RunRecord(input_set.name, list(input_set.sources), Outcome.BACKEND_ERROR,
+                            message="the worker could not prepare the graph"), {}, ""
+    run = _run_one(session, session.backend, input_set)  # type: ignore[attr-defined]
+    partial = _WORKER["ranges"].partial(session, run.nodes)  # type: ignore[attr-defined]
+    dump_dir = _WORKER["dump_dir"]
+    error = _dumped(dump_dir, _dump_run, Path(dump_dir), k, run, session) if dump_dir else ""
+    return k, run, partial, error  # type: ignore[return-value]
+
+
+def run_parallel(graph: Graph, input_sets: Sequence[InputSet], backend: str, seed: int,
+                 dump_dir: str | None, jobs: int, done: Done) -> None:
+    """Run every input set in ``jobs`` worker processes; ``done(k, run, partial, dump_error)``
+    is called in the parent as runs complete (in any order)."""
+    # spawn, not fork: the parent may hold Qt, BLAS and compiler threads (and their locks)
+    context = multiprocessing.get_context("spawn")
+    init = (graph.to_bytes(), _plugin_files(), backend, seed, dump_dir, len(input_sets))
+    broken: list[int] = []
+    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init,
+                             initargs=init) as pool:
+        futures: dict[Future, int] = {pool.submit(_task, k, s): k
+                                      for k, s in enumerate(input_sets)}
+        for future in as_completed(futures):
+            k = futures[future]
+            try:
+                done(*future.result())
+            except BrokenProcessPool:
+                broken.append(k)
+            except Exception as exc:  # noqa: BLE001 - a run's trouble is that run's failure
+                done(k, _lost(input_sets[k], f"{type(exc).__name__}: {exc}"), {}, "")
+    for k in sorted(broken):
+        with ProcessPoolExecutor(1, mp_context=context, initializer=_init,
+                                 initargs=init) as alone:
+            try:
+                done(*alone.submit(_task, k, input_sets[k]).result())
+            except BrokenProcessPool:
+                done(k, _lost(input_sets[k], "the worker process running it died "
+                              "(a crash or the system killed it)"), {}, "")
+            except Exception as exc:  # noqa: BLE001
+                done(k, _lost(input_sets[k], f"{type(exc).__name__}: {exc}"), {}, "")
+
+
+def _lost(input_set: InputSet, why: str) -> RunRecord:
+    from hexscope.engine.batch.runner import Outcome, RunRecord
+
+    return RunRecord(input_set.name, list(input_set.sources), Outcome.BACKEND_ERROR,
+                     message=f"run lost: {why}")
+
+
+__all__ = ["default_jobs", "run_parallel"]
