@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from tqdm import tqdm
+
 from hexscope.engine.batch.parallel import default_jobs
 from hexscope.engine.batch.runner import BatchResult, InputSet, Outcome, RunRecord, run_batch
 from hexscope.engine.errors import EngineError, InputError
@@ -139,22 +141,24 @@ def _materialise(graph: Graph, base_dir: Path, sources: list[InputSource],
 
 
 class Progress:
-    """A bar on a terminal; plain lines otherwise (CI logs)."""
+    """On a terminal, a tqdm bar with the rate and the time left; plain lines otherwise (CI
+    logs read line by line)."""
 
     def __init__(self, stream: TextIO, quiet: bool) -> None:
         self.stream = stream
         self.tty = stream.isatty()
         self.quiet = quiet
+        self._bar: tqdm | None = None
 
     def __call__(self, done: int, total: int, run: RunRecord | None, name: str) -> None:
         if self.tty:
-            width = 30
-            filled = width * done // max(total, 1)
-            self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
-                              f"{name[:40]:<40}")
+            if self._bar is None:
+                self._bar = tqdm(total=total, file=self.stream, unit="run", leave=True,
+                                 dynamic_ncols=True, smoothing=0.1)
+            self._bar.set_postfix_str(name[:40], refresh=False)
+            self._bar.update(done - self._bar.n)
             if done == total and run is not None:
-                self.stream.write("\n")
-            self.stream.flush()
+                self._bar.close()
         elif run is not None and not self.quiet:
             print(f"run {done}/{total} {name}: {run.outcome.value} ({run.seconds:.3f} s)"
                   + (f": {run.message}" if run.message else ""), file=self.stream, flush=True)
