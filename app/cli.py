@@ -32,6 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--plugin", action="append", default=[], metavar="FILE",
                         help="load a user-op plugin (repeatable); load errors are reported, "
                              "never fatal")
+    parser.add_argument("--self-test", action="store_true",
+                        help="open the app offscreen on a bundled example, step it to the end, "
+                             "check the results and exit (0: passed)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     gui = sub.add_parser("gui", help="open the app (the default)",
                          description="Open the Hexscope app, optionally with a graph.")
@@ -73,6 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.plugin_errors = load_plugins(args.plugin)
+    if args.self_test:
+        from hexscope.app.self_test import run_self_test
+
+        return run_self_test()
     command = args.command or "gui"
     handler = {"gui": cmd_gui, "validate": cmd_validate, "info": cmd_info,
                "import": cmd_import, "export": cmd_export, "check-padding": cmd_check_padding,
