@@ -18,7 +18,10 @@ SCRIPT = Path(__file__).with_name("session_machine.py")
 
 def test_a_random_user_session_keeps_every_invariant():
     examples = int(os.environ.get("HEXSCOPE_SESSION_EXAMPLES", "12"))
-    seed = int(os.environ.get("HEXSCOPE_SESSION_SEED", random.randrange(1 << 30)))
+    # CI replays the same sessions (a rare find must not block an unrelated landing); a
+    # developer's run explores new ones, and its seed is in any failure.
+    default = 2026 if os.environ.get("CI") else random.randrange(1 << 30)
+    seed = int(os.environ.get("HEXSCOPE_SESSION_SEED", default))
     command = [sys.executable, str(SCRIPT), "--examples", str(examples), "--steps", "25",
                "--seed", str(seed)]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=900,
