@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hexscope.engine.d32 import D32Padding
+from hexscope.engine.d32 import D32Geometry, D32Padding
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import (
@@ -28,7 +28,7 @@ from hexscope.engine.ops._addsub_range import (
     widen_after_run,
 )
 from hexscope.engine.ops._d32_engine import Oper, f32
-from hexscope.engine.ops.context import KernelContext, f32_scalar, scalar_f
+from hexscope.engine.ops.context import KernelContext, f32_scalar, output_fits, scalar_f
 from hexscope.engine.ops.registry import Category, Port, op, shared_doc
 from hexscope.engine.tensor import Tensor
 
@@ -173,6 +173,11 @@ def _run(ctx: KernelContext, oper: Oper, x: Tensor, y: Tensor, mins_maxes: tuple
         if st["strategy"] != key:
             st["strategy"] = None
             _setup_strategy(st, x, y, oper)
+            a_t = _operands(st, x, y)[0]
+            pad = _out_padding(a_t)
+            output_fits(ctx, 0, D32Geometry(a_t.shape, pad).elements,
+                        f"quint8 {'x'.join(map(str, a_t.shape))} d32 pad={tuple(pad)}", True,
+                        "failure preparing output")
             _setup_scaling(st, *_operands(st, x, y), ranges)
             st["strategy"] = key
         elif _rescale_needed(st, ranges, _operands(st, x, y)[1]):
@@ -252,10 +257,14 @@ def _d32_output(ctx: KernelContext, codes: np.ndarray, a: Tensor) -> Tensor:
     """The output takes a's height and width padding, no depth-before padding, and depth-after
     padding to a's slice count (``setup_elementwise_strategy``; D_tot / 32, so an input with a
     slice of padding only passes it on). Padding is left undefined."""
-    p, depth = a.padding, codes.shape[3]
-    slices = a.geometry.n_slices
-    pad = D32Padding(p.h_before, p.h_after, p.w_before, p.w_after, 0, slices * 32 - depth)
-    return Tensor.from_array(codes, DType.QUINT8).to_d32(pad, fill=ctx.padding_fill)
+    return Tensor.from_array(codes, DType.QUINT8).to_d32(_out_padding(a),
+                                                         fill=ctx.padding_fill)
+
+
+def _out_padding(a: Tensor) -> D32Padding:
+    p = a.padding
+    return D32Padding(p.h_before, p.h_after, p.w_before, p.w_after, 0,
+                      a.geometry.n_slices * 32 - a.shape[3])
 
 
 def _zap_fill(out: Tensor, value: int) -> None:

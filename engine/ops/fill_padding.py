@@ -7,8 +7,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from hexscope.engine.dtypes import DType, Layout
-from hexscope.engine.errors import KernelError
-from hexscope.engine.ops.context import KernelContext, require_d32, scalar_i
+from hexscope.engine.ops.context import KernelContext, output_fits, require_d32, scalar_i
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor
 
@@ -133,9 +132,7 @@ def fill_padding_8_d32(ctx: KernelContext, x: Tensor, *opts: Tensor) -> tuple[Te
     spatial, depth = fill_values(opts)
     capacity = _capacity(ctx, x)
     size = x.nbytes
-    if capacity < size:
-        raise KernelError(f"output too small: the input buffer is {size} bytes "
-                          f"({x.describe()}), the node's output 0 holds {capacity}")
+    output_fits(ctx, 0, size, f"the input buffer, {x.describe()}", True, "output too small")
     tail = min(capacity - size, 4 * x.geometry.row_stride)
     raw = np.full(max(capacity, size + tail), ctx.padding_fill & 0xFF, np.uint8)
     raw[:size] = x.buffer

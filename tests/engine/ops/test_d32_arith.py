@@ -618,3 +618,33 @@ def test_registry_doc_has_the_op_text_and_the_shared_engine_notes(name):
     assert doc.splitlines()[0] == REGISTRY.get(name).summary
     assert "setup_elementwise_strategy" in doc and "scaling failed" in doc
     assert doc.index("Quantized-ops spec §1") < doc.index("Output: a d32 tensor")
+
+
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_an_output_larger_than_its_declared_size_fails_the_node(op):
+    """op_add_d32.c setup_elementwise_strategy: tensor_out_prepare_padded_d32 fails with
+    "failure preparing output" when the padded result does not fit max_size (d32 widening,
+    graph spec §1.4); the message names both sizes."""
+    from hexscope.engine.nodes import OutputDef
+
+    x = d32(np.arange(2 * 2 * 24, dtype=np.uint8).reshape(1, 2, 2, 24))
+    needed = execute(session(op, (0.0, 1.0, 0.0, 1.0)), x, x)[0].nbytes
+    for sizes, fits in (((1, 1, 2, 24), False), ((1, 2, 2, 24), True)):
+        capacity = OutputDef(sizes, 1).capacity(d32_output=True)
+        assert (capacity >= needed) is fits
+        g = Graph()
+        g.append_node(0x100, "INPUT", outputs=2)
+        for i, v in enumerate((0.0, 1.0, 0.0, 1.0)):
+            g.append_const_node(0x200 + i, np.array([v], np.float32))
+        g.append_node(NODE, OPS[op], outputs=[OutputDef(sizes, 1), OutputDef((1, 1, 1, 1), 4),
+                                              OutputDef((1, 1, 1, 1), 4)],
+                      inputs=[(0x100, 0), (0x100, 1)] + [(0x200 + i, 0) for i in range(4)])
+        g.append_node(0x400, "OUTPUT", inputs=[(NODE, 0), (NODE, 1), (NODE, 2)])
+        if fits:
+            assert Session(g).execute([x, x])[0].nbytes == needed
+            continue
+        with pytest.raises(NodeError) as info:
+            Session(g).execute([x, x])
+        assert info.value.node_id == NODE
+        assert f"failure preparing output: output 0 needs {needed} bytes" in str(info.value)
+        assert f"holds {capacity} bytes" in str(info.value)
