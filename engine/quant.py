@@ -87,7 +87,9 @@ def adjust_range(in_min: float, in_max: float) -> tuple[float, float]:
         z = f32(-mn) * k
         zi = np.floor(z)
         zf = f32(z - zi)
-        if not (zf <= _CLOSE or zf >= _CLOSE_HI):
+        # Written as the C's test (zf > lo && zf < hi) so that a NaN zero point, from an
+        # infinite min, leaves the range alone: quantize_adjust_range(-inf, x) keeps -inf.
+        if _CLOSE < zf < _CLOSE_HI:
             if zi > 0 and (zi > 253 or f32((zf - f32(1.0)) * mn) >= f32(zf * mx)):
                 rng = f32(f32(f32(-255.0) * mn) / f32(zi))
                 mx = f32(mn + rng)
