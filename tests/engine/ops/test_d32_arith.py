@@ -430,20 +430,24 @@ def test_output_padding_and_undefined_bytes():
     assert np.all(z.memory[z.padding_mask()] == 0x3C)
 
 
-def test_a_slice_of_padding_only_is_passed_on_and_zapped():
-    """setup_elementwise_strategy sizes the output by a's D_tot / 32 (tensor_addressing_d32),
-    not by the slices that hold data: depth 30 after depth-before 5 gives depth-after 34, and
-    the next add keeps those 2 slices. A scalar-0 mul memsets height * D_tot / 32 rows."""
+def test_a_slice_of_padding_only_is_not_passed_on():
+    """setup_elementwise_strategy (op_add_d32.c) gives the output depth-after padding
+    tinA.nd32 * 32 - depth, nd32 being the slices of a that hold data, (d_before + depth +
+    31) / 32 (tensor_addressing_d32, nn_graph_types.h), not D_tot / 32: depth 30 after
+    depth-before 5 gives depth-after 34 (2 slices), and the next add, whose input's second
+    slice is padding only, gives 1 slice again. A scalar-0 mul memsets height * tout.nd32
+    d32 rows (tensor_copy_scaled_d32)."""
     s = session("add", (-1.0, 1.0, -1.0, 1.0))
     z, _, _ = execute(s, d32(np.ones((1, 2, 3, 30)), D32Padding(0, 0, 4, 1, 5, 29)),
                       d32(np.ones((1, 2, 3, 30)), D32Padding(0, 0, 4, 1, 5, 29)))
     assert z.padding == D32Padding(0, 0, 4, 1, 0, 34)
-    z2, _, _ = execute(s, z, z)
-    assert z2.padding == D32Padding(0, 0, 4, 1, 0, 34)
+    z2, _, _ = execute(session("add", (-1.0, 1.0, -1.0, 1.0)), z, z)
+    assert z2.padding == D32Padding(0, 0, 4, 1, 0, 2)
     m = session("mul", R_A + (0.0, 2.55), padding_fill=0x3C)
     zero, _, _ = execute(m, z, d32([[[[0]]]]))
+    assert zero.padding == D32Padding(0, 0, 4, 1, 0, 2)
     mem = zero.memory                                    # (B, H_tot, slices, W_tot, 32)
-    assert np.all(mem[0, :, :, 4:7] == 0)                # both slices of every valid pixel
+    assert np.all(mem[0, :, 0, 4:7] == 0)                # the valid pixels, depth padding too
 
 
 def test_scalar_fill_writes_the_memset_span():
