@@ -299,8 +299,8 @@ _ENGINE_NOTES = """
     Output: a d32 tensor with the shape of the larger operand, that operand's height and
     width padding, no depth-before padding and depth-after padding up to the count of its
     slices that hold data (``setup_elementwise_strategy``, ``nd32``); the padding bytes are
-    undefined and show the session's padding fill (a scalar fill in mode 1111 also writes the fill value over the span the
-    library's memset covers).
+    undefined and show the session's padding fill (a scalar fill in mode 1111 also writes the
+    fill value over the span the library's memset covers).
 
     State (§1.9, §13.1): the adaptive output range lives in the node's state. The scaling is
     re-derived only when the shapes/formats change or an input range changes (float ==), or,
