@@ -84,7 +84,8 @@ def adjust_range(in_min: float, in_max: float) -> tuple[float, float]:
     rng = max(f32(1e-18), f32(mx - mn))
     k = f32(f32(255.0) / rng)
     if mn < 0:
-        z = f32(-mn) * k
+        with np.errstate(invalid="ignore"):     # inf * 0 for an infinite min: NaN, as in C
+            z = f32(-mn) * k
         zi = np.floor(z)
         zf = f32(z - zi)
         # Written as the C's test (zf > lo && zf < hi) so that a NaN zero point, from an
