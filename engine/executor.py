@@ -29,7 +29,7 @@ from hexscope.engine.events import (
 )
 from hexscope.engine.log import Log
 from hexscope.engine.nodes import Node
-from hexscope.engine.ops.context import DEFAULT_PADDING_FILL, KernelContext
+from hexscope.engine.ops.context import DEFAULT_PADDING_FILL, KernelContext, capacity_error
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry, OpSpec
 from hexscope.engine.prepare import Prepared
 from hexscope.engine.tensor import Tensor
@@ -258,9 +258,12 @@ class Executor:
                 raise KernelContractError(f"output {k} is {tensor.dtype.c_name}, the op "
                                           f"declares {want.c_name}")
             if capacity is not None and tensor.has_data and tensor.nbytes > capacity:
-                ctx.warn(f"output {k} needs {tensor.nbytes} bytes ({tensor.describe()}), "
-                         f"but its declared size holds {capacity}; hexagon_nn fails with "
-                         "'out too small' unless prepare fuses this node")
+                error = capacity_error(k, tensor.nbytes, tensor.describe(), capacity)
+                if plan.spec.name != "INPUT":
+                    # The device's one policy (context.output_fits); kernels that know the
+                    # device's own wording check earlier, this catches every other op.
+                    raise error
+                ctx.warn(str(error))   # graph spec §4.1: a larger graph input is only reported
             if self.padding_override is not None and tensor.layout is Layout.D32:
                 tensor = fill_padding(tensor, self.padding_override)
             outputs.append(tensor.readonly())

@@ -139,9 +139,20 @@ def wrap_i32(x: npt.ArrayLike) -> npt.NDArray[np.int64]:
     return ((np.asarray(x, dtype=np.int64) + 2 ** 31) & 0xFFFFFFFF) - 2 ** 31
 
 
+#: The NaN that Hexagon's floating-point unit returns for an invalid operation (all bits set,
+#: as QEMU's Hexagon target models it; unconfirmed on hardware). Bit patterns matter where a
+#: step's mantissa and exponent are read as integers (hvx_do_dequantize).
+HEXAGON_NAN = np.array(0xFFFFFFFF, np.uint32).view(np.float32)[()]
+
+
 def div255(x: float) -> np.float32:
-    """``flt_div_255``: on Hexagon its fused form equals the correctly rounded x / 255 (§0)."""
-    return f32(f32(x) / f32(255.0))
+    """``flt_div_255`` (quantize.h): on Hexagon its fused form, x*c1 + (-c2*x), equals the
+    correctly rounded x / 255 for finite x (§0); for an infinite x the two products are
+    infinities of opposite signs, so the result is NaN (not inf as x / 255 would give)."""
+    x = f32(x)
+    if np.isinf(x):
+        return HEXAGON_NAN
+    return f32(x / f32(255.0))
 
 
 def getexp(x: float) -> int:

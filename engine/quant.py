@@ -84,10 +84,13 @@ def adjust_range(in_min: float, in_max: float) -> tuple[float, float]:
     rng = max(f32(1e-18), f32(mx - mn))
     k = f32(f32(255.0) / rng)
     if mn < 0:
-        z = f32(-mn) * k
+        with np.errstate(invalid="ignore"):     # inf * 0 for an infinite min: NaN, as in C
+            z = f32(-mn) * k
         zi = np.floor(z)
         zf = f32(z - zi)
-        if not (zf <= _CLOSE or zf >= _CLOSE_HI):
+        # Written as the C's test (zf > lo && zf < hi) so that a NaN zero point, from an
+        # infinite min, leaves the range alone: quantize_adjust_range(-inf, x) keeps -inf.
+        if _CLOSE < zf < _CLOSE_HI:
             if zi > 0 and (zi > 253 or f32((zf - f32(1.0)) * mn) >= f32(zf * mx)):
                 rng = f32(f32(f32(-255.0) * mn) / f32(zi))
                 mx = f32(mn + rng)

@@ -118,3 +118,28 @@ def require_d32(t: Tensor, what: str = "input 0") -> Tensor:
     if t.layout is not Layout.D32:
         raise KernelError(f"{what} must be a d32 tensor, got {t.describe()}")
     return t
+
+
+def output_fits(ctx: KernelContext, index: int, needed: int, what: str,
+                d32_output: bool = False, reason: str = "out too small") -> None:
+    """The device's one policy for output capacity: a result of ``needed`` bytes that does
+    not fit output ``index``'s declared ``max_size`` fails the node, naming both sizes.
+
+    hexagon_nn checks it in ``tensor_out_prepare_normal`` / ``tensor_out_prepare_padded_d32``
+    (nn_graph_types.h) before it writes; ops report "out too small" or, the d32 ones,
+    "failure preparing output". ``d32_output``: the op has the D32_OUTPUT flag, so the
+    capacity gets the d32 widening of graph spec §1.4 step 3. No declared size, no check.
+    """
+    defs = ctx.output_defs
+    if index >= len(defs) or not defs[index].max_sizes:
+        return
+    capacity = defs[index].capacity(d32_output, index)
+    if needed > capacity:
+        raise capacity_error(index, needed, what, capacity, reason)
+
+
+def capacity_error(index: int, needed: int, what: str, capacity: int,
+                   reason: str = "out too small") -> KernelError:
+    """The message of :func:`output_fits` (the executor's final check uses it too)."""
+    return KernelError(f"{reason}: output {index} needs {needed} bytes ({what}), but its "
+                       f"declared size holds {capacity} bytes")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hexscope.engine.d32 import D32Padding
+from hexscope.engine.d32 import D32Geometry, D32Padding
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import (
@@ -28,7 +28,7 @@ from hexscope.engine.ops._addsub_range import (
     widen_after_run,
 )
 from hexscope.engine.ops._d32_engine import Oper, f32
-from hexscope.engine.ops.context import KernelContext, f32_scalar, scalar_f
+from hexscope.engine.ops.context import KernelContext, f32_scalar, output_fits, scalar_f
 from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op, shared_doc
 from hexscope.engine.tensor import Tensor
@@ -174,6 +174,11 @@ def _run(ctx: KernelContext, oper: Oper, x: Tensor, y: Tensor, mins_maxes: tuple
         if st["strategy"] != key:
             st["strategy"] = None
             _setup_strategy(st, x, y, oper)
+            a_t = _operands(st, x, y)[0]
+            pad = _out_padding(a_t)
+            output_fits(ctx, 0, D32Geometry(a_t.shape, pad).elements,
+                        f"quint8 {'x'.join(map(str, a_t.shape))} d32 pad={tuple(pad)}", True,
+                        "failure preparing output")
             _setup_scaling(st, *_operands(st, x, y), ranges)
             st["strategy"] = key
         elif _rescale_needed(st, ranges, _operands(st, x, y)[1]):
@@ -251,12 +256,19 @@ def _mul_rerun(ctx: KernelContext, st: dict, p: np.ndarray) -> bool:
 
 def _d32_output(ctx: KernelContext, codes: np.ndarray, a: Tensor) -> Tensor:
     """The output takes a's height and width padding, no depth-before padding, and depth-after
-    padding to a's slice count (``setup_elementwise_strategy``; D_tot / 32, so an input with a
-    slice of padding only passes it on). Padding is left undefined."""
-    p, depth = a.padding, codes.shape[3]
-    slices = a.geometry.n_slices
-    pad = D32Padding(p.h_before, p.h_after, p.w_before, p.w_after, 0, slices * 32 - depth)
-    return Tensor.from_array(codes, DType.QUINT8).to_d32(pad, fill=ctx.padding_fill)
+    padding to the count of a's slices that hold data (``setup_elementwise_strategy``). Padding
+    is left undefined."""
+    return Tensor.from_array(codes, DType.QUINT8).to_d32(_out_padding(a),
+                                                         fill=ctx.padding_fill)
+
+
+def _out_padding(a: Tensor) -> D32Padding:
+    # setup_elementwise_strategy (op_add_d32.c): depth-after nd32 * 32 - depth, where nd32 is
+    # tinA.nd32, the slices of a that hold data (nn_graph_types.h): a padding-only slice of a
+    # is not passed on.
+    p = a.padding
+    nd32 = (p.d_before + a.shape[3] + 31) // 32
+    return D32Padding(p.h_before, p.h_after, p.w_before, p.w_after, 0, nd32 * 32 - a.shape[3])
 
 
 def _zap_fill(out: Tensor, value: int) -> None:
@@ -270,7 +282,10 @@ def _zap_fill(out: Tensor, value: int) -> None:
     start = p.h_before * g.row_stride + p.w_before * 32
     align = start % 128
     cols = -(-(w * 32 + align) // 128) * 128
-    length = cols + (h * g.n_slices - 1) * g.d32_stride     # the device's nd32 is D_tot / 32
+    # tensor_copy_scaled_d32 (tensor_copy_scaled.c) zaps height * tout.nd32 d32 rows, nd32
+    # being the slices that hold data (nn_graph_types.h), not every slice.
+    nd32 = (p.d_before + out.shape[3] + 31) // 32
+    length = cols + (h * nd32 - 1) * g.d32_stride
     raw = out.raw
     for batch in range(out.shape[0]):
         base = batch * g.batch_stride + start - align
@@ -283,10 +298,10 @@ def _fixed(rest: tuple[Tensor, ...]) -> tuple[Tensor | None, Tensor | None]:
 
 _ENGINE_NOTES = """
     Output: a d32 tensor with the shape of the larger operand, that operand's height and
-    width padding, no depth-before padding and depth-after padding up to its slice count
-    (``setup_elementwise_strategy``); the padding bytes are undefined and show the session's
-    padding fill (a scalar fill in mode 1111 also writes the fill value over the span the
-    library's memset covers).
+    width padding, no depth-before padding and depth-after padding up to the count of its
+    slices that hold data (``setup_elementwise_strategy``, ``nd32``); the padding bytes are
+    undefined and show the session's padding fill (a scalar fill in mode 1111 also writes the
+    fill value over the span the library's memset covers).
 
     State (§1.9, §13.1): the adaptive output range lives in the node's state. The scaling is
     re-derived only when the shapes/formats change or an input range changes (float ==), or,

@@ -22,7 +22,14 @@ from hexscope.engine.d32 import (
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops import _quantizer as hq
-from hexscope.engine.ops.context import KernelContext, data_of, f32_scalar, require_d32, scalar_i
+from hexscope.engine.ops.context import (
+    KernelContext,
+    data_of,
+    f32_scalar,
+    output_fits,
+    require_d32,
+    scalar_i,
+)
 from hexscope.engine.ops.quantize import auto_params, log_params
 from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
@@ -71,13 +78,8 @@ def d32_output(ctx: KernelContext, values: np.ndarray, pad: D32Padding, message:
     """
     shape = tuple(int(n) for n in values.shape)
     needed = D32Geometry(shape, pad).elements  # type: ignore[arg-type]
-    defs = ctx.output_defs
-    if defs and defs[0].max_sizes:
-        capacity = defs[0].capacity(d32_output=widened)
-        if needed > capacity:
-            raise KernelError(f"{message}: the d32 output (shape {shape}, padding "
-                              f"{tuple(pad)}) needs {needed} bytes, the node's output 0 "
-                              f"holds {capacity}")
+    output_fits(ctx, 0, needed, f"d32 output of shape {shape}, padding {tuple(pad)}",
+                widened, message)
     flat = Tensor.from_array(np.ascontiguousarray(values, dtype=np.uint8), DType.QUINT8)
     return flat.to_d32(pad, fill=ctx.padding_fill & 0xFF)
 

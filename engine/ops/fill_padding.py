@@ -8,7 +8,7 @@ import numpy as np
 
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
-from hexscope.engine.ops.context import KernelContext, require_d32, scalar_i
+from hexscope.engine.ops.context import KernelContext, output_fits, require_d32, scalar_i
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor
 
@@ -63,10 +63,14 @@ def _fill_random(buf: np.ndarray, offset: int, length: int, lcg: Lcg) -> None:
 def regions(t: Tensor, tail: int) -> Iterator[tuple[int, int, bool]]:
     """(offset, length, is_depth) of every region FillPadding writes, in the device's order."""
     g, p = t.geometry, t.padding
-    _, h, w, _ = t.shape
-    # Matches device: its slice count is D_tot / 32 (``tensor_addressing_d32``), which counts a
-    # slice of padding only (depth-after padding of 32 or more, as the d32 add can give).
-    row, d32s, nd32 = g.row_stride, g.d32_stride, g.n_slices
+    _, h, w, d = t.shape
+    # As padfill_d32_execute: the left/right and depth-after loops count only the slices that
+    # hold data (``nd32`` of tensor_addressing_d32, nn_graph_types.h), while the strides span
+    # every slice. With depth-after padding of 32 or more (a slice of padding only, as the d32
+    # add can give) the side loop's h * nd32 d32 rows stop short of the last rows, and the
+    # depth-after offset (nd32 - 1) * d32_stride + 32 - d_after goes back into data, or
+    # before the buffer.
+    row, d32s, nd32 = g.row_stride, g.d32_stride, (p.d_before + d + 31) // 32
     for b in range(t.shape[0]):
         base = b * g.batch_stride
         yield base, p.h_before * row, False
@@ -121,8 +125,13 @@ def fill_padding_8_d32(ctx: KernelContext, x: Tensor, *opts: Tensor) -> tuple[Te
     order: top and bottom padding rows, up to 4 rows past the end of the data, left and right
     padding of the valid rows, depth-before and depth-after padding of the valid pixels.
     Depth padding inside spatial padding gets the spatial value. The depth-after region is the
-    last depth_after bytes of each pixel's last slice (counted as D_tot / 32), and the left
-    and right padding covers every slice, so a slice that holds padding only is filled too.
+    last depth_after bytes of each pixel's last data slice, and the left and right padding
+    covers h * nd32 d32 rows from the first row (padfill_d32_execute counts ``nd32``, the
+    slices holding data). With depth-after padding of 32 or more (a slice of padding only)
+    the simulator does what the device does: the sides of the last rows are left as they
+    were, and the depth-after fill starts before the last data slice, overwriting the
+    tensor's own data; a fill that would start before the output buffer fails the node,
+    naming the writes.
 
     The rows past the end fill min(capacity - data size, 4 rows): the node's declared output
     capacity (with the d32 widening of §1.4) decides how many; with no declared size, room
@@ -133,18 +142,25 @@ def fill_padding_8_d32(ctx: KernelContext, x: Tensor, *opts: Tensor) -> tuple[Te
     used), shared by all regions in order; aligned regions take little-endian 32-bit words,
     each the state's high half, the rest single bytes.
 
-    Errors: "output too small" when the declared output cannot hold the input buffer.
+    Errors: "output too small" when the declared output cannot hold the input buffer;
+    "padding fill writes outside the output buffer" (see above).
     """
     require_d32(x)
     spatial, depth = fill_values(opts)
     capacity = _capacity(ctx, x)
     size = x.nbytes
-    if capacity < size:
-        raise KernelError(f"output too small: the input buffer is {size} bytes "
-                          f"({x.describe()}), the node's output 0 holds {capacity}")
+    output_fits(ctx, 0, size, f"the input buffer, {x.describe()}", True, "output too small")
     tail = min(capacity - size, 4 * x.geometry.row_stride)
     raw = np.full(max(capacity, size + tail), ctx.padding_fill & 0xFF, np.uint8)
     raw[:size] = x.buffer
+    outside = [(o, n) for o, n, _ in regions(x, tail) if n > 0 and (o < 0 or o + n > raw.size)]
+    if outside:
+        shown = ", ".join(f"{n} bytes at offset {o}" for o, n in outside[:4])
+        more = f" and {len(outside) - 4} more" if len(outside) > 4 else ""
+        raise KernelError(
+            f"padding fill writes outside the output buffer of {raw.size} bytes: {shown}{more} "
+            f"(depth-after padding {x.padding.d_after} >= 32: padfill_d32_execute counts "
+            "only the slices holding data, so the device writes into memory it does not own)")
     lcg = Lcg()
     for offset, length, is_depth in regions(x, tail):
         if length <= 0:

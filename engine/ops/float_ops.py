@@ -111,6 +111,11 @@ def softmax_f(ctx: KernelContext, x: Tensor, *beta: Tensor) -> tuple[np.ndarray]
     seeded with the first element, the sum is sequential in float32, and the division is a
     multiplication by the reciprocal, as the library does (graph spec §4.21). Any 4-D shape
     works, not only 1-D as the seed says.
+
+    Fidelity: exact up to the maths library. Formula and float32 order are the C's
+    (op_softmax_f.c); numpy's exp stands in for the DSP's ``expf``, so results may differ
+    from the device by 1 to 3 ulp (with glibc's expf in numpy's place, the C compiled on a
+    host agrees bit for bit).
     """
     data = _floats(x, "input 0")
     b = _F(scalar_f(beta[0])) if beta else _F(1.0)
@@ -176,6 +181,11 @@ def lrn_f(ctx: KernelContext, x: Tensor, window: Tensor, bias: Tensor, alpha: Te
     ``x == 0`` gives x. Checks (hexagon_nn does them at prepare): inputs 1-4 must hold data
     ("input %d not const"), ``int(N) >= 1``, bias >= 0, alpha >= 0, not both 0, beta >= 0;
     at execute the window's batches must be 1 ("LRN by batches?") (graph spec §4.22).
+
+    Fidelity: exact up to the maths library. Formula and float32 order are the C's
+    (op_lrn_f.c); numpy's exp and log stand in for the DSP's ``expf`` and ``logf``, so
+    results may differ from the device by 1 to 3 ulp (with glibc's functions in numpy's
+    place, the C compiled on a host agrees bit for bit).
     """
     size, b, a, be = _lrn_params(window, (bias, alpha, beta))
     if window.shape[0] != 1:
@@ -200,7 +210,12 @@ def _elementwise(fn: Callable[[np.ndarray], np.ndarray], x: Tensor) -> tuple[np.
 @op("Tanh_f", Category.FLOAT,
     reference=SELF, inputs=(Port("x", _F32),), outputs=(Port("y", _F32),))
 def tanh_f(ctx: KernelContext, x: Tensor) -> tuple[np.ndarray]:
-    """Hyperbolic tangent, elementwise (``tanhf``)."""
+    """Hyperbolic tangent, elementwise (``tanhf``).
+
+    Fidelity: exact up to the maths library. numpy's tanh stands in for the DSP's ``tanhf``
+    (op_tanh_f.c), so results may differ from the device by 1 to 3 ulp (with glibc's tanhf
+    in numpy's place, the C compiled on a host agrees bit for bit).
+    """
     return _elementwise(np.tanh, x)
 
 
@@ -211,6 +226,12 @@ def sigmoid_f(ctx: KernelContext, x: Tensor) -> tuple[np.ndarray]:
 
     This is the true logistic; the seed's ``(1 + tanh(x))/2`` does not match the source
     (graph spec §4.23, §6.4).
+
+    Fidelity: exact up to the maths library. Formula and float32 order are the C's
+    (op_sigmoid_f.c); numpy's tanh stands in for the DSP's ``tanhf``, so results may differ
+    from the device by 1 to 3 ulp, and near an output of 0 (x very negative, where
+    1 + tanhf(x/2) cancels) one ulp of tanhf becomes up to 8,192 ulp of the result (with
+    glibc's tanhf in numpy's place, the C compiled on a host agrees bit for bit).
     """
     return _elementwise(lambda v: (_F(1) + np.tanh(v * _F(0.5))) * _F(0.5), x)
 

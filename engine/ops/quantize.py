@@ -96,7 +96,9 @@ def auto_quantize(ctx: KernelContext, x: Tensor) -> tuple[Tensor, ...]:
 
 def dequantize_array(ctx: KernelContext, q: np.ndarray, lo: float, hi: float) -> np.ndarray:
     zero, step = level_size_zero_floored(lo, hi)
-    if not (step >= 0 and step < hq.DEQ_STEP_LIMIT):
+    # As dequantize_execute (op_quantize.c) tests it: a NaN step (an infinite range width,
+    # flt_div_255) passes the check and goes to the vector routine.
+    if step < 0 or step >= hq.DEQ_STEP_LIMIT:
         raise KernelError(f"infeasible quantization step: {step:.6g} (range {lo} .. {hi}); "
                           "the step (max - min)/255 must be below 2^121")
     if step < hq.DEQ_STEP_TINY:

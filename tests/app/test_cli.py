@@ -150,18 +150,20 @@ def test_dump_is_byte_for_byte_reproducible(check_graph, tmp_path):
         assert (tmp_path / "d1" / rel).read_bytes() == (tmp_path / "d2" / rel).read_bytes()
 
 
-def test_med_style_c_file_runs_with_the_size_warning(tmp_path):
-    """graph spec §3.3: the file relies on prepare's fusion and declares an int32 conv
-    output with element size 1; it runs, and the warning names the conv node."""
+def test_med_style_c_file_fails_on_the_conv_whose_declared_size_is_too_small(tmp_path):
+    """graph spec §3.3: the file declares an int32 conv output with element size 1. Its conv
+    feeds a requantize with no bias add, which hexagon_nn's prepare does not fuse into a
+    Supernode (prepare.c, try_make_supernode_flavored: "don't convert if no bias"), so the
+    conv fails as tensor_out_prepare_normal (nn_graph_types.h) makes it fail; the message
+    names the node and both sizes, and prepare's AutoQuantize rewrite is still reported."""
     report = tmp_path / "r.json"
     result = hexscope("run", DATA / "med_style.c", "--report", report)
     if "not simulated yet" in result.stdout:
         pytest.skip("an op of the file has no kernel yet")
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "warning: node 0x3024f:" in result.stdout and "declared size" in result.stdout
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert ("node 0x3024f (QuantizedConv2d_8x8to32): out too small: output 0 needs 1024 "
+            "bytes (qint32 1x4x4x16), but its declared size holds 256 bytes") in result.stdout
     doc = json.loads(report.read_text())
-    conv = next(n for n in doc["runs"][0]["nodes"] if n["node"] == "0x3024f")
-    assert conv["warnings"] and conv["outputs"][0]["shape"] == [1, 4, 4, 16]
     assert {r["node"] for r in doc["rewrites"]} >= {"0x3024c", "0x3024d"}
 
 

@@ -104,16 +104,30 @@ def test_input_set_errors_are_invalid(chain_graph):
 
 
 def test_declared_size_warning_reaches_the_records():
+    """graph spec §4.1: a graph input larger than INPUT's declared size is only reported."""
+    g = Graph()
+    g.append_node(0x1, "INPUT", outputs=[OutputDef((1, 1, 1, 32), 4)])
+    g.append_node(0x2, "Nop", inputs=[(0x1, 0)], outputs=[OutputDef((1, 1, 1, 64), 4)])
+    g.append_node(0x3, "OUTPUT", inputs=[(0x2, 0)])
+    big = np.zeros((1, 1, 1, 64), np.float32)       # 256 bytes, the INPUT declares 128
+    result = run_batch(g, sets(big))
+    assert result.outcome is Outcome.PASSED
+    (node_id, warning), = result.runs[0].warnings
+    assert node_id == 0x1 and "needs 256 bytes" in warning and "holds 128" in warning
+    assert report_document(result)["summary"]["warnings"] == 1
+
+
+def test_an_output_larger_than_its_declared_size_fails_the_node():
+    """Every op but INPUT fails as hexagon_nn's tensor_out_prepare_normal
+    (nn_graph_types.h) makes it fail: "out too small", both sizes named."""
     g = Graph()
     g.append_node(0x1, "INPUT", outputs=[OutputDef((1, 1, 1, 64), 4)])
     g.append_node(0x2, "Nop", inputs=[(0x1, 0)], outputs=[OutputDef((1, 1, 1, 4), 1)])
     g.append_node(0x3, "OUTPUT", inputs=[(0x2, 0)])
-    big = np.zeros((1, 1, 1, 64), np.float32)       # 256 bytes, the Nop declares 128
-    result = run_batch(g, sets(big))
-    assert result.outcome is Outcome.PASSED
-    (node_id, warning), = result.runs[0].warnings
-    assert node_id == 0x2 and "needs 256 bytes" in warning and "holds 128" in warning
-    assert report_document(result)["summary"]["warnings"] == 1
+    result = run_batch(g, sets(np.zeros((1, 1, 1, 64), np.float32)))
+    assert result.outcome is not Outcome.PASSED
+    message = result.runs[0].message
+    assert "0x2" in message and "needs 256 bytes" in message and "holds 128" in message
 
 
 def test_tensor_stats_saturation_and_quant_range():

@@ -430,20 +430,24 @@ def test_output_padding_and_undefined_bytes():
     assert np.all(z.memory[z.padding_mask()] == 0x3C)
 
 
-def test_a_slice_of_padding_only_is_passed_on_and_zapped():
-    """setup_elementwise_strategy sizes the output by a's D_tot / 32 (tensor_addressing_d32),
-    not by the slices that hold data: depth 30 after depth-before 5 gives depth-after 34, and
-    the next add keeps those 2 slices. A scalar-0 mul memsets height * D_tot / 32 rows."""
+def test_a_slice_of_padding_only_is_not_passed_on():
+    """setup_elementwise_strategy (op_add_d32.c) gives the output depth-after padding
+    tinA.nd32 * 32 - depth, nd32 being the slices of a that hold data, (d_before + depth +
+    31) / 32 (tensor_addressing_d32, nn_graph_types.h), not D_tot / 32: depth 30 after
+    depth-before 5 gives depth-after 34 (2 slices), and the next add, whose input's second
+    slice is padding only, gives 1 slice again. A scalar-0 mul memsets height * tout.nd32
+    d32 rows (tensor_copy_scaled_d32)."""
     s = session("add", (-1.0, 1.0, -1.0, 1.0))
     z, _, _ = execute(s, d32(np.ones((1, 2, 3, 30)), D32Padding(0, 0, 4, 1, 5, 29)),
                       d32(np.ones((1, 2, 3, 30)), D32Padding(0, 0, 4, 1, 5, 29)))
     assert z.padding == D32Padding(0, 0, 4, 1, 0, 34)
-    z2, _, _ = execute(s, z, z)
-    assert z2.padding == D32Padding(0, 0, 4, 1, 0, 34)
+    z2, _, _ = execute(session("add", (-1.0, 1.0, -1.0, 1.0)), z, z)
+    assert z2.padding == D32Padding(0, 0, 4, 1, 0, 2)
     m = session("mul", R_A + (0.0, 2.55), padding_fill=0x3C)
     zero, _, _ = execute(m, z, d32([[[[0]]]]))
+    assert zero.padding == D32Padding(0, 0, 4, 1, 0, 2)
     mem = zero.memory                                    # (B, H_tot, slices, W_tot, 32)
-    assert np.all(mem[0, :, :, 4:7] == 0)                # both slices of every valid pixel
+    assert np.all(mem[0, :, 0, 4:7] == 0)                # the valid pixels, depth padding too
 
 
 def test_scalar_fill_writes_the_memset_span():
@@ -618,3 +622,33 @@ def test_registry_doc_has_the_op_text_and_the_shared_engine_notes(name):
     assert doc.splitlines()[0] == REGISTRY.get(name).summary
     assert "setup_elementwise_strategy" in doc and "scaling failed" in doc
     assert doc.index("Quantized-ops spec §1") < doc.index("Output: a d32 tensor")
+
+
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_an_output_larger_than_its_declared_size_fails_the_node(op):
+    """op_add_d32.c setup_elementwise_strategy: tensor_out_prepare_padded_d32 fails with
+    "failure preparing output" when the padded result does not fit max_size (d32 widening,
+    graph spec §1.4); the message names both sizes."""
+    from hexscope.engine.nodes import OutputDef
+
+    x = d32(np.arange(2 * 2 * 24, dtype=np.uint8).reshape(1, 2, 2, 24))
+    needed = execute(session(op, (0.0, 1.0, 0.0, 1.0)), x, x)[0].nbytes
+    for sizes, fits in (((1, 1, 2, 24), False), ((1, 2, 2, 24), True)):
+        capacity = OutputDef(sizes, 1).capacity(d32_output=True)
+        assert (capacity >= needed) is fits
+        g = Graph()
+        g.append_node(0x100, "INPUT", outputs=2)
+        for i, v in enumerate((0.0, 1.0, 0.0, 1.0)):
+            g.append_const_node(0x200 + i, np.array([v], np.float32))
+        g.append_node(NODE, OPS[op], outputs=[OutputDef(sizes, 1), OutputDef((1, 1, 1, 1), 4),
+                                              OutputDef((1, 1, 1, 1), 4)],
+                      inputs=[(0x100, 0), (0x100, 1)] + [(0x200 + i, 0) for i in range(4)])
+        g.append_node(0x400, "OUTPUT", inputs=[(NODE, 0), (NODE, 1), (NODE, 2)])
+        if fits:
+            assert Session(g).execute([x, x])[0].nbytes == needed
+            continue
+        with pytest.raises(NodeError) as info:
+            Session(g).execute([x, x])
+        assert info.value.node_id == NODE
+        assert f"failure preparing output: output 0 needs {needed} bytes" in str(info.value)
+        assert f"holds {capacity} bytes" in str(info.value)

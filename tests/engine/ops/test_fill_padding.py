@@ -55,13 +55,17 @@ def reference(t: Tensor, capacity: int, spatial: int, depth: int) -> np.ndarray:
     wt, dt = wb + w_ + wa, db + d_ + da
     row, d32s, bs = wt * dt, wt * 32, (hb + h_ + ha) * wt * dt
     size = b_ * bs
-    nd32 = dt // 32                    # the device's slice count (tensor_addressing_d32)
+    # padfill_d32_execute (op_padfill_d32.c) loops over nd32, the slices holding data
+    # (tensor_addressing_d32, nn_graph_types.h), not over dt / 32.
+    nd32 = (db + d_ + 31) // 32
     buf = bytearray(t.buffer.tobytes()) + bytearray([FILL]) * (capacity - size)
     lcg = RefLcg()
 
     def put(off: int, n: int, value: int) -> None:
         if n <= 0:
             return
+        if off < 0:
+            raise IndexError(off)
         if value != -1:
             buf[off:off + n] = bytes([value & 255]) * n
             return
@@ -166,18 +170,21 @@ def test_fill_matches_byte_reference(shape, pads, fills, extra, seed, pad_slice)
     t = dirty_d32(shape, pad, seed)
     args = [i32(fills[0])] + ([i32(fills[1])] if fills[1] is not None else [])
     spatial, depth = fills[0], fills[1] if fills[1] is not None else fills[0]
-    if extra < 0:
-        (y,) = fill_padding_8_d32(make_ctx(), t, *args)
-        capacity = t.nbytes + 4 * t.geometry.row_stride
-    else:
-        # a declared output whose widened capacity is the data size plus about `extra` bytes
-        d = OutputDef((1, 1, 1, t.nbytes + extra), 1)
-        capacity = d.capacity(d32_output=True)
-        (y,) = fill_padding_8_d32(make_ctx([d]), t, *args)
-    assert np.array_equal(y.raw, reference(t, capacity, spatial, depth))
-    assert np.array_equal(y.array, t.array)
+    d = OutputDef((1, 1, 1, t.nbytes + extra), 1)
+    ctx = make_ctx() if extra < 0 else make_ctx([d])
+    # no declared size: room for 4 rows; else the widened capacity, data size + ~`extra`
+    capacity = t.nbytes + 4 * t.geometry.row_stride if extra < 0 else d.capacity(True)
+    try:
+        expected = reference(t, capacity, spatial, depth)
+    except IndexError:          # the device would write before the buffer: the node fails
+        with pytest.raises(KernelError, match="writes outside the output buffer"):
+            fill_padding_8_d32(ctx, t, *args)
+        return
+    (y,) = fill_padding_8_d32(ctx, t, *args)
+    assert np.array_equal(y.raw, expected)
     if pad_slice:
-        return      # the device fills only the last depth_after bytes: some input bytes stay
+        return      # the device's depth-after fill overwrites data (see the test below)
+    assert np.array_equal(y.array, t.array)
     # garbage in the input padding never reaches the output
     other = dirty_d32(shape, pad, seed)
     raw = other.buffer.copy()
@@ -204,19 +211,33 @@ def test_fill_padding_in_a_graph():
     assert np.all(filled.memory[filled.padding_mask()] == 0)
 
 
-def test_a_slice_of_depth_padding_is_filled_and_valid_data_kept():
+def test_a_slice_of_depth_padding_overwrites_data_as_the_device_does():
     """The d32 add keeps its input's slice count with no depth-before padding (§13, source
     ``setup_elementwise_strategy``), so depth 30 after depth-before 5 gives depth-after 34:
-    a second slice of padding only. FillPadding counts slices as D_tot / 32, as the device,
-    so it fills that slice and leaves the 30 valid channels alone (counting only slices
-    with data, it once wrote the fill over them). Like the device, it fills the last 34
-    bytes before the end of each pixel's last slice: the 2 depth-after bytes of slice 0 keep
-    what the input held."""
+    a second slice of padding only. padfill_d32_execute (op_padfill_d32.c) counts only the
+    slices holding data (nd32 = 1, nn_graph_types.h), so its depth-after fill starts at
+    32 - 34 = 2 bytes before each pixel and covers the pixel's 30 valid channels: the device
+    overwrites the data, and the padding-only slice keeps what the input held. Its side loop
+    (h * nd32 d32 rows from the first) fills the first row's two slices and not the last
+    row's sides."""
     t = dirty_d32((1, 2, 3, 30), (1, 1, 4, 1, 0, 34), seed=5)
     (y,) = fill_padding_8_d32(make_ctx(), t, i32(0x11), i32(0x22))
-    assert np.array_equal(y.array, t.array)
     assert np.array_equal(y.raw, reference(t, t.nbytes + 4 * t.geometry.row_stride, 0x11, 0x22))
+    assert (y.array == 0x22).all()                        # the data, overwritten
     mem, before = y.memory, t.memory                     # (B, H_tot, slices, W_tot, 32)
-    assert (mem[0, 1:3, 1, 4:7, :] == 0x22).all()        # the padding slice of valid pixels
-    assert np.array_equal(mem[0, 1:3, 0, 4:7, 30:], before[0, 1:3, 0, 4:7, 30:])
+    assert np.array_equal(mem[0, 1:3, 1, 4:7], before[0, 1:3, 1, 4:7])  # padding slice kept
+    # the side loop runs h * nd32 = 2 d32 rows from the first: row 0's two slices, not row 1
+    assert (mem[0, 1, :, :3] == 0x11).all()
+    assert np.array_equal(mem[0, 2, :, :3], before[0, 2, :, :3])
+    assert (mem[0, 1:3, 0, 3, 30:] == 0x22).all()        # 2 bytes into the left padding
     assert (mem[0, 0] == 0x11).all()                     # top padding row
+
+
+def test_a_depth_after_fill_before_the_buffer_fails_naming_the_writes():
+    """With no top or left padding the first pixel's depth-after fill (padfill_d32_execute,
+    offset 32 - 34 from the buffer's start) would write 2 bytes before the output buffer:
+    memory the tensor does not own, so the node fails and names the write."""
+    t = dirty_d32((1, 1, 1, 30), (0, 0, 0, 3, 0, 34), seed=2)
+    with pytest.raises(KernelError, match=r"writes outside the output buffer of \d+ bytes: "
+                                          r"34 bytes at offset -2 \(depth-after padding 34"):
+        fill_padding_8_d32(make_ctx(), t, i32(0x11), i32(0x22))

@@ -85,3 +85,24 @@ def test_d32_engine_uses_the_same_convention() -> None:
     # Sub takes the exponent from fmaxf(As, Bs), so a NaN Bs still scales: B = rndi(NaN) = -1.
     sub = addsub_scaling(0, 1.0, 0, NAN, -255.0, 255.0, Oper.SUB, False)
     assert (sub.a_scale, sub.b_scale, sub.rsh) == (8192, -1, 6)
+
+
+@pytest.mark.parametrize("x", [np.inf, -np.inf])
+def test_div255_of_an_infinite_width_is_hexagons_nan(x):
+    """quantize.h flt_div_255: Q6_R_sfmpyacc_RR(-c2*x, x, c1) adds two infinities of
+    opposite signs for an infinite x, so the result is NaN (Hexagon's all-ones NaN), not
+    the inf that x / 255 gives."""
+    from hexscope.engine.hexmath import div255
+
+    assert int(np.asarray(div255(x)).view(np.uint32)) == 0xFFFFFFFF
+    assert div255(np.float32(3e38)) == np.float32(np.float32(3e38) / np.float32(255))
+
+
+def test_adjust_range_keeps_an_infinite_min():
+    """quantize.h quantize_adjust_range(-inf, x): the zero point -min * 255/inf is NaN, and
+    the C's test (zf > 2^-14 && zf < 1 - 2^-14) is false for NaN, so the range is kept."""
+    from hexscope.engine.quant import adjust_range
+
+    assert adjust_range(-np.inf, 1.5) == (-np.inf, 1.5)
+    assert adjust_range(-1.0, np.inf) == (-1.0, np.inf)
+    assert adjust_range(-1.0, 3.0) != (-1.0, 3.0)        # a finite range is still nudged

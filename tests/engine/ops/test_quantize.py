@@ -225,9 +225,15 @@ def test_dequantize_nonproper_ranges_clamp_the_zero_code():
     assert y[1] == 0.0 and y[0] == pytest.approx(-1.0, rel=1e-6)
 
 
-def test_dequantize_infeasible_step_is_rejected():
-    with pytest.raises(KernelError, match="infeasible quantization step"):
-        run_deq([1], -3e38, 3e38)
+def test_dequantize_runs_a_range_whose_width_overflows_float32():
+    """op_quantize.c dequantize_execute: flt_div_255 of an infinite width is NaN, which passes
+    the "stepsize < 0 || stepsize >= 2^121" test and goes to hvx_do_dequantize; the zero
+    code is saturate_u8(roundf_i32(NaN)) = 0, so code 0 is +0.0 and the others are read off
+    the bits of Hexagon's NaN 0xFFFFFFFF: scale 0xFFFFFF, base_exp 255 + 8. By hand: q=1 is
+    0xFFFFFF normalised by 8 (exponent field 255, mantissa 0x7FFFFF: 0x7FFFFFFF); q=2 by 7,
+    whose exponent 256 carries into the 16-bit sign field (0x807FFFFF)."""
+    y = run_deq([0, 1, 2], -3e38, 3e38)
+    assert [int(v) for v in y.view(np.uint32)] == [0, 0x7FFFFFFF, 0x807FFFFF]
 
 
 def test_dequantize_tiny_width_is_floored_at_1e18():
