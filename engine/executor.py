@@ -262,12 +262,35 @@ class Executor:
                 if plan.spec.name != "INPUT":
                     # The device's one policy (context.output_fits); kernels that know the
                     # device's own wording check earlier, this catches every other op.
+                    if self._fused_on_device(node.node_id):
+                        raise type(error)(f"{error}. On the device, prepare fuses this "
+                                          "convolution with its bias add into a Supernode, "
+                                          "whose output fits; Hexscope does not simulate that "
+                                          "fusion yet, so run it with a declared size that "
+                                          "holds the int32 sums")
                     raise error
                 ctx.warn(str(error))   # graph spec §4.1: a larger graph input is only reported
             if self.padding_override is not None and tensor.layout is Layout.D32:
                 tensor = fill_padding(tensor, self.padding_override)
             outputs.append(tensor.readonly())
         return tuple(outputs)
+
+    def _fused_on_device(self, node_id: int) -> bool:
+        """Whether hexagon_nn's prepare would fold this convolution into a Supernode: a
+        bias add reads its sums, directly or through one requantize (nnlib prepare.c,
+        try_make_supernode_flavored builds one only when a bias add follows)."""
+        nodes = self.prepared.nodes
+        if not nodes[node_id].op.startswith("QuantizedConv2d"):
+            return False
+        readers = [n for n in nodes.values() if any(s == node_id for s, _ in n.inputs)]
+        for reader in readers:
+            if reader.op.startswith("QuantizedBiasAdd"):
+                return True
+            if reader.op.startswith(("QuantizeDownAndShrinkRange", "Requantize")):
+                if any(n.op.startswith("QuantizedBiasAdd") and
+                       any(s == reader.node_id for s, _ in n.inputs) for n in nodes.values()):
+                    return True
+        return False
 
     def _degenerate_note(self, node_id: int) -> str:
         """Name where a NaN, infinite or zero-width range that reached the node began."""
