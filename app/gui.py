@@ -38,8 +38,8 @@ def run_gui(path: str | None = None, plugin_errors: Sequence[str] | None = None)
     window = MainWindow()
     window.show()
     window.report_startup_errors(list(plugin_errors))
-    if not window.files.offer_restore() and path:
-        window.files.open_graph(path)
+    if not window.files.offer_restore() and not (path and window.files.open_graph(path)):
+        window.show_welcome()
     if os.environ.get(QUIT_AFTER_START):
         QTimer.singleShot(0, window, lambda: _report_and_close(window))
     code = app.exec()
@@ -63,6 +63,7 @@ def _report_and_close(window: MainWindow) -> None:
         "path": window.files.path,
         "nodes": [f"0x{n.node_id:x} {n.op}" for n in window.graph],
         "canvas_items": len(window.scene.items_by_id),
+        "welcome": window.welcome is not None and window.central.currentWidget() is window.welcome,
         "problems": [str(i) for i in window.issues],
         "log": [line.text for line in window.log_panel.lines],
     }

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QProgressBar,
     QScrollArea,
+    QStackedWidget,
     QWidget,
 )
 
@@ -49,6 +50,7 @@ from hexscope.widgets.outputs_panel import OutputsPanel
 from hexscope.widgets.problems_panel import ProblemsPanel
 from hexscope.widgets.semantics_view import SemanticsView
 from hexscope.widgets.timing_table import TimingTable
+from hexscope.widgets.welcome_page import WelcomePage
 
 DOCK = Qt.DockWidgetArea
 BOTTOM_SHARE, BOTTOM_MIN = 1 / 6, 120     # the bottom dock area's default height
@@ -80,7 +82,11 @@ class MainWindow(QMainWindow):
         self.undo_stack = QUndoStack(self)
         self.scene = GraphScene(self.graph, parent=self)
         self.canvas = GraphCanvas(self.scene)
-        self.setCentralWidget(self.canvas)
+        # The canvas, or (when the app starts without a graph) the welcome page.
+        self.central = QStackedWidget()
+        self.central.addWidget(self.canvas)
+        self.setCentralWidget(self.central)
+        self.welcome: WelcomePage | None = None
         self.controller = ExecutionController(self.graph, None, self)
         self._build_docks()
         self._build_status()
@@ -245,6 +251,7 @@ class MainWindow(QMainWindow):
     # the document ---------------------------------------------------------------------------
     def set_graph(self, graph: Graph, path: str | None) -> None:
         """Show another graph (New, Open, restore). Loaded graphs without positions are laid out."""
+        self.central.setCurrentWidget(self.canvas)
         with gc_paused():       # tens of thousands of new objects: see engine/gc_pause.py
             self._set_graph(graph, path)
 
@@ -294,6 +301,21 @@ class MainWindow(QMainWindow):
     def _show_graph_unless_selected(self) -> None:
         if not self.scene.selected_ids():
             self.canvas.show_graph()
+
+    def show_welcome(self) -> None:
+        """The first-run page: examples, recent files, New / Open / Import C, the keys."""
+        if self.welcome is None:
+            self.welcome = WelcomePage(self.settings.recent_files())
+            self.welcome.open_requested.connect(self.files.open_graph)
+            self.welcome.new_requested.connect(self.files.new_graph)
+            self.welcome.open_dialog_requested.connect(self.files.open_graph)
+            self.welcome.import_c_requested.connect(self._import_c_from_welcome)
+            self.central.addWidget(self.welcome)
+        self.welcome.set_recent(self.settings.recent_files())
+        self.central.setCurrentWidget(self.welcome)
+
+    def _import_c_from_welcome(self) -> None:
+        self.files.open_graph(c_only=True)
 
     def clear_run_state(self) -> None:
         """What the last graph's runs left: errors, log, timings, progress, the next mark."""

@@ -50,6 +50,7 @@ def test_gui_without_a_graph_opens_an_empty_window(tmp_path):
     proc, report = _start(tmp_path)            # no subcommand: gui is the default
     assert proc.returncode == 0, proc.stderr
     assert report["title"] == "untitled — Hexscope" and report["nodes"] == []
+    assert report["welcome"]                         # a new user starts on the welcome page
     assert report["log"] == [] and report["path"] is None
 
 
