@@ -33,6 +33,7 @@ from hexscope.app.debug_actions import DebugActions
 from hexscope.app.edit_actions import EditActions
 from hexscope.app.execution_controller import ExecutionController
 from hexscope.app.file_actions import FileActions
+from hexscope.app.help_actions import HelpActions
 from hexscope.app.settings import AppSettings
 from hexscope.engine.events import GraphEdited, LogLine
 from hexscope.engine.gc_pause import gc_paused
@@ -94,6 +95,7 @@ class MainWindow(QMainWindow):
         self.edits = EditActions(self)
         self._build_view_menu()
         self.debug = DebugActions(self)
+        self.help = HelpActions(self)
         self._validate_timer = QTimer(self, singleShot=True, interval=120)
         self._validate_timer.timeout.connect(self.revalidate)
         self._connect()

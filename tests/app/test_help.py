@@ -1,0 +1,25 @@
+"""Help: the shortcuts page lists every key the menus have; About names the versions."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QKeySequence
+
+from hexscope.app.help_actions import shortcut_rows, versions
+
+
+def test_the_shortcuts_page_lists_every_menu_key(qtbot, window):
+    keys = {a.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+            for menu in window.menuBar().actions() if menu.menu() is not None
+            for a in menu.menu().actions() if not a.shortcut().isEmpty()}
+    listed = {k for _, _, ks in shortcut_rows(window) for k in ks.split(", ")}
+    assert keys <= listed
+    assert {"F5", "F10", "F9", "Ctrl+F10", "Shift+F5", "Ctrl+Z", "Del"} <= listed
+    window.help.shortcuts.trigger()
+    text = window.help.dialog.text.toPlainText()
+    assert "Run to selected" in text and "Ctrl+F10" in text and "Ctrl+/" in text
+
+
+def test_about_names_the_versions_that_run():
+    names = dict(versions())
+    assert set(names) >= {"Hexscope", "Python", "Qt", "PySide6", "numpy"}
+    assert names["Hexscope"] != "not installed"
