@@ -24,11 +24,11 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMainWindow,
     QProgressBar,
-    QScrollArea,
     QStackedWidget,
     QWidget,
 )
 
+from hexscope.app import dock_layout
 from hexscope.app.debug_actions import DebugActions
 from hexscope.app.edit_actions import EditActions
 from hexscope.app.execution_controller import ExecutionController
@@ -54,9 +54,7 @@ from hexscope.widgets.timing_table import TimingTable
 from hexscope.widgets.welcome_page import WelcomePage
 
 DOCK = Qt.DockWidgetArea
-BOTTOM_SHARE, BOTTOM_MIN = 1 / 6, 120     # the bottom dock area's default height
 LAYOUT_VERSION = 1                        # bump when the set of docks changes
-VIEW_SHARE, VIEW_MIN = 0.45, 300          # its height while a data view (a picture) is shown
 BIG_GRAPH = 2000          # from this many nodes, opening shows its progress
 
 
@@ -113,13 +111,14 @@ class MainWindow(QMainWindow):
         self._restore_layout()
 
     def _restore_layout(self) -> None:
-        """The docks and size the user left at the last close (a layout saved by another
-        version of the window's docks is ignored: Qt checks the version)."""
-        geometry, state = self.settings.layout()
-        if state is not None and self.restoreState(state, LAYOUT_VERSION):
+        if dock_layout.restore(self, self.settings.layout(), LAYOUT_VERSION):
             self._sized_on_show = True      # the user's sizes, not the defaults
-        if geometry is not None:
-            self.restoreGeometry(geometry)
+
+    def default_dock_sizes(self) -> None:
+        dock_layout.default_sizes(self)
+
+    def make_room_for(self, dock: QDockWidget) -> None:
+        dock_layout.make_room_for(self, dock)
 
     # construction ---------------------------------------------------------------------------
     def _build_docks(self) -> None:
@@ -139,30 +138,6 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.problems_dock, self.log_dock)
         self.tabifyDockWidget(self.log_dock, self.timing_dock)
         self.problems_dock.raise_()
-
-    def default_dock_sizes(self) -> None:
-        """Side docks at their usual widths; the bottom tabs get a sixth of the height, so
-        the canvas keeps most of the window (a problems list of one line needs no more)."""
-        # Wide enough for most op names; longer ones lose their middle, never their suffix,
-        # and the canvas keeps its share.
-        palette = min(max(220, self.palette.preferred_width()), 260)
-        self.resizeDocks([self.palette_dock, self.inspector_dock], [palette, 310],
-                         Qt.Orientation.Horizontal)
-        bottom = max(BOTTOM_MIN, int(self.height() * BOTTOM_SHARE))
-        self.resizeDocks([self.problems_dock], [bottom], Qt.Orientation.Vertical)
-        # The inspector (ports of the selected node) above the outputs: about half each.
-        side = self.height() - bottom
-        self.resizeDocks([self.inspector_dock, self.outputs_dock],
-                         [int(side * 0.42), int(side * 0.58)], Qt.Orientation.Vertical)
-
-    def make_room_for(self, dock: QDockWidget, share: float = VIEW_SHARE) -> None:
-        """Give a bottom dock at least ``share`` of the window's height (never shrinks it:
-        a height the user dragged to stays)."""
-        if self.dockWidgetArea(dock) != DOCK.BottomDockWidgetArea or not self.isVisible():
-            return
-        want = max(VIEW_MIN, int(self.height() * share))
-        if dock.height() < want:
-            self.resizeDocks([dock], [want], Qt.Orientation.Vertical)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
@@ -538,32 +513,7 @@ class MainWindow(QMainWindow):
         return self._session
 
     def add_dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
-        dock = QDockWidget(title, self)
-        dock.setObjectName(f"dock-{title.lower().replace(' ', '-')}")
-        hint = widget.minimumSizeHint()
-        tall = BOTTOM_MIN - 20 if area == DOCK.BottomDockWidgetArea else 160
-        if (hasattr(self, "view_menu") and (hint.height() > tall or hint.width() > 420)) \
-                or widget is getattr(self, "inspector", None):
-            # A tall or wide panel scrolls rather than forcing the window (or the bottom
-            # dock area, which the canvas shares) to grow; the inspector's list of ports
-            # can be longer than its dock.
-            scroll = QScrollArea()
-            scroll.setWidgetResizable(True)
-            scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-            scroll.setWidget(widget)
-            dock.setWidget(scroll)
-        else:
-            dock.setWidget(widget)
-        self.addDockWidget(area, dock)
-        # Docks added later (the views) join the tab group of their area, so the window
-        # keeps its size instead of growing by each dock's minimum width.
-        anchor = {DOCK.BottomDockWidgetArea: "timing_dock",
-                  DOCK.RightDockWidgetArea: "outputs_dock"}.get(area)
-        if anchor and hasattr(self, anchor):
-            self.tabifyDockWidget(getattr(self, anchor), dock)
-        if hasattr(self, "view_menu"):
-            self.view_menu.addAction(dock.toggleViewAction())
-        return dock
+        return dock_layout.add_dock(self, title, widget, area)
 
     def select_node(self, node_id: int) -> None:
         item = self.scene.select_only(node_id)
