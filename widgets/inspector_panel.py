@@ -126,6 +126,7 @@ class InspectorPanel(QWidget):
         if node is None:
             self.title.setText("<i>Select a node to inspect it.</i>")
             self.label.setText("")
+            self.padding.setCurrentIndex(-1)      # no node, no padding (not the last one's)
             self.ports.setText("")
             self._show_const(None)
             self._show_input_decl(None)

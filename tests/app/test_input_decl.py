@@ -59,3 +59,11 @@ def test_parse_shape_reads_the_usual_spellings():
         except ValueError:
             continue
         raise AssertionError(bad)
+
+
+def test_with_nothing_selected_the_inspector_shows_no_values(qtbot, window):
+    node_id = _new_input(window)
+    window.select_node(node_id)
+    window.scene.clearSelection()
+    assert window.inspector.padding.currentText() == "" and window.inspector.label.text() == ""
+    assert window.inspector.input_decl.isHidden()
