@@ -87,6 +87,14 @@ def test_a_large_graph_opens_fitted_wrapped_and_the_minimap_moves_the_view(qtbot
     clicked = mini.to_scene(QPointF(target))
     assert abs(seen.center().x() - clicked.x()) < 5 and abs(seen.center().y() - clicked.y()) < 5
     assert mini.view_rect().contains(QPointF(target))   # the outline follows
+    # a data view opened below: the canvas gets short, the overview stays a corner of it
+    vp = w.canvas.viewport()
+    full = mini.size()
+    w.views.docks["tensor"].raise_()
+    qtbot.waitUntil(lambda: vp.height() < 400, timeout=3000)
+    QApplication.processEvents()
+    assert mini.height() <= vp.height() / 3 + 1 and mini.width() <= vp.width() / 4 + 1
+    assert mini.height() < full.height()
     QTest.keyClick(w, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier)
     assert not mini.isVisible()
 

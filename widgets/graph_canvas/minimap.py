@@ -70,8 +70,17 @@ class Minimap(QWidget):
         return self._bounds
 
     def place(self) -> None:
-        """Keep to the canvas's bottom-right corner, above its scroll bars."""
+        """Keep to the canvas's bottom-right corner, above its scroll bars, at most a quarter
+        of its width and a third of its height (a short canvas, under an open data view,
+        must stay mostly canvas)."""
         vp = self.canvas.viewport().geometry()
+        scale = min(1.0, vp.width() / 4 / MINIMAP_SIZE.width(),
+                    vp.height() / 3 / MINIMAP_SIZE.height())
+        size = QSize(max(60, int(MINIMAP_SIZE.width() * scale)),
+                     max(40, int(MINIMAP_SIZE.height() * scale)))
+        if size != self.size():
+            self.setFixedSize(size)
+            self._image = None          # drawn again at the new size
         self.move(vp.right() - self.width() - MARGIN, vp.bottom() - self.height() - MARGIN)
 
     # geometry: scene <-> minimap ---------------------------------------------------------
