@@ -14,9 +14,9 @@ from pathlib import Path
 
 from hexscope.engine.errors import BackendError, EngineError
 from hexscope.engine.graph import Graph
+from hexscope.engine.io.any_graph import load_any
 
 EXIT_OK, EXIT_CHECK, EXIT_INVALID, EXIT_BACKEND = 0, 1, 2, 3
-C_SUFFIXES = (".c", ".h", ".cc", ".cpp")
 
 DESCRIPTION = """\
 Hexscope: a debugger for hexagon_nn graphs. Without a subcommand, opens the app.
@@ -119,15 +119,6 @@ def load_plugins(paths: Sequence[str]) -> list[str]:
     for exc in problems:
         err(str(exc))
     return [str(exc) for exc in problems]
-
-
-def load_any(path: str, warnings: list[str] | None = None) -> Graph:
-    """A .hexgraph file, or a graph-init C file through the importer."""
-    if Path(path).suffix.lower() in C_SUFFIXES:
-        from hexscope.engine.io.c_import import import_c
-
-        return import_c(path, warnings)
-    return Graph.load(path)
 
 
 def _load_or_report(path: str) -> Graph | None:

@@ -197,8 +197,8 @@ def _dump_folder(path: str) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from hexscope.app.cli import load_any
     from hexscope.engine.batch.report import write_json, write_junit
+    from hexscope.engine.io.any_graph import load_any
 
     name = Path(args.graph).name
     result = BatchResult(name, args.backend)

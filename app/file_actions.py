@@ -11,10 +11,10 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
 from hexscope.app.autosave import Autosaver, orphaned_slots
-from hexscope.app.cli import C_SUFFIXES, load_any
 from hexscope.engine.errors import EngineError, GraphFileError
 from hexscope.engine.graph import Graph
 from hexscope.engine.graph_diff import diff_graphs
+from hexscope.engine.io.any_graph import is_c_file, load_any
 from hexscope.engine.io.c_export import export_c
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ class FileActions:
             if not path:
                 return False
         notes: list[str] = []
-        is_c = Path(path).suffix.lower() in C_SUFFIXES
+        is_c = is_c_file(path)
         try:
             graph = load_any(path, notes)
         except GraphFileError as exc:

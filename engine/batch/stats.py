@@ -77,9 +77,6 @@ class RangeAccumulator:
         self.per_run = max(256, SAMPLE_BUDGET // max(1, runs))
         self.entries: dict[tuple[int, int], dict[str, object]] = {}
 
-    def add(self, session: Session, nodes: Sequence[NodeRecord]) -> None:
-        self.merge(self.partial(session, nodes))
-
     def partial(self, session: Session, nodes: Sequence[NodeRecord]) -> RangePartial:
         """One run's contribution, small enough to send from a worker process: per output
         its count, min, max, quantized range and sample (already cut to the per-run share)."""
