@@ -51,8 +51,10 @@ class Session:
     def __init__(self, graph: Graph, backend: str | Backend = "sim", *,
                  registry: OpRegistry = REGISTRY, debug_level: int = 0,
                  padding_fill: int = DEFAULT_PADDING_FILL, seed: int = 0,
-                 padding_override: int | None = None) -> None:
+                 padding_override: int | None = None, fusions: bool = True) -> None:
         self.graph = graph
+        # False runs the graph as authored: no Supernode fusion (compare it with the fused one)
+        self.fusions = fusions
         self.registry = registry
         self.backend = make_backend(backend)
         self.log = Log(debug_level)
@@ -83,7 +85,7 @@ class Session:
         problems = errors(self.issues)
         if problems:
             raise GraphError(f"the graph has {len(problems)} problem(s)", problems)
-        prepared = prepare(self.graph, self.registry)
+        prepared = prepare(self.graph, self.registry, fusions=self.fusions)
         self.backend.prepare(prepared)
         return prepared
 
@@ -107,6 +109,13 @@ class Session:
         old = self.executor
         self.prepared = self._checked_prepare()
         stale = self.graph.downstream(self._pending_edits) | self._pending_edits
+        # an edit can make or unmake a fusion far from where it was made (a second reader of
+        # a requantize): a node that prepare now makes differently has a stale result too
+        remade = {i for i, n in self.prepared.nodes.items() if not n.is_const
+                  and (o := old.prepared.nodes.get(i)) is not None
+                  and (o.op, o.inputs) != (n.op, n.inputs)}
+        if remade:
+            stale |= self.graph.downstream(remade) | remade
         states = {i: s for i, s in old.states.items() if i not in stale}
         self.executor = Executor(self.prepared, self.backend, log=self.log,
                                  registry=self.registry, padding_fill=self.padding_fill,

@@ -21,6 +21,7 @@ from hexscope.engine.ops import (  # noqa: F401  (importing a family registers i
     requantize,
     shape,
     state,
+    supernode,
 )
 from hexscope.engine.ops.registry import REGISTRY, Category, OpRegistry, OpSpec, Port, Repeat, op
 

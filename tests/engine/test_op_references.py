@@ -69,6 +69,12 @@ CASES: dict[str, tuple[list[Tensor], Padding, list[float]]] = {
     "QuantizedConv2d_8x8to32": (
         [u8(X22, (1, 2, 2, 1)), u8([1, 0, 0, 1], (2, 2, 1, 1)), word(0), word(255),
          word(0), word(255), shape(1, 1, 1, 1)], Padding.SAME, [5, 2, 3, 4]),
+    # the conv above plus a bias of 2, clamped to the output range [0, 5.5]:
+    # [5+2, 2+2, 3+2, 4+2] -> [5.5, 4, 5, 5.5]
+    "Supernode_8x8p8to8": (
+        [u8(X22, (1, 2, 2, 1)), u8([1, 0, 0, 1], (2, 2, 1, 1)), word(0), word(255),
+         word(0), word(255), shape(1, 1, 1, 1), u8([2], (1, 1, 1, 1)), word(0), word(255),
+         word(0), word(5.5)], Padding.SAME, [5.5, 4, 5, 5.5]),
     # [1, 2] x [[3], [4]] = 11
     "QuantizedMatMul_8x8to32": (
         [u8([1, 2]), u8([3, 4], (1, 1, 2, 1)), word(0), word(255), word(0), word(255)],
@@ -112,6 +118,7 @@ CASES["QuantizedConcat_8_d32"] = ([i32(3), d32([10], (1, 1, 1, 1)), d32([255], (
                                    word(0), word(0), word(255), word(2)], Padding.NA,
                                   [10.0, 2.0])
 SHARED = {"QuantizedConv2d_8x8to32_ref": "QuantizedConv2d_8x8to32",
+          "Supernode_8x8p8to8_ref": "Supernode_8x8p8to8",
           "QuantizedMatMul_8x8to32_ref": "QuantizedMatMul_8x8to32",
           "QuantizedBiasAdd_8p8to32_ref": "QuantizedBiasAdd_8p8to32",
           "Dequantize_ref": "Dequantize", "AutoQuantize_d32_ref": "AutoQuantize_d32"}

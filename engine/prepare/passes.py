@@ -1,11 +1,12 @@
-"""Prepare as hexagon_nn prepares (graph spec §2.5): the rewrites users can observe.
+"""The prepare passes, in the library's order (graph spec §2.5; nnlib prepare.c ``optimize``).
 
 * Quantize fed by Min_f (input 1) and Max_f (input 2) becomes AutoQuantize under the same id;
 * dead nodes (no consumer, not retained) are removed, whole chains at once;
+* the convolution chains become Supernodes (:mod:`supernode`), unless ``fusions`` is off (run
+  the graph as authored);
 * Consts move to the front, keeping the relative order of the rest.
 
-The d32 conversions and supernode fusions of the library are meant to leave results unchanged
-and are not modelled.
+The d32 conversions of the library only change layouts and are not modelled.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from functools import cached_property
 from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
+from hexscope.engine.prepare.supernode import SUPERNODE, WHERE, find_chains
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +36,8 @@ class Prepared:
     order: tuple[int, ...]       # every surviving node, Consts first
     plan: tuple[int, ...]        # the nodes that run, in order
     rewrites: tuple[Rewrite, ...]
+    notes: tuple[str, ...] = ()  # what prepare would do on the device but Hexscope does not
+    fusions: bool = True         # False: run as authored (no Supernode fusion)
 
     def rewrite_of(self, node_id: int) -> Rewrite | None:
         return self.rewrite_index.get(node_id)
@@ -44,8 +48,9 @@ class Prepared:
         return {r.node_id: r for r in self.rewrites}
 
 
-def prepare(graph: Graph, registry: OpRegistry = REGISTRY) -> Prepared:
-    """Rewrite a valid graph as hexagon_nn's prepare would."""
+def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = True) -> Prepared:
+    """Rewrite a valid graph as hexagon_nn's prepare would (``fusions=False``: keep the
+    convolution chains as authored, to compare them with what the device runs)."""
     nodes = {node.node_id: node for node in graph}
     order = list(graph.order)
     rewrites: list[Rewrite] = []
@@ -64,10 +69,47 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY) -> Prepared:
                else "nothing reads its outputs (dead node)")
         rewrites.append(Rewrite(node_id, "fused" if fused_into else "removed", why, fused_into))
     order = [i for i in order if i not in removed]
+    notes: list[str] = []
+    if fusions and any(nodes[i].op == "QuantizedConv2d_8x8to32" for i in order):
+        order, notes = _fuse_supernodes(nodes, order, rewrites)
     consts = [i for i in order if nodes[i].is_const]
     rest = [i for i in order if not nodes[i].is_const]
     kept = {i: nodes[i] for i in consts + rest}
-    return Prepared(kept, tuple(consts + rest), tuple(rest), tuple(rewrites))
+    return Prepared(kept, tuple(consts + rest), tuple(rest), tuple(rewrites), tuple(notes),
+                    fusions)
+
+
+def _fuse_supernodes(nodes: dict[int, Node], order: list[int], rewrites: list[Rewrite]
+                     ) -> tuple[list[int], list[str]]:
+    """Apply :func:`find_chains`: each Supernode takes its convolution's place."""
+    fusions, notes, consts = find_chains(nodes, order)
+    at_conv: dict[int, int] = {}
+    gone: set[int] = set()
+    for f in fusions:
+        sid = f.supernode.node_id
+        at_conv[f.fused[0]] = sid
+        gone.update(f.fused)
+        gone.add(sid)
+        nodes[sid] = f.supernode
+        for node_id in f.fused:
+            del nodes[node_id]
+            rewrites.append(Rewrite(node_id, "fused", f"fused into {SUPERNODE} 0x{sid:x} "
+                                    f"({WHERE})", sid))
+        rewrites.append(Rewrite(sid, "replaced", f"{' → '.join(f.chain)} becomes one "
+                                f"{SUPERNODE} under this id ({WHERE}); it runs in the "
+                                f"convolution's place"))
+    # the library's unread -inf (a Relu replaced it) goes with its next dead-node pass
+    read = {src for f in fusions for src, _ in f.supernode.inputs}
+    consts = [c for c in consts if c.node_id in read]
+    for c in consts:
+        nodes[c.node_id] = c
+    new_order = [c.node_id for c in consts]
+    for node_id in order:
+        if node_id in at_conv:
+            new_order.append(at_conv[node_id])
+        elif node_id not in gone:
+            new_order.append(node_id)
+    return new_order, notes
 
 
 def _quantize_sources(node: Node) -> set[int]:

@@ -1,0 +1,237 @@
+"""Supernode_8x8p8to8: the convolution chain prepare fuses (conv, requantize, bias add,
+requantize, relu) as one op, simulated after its plain-C twin ``supernode_execute_ref``
+(nnlib ``hexagon/ops/src/op_supernode.c``); see :mod:`hexscope.engine.prepare.supernode`.
+
+The C keeps the output range in the node (``supernode_info``), set at prepare from inputs 10
+and 11 and widened by powers of two while a run needs more, so later runs start from the
+widened range: that is kept in the node's state, which the session carries from run to run as
+the device does (a batch run resets it per input set).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hexscope.engine.dtypes import DType
+from hexscope.engine.errors import KernelError
+from hexscope.engine.hexmath import c_roundf_int1, f2i, f2i1, quantize_uint8, wrap_i32, za_scaled
+from hexscope.engine.ops._gemm import Window
+from hexscope.engine.ops.context import KernelContext, data_of, scalar_f
+from hexscope.engine.ops.conv import (
+    _CONV_IN,
+    _f32_out,
+    _filter_rhs,
+    _word,
+    conv2d_reference,
+    conv_sums,
+    level_size,
+    output_window,
+    range_ports,
+)
+from hexscope.engine.ops.reference import ranged, real
+from hexscope.engine.ops.registry import Category, Port, op
+from hexscope.engine.tensor import Tensor, fresh
+
+f32 = np.float32
+_U8, _F32 = DType.QUINT8, DType.FLOAT32
+_MAX_DOUBLINGS = 600        # float32 doubling takes a range to inf in under 300 steps
+
+SUPERNODE_IN = (*_CONV_IN, Port("bias", _U8), *range_ports("bias_min", "bias_max"),
+                *range_ports("out_min", "out_max"))
+SUPERNODE_OUT = (Port("y", _U8), Port("y_min", _F32), Port("y_max", _F32))
+
+
+def initial_range(out_min: float, out_max: float) -> tuple[np.float32, np.float32, bool, bool]:
+    """``supernode_check_ref``: (min, max, min fixed, max fixed). An infinite max starts at
+    1/128 and grows; an infinite min starts at -max and grows."""
+    mx, mn = f32(out_max), f32(out_min)
+    max_fixed = not (np.isinf(mx) and mx > 0)
+    if not max_fixed:
+        mx = f32(1.0 / 128.0)
+    min_fixed = not (np.isinf(mn) and mn < 0)
+    if not min_fixed:
+        mn = f32(-mx)
+    return mn, mx, min_fixed, max_fixed
+
+
+def _to_i32(x: float) -> int:
+    """``int32_t v = float``: Hexagon's truncating, saturating conversion (NaN -> -1)."""
+    return f2i1(x)
+
+
+def range_steps(mn: np.float32, mx: np.float32, level: np.float32) -> int:
+    """``maxrange``: the output range in steps of the sums, rounded; 0 fails the node, since
+    the C divides by it (a crash on the device)."""
+    with np.errstate(all="ignore"):
+        steps = _to_i32(f32(f32(f32(mx - mn) / level) + f32(0.5)))
+    if steps == 0:
+        raise KernelError(f"the output range [{mn}, {mx}] is less than half a step ({level}) "
+                          "of the convolution's sums wide: the device divides by zero")
+    return steps
+
+
+def widen_range(maxsum: int, minsum: int, level: np.float32, state: list) -> np.float32:
+    """The retries of ``supernode_execute_ref``: double max (then min) until the sums fit.
+
+    ``maxsum``/``minsum`` are the extreme conv sums (clamped to include 0); ``state`` is
+    [min, max, min fixed, max fixed] and is updated in place. Returns ``minval_offset``.
+    Where the C would double for ever (a zero or infinite step) this raises KernelError."""
+    doublings = 0
+
+    def doubled(value: np.float32) -> np.float32:
+        nonlocal doublings
+        doublings += 1
+        if doublings > _MAX_DOUBLINGS:
+            raise KernelError(f"the output range [{state[0]}, {state[1]}] never fits the sums "
+                              f"(step {level}): the device retries for ever "
+                              "(supernode_execute_ref)")
+        return f32(value * f32(2.0))
+
+    while True:
+        mn, mx, min_fixed, max_fixed = state
+        range_steps(mn, mx, level)     # each retry divides by it before it checks the sums
+        with np.errstate(all="ignore"):
+            offset = f32(f32(-mn) / level)
+            hi = _to_i32(f32(f32(maxsum) + offset))
+            lo = _to_i32(f32(f32(minsum) + offset))
+            if not max_fixed and f32(f32(hi) * level) > f32(mx - mn):
+                while f32(state[1] - mn) < f32(f32(hi) * level):
+                    state[1] = doubled(state[1])
+                continue
+            if not min_fixed and f32(f32(lo) * level) < 0:
+                while f32(f32(lo) * level) < 0:
+                    state[0] = doubled(state[0])
+                    lo = _to_i32(f32(f32(lo) - offset))
+                    offset = f32(f32(-state[0]) / level)
+                    lo = _to_i32(f32(f32(lo) + offset))
+                continue
+        return offset
+
+
+def _window(n: int, f: int, s: int, ctx: KernelContext) -> Window:
+    """The output size of ``n``, but the padding before of the *output* size: the C calls
+    ``nn_pad_compute_before(out_width, ...)`` where Conv2d passes the input width. The two
+    agree at stride 1; at larger strides the window starts elsewhere, as on the device."""
+    out = output_window(n, f, s, ctx.padding).out
+    return Window(n, f, s, out, output_window(out, f, s, ctx.padding).before)
+
+
+def _c_div(a: int, b: int) -> int:
+    """C integer division: truncates toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _rne_i32(x: np.ndarray) -> np.ndarray:
+    """``fast_roundf`` on Hexagon (``convert_sf2w``): round half to even, saturate,
+    NaN -> -1 (the project's convention for the conversion, spec §1.6)."""
+    a = np.asarray(x, np.float64)
+    with np.errstate(invalid="ignore"):
+        r = np.rint(np.clip(np.nan_to_num(a, nan=-1.0), -2.0**31, 2.0**31 - 1))
+    return r.astype(np.int64)
+
+
+def supernode_8x8p8to8(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor,
+                       x_max: Tensor, f_min: Tensor, f_max: Tensor, stride: Tensor,
+                       bias: Tensor, b_min: Tensor, b_max: Tensor, o_min: Tensor,
+                       o_max: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Convolution, 8-bit bias and requantization to quint8 in one op (what prepare makes of
+    QuantizedConv2d_8x8to32 → QuantizeDownAndShrinkRange_32to8 → QuantizedBiasAdd_8p8to32 →
+    QuantizeDownAndShrinkRange_32to8 [→ QuantizedRelu_8 / QuantizedReluX_8]).
+
+    Inputs 0-6 are the convolution's, 7-9 the bias (quint8, one value per output channel) and
+    its range, 10-11 the output range: ±inf for "find it" (a QuantizeDownAndShrinkRange), 0
+    for a Relu's minimum, a ReluX's maximum.
+
+    Simulated after the plain-C ``supernode_execute_ref`` (op_supernode.c), bit for bit
+    against it in the nnlib oracle. The device runs Supernode_8x8p8to8 with HVX (and, after
+    prepare's d32 conversion, Supernode_8x8p8to8_d32), whose range search is not visible
+    here: unconfirmed on hardware. Steps, in float32 as the C writes them:
+
+    - zero codes: ``quantize_uint8(0, ...)`` for data and filter (clamped to 0..255, unlike
+      Conv2d's), ``quantize_uint`` for the bias;
+    - sums of (x - zx)(w - zf) over the taps inside the image, int32, with the padding
+      before taken from the output size (the C's ``nn_pad_compute_before(out_width, ...)``;
+      the same as Conv2d's at stride 1, not at larger strides);
+    - bias in output steps: round_even((b - zb) * (bias step / (x step * w step)));
+    - output range [min, max] from the node: a fixed bound stays, a free one starts at 1/128
+      (max) or -max (min) and is doubled, and the node run again, while the largest (smallest)
+      sum does not fit; the widened range stays in the node for later runs;
+    - out = clamp(int32((s + bias + offset) * recip + 2**15) >> 16, 0, 255), the product
+      in unsigned 32 bits, with offset = -min / step and recip = 0xff0000 / round(range /
+      step) (the file's USE_16BITS_RECIP).
+
+    Errors (KernelError): input depth differs from the filter's; a bad stride tensor; fewer
+    bias values than output channels; a zero range in steps (the device divides by zero).
+    """
+    b, h, w, cin = x.shape
+    fh, fw, fdin, cout = filt.shape
+    if cin != fdin:
+        raise KernelError(f"input depth {cin} differs from the filter's input depth {fdin} "
+                          "(device: 'oops, depth != depth')")
+    sb, sh, sw, sd = stride.shape
+    if sb != 1 or sd != 1:
+        raise KernelError(f"stride tensor must have shape [1,SH,SW,1], got {list(stride.shape)} "
+                          "(device: 'bad stride batch' / 'bad stride depth')")
+    if sh < 1 or sw < 1:
+        raise KernelError(f"stride {sh}x{sw} has a zero dimension; the device divides by zero")
+    codes = data_of(bias, "bias").reshape(-1)
+    if codes.size < cout:
+        raise KernelError(f"bias has {codes.size} values but the filter makes {cout} output "
+                          "channels (the device reads past the bias)")
+    xmn, xmx, fmn, fmx = (scalar_f(t) for t in (x_min, x_max, f_min, f_max))
+    bmn, bmx = scalar_f(b_min), scalar_f(b_max)
+    with np.errstate(all="ignore"):
+        step = f32(level_size(xmn, xmx) * level_size(fmn, fmx))
+        bias_step = f32(f32(f32(bmx) - f32(bmn)) / f32(255.0))
+        bias_gain = f32(bias_step / step)
+    zx, zf = quantize_uint8(0.0, xmn, xmx), quantize_uint8(0.0, fmn, fmx)
+    zb = max(0, c_roundf_int1(za_scaled(0.0, bmn, bmx)))
+
+    rows, cols = _window(h, fh, sh, ctx), _window(w, fw, sw, ctx)
+    sums = conv_sums(data_of(x, "input x"), _filter_rhs(ctx, filt, zf), rows, cols, zx, zf)
+    maxsum = max(0, int(sums.max())) if sums.size else 0
+    minsum = min(0, int(sums.min())) if sums.size else 0
+
+    state = ctx.state.get("range")
+    if state is None:
+        state = list(initial_range(scalar_f(o_min), scalar_f(o_max)))
+    offset = widen_range(maxsum, minsum, step, state)
+    ctx.state["range"] = state
+    mn, mx = state[0], state[1]
+    ctx.log(2, f"supernode range [{mn}, {mx}] zx={zx} zf={zf} zb={zb} maxsum={maxsum}")
+
+    with np.errstate(all="ignore"):
+        steps = range_steps(mn, mx, step)
+        # op_supernode.c defines USE_16BITS_RECIP: a 16-bit reciprocal, unsigned 32-bit
+        # product (the sum converts to unsigned), read back as int32 and shifted by 16
+        recip = _c_div(0x00FF0000, steps) & 0xFFFFFFFF
+        biasbuf = _rne_i32((codes[:cout].astype(np.int64) - zb).astype(f32) * bias_gain)
+        total = wrap_i32(sums.astype(np.int64) + biasbuf)
+        shifted = f2i((total.astype(f32) + offset).astype(f32))
+        product = (shifted * np.int64(recip) + np.int64(1 << 15)) & 0xFFFFFFFF
+        out = wrap_i32(product) >> 16
+    out = np.clip(out, 0, 255).astype(np.uint8)
+    y = Tensor.from_array(fresh(out.reshape(b, rows.out, cols.out, cout)), _U8)
+    return y, _f32_out(_word(mn)), _f32_out(_word(mx))
+
+
+def supernode_reference(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor,
+                        x_max: Tensor, f_min: Tensor, f_max: Tensor, stride: Tensor,
+                        bias: Tensor, b_min: Tensor, b_max: Tensor, o_min: Tensor,
+                        o_max: Tensor) -> tuple[np.ndarray, ...]:
+    """the float convolution plus the dequantized bias, clamped to the finite bounds of the
+    output range (a Relu's 0, a ReluX's maximum)."""
+    y = conv2d_reference(ctx, x, filt, x_min, x_max, f_min, f_max, stride)[0]
+    y = y + real(bias, b_min, b_max).reshape(-1)[:y.shape[-1]]
+    lo, hi = float(real(o_min).reshape(-1)[0]), float(real(o_max).reshape(-1)[0])
+    if np.isfinite(lo):
+        y = np.maximum(y, lo)
+    if np.isfinite(hi):
+        y = np.minimum(y, hi)
+    return ranged(y)
+
+
+for _name in ("Supernode_8x8p8to8", "Supernode_8x8p8to8_ref"):
+    op(_name, Category.MATH, reference=supernode_reference, inputs=SUPERNODE_IN,
+       outputs=SUPERNODE_OUT, uses_padding=True)(supernode_8x8p8to8)

@@ -1,0 +1,135 @@
+"""Prepare's convolution-chain fusion (nnlib ``try_make_supernode_flavored``, prepare.c).
+
+QuantizedConv2d_8x8to32 → QuantizeDownAndShrinkRange_32to8 → QuantizedBiasAdd_8p8to32 →
+QuantizeDownAndShrinkRange_32to8 [→ QuantizedRelu_8 | QuantizedReluX_8], each the unique
+consumer of the one before (:mod:`consumers`), becomes one Supernode_8x8p8to8 under the last
+node's id, output definitions and place of the convolution. Its output range inputs are
+±inf (find it) from a QuantizeDownAndShrinkRange, 0 from a Relu, a ReluX's maximum.
+
+What the library does and this pass follows:
+
+- without a bias add nothing is fused (the library's "temporary" early return);
+- a chain whose result is one pixel deep ([1,1,W?] with the filter covering the input) would
+  become SuperFC_8x8p32to8, which is not simulated: it runs as authored, with a note;
+- the new scalar Consts (0, -inf, +inf) get internal ids counting down from 0xFFFFFFFF, as
+  ``nn_graph_new_internal_node_id`` numbers them, one of each at most (the library caches
+  them).
+
+Only the ops of the seed list are matched (Requantize_32to8, Clamp, ChannelScale and the
+depthwise, matmul and 16-bit flavours are not in it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hexscope.engine.nodes import Node, OutputDef, Padding, const_tensor
+from hexscope.engine.prepare.consumers import Consumers
+
+CONV = "QuantizedConv2d_8x8to32"
+QDOWN = "QuantizeDownAndShrinkRange_32to8"
+BIASADD = "QuantizedBiasAdd_8p8to32"
+RELUS = ("QuantizedRelu_8", "QuantizedReluX_8")
+SUPERNODE = "Supernode_8x8p8to8"
+FIRST_INTERNAL_ID = 0xFFFFFFFF
+WHERE = "hexagon_nn prepare: try_make_supernode_flavored"
+
+
+@dataclass(frozen=True, slots=True)
+class Fusion:
+    """One chain and the Supernode that replaces it."""
+
+    supernode: Node
+    fused: tuple[int, ...]          # conv, requantize, bias add[, requantize] (removed)
+    chain: tuple[str, ...]          # the ops, in order, for messages
+
+
+@dataclass
+class _Scalars:
+    """The scalar Consts the pass creates, one per value (the library's const cache)."""
+
+    taken: set[int]
+    made: dict[str, Node] = field(default_factory=dict)
+    next_id: int = FIRST_INTERNAL_ID
+
+    def ref(self, name: str, value: float) -> tuple[int, int]:
+        if name not in self.made:
+            while self.next_id in self.taken:
+                self.next_id -= 1
+            data = np.full((1, 1, 1, 1), value, np.float32)
+            self.made[name] = Node(self.next_id, "Const", outputs=(OutputDef((1, 1, 1, 1), 4),),
+                                   const=const_tensor(data), label=f"prepare: {name}")
+            self.taken.add(self.next_id)
+        return self.made[name].node_id, 0
+
+
+def find_chains(nodes: dict[int, Node], order: list[int]) -> tuple[list[Fusion], list[str],
+                                                                  list[Node]]:
+    """The fusions prepare makes, notes on the chains it leaves, and the Consts it adds."""
+    consumers = Consumers(nodes, order)
+    scalars = _Scalars(set(nodes))
+    fusions: list[Fusion] = []
+    notes: list[str] = []
+    for node_id in order:
+        conv = nodes[node_id]
+        if conv.op != CONV:
+            continue
+        fusion = _match(conv, nodes, consumers, scalars, notes)
+        if fusion is not None:
+            fusions.append(fusion)
+    return fusions, notes, list(scalars.made.values())
+
+
+def _match(conv: Node, nodes: dict[int, Node], consumers: Consumers, scalars: _Scalars,
+           notes: list[str]) -> Fusion | None:
+    qdown0 = consumers.unique(conv.node_id, (QDOWN,))
+    if qdown0 is None:
+        return None
+    bias = consumers.unique(qdown0.node_id, (BIASADD,))
+    if bias is None:
+        return None                                  # no bias: the library does not fuse
+    qdown1 = consumers.unique(bias.node_id, (QDOWN,))
+    if qdown1 is None:
+        return None
+    lo, hi = scalars.ref("-inf", -np.inf), scalars.ref("+inf", np.inf)
+    relu = consumers.unique(qdown1.node_id, RELUS)
+    last = qdown1
+    if relu is not None:
+        lo, last = scalars.ref("0", 0.0), relu
+        if relu.op == "QuantizedReluX_8":
+            hi = relu.inputs[3]
+    chain = tuple(n.op for n in (conv, qdown0, bias, qdown1, *(() if relu is None else (relu,))))
+    if _would_be_superfc(conv, last, nodes):
+        notes.append(f"0x{conv.node_id:x}: the chain {' → '.join(chain)} becomes "
+                     f"SuperFC_8x8p32to8 on the device (prepare: "
+                     "maybe_morph_supernode_to_superfc), which Hexscope does not simulate; "
+                     "it runs as authored")
+        return None
+    inputs = (*conv.inputs[:7], bias.inputs[1], bias.inputs[4], bias.inputs[5], lo, hi)
+    supernode = Node(last.node_id, SUPERNODE, inputs=inputs, outputs=last.outputs,
+                     padding=conv.padding, label=last.label, position=last.position)
+    fused = tuple(n.node_id for n in (conv, qdown0, bias, qdown1) if n is not last)
+    return Fusion(supernode, fused, chain)
+
+
+def _would_be_superfc(conv: Node, last: Node, nodes: dict[int, Node]) -> bool:
+    """``maybe_morph_supernode_to_superfc``'s conditions (prepare.c)."""
+    sizes = last.outputs[0].max_sizes if last.outputs else ()
+    if len(sizes) < 2 or sizes[0] != 1 or sizes[1] != 1:
+        return False
+    wts = nodes.get(conv.inputs[1][0]) if len(conv.inputs) > 1 else None
+    if wts is None or wts.const is None:
+        return False
+    fh, fw, din, dout = wts.const.shape
+    if (fh > 1 or fw > 1) and conv.padding is not Padding.VALID:
+        return False
+    if dout % 16 or dout < 32 or (fh * fw * din) % 16 or fh * fw * din < 32:
+        return False
+    src, idx = conv.inputs[0]
+    producer = nodes.get(src)
+    if producer is None or idx >= len(producer.outputs):
+        return False
+    shape = producer.outputs[idx].max_sizes
+    return len(shape) >= 3 and shape[1] == fh and shape[2] == fw
