@@ -32,6 +32,8 @@ What B is (one of; default --reference float):
                        the graph lost by here?"
   --against OTHER      another graph file on the same inputs; nodes matched by id, then label
   --backend-b NAME     the same graph on another backend (sim, dsp://HOST:PORT, ...)
+  --as-authored        the same graph without prepare's fusions: each op of a convolution
+                       chain against the Supernode the device runs (A)
 
 Errors are in LSB: quantization steps of each node's own output range. --tolerance-lsb
 defaults to 0 (bit exact) for --against and --backend-b, 1 for --reference float.
@@ -51,6 +53,8 @@ def add_compare_parser(sub: Any) -> None:
     what.add_argument("--reference", choices=["float"], help="compare with the float reference")
     what.add_argument("--against", metavar="OTHER", help="compare with another graph file")
     what.add_argument("--backend-b", metavar="NAME", help="compare with another backend")
+    what.add_argument("--as-authored", action="store_true",
+                      help="compare with the same graph run as authored (no prepare fusions)")
     p.add_argument("--analysis", choices=["isolated", "accumulated"], default="isolated",
                    help="float reference only (default isolated)")
     p.add_argument("--backend", default="sim", metavar="NAME",
@@ -83,7 +87,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             return EXIT_INVALID
     tolerance = args.tolerance_lsb
     if tolerance is None:
-        tolerance = 0.0 if (args.against or args.backend_b) else 1.0
+        tolerance = 0.0 if (args.against or args.backend_b or args.as_authored) else 1.0
     if tolerance < 0:
         err("--tolerance-lsb must be >= 0")
         return EXIT_INVALID
@@ -91,6 +95,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         mode, b_name = "trace", args.against
     elif args.backend_b:
         mode, b_name = "trace", args.backend_b
+    elif args.as_authored:
+        mode, b_name = "trace", "as authored"
     else:
         mode, b_name = args.analysis, f"float reference ({args.analysis})"
     result = CompareResult(args.graph, mode, args.backend, b_name, tolerance)
@@ -134,11 +140,14 @@ def _compare_one(graph: Graph, other: Graph | None, args: argparse.Namespace,
     session = Session(graph, args.backend, seed=args.seed)
     try:
         a = run_trace(session, tensors, args.backend)
-        if other is None and not args.backend_b:
+        if other is None and not args.backend_b and not args.as_authored:
             return compare_reference(session, args.analysis, tolerance)
         if other is not None:
             b_session = Session(other, args.backend, seed=args.seed)
             b_name = args.against
+        elif args.as_authored:
+            b_session = Session(graph, args.backend, seed=args.seed, fusions=False)
+            b_name = "as authored"
         else:
             b_session = Session(graph, args.backend_b, seed=args.seed)
             b_name = args.backend_b

@@ -52,6 +52,9 @@ def add_run_parser(sub: Any) -> None:
     run.add_argument("-j", "--jobs", type=_jobs, default=None, metavar="N",
                      help="run the input sets in N worker processes (default: the number "
                           "of processors; the results are the same for any N)")
+    run.add_argument("--as-authored", action="store_true",
+                     help="no prepare fusions: run each op of a convolution chain instead of "
+                          "the Supernode the device makes of it")
     run.add_argument("-q", "--quiet", action="store_true", help="only print the summary")
 
 
@@ -218,7 +221,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                                                                  .isatty() else sys.stdout,
                                                                  args.quiet),
                            seed=args.seed,
-                           jobs=args.jobs if args.jobs is not None else default_jobs())
+                           jobs=args.jobs if args.jobs is not None else default_jobs(),
+                           fusions=not args.as_authored)
     try:
         if args.report:
             write_json(result, args.report, args.graph)

@@ -32,6 +32,7 @@ from hexscope.engine.nodes import Node
 from hexscope.engine.ops.context import DEFAULT_PADDING_FILL, KernelContext, capacity_error
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry, OpSpec
 from hexscope.engine.prepare import Prepared
+from hexscope.engine.prepare.supernode import find_chains
 from hexscope.engine.tensor import Tensor
 
 
@@ -262,12 +263,9 @@ class Executor:
                 if plan.spec.name != "INPUT":
                     # The device's one policy (context.output_fits); kernels that know the
                     # device's own wording check earlier, this catches every other op.
-                    if self._fused_on_device(node.node_id):
-                        raise type(error)(f"{error}. On the device, prepare fuses this "
-                                          "convolution with its bias add into a Supernode, "
-                                          "whose output fits; Hexscope does not simulate that "
-                                          "fusion yet, so run it with a declared size that "
-                                          "holds the int32 sums")
+                    note = self._fusion_note(node.node_id)
+                    if note:
+                        raise type(error)(f"{error}. {note}")
                     raise error
                 ctx.warn(str(error))   # graph spec §4.1: a larger graph input is only reported
             if self.padding_override is not None and tensor.layout is Layout.D32:
@@ -275,22 +273,24 @@ class Executor:
             outputs.append(tensor.readonly())
         return tuple(outputs)
 
-    def _fused_on_device(self, node_id: int) -> bool:
-        """Whether hexagon_nn's prepare would fold this convolution into a Supernode: a
-        bias add reads its sums, directly or through one requantize (nnlib prepare.c,
-        try_make_supernode_flavored builds one only when a bias add follows)."""
-        nodes = self.prepared.nodes
-        if not nodes[node_id].op.startswith("QuantizedConv2d"):
-            return False
-        readers = [n for n in nodes.values() if any(s == node_id for s, _ in n.inputs)]
-        for reader in readers:
-            if reader.op.startswith("QuantizedBiasAdd"):
-                return True
-            if reader.op.startswith(("QuantizeDownAndShrinkRange", "Requantize")):
-                if any(n.op.startswith("QuantizedBiasAdd") and
-                       any(s == reader.node_id for s, _ in n.inputs) for n in nodes.values()):
-                    return True
-        return False
+    def _fusion_note(self, node_id: int) -> str:
+        """What prepare does with this node on the device, when that explains a failure: a
+        convolution run as authored that the device fuses into a Supernode, or a chain
+        prepare would fuse into an op Hexscope does not simulate (prepare's notes)."""
+        prepared = self.prepared
+        tag = f"0x{node_id:x}:"
+        for note in prepared.notes:
+            if note.startswith(tag):
+                return note[len(tag):].strip()
+        if prepared.fusions or prepared.nodes[node_id].op != "QuantizedConv2d_8x8to32":
+            return ""
+        fusions, _, _ = find_chains(dict(prepared.nodes), list(prepared.order))
+        for fusion in fusions:
+            if node_id in fusion.fused:
+                return (f"On the device, prepare fuses this convolution chain into "
+                        f"{fusion.supernode.op} 0x{fusion.supernode.node_id:x}, whose output "
+                        "fits; this run is as authored (prepare's fusions off)")
+        return ""
 
     def _degenerate_note(self, node_id: int) -> str:
         """Name where a NaN, infinite or zero-width range that reached the node began."""

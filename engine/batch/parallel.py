@@ -46,7 +46,7 @@ def _plugin_files() -> list[str]:
 
 
 def _init(graph_bytes: bytes, plugins: list[str], backend: str, seed: int,
-          dump_dir: str | None, runs: int) -> None:
+          dump_dir: str | None, runs: int, fusions: bool = True) -> None:
     from hexscope.engine.batch.runner import BatchResult, _open_session
     from hexscope.engine.plugins import load_plugin
 
@@ -59,7 +59,7 @@ def _init(graph_bytes: bytes, plugins: list[str], backend: str, seed: int,
         path = Path(folder) / "graph.hexgraph"
         path.write_bytes(graph_bytes)
         graph = Graph.load(path)
-    session = _open_session(graph, backend, seed, BatchResult("", backend))
+    session = _open_session(graph, backend, seed, BatchResult("", backend), fusions)
     _WORKER.update(session=session, ranges=RangeAccumulator(runs), dump_dir=dump_dir)
 
 
@@ -78,12 +78,13 @@ def _task(k: int, input_set: InputSet) -> tuple[int, RunRecord, RangePartial, st
 
 
 def run_parallel(graph: Graph, input_sets: Sequence[InputSet], backend: str, seed: int,
-                 dump_dir: str | None, jobs: int, done: Done) -> None:
+                 dump_dir: str | None, jobs: int, done: Done, *, fusions: bool = True) -> None:
     """Run every input set in ``jobs`` worker processes; ``done(k, run, partial, dump_error)``
     is called in the parent as runs complete (in any order)."""
     # spawn, not fork: the parent may hold Qt, BLAS and compiler threads (and their locks)
     context = multiprocessing.get_context("spawn")
-    init = (graph.to_bytes(), _plugin_files(), backend, seed, dump_dir, len(input_sets))
+    init = (graph.to_bytes(), _plugin_files(), backend, seed, dump_dir, len(input_sets),
+            fusions)
     broken: list[int] = []
     with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init,
                              initargs=init) as pool:

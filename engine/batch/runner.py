@@ -159,14 +159,16 @@ Progress = Callable[[int, int, "RunRecord | None", str], None]
 
 def run_batch(graph: Graph, input_sets: Sequence[InputSet], backend: str | Backend = "sim", *,
               graph_name: str = "graph", dump_dir: str | Path | None = None,
-              progress: Progress | None = None, seed: int = 0, jobs: int = 1) -> BatchResult:
+              progress: Progress | None = None, seed: int = 0, jobs: int = 1,
+              fusions: bool = True) -> BatchResult:
     """Run ``graph`` once per input set; never raises for graph, input or backend trouble
     (the result's outcome says what went wrong). ``jobs`` > 1 runs the sets in that many
-    worker processes (a backend given by name only); the result is the same."""
+    worker processes (a backend given by name only); the result is the same. ``fusions``
+    False runs the graph as authored (no Supernode fusion in prepare)."""
     start = time.perf_counter()
     backend_name = backend if isinstance(backend, str) else getattr(backend, "name", "?")
     result = BatchResult(graph_name, backend_name, node_count=len(graph))
-    session = _open_session(graph, backend, seed, result)
+    session = _open_session(graph, backend, seed, result, fusions)
     if session is None:
         result.seconds = time.perf_counter() - start
         return result
@@ -189,7 +191,8 @@ def run_batch(graph: Graph, input_sets: Sequence[InputSet], backend: str | Backe
     try:
         if jobs > 1 and len(input_sets) > 1 and isinstance(backend, str):
             run_parallel(graph, input_sets, backend, seed,
-                         None if dump_dir is None else str(dump_dir), jobs, done)
+                         None if dump_dir is None else str(dump_dir), jobs, done,
+                         fusions=fusions)
         else:
             for k, input_set in enumerate(input_sets):
                 if progress:
@@ -230,10 +233,11 @@ def _dumped(dump_dir: str | Path, write: Callable[..., None], *args: object) -> 
 
 
 def _open_session(graph: Graph, backend: str | Backend, seed: int,
-                  result: BatchResult) -> Session | None:
+                  result: BatchResult, fusions: bool = True) -> Session | None:
     try:
         inner = make_backend(backend)
-        session = Session(graph, _Recorder(inner), seed=seed)  # type: ignore[arg-type]
+        session = Session(graph, _Recorder(inner), seed=seed,  # type: ignore[arg-type]
+                          fusions=fusions)
     except BackendError as exc:
         result.outcome, result.message = Outcome.BACKEND_ERROR, str(exc)
         return None

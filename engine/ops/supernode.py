@@ -37,7 +37,7 @@ _U8, _F32 = DType.QUINT8, DType.FLOAT32
 _MAX_DOUBLINGS = 600        # float32 doubling takes a range to inf in under 300 steps
 
 SUPERNODE_IN = (*_CONV_IN, Port("bias", _U8), *range_ports("bias_min", "bias_max"),
-                *range_ports("out_min", "out_max"))
+                *range_ports("out_low", "out_high"))   # not *_min/_max: +-inf is meant
 SUPERNODE_OUT = (Port("y", _U8), Port("y_min", _F32), Port("y_max", _F32))
 
 
@@ -164,6 +164,10 @@ def supernode_8x8p8to8(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tenso
     Errors (KernelError): input depth differs from the filter's; a bad stride tensor; fewer
     bias values than output channels; a zero range in steps (the device divides by zero).
     """
+    for name, t in (("input x", x), ("filter", filt), ("bias", bias)):
+        if t.dtype is not _U8:
+            raise KernelError(f"{name} is {t.dtype.name.lower()}; the Supernode reads quint8 "
+                              "codes")
     b, h, w, cin = x.shape
     fh, fw, fdin, cout = filt.shape
     if cin != fdin:

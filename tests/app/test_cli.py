@@ -276,3 +276,27 @@ def test_output_into_a_closed_pipe_ends_quietly(tmp_path):
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 0
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+def test_the_fused_chain_of_a_generated_file_runs_as_on_the_device(tmp_path):
+    """graph spec §2.5 / prepare.c try_make_supernode_flavored: med_chain_style.c declares
+    its conv and bias-add outputs with element size 1, too small for their int32 sums, as
+    nnlib's test/graphinit_med.c does. Prepare fuses the chain into a Supernode whose
+    output (the relu's) fits, so the run passes without a size warning; run as authored,
+    the conv fails and the message names the Supernode the device would make."""
+    report = tmp_path / "r.json"
+    result = hexscope("run", DATA / "med_chain_style.c", "--report", report)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "too small" not in result.stdout + result.stderr
+    doc = json.loads(report.read_text())
+    assert all(not node.get("warnings") for run in doc["runs"] for node in run["nodes"])
+    kinds = {r["node"]: r["kind"] for r in doc["rewrites"]}
+    assert kinds["0x30254"] == "replaced"
+    assert all(kinds[n] == "fused" for n in ("0x3024f", "0x30251", "0x30252", "0x30253"))
+    info = hexscope("info", "--prepared", DATA / "med_chain_style.c")
+    assert "node 0x30254 'relu': type=0x2b(Supernode_8x8p8to8) n_inputs=12" in info.stdout
+    assert "prepare: 0x3024f fused: fused into Supernode_8x8p8to8 0x30254" in info.stdout
+    authored = hexscope("run", DATA / "med_chain_style.c", "--as-authored")
+    assert authored.returncode == 2
+    assert ("prepare fuses this convolution chain into Supernode_8x8p8to8 0x30254"
+            in authored.stdout)

@@ -101,3 +101,25 @@ def test_invalid_inputs_exit_2(graphs, capsys):
     assert cli.main(["compare", str(graphs / "good.hexgraph"), "--tolerance-lsb", "-1"]) == 2
     assert cli.main(["compare", str(graphs / "good.hexgraph"), "--input",
                      str(graphs / "nothing.npy")]) == 2
+
+
+def test_as_authored_sets_the_fused_chain_beside_its_ops(tmp_path, capsys):
+    """prepare.c try_make_supernode_flavored: A runs the Supernode the device makes of the
+    conv chain, B the chain as authored; the Supernode (under the relu's id) is compared with
+    the relu, the fused ops are unmatched in A, and the report is valid."""
+    from support.supernode_graphs import chain_graph
+
+    chain_graph("relu").save(tmp_path / "c.hexgraph")
+    np.save(tmp_path / "x.npy", (np.arange(48) * 5 % 256).astype(np.uint8).reshape(1, 4, 4, 3))
+    report = tmp_path / "r.json"
+    code = cli.main(["compare", str(tmp_path / "c.hexgraph"), "--as-authored",
+                     "--input", f"0x10:0={tmp_path / 'x.npy'}", "--report", str(report)])
+    out = capsys.readouterr().out
+    assert code == 1                    # the two differ (tolerance 0 LSB)
+    assert "B: as authored" in out and "first divergence: 0x24 (Supernode_8x8p8to8)" in out
+    assert "in B: 0x20, 0x21, 0x22, 0x23" in out
+    doc = json.loads(report.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    # within a step of the authored chain: the same maths, other rounding and range
+    assert cli.main(["compare", str(tmp_path / "c.hexgraph"), "--as-authored", "-q",
+                     "--input", f"0x10:0={tmp_path / 'x.npy'}", "--tolerance-lsb", "1"]) == 0

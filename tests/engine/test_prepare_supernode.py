@@ -1,0 +1,71 @@
+"""Prepare's convolution-chain fusion (nnlib prepare.c try_make_supernode_flavored, the
+consumer test of graphops.c find_unique_consumer, maybe_morph_supernode_to_superfc)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hexscope.engine import Session
+from hexscope.engine.nodes import OutputDef
+from hexscope.engine.prepare import prepare
+from support.supernode_graphs import CHAIN, chain_graph
+
+
+def test_the_chain_becomes_one_supernode_under_the_relus_id_in_the_convs_place():
+    p = prepare(chain_graph("relu"))
+    sn = p.nodes[0x24]
+    assert sn.op == "Supernode_8x8p8to8"
+    assert all(i not in p.nodes for i in CHAIN)
+    zero, inf = sn.inputs[10][0], sn.inputs[11][0]
+    assert sn.inputs[:10] == ((0x10, 0), (0x15, 0), (0x11, 0), (0x12, 0), (0x13, 0), (0x12, 0),
+                              (0x14, 0), (0x16, 0), (0x11, 0), (0x12, 0))
+    assert float(p.nodes[zero].const.array.reshape(-1)[0]) == 0.0
+    assert float(p.nodes[inf].const.array.reshape(-1)[0]) == np.inf
+    assert {zero, inf} <= set(range(0xFFFFFFF0, 0x100000000))       # internal ids
+    assert p.plan == (0x10, 0x24, 0x30)
+    kinds = {r.node_id: (r.kind, r.into) for r in p.rewrites if r.node_id != 0x17}
+    assert kinds == {0x20: ("fused", 0x24), 0x21: ("fused", 0x24), 0x22: ("fused", 0x24),
+                     0x23: ("fused", 0x24), 0x24: ("replaced", None)}
+    assert sn.outputs == chain_graph("relu").node(0x24).outputs
+
+
+def test_a_relux_gives_its_maximum_and_no_relu_leaves_both_bounds_free():
+    p = prepare(chain_graph("relux"))
+    assert p.nodes[0x24].inputs[11] == (0x17, 0)
+    p = prepare(chain_graph("none"))
+    sn = p.nodes[0x23]
+    lo, hi = (float(p.nodes[sn.inputs[k][0]].const.array.reshape(-1)[0]) for k in (10, 11))
+    assert (lo, hi) == (-np.inf, np.inf)
+
+
+def test_a_second_reader_anywhere_in_the_chain_stops_the_fusion():
+    for producer in (0x20, 0x21, 0x22):
+        g = chain_graph("relu")
+        g.append_node(0x40, "OUTPUT", inputs=[(producer, 0)])
+        p = prepare(g)
+        assert 0x20 in p.nodes and p.nodes[0x24].op == "QuantizedRelu_8", hex(producer)
+
+
+def test_as_authored_nothing_is_fused():
+    p = prepare(chain_graph("relu"), fusions=False)
+    assert all(i in p.nodes for i in CHAIN) and not p.fusions
+
+
+def test_a_one_pixel_fully_connected_chain_would_be_superfc_and_runs_as_authored():
+    # output [1,1,1,32], a 2x2 filter over a 2x2 input, VALID, 2*2*8 = 32 inputs
+    g = chain_graph("relu", out_hw=1, filt=(2, 2, 8, 32), padding="VALID")
+    g.replace_node(g.node(0x10).with_(outputs=(OutputDef((1, 2, 2, 8), 1),)))
+    p = prepare(g)
+    assert p.nodes[0x24].op == "QuantizedRelu_8"
+    assert any("SuperFC_8x8p32to8" in n and n.startswith("0x20:") for n in p.notes)
+
+
+def test_an_edit_that_unmakes_the_fusion_makes_the_relus_result_stale():
+    g = chain_graph("relu")
+    s = Session(g)
+    s.execute([np.full((1, 4, 4, 3), 90, np.uint8)])
+    assert s.result(0x24) is not None
+    g.append_node(0x40, "OUTPUT", inputs=[(0x21, 0)])     # a second reader of the requantize
+    s.step()                                                # applies the edit
+    assert s.prepared.nodes[0x24].op == "QuantizedRelu_8"
+    assert s.executor.trace.get(0x24) is None or 0x24 in s.executor.stale
