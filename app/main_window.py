@@ -244,11 +244,14 @@ class MainWindow(QMainWindow):
             self.progress.setFormat("drawing %v of %m nodes")
         self.scene = GraphScene(graph, parent=self, show_consts=self.show_consts.isChecked(),
                                 progress=self._drawing_progress if big else None)
-        unplaced = [item.node.position is None for item in self.scene.items_by_id.values()]
-        if unplaced and all(unplaced):
+        unplaced = [item.node for item in self.scene.items_by_id.values()
+                    if item.node.position is None]
+        if unplaced and len(unplaced) == len(self.scene.items_by_id):
             graph.move(self.scene.item_positions())      # the scene laid it out already
-        elif any(unplaced):
+        elif any(not node.is_const for node in unplaced):
             graph.move(self.scene.layout_positions())
+        # else only consts saved while folded lack a position: the scene put each by its
+        # consumer, and the graph stays as the file has it (opening never changes a graph)
         self.canvas.set_scene(self.scene)
         old_scene.deleteLater()
         self.inspector.set_graph(graph)
@@ -387,22 +390,28 @@ class MainWindow(QMainWindow):
 
     def refresh_prepared(self) -> None:
         """Mark prepare's rewrites in the authored view, always: removed and fused nodes
-        greyed with the reason on hover, a fused Quantize "runs as AutoQuantize". With
+        greyed with the reason on hover, a replaced node "runs as" its new op (AutoQuantize, a
+        Supernode). With
         "Show prepared graph" on, the nodes prepare removes are hidden as well. Prepare is
         linear and only the looks that changed are touched."""
-        rewrites = {}
+        rewrites, prepared_nodes = {}, {}
         if errors(self.issues):
             if self.show_prepared.isChecked():
                 self.statusBar().showMessage("Fix the problems to see the prepared graph", 6000)
         else:
-            rewrites = {r.node_id: r for r in prepare(self.graph).rewrites}
+            prepared = prepare(self.graph)
+            rewrites, prepared_nodes = {r.node_id: r for r in prepared.rewrites}, prepared.nodes
         looks = self.scene.looks
         for node_id in set(rewrites) | {i for i, look in looks.items() if look.rewrite}:
             r = rewrites.get(node_id)
             kind, reason = (r.kind, r.reason) if r else ("", "")
+            # a replaced node keeps its id and runs another op (AutoQuantize, a Supernode)
+            runs_as = prepared_nodes[node_id].op if kind == "replaced" else ""
             look = looks.get(node_id)
-            if look is None or (look.rewrite, look.rewrite_reason) != (kind, reason):
-                self.scene.set_look(node_id, rewrite=kind, rewrite_reason=reason)
+            if look is None or (look.rewrite, look.rewrite_reason, look.runs_as) != (
+                    kind, reason, runs_as):
+                self.scene.set_look(node_id, rewrite=kind, rewrite_reason=reason,
+                                    runs_as=runs_as)
         self.scene.hide_prepared_away(self.show_prepared.isChecked())
 
     # selection and results ------------------------------------------------------------------

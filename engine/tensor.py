@@ -88,7 +88,7 @@ class Tensor:
         FLAT with no padding, or D32 with its paddings.
     """
 
-    __slots__ = ("shape", "dtype", "layout", "padding", "_raw")
+    __slots__ = ("shape", "dtype", "layout", "padding", "_raw", "_tag")
 
     def __init__(self, shape: Sequence[int], dtype: DType, raw: npt.NDArray[np.uint8] | None,
                  layout: Layout = Layout.FLAT, padding: D32Padding = NO_PADDING) -> None:
@@ -96,6 +96,7 @@ class Tensor:
         self.dtype = dtype
         self.layout = layout
         self.padding = padding if padding is NO_PADDING else D32Padding(*padding)
+        self._tag: DType | None = None
         if layout is Layout.FLAT and self.padding is not NO_PADDING and any(self.padding):
             raise ValueError("a flat tensor has no padding")
         if layout is Layout.D32:
@@ -112,6 +113,19 @@ class Tensor:
                     f"({self.nbytes} bytes)")
         self._raw = raw
 
+    @property
+    def device_dtype(self) -> DType:
+        """The type code the device writes into the tensor: ``dtype`` except where an op tags
+        its output otherwise (QuantizedAdd_8p8to8's broadcast path writes qint8 over quint8
+        codes). Views and reports show it; arithmetic reads ``dtype``."""
+        return self._tag or self.dtype
+
+    def tagged(self, device_dtype: DType) -> Tensor:
+        """The same tensor (same bytes) that the device tags with ``device_dtype``."""
+        out = Tensor(self.shape, self.dtype, self._raw, self.layout, self.padding)
+        out._tag = None if device_dtype is self.dtype else device_dtype
+        return out
+
     # construction -------------------------------------------------------------------------
     @classmethod
     def from_array(cls, array: npt.ArrayLike, dtype: DType | None = None) -> Tensor:
@@ -125,6 +139,7 @@ class Tensor:
         tensor = object.__new__(cls)
         tensor.shape = as_shape(arr.shape)
         tensor.dtype, tensor.layout, tensor.padding, tensor._raw = dt, Layout.FLAT, NO_PADDING, data
+        tensor._tag = None
         return tensor
 
     @classmethod
@@ -134,6 +149,7 @@ class Tensor:
         tensor.shape, tensor.dtype, tensor.layout, tensor.padding = _SCALAR_SHAPE, dtype, \
             Layout.FLAT, NO_PADDING
         tensor._raw = np.full(1, value, dtype=_NUMPY_OF[dtype]).view(np.uint8)
+        tensor._tag = None
         return tensor
 
     @classmethod
@@ -145,6 +161,7 @@ class Tensor:
         tensor.shape, tensor.dtype, tensor.layout, tensor.padding = _SCALAR_SHAPE, dtype, \
             Layout.FLAT, NO_PADDING
         tensor._raw = word.view(np.uint8).copy()
+        tensor._tag = None
         return tensor
 
     @classmethod
@@ -306,7 +323,9 @@ class Tensor:
 
     def copy(self) -> Tensor:
         raw = None if self._raw is None else self._raw.copy()
-        return Tensor(self.shape, self.dtype, raw, self.layout, self.padding)
+        out = Tensor(self.shape, self.dtype, raw, self.layout, self.padding)
+        out._tag = self._tag
+        return out
 
     def same_as(self, other: Tensor) -> bool:
         """Same shape, type, layout, padding and bytes."""
@@ -316,7 +335,9 @@ class Tensor:
                 and (not self.has_data or np.array_equal(self.buffer, other.buffer)))
 
     def describe(self) -> str:
-        text = f"{self.dtype.c_name} {'x'.join(map(str, self.shape))}"
+        kind = self.dtype.c_name if self._tag is None else \
+            f"{self._tag.c_name} ({self.dtype.c_name} codes)"
+        text = f"{kind} {'x'.join(map(str, self.shape))}"
         if self.layout is Layout.D32:
             text += f" d32 pad={tuple(self.padding)}"
         return text

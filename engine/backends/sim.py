@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 def _uses_gemm(spec: OpSpec | None) -> bool:
     module = sys.modules.get(getattr(spec.kernel, "__module__", "")) if spec else None
-    return module is not None and hasattr(module, "_gemm")
+    # the convolution's module holds _gemm; the Supernode's (and a plugin's) its conv_sums
+    return module is not None and (hasattr(module, "_gemm") or hasattr(module, "conv_sums"))
 
 
 class SimBackend:

@@ -41,7 +41,7 @@ def quant_range(outputs: Sequence[Tensor], k: int) -> list[float] | None:
 def tensor_stats(tensor: Tensor, index: int, outputs: Sequence[Tensor]) -> dict[str, object]:
     """Shape, type, layout, range, non-finite counts and saturation of one output."""
     info: dict[str, object] = {
-        "index": index, "shape": list(tensor.shape), "dtype": tensor.dtype.c_name,
+        "index": index, "shape": list(tensor.shape), "dtype": tensor.device_dtype.c_name,
         "layout": tensor.layout.name.lower(),
         "padding": list(tensor.padding) if tensor.layout is Layout.D32 else None,
         "min": None, "max": None, "nan": 0, "inf": 0, "saturation": None,

@@ -36,7 +36,7 @@ from hexscope.engine.ops.context import KernelContext, scalar_f
 from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.quant import adjust_range_for_zero
-from hexscope.engine.tensor import Tensor
+from hexscope.engine.tensor import Tensor, fresh
 
 f32 = np.float32
 _AB = (Port("a", DType.QUINT8), Port("b", DType.QUINT8), Port("a_min", DType.FLOAT32),
@@ -326,7 +326,9 @@ def quantized_add_8p8to8(ctx: KernelContext, a: Tensor, b: Tensor, a_min: Tensor
     in "under-range" mode (up to 64x gain). The broadcast path is low confidence (§15, §23
     item 8): its discovered range uses the valid elements only (the device's vector min/max
     may include lanes past the end); its reported range is the final guess, not nudged;
-    the device declares that output qint8 (the bytes are quint8 codes, kept as QUINT8 here);
+    its output is tagged qint8 as the device tags it (``tensor_out_prepare_normal_fromshape(...,
+    NN_TYPE_QINT8)`` in op_add.c; the flat path tags quint8): the bytes are the same quint8
+    codes, and the ops that read them take them as quint8, as the device's do;
     and the device's ``expand`` indexes the source with the output's b/h/w, so only a depth
     broadcast reads the intended bytes (others read other rows or past the end: a warning).
 
@@ -346,6 +348,9 @@ def quantized_add_8p8to8(ctx: KernelContext, a: Tensor, b: Tensor, a_min: Tensor
     ranges = tuple(scalar_f(t) for t in (a_min, a_max, b_min, b_max))
     if a.shape == b.shape:
         y = _add_flat(ctx, r, a.array, b.array, ranges)  # type: ignore[arg-type]
-    else:
-        y = _add_broadcast(ctx, r, a, b, ranges)  # type: ignore[arg-type]
-    return (y, _scalar_out(r.out_min), _scalar_out(r.out_max))
+        return (y, _scalar_out(r.out_min), _scalar_out(r.out_max))
+    y = _add_broadcast(ctx, r, a, b, ranges)  # type: ignore[arg-type]
+    # op_add.c: this path prepares its output as NN_TYPE_QINT8 (the flat one as QUINT8) over
+    # the same quint8 codes, which the ops after it read as quint8
+    codes = Tensor.from_array(fresh(np.ascontiguousarray(y, np.uint8)), DType.QUINT8)
+    return (codes.tagged(DType.QINT8), _scalar_out(r.out_min), _scalar_out(r.out_max))

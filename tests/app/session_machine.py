@@ -24,11 +24,12 @@ import shutil
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from hypothesis import HealthCheck, seed, settings  # noqa: E402
+from hypothesis import HealthCheck, Phase, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.stateful import (  # noqa: E402
     RuleBasedStateMachine,
@@ -60,8 +61,6 @@ RAISED: list[str] = []
 
 
 def _record(kind, value, tb) -> None:   # Qt slots' exceptions land here, not in the caller
-    import traceback
-
     RAISED.append("".join(traceback.format_exception(kind, value, tb)))
 
 
@@ -384,13 +383,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--examples", type=int, default=10)
     parser.add_argument("--steps", type=int, default=25)
     parser.add_argument("--seed", type=int, default=0)
+    # shrinking a failing session replays it hundreds of times (many minutes of GUI work):
+    # the test reports the unshrunk steps with the seed, and a developer asks for it
+    parser.add_argument("--shrink", action="store_true", help="shrink a failing session")
     args = parser.parse_args(argv)
     say(f"seed {args.seed}, {args.examples} example(s) of up to {args.steps} steps")
     machine = seed(args.seed)(AppSession)
     start = time.monotonic()
-    run_state_machine_as_test(machine, settings=settings(
-        max_examples=args.examples, stateful_step_count=args.steps, deadline=None,
-        database=None, suppress_health_check=list(HealthCheck), print_blob=True))
+    try:
+        run_state_machine_as_test(machine, settings=settings(
+            max_examples=args.examples, stateful_step_count=args.steps, deadline=None,
+            database=None, suppress_health_check=list(HealthCheck), print_blob=True,
+            phases=list(Phase) if args.shrink else [p for p in Phase if p is not Phase.shrink]))
+    except BaseException:
+        # sys.excepthook only records (for the invariant), so the failure is printed here
+        traceback.print_exc()
+        return 1
     say(f"done: {args.examples} example(s) in {time.monotonic() - start:.1f} s")
     return 0
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from nop_graphs import BRANCH, CONST, INPUT, JOIN, OUT, A, B, nop_graph
@@ -162,6 +164,25 @@ def test_consts_fold_onto_ports_and_toggle(window, graph_file):
     window.show_consts.setChecked(True)
     assert CONST in window.scene.items_by_id
     assert window.scene.items_by_id[BRANCH].inputs[0].folded == ""
+
+
+def test_a_file_saved_with_consts_folded_opens_unchanged_with_consts_shown(window, tmp_path):
+    """Found by the session machine (seed 407793782): with "Show consts as nodes" on, opening
+    a file whose consts were saved folded (no positions) laid the whole graph out again, so
+    the opened graph differed from the file. The consts go beside their consumer instead."""
+    example = Path(__file__).parents[2] / "resources" / "examples" / "saturating_range.hexgraph"
+    window.files.open_graph(str(example))
+    path = tmp_path / "saved.hexgraph"
+    assert window.files.save_graph_as(str(path))
+    window.show_consts.setChecked(True)
+    window.files.open_graph(str(path))
+    assert window.graph.to_bytes() == path.read_bytes()
+    items = window.scene.items_by_id
+    for node in window.graph:
+        if node.is_const and node.position is None:
+            consumer = items[next(iter(window.graph.consumers(node.node_id)))[0]]
+            assert items[node.node_id].pos().x() < consumer.pos().x()   # left of it, not 0,0
+            assert abs(items[node.node_id].pos().y() - consumer.pos().y()) < 200
 
 
 def test_search_finds_by_id_label_and_op(window, graph_file):

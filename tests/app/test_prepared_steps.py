@@ -28,3 +28,16 @@ def test_f10_names_the_nodes_prepare_removed_or_fused_and_the_fused_op(qtbot, sh
     text = w.statusBar().currentMessage()
     assert "runs as Supernode_8x8p8to8" in text
     assert "0x10014 QuantizedConv2d_8x8to32" in text and "0x10019 QuantizedBiasAdd_8p8to32" in text
+
+
+def test_a_replaced_node_is_labelled_with_the_op_it_runs_as(shown):
+    """The canvas names what a replaced node runs as: the Quantize AutoQuantize, the relu that
+    takes the convolution chain's place Supernode_8x8p8to8; fused nodes name the Supernode."""
+    w = shown
+    w.files.open_graph(str(EXAMPLE))
+    looks = w.scene.looks
+    replaced = {w.graph.node(i).op: look.runs_as for i, look in looks.items()
+                if look.rewrite == "replaced"}
+    assert replaced == {"Quantize": "AutoQuantize", "QuantizedRelu_8": "Supernode_8x8p8to8"}
+    assert "Supernode_8x8p8to8" in looks[0x10014].rewrite_reason
+    assert looks[0x10014].rewrite == "fused" and looks[0x10014].runs_as == ""

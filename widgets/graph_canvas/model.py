@@ -64,7 +64,7 @@ def const_text(node: Node) -> str:
         return "shape " + "x".join(map(str, tensor.shape))
     values = np.asarray(tensor.array).reshape(-1)
     if values.size > FOLD_MAX_ELEMENTS:
-        return f"{tensor.dtype.c_name} " + "x".join(map(str, tensor.shape))
+        return f"{tensor.device_dtype.c_name} " + "x".join(map(str, tensor.shape))
     items = [_number(v) for v in values]
     return items[0] if len(items) == 1 else "[" + " ".join(items) + "]"
 

@@ -70,6 +70,7 @@ class NodeLook:
     seconds: float | None = None
     rewrite: str = ""           # "", "fused", "removed", "replaced"
     rewrite_reason: str = ""
+    runs_as: str = ""           # the op a "replaced" node runs as after prepare
     overlay: QColor | None = None
     overlay_note: str = ""      # the numbers behind the overlay colour (tooltip)
 
@@ -254,8 +255,8 @@ class NodeItem(QGraphicsItem):
         font.setPointSizeF(8.5)
         painter.setFont(font)
         sub = f"0x{self.node_id:x}" + (f"  {self.node.label}" if self.node.label else "")
-        if self.look.rewrite == "replaced":
-            sub = f"0x{self.node_id:x}  runs as AutoQuantize"
+        if self.look.rewrite == "replaced" and self.look.runs_as:
+            sub = f"0x{self.node_id:x}  runs as {self.look.runs_as}"
         elided = painter.fontMetrics().elidedText(sub, Qt.TextElideMode.ElideRight,
                                                   int(self.width - 16))
         painter.drawText(QRectF(8, 19, self.width - 16, 18), Qt.AlignmentFlag.AlignVCenter,

@@ -101,6 +101,12 @@ class GraphScene(QGraphicsScene):
             # exist, so each edge is routed once; the app stores item_positions().
             for nid, (x, y) in self.layout_positions().items():
                 self.items_by_id[nid].setPos(x, y)
+        else:
+            # Consts saved while folded have no position: now that their consumers are in,
+            # each goes left of its first one (it went to 0,0 when added before them).
+            for item in self.items_by_id.values():
+                if item.node.position is None:
+                    item.setPos(self._position_for(item.node))
         for item in self.items_by_id.values():
             self._add_incoming_edges(item, check=False)
         # Checked once all items are in: a scene query between insertions makes Qt

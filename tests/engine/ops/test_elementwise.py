@@ -215,7 +215,7 @@ def _add(ctx, a, b, ar, br, fixed=()):
     s = Tensor.scalar
     y, lo, hi = quantized_add_8p8to8(ctx, _t(a), _t(b), s(ar[0]), s(ar[1]), s(br[0]), s(br[1]),
                                      *(s(v) for v in fixed))
-    return np.asarray(y), f32(lo.item()), f32(hi.item())
+    return np.asarray(y.array if isinstance(y, Tensor) else y), f32(lo.item()), f32(hi.item())
 
 
 class _RefAdd:
@@ -484,3 +484,31 @@ def test_add_broadcast_of_an_input_without_elements_reads_zeros_and_warns(a_shap
     y, _, _ = _add(ctx, np.full(a_shape, 200), np.zeros(b_shape), (-1.0, 1.0), (-1.0, 1.0))
     assert y.shape == out and y.dtype == np.uint8
     assert any("reads past the end" in w for w in ctx.warnings)
+
+
+def test_add_broadcast_output_is_tagged_qint8_as_the_device_tags_it() -> None:
+    """op_add.c: the broadcast path prepares its output with NN_TYPE_QINT8, the flat path with
+    NN_TYPE_QUINT8; the bytes are quint8 codes either way, and the ops after it read them as
+    such. Views and reports show the device's tag; arithmetic keeps the codes' type."""
+    from hexscope.engine.batch.stats import tensor_stats
+    from hexscope.engine.dtypes import DType
+
+    s = Tensor.scalar
+    ctx = KernelContext(node_id=0x68, op="QuantizedAdd_8p8to8")
+    a, b = _t(np.full((1, 2, 2, 4), 130)), _t(np.full((1, 2, 2, 1), 90))
+    y, lo, hi = quantized_add_8p8to8(ctx, a, b, s(-1.0), s(1.0), s(-1.0), s(1.0))
+    lo, hi = Tensor.from_array(lo), Tensor.from_array(hi)
+    assert y.device_dtype is DType.QINT8 and y.dtype is DType.QUINT8
+    assert y.describe().startswith("qint8 (quint8 codes) 1x2x2x4")
+    assert y.copy().device_dtype is DType.QINT8
+    assert tensor_stats(y, 0, [y, lo, hi])["dtype"] == "qint8"
+    flat, _, _ = quantized_add_8p8to8(ctx, a, a, s(-1.0), s(1.0), s(-1.0), s(1.0))
+    flat = Tensor.from_array(flat)          # the executor wraps a kernel's array likewise
+    assert flat.device_dtype is DType.QUINT8 and flat.describe().startswith("quint8 1x2x2x4")
+    # the same codes, read as quint8 by the op after it: the tag changes no arithmetic
+    relu = REGISTRY.get("QuantizedRelu_8").kernel
+    untagged = Tensor.from_array(np.array(y.array))
+    tagged_out = relu(KernelContext(node_id=0x69, op="QuantizedRelu_8"), y, lo, hi)
+    plain_out = relu(KernelContext(node_id=0x69, op="QuantizedRelu_8"), untagged, lo, hi)
+    assert all(np.array_equal(np.asarray(t), np.asarray(u))
+               for t, u in zip(tagged_out, plain_out, strict=True))
