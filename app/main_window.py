@@ -39,6 +39,7 @@ from hexscope.engine.events import GraphEdited, LogLine
 from hexscope.engine.gc_pause import gc_paused
 from hexscope.engine.graph import Graph
 from hexscope.engine.prepare import prepare
+from hexscope.engine.prepare.marks import Mark, marks_kept, marks_of
 from hexscope.engine.session import Session
 from hexscope.engine.validate import Issue, Validator, errors
 from hexscope.widgets.doc_text import parse_link
@@ -75,6 +76,7 @@ class MainWindow(QMainWindow):
         self.startup_lines: list[LogLine] = []   # plugin files that failed to load
         self.semantics: SemanticsView | None = None   # opened from a doc citation
         self._validator = Validator()
+        self._marks: dict[int, Mark] = {}      # prepare's marks on the canvas, by node
         self.next_node: int | None = None
         self._session: Session | None = None
         self._overlay_legend: list[tuple[str, QColor]] = []
@@ -391,22 +393,21 @@ class MainWindow(QMainWindow):
     def refresh_prepared(self) -> None:
         """Mark prepare's rewrites in the authored view, always: removed and fused nodes
         greyed with the reason on hover, a replaced node "runs as" its new op (AutoQuantize, a
-        Supernode). With
+        Supernode). While the graph has errors it cannot be prepared: the marks of the last
+        prepare stay where no edit touched their group (engine/prepare/marks.py). With
         "Show prepared graph" on, the nodes prepare removes are hidden as well. Prepare is
         linear and only the looks that changed are touched."""
-        rewrites, prepared_nodes = {}, {}
         if errors(self.issues):
             if self.show_prepared.isChecked():
                 self.statusBar().showMessage("Fix the problems to see the prepared graph", 6000)
+            broken = {i.node_id for i in errors(self.issues)}
+            self._marks = marks_kept(self._marks, self.graph, broken)
         else:
-            prepared = prepare(self.graph)
-            rewrites, prepared_nodes = {r.node_id: r for r in prepared.rewrites}, prepared.nodes
-        looks = self.scene.looks
-        for node_id in set(rewrites) | {i for i, look in looks.items() if look.rewrite}:
-            r = rewrites.get(node_id)
-            kind, reason = (r.kind, r.reason) if r else ("", "")
-            # a replaced node keeps its id and runs another op (AutoQuantize, a Supernode)
-            runs_as = prepared_nodes[node_id].op if kind == "replaced" else ""
+            self._marks = marks_of(self.graph, prepare(self.graph))
+        looks, marks = self.scene.looks, self._marks
+        for node_id in set(marks) | {i for i, look in looks.items() if look.rewrite}:
+            m = marks.get(node_id)
+            kind, reason, runs_as = (m.kind, m.reason, m.runs_as) if m else ("", "", "")
             look = looks.get(node_id)
             if look is None or (look.rewrite, look.rewrite_reason, look.runs_as) != (
                     kind, reason, runs_as):

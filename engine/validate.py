@@ -104,7 +104,8 @@ class Validator:
     edit changed or whose producers it changed (nodes are immutable, so identity tells).
 
     The editor validates after every edit; at 10,000 nodes the per-node checks are most of
-    the time, and an edit touches a handful. A change of execution order checks all again.
+    the time, and an edit touches a handful. A change of execution order checks all again,
+    unless it only removed or added nodes (the others keep their relative order).
     ``checked`` counts the nodes checked by the last call.
     """
 
@@ -121,7 +122,8 @@ class Validator:
     def _validate(self, graph: Graph) -> list[Issue]:
         order = graph.order
         if order != self._order:
-            self._cache.clear()
+            if not _same_relative_order(self._order, order):
+                self._cache.clear()
             self._order = order
         position = {node_id: k for k, node_id in enumerate(order)}
         nodes = graph.nx.nodes
@@ -145,6 +147,15 @@ class Validator:
             issues.extend(found)
         self._cache = cache
         return _finish(graph, issues, position)
+
+
+def _same_relative_order(old: tuple[int, ...], new: tuple[int, ...]) -> bool:
+    """Whether the nodes in both orders keep their order: true after removing or re-adding
+    nodes (a delete, its undo). A node's checks compare positions only between it and its
+    producers, so their cached results stay right; a node whose producer came or went has
+    a new key and is checked again."""
+    new_set, old_set = set(new), set(old)
+    return [n for n in old if n in new_set] == [n for n in new if n in old_set]
 
 
 def _finish(graph: Graph, issues: list[Issue], position: dict[int, int]) -> list[Issue]:

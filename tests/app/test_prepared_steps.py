@@ -41,3 +41,26 @@ def test_a_replaced_node_is_labelled_with_the_op_it_runs_as(shown):
     assert replaced == {"Quantize": "AutoQuantize", "QuantizedRelu_8": "Supernode_8x8p8to8"}
     assert "Supernode_8x8p8to8" in looks[0x10014].rewrite_reason
     assert looks[0x10014].rewrite == "fused" and looks[0x10014].runs_as == ""
+
+
+def test_while_an_edit_leaves_errors_only_the_touched_rewrites_lose_their_marks(shown):
+    """Deleting the chain's convolution leaves its reader dangling, so the graph cannot be
+    prepared: the chain's marks go, the AutoQuantize's stay (they used to all go, and come
+    back on undo: thousands of repaints at 5,000 nodes); undo brings the chain's back."""
+    w = shown
+    w.files.open_graph(str(EXAMPLE))
+    marked = {i: (look.rewrite, look.runs_as) for i, look in w.scene.looks.items()
+              if look.rewrite}
+    w.select_node(0x10014)
+    w.edits.delete_selected()
+    w.revalidate()
+    assert w.issues and any(i.node_id != 0x10014 for i in w.issues)
+    now = {i: (look.rewrite, look.runs_as) for i, look in w.scene.looks.items() if look.rewrite}
+    assert now[0x10006] == ("replaced", "AutoQuantize") and now[0x10004][0] == "fused"
+    supernode = [i for i, (kind, runs_as) in marked.items() if runs_as == "Supernode_8x8p8to8"]
+    assert supernode and all(i not in now for i in supernode)
+    assert 0x10019 not in now                       # the chain's bias add: unmarked
+    w.undo_stack.undo()
+    w.revalidate()
+    assert {i: (look.rewrite, look.runs_as) for i, look in w.scene.looks.items()
+            if look.rewrite} == marked
