@@ -279,6 +279,7 @@ class WireNode:
     inputs: tuple[tuple[int, int], ...] = ()
     outputs: tuple[WireOutput, ...] = ()
     const: bytes | None = None           # const data (b"" for a shape-only const), None: an op
+    const_dtype: int = 0                 # a const's dtype code (0: unknown)
 
     @property
     def is_const(self) -> bool:
@@ -298,7 +299,8 @@ class Upload:
         table["node_id"] = [n.node_id for n in nodes]
         table["op_id"] = [n.op_id for n in nodes]
         table["padding"] = [n.padding for n in nodes]
-        table["flags"] = [FLAG_CONST if n.is_const else 0 for n in nodes]
+        table["flags"] = [FLAG_CONST | (n.const_dtype & 0xFF) << 8 if n.is_const else 0
+                          for n in nodes]
         table["n_inputs"] = [len(n.inputs) for n in nodes]
         table["n_outputs"] = [len(n.outputs) for n in nodes]
         table["name_len"] = [len(b) for b in names]
@@ -362,7 +364,8 @@ class Upload:
             nodes.append(WireNode(
                 node_id, name, int(rec["op_id"]), int(rec["padding"]),
                 tuple((int(a), int(b)) for a, b in refs[i_pos:i_pos + n_in]), tuple(outputs),
-                bytes(consts[k]) if is_const else None))
+                bytes(consts[k]) if is_const else None,
+                int(rec["flags"]) >> 8 & 0xFF if is_const else 0))
             i_pos, o_pos, n_pos = i_pos + n_in, o_pos + n_out, n_pos + name_len
         return cls(tuple(nodes), bool(flags & FLAG_NEW_GRAPH))
 

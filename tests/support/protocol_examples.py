@@ -12,7 +12,7 @@ def examples() -> dict[str, bytes]:
     upload = p.Upload((
         p.WireNode(0x1, "INPUT", 0, outputs=(p.WireOutput((1, 1, 1, 2), 4),)),
         p.WireNode(0x10, "Const", 3, outputs=(p.WireOutput((1, 1, 1, 2), 4),),
-                   const=two_floats),
+                   const=two_floats, const_dtype=8),
         p.WireNode(0x20, "Add_f", 66, inputs=((0x1, 0), (0x10, 0)),
                    outputs=(p.WireOutput((1, 1, 1, 2), 4),)),
     ))
