@@ -77,6 +77,7 @@ class RemoteBackend:
         self.counters: dict[int, int] = {}        # node id -> the device's counter, last run
         self.counter_kind = p.COUNTER_CYCLES
         self.remote_runs = 0
+        self.uploads = 0
         self._lock = threading.RLock()
         self._position: dict[int, int] = {}       # authored node id -> append position
         self._on_agent: int | None = None         # authored prefix length prepared there
@@ -178,6 +179,7 @@ class RemoteBackend:
             if self._on_agent != end:
                 self._on_agent = None
                 self.client.upload(wire_nodes(authored))
+                self.uploads += 1
                 tapped = [prepared.nodes[i] for i in plan if i in ids]
                 self.client.prepare(OUTPUT_NODE_ID, tap_slots(tapped, self.registry))
                 self._on_agent = end

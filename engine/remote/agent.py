@@ -14,6 +14,7 @@ import os
 import socket
 import sys
 import threading
+import time
 from collections.abc import Sequence
 
 from hexscope.engine.remote import protocol as p
@@ -51,11 +52,13 @@ class Agent:
 
     def __init__(self, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *,
                  token: str | bytes | None = None, max_frame: int = p.DEFAULT_MAX_FRAME,
-                 idle_timeout: float | None = 900.0, slow_seconds: float = 0.0,
+                 idle_timeout: float | None = 900.0, frame_timeout: float = p.FRAME_TIMEOUT,
+                 slow_seconds: float = 0.0,
                  log: object = None) -> None:
         self.token = token.encode() if isinstance(token, str) else token
         self.max_frame = min(max_frame, p.HARD_MAX_FRAME)
         self.idle_timeout = idle_timeout
+        self.frame_timeout = frame_timeout
         self.slow_seconds = slow_seconds
         self._log = log if callable(log) else (lambda text: print(text, file=sys.stderr,
                                                                  flush=True))
@@ -80,7 +83,7 @@ class Agent:
                 continue
             peer = f"{addr[0]}:{addr[1]}"
             if not self._busy.acquire(blocking=False):
-                self._refuse(conn, peer)
+                threading.Thread(target=self._refuse, args=(conn, peer), daemon=True).start()
                 continue
             self._client = peer
             threading.Thread(target=self._serve, args=(conn, peer), daemon=True,
@@ -97,8 +100,7 @@ class Agent:
             send(conn, p.Busy(f"agent busy: serving {self._client}; one client at a time"), 0)
         except OSError:
             pass
-        finally:
-            conn.close()
+        _linger_close(conn)
 
     # serving one client ------------------------------------------------------------------
     def _serve(self, conn: socket.socket, peer: str) -> None:
@@ -110,7 +112,8 @@ class Agent:
             while True:
                 try:
                     frame = read_frame(conn, max_frame=self.max_frame,
-                                       idle_timeout=self.idle_timeout)
+                                       idle_timeout=self.idle_timeout,
+                                       frame_timeout=self.frame_timeout)
                 except p.ProtocolError as exc:          # framing lost: reply, then close
                     self._reply_error(conn, exc, 0)
                     return
@@ -143,7 +146,7 @@ class Agent:
             self._log(f"client {peer}: {exc}")
         finally:
             device.teardown()
-            conn.close()
+            _linger_close(conn)
             self._log(f"client {peer} gone")
             self._busy.release()
 
@@ -190,6 +193,22 @@ class Agent:
             send(conn, p.TeardownOk(), rid)
 
 
+def _linger_close(conn: socket.socket) -> None:
+    """Close so that the last frame we sent is read: closing with unread input would reset
+    the connection, and the peer could lose our reply. Half-close, drain briefly, close."""
+    deadline = time.monotonic() + 0.5
+    try:
+        conn.shutdown(socket.SHUT_WR)
+        while (left := deadline - time.monotonic()) > 0:
+            conn.settimeout(left)
+            if not conn.recv(65536):
+                break
+    except OSError:
+        pass
+    finally:
+        conn.close()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="hexscope-agent",
@@ -202,6 +221,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help=f"refuse clients without this token (default: ${TOKEN_ENV})")
     parser.add_argument("--idle-timeout", type=float, default=900.0, metavar="SECONDS",
                         help="close a connection idle this long (default %(default)s)")
+    parser.add_argument("--frame-timeout", type=float, default=p.FRAME_TIMEOUT,
+                        metavar="SECONDS", help="time to finish a frame once it has begun "
+                        "(default %(default)s)")
     parser.add_argument("--max-frame", type=int, default=p.DEFAULT_MAX_FRAME, metavar="BYTES",
                         help="largest frame accepted (default %(default)s)")
     parser.add_argument("--plugin", action="append", default=[], metavar="FILE",
@@ -226,7 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               "can reach this port can run graphs here", file=sys.stderr)
     try:
         agent = Agent(host, port, token=token, max_frame=args.max_frame,
-                      idle_timeout=args.idle_timeout or None, slow_seconds=args.slow_ms / 1000)
+                      idle_timeout=args.idle_timeout or None,
+                      frame_timeout=args.frame_timeout, slow_seconds=args.slow_ms / 1000)
     except OSError as exc:
         print(f"hexscope-agent: cannot listen on {host}:{port}: {exc.strerror or exc}",
               file=sys.stderr)

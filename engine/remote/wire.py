@@ -36,8 +36,8 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float | None, started: bo
         if deadline is not None:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise p.ProtocolError(p.ErrorCode.TIMEOUT, f"frame not completed within "
-                                      f"{p.FRAME_TIMEOUT:g} s ({got} of {n} bytes)")
+                raise p.ProtocolError(p.ErrorCode.TIMEOUT, f"frame not completed in time "
+                                      f"({got} of {n} bytes arrived)")
             sock.settimeout(left)
         try:
             k = sock.recv_into(view[got:], n - got)
