@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import socket
+import time
 from collections.abc import Callable, Sequence
 
 from hexscope.engine.errors import BackendError
@@ -60,7 +61,19 @@ class AgentClient:
         return self._sock is not None
 
     # connection ----------------------------------------------------------------------------
-    def connect(self) -> p.HelloOk:
+    def connect(self, busy_wait: float = 1.5) -> p.HelloOk:
+        """Connect and say HELLO. A BUSY agent is asked again for ``busy_wait`` seconds: it
+        may still be finishing a connection of ours that just closed."""
+        deadline = time.monotonic() + busy_wait
+        while True:
+            try:
+                return self._connect_once()
+            except AgentBusy:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.05)
+
+    def _connect_once(self) -> p.HelloOk:
         self.close()
         try:
             sock = socket.create_connection((self.host, self.port), self.connect_timeout)
