@@ -69,7 +69,7 @@ class RemoteBackend:
                  reply_timeout: float = 30.0) -> None:
         self.name = f"dsp://{host}:{port}"
         self.client = AgentClient(host, port, token, connect_timeout=connect_timeout,
-                                  reply_timeout=reply_timeout)
+                                  reply_timeout=reply_timeout, label=f"agent {self.name}")
         self.registry = registry
         self.status: Emitter[ConnectionStatus] = Emitter()
         self.prepared: Prepared | None = None
@@ -135,6 +135,7 @@ class RemoteBackend:
     def begin_run(self) -> None:
         """A new execution: forget the outputs of the last one."""
         self.cache.clear()
+        self.counters.clear()
         self._covered, self._problem, self._failed = -1, None, None
 
     def set_target(self, node_id: int | None) -> None:
