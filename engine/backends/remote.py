@@ -85,6 +85,7 @@ class RemoteBackend:
         self._problem: str | None = None          # why nodes up to _covered have no outputs
         self._failed: tuple[int, str] | None = None
         self._target: int | None = None
+        self.last_target: int | None = None     # the node the last remote run went to
 
     # connection ----------------------------------------------------------------------------
     @property
@@ -174,6 +175,7 @@ class RemoteBackend:
         authored = prepared.authored[:end]
         ids = {n.node_id for n in authored}
         self._covered, self._problem, self._failed = last, None, None
+        self.last_target = target
         try:
             if not self.client.connected:
                 self.connect()
