@@ -1,6 +1,6 @@
 """Backend menu, selector and status: the simulator or a connected DSP (dsp://HOST:PORT).
 
-The selector sits on the Debug toolbar; the status indicator in the status bar says which
+The selector and the status indicator sit in the status bar: it says which
 backend runs the graph, the device's hexagon_nn version, and whether the connection is up.
 A dropped connection fails the run that was under way (its outputs stay) and turns the
 indicator red; Reconnect (or the next run) connects again without restarting the app.
@@ -84,13 +84,12 @@ class BackendActions:
         self.selector.setToolTip("Where the graph runs")
         self.selector.addItems([SIM_TEXT, DSP_TEXT])
         self.selector.activated.connect(self._on_selector)
-        w.debug.toolbar.addSeparator()
-        w.debug.toolbar.addWidget(QLabel(" Backend: "))
-        w.debug.toolbar.addWidget(self.selector)
         self.indicator = QLabel()
         self.indicator.setObjectName("backend-status")
         self.indicator.setTextFormat(Qt.TextFormat.RichText)
+        # in the status bar, always in view (the toolbars overflow on a 1280-pixel screen)
         w.statusBar().addPermanentWidget(self.indicator)
+        w.statusBar().addPermanentWidget(self.selector)
 
     # choosing ------------------------------------------------------------------------------
     def _on_selector(self, index: int) -> None:
@@ -165,7 +164,7 @@ class BackendActions:
             return
         backend = session.backend                       # type: ignore[union-attr]
         target = getattr(backend, "last_target", None)
-        if target is not None:
+        if target is not None and getattr(backend, "problem", None) is None:
             text = (f"the device ran the graph up to 0x{target:x} (device run "
                     f"{backend.remote_runs}); Hexscope shows what it returned node by node")
             current = self.w.statusBar().currentMessage() if kind == "step" else ""

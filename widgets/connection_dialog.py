@@ -30,6 +30,7 @@ class ConnectionDialog(QDialog):
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Connect to a DSP")
+        self.setMinimumWidth(480)
         self.host_port = QLineEdit(address.removeprefix("dsp://"))
         self.host_port.setPlaceholderText("127.0.0.1:5599")
         self.token = QLineEdit(token)

@@ -72,6 +72,10 @@ class TimingTable(QWidget):
                 self.table.setItem(r, c, item)
         self.table.setSortingEnabled(sorting)
         self.table.setColumnHidden(4, not counter_unit)
+        self.table.horizontalHeaderItem(3).setToolTip(
+            "Host wall time. On a device, the node that started a device run carries that "
+            "run's upload, execute and transfer; the device column has the device's own "
+            "count per node." if counter_unit else "Wall time of the node's kernel")
         self.table.horizontalHeaderItem(4).setText(counter_unit or "device")
         total = sum(row[3] for row in rows)
         text = f"Total: {len(rows)} node(s), {total * 1e3:.3f} ms" if rows else ""

@@ -133,6 +133,12 @@ class RemoteBackend:
             if not self.client.connected:
                 self.connect()
 
+    @property
+    def problem(self) -> str | None:
+        """Why the last device run returned less than asked (a lost connection, a refusal),
+        or None."""
+        return self._problem
+
     def begin_run(self) -> None:
         """A new execution: forget the outputs of the last one."""
         self.cache.clear()
