@@ -233,8 +233,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--idle-timeout", type=float, default=900.0, metavar="SECONDS",
                         help="close a connection idle this long (default %(default)s)")
     parser.add_argument("--frame-timeout", type=float, default=p.FRAME_TIMEOUT,
-                        metavar="SECONDS", help="time to finish a frame once it has begun "
-                        "(default %(default)s)")
+                        metavar="SECONDS", help="close a connection whose frame under way "
+                        "stalls this long (default %(default)s)")
     parser.add_argument("--max-frame", type=int, default=p.DEFAULT_MAX_FRAME, metavar="BYTES",
                         help="largest frame accepted (default %(default)s)")
     parser.add_argument("--plugin", action="append", default=[], metavar="FILE",

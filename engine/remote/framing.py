@@ -24,7 +24,7 @@ MAX_TOKEN = 256
 MAX_NAME = 64
 MAX_COUNT = 1_000_000
 MAX_MESSAGE = 4096
-FRAME_TIMEOUT = 10.0                      # seconds to finish a frame once it has begun
+FRAME_TIMEOUT = 10.0                      # seconds a frame under way may go without a byte
 UNKNOWN = 0xFFFFFFFF
 
 

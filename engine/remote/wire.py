@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-import time
 from dataclasses import dataclass
 
 from hexscope.engine.remote import protocol as p
@@ -27,27 +26,22 @@ class Frame:
         return p.decode(self.header.type, self.meta, self.data)
 
 
-def _recv_exact(sock: socket.socket, n: int, deadline: float | None, started: bool) -> bytes:
-    """``n`` bytes, or ConnectionClosed / ProtocolError(TIMEOUT) / socket.timeout."""
+def _recv_exact(sock: socket.socket, n: int, stall: float) -> bytes:
+    """``n`` bytes of a frame under way: ConnectionClosed if the peer goes, ProtocolError
+    TIMEOUT if no byte arrives for ``stall`` seconds (a slow link that keeps moving is fine:
+    a large frame over adb forward can take longer than any fixed deadline)."""
     got = 0
     buf = bytearray(n)
     view = memoryview(buf)
+    sock.settimeout(stall)
     while got < n:
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise p.ProtocolError(p.ErrorCode.TIMEOUT, f"frame not completed in time "
-                                      f"({got} of {n} bytes arrived)")
-            sock.settimeout(left)
         try:
             k = sock.recv_into(view[got:], n - got)
         except TimeoutError:
-            if deadline is not None:
-                continue                       # the loop turns it into TIMEOUT
-            raise
+            raise p.ProtocolError(p.ErrorCode.TIMEOUT, f"frame stalled: nothing for {stall:g} "
+                                  f"s ({got} of {n} bytes arrived)") from None
         if k == 0:
-            raise ConnectionClosed("connection closed" + (" mid-frame" if started or got
-                                                           else ""), started or got > 0)
+            raise ConnectionClosed("connection closed mid-frame", True)
         got += k
     return bytes(buf)
 
@@ -56,16 +50,15 @@ def read_frame(sock: socket.socket, *, max_frame: int = p.DEFAULT_MAX_FRAME,
                idle_timeout: float | None = None,
                frame_timeout: float = p.FRAME_TIMEOUT) -> Frame:
     """One frame. Waits up to ``idle_timeout`` for its first byte (None: forever, raising
-    ``TimeoutError`` when it runs out), then up to ``frame_timeout`` for the rest. Declared
-    lengths are checked before the body is read."""
+    ``TimeoutError`` when it runs out); after that, the frame may stall ``frame_timeout``
+    seconds at most. Declared lengths are checked before the body is read."""
     sock.settimeout(idle_timeout)
     first = sock.recv(1)
     if not first:
         raise ConnectionClosed("connection closed")
-    deadline = time.monotonic() + frame_timeout
-    raw = first + _recv_exact(sock, p.HEADER_SIZE - 1, deadline, True)
+    raw = first + _recv_exact(sock, p.HEADER_SIZE - 1, frame_timeout)
     header = p.decode_header(raw, max_frame)
-    body = _recv_exact(sock, header.meta_len + header.data_len, deadline, True) \
+    body = _recv_exact(sock, header.meta_len + header.data_len, frame_timeout) \
         if header.meta_len + header.data_len else b""
     return Frame(header, body[:header.meta_len], body[header.meta_len:])
 

@@ -164,6 +164,29 @@ def test_a_stalled_frame_times_out_with_a_typed_error(agent):
     assert isinstance(hello(agent.port), p.HelloOk)
 
 
+def test_a_slow_frame_that_keeps_moving_is_not_cut(agent):
+    frame = p.encode(p.Hello(b""), 4)                     # 32 bytes, in 8 pieces over ~1.4 s
+    sock = raw_connection(agent.port)
+    with sock:
+        for k in range(0, len(frame), 4):
+            sock.sendall(frame[k:k + 4])
+            time.sleep(0.2)                               # each gap < the 0.5 s stall limit
+        assert isinstance(read_reply(sock), p.HelloOk)
+
+
+def test_replies_before_hello_are_bad_type_and_keep_the_connection(agent):
+    sock = raw_connection(agent.port)
+    with sock:
+        send(sock, p.UploadOk(3), 5)                      # a reply type, not a request
+        reply = read_reply(sock)
+        assert isinstance(reply, p.ErrorReply) and reply.code == p.ErrorCode.BAD_TYPE
+        send(sock, p.Hello(b""), 6)
+        assert isinstance(read_reply(sock), p.HelloOk)
+        send(sock, p.Hello(b""), 7)                       # a second HELLO
+        reply = read_reply(sock)
+        assert isinstance(reply, p.ErrorReply) and reply.code == p.ErrorCode.STATE
+
+
 def test_the_agent_binds_loopback_by_default():
     from hexscope.engine.remote.agent import Agent
 
