@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hexscope.engine.errors import BackendError, KernelError
+from hexscope.engine.errors import BackendError, EngineError, KernelError
 from hexscope.engine.events import Emitter
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.context import KernelContext
@@ -85,6 +85,8 @@ class RemoteBackend:
         self._problem: str | None = None          # why nodes up to _covered have no outputs
         self._failed: tuple[int, str] | None = None
         self._target: int | None = None
+        self._graph_inputs: tuple[Tensor, ...] = ()
+        self._bad: dict[int, str] = {}            # node id -> why its tap was unreadable
         self.last_target: int | None = None     # the node the last remote run went to
 
     # connection ----------------------------------------------------------------------------
@@ -143,6 +145,7 @@ class RemoteBackend:
         """A new execution: forget the outputs of the last one."""
         self.cache.clear()
         self.counters.clear()
+        self._bad.clear()
         self._covered, self._problem, self._failed = -1, None, None
 
     def set_target(self, node_id: int | None) -> None:
@@ -181,6 +184,7 @@ class RemoteBackend:
         authored = prepared.authored[:end]
         ids = {n.node_id for n in authored}
         self._covered, self._problem, self._failed = last, None, None
+        self._bad.clear()
         self.last_target = target
         try:
             if not self.client.connected:
@@ -192,6 +196,7 @@ class RemoteBackend:
                 tapped = [prepared.nodes[i] for i in plan if i in ids]
                 self.client.prepare(OUTPUT_NODE_ID, tap_slots(tapped, self.registry))
                 self._on_agent = end
+            self._graph_inputs = tuple(graph_inputs)
             done = self.client.execute([wire_input(t) for t in graph_inputs], (),
                                        self._keep)
             self.remote_runs += 1
@@ -221,15 +226,40 @@ class RemoteBackend:
                 self.cache.setdefault(i, {})
 
     def _keep(self, tap: p.Tap) -> None:
+        """A TAP frame, as it arrives. Never raises: a tap that cannot be read fails its own
+        node (``_bad``), not the whole run."""
         prepared = self.prepared
         assert prepared is not None
         node = prepared.nodes.get(tap.node_id)
-        spec = self.registry.get(node.op) if node is not None and node.op in self.registry \
-            else None
-        tensor = tensor_of(tap, spec, tap.output_idx)
+        try:
+            spec = self.registry.get(node.op) if node is not None and \
+                node.op in self.registry else None
+            tensor = tensor_of(tap, spec, tap.output_idx, self._inherited(node, tap.output_idx),
+                               len(node.outputs) if node is not None else 0)
+        except (ValueError, EngineError) as exc:
+            self._bad[tap.node_id] = f"output {tap.output_idx} from the device: {exc}"
+            return
         self.cache.setdefault(tap.node_id, {})[tap.output_idx] = tensor.readonly()
 
+    def _inherited(self, node: Node | None, index: int) -> Tensor | None:
+        """The tensor a pass-through op carries on in the simulator: the graph input for
+        INPUT, else the op's first input (a Const's data, or a tap that came before)."""
+        if node is None:
+            return None
+        if node.op == "INPUT":
+            inputs = self._graph_inputs
+            return inputs[index] if index < len(inputs) else None
+        if not node.inputs or self.prepared is None:
+            return None
+        src, idx = node.inputs[0]
+        source = self.prepared.nodes.get(src)
+        if source is not None and source.is_const:
+            return source.const
+        return self.cache.get(src, {}).get(idx)
+
     def _missing(self, node: Node) -> Exception:
+        if node.node_id in self._bad:
+            return BackendError(self._bad[node.node_id])
         if self._failed is not None:
             failed, message = self._failed
             if failed == node.node_id or not failed:
@@ -241,6 +271,9 @@ class RemoteBackend:
         return BackendError(f"{self.name} returned no outputs for node {node.title}")
 
     def _absent(self, node: Node, k: int) -> Tensor:
+        """Some outputs of a node came, output ``k`` did not (the run broke between them)."""
+        if self._problem is not None or self._failed is not None:
+            raise self._missing(node)
         raise BackendError(f"{self.name} returned no output {k} of node {node.title}")
 
 

@@ -53,13 +53,14 @@ class Agent:
     def __init__(self, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *,
                  token: str | bytes | None = None, max_frame: int = p.DEFAULT_MAX_FRAME,
                  idle_timeout: float | None = 900.0, frame_timeout: float = p.FRAME_TIMEOUT,
-                 slow_seconds: float = 0.0,
+                 slow_seconds: float = 0.0, device_like: bool = False,
                  log: object = None) -> None:
         self.token = token.encode() if isinstance(token, str) else token
         self.max_frame = min(max_frame, p.HARD_MAX_FRAME)
         self.idle_timeout = idle_timeout
         self.frame_timeout = frame_timeout
         self.slow_seconds = slow_seconds
+        self.device_like = device_like
         self._log = log if callable(log) else (lambda text: print(text, file=sys.stderr,
                                                                  flush=True))
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -106,7 +107,7 @@ class Agent:
     def _serve(self, conn: socket.socket, peer: str) -> None:
         self._log(f"client {peer} connected")
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        device = SimDevice(self.slow_seconds)
+        device = SimDevice(self.slow_seconds, self.device_like)
         greeted = False
         try:
             while True:
@@ -240,6 +241,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--plugin", action="append", default=[], metavar="FILE",
                         help="load a user-op plugin (repeatable), after the bundled plugins "
                              "and the user's plugin folder, as hexscope does")
+    parser.add_argument("--device-like", action="store_true",
+                        help="testing aid: answer as a device agent must (taps without types "
+                             "or d32 padding, sent after the run, none of a failed run)")
     parser.add_argument("--slow-ms", type=float, default=0.0, metavar="MS",
                         help="testing aid: every node takes at least this long")
     args = parser.parse_args(argv)
@@ -260,7 +264,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         agent = Agent(host, port, token=token, max_frame=args.max_frame,
                       idle_timeout=args.idle_timeout or None,
-                      frame_timeout=args.frame_timeout, slow_seconds=args.slow_ms / 1000)
+                      frame_timeout=args.frame_timeout, slow_seconds=args.slow_ms / 1000,
+                      device_like=args.device_like)
     except OSError as exc:
         print(f"hexscope-agent: cannot listen on {host}:{port}: {exc.strerror or exc}",
               file=sys.stderr)

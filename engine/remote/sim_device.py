@@ -44,8 +44,10 @@ def guess_const_dtype(elementsize: int) -> DType:
     return {1: DType.QUINT8, 2: DType.QUINT16, 4: DType.FLOAT32}.get(elementsize, DType.UINT8)
 
 
-def wire_tensor(tensor: Tensor) -> p.WireTensor:
+def wire_tensor(tensor: Tensor, device_like: bool = False) -> p.WireTensor:
     data = tensor.raw.tobytes() if tensor.has_data else b""
+    if device_like:             # execute_new reports a shape and bytes, no type or padding
+        return p.WireTensor(tensor.shape, data, p.UNKNOWN, p.UNKNOWN)
     return p.WireTensor(tensor.shape, data, tensor.dtype.value, tensor.layout.value,
                         tuple(tensor.padding))
 
@@ -53,8 +55,11 @@ def wire_tensor(tensor: Tensor) -> p.WireTensor:
 class SimDevice:
     """One client's graph on the simulator."""
 
-    def __init__(self, slow_seconds: float = 0.0) -> None:
+    def __init__(self, slow_seconds: float = 0.0, device_like: bool = False) -> None:
         self.slow_seconds = slow_seconds        # a test aid: time each node takes at least
+        # a test aid: answer as a device agent must (taps without types or d32 padding, after
+        # the whole run, none of a failed run), so the client's device paths run here
+        self.device_like = device_like
         self.state = "none"
         self.graph: Graph | None = None
         self.session: Session | None = None
@@ -162,12 +167,18 @@ class SimDevice:
                 raise p.ProtocolError(p.ErrorCode.EXECUTE_FAILED, f"input {k}: {exc}") from None
         sent = 0
 
+        held: list[p.Tap] = []            # device-like: sent after the run, if it succeeds
+
         def emit(node_id: int, outputs: tuple[Tensor, ...]) -> None:
             nonlocal sent
             for idx, tensor in enumerate(outputs):
                 if (node_id, idx) in wanted:
-                    send_tap(p.Tap(node_id, idx, wire_tensor(tensor)))
-                    sent += 1
+                    tap = p.Tap(node_id, idx, wire_tensor(tensor, self.device_like))
+                    if self.device_like:
+                        held.append(tap)
+                    else:
+                        send_tap(tap)
+                        sent += 1
 
         start = time.perf_counter_ns()
         try:
@@ -175,8 +186,7 @@ class SimDevice:
             for node_id, idx in sorted(wanted):           # consts do not run: send them first
                 node = session.prepared.nodes.get(node_id)
                 if node is not None and node.is_const and idx == 0:
-                    send_tap(p.Tap(node_id, 0, wire_tensor(session.output(node_id))))
-                    sent += 1
+                    emit(node_id, (session.output(node_id),))
             self._emit = emit
             finished = session.run()
         except EngineError as exc:
@@ -184,6 +194,10 @@ class SimDevice:
         finally:
             self._emit = None
         cycles = time.perf_counter_ns() - start
+        if self.device_like and finished.status is not RunStatus.FAILED:
+            for tap in held:
+                send_tap(tap)
+            sent = len(held)
         if finished.status is RunStatus.FAILED:
             failed = finished.failed_node or 0
             self.log_text += f"execute() failed on node id={failed:x} err=-1\n"

@@ -140,3 +140,21 @@ def _wait_for_taps(agent, count: int) -> None:
             break
         time.sleep(0.05)
     time.sleep(0.5 * count + 0.3)
+
+
+@pytest.mark.parametrize("example", ["d32_pipeline", "fill_padding_demo"])
+def test_a_device_like_agent_gives_the_same_dump_and_no_compare_difference(tmp_path,
+                                                                          example):
+    """Taps without types or d32 padding (what execute_new gives a device agent): the client
+    infers them as the simulator has them, so outputs.json and the d32 memory files match."""
+    graph = EXAMPLES / f"{example}.hexgraph"
+    with running_agent("--device-like") as device:
+        dsp = hexscope("run", graph, "--backend", device.address, "--dump", tmp_path / "dsp",
+                       "-q")
+        compare = hexscope("compare", graph, "--backend-b", device.address)
+    sim = hexscope("run", graph, "--dump", tmp_path / "sim", "-q")
+    assert sim.returncode == dsp.returncode == 0, dsp.stdout + dsp.stderr
+    a, b = _files(tmp_path / "sim"), _files(tmp_path / "dsp")
+    assert a.keys() == b.keys() and all(a[rel] == b[rel] for rel in a)
+    assert compare.returncode == 0, compare.stdout + compare.stderr
+    assert "0 output(s) beyond 0 LSB" in compare.stdout

@@ -53,8 +53,18 @@ def _same(a, b) -> bool:
         a.raw[:a.nbytes].tobytes() == b.raw[:b.nbytes].tobytes()
 
 
+@pytest.fixture(scope="module")
+def device_like():
+    """The agent answering as a device must: taps without types or d32 padding, none of a
+    failed run. The client then infers them as docs/connected-dsp.md says."""
+    with running_agent("--device-like") as a:
+        yield a
+
+
+@pytest.mark.parametrize("kind", ["agent", "device-like"])
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
-def test_every_example_gives_the_simulators_bytes(agent, path):
+def test_every_example_gives_the_simulators_bytes(request, path, kind):
+    agent = request.getfixturevalue("agent" if kind == "agent" else "device_like")
     sim, dsp, _ = _pair(path, agent.address)
     try:
         assert sim.run().status is RunStatus.FINISHED
@@ -195,3 +205,43 @@ def start_agent_on(port: int):
 def test_an_address_that_is_not_host_port_is_refused():
     with pytest.raises(BackendError, match="dsp://HOST:PORT"):
         Session(Graph.load(CLASSIC), "dsp://nohost")
+
+
+def test_pass_through_ops_carry_the_simulators_types_from_a_device(device_like):
+    """INPUT, Nop and Flatten declare no output type: from a device (no types in taps) the
+    client carries the graph input's type on, as the simulator does (quint8 for a 1-byte
+    input, spec §1.2), instead of a bare uint8."""
+    g = Graph()
+    g.append_node(1, "INPUT", outputs=1)
+    g.append_node(2, "Nop", [(1, 0)], outputs=1)
+    g.append_const_node(3, np.array([[[[-1]]]], np.int32))
+    g.append_node(4, "Flatten", [(2, 0), (3, 0)], outputs=1)
+    g.append_node(5, "OUTPUT", [(4, 0)])
+    x = np.arange(24, dtype=np.uint8).reshape(1, 2, 3, 4)
+    sim, dsp = Session(g), Session(g, device_like.address)
+    try:
+        for s in (sim, dsp):
+            s.set_inputs([x])
+            assert s.run().status is RunStatus.FINISHED
+        for node_id in (1, 2, 4):
+            assert _same(sim.output(node_id), dsp.output(node_id)), hex(node_id)
+        assert dsp.output(4).dtype is sim.output(4).dtype
+    finally:
+        dsp.close()
+
+
+def test_a_device_returns_nothing_of_a_failed_run_and_says_where_it_failed(device_like):
+    g = Graph()
+    g.append_node(1, "INPUT", outputs=1)
+    g.append_const_node(2, np.array([[[[1.0, 2.0]]]], np.float32))
+    g.append_node(3, "Tanh_f", [(1, 0)], outputs=1)
+    g.append_node(4, "Close_f", [(3, 0), (2, 0)])
+    dsp = Session(g, device_like.address)
+    try:
+        dsp.set_inputs([np.array([[[[5.0, 5.0]]]], np.float32)])
+        finished = dsp.run()
+        assert finished.status is RunStatus.FAILED and finished.failed_node == 1
+        assert "the device's run failed at node 0x4" in finished.message
+        assert "no outputs of a failed run" in finished.message
+    finally:
+        dsp.close()
