@@ -168,6 +168,12 @@ class RemoteBackend:
                 outputs = self.cache.get(node.node_id)
             if outputs is None:
                 raise self._missing(node)
+            hello = self.client.hello
+            if hello is not None and hello.agent_kind == p.AGENT_DEVICE and \
+                    any(not o.max_sizes for o in node.outputs):
+                ctx.warn("an output is declared without sizes: hexagon_nn gives it no buffer "
+                         "(graph spec §1.4), so this node may fail or return nothing on the "
+                         "device; declare its output sizes")
             return [outputs[k] if k in outputs else self._absent(node, k)
                     for k in range(len(node.outputs))]
 

@@ -171,9 +171,11 @@ class Agent:
         from hexscope import engine
 
         version = getattr(engine, "__version__", "")
-        return p.HelloOk(HEXAGON_NN_VERSION, self.max_frame, p.MAX_META, p.AGENT_SIMULATOR,
+        kind = p.AGENT_DEVICE if self.device_like else p.AGENT_SIMULATOR
+        what = "simulator answering as a device" if self.device_like else "simulator"
+        return p.HelloOk(HEXAGON_NN_VERSION, self.max_frame, p.MAX_META, kind,
                          p.COUNTER_SIMULATED_NS,
-                         f"hexscope-agent {version} (simulator)".replace("  ", " "))
+                         f"hexscope-agent {version} ({what})".replace("  ", " "))
 
     def _dispatch(self, conn: socket.socket, device: SimDevice, message: p.Message,
                   rid: int) -> None:
@@ -242,8 +244,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="load a user-op plugin (repeatable), after the bundled plugins "
                              "and the user's plugin folder, as hexscope does")
     parser.add_argument("--device-like", action="store_true",
-                        help="testing aid: answer as a device agent must (taps without types "
-                             "or d32 padding, sent after the run, none of a failed run)")
+                        help="testing aid: answer as a device agent must (HELLO says device; "
+                             "taps without types or d32 padding, sent after the run, none of a "
+                             "failed run; the counters stay simulated ns)")
     parser.add_argument("--slow-ms", type=float, default=0.0, metavar="MS",
                         help="testing aid: every node takes at least this long")
     args = parser.parse_args(argv)

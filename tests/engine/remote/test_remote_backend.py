@@ -245,3 +245,21 @@ def test_a_device_returns_nothing_of_a_failed_run_and_says_where_it_failed(devic
         assert "no outputs of a failed run" in finished.message
     finally:
         dsp.close()
+
+
+def test_an_output_without_sizes_is_flagged_on_a_device(device_like, agent):
+    """hexagon_nn gives an output declared without sizes no buffer (spec §1.4): on a device
+    agent the node carries a warning; the simulator's agent has no such limit."""
+    g = Graph()
+    g.append_node(1, "INPUT", outputs=1)                  # a count: no declared sizes
+    g.append_node(2, "OUTPUT", [(1, 0)])
+    for address, warned in ((device_like.address, True), (agent.address, False)):
+        dsp = Session(g, address)
+        try:
+            dsp.set_inputs([np.zeros((1, 1, 1, 2), np.float32)])
+            assert dsp.run().status is RunStatus.FINISHED
+            warnings = dsp.result(1).warnings
+            assert bool(warnings) is warned
+            assert not warned or "declared without sizes" in warnings[0]
+        finally:
+            dsp.close()
