@@ -10,6 +10,7 @@ the simulator; an edit re-prepares, which makes the next remote run upload again
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from hexscope.engine.prepare import Prepared
 
 TOKEN_ENV = "HEXSCOPE_AGENT_TOKEN"
+_KEYS = itertools.count(1)
 OUTPUT_NODE_ID = 0x7FFFFFF0        # the agent's OUTPUT node; ids this high are rare in graphs
 
 
@@ -66,10 +68,15 @@ class RemoteBackend:
 
     def __init__(self, host: str, port: int, token: str | None = None, *,
                  registry: OpRegistry = REGISTRY, connect_timeout: float = 5.0,
-                 reply_timeout: float = 30.0) -> None:
+                 reply_timeout: float = 30.0, client: AgentClient | None = None) -> None:
         self.name = f"dsp://{host}:{port}"
-        self.client = AgentClient(host, port, token, connect_timeout=connect_timeout,
-                                  reply_timeout=reply_timeout, label=f"agent {self.name}")
+        # an agent serves one client: a second session on the same device (a comparison)
+        # shares this connection through sibling() instead of being refused as BUSY
+        self._owns_client = client is None
+        self.client = client or AgentClient(host, port, token, connect_timeout=connect_timeout,
+                                            reply_timeout=reply_timeout,
+                                            label=f"agent {self.name}")
+        self._key = next(_KEYS)
         self.registry = registry
         self.status: Emitter[ConnectionStatus] = Emitter()
         self.prepared: Prepared | None = None
@@ -80,7 +87,6 @@ class RemoteBackend:
         self.uploads = 0
         self._lock = threading.RLock()
         self._position: dict[int, int] = {}       # authored node id -> append position
-        self._on_agent: int | None = None         # authored prefix length prepared there
         self._covered = -1                        # plan index the last remote run reached
         self._problem: str | None = None          # why nodes up to _covered have no outputs
         self._failed: tuple[int, str] | None = None
@@ -120,8 +126,29 @@ class RemoteBackend:
 
     def close(self) -> None:
         with self._lock:
-            self.client.close()
+            if self._owns_client:
+                self.client.close()
             self._on_agent = None
+
+    def sibling(self) -> RemoteBackend:
+        """Another backend on this connection (its own graph and cache; closing it leaves
+        the connection open). Use it only while this one is not running."""
+        return RemoteBackend(self.client.host, self.client.port, registry=self.registry,
+                             client=self.client)
+
+    @property
+    def _on_agent(self) -> int | None:
+        """The authored prefix length of this backend's graph prepared on the agent, or
+        None when the agent holds another graph (or none)."""
+        held = self.client.on_agent
+        return held[1] if held is not None and held[0] == self._key else None
+
+    @_on_agent.setter
+    def _on_agent(self, end: int | None) -> None:
+        if end is not None:
+            self.client.on_agent = (self._key, end)
+        elif self._on_agent is not None:
+            self.client.on_agent = None
 
     # the backend interface -----------------------------------------------------------------
     def prepare(self, prepared: Prepared) -> None:

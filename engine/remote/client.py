@@ -50,6 +50,9 @@ class AgentClient:
         self.reply_timeout = reply_timeout
         self.execute_timeout = execute_timeout
         self.hello: p.HelloOk | None = None
+        # whose graph the agent holds (a backend's key and prefix), for backends that share
+        # this connection; any new connection holds none
+        self.on_agent: tuple[int, int] | None = None
         self._sock: socket.socket | None = None
         self._ids = itertools.count(1)
 
@@ -96,6 +99,7 @@ class AgentClient:
         return reply
 
     def close(self) -> None:
+        self.on_agent = None
         if self._sock is not None:
             try:
                 self._sock.close()

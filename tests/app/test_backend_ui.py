@@ -102,3 +102,27 @@ def test_back_to_the_simulator(qtbot, window, agent):
         window.backend.selector.activated.emit(0)
     assert "Simulator" in window.backend.indicator.text()
     assert window.backend.sim_action.isChecked()
+
+
+def test_compare_on_the_device_the_window_runs_on_shares_its_connection(qtbot, window, agent,
+                                                                        monkeypatch):
+    """The Compare panel runs B as a second session: on the same device it shares the
+    connection (an agent serves one client; a second one would be told BUSY)."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QInputDialog
+
+    assert window.files.open_graph(str(CLASSIC))
+    _connect(qtbot, window, agent.address)
+    _do(qtbot, window, "run")
+    panel = window.compare.panel
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: (agent.address, True))
+    panel.tolerance.setValue(0.0)
+    panel.target.setCurrentIndex(panel.target.findData("backend"))
+    qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
+    comparison = panel.comparison
+    assert comparison is not None, panel.summary.text()
+    assert comparison.first_divergence is None
+    assert "no output beyond 0 LSB" in panel.summary.text()
+    _do(qtbot, window, "restart")                          # the window's session goes on
+    _do(qtbot, window, "run")
+    assert window.session.status(0x10027) is NodeStatus.DONE

@@ -263,3 +263,23 @@ def test_an_output_without_sizes_is_flagged_on_a_device(device_like, agent):
             assert not warned or "declared without sizes" in warnings[0]
         finally:
             dsp.close()
+
+
+def test_a_sibling_shares_the_connection_and_the_first_uploads_again(agent):
+    """A comparison in the app runs a second session on the device the first one uses: an
+    agent serves one client, so it shares the connection instead of being refused."""
+    sim, dsp, g = _pair(CLASSIC, agent.address)
+    try:
+        assert dsp.run().status is RunStatus.FINISHED
+        other = Session(Graph.load(CLASSIC), dsp.backend.sibling())
+        other.set_inputs(dsp.inputs)
+        assert other.run().status is RunStatus.FINISHED
+        assert _same(other.output(0x10027), dsp.output(0x10027))
+        other.close()
+        assert dsp.backend.connected                      # the sibling did not close it
+        uploads = dsp.backend.uploads
+        dsp.restart()
+        assert dsp.run().status is RunStatus.FINISHED
+        assert dsp.backend.uploads == uploads + 1         # the agent held the sibling's graph
+    finally:
+        dsp.close()
