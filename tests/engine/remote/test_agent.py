@@ -205,3 +205,20 @@ def test_a_refused_connection_is_a_clear_error():
 
     with pytest.raises(ConnectionLost, match=f"127.0.0.1:{port}: cannot connect"):
         AgentClient("127.0.0.1", port).connect()
+
+
+def test_a_silent_agent_is_a_timeout_not_a_hang():
+    """Something listens but never answers (a wedged device, a wrong forward): HELLO's
+    reply times out and says so."""
+    from hexscope.engine.remote.client import ConnectionLost
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        port = server.getsockname()[1]
+        client = AgentClient("127.0.0.1", port, reply_timeout=0.5)
+        start = time.monotonic()
+        with pytest.raises(ConnectionLost, match=r"timed out \(no reply within 0.5 s\)"):
+            client.connect()
+        assert time.monotonic() - start < 5
+        assert not client.connected
