@@ -227,7 +227,10 @@ class RemoteBackend:
                 self.client.upload(wire_nodes(authored))
                 self.uploads += 1
                 tapped = [prepared.nodes[i] for i in plan if i in ids]
-                self.client.prepare(OUTPUT_NODE_ID, tap_slots(tapped, self.registry))
+                output_id = OUTPUT_NODE_ID
+                while output_id in self._position:          # a graph that uses the id
+                    output_id -= 1
+                self.client.prepare(output_id, tap_slots(tapped, self.registry))
                 self._on_agent = end
             self._graph_inputs = tuple(graph_inputs)
             done = self.client.execute([wire_input(t) for t in graph_inputs], (),
