@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hexscope.engine import NodeStatus, RunStatus
-from support.agent_process import AgentProcess, start_agent
+from support.agent_process import AgentProcess, running_agent, start_agent
 
 CLASSIC = Path(__file__).resolve().parents[2] / "resources" / "examples" / \
     "classic_quantized.hexgraph"
@@ -126,3 +126,18 @@ def test_compare_on_the_device_the_window_runs_on_shares_its_connection(qtbot, w
     _do(qtbot, window, "restart")                          # the window's session goes on
     _do(qtbot, window, "run")
     assert window.session.status(0x10027) is NodeStatus.DONE
+
+
+def test_a_wrong_token_shows_why_and_the_simulator_still_works(qtbot, window):
+    with running_agent("--token", "right") as guarded:
+        assert window.files.open_graph(str(CLASSIC))
+        with qtbot.waitSignal(window.controller.idle, timeout=20000):
+            window.backend.connect_to(guarded.address, "wrong")
+        text = window.backend.indicator.text()
+        assert "#c62828" in text and "refused" in text          # red, with the reason
+        assert "AUTH: wrong token" in window.backend.indicator.toolTip()
+        with qtbot.waitSignal(window.controller.idle, timeout=20000):
+            window.backend.selector.activated.emit(0)           # back to the simulator
+        _do(qtbot, window, "run")
+        session = window.session
+        assert all(session.status(n) is NodeStatus.DONE for n in session.plan)
