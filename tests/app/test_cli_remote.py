@@ -158,3 +158,16 @@ def test_a_device_like_agent_gives_the_same_dump_and_no_compare_difference(tmp_p
     assert a.keys() == b.keys() and all(a[rel] == b[rel] for rel in a)
     assert compare.returncode == 0, compare.stdout + compare.stderr
     assert "0 output(s) beyond 0 LSB" in compare.stdout
+
+
+def test_as_authored_on_the_agent_gives_the_simulators_unfused_run(agent, tmp_path):
+    """The taps on a chain's intermediate outputs give them a second reader, so the agent's
+    prepare does not fuse the chain either (docs/connected-dsp.md)."""
+    graph = EXAMPLES / "classic_quantized.hexgraph"
+    sim = hexscope("run", graph, "--as-authored", "--dump", tmp_path / "sim", "-q")
+    dsp = hexscope("run", graph, "--as-authored", "--backend", agent.address, "--token",
+                   "t0ken", "--dump", tmp_path / "dsp", "-q")
+    assert sim.returncode == dsp.returncode == 0, dsp.stdout + dsp.stderr
+    a, b = _files(tmp_path / "sim"), _files(tmp_path / "dsp")
+    assert Path("run-0001/0x10014_0.npy") in a                 # the unfused convolution ran
+    assert a.keys() == b.keys() and all(a[rel] == b[rel] for rel in a)
