@@ -75,6 +75,40 @@ def test_the_agent_survives_any_frame(agent, after_hello, frame, read_reply):
     assert isinstance(hello(agent.port, b"s3cret"), p.HelloOk)
 
 
+bodies = st.tuples(
+    st.sampled_from([int(t) for t in p.REQUESTS if t != p.MsgType.HELLO]),
+    st.one_of(st.binary(max_size=300),                    # random metadata
+              st.sampled_from([EXAMPLES["upload"], EXAMPLES["prepare"],
+                               EXAMPLES["execute"]]).map(lambda raw: raw[24:])),
+    st.binary(max_size=64))
+
+
+@settings(max_examples=40, deadline=None, derandomize=bool(os.environ.get("CI")),
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(body=bodies)
+def test_well_framed_nonsense_after_hello_gets_a_typed_reply(agent, body):
+    """Valid frames whose bodies are random, or another message's body under this type: the
+    agent answers each with a reply or a typed ERROR, and the connection stays usable."""
+    msg_type, meta, data = body
+    sock = raw_connection(agent.port)
+    try:
+        sock.sendall(_good_hello())
+        assert isinstance(_read(sock), p.HelloOk)
+        sock.sendall(p.encode_frame(msg_type, 11, meta, data))
+        reply = _read(sock)
+        if isinstance(reply, p.Tap):                       # an EXECUTE that ran: its taps
+            while isinstance(reply, p.Tap):
+                reply = _read(sock)
+        assert isinstance(reply, p.Message), reply
+        if isinstance(reply, p.ErrorReply):
+            assert reply.code != p.ErrorCode.INTERNAL, reply.message
+        sock.sendall(p.encode(p.LogRequest(), 12))          # still served
+        assert isinstance(_read(sock), p.LogText)
+    finally:
+        sock.close()
+    assert agent.alive()
+
+
 @pytest.mark.parametrize("declared", [p.MAX_META + 1, 2**32 - 1])
 def test_a_huge_declared_metadata_length_is_refused_before_reading(agent, declared):
     sock = raw_connection(agent.port)
