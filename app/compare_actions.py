@@ -149,11 +149,11 @@ class CompareController(QObject):
         if key == "graph":
             if self.other_graph is None:
                 return None, "Choose the other graph file (Compare)."
-            other = Session(self.other_graph, session.backend.name)
+            other = Session(self.other_graph, _same_device(session, session.backend.name))
             name = self.other_path
         else:
-            other = Session(self.w.graph, self.other_backend or "sim")
             name = self.other_backend or "sim"
+            other = Session(self.w.graph, _same_device(session, name))
         try:
             other.execute(session.inputs)
             b = Trace.from_session(other, name)
@@ -178,6 +178,15 @@ class CompareController(QObject):
             self.w.scene.set_look(node_id, overlay_note=(
                 f"<i>compare ({html.escape(comparison.b_name)})</i><br>{text}"
                 if text and comparison else ""))
+
+
+def _same_device(session: Session, name: str) -> str | object:
+    """``name``, or, when it is the device this session runs on, a sibling backend on the
+    same connection (a device agent serves one client: a second connection would be BUSY)."""
+    backend = session.backend
+    if getattr(backend, "runs_graph", False) and getattr(backend, "name", "") == name:
+        return backend.sibling()  # type: ignore[attr-defined]
+    return name
 
 
 def install_compare(window: MainWindow) -> CompareController:

@@ -160,6 +160,8 @@ class Executor:
         self.trace.clear()
         self.stale.clear()
         self.failed.clear()
+        if getattr(self.backend, "runs_graph", False):
+            self.backend.begin_run()  # type: ignore[attr-defined]
 
     # running --------------------------------------------------------------------------------
     def step(self) -> NodeFinished | NodeFailed | None:
@@ -197,6 +199,33 @@ class Executor:
             until: int | None = None) -> RunFinished:
         """Step until the end, a failure, a node in ``stop`` (before it runs; not the first
         node of this call), ``until`` (after it runs), or a cancel between nodes."""
+        runs_graph = getattr(self.backend, "runs_graph", False)
+        if runs_graph:
+            # a backend that runs whole graphs runs this one as far as this call can go
+            self.backend.set_target(self._run_target(stop, until))  # type: ignore[attr-defined]
+        try:
+            return self._run(stop, cancel, until)
+        finally:
+            if runs_graph:
+                self.backend.set_target(None)  # type: ignore[attr-defined]
+
+    def _run_target(self, stop: Container[int], until: int | None) -> int | None:
+        """The last node this run can reach: ``until``, the node before the next breakpoint
+        (the first node never stops), or the plan's end."""
+        if until is not None:
+            return until
+        start = self.next_node
+        if start is None:
+            return None
+        plan = self.plan
+        k = self._position[start]
+        for j in range(k + 1, len(plan)):
+            if plan[j] in stop:
+                return plan[j - 1]
+        return plan[-1]
+
+    def _run(self, stop: Container[int], cancel: CancelToken | None,
+             until: int | None) -> RunFinished:
         first = True
         while (node_id := self.next_node) is not None:
             if cancel is not None and cancel.cancelled:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from hexscope.engine.backends.base import Backend
 from hexscope.engine.backends.fake import FakeBackend
+from hexscope.engine.backends.remote import RemoteBackend, make_remote_backend
 from hexscope.engine.backends.sim import SimBackend
 from hexscope.engine.errors import BackendError
 
@@ -17,9 +18,8 @@ def make_backend(spec: str | Backend) -> Backend:
     if not isinstance(spec, str):
         return spec
     if spec.startswith("dsp://"):
-        # TODO(issue #6): the connected-DSP agent; until then the address is refused.
-        raise BackendError(f"backend {spec}: the connected-DSP backend is not available in "
-                           "this version of Hexscope; use the simulator (backend 'sim')")
+        # the token comes from $HEXSCOPE_AGENT_TOKEN (the command line's --token sets it)
+        return make_remote_backend(spec)
     try:
         return BACKENDS[spec]()
     except KeyError:
@@ -27,4 +27,4 @@ def make_backend(spec: str | Backend) -> Backend:
                            f"{', '.join(sorted(BACKENDS))} or dsp://HOST:PORT") from None
 
 
-__all__ = ["BACKENDS", "Backend", "FakeBackend", "SimBackend", "make_backend"]
+__all__ = ["BACKENDS", "Backend", "FakeBackend", "RemoteBackend", "SimBackend", "make_backend"]

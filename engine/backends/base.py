@@ -17,9 +17,18 @@ if TYPE_CHECKING:
 
 
 class Backend(Protocol):
-    """Runs one node at a time; the session owns order, state, breakpoints and the trace."""
+    """What the executor calls; the session owns order, state, breakpoints and the trace.
+
+    A backend either runs node by node (``runs_graph = False``: the simulator), or runs the
+    graph up to a node and returns the outputs it was asked for ("taps", ``runs_graph =
+    True``: hexagon_nn on a device, which runs whole graphs only). Such a backend also has
+    ``begin_run()`` (called when the executor starts a run over: forget the last run's
+    outputs) and ``set_target(node_id | None)`` (the node a run is heading for, so one
+    remote run covers it), and serves ``run_node`` from what its remote runs returned.
+    """
 
     name: str
+    runs_graph: bool
 
     def prepare(self, prepared: Prepared) -> None: ...
 

@@ -24,6 +24,7 @@ class FakeBackend:
     """Returns ``outputs[node_id]`` (or one float32 zero per output), records every call."""
 
     name = "fake"
+    runs_graph = False
 
     def __init__(self, outputs: dict[int, Script] | None = None,
                  fail: dict[int, str] | None = None) -> None:

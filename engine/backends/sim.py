@@ -26,6 +26,7 @@ def _uses_gemm(spec: OpSpec | None) -> bool:
 
 class SimBackend:
     name = "sim"
+    runs_graph = False
 
     def prepare(self, prepared: Prepared) -> None:
         # The integer GEMM kernel compiles on first use (a few hundred ms): do it here, so a

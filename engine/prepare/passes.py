@@ -38,6 +38,9 @@ class Prepared:
     rewrites: tuple[Rewrite, ...]
     notes: tuple[str, ...] = ()  # what prepare would do on the device but Hexscope does not
     fusions: bool = True         # False: run as authored (no Supernode fusion)
+    # the graph as authored, in append order: a backend that uploads the graph to a device
+    # sends these, and the device runs its own prepare
+    authored: tuple[Node, ...] = ()
 
     def rewrite_of(self, node_id: int) -> Rewrite | None:
         return self.rewrite_index.get(node_id)
@@ -76,7 +79,7 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
     rest = [i for i in order if not nodes[i].is_const]
     kept = {i: nodes[i] for i in consts + rest}
     return Prepared(kept, tuple(consts + rest), tuple(rest), tuple(rewrites), tuple(notes),
-                    fusions)
+                    fusions, tuple(graph))
 
 
 def _fuse_supernodes(nodes: dict[int, Node], order: list[int], rewrites: list[Rewrite]

@@ -1,0 +1,1 @@
+"""The connected DSP: the device-agent wire protocol, its client and the simulator's agent."""

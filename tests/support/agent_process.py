@@ -1,0 +1,101 @@
+"""``hexscope-agent`` as a real process on loopback, for tests."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from hexscope.engine.remote import protocol as p
+
+
+@dataclass
+class AgentProcess:
+    proc: subprocess.Popen
+    port: int
+
+    @property
+    def address(self) -> str:
+        return f"dsp://127.0.0.1:{self.port}"
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+def start_agent(*args: str, env: dict[str, str] | None = None) -> AgentProcess:
+    """Start the agent on a free port (it prints the port on its first line)."""
+    environment = {**os.environ, **(env or {})}
+    environment.pop("HEXSCOPE_AGENT_TOKEN", None) if "--token" in args else None
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hexscope.engine.remote.agent", "--listen", "127.0.0.1:0",
+         *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=environment)
+    line = proc.stdout.readline() if proc.stdout else ""
+    match = re.search(r":(\d+)", line)
+    if not match:
+        proc.kill()
+        raise RuntimeError(f"hexscope-agent did not start: {line!r}")
+    return AgentProcess(proc, int(match.group(1)))
+
+
+@contextlib.contextmanager
+def running_agent(*args: str, env: dict[str, str] | None = None) -> Iterator[AgentProcess]:
+    agent = start_agent(*args, env=env)
+    try:
+        yield agent
+    finally:
+        agent.kill()
+
+
+def raw_connection(port: int, timeout: float = 5.0, peek: float = 0.1) -> socket.socket:
+    """A connection the agent is serving (retries while it still finishes the last client)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        sock = socket.create_connection(("127.0.0.1", port), timeout)
+        sock.settimeout(peek)
+        try:
+            head = sock.recv(p.HEADER_SIZE, socket.MSG_PEEK)
+        except TimeoutError:
+            head = b""                    # nothing said: we are being served
+        if len(head) >= 8 and head[6] == p.MsgType.BUSY and time.monotonic() < deadline:
+            sock.close()
+            time.sleep(0.05)
+            continue
+        sock.settimeout(timeout)
+        return sock
+
+
+def read_reply(sock: socket.socket) -> p.Message:
+    from hexscope.engine.remote.wire import read_frame
+
+    return read_frame(sock, max_frame=p.HARD_MAX_FRAME, idle_timeout=5.0).message()
+
+
+def hello(port: int, token: bytes = b"", timeout: float = 5.0) -> p.Message:
+    """The agent's answer to a good HELLO from a new client (waiting while it is busy)."""
+    from hexscope.engine.remote.wire import send
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout) as sock:
+                send(sock, p.Hello(token), 1)
+                reply = read_reply(sock)
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+            continue
+        if not isinstance(reply, p.Busy) or time.monotonic() > deadline:
+            return reply
+        time.sleep(0.05)
