@@ -226,14 +226,19 @@ def test_dsp_agent_teardown_and_state_errors(agent):
 
 
 def test_dsp_agent_unknown_op_fails_the_append_naming_the_node(agent):
-    nodes = _passthrough() + [p.WireNode(0x500, "NoSuchOp_8", 9999, inputs=((0x300, 0),),
-                                         outputs=(_out(1, 1, 1, 1),))]
+    bad = p.WireNode(0x500, "NoSuchOp_8", 9999, inputs=((0x300, 0),),
+                     outputs=(_out(1, 1, 1, 1),))
     with _client(agent.port) as client:
+        client.upload(_passthrough())                             # a graph under construction
         with pytest.raises(AgentError) as err:
-            client.upload(nodes)
+            client._upload([bad], first=False)
         assert err.value.code == p.ErrorCode.APPEND_FAILED and err.value.node_id == 0x500
         assert "NoSuchOp_8" in str(err.value)
-        assert client.getlog() == ""
+        # the graph is dead (protocol §3.8): only a NEW_GRAPH upload goes on
+        with pytest.raises(AgentError) as err:
+            client._upload(_passthrough()[:1], first=False)
+        assert err.value.code == p.ErrorCode.STATE
+        assert client.upload(_passthrough()) == 5
 
 
 def test_dsp_agent_prepare_failure_is_typed_and_kills_the_graph(agent):

@@ -213,10 +213,13 @@ static int resolve_names(struct session *s, uint32_t rid, struct upload *u)
         u->op_ids[i] = UNKNOWN_U32;
         if (le32(r + 12) & FLAG_CONST)
             continue;
-        if (hexagon_nn_op_name_to_id(text, &u->op_ids[i]) != 0)
+        if (hexagon_nn_op_name_to_id(text, &u->op_ids[i]) != 0) {
+            drop_graph(s);     /* APPEND_FAILED leaves the graph dead (protocol §3.8) */
             return reply_error(s, rid, ERR_APPEND_FAILED, le32(r), -1, "node 0x%x: op \"%s\" "
-                               "(client op id %u) is not known to this hexagon_nn", le32(r),
-                               text, le32(r + 4)), 1;
+                               "(client op id %u) is not known to this hexagon_nn; nothing "
+                               "of this frame was appended and the graph is torn down",
+                               le32(r), text, le32(r + 4)), 1;
+        }
     }
     return 0;
 }
