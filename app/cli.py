@@ -8,6 +8,7 @@ backend failed. Nothing here imports Qt: only ``gui`` does, lazily.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -75,6 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if getattr(args, "token", None):
+        # dsp:// backends read their token from the environment (and so do --jobs workers)
+        from hexscope.engine.backends.remote import TOKEN_ENV
+
+        os.environ[TOKEN_ENV] = args.token
     args.plugin_errors = load_plugins(args.plugin)
     if args.self_test:
         from hexscope.app.self_test import run_self_test

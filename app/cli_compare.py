@@ -44,6 +44,8 @@ graph or the inputs are invalid, 3 a backend failed (or a node failed to run).""
 
 
 def add_compare_parser(sub: Any) -> None:
+    from hexscope.app.cli_run import add_token_argument
+
     p = sub.add_parser(
         "compare", help="compare a run with the float reference, another graph or backend",
         description="Compare GRAPH's run node by node with B and name the first divergence.",
@@ -63,6 +65,7 @@ def add_compare_parser(sub: Any) -> None:
                    help="feed FILE to output IDX of the INPUT node (repeatable)")
     p.add_argument("--inputs-dir", action="append", default=[], metavar="[NODE:IDX=]DIR",
                    help="one comparison per .npy/image file in DIR (repeatable)")
+    add_token_argument(p)
     p.add_argument("--tolerance-lsb", type=float, metavar="X",
                    help="an output diverges beyond X LSB (default: see below)")
     p.add_argument("--report", metavar="OUT.json", help="write the JSON report")

@@ -26,8 +26,13 @@ use the sources saved with the graph (else seeded random data). --inputs-dir run
 once per file of DIR (sorted by name); several --inputs-dir (for several INPUT outputs) must
 hold the same number of files.
 
+--backend dsp://HOST:PORT runs on a device agent (hexscope-agent, or the on-device agent of
+packaging/dsp-agent); its token comes from --token or $HEXSCOPE_AGENT_TOKEN. The report then
+holds each node's device counter (hexagon_nn's perfinfo). Runs on a device go one at a time.
+
 exit codes: 0 all checks passed, 1 a check failed, 2 the graph or inputs are invalid,
-3 a backend failed (also: dsp:// backends, not available yet)."""
+3 a backend failed (an agent that cannot be reached, refuses the token, or drops the
+connection mid-run: the nodes that ran before are still reported and dumped)."""
 
 
 def add_run_parser(sub: Any) -> None:
@@ -43,6 +48,7 @@ def add_run_parser(sub: Any) -> None:
                      help="one run per .npy/image file in DIR (repeatable)")
     run.add_argument("--backend", default="sim", metavar="sim|dsp://HOST:PORT",
                      help="where to run (default: sim, the simulated HVX)")
+    add_token_argument(run)
     run.add_argument("--report", metavar="OUT.json", help="write the JSON report")
     run.add_argument("--junit", metavar="OUT.xml", help="write a JUnit XML report")
     run.add_argument("--dump", metavar="DIR",
@@ -56,6 +62,12 @@ def add_run_parser(sub: Any) -> None:
                      help="no prepare fusions: run each op of a convolution chain instead of "
                           "the Supernode the device makes of it")
     run.add_argument("-q", "--quiet", action="store_true", help="only print the summary")
+
+
+def add_token_argument(parser: Any) -> None:
+    parser.add_argument("--token", metavar="TOKEN",
+                        help="the device agent's token for dsp:// backends (default: "
+                             "$HEXSCOPE_AGENT_TOKEN)")
 
 
 def _jobs(text: str) -> int:

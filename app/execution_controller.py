@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+from hexscope.engine.backends.remote import RemoteBackend, make_remote_backend
 from hexscope.engine.errors import EngineError
 from hexscope.engine.events import (
     BreakpointHit,
@@ -28,12 +29,15 @@ from hexscope.engine.session import Session
 
 @dataclass(frozen=True)
 class Request:
-    kind: str                          # "step", "run", "run_to", "restart", "close", "graph"
+    kind: str                          # "step", "run", "run_to", "restart", "close", "graph",
+                                       # "backend", "reconnect"
     node_id: int | None = None
     breakpoints: frozenset[int] = field(default_factory=frozenset)
     new_run_if_done: bool = False
     graph: Graph | None = None         # "graph": follow this graph from now on
     base_dir: str | None = None
+    backend: str = "sim"               # "backend": run on this from now on (dsp://HOST:PORT)
+    token: str | None = None
 
 
 class SessionWorker(QObject):
@@ -45,6 +49,7 @@ class SessionWorker(QObject):
     preparing = Signal(int)            # node count, before validate + prepare of a new session
     error = Signal(str)
     done = Signal(str)
+    backend_status = Signal(object)    # a ConnectionStatus (connected or not), None: simulator
 
     def __init__(self, graph: Graph, base_dir: str | None, token: CancelToken,
                  debug_level: int = 2) -> None:
@@ -54,6 +59,7 @@ class SessionWorker(QObject):
         self.token = token
         self.debug_level = debug_level
         self.session: Session | None = None
+        self.remote: RemoteBackend | None = None    # the connected DSP, when chosen
 
     @Slot(object)
     def handle(self, request: Request) -> None:
@@ -74,6 +80,14 @@ class SessionWorker(QObject):
             self.close_session()
             assert request.graph is not None
             self.graph, self.base_dir = request.graph, request.base_dir
+            return
+        if request.kind == "backend":
+            self._set_backend(request.backend, request.token)
+            return
+        if request.kind == "reconnect":
+            if self.remote is not None:
+                self.close_session()      # a new session uploads to the new connection
+                self.remote.connect()
             return
         session = self.session or self._create()
         if session is None:
@@ -96,9 +110,23 @@ class SessionWorker(QObject):
         elif request.kind == "run_to" and request.node_id is not None:
             session.run_to(request.node_id, cancel=self.token)
 
+    def _set_backend(self, spec: str, token: str | None) -> None:
+        """Run on ``spec`` from now on; the old session (and connection) is closed."""
+        self.close_session()
+        if self.remote is not None:
+            self.remote.close()
+            self.remote = None
+        if spec == "sim":
+            self.backend_status.emit(None)
+            return
+        remote = make_remote_backend(spec, token)
+        remote.status.connect(self.backend_status.emit)
+        self.remote = remote
+        remote.connect()          # a failure is reported (status, error) and kept chosen
+
     def _create(self) -> Session | None:
         self.preparing.emit(len(self.graph))
-        session = Session(self.graph, debug_level=self.debug_level)
+        session = Session(self.graph, self.remote or "sim", debug_level=self.debug_level)
         session.events.connect(self.event.emit)
         session.log.written.connect(self.log_line.emit)
         try:
@@ -131,6 +159,7 @@ class ExecutionController(QObject):
     busy_changed = Signal(bool)
     idle = Signal(str)
     preparing = Signal(int)             # a first run validates and prepares: say so
+    backend_status = Signal(object)     # ConnectionStatus of the connected DSP; None: sim
     _request = Signal(object)
 
     def __init__(self, graph: Graph, base_dir: str | None = None,
@@ -153,6 +182,7 @@ class ExecutionController(QObject):
         worker.session_created.connect(self._session_created)
         worker.preparing.connect(self.preparing)
         worker.error.connect(self.error)
+        worker.backend_status.connect(self.backend_status)
         worker.done.connect(self._done)
         self._worker = worker
         self._thread.start()
@@ -202,6 +232,15 @@ class ExecutionController(QObject):
         self.token.cancel()
         self._send(Request("close"))
 
+    def set_backend(self, spec: str, token: str | None = None) -> None:
+        """Run on ``spec`` ("sim" or dsp://HOST:PORT) from the next step or run on; the
+        connection is made on the worker, and its status comes back as backend_status."""
+        self.token.cancel()
+        self._send(Request("backend", backend=spec, token=token))
+
+    def reconnect(self) -> None:
+        self._send(Request("reconnect"))
+
     def stop(self) -> None:
         """Stop a run between nodes (the node that is running finishes)."""
         self.token.cancel()
@@ -214,6 +253,8 @@ class ExecutionController(QObject):
         if self._worker.session is not None:
             self._worker.session.close()
             self._worker.session = None
+        if self._worker.remote is not None:
+            self._worker.remote.close()
 
     @property
     def thread_running(self) -> bool:

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from hexscope.app import dock_layout
+from hexscope.app.backend_actions import BackendActions, device_counters, device_note
 from hexscope.app.debug_actions import DebugActions
 from hexscope.app.edit_actions import EditActions
 from hexscope.app.execution_controller import ExecutionController
@@ -93,6 +94,7 @@ class MainWindow(QMainWindow):
         self.edits = EditActions(self)
         self._build_view_menu()
         self.debug = DebugActions(self)
+        self.backend = BackendActions(self)
         self.help = HelpActions(self)
         self._validate_timer = QTimer(self, singleShot=True, interval=120)
         self._validate_timer.timeout.connect(self.revalidate)
@@ -430,7 +432,7 @@ class MainWindow(QMainWindow):
             self.outputs_panel.show_result(title, [session.output(node_id)], note="const data")
         elif result is not None:
             outputs = [session.output(node_id, k) for k in range(len(result.outputs))]
-            note = f"ran in {result.seconds * 1e3:.3f} ms" + (
+            note = (device_note(session, node_id) or f"ran in {result.seconds * 1e3:.3f} ms") + (
                 " · stale: an edit changed its inputs" if self._is_stale(node_id) else "")
             self.outputs_panel.show_result(title, outputs, error, note)
         else:
@@ -459,12 +461,14 @@ class MainWindow(QMainWindow):
     def refresh_results(self) -> None:
         session = self._session
         rows = []
+        counters, unit = device_counters(session)     # a connected device's own counts
         if session is not None:
             for node_id, result in session.executor.trace.items():
                 node = session.prepared.nodes.get(node_id)
                 if node is not None:
-                    rows.append((node_id, node.op, node.label, result.seconds))
-        self.timing.set_times(rows)
+                    rows.append((node_id, node.op, node.label, result.seconds,
+                                 counters.get(node_id)))
+        self.timing.set_times(rows, unit)
         total = sum(r[3] for r in rows)
         self.run_label.setText(f"{len(rows)} node(s) ran · {total * 1e3:.2f} ms" if rows else "")
         ids = self.scene.selected_ids()

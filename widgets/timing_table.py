@@ -1,5 +1,6 @@
 """TimingTable: wall time of every node that ran, slowest first (any column sorts), with the
-total under it; activating a row selects it."""
+total under it; activating a row selects it. On a connected device a fifth column holds the
+device's own per-node counter (hexagon_nn's perfinfo: cycles, or the agent's simulated ns)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ class _Number(QTableWidgetItem):
 
 class TimingTable(QWidget):
     node_activated = Signal(int)
-    HEADERS = ("Node", "Op", "Label", "ms")
+    HEADERS = ("Node", "Op", "Label", "ms", "device")
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -47,22 +48,41 @@ class TimingTable(QWidget):
         self.table.cellDoubleClicked.connect(self._activate)
         self.table.cellClicked.connect(self._activate)
 
-    def set_times(self, rows: list[tuple[int, str, str, float]]) -> None:
-        """``rows`` of (node id, op, label, seconds)."""
+    def set_times(self, rows: list[tuple], counter_unit: str = "") -> None:
+        """``rows`` of (node id, op, label, seconds[, device counter or None]).
+        ``counter_unit`` names the device counter ("cycles", "agent ns"); empty hides the
+        column (the simulator has no device)."""
         sorting = self.table.isSortingEnabled()
         self.table.setSortingEnabled(False)
         self.table.setRowCount(len(rows))
-        for r, (node_id, op, label, seconds) in enumerate(rows):
+        right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        for r, row in enumerate(rows):
+            node_id, op, label, seconds = row[:4]
+            counter = row[4] if len(row) > 4 else None
             ident = _Number(f"0x{node_id:x}")
             ident.setData(Qt.ItemDataRole.UserRole, node_id)
             ms = _Number(f"{seconds * 1e3:.3f}")
             ms.setData(Qt.ItemDataRole.UserRole, seconds)
-            ms.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            for c, item in enumerate((ident, QTableWidgetItem(op), QTableWidgetItem(label), ms)):
+            ms.setTextAlignment(right)
+            device = _Number(f"{counter:,}" if counter is not None else "")
+            device.setData(Qt.ItemDataRole.UserRole, -1 if counter is None else counter)
+            device.setTextAlignment(right)
+            for c, item in enumerate((ident, QTableWidgetItem(op), QTableWidgetItem(label), ms,
+                                      device)):
                 self.table.setItem(r, c, item)
         self.table.setSortingEnabled(sorting)
+        self.table.setColumnHidden(4, not counter_unit)
+        self.table.horizontalHeaderItem(3).setToolTip(
+            "Host wall time. On a device, the node that started a device run carries that "
+            "run's upload, execute and transfer; the device column has the device's own "
+            "count per node." if counter_unit else "Wall time of the node's kernel")
+        self.table.horizontalHeaderItem(4).setText(counter_unit or "device")
         total = sum(row[3] for row in rows)
-        self.total.setText(f"Total: {len(rows)} node(s), {total * 1e3:.3f} ms" if rows else "")
+        text = f"Total: {len(rows)} node(s), {total * 1e3:.3f} ms" if rows else ""
+        counted = [row[4] for row in rows if len(row) > 4 and row[4] is not None]
+        if counter_unit and counted:
+            text += f" · device: {sum(counted):,} {counter_unit}"
+        self.total.setText(text)
 
     def node_ids(self) -> list[int]:
         """Node ids in the order shown (after sorting)."""

@@ -69,7 +69,7 @@ class RemoteBackend:
                  reply_timeout: float = 30.0) -> None:
         self.name = f"dsp://{host}:{port}"
         self.client = AgentClient(host, port, token, connect_timeout=connect_timeout,
-                                  reply_timeout=reply_timeout)
+                                  reply_timeout=reply_timeout, label=f"agent {self.name}")
         self.registry = registry
         self.status: Emitter[ConnectionStatus] = Emitter()
         self.prepared: Prepared | None = None
@@ -85,6 +85,7 @@ class RemoteBackend:
         self._problem: str | None = None          # why nodes up to _covered have no outputs
         self._failed: tuple[int, str] | None = None
         self._target: int | None = None
+        self.last_target: int | None = None     # the node the last remote run went to
 
     # connection ----------------------------------------------------------------------------
     @property
@@ -132,9 +133,16 @@ class RemoteBackend:
             if not self.client.connected:
                 self.connect()
 
+    @property
+    def problem(self) -> str | None:
+        """Why the last device run returned less than asked (a lost connection, a refusal),
+        or None."""
+        return self._problem
+
     def begin_run(self) -> None:
         """A new execution: forget the outputs of the last one."""
         self.cache.clear()
+        self.counters.clear()
         self._covered, self._problem, self._failed = -1, None, None
 
     def set_target(self, node_id: int | None) -> None:
@@ -173,6 +181,7 @@ class RemoteBackend:
         authored = prepared.authored[:end]
         ids = {n.node_id for n in authored}
         self._covered, self._problem, self._failed = last, None, None
+        self.last_target = target
         try:
             if not self.client.connected:
                 self.connect()

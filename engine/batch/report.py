@@ -28,6 +28,7 @@ def report_document(result: BatchResult, graph_path: str = "") -> dict[str, obje
         "tool": {"name": "hexscope", "version": _version()},
         "graph": {"name": result.graph_name, "path": graph_path, "nodes": result.node_count},
         "backend": result.backend,
+        "device": result.device,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(result.started)),
         "seconds": result.seconds,
         "outcome": result.outcome.value, "exit_code": result.exit_code,
@@ -62,7 +63,8 @@ def _run(run: RunRecord) -> dict[str, object]:
 def _node(node: NodeRecord) -> dict[str, object]:
     return {"node": hex_id(node.node_id), "op": node.op, "label": node.label,
             "status": node.status, "seconds": node.seconds, "outputs": node.outputs,
-            "warnings": node.warnings, "message": node.message}
+            "warnings": node.warnings, "message": node.message,
+            "device_counter": node.device_counter}
 
 
 def write_json(result: BatchResult, path: str | PathLike[str], graph_path: str = "") -> None:

@@ -84,6 +84,7 @@ class NodeRecord:
     outputs: list[dict[str, object]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     message: str = ""
+    device_counter: int | None = None   # a connected device's per-node counter (cycles)
 
 
 @dataclass
@@ -125,6 +126,7 @@ class BatchResult:
     started: float = field(default_factory=time.time)
     seconds: float = 0.0
     node_count: int = 0
+    device: dict[str, object] | None = None    # the connected device, when there is one
 
     @property
     def exit_code(self) -> int:
@@ -152,6 +154,11 @@ class _Recorder:
 
     def close(self) -> None:
         self.inner.close()
+
+    def __getattr__(self, name: str) -> object:
+        # a backend that runs whole graphs has more to say to the executor (begin_run,
+        # set_target, runs_graph) and to the report (counters)
+        return getattr(self.inner, name)
 
 
 Progress = Callable[[int, int, "RunRecord | None", str], None]
@@ -189,7 +196,9 @@ def run_batch(graph: Graph, input_sets: Sequence[InputSet], backend: str | Backe
             progress(finished, len(input_sets), run, input_sets[k].name)
 
     try:
-        if jobs > 1 and len(input_sets) > 1 and isinstance(backend, str):
+        # a device agent serves one client at a time: its runs go one after another
+        if jobs > 1 and len(input_sets) > 1 and isinstance(backend, str) \
+                and not getattr(recorder.inner, "runs_graph", False):
             run_parallel(graph, input_sets, backend, seed,
                          None if dump_dir is None else str(dump_dir), jobs, done,
                          fusions=fusions)
@@ -212,6 +221,7 @@ def run_batch(graph: Graph, input_sets: Sequence[InputSet], backend: str | Backe
     if dump_dir is not None and not dump_error:
         dump_error = _dumped(dump_dir, _dump_manifest, Path(dump_dir), result)
     result.ranges = ranges.records(session)
+    result.device = _device(recorder.inner)
     result.outcome = worst([r.outcome for r in result.runs])
     failed = [r for r in result.runs if r.outcome is result.outcome and r.message]
     result.message = failed[0].message if failed and result.outcome is not Outcome.PASSED else ""
@@ -253,6 +263,17 @@ def _open_session(graph: Graph, backend: str | Backend, seed: int,
     return session
 
 
+def _device(backend: Backend) -> dict[str, object] | None:
+    status = getattr(backend, "connection_status", None)
+    if not getattr(backend, "runs_graph", False) or status is None:
+        return None
+    info = status()
+    kind = getattr(backend, "counter_kind", 0)
+    return {"address": info.address, "agent": info.description,
+            "hexagon_nn_version": f"0x{info.hexagon_nn_version:08x}",
+            "counter": "simulated-ns" if kind == 1 else "cycles"}
+
+
 def _run_one(session: Session, recorder: _Recorder, input_set: InputSet) -> RunRecord:
     run = RunRecord(input_set.name, list(input_set.sources), Outcome.PASSED)
     if input_set.error:
@@ -280,6 +301,11 @@ def _run_one(session: Session, recorder: _Recorder, input_set: InputSet) -> RunR
         disconnect()
     lines = session.log.lines[first_line:]
     run.nodes = [_node_record(session, node_id, failed_seconds) for node_id in session.plan]
+    counters = getattr(recorder.inner, "counters", None)
+    if counters is not None and getattr(recorder.inner, "runs_graph", False):
+        for record in run.nodes:
+            if record.status == "done":
+                record.device_counter = counters.get(record.node_id)
     run.checks = [_check_record(n, recorder, lines) for n in run.nodes if is_check_op(n.op)]
     if finished.status is not RunStatus.FINISHED:
         run.failed_node = finished.failed_node

@@ -209,6 +209,17 @@ def _linger_close(conn: socket.socket) -> None:
         conn.close()
 
 
+def _warm_up() -> None:
+    """Compile the integer GEMM kernel now (a few hundred ms), not inside a client's first
+    convolution, where it would be counted as that node's time."""
+    try:
+        from hexscope.engine.ops import _igemm
+
+        _igemm.available()
+    except Exception:  # noqa: BLE001 - without it the kernels keep their float32 path
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="hexscope-agent",
@@ -254,6 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"hexscope-agent: cannot listen on {host}:{port}: {exc.strerror or exc}",
               file=sys.stderr)
         return 2
+    _warm_up()
     bound_host, bound_port = agent.address
     print(f"hexscope-agent listening on {bound_host}:{bound_port}"
           + (" (token required)" if token else ""), flush=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import socket
+import time
 from collections.abc import Callable, Sequence
 
 from hexscope.engine.errors import BackendError
@@ -41,8 +42,9 @@ class AgentClient:
 
     def __init__(self, host: str, port: int, token: str | bytes | None = None, *,
                  connect_timeout: float = CONNECT_TIMEOUT, reply_timeout: float = REPLY_TIMEOUT,
-                 execute_timeout: float = EXECUTE_TIMEOUT) -> None:
+                 execute_timeout: float = EXECUTE_TIMEOUT, label: str = "") -> None:
         self.host, self.port = host, port
+        self.label = label or f"agent {host}:{port}"  # how messages name it
         self.token = token.encode() if isinstance(token, str) else (token or b"")
         self.connect_timeout = connect_timeout
         self.reply_timeout = reply_timeout
@@ -60,15 +62,27 @@ class AgentClient:
         return self._sock is not None
 
     # connection ----------------------------------------------------------------------------
-    def connect(self) -> p.HelloOk:
+    def connect(self, busy_wait: float = 1.5) -> p.HelloOk:
+        """Connect and say HELLO. A BUSY agent is asked again for ``busy_wait`` seconds: it
+        may still be finishing a connection of ours that just closed."""
+        deadline = time.monotonic() + busy_wait
+        while True:
+            try:
+                return self._connect_once()
+            except AgentBusy:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.05)
+
+    def _connect_once(self) -> p.HelloOk:
         self.close()
         try:
             sock = socket.create_connection((self.host, self.port), self.connect_timeout)
         except TimeoutError:
-            raise ConnectionLost(f"agent {self.address}: no answer within "
+            raise ConnectionLost(f"{self.label}: no answer within "
                                  f"{self.connect_timeout:g} s") from None
         except OSError as exc:
-            raise ConnectionLost(f"agent {self.address}: cannot connect: "
+            raise ConnectionLost(f"{self.label}: cannot connect: "
                                  f"{exc.strerror or exc}") from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._sock = sock
@@ -159,21 +173,21 @@ class AgentClient:
 
     def _send(self, message: p.Message) -> int:
         if self._sock is None:
-            raise ConnectionLost(f"agent {self.address}: not connected")
+            raise ConnectionLost(f"{self.label}: not connected")
         rid = next(self._ids) & 0xFFFFFFFF or next(self._ids)
         try:
             self._sock.settimeout(self.reply_timeout)
             send(self._sock, message, rid)
         except OSError as exc:
             self.close()
-            raise ConnectionLost(f"agent {self.address}: connection lost while sending: "
+            raise ConnectionLost(f"{self.label}: connection lost while sending: "
                                  f"{exc.strerror or exc}") from None
         return rid
 
     def _receive(self, rid: int, timeout: float) -> p.Message:
         sock = self._sock
         if sock is None:
-            raise ConnectionLost(f"agent {self.address}: not connected")
+            raise ConnectionLost(f"{self.label}: not connected")
         try:
             frame = read_frame(sock, max_frame=p.HARD_MAX_FRAME, idle_timeout=timeout,
                                frame_timeout=max(timeout, p.FRAME_TIMEOUT))
@@ -181,23 +195,26 @@ class AgentClient:
         except (ConnectionClosed, OSError) as exc:
             self.close()
             what = "timed out" if isinstance(exc, TimeoutError) else "lost"
-            raise ConnectionLost(f"agent {self.address}: connection {what}"
+            raise ConnectionLost(f"{self.label}: connection {what}"
                                  + (f" ({exc})" if not isinstance(exc, TimeoutError) else
                                     f" (no reply within {timeout:g} s)")) from None
         except p.ProtocolError as exc:
             self.close()
-            raise ConnectionLost(f"agent {self.address}: bad reply: {exc}") from None
+            raise ConnectionLost(f"{self.label}: bad reply: {exc}") from None
         if isinstance(reply, p.Busy):
             self.close()
-            raise AgentBusy(f"agent {self.address} is busy: {reply.message}")
+            raise AgentBusy(f"{self.label} is busy: {reply.message}")
         if isinstance(reply, p.ErrorReply):
             if reply.code in p.FATAL_CODES:
                 self.close()
-            cls = AgentAuthError if reply.code == p.ErrorCode.AUTH else AgentError
-            raise cls(f"agent {self.address}: {reply.name}: {reply.message}", reply.code,
-                      reply.node_id)
+            if reply.code == p.ErrorCode.AUTH:
+                raise AgentAuthError(f"{self.label} refused the connection (AUTH: "
+                                     f"{reply.message}); give its token with --token or "
+                                     "HEXSCOPE_AGENT_TOKEN", reply.code)
+            raise AgentError(f"{self.label}: {reply.name}: {reply.message}",
+                             reply.code, reply.node_id)
         if frame.header.request_id != rid:
             self.close()
-            raise ConnectionLost(f"agent {self.address}: reply to request "
+            raise ConnectionLost(f"{self.label}: reply to request "
                                  f"{frame.header.request_id}, expected {rid}")
         return reply

@@ -129,12 +129,12 @@ def test_damaged_input_settings_and_a_bad_dump_path_exit_2_with_a_message(check_
     assert "cannot write the dump" in result.stdout and "not a folder" in result.stdout
 
 
-def test_dsp_backend_is_refused_with_exit_3(check_graph, tmp_path):
+def test_an_unreachable_dsp_agent_exits_3_naming_it(check_graph, tmp_path):
     report = tmp_path / "r.json"
-    result = hexscope("run", check_graph, "--backend", "dsp://10.0.0.2:5555", "--report",
+    result = hexscope("run", check_graph, "--backend", "dsp://127.0.0.1:1", "--report",
                       report)
     assert result.returncode == 3
-    assert "dsp://10.0.0.2:5555" in result.stdout and "simulator" in result.stdout
+    assert "dsp://127.0.0.1:1: cannot connect" in result.stdout
     assert json.loads(report.read_text())["outcome"] == "backend-error"
 
 

@@ -36,3 +36,20 @@ def test_the_op_column_is_as_wide_as_the_longest_name(qtbot):
     metrics = table.table.fontMetrics()
     need = metrics.horizontalAdvance("QuantizeDownAndShrinkRange_32to8")
     assert table.table.columnWidth(1) >= need
+
+
+def test_device_counters_show_beside_wall_times_and_sort_as_numbers(qtbot):
+    table = TimingTable()
+    qtbot.addWidget(table)
+    table.set_times(ROWS)
+    assert table.table.isColumnHidden(4)                  # the simulator has no device
+    rows = [(*ROWS[0], 9_000), (*ROWS[1], 120_000), (*ROWS[2], None)]
+    table.set_times(rows, "cycles")
+    assert not table.table.isColumnHidden(4)
+    assert table.table.horizontalHeaderItem(4).text() == "cycles"
+    shown = {table.table.item(r, 0).text(): table.table.item(r, 4).text()
+             for r in range(3)}
+    assert shown == {"0x10": "9,000", "0x11": "120,000", "0x12": ""}
+    assert table.total.text().endswith("device: 129,000 cycles")
+    table.table.sortItems(4)                              # by device counter, ascending
+    assert table.node_ids() == [0x12, 0x10, 0x11]

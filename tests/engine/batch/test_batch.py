@@ -94,8 +94,13 @@ def test_invalid_graph_and_broken_backend_do_not_run():
     result = run_batch(g, sets(np.zeros((1, 1, 1, 1), np.float32)))
     assert (result.outcome, result.runs) == (Outcome.INVALID, [])
     assert any("0x9" in issue for issue in result.issues)
-    result = run_batch(g, [], "dsp://127.0.0.1:9")
-    assert result.outcome is Outcome.BACKEND_ERROR and "dsp://" in result.message
+    # a device agent is contacted once the graph is known to be valid: nobody listens here
+    valid = Graph()
+    valid.append_node(0x1, "INPUT", outputs=1)
+    valid.append_node(0x2, "OUTPUT", inputs=[(0x1, 0)])
+    result = run_batch(valid, [], "dsp://127.0.0.1:9")
+    assert result.outcome is Outcome.BACKEND_ERROR
+    assert "dsp://127.0.0.1:9: cannot connect" in result.message
 
 
 def test_input_set_errors_are_invalid(chain_graph):

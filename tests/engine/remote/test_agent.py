@@ -8,11 +8,11 @@ import time
 
 import numpy as np
 import pytest
-from support.agent_process import hello, raw_connection, read_reply, running_agent
 
 from hexscope.engine.remote import protocol as p
 from hexscope.engine.remote.client import AgentAuthError, AgentBusy, AgentClient, AgentError
 from hexscope.engine.remote.wire import send
+from support.agent_process import hello, raw_connection, read_reply, running_agent
 
 
 @pytest.fixture(scope="module")

@@ -12,10 +12,10 @@ import struct
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.agent_process import hello, raw_connection, running_agent
-from support.protocol_examples import examples
 
 from hexscope.engine.remote import protocol as p
+from support.agent_process import hello, raw_connection, running_agent
+from support.protocol_examples import examples
 
 EXAMPLES = examples()
 REQUESTS = [raw for name, raw in EXAMPLES.items()

@@ -1,0 +1,104 @@
+"""The backend selector, the connection status and a connected DSP in the real window,
+against hexscope-agent as a process: the device's version, its counters in the Timing panel,
+a dropped connection (the app stays usable) and reconnecting without a restart."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hexscope.engine import NodeStatus, RunStatus
+from support.agent_process import AgentProcess, start_agent
+
+CLASSIC = Path(__file__).resolve().parents[2] / "resources" / "examples" / \
+    "classic_quantized.hexgraph"
+
+
+def _do(qtbot, window, action: str, timeout: int = 20000) -> None:
+    with qtbot.waitSignal(window.controller.idle, timeout=timeout):
+        window.debug.actions[action].trigger()
+
+
+def _connect(qtbot, window, address: str) -> None:
+    with qtbot.waitSignal(window.controller.idle, timeout=20000):
+        window.backend.connect_to(address)
+
+
+def _agent_on(port: int) -> AgentProcess:
+    proc = subprocess.Popen([sys.executable, "-m", "hexscope.engine.remote.agent", "--listen",
+                             f"127.0.0.1:{port}"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None and str(port) in proc.stdout.readline()
+    return AgentProcess(proc, port)
+
+
+@pytest.fixture
+def agent():
+    a = start_agent()
+    yield a
+    a.kill()
+
+
+def test_the_simulator_is_the_default_and_says_so(window):
+    assert window.backend.selector.currentText() == "Simulator"
+    assert "Simulator" in window.backend.indicator.text()
+    assert not window.backend.reconnect_action.isEnabled()
+
+
+def test_a_connected_dsp_runs_the_graph_and_shows_its_counters(qtbot, window, agent):
+    assert window.files.open_graph(str(CLASSIC))
+    _connect(qtbot, window, agent.address)
+    text = window.backend.indicator.text()
+    assert "connected" in text and "hexagon_nn 2.20.1" in text
+    assert window.backend.selector.currentText() == "Connected DSP…"
+    _do(qtbot, window, "step")
+    assert "the device ran the graph up to 0x10000" in window.statusBar().currentMessage()
+    _do(qtbot, window, "run")
+    session = window.session
+    assert all(session.status(n) is NodeStatus.DONE for n in session.plan)
+    table = window.timing.table
+    assert not table.isColumnHidden(4)
+    assert table.horizontalHeaderItem(4).text() == "agent ns"     # not cycles: the simulator
+    counters = [table.item(r, 4).text() for r in range(table.rowCount())]
+    assert sum(bool(c) for c in counters) >= len(session.plan) - 1
+    window.select_node(0x10023)
+    assert "the device ran the graph" in window.outputs_panel.header.text()
+
+
+def test_a_dropped_connection_fails_the_run_and_reconnect_brings_it_back(qtbot, window,
+                                                                        agent):
+    assert window.files.open_graph(str(CLASSIC))
+    _connect(qtbot, window, agent.address)
+    port = agent.port
+    _do(qtbot, window, "run")
+    agent.kill()                                          # the device goes away
+    with qtbot.waitSignal(window.controller.run_finished, timeout=20000) as finished:
+        _do(qtbot, window, "restart")
+        window.debug.actions["run"].trigger()
+    assert finished.args[0].status is RunStatus.FAILED
+    qtbot.waitUntil(lambda: not window.controller.busy, timeout=20000)
+    assert "not connected" in window.backend.indicator.text() or \
+        "lost" in window.backend.indicator.text() or "cannot connect" in \
+        window.backend.indicator.text()
+    assert window.debug.actions["step"].isEnabled()        # the app stays usable
+    back = _agent_on(port)
+    try:
+        with qtbot.waitSignal(window.controller.idle, timeout=20000):
+            window.backend.reconnect_action.trigger()
+        assert "connected" in window.backend.indicator.text()
+        _do(qtbot, window, "run")
+        session = window.session
+        assert all(session.status(n) is NodeStatus.DONE for n in session.plan)
+    finally:
+        back.kill()
+
+
+def test_back_to_the_simulator(qtbot, window, agent):
+    _connect(qtbot, window, agent.address)
+    with qtbot.waitSignal(window.controller.idle, timeout=20000):
+        window.backend.selector.activated.emit(0)
+    assert "Simulator" in window.backend.indicator.text()
+    assert window.backend.sim_action.isChecked()

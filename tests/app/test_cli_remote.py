@@ -1,0 +1,142 @@
+"""hexscope run/compare with --backend dsp://HOST:PORT against hexscope-agent as a process:
+byte-identical dumps, compare without differences, device counters in the report, a wrong
+token, and the agent killed mid-run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from support.agent_process import running_agent, start_agent
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "resources" / "examples"
+SCHEMA = json.loads((ROOT / "resources" / "schemas" / "report.schema.json").read_text())
+
+
+def hexscope(*args: object, env: dict[str, str] | None = None
+             ) -> subprocess.CompletedProcess[str]:
+    import os
+
+    environment = {k: v for k, v in os.environ.items() if k != "HEXSCOPE_AGENT_TOKEN"}
+    return subprocess.run([sys.executable, "-m", "hexscope.app", *map(str, args)],
+                          capture_output=True, text=True, timeout=180,
+                          env={**environment, **(env or {})})
+
+
+@pytest.fixture(scope="module")
+def agent():
+    with running_agent("--token", "t0ken") as a:
+        yield a
+
+
+def _files(folder: Path) -> dict[Path, bytes]:
+    return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+@pytest.mark.parametrize("example", ["classic_quantized", "d32_pipeline"])
+def test_dump_is_byte_identical_on_the_simulator_and_the_agent(agent, tmp_path, example):
+    graph = EXAMPLES / f"{example}.hexgraph"
+    sim = hexscope("run", graph, "--dump", tmp_path / "sim", "-q")
+    dsp = hexscope("run", graph, "--backend", agent.address, "--token", "t0ken", "--dump",
+                   tmp_path / "dsp", "-q")
+    assert sim.returncode == 0, sim.stdout + sim.stderr
+    assert dsp.returncode == 0, dsp.stdout + dsp.stderr
+    a, b = _files(tmp_path / "sim"), _files(tmp_path / "dsp")
+    assert len(a) > 5 and a.keys() == b.keys()
+    if example == "d32_pipeline":
+        assert any(p.name.endswith(".d32.npy") for p in a)    # memory order, padding too
+    for rel in a:
+        assert a[rel] == b[rel], rel
+
+
+def test_the_report_has_the_device_and_its_counters(agent, tmp_path):
+    report = tmp_path / "r.json"
+    result = hexscope("run", EXAMPLES / "classic_quantized.hexgraph", "--backend",
+                      agent.address, "--report", report, env={"HEXSCOPE_AGENT_TOKEN": "t0ken"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    doc = json.loads(report.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["device"]["hexagon_nn_version"] == "0x00021401"
+    assert doc["device"]["counter"] == "simulated-ns"          # the agent has no cycles
+    nodes = doc["runs"][0]["nodes"]
+    counted = [n for n in nodes if n["device_counter"] is not None]
+    assert {n["node"] for n in counted} >= {"0x10000", "0x1001b"}
+    assert all(n["device_counter"] >= 0 for n in counted)
+    sim = tmp_path / "s.json"
+    hexscope("run", EXAMPLES / "classic_quantized.hexgraph", "--report", sim)
+    doc = json.loads(sim.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["device"] is None
+    assert all(n["device_counter"] is None for n in doc["runs"][0]["nodes"])
+
+
+def test_compare_with_the_agent_finds_no_difference(agent):
+    result = hexscope("compare", EXAMPLES / "d32_pipeline.hexgraph", "--backend-b",
+                      agent.address, "--token", "t0ken")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 output(s) beyond 0 LSB" in result.stdout
+
+
+def test_a_wrong_token_exits_3_with_a_clear_message(agent, tmp_path):
+    result = hexscope("run", EXAMPLES / "classic_quantized.hexgraph", "--backend",
+                      agent.address, "--token", "guess")
+    assert result.returncode == 3
+    assert "refused the connection (AUTH: wrong token)" in result.stdout
+    assert "--token" in result.stdout and "Traceback" not in result.stderr
+    result = hexscope("run", EXAMPLES / "classic_quantized.hexgraph", "--backend",
+                      agent.address)                              # no token at all
+    assert result.returncode == 3 and "needs a token" in result.stdout
+
+
+def test_killing_the_agent_mid_run_fails_it_and_keeps_what_was_received(tmp_path):
+    agent = start_agent("--slow-ms", "500")
+    try:
+        report, dump = tmp_path / "r.json", tmp_path / "dump"
+        cli = subprocess.Popen(
+            [sys.executable, "-m", "hexscope.app", "run",
+             str(EXAMPLES / "classic_quantized.hexgraph"), "--backend", agent.address,
+             "--report", str(report), "--dump", str(dump)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.2)
+        _wait_for_taps(agent, 3)
+        agent.kill()
+        out, errs = cli.communicate(timeout=120)
+    finally:
+        agent.kill()
+    assert cli.returncode == 3, out + errs
+    assert "was lost during the run" in out and "received before are kept" in out
+    doc = json.loads(report.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    nodes = doc["runs"][0]["nodes"]
+    done = [n["node"] for n in nodes if n["status"] == "done"]
+    assert 2 <= len(done) < len(nodes)
+    assert [n["status"] for n in nodes][len(done)] == "failed"
+    assert (dump / "run-0001" / f"{done[1]}_0.npy").is_file()    # kept and dumped
+
+
+def _wait_for_taps(agent, count: int) -> None:
+    """Wait until the agent has been executing long enough to have sent ``count`` taps
+    (each node takes 0.5 s; the agent answers a probe with BUSY once the run has begun)."""
+    deadline = time.monotonic() + 60
+    port = agent.port
+    import socket
+
+    while time.monotonic() < deadline:      # the run has begun once the agent is busy
+        with socket.create_connection(("127.0.0.1", port), 5) as probe:
+            probe.settimeout(0.2)
+            try:
+                head = probe.recv(8)
+            except TimeoutError:
+                head = b""
+        if len(head) == 8 and head[6] == 0xE0:     # BUSY: serving the command line
+            break
+        time.sleep(0.05)
+    time.sleep(0.5 * count + 0.3)
