@@ -23,9 +23,11 @@ OUT_ID = 0x7FFFFFF0
 DATA = np.arange(2 * 3 * 4 * 5, dtype=np.uint8).tobytes()      # a 2x3x4x5 uint8 input
 
 
-@pytest.fixture(scope="module")
-def binary():
-    return build("host")
+# the host build, and the same code for 64-bit ARM (the device's CPU) under qemu when the
+# cross compiler is installed (glibc there, not Android's bionic: see README.md)
+@pytest.fixture(scope="module", params=["host", "cross-aarch64"])
+def binary(request):
+    return build(request.param)
 
 
 @pytest.fixture(scope="module")

@@ -17,12 +17,21 @@ import pytest
 from support.agent_process import AgentProcess
 
 AGENT_DIR = Path(__file__).resolve().parents[2] / "packaging" / "dsp-agent"
-TARGETS = {"host": "build/host/dsp-agent", "host-asan": "build/host-asan/dsp-agent"}
+TARGETS = {"host": "build/host/dsp-agent", "host-asan": "build/host-asan/dsp-agent",
+           "cross-aarch64": "build/aarch64/dsp-agent"}
 
 
-def build(target: str = "host") -> Path:
-    """``make -C packaging/dsp-agent TARGET``: the one build command. Skips (with the reason)
-    only when there is no C compiler or make; a failed build fails the test."""
+def build(target: str = "host") -> list[str]:
+    """``make -C packaging/dsp-agent TARGET``: the one build command; returns the command that
+    starts the agent. Skips (with the reason) only when there is no C compiler or make; a
+    failed build fails the test. ``cross-aarch64`` is optional: it runs under qemu-aarch64
+    when Debian's gcc-aarch64-linux-gnu and qemu-user are installed, and skips otherwise."""
+    if target == "cross-aarch64":
+        absent = [t for t in ("aarch64-linux-gnu-gcc", "qemu-aarch64", "make")
+                  if shutil.which(t) is None]
+        if absent:
+            pytest.skip(f"the aarch64 check needs {', '.join(absent)} (apt-get install "
+                        "gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)")
     missing = [tool for tool in ("make", "gcc") if shutil.which(tool) is None]
     if missing and os.environ.get("CI"):
         pytest.fail(f"CI must build the C device agent, but {' and '.join(missing)} is "
@@ -35,7 +44,7 @@ def build(target: str = "host") -> Path:
     assert done.returncode == 0, f"make {target} failed:\n{done.stdout}\n{done.stderr}"
     binary = AGENT_DIR / TARGETS[target]
     assert binary.is_file()
-    return binary
+    return ["qemu-aarch64", str(binary)] if target == "cross-aarch64" else [str(binary)]
 
 
 @dataclass
@@ -47,12 +56,12 @@ class DspAgent(AgentProcess):
         return self.trace.read_text().splitlines() if self.trace.exists() else []
 
 
-def start(binary: Path, trace: Path, *args: str) -> DspAgent:
+def start(command: list[str], trace: Path, *args: str) -> DspAgent:
     env = {**os.environ, "HEXAGON_NN_STANDIN_TRACE": str(trace)}
     env.pop("HEXSCOPE_AGENT_TOKEN", None)
     # a sanitizer report must end the process (the tests then see it dead), not scroll by
     env.setdefault("ASAN_OPTIONS", "abort_on_error=0:detect_leaks=0")
-    proc = subprocess.Popen([str(binary), "--listen", "127.0.0.1:0", *args],
+    proc = subprocess.Popen([*command, "--listen", "127.0.0.1:0", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                             env=env)
     line = proc.stdout.readline() if proc.stdout else ""
@@ -64,8 +73,8 @@ def start(binary: Path, trace: Path, *args: str) -> DspAgent:
 
 
 @contextlib.contextmanager
-def running(binary: Path, trace: Path, *args: str) -> Iterator[DspAgent]:
-    agent = start(binary, trace, *args)
+def running(command: list[str], trace: Path, *args: str) -> Iterator[DspAgent]:
+    agent = start(command, trace, *args)
     try:
         yield agent
     finally:
