@@ -224,7 +224,8 @@ static int run(struct session *s, uint32_t rid, const struct frame *f, uint32_t 
     for (uint32_t i = 0; i < n_in; i++, desc += 32) {
         uint32_t len = le32(desc + 16);
         in[i] = (hexagon_nn_tensordef){ le32(desc), le32(desc + 4), le32(desc + 8),
-                                        le32(desc + 12), f->data + pos, (int32_t)len, len, 0 };
+                                        le32(desc + 12), len ? f->data + pos : NULL,
+                                        (int32_t)len, len, 0 };
         pos += len;
     }
     for (uint32_t j = 0; j < s->n_slots; j++)
