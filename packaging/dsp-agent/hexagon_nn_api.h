@@ -70,6 +70,11 @@ typedef struct hexagon_nn_tensordef {
     uint32_t unused;
 } hexagon_nn_tensordef;
 
+/* The IDL's records are all 32-bit fields: their sizes do not depend on the ABI. */
+_Static_assert(sizeof(hexagon_nn_input) == 8, "hexagon_nn_input is 2 x 32 bits");
+_Static_assert(sizeof(hexagon_nn_output) == 48, "hexagon_nn_output is 12 x 32 bits");
+_Static_assert(sizeof(hexagon_nn_perfinfo) == 16, "hexagon_nn_perfinfo is 4 x 32 bits");
+
 /* Library set-up; the stub needs it once per process before any graph call. */
 int hexagon_nn_config(void);
 
