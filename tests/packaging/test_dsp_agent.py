@@ -310,3 +310,14 @@ def test_dsp_agent_survives_a_client_that_vanishes_mid_frame(agent):
     assert agent.alive()
     with _client(agent.port) as client:
         assert client.upload(_passthrough()) == 5
+
+
+def test_dsp_agent_binds_loopback_by_default_and_closes_idle_connections(binary, tmp_path):
+    with running(binary, tmp_path / "calls.log", "--listen", ":0", "--token", TOKEN,
+                 "--idle-timeout", "0.3") as quiet:
+        with _greeted(quiet.port) as sock:
+            assert sock.getpeername()[0] == "127.0.0.1"
+            sock.settimeout(5.0)
+            assert sock.recv(1) == b""            # idle past the limit: closed, no reply
+        assert quiet.alive()
+        _client(quiet.port).close()
