@@ -321,3 +321,45 @@ def test_dsp_agent_binds_loopback_by_default_and_closes_idle_connections(binary,
             assert sock.recv(1) == b""            # idle past the limit: closed, no reply
         assert quiet.alive()
         _client(quiet.port).close()
+
+
+def test_dsp_agent_says_busy_at_once_while_a_graph_runs(binary, tmp_path):
+    import threading
+
+    with running(binary, tmp_path / "calls.log", node_ms=400) as slow:
+        client = _client(slow.port, None)
+        client.upload(_passthrough())
+        client.prepare(OUT_ID, TAPS)
+        result: list = []
+        runner = threading.Thread(target=lambda: result.append(_run(client)))
+        runner.start()
+        time.sleep(0.3)                           # the graph is running: 4 nodes x 400 ms
+        started = time.monotonic()
+        with socket.create_connection(("127.0.0.1", slow.port), 5) as other:
+            reply = read_reply(other)
+        waited = time.monotonic() - started
+        assert isinstance(reply, p.Busy) and "one client at a time" in reply.message
+        runner.join(10)
+        client.close()
+    # the accepting thread answers, not the one waiting for the DSP
+    assert waited < 1.0 and runner.is_alive() is False
+    assert result and result[0][0].status == 0 and result[0][1][(0x300, 0)].tensor.data == DATA
+
+
+def test_dsp_agent_tears_down_when_the_client_vanishes_mid_run(binary, tmp_path):
+    with running(binary, tmp_path / "calls.log", node_ms=300) as slow:
+        sock = raw_connection(slow.port)
+        for k, message in enumerate([p.Hello(), p.Upload(tuple(_passthrough())),
+                                     p.Prepare(OUT_ID, tuple(TAPS))], 1):
+            sock.sendall(p.encode(message, k))
+            read_reply(sock)
+        sock.sendall(p.encode(p.Execute((p.WireTensor((2, 3, 4, 5), DATA, 2),)), 4))
+        time.sleep(0.2)
+        sock.close()                              # gone while the graph runs
+        with _client(slow.port, None) as client:  # served again once the run ended
+            assert client.getlog() == ""
+        calls = slow.calls()
+        assert slow.alive()
+    executes = [i for i, c in enumerate(calls) if c.startswith("execute_new")]
+    teardowns = [i for i, c in enumerate(calls) if c.startswith("teardown")]
+    assert executes and teardowns and teardowns[0] > executes[0]

@@ -56,8 +56,11 @@ class DspAgent(AgentProcess):
         return self.trace.read_text().splitlines() if self.trace.exists() else []
 
 
-def start(command: list[str], trace: Path, *args: str) -> DspAgent:
-    env = {**os.environ, "HEXAGON_NN_STANDIN_TRACE": str(trace)}
+def start(command: list[str], trace: Path, *args: str, node_ms: int = 0) -> DspAgent:
+    """Start the agent on a free port; ``node_ms``: the stand-in makes each node take that
+    long (HEXAGON_NN_STANDIN_NODE_MS)."""
+    env = {**os.environ, "HEXAGON_NN_STANDIN_TRACE": str(trace),
+           "HEXAGON_NN_STANDIN_NODE_MS": str(node_ms)}
     env.pop("HEXSCOPE_AGENT_TOKEN", None)
     # a sanitizer report must end the process (the tests then see it dead), not scroll by
     env.setdefault("ASAN_OPTIONS", "abort_on_error=0:detect_leaks=0")
@@ -73,8 +76,9 @@ def start(command: list[str], trace: Path, *args: str) -> DspAgent:
 
 
 @contextlib.contextmanager
-def running(command: list[str], trace: Path, *args: str) -> Iterator[DspAgent]:
-    agent = start(command, trace, *args)
+def running(command: list[str], trace: Path, *args: str,
+            node_ms: int = 0) -> Iterator[DspAgent]:
+    agent = start(command, trace, *args, node_ms=node_ms)
     try:
         yield agent
     finally:

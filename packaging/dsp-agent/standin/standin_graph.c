@@ -286,6 +286,18 @@ static int run_node(struct graph *g, struct node *n)
     }
 }
 
+/* Testing aid: HEXAGON_NN_STANDIN_NODE_MS makes every node take at least that long, so a
+ * test can act while a graph runs (a second client, a connection cut mid-run). */
+static void slow_down(void)
+{
+    const char *ms = getenv("HEXAGON_NN_STANDIN_NODE_MS");
+    long n = ms ? strtol(ms, NULL, 10) : 0;
+    if (n > 0) {
+        struct timespec ts = { n / 1000, (n % 1000) * 1000000L };
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* Nodes in list order from the first non-Const; the first failure stops the run. */
 int standin_run(struct graph *g)
 {
@@ -297,6 +309,7 @@ int standin_run(struct graph *g)
             continue;
         uint64_t t0 = standin_now_ns();
         rc = run_node(g, n);
+        slow_down();
         n->counter += standin_now_ns() - t0;
         n->executions++;
         if (rc != 0) {
