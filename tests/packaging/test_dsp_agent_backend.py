@@ -104,3 +104,23 @@ def test_an_output_without_declared_sizes_fails_on_the_device_as_hexagon_nn_does
         assert "out 0 too small (8 > 0)" in str(err.value)
     finally:
         dsp.close()
+
+
+def test_killing_the_c_agent_mid_run_fails_the_run_with_a_clear_message(tmp_path, rng):
+    import threading
+
+    from hexscope.engine.errors import EngineError
+
+    x = rng.integers(0, 256, (1, 2, 2, 2), dtype=np.uint8)
+    with running(build("host"), tmp_path / "calls.log", node_ms=400) as slow:
+        dsp = Session(_graph(), RemoteBackend("127.0.0.1", slow.port))
+        killer = threading.Timer(0.5, slow.kill)
+        killer.start()
+        try:
+            with pytest.raises(EngineError) as err:
+                dsp.execute([x])
+        finally:
+            killer.join()
+            dsp.close()
+    # a device agent sends its taps only after execute_new returns: nothing was received
+    assert "lost during the run" in str(err.value)
