@@ -211,7 +211,7 @@ static void usage(FILE *to)
             "Serves Hexscope's device-agent protocol (docs/protocol.md) on hexagon_nn.\n"
             "  --listen HOST:PORT   default 127.0.0.1:5599; port 0 picks a free port\n"
             "  --token T            refuse clients without T (default: $HEXSCOPE_AGENT_TOKEN)\n"
-            "  --idle-timeout S     close a connection idle this long (default 900)\n"
+            "  --idle-timeout S     close a connection idle this long (default 900; 0: never)\n"
             "  --frame-timeout S    time to finish a frame once begun (default 10)\n"
             "  --max-frame BYTES    largest frame accepted (default %u, at most %u)\n",
             DEFAULT_MAX_FRAME, HARD_MAX_FRAME);
