@@ -6,8 +6,9 @@ cd "$(dirname "$0")/.."
 mode=${1:-gui}
 
 # Qt's offscreen platform (tests) needs these; a real window also needs the xcb plugin's.
+# gcc and make build the C test peers (packaging/dsp-agent: make -C packaging/dsp-agent host).
 debs="libegl1 libgl1 libxkbcommon0 libfontconfig1 libfreetype6 libglib2.0-0 libdbus-1-3
-      fonts-dejavu-core gcc"
+      fonts-dejavu-core gcc make"
 if [ "$mode" = gui ]; then
   debs="$debs libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0
         libxcb-randr0 libxcb-shape0 libxcb-xfixes0 libxcb-xkb1 libxcb-sync1 libxcb-shm0
