@@ -302,6 +302,20 @@ def test_dsp_agent_lost_framing_gets_a_typed_error_then_close(agent, frame, code
     _client(agent.port).close()
 
 
+def test_dsp_agent_takes_a_slow_frame_that_keeps_arriving(agent):
+    """Protocol §2.1 (changed at 07:01): the frame deadline is a time without progress. A
+    frame trickled over 0.9 s, three times the agent's 0.3 s window, is served."""
+    frame = p.encode(p.Upload(tuple(_passthrough())), 2)
+    with _greeted(agent.port) as sock:
+        step = max(1, len(frame) // 9)
+        for k in range(0, len(frame), step):
+            sock.sendall(frame[k:k + step])
+            time.sleep(0.1)
+        reply = read_reply(sock)
+        assert not isinstance(reply, p.ErrorReply), reply
+    assert agent.alive()
+
+
 def test_dsp_agent_survives_a_client_that_vanishes_mid_frame(agent):
     frame = p.encode(p.Upload(tuple(_passthrough())), 2)
     for cut in (1, p.HEADER_SIZE, len(frame) // 2, len(frame) - 1):

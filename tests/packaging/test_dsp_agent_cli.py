@@ -75,24 +75,18 @@ def test_run_dump_tensors_are_byte_identical_on_the_simulator_and_the_c_agent(
     assert len(tensors) == 4
     for rel in tensors:
         assert a[rel] == b[rel], rel
-    # the summary differs only in the type label the client gives a device's tap
-    # (README.md, note 3): the simulator says quint8 (hexagon_nn's guess for 1-byte inputs,
-    # spec §1.2), a device cannot say, and the client falls back to uint8
+    # a device's tap carries no type: the client infers it as the simulator has it (quint8
+    # for a 1-byte input, hexagon_nn's guess, spec §1.2), so the summaries agree too
     summary = Path("run-0001/outputs.json")
-    assert a[summary].replace(b'"quint8"', b'"uint8"') == b[summary]
+    assert a[summary] == b[summary]
 
 
-@pytest.mark.xfail(strict=True, reason="the client labels a device's pass-through taps uint8 "
-                   "where the simulator says quint8 (packaging/dsp-agent/README.md, note 3)")
 def test_run_dump_is_wholly_byte_identical_on_the_simulator_and_the_c_agent(
         agent, graph_and_input, tmp_path):
     a, b = _dumps(agent, *graph_and_input, tmp_path)
     assert a == b
 
 
-@pytest.mark.xfail(strict=True, reason="compare sees quint8 (simulator) against uint8 (the "
-                   "client's label for a device's pass-through taps) as a divergence, although "
-                   "the bytes are equal (packaging/dsp-agent/README.md, note 3)")
 def test_compare_with_the_c_agent_finds_no_difference(agent, graph_and_input):
     graph, given = graph_and_input
     result = hexscope("compare", graph, "--input", given, "--backend-b", agent.address,

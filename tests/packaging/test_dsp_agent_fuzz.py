@@ -170,10 +170,13 @@ def test_dsp_agent_a_tap_slot_too_small_fails_the_run_with_outputs_code_2(agent)
         for k, message in enumerate([p.Hello(TOKEN), GOOD[0], GOOD[3], GOOD[5]], 1):
             sock.sendall(p.encode(message, k))
             replies = _read_until_done(sock)
-    # OUTPUT copies what fits and returns 2, NN_EXECUTE_BUFFER_SIZE_ERROR (spec §4.2); a device
-    # agent sends no taps of a failed run (protocol §3.4)
-    (done,) = replies
-    assert isinstance(done, p.ExecuteDone) and done.status == 2 and done.n_taps_sent == 0
+    # OUTPUT copies what fits and returns 2, NN_EXECUTE_BUFFER_SIZE_ERROR (spec §4.2); the agent
+    # sends the taps that fit, then the status (protocol §3.4, changed at 07:01)
+    *taps, done = replies
+    assert isinstance(done, p.ExecuteDone) and done.status == 2
+    assert [(t.node_id, t.output_idx, t.tensor.data) for t in taps] == [
+        (0x100, 0, bytes(range(16)))]        # slot 0 fits; the Flatten's 16 bytes in 8 do not
+    assert done.n_taps_sent == 1
     assert "output 1 too small" in done.message and done.failed_node_id == 0x7FFFFFF0
 
 

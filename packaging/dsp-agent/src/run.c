@@ -147,6 +147,7 @@ int handle_prepare(struct session *s, const struct frame *f)
     hexagon_nn_set_debug_level(s->graph, debug > INT_MAX ? INT_MAX : (int)debug);
     if (n && append_output_node(s, rid, out_id))
         return 0;
+    s->output_node = out_id;
     int nn = hexagon_nn_prepare(s->graph);
     if (nn != 0) {
         char log[MAX_MESSAGE];
@@ -233,23 +234,31 @@ static int run(struct session *s, uint32_t rid, const struct frame *f, uint32_t 
                                          (int32_t)s->slots[j].max_bytes, 0, 0 };
     int nn = hexagon_nn_execute_new(s->graph, n_in ? in : NULL, (int)n_in,
                                     s->n_slots ? out : NULL, (int)s->n_slots);
-    if (nn != 0) {
+    if (nn != 0 && nn != 2) {
         /* the run stopped at the failing node and OUTPUT never ran: no taps (protocol §3.4) */
         char log[MAX_MESSAGE];
         take_log(s, log, sizeof log);
         return execute_done(s, rid, nn, failed_node(log), 0, *log ? log
                             : "hexagon_nn_execute_new failed (no log text)");
     }
+    /* 2: OUTPUT ran and copied every slot that fit (spec §4.2); those are sent (§3.4) and a
+     * slot whose data did not fit (valid length over its size) is not */
     const unsigned char *refs = desc;
     uint32_t sent = 0, wanted = n_taps ? n_taps : s->n_slots;
     for (uint32_t k = 0; k < wanted; k++) {
         uint32_t j = n_taps ? (uint32_t)find_slot(s, le32(refs + 8 * k), le32(refs + 8 * k + 4))
                             : k;
-        if (out[j].data_valid_len == 0)
+        if (out[j].data_valid_len == 0 || out[j].data_valid_len > s->slots[j].max_bytes)
             continue;
         if (send_tap(s, rid, &s->slots[j], &out[j]))
             return -1;
         sent++;
+    }
+    if (nn == 2) {
+        char log[MAX_MESSAGE];
+        take_log(s, log, sizeof log);
+        return execute_done(s, rid, 2, s->output_node, sent, *log ? log
+                            : "an output slot was too small for its tensor");
     }
     return execute_done(s, rid, 0, 0, sent, "");
 }

@@ -34,6 +34,7 @@ struct session {
     uint32_t n_slots;
     struct tap_slot *slots;       /* in prepare order: slot i is execute_new's output i */
     uint32_t *by_key;             /* slot indices sorted by (node_id, output_idx) */
+    uint32_t output_node;         /* the OUTPUT node the agent appended for the slots */
 };
 
 /* Handles one whole frame. Returns 0 to go on, -1 to close the connection (framing lost, a

@@ -1,5 +1,5 @@
 /* Frames on a socket (docs/protocol.md §2): every declared length is checked before anything
- * is allocated, and a frame that has begun must end before its deadline. */
+ * is allocated, and a frame that has begun must keep arriving (no stall over the deadline). */
 #include "wire.h"
 
 #include <errno.h>
@@ -49,10 +49,13 @@ static int wait_readable(int fd, int timeout_ms)
     }
 }
 
-/* 0: all n bytes, 1: the deadline passed, -1: closed or failed. */
-static int recv_exact(int fd, unsigned char *buf, size_t n, int64_t deadline)
+/* 0: all n bytes, 1: no byte came for window_ms, -1: closed or failed. The deadline moves
+ * with each byte received (protocol §2.1, changed at 07:01: 10 s without progress), so a
+ * large frame over a slow adb forward is not cut while it still arrives. */
+static int recv_exact(int fd, unsigned char *buf, size_t n, int window_ms)
 {
     size_t got = 0;
+    int64_t deadline = now_ms() + window_ms;
     while (got < n) {
         int64_t left = deadline - now_ms();
         if (left <= 0)
@@ -68,6 +71,7 @@ static int recv_exact(int fd, unsigned char *buf, size_t n, int64_t deadline)
         if (k <= 0)
             return -1;
         got += (size_t)k;
+        deadline = now_ms() + window_ms;
     }
     return 0;
 }
@@ -95,13 +99,12 @@ enum read_status read_frame(int fd, const struct read_limits *lim, struct frame 
     } while (k < 0 && errno == EINTR);
     if (k <= 0)
         return READ_CLOSED;
-    int64_t deadline = now_ms() + lim->frame_ms;
-    int rc = recv_exact(fd, head + 1, HEADER_SIZE - 1, deadline);
+    int rc = recv_exact(fd, head + 1, HEADER_SIZE - 1, lim->frame_ms);
     if (rc < 0)
         return READ_CLOSED;
     if (rc > 0) {
         *err_code = ERR_TIMEOUT;
-        snprintf(err_text, err_cap, "frame header not completed within %d ms", lim->frame_ms);
+        snprintf(err_text, err_cap, "frame header stalled for %d ms", lim->frame_ms);
         return READ_FATAL;
     }
     if (memcmp(head, "HXSP", 4) != 0) {
@@ -144,15 +147,15 @@ enum read_status read_frame(int fd, const struct read_limits *lim, struct frame 
                  (unsigned long long)f->meta_len + f->data_len);
         return READ_FATAL;
     }
-    rc = recv_exact(fd, f->meta, f->meta_len, deadline);
+    rc = recv_exact(fd, f->meta, f->meta_len, lim->frame_ms);
     if (rc == 0)
-        rc = recv_exact(fd, f->data, f->data_len, deadline);
+        rc = recv_exact(fd, f->data, f->data_len, lim->frame_ms);
     if (rc != 0) {
         frame_free(f);
         if (rc < 0)
             return READ_CLOSED;
         *err_code = ERR_TIMEOUT;
-        snprintf(err_text, err_cap, "frame of %llu bytes not completed within %d ms",
+        snprintf(err_text, err_cap, "frame of %llu bytes stalled for %d ms",
                  (unsigned long long)f->meta_len + f->data_len, lim->frame_ms);
         return READ_FATAL;
     }
