@@ -52,6 +52,7 @@ from hexscope.widgets.op_palette import OpPalette
 from hexscope.widgets.outputs_panel import OutputsPanel
 from hexscope.widgets.problems_panel import ProblemsPanel
 from hexscope.widgets.semantics_view import SemanticsView
+from hexscope.widgets.status_bar import ElidingStatusBar
 from hexscope.widgets.timing_table import TimingTable
 from hexscope.widgets.welcome_page import WelcomePage
 
@@ -151,6 +152,7 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self, self.default_dock_sizes)
 
     def _build_status(self) -> None:
+        self.setStatusBar(ElidingStatusBar(self))
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(220)
         self.progress.setFormat("node %v of %m")

@@ -35,7 +35,9 @@ def marks_of(graph: Graph, prepared: Prepared) -> dict[int, Mark]:
     marks = {}
     for r in prepared.rewrites:
         if r.node_id in graph:
-            runs_as = prepared.nodes[r.node_id].op if r.kind == "replaced" else ""
+            # a replaced node that prepare then removes as dead runs as nothing
+            node = prepared.nodes.get(r.node_id)
+            runs_as = node.op if r.kind == "replaced" and node is not None else ""
             group = r.into if r.into is not None else r.node_id
             marks[r.node_id] = Mark(r.kind, r.reason, runs_as, group, graph.node(r.node_id))
     return marks

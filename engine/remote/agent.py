@@ -229,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Serve Hexscope's device-agent protocol (docs/protocol.md) with the "
                     "simulator: the development peer of the on-device agent.")
     parser.add_argument("--listen", default=f"127.0.0.1:{DEFAULT_PORT}", metavar="HOST:PORT",
-                        help="address to listen on (default 127.0.0.1:%(default)s; port 0 "
+                        help="address to listen on (default %(default)s; port 0 "
                              "picks a free port, printed on the first line)")
     parser.add_argument("--token", default=None,
                         help=f"refuse clients without this token (default: ${TOKEN_ENV})")

@@ -64,3 +64,24 @@ def test_while_an_edit_leaves_errors_only_the_touched_rewrites_lose_their_marks(
     w.revalidate()
     assert {i: (look.rewrite, look.runs_as) for i, look in w.scene.looks.items()
             if look.rewrite} == marked
+
+
+def test_marks_of_a_quantize_fused_then_removed_as_dead():
+    """A Quantize that becomes AutoQuantize and is then dead (nothing reads it) is marked
+    removed, not "runs as" (marks_of once raised KeyError on it: an autosave test found it)."""
+    import numpy as np
+
+    from hexscope.engine import Graph
+    from hexscope.engine.prepare import prepare
+    from hexscope.engine.prepare.marks import marks_of
+
+    graph = Graph()
+    graph.append_node(0x10, "INPUT", outputs=1)
+    graph.append_const_node(0x11, np.array([0, 1, 2, 3], np.int32))
+    graph.append_const_node(0x12, np.array([0], np.int32))
+    graph.append_node(0x13, "Min_f", [(0x10, 0), (0x11, 0), (0x12, 0)], outputs=1)
+    graph.append_node(0x14, "Max_f", [(0x10, 0), (0x11, 0), (0x12, 0)], outputs=1)
+    graph.append_node(0x15, "Quantize", [(0x10, 0), (0x13, 0), (0x14, 0)], outputs=3)
+    graph.append_node(0x20, "OUTPUT", [(0x10, 0)])
+    marks = marks_of(graph, prepare(graph))
+    assert marks[0x15].kind == "removed" and marks[0x15].runs_as == ""
