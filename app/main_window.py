@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from hexscope.app import dock_layout
+from hexscope.app.app_icon import app_icon
 from hexscope.app.debug_actions import DebugActions
 from hexscope.app.edit_actions import EditActions
 from hexscope.app.execution_controller import ExecutionController
@@ -99,6 +100,7 @@ class MainWindow(QMainWindow):
         self._connect()
         self._follow_graph()
         self.resize(1280, 800)
+        self.setWindowIcon(app_icon())
         self.update_title()
         self.revalidate()
         from hexscope.app.views import install_views

@@ -23,3 +23,17 @@ def test_about_names_the_versions_that_run():
     names = dict(versions())
     assert set(names) >= {"Hexscope", "Python", "Qt", "PySide6", "numpy"}
     assert names["Hexscope"] != "not installed"
+
+
+def test_the_window_carries_the_shipped_icon(qtbot, window):
+    from hexscope.app.app_icon import SIZES
+
+    icon = window.windowIcon()
+    assert not icon.isNull()
+    got = {s.width() for s in icon.availableSizes()}
+    assert got == set(SIZES)
+    # Drawn, not blank: inside the hexagon, under its top corner, is opaque; a corner of the
+    # square image is outside the hexagon, transparent.
+    image = icon.pixmap(64, 64).toImage()
+    assert image.pixelColor(32, 8).alpha() == 255
+    assert image.pixelColor(2, 2).alpha() == 0
