@@ -36,6 +36,7 @@ from hexscope.app.execution_controller import ExecutionController
 from hexscope.app.file_actions import FileActions
 from hexscope.app.help_actions import HelpActions
 from hexscope.app.settings import AppSettings
+from hexscope.app.theme import add_theme_menu
 from hexscope.engine.events import GraphEdited, LogLine
 from hexscope.engine.gc_pause import gc_paused
 from hexscope.engine.graph import Graph
@@ -180,6 +181,8 @@ class MainWindow(QMainWindow):
         menu.addActions([fit, actual, zin, zout, self.show_minimap])
         menu.addSeparator()
         menu.addActions([self.show_consts, self.show_prepared, self.edits.layout])
+        menu.addSeparator()
+        self.theme_actions = add_theme_menu(self, menu)
         menu.addSeparator()
         for dock in (self.palette_dock, self.inspector_dock, self.outputs_dock,
                      self.problems_dock, self.log_dock, self.timing_dock):

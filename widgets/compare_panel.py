@@ -36,6 +36,7 @@ from hexscope.engine.analysis.compare_report import (
 from hexscope.engine.analysis.diff import OutputDiff
 from hexscope.engine.tensor import Tensor
 from hexscope.widgets.tensor_heatmap import TensorHeatmapView
+from hexscope.widgets.theme_colors import theme_colors
 
 #: What to compare against, as (key, text) for the combo box.
 TARGETS = (("isolated", "Float reference (isolated)"),
@@ -249,7 +250,7 @@ class ComparePanel(QWidget):
                 item.setData(Qt.ItemDataRole.UserRole, r)
                 item.setToolTip(tip)
                 if d.exceeds:
-                    item.setForeground(QColor("#c0392b"))
+                    item.setForeground(theme_colors().error_text)
                 self.table.setItem(r, c, item)
         self.table.setSortingEnabled(True)
         self.table.resizeColumnsToContents()

@@ -18,10 +18,12 @@ from hexscope.engine.ops.reference import describe as describe_reference
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry, OpSpec
 from hexscope.widgets.doc_text import render_doc
 from hexscope.widgets.graph_canvas.view import OP_MIME
+from hexscope.widgets.theme_colors import is_dark
 
 NAME_ROLE = Qt.ItemDataRole.UserRole
 CATEGORY_ROLE = Qt.ItemDataRole.UserRole + 1
 USER_COLOR = QColor("#5b3f99")
+DARK_USER_COLOR = QColor("#b9a3f0")     # the same hue, legible on a dark base
 
 
 def _op_item(spec: OpSpec) -> QTreeWidgetItem:
@@ -35,7 +37,7 @@ def _op_item(spec: OpSpec) -> QTreeWidgetItem:
     item.setData(0, NAME_ROLE, spec.name)
     item.setToolTip(0, tip)
     if spec.user:
-        item.setForeground(0, USER_COLOR)
+        item.setForeground(0, DARK_USER_COLOR if is_dark() else USER_COLOR)
     return item
 
 
