@@ -133,8 +133,9 @@ def add_theme_menu(window: MainWindow, menu: QMenu) -> dict[Theme, QAction]:
 def _choose(window: MainWindow, theme: Theme) -> None:
     window.settings.set_theme(theme.value)
     dark = apply_theme(theme)
-    window.statusBar().showMessage(f"Theme: {theme.value} ({'dark' if dark else 'light'})",
-                                   5000)
+    shade = "dark" if dark else "light"
+    text = f"following the system ({shade})" if theme is Theme.SYSTEM else shade
+    window.statusBar().showMessage(f"Theme: {text}", 5000)
 
 
 __all__ = ["Theme", "add_theme_menu", "apply_theme", "dark_palette", "light_palette",
