@@ -37,3 +37,16 @@ def test_the_window_carries_the_shipped_icon(qtbot, window):
     image = icon.pixmap(64, 64).toImage()
     assert image.pixelColor(32, 8).alpha() == 255
     assert image.pixelColor(2, 2).alpha() == 0
+
+
+def test_the_shipped_icon_is_what_make_icon_draws():
+    """packaging/make_icon.py is the icon's source: the SVG in resources is its output."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).parents[2]
+    spec = importlib.util.spec_from_file_location("make_icon", root / "packaging" / "make_icon.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    shipped = (root / "resources" / "icons" / "hexscope.svg").read_text(encoding="utf-8")
+    assert shipped == module.icon_svg()
