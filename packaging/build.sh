@@ -40,7 +40,8 @@ echo "build: PyInstaller"
 "$venv/bin/pyinstaller" --noconfirm --clean --log-level WARN --distpath "$dist" \
   --workpath "$work/pyinstaller" packaging/hexscope.spec
 bundle="$dist/hexscope"
-cp packaging/hexscope.desktop.in packaging/install-desktop.sh "$bundle/"
+cp packaging/hexscope.desktop.in packaging/hexscope-mime.xml packaging/install-desktop.sh \
+  "$bundle/"
 
 echo "build: checking the bundle (hexscope --self-test, offscreen)"
 (cd "$work" && QT_QPA_PLATFORM=offscreen "$bundle/hexscope" --self-test)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Put Hexscope in the desktop's menu: writes ~/.local/share/applications/hexscope.desktop and
-# the icon under ~/.local/share/icons (XDG_DATA_HOME if set). Run it from the bundle folder
+# Put Hexscope in the desktop's menu: writes ~/.local/share/applications/hexscope.desktop, the
+# icon under ~/.local/share/icons and the .hexgraph file type under ~/.local/share/mime
+# (XDG_DATA_HOME if set). Run it from the bundle folder
 # (dist/hexscope/install-desktop.sh), or give the bundle folder: install-desktop.sh DIR.
 # install-desktop.sh --uninstall removes both.
 set -euo pipefail
@@ -9,8 +10,12 @@ data=${XDG_DATA_HOME:-$HOME/.local/share}
 apps="$data/applications"
 icons="$data/icons/hicolor"
 
+mime="$data/mime"
+
 if [ "${1:-}" = --uninstall ]; then
-  rm -f "$apps/hexscope.desktop" "$icons/scalable/apps/hexscope.svg"
+  rm -f "$apps/hexscope.desktop" "$icons/scalable/apps/hexscope.svg" \
+    "$mime/packages/hexscope-mime.xml"
+  command -v update-mime-database >/dev/null && update-mime-database "$mime" || true
   for s in 16 32 48 64 128 256; do rm -f "$icons/${s}x${s}/apps/hexscope.png"; done
   echo "install-desktop: removed Hexscope from the menu"
   exit 0
@@ -24,7 +29,10 @@ if [ ! -x "$exe" ] || [ ! -f "$res/hexscope.svg" ]; then
   exit 2
 fi
 
-mkdir -p "$apps" "$icons/scalable/apps"
+mkdir -p "$apps" "$icons/scalable/apps" "$mime/packages"
+# .hexgraph files open with Hexscope from a file manager.
+cp "$bundle/hexscope-mime.xml" "$mime/packages/hexscope-mime.xml"
+command -v update-mime-database >/dev/null && update-mime-database "$mime" || true
 cp "$res/hexscope.svg" "$icons/scalable/apps/hexscope.svg"
 for s in 16 32 48 64 128 256; do
   mkdir -p "$icons/${s}x${s}/apps"

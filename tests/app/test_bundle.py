@@ -84,7 +84,12 @@ def test_bundle_installs_a_desktop_entry_with_its_icon(bundle, tmp_path):
     assert Path(exe) == bundle / "hexscope" and args == ["gui", "%f"]
     assert (data / "icons" / "hicolor" / "scalable" / "apps" / f"{desktop['Icon']}.svg").is_file()
     assert (data / "icons" / "hicolor" / "256x256" / "apps" / f"{desktop['Icon']}.png").is_file()
+    # .hexgraph files are Hexscope's: the type is declared and the entry opens it.
+    mime = (data / "mime" / "packages" / "hexscope-mime.xml").read_text(encoding="utf-8")
+    assert 'glob pattern="*.hexgraph"' in mime
+    assert "application/x-hexscope-graph" in desktop["MimeType"].split(";")
     gone = subprocess.run(["bash", str(bundle / "install-desktop.sh"), "--uninstall"],
                           capture_output=True, text=True, timeout=60,
                           env=_clean_env(XDG_DATA_HOME=str(data)))
     assert gone.returncode == 0 and not (data / "applications" / "hexscope.desktop").exists()
+    assert not (data / "mime" / "packages" / "hexscope-mime.xml").exists()
