@@ -71,3 +71,36 @@ def test_error_labels_change_colour_with_the_theme(qtbot, window):
     assert LIGHT.error_text.name() in label.styleSheet()
     window.theme_actions[Theme.DARK].trigger()
     assert DARK.error_text.name() in label.styleSheet()
+
+
+def test_user_ops_in_the_palette_change_colour_with_the_theme(qtbot, window):
+    from hexscope.engine.dtypes import DType
+    from hexscope.engine.ops.registry import REGISTRY, Category, Port, op
+
+    name = "ThemeTest_f"
+
+    @op(name, Category.USER, user=True, inputs=(Port("x", DType.FLOAT32),),
+        outputs=(Port("y", DType.FLOAT32),))
+    def theme_test_f(ctx, x):
+        """Passes its input on."""
+        return [x.array]
+    try:
+        window.palette.populate()
+        _check_user_colour(window, name)
+    finally:
+        REGISTRY.unregister(name)
+
+
+def _check_user_colour(window, name):
+    from hexscope.widgets.op_palette import DARK_USER_COLOR, NAME_ROLE, USER_COLOR
+
+    def color():
+        tree = window.palette.tree
+        items = [tree.topLevelItem(g).child(k) for g in range(tree.topLevelItemCount())
+                 for k in range(tree.topLevelItem(g).childCount())]
+        item = next(i for i in items if i.data(0, NAME_ROLE) == name)
+        return item.foreground(0).color()
+    assert color() == USER_COLOR
+    window.theme_actions[Theme.DARK].trigger()
+    QApplication.processEvents()
+    assert color() == DARK_USER_COLOR
