@@ -20,8 +20,11 @@ def test_theme_colors_text_is_legible_on_its_ground(colors):
     assert contrast(colors.body_text, colors.body) >= TEXT
     assert contrast(colors.folded_text, colors.body) >= TEXT
     assert contrast(colors.hint, colors.canvas) >= TEXT
+    tooltip = palette.color(palette.ColorRole.ToolTipBase)
     for text in (colors.error_text, colors.warning_text, colors.faint_text):
         assert contrast(text, base) >= TEXT, text.name()
+    for text in (colors.error_text, colors.warning_text):       # node tooltips
+        assert contrast(text, tooltip) >= TEXT, text.name()
     assert contrast(colors.port, colors.body) >= MARKS
     assert contrast(colors.edge, colors.canvas) >= MARKS
     assert contrast(colors.selection, colors.canvas) >= MARKS

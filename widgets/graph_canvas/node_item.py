@@ -149,9 +149,11 @@ class NodeItem(QGraphicsItem):
         if self.doc:
             lines.append(self.doc)
         look = self.look
+        colors = theme_colors()         # the tooltip's ground is the palette's
+        failed, problem = colors.error_text.name(), colors.warning_text.name()
         if look.error:
-            lines.append(f"<span style='color:#d62828'>failed: {_esc(look.error)}</span>")
-        lines += [f"<span style='color:#e4572e'>problem: {_esc(p)}</span>"
+            lines.append(f"<span style='color:{failed}'>failed: {_esc(look.error)}</span>")
+        lines += [f"<span style='color:{problem}'>problem: {_esc(p)}</span>"
                   for p in look.problems]
         if look.rewrite:
             lines.append(f"<i>prepare: {look.rewrite} — {_esc(look.rewrite_reason)}</i>")
