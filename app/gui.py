@@ -28,6 +28,7 @@ def run_gui(path: str | None = None, plugin_errors: Sequence[str] | None = None)
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
+    from hexscope.app.app_icon import app_icon
     from hexscope.app.main_window import MainWindow
 
     if plugin_errors is None:
@@ -35,6 +36,8 @@ def run_gui(path: str | None = None, plugin_errors: Sequence[str] | None = None)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Hexscope")
     app.setOrganizationName("Hexscope")
+    app.setDesktopFileName("hexscope")      # matches packaging's hexscope.desktop
+    app.setWindowIcon(app_icon())
     window = MainWindow()
     window.show()
     window.report_startup_errors(list(plugin_errors))

@@ -1,5 +1,6 @@
-"""Help menu: the keyboard shortcuts (read from the window's own actions, so the page cannot
-drift from the keys), the welcome page, and About with the versions of what runs."""
+"""Help menu: the user guide (from the installed files), the keyboard shortcuts (read from
+the window's own actions, so the page cannot drift from the keys), the welcome page, and
+About with the versions of what runs."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import qVersion
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QMessageBox, QTextBrowser, QVBoxLayout
+
+from hexscope.widgets.guide_view import GuideView
 
 if TYPE_CHECKING:
     from hexscope.app.main_window import MainWindow
@@ -47,6 +50,9 @@ class HelpActions:
     def __init__(self, window: MainWindow) -> None:
         self.w = window
         menu = window.menuBar().addMenu("&Help")
+        self.guide = QAction("&User guide", window, shortcut=QKeySequence("F1"))
+        self.guide.triggered.connect(self.show_guide)
+        self.guide_view: GuideView | None = None
         self.shortcuts = QAction("&Keyboard shortcuts", window,
                                  shortcut=QKeySequence("Ctrl+/"))
         self.shortcuts.triggered.connect(self.show_shortcuts)
@@ -54,9 +60,22 @@ class HelpActions:
         self.welcome.triggered.connect(window.show_welcome)
         self.about = QAction("&About Hexscope", window)
         self.about.triggered.connect(self.show_about)
-        menu.addActions([self.shortcuts, self.welcome, self.about])
+        menu.addActions([self.guide, self.shortcuts, self.welcome, self.about])
         window.addAction(self.shortcuts)
+        window.addAction(self.guide)
         self.dialog: QDialog | None = None
+
+    def show_guide(self) -> None:
+        """The guide shipped with the app (installed files; no network)."""
+        if self.guide_view is None:
+            self.guide_view = GuideView(self.w)
+        try:
+            self.guide_view.show_page()
+        except OSError as exc:
+            self.w.statusBar().showMessage(f"The user guide is not installed: {exc}", 10000)
+            return
+        self.guide_view.show()
+        self.guide_view.raise_()
 
     def shortcuts_html(self) -> str:
         rows = "".join(f"<tr><td>{m}</td><td>{a}</td><td><b>{k}</b></td></tr>"

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from hexscope.app import dock_layout
+from hexscope.app.app_icon import app_icon
 from hexscope.app.backend_actions import BackendActions, device_counters, device_note
 from hexscope.app.debug_actions import DebugActions
 from hexscope.app.edit_actions import EditActions
@@ -36,6 +37,7 @@ from hexscope.app.execution_controller import ExecutionController
 from hexscope.app.file_actions import FileActions
 from hexscope.app.help_actions import HelpActions
 from hexscope.app.settings import AppSettings
+from hexscope.app.theme import add_theme_menu
 from hexscope.engine.events import GraphEdited, LogLine
 from hexscope.engine.gc_pause import gc_paused
 from hexscope.engine.graph import Graph
@@ -104,6 +106,7 @@ class MainWindow(QMainWindow):
         self._connect()
         self._follow_graph()
         self.resize(1280, 800)
+        self.setWindowIcon(app_icon())
         self.update_title()
         self.revalidate()
         from hexscope.app.views import install_views
@@ -184,6 +187,8 @@ class MainWindow(QMainWindow):
         menu.addActions([fit, actual, zin, zout, self.show_minimap])
         menu.addSeparator()
         menu.addActions([self.show_consts, self.show_prepared, self.edits.layout])
+        menu.addSeparator()
+        self.theme_actions = add_theme_menu(self, menu)
         menu.addSeparator()
         for dock in (self.palette_dock, self.inspector_dock, self.outputs_dock,
                      self.problems_dock, self.log_dock, self.timing_dock):

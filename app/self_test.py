@@ -47,6 +47,10 @@ def run_self_test(out: TextIO = sys.stdout) -> int:
 
 def _check(app: object, window: object, path: str, out: TextIO) -> int:
     w = window
+    missing = _missing_files()
+    if missing:
+        return _fail(out, "not installed: " + ", ".join(missing))
+    print("self-test: the user guide and the icon are installed", file=out)
     if not w.files.open_graph(path):  # type: ignore[attr-defined]
         return _fail(out, f"could not open the bundled example {path}")
     print(f"self-test: opened {EXAMPLE} ({len(w.graph)} nodes)", file=out)  # type: ignore[attr-defined]
@@ -68,6 +72,22 @@ def _check(app: object, window: object, path: str, out: TextIO) -> int:
             return _fail(out, "stepping never reached the end")
     print(f"self-test: stepped {steps} node(s) to the end", file=out)
     return _compare(session, path, out)
+
+
+def _missing_files() -> list[str]:
+    """What Help ▸ User guide and the window icon read, from the installed package."""
+    from hexscope.app.app_icon import app_icon
+    from hexscope.widgets.guide_view import GUIDE, guide_text
+
+    missing = []
+    try:
+        if "# Hexscope user guide" not in guide_text(GUIDE):
+            missing.append(f"the user guide ({GUIDE} is not the guide)")
+    except (OSError, ModuleNotFoundError) as exc:
+        missing.append(f"the user guide ({exc})")
+    if app_icon().isNull():
+        missing.append("the icon (resources/icons)")
+    return missing
 
 
 def _wait_idle(app: object, window: object) -> bool:
@@ -102,6 +122,12 @@ def _compare(session: object, path: str, out: TextIO) -> int:
         compared += 1
     print(f"self-test: {compared} node(s) match an independent engine run byte for byte",
           file=out)
+    # A bundle that lost llvmlite's library still passes (the float path is exact too), so
+    # say which path ran: a packager sees it here.
+    from hexscope.engine.ops import _igemm
+
+    path_name = "integer kernel (llvmlite)" if _igemm.available() else "float32 BLAS"
+    print(f"self-test: convolutions used the {path_name} path", file=out)
     print("self-test: passed", file=out)
     return 0
 

@@ -35,6 +35,15 @@ class AppSettings:
     def clear_recent(self) -> None:
         self.qsettings.setValue("recent_files", [])
 
+    # theme ------------------------------------------------------------------------------------
+    def theme(self) -> str:
+        """"system", "light" or "dark" (View ▸ Theme)."""
+        value = str(self.qsettings.value("theme", "system"))
+        return value if value in ("system", "light", "dark") else "system"
+
+    def set_theme(self, value: str) -> None:
+        self.qsettings.setValue("theme", value)
+
     # window layout ------------------------------------------------------------------------
     def save_layout(self, geometry: QByteArray, state: QByteArray) -> None:
         self.qsettings.setValue("window/geometry", geometry)

@@ -4,7 +4,7 @@
     DISPLAY=:99 QT_QPA_PLATFORM=xcb .venv/bin/python packaging/screenshots.py
 
 Opens the app on resources/examples/classic_quantized.hexgraph as a user would, takes
-resources/screenshots/editor.png, then steps into the graph, stops at a breakpoint, selects
+resources/screenshots/editor.png, then steps into the graph, runs to a breakpoint, selects
 a node that ran and takes resources/screenshots/debugger.png. With no display it falls back
 to the offscreen platform.
 """
@@ -79,9 +79,11 @@ def main() -> int:
     relu = node_by_op(window, "QuantizedRelu_8")
     window.select_node(node_by_op(window, "QuantizedMaxPool_8"))
     window.debug.actions["breakpoint"].trigger()
-    for _ in range(3):
-        wait_idle(window, "step")
-    wait_idle(window, "run")                 # stops before the max pool (breakpoint)
+    wait_idle(window, "step")
+    # Run stops before the max pool (breakpoint). Not more steps first: since prepare makes a
+    # Supernode of the convolution chain, three steps reach the max pool itself, and Run
+    # would continue past its breakpoint.
+    wait_idle(window, "run")
     window.select_node(relu)
     window.log_dock.raise_()
     settle()

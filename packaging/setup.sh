@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One-time (and idempotent) set-up: the Debian libraries Qt needs, a virtual environment in
-# .venv, and hexscope installed in it with its test tools. Usage: setup.sh [gui|test]
+# .venv, and hexscope installed in it with its test tools. Usage: setup.sh [gui|test|debs]
+# (debs: only the Debian libraries a real window needs; build.sh uses it for the bundle)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-gui}
@@ -9,7 +10,7 @@ mode=${1:-gui}
 # gcc and make build the C test peers (packaging/dsp-agent: make -C packaging/dsp-agent host).
 debs="libegl1 libgl1 libxkbcommon0 libfontconfig1 libfreetype6 libglib2.0-0 libdbus-1-3
       fonts-dejavu-core gcc make"
-if [ "$mode" = gui ]; then
+if [ "$mode" = gui ] || [ "$mode" = debs ]; then
   debs="$debs libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0
         libxcb-randr0 libxcb-shape0 libxcb-xfixes0 libxcb-xkb1 libxcb-sync1 libxcb-shm0
         libxcb-util1 libxcb-glx0 libx11-xcb1 libxkbcommon-x11-0"
@@ -33,6 +34,7 @@ if [ -n "$missing" ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
 fi
+[ "$mode" = debs ] && exit 0
 
 "$python" - <<'PY' || { echo "setup: Hexscope needs Python 3.11 or newer" >&2; exit 1; }
 import sys; sys.exit(sys.version_info < (3, 11))

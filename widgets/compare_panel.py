@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
@@ -36,6 +36,7 @@ from hexscope.engine.analysis.compare_report import (
 from hexscope.engine.analysis.diff import OutputDiff
 from hexscope.engine.tensor import Tensor
 from hexscope.widgets.tensor_heatmap import TensorHeatmapView
+from hexscope.widgets.theme_colors import theme_colors
 
 #: What to compare against, as (key, text) for the combo box.
 TARGETS = (("isolated", "Float reference (isolated)"),
@@ -249,7 +250,7 @@ class ComparePanel(QWidget):
                 item.setData(Qt.ItemDataRole.UserRole, r)
                 item.setToolTip(tip)
                 if d.exceeds:
-                    item.setForeground(QColor("#c0392b"))
+                    item.setForeground(theme_colors().error_text)
                 self.table.setItem(r, c, item)
         self.table.setSortingEnabled(True)
         self.table.resizeColumnsToContents()
@@ -271,6 +272,17 @@ class ComparePanel(QWidget):
             self.show_output(*keep, emit=False)
         else:
             self._show(None)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        # A theme switch: the rows beyond the tolerance take the new theme's error colour.
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            color = theme_colors().error_text
+            for r in range(self.table.rowCount()):
+                for c in range(self.table.columnCount()):
+                    item = self.table.item(r, c)
+                    if item is not None and self._rows[item.data(Qt.ItemDataRole.UserRole)].exceeds:
+                        item.setForeground(color)
+        super().changeEvent(event)
 
     def row_of(self, node_id: int, index: int = 0) -> int | None:
         for row in range(self.table.rowCount()):

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from hexscope.engine.inputs import KINDS, InputSource
 from hexscope.engine.tensor import as_shape
+from hexscope.widgets.theme_colors import mark_error_text
 
 DTYPES = ("float32", "uint8", "int32", "int8", "int16", "uint16")
 
@@ -92,7 +93,7 @@ class InputsDialog(QDialog):
         self.rows = [_SourceRow(grid, k, src, declared[k] if k < len(declared) else None, self)
                      for k, src in enumerate(sources)]
         self.error = QLabel()
-        self.error.setStyleSheet("color: #c1121f")
+        mark_error_text(self.error)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                    | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self._check_and_accept)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -20,9 +20,17 @@ from PySide6.QtWidgets import (
 
 from hexscope.engine.events import LogLine
 from hexscope.engine.log import LEVEL_NAMES
+from hexscope.widgets.theme_colors import theme_colors
 
 LEVELS = [("errors (0)", 0), ("info (≤1)", 1), ("progress (≤2)", 2), ("all", 99)]
-LEVEL_COLORS = {0: QColor("#c1121f"), 1: QColor("#222"), 2: QColor("#555"), 3: QColor("#888")}
+_LEVEL = Qt.ItemDataRole.UserRole + 1
+
+
+def level_color(level: int) -> QColor | None:
+    """Errors in the theme's error colour, info in the palette's text colour (None), the
+    chattier levels fainter."""
+    colors = theme_colors()
+    return colors.error_text if level <= 0 else None if level == 1 else colors.faint_text
 
 
 def line_text(line: LogLine) -> str:
@@ -119,9 +127,23 @@ class LogPanel(QWidget):
 
     def _add_row(self, line: LogLine) -> None:
         item = QListWidgetItem(line_text(line))
-        item.setForeground(LEVEL_COLORS.get(line.level, QColor("#888")))
+        item.setData(_LEVEL, line.level)
+        self._color(item)
         item.setData(Qt.ItemDataRole.UserRole, line.node_id)
         self.list.addItem(item)
+
+    def _color(self, item: QListWidgetItem) -> None:
+        color = level_color(item.data(_LEVEL))
+        if color is None:
+            item.setData(Qt.ItemDataRole.ForegroundRole, None)
+        else:
+            item.setForeground(color)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            for row in range(self.list.count()):
+                self._color(self.list.item(row))
+        super().changeEvent(event)
 
     def _update_count(self) -> None:
         self.count.setText(f"{self.list.count()} of {len(self.lines)} lines")

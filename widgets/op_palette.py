@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QMimeData, Qt, QUrl, Signal
+from PySide6.QtCore import QEvent, QMimeData, Qt, QUrl, Signal
 from PySide6.QtGui import QColor, QDrag
 from PySide6.QtWidgets import (
     QLineEdit,
@@ -18,10 +18,13 @@ from hexscope.engine.ops.reference import describe as describe_reference
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry, OpSpec
 from hexscope.widgets.doc_text import render_doc
 from hexscope.widgets.graph_canvas.view import OP_MIME
+from hexscope.widgets.theme_colors import is_dark
 
 NAME_ROLE = Qt.ItemDataRole.UserRole
 CATEGORY_ROLE = Qt.ItemDataRole.UserRole + 1
+_USER_ROLE = Qt.ItemDataRole.UserRole + 2     # True on a user op (plugin)
 USER_COLOR = QColor("#5b3f99")
+DARK_USER_COLOR = QColor("#b9a3f0")     # the same hue, legible on a dark base
 
 
 def _op_item(spec: OpSpec) -> QTreeWidgetItem:
@@ -35,7 +38,8 @@ def _op_item(spec: OpSpec) -> QTreeWidgetItem:
     item.setData(0, NAME_ROLE, spec.name)
     item.setToolTip(0, tip)
     if spec.user:
-        item.setForeground(0, USER_COLOR)
+        item.setData(0, _USER_ROLE, True)
+        item.setForeground(0, DARK_USER_COLOR if is_dark() else USER_COLOR)
     return item
 
 
@@ -101,6 +105,18 @@ class OpPalette(QWidget):
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.search)
         layout.addWidget(split)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        # A theme switch: the user ops' colour is chosen for the palette's base.
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            color = DARK_USER_COLOR if is_dark() else USER_COLOR
+            for g in range(self.tree.topLevelItemCount()):
+                group = self.tree.topLevelItem(g)
+                for k in range(group.childCount()):
+                    # The item's own mark: its plugin may have gone from the registry since.
+                    if group.child(k).data(0, _USER_ROLE):
+                        group.child(k).setForeground(0, color)
+        super().changeEvent(event)
 
     def preferred_width(self) -> int:
         """The width at which every op name shows whole (the dock opens at it)."""

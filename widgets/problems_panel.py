@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from hexscope.engine.validate import Issue, Severity
+from hexscope.widgets.theme_colors import theme_colors
+
+_ERROR = Qt.ItemDataRole.UserRole + 1     # True: an error, False: a warning
 
 
 class ProblemsPanel(QWidget):
@@ -33,18 +35,32 @@ class ProblemsPanel(QWidget):
         for issue in self.issues:
             error = issue.severity is Severity.ERROR
             item = QListWidgetItem(("✖ " if error else "⚠ ") + str(issue))
-            item.setForeground(QColor("#c1121f") if error else QColor("#9a6700"))
+            item.setData(_ERROR, error)
             item.setData(Qt.ItemDataRole.UserRole, issue.node_id)
             self.list.addItem(item)
         for entry in extra:
             node_id, text = entry if isinstance(entry, tuple) else (None, entry)
             item = QListWidgetItem("✖ " + text)
-            item.setForeground(QColor("#c1121f"))
+            item.setData(_ERROR, True)
             if node_id is not None:
                 item.setData(Qt.ItemDataRole.UserRole, node_id)
             self.list.addItem(item)
         if not self.issues and not extra:
             self.list.addItem(QListWidgetItem("No problems."))
+        self._color()
+
+    def _color(self) -> None:
+        colors = theme_colors()
+        for row in range(self.list.count()):
+            item = self.list.item(row)
+            error = item.data(_ERROR)
+            if error is not None:
+                item.setForeground(colors.error_text if error else colors.warning_text)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self._color()
+        super().changeEvent(event)
 
     def _activate(self, item: QListWidgetItem) -> None:
         node_id = item.data(Qt.ItemDataRole.UserRole)

@@ -31,6 +31,7 @@ from hexscope.widgets._plane import (
     plane,
     values_of,
 )
+from hexscope.widgets.theme_colors import mark_error_text
 
 _AXIS_NAMES = ("batch (b)", "height (h)", "width (w)", "depth (d)")
 
@@ -106,7 +107,7 @@ class TensorHeatmapView(QWidget):
         bar.addWidget(QLabel("show"))
         bar.addWidget(self._mode)
         self._note = QLabel("")            # why the plane is empty or shows codes
-        self._note.setStyleSheet("color: #c0392b")
+        mark_error_text(self._note)
         bar.addWidget(self._note)
         bar.addStretch(1)
         lay.addLayout(bar)

@@ -100,3 +100,27 @@ def test_stepping_updates_the_table_and_rows_sort(qtbot, window, files):
     panel.table.selectRow(0)
     node = panel.selected.node_id
     assert window.scene.selected_ids() == [node]
+
+
+def test_rows_beyond_the_tolerance_follow_the_theme(qtbot, window, files, monkeypatch):
+    from PySide6.QtWidgets import QApplication
+
+    from hexscope.app.theme import Theme, apply_theme
+    from hexscope.widgets.theme_colors import DARK, LIGHT
+
+    assert window.files.open_graph(str(files / "good.hexgraph"))
+    _do(qtbot, window, "run")
+    panel = window.compare.panel
+    monkeypatch.setattr(QFileDialog, "getOpenFileName",
+                        lambda *a, **k: (str(files / "bad.hexgraph"), ""))
+    panel.tolerance.setValue(0.0)
+    panel.target.setCurrentIndex(panel.target.findData("graph"))
+    qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
+    row = panel.row_of(RELU_ID)
+    assert panel.table.item(row, 1).foreground().color() == LIGHT.error_text
+    try:
+        window.theme_actions[Theme.DARK].trigger()
+        QApplication.processEvents()
+        assert panel.table.item(row, 1).foreground().color() == DARK.error_text
+    finally:
+        apply_theme(Theme.SYSTEM)

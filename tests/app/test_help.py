@@ -23,3 +23,30 @@ def test_about_names_the_versions_that_run():
     names = dict(versions())
     assert set(names) >= {"Hexscope", "Python", "Qt", "PySide6", "numpy"}
     assert names["Hexscope"] != "not installed"
+
+
+def test_the_window_carries_the_shipped_icon(qtbot, window):
+    from hexscope.app.app_icon import SIZES
+
+    icon = window.windowIcon()
+    assert not icon.isNull()
+    got = {s.width() for s in icon.availableSizes()}
+    assert got == set(SIZES)
+    # Drawn, not blank: inside the hexagon, under its top corner, is opaque; a corner of the
+    # square image is outside the hexagon, transparent.
+    image = icon.pixmap(64, 64).toImage()
+    assert image.pixelColor(32, 8).alpha() == 255
+    assert image.pixelColor(2, 2).alpha() == 0
+
+
+def test_the_shipped_icon_is_what_make_icon_draws():
+    """packaging/make_icon.py is the icon's source: the SVG in resources is its output."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).parents[2]
+    spec = importlib.util.spec_from_file_location("make_icon", root / "packaging" / "make_icon.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    shipped = (root / "resources" / "icons" / "hexscope.svg").read_text(encoding="utf-8")
+    assert shipped == module.icon_svg()

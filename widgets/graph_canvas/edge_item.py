@@ -12,10 +12,10 @@ from PySide6.QtWidgets import (
 )
 
 from hexscope.widgets.graph_canvas.node_item import LOD_SIMPLE, NodeItem
+from hexscope.widgets.theme_colors import LIGHT, theme_colors
 
-EDGE_COLOR = QColor("#6b7a8f")
+EDGE_COLOR = LIGHT.edge
 BACK_BEND = 80.0
-HALO_COLOR = QColor(255, 255, 255, 230)
 LONG_EDGE = 320.0         # longer than one column step: may pass over another node
 MAX_CHECKED_EDGE = 2500.0
 # Qt's item query scans every node here (each calling Python's boundingRect): fine for
@@ -87,18 +87,24 @@ class EdgeItem(QGraphicsPathItem):
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
         if lod < EDGE_MIN_LOD:
             return          # nodes of a few pixels: edges would only be a grey haze
+        colors = theme_colors()
+        pen = self.pen()
+        if not self.highlighted:
+            pen.setColor(colors.edge)      # follows the theme; a highlight keeps its colour
         if lod >= LOD_SIMPLE:
             if self.highlighted or self.crossing:
-                halo = QPen(HALO_COLOR, 7.0)
+                halo = QPen(colors.halo, 7.0)
                 halo.setCosmetic(True)
                 painter.setPen(halo)
                 painter.drawPath(self.path())
-            super().paint(painter, option, widget)
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawPath(self.path())
             return
         # Zoomed out, where a curve is a few pixels: a straight line, no antialiasing
         # (tens of thousands of edges are drawn when a large graph is fitted).
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
-        painter.setPen(self.pen())
+        painter.setPen(pen)
         painter.drawLine(QLineF(self.src.output_pos(self.src_port),
                                 self.dst.input_pos(self.dst_port)))
 

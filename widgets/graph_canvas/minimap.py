@@ -14,6 +14,8 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QWidget
 
+from hexscope.widgets.theme_colors import theme_colors
+
 if TYPE_CHECKING:
     from hexscope.widgets.graph_canvas.view import GraphCanvas
 
@@ -107,7 +109,7 @@ class Minimap(QWidget):
     # painting ---------------------------------------------------------------------------------
     def _render(self) -> QImage:
         image = QImage(self.size(), QImage.Format.Format_ARGB32_Premultiplied)
-        image.fill(QColor(255, 255, 255, 225))
+        image.fill(theme_colors().minimap)
         items = getattr(self.canvas.scene(), "items_by_id", {})
         self._graph_bounds()
         painter = QPainter(image)
@@ -127,7 +129,7 @@ class Minimap(QWidget):
             self._image = self._render()
         painter = QPainter(self)
         painter.drawImage(0, 0, self._image)
-        painter.setPen(QPen(QColor("#8a93a3"), 1))
+        painter.setPen(QPen(theme_colors().minimap_frame, 1))
         painter.drawRect(self.rect().adjusted(0, 0, -1, -1))
         if not self._bounds.isEmpty():
             seen = self.canvas.visible_scene_rect()

@@ -21,12 +21,13 @@ from hexscope.engine.nodes import Node
 from hexscope.engine.ops.registry import Category
 from hexscope.widgets.graph_canvas.layout import HEADER_HEIGHT, PORT_HEIGHT, node_size
 from hexscope.widgets.graph_canvas.model import PortInfo
+from hexscope.widgets.theme_colors import LIGHT, ThemeColors, ink_on, theme_colors
 
 CATEGORY_COLORS: dict[Category | None, str] = {
-    Category.IO: "#5b7083", Category.PLUMBING: "#7a7a7a", Category.CHECK: "#8e5ea2",
-    Category.PRINT: "#8e5ea2", Category.D32: "#2e8b8b", Category.MATH: "#3366aa",
-    Category.ACTIVATION: "#c0762b", Category.POOLING: "#4f9a4f", Category.QUANTIZE: "#a35d8a",
-    Category.ELEMENTWISE: "#4a78c2", Category.FLOAT: "#9a8a2f", Category.LOOKUP: "#6d6db3",
+    Category.IO: "#5b7083", Category.PLUMBING: "#757575", Category.CHECK: "#8e5ea2",
+    Category.PRINT: "#8e5ea2", Category.D32: "#2b8181", Category.MATH: "#3366aa",
+    Category.ACTIVATION: "#a56525", Category.POOLING: "#428142", Category.QUANTIZE: "#a35d8a",
+    Category.ELEMENTWISE: "#4874bc", Category.FLOAT: "#837528", Category.LOOKUP: "#6d6db3",
     Category.STATE: "#a0522d", Category.USER: "#555599", None: "#996666",
 }
 STATUS_COLORS = {
@@ -149,9 +150,11 @@ class NodeItem(QGraphicsItem):
         if self.doc:
             lines.append(self.doc)
         look = self.look
+        colors = theme_colors()         # the tooltip's ground is the palette's
+        failed, problem = colors.error_text.name(), colors.warning_text.name()
         if look.error:
-            lines.append(f"<span style='color:#d62828'>failed: {_esc(look.error)}</span>")
-        lines += [f"<span style='color:#e4572e'>problem: {_esc(p)}</span>"
+            lines.append(f"<span style='color:{failed}'>failed: {_esc(look.error)}</span>")
+        lines += [f"<span style='color:{problem}'>problem: {_esc(p)}</span>"
                   for p in look.problems]
         if look.rewrite:
             lines.append(f"<i>prepare: {look.rewrite} — {_esc(look.rewrite_reason)}</i>")
@@ -190,7 +193,10 @@ class NodeItem(QGraphicsItem):
         faded = look.rewrite in ("fused", "removed")
         if faded:
             painter.setOpacity(0.45)
-        body = look.overlay or QColor("#f7f7f4")
+        colors = theme_colors()
+        body = look.overlay or colors.body
+        # Over an overlay (a light tint) the light set's ink reads; otherwise the theme's.
+        ink = LIGHT if look.overlay else colors
         if lod < LOD_SIMPLE:
             painter.fillRect(rect, self.block_color())
             self._paint_block_name(painter, lod)
@@ -206,8 +212,8 @@ class NodeItem(QGraphicsItem):
         painter.fillRect(QRectF(0, HEADER_HEIGHT - 6, self.width, 6), head_color)
         self._paint_header(painter)
         if lod > PORTS_LOD:
-            self._paint_ports(painter)
-        self._paint_outline(painter, path, faded)
+            self._paint_ports(painter, ink)
+        self._paint_outline(painter, path, faded, colors)
         self._paint_badges(painter)
 
     def block_color(self) -> QColor:
@@ -223,7 +229,7 @@ class NodeItem(QGraphicsItem):
         font.setBold(True)
         font.setPixelSize(max(1, int(BLOCK_TEXT_PX / lod)))
         painter.setFont(font)
-        painter.setPen(QColor("white"))
+        painter.setPen(ink_on(self.block_color()))
         text = self.node.label or short_name(self.node.op)
         rect = QRectF(0, 0, self.width, self.height)
         text = painter.fontMetrics().elidedText(text, Qt.TextElideMode.ElideMiddle,
@@ -262,7 +268,7 @@ class NodeItem(QGraphicsItem):
         painter.drawText(QRectF(8, 19, self.width - 16, 18), Qt.AlignmentFlag.AlignVCenter,
                          elided)
 
-    def _paint_ports(self, painter: QPainter) -> None:
+    def _paint_ports(self, painter: QPainter, ink: ThemeColors) -> None:
         font = QFont(painter.font())
         font.setPointSizeF(8)
         painter.setFont(font)
@@ -272,14 +278,14 @@ class NodeItem(QGraphicsItem):
         half = self.width / 2 - 6
         for k, port in enumerate(self.inputs):
             y = self._row_y(k)
-            self._port_dot(painter, QPointF(0, y), port.connected or bool(port.folded))
-            painter.setPen(QColor("#333"))
+            self._port_dot(painter, QPointF(0, y), port.connected or bool(port.folded), ink)
+            painter.setPen(ink.body_text)
             painter.setFont(font)
             painter.drawText(QRectF(9, y - 8, half, 16), Qt.AlignmentFlag.AlignVCenter,
                              port.name)
             if port.folded:
                 painter.setFont(mono)
-                painter.setPen(QColor("#0b5394"))
+                painter.setPen(ink.folded_text)
                 width = painter.fontMetrics().horizontalAdvance(port.name + "  ")
                 text = painter.fontMetrics().elidedText(
                     "= " + port.folded, Qt.TextElideMode.ElideRight, int(self.width - width - 24))
@@ -287,40 +293,42 @@ class NodeItem(QGraphicsItem):
                                  Qt.AlignmentFlag.AlignVCenter, text)
         if self.can_append:
             y = self._row_y(len(self.inputs))
-            painter.setPen(QPen(QColor("#999"), 1, Qt.PenStyle.DashLine))
+            painter.setPen(QPen(ink.muted, 1, Qt.PenStyle.DashLine))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawEllipse(QPointF(0, y), PORT_RADIUS, PORT_RADIUS)
             painter.setFont(font)
-            painter.setPen(QColor("#999"))
+            painter.setPen(ink.muted)
             painter.drawText(QRectF(9, y - 8, half, 16), Qt.AlignmentFlag.AlignVCenter, "+")
         painter.setFont(font)
         for k, port in enumerate(self.outputs):
             y = self._row_y(k)
-            self._port_dot(painter, QPointF(self.width, y), True)
-            painter.setPen(QColor("#333"))
+            self._port_dot(painter, QPointF(self.width, y), True, ink)
+            painter.setPen(ink.body_text)
             painter.drawText(QRectF(self.width / 2, y - 8, half, 16),
                              Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
                              port.name)
 
-    def _port_dot(self, painter: QPainter, center: QPointF, filled: bool) -> None:
-        painter.setPen(QPen(QColor("#444"), 1))
-        painter.setBrush(QBrush(QColor("#444") if filled else QColor("white")))
+    def _port_dot(self, painter: QPainter, center: QPointF, filled: bool,
+                  ink: ThemeColors) -> None:
+        painter.setPen(QPen(ink.port, 1))
+        painter.setBrush(QBrush(ink.port if filled else ink.port_hollow))
         painter.drawEllipse(center, PORT_RADIUS, PORT_RADIUS)
 
-    def _paint_outline(self, painter: QPainter, path: QPainterPath, faded: bool) -> None:
+    def _paint_outline(self, painter: QPainter, path: QPainterPath, faded: bool,
+                       colors: ThemeColors) -> None:
         look = self.look
         color = self._state_color() if look.status != "pending" or look.is_next else None
         width = 3.5 if look.is_next or look.status in ("failed", "running") else 2.5
-        pen = QPen(color or QColor("#555"), width if color else 1)
+        pen = QPen(color or colors.outline, width if color else 1)
         if look.status == "stale" or faded:
             pen.setStyle(Qt.PenStyle.DashLine)
         if self.isSelected():
-            pen = QPen(QColor("#1f78d1"), 3.5 if color is None else width)
+            pen = QPen(colors.selection, 3.5 if color is None else width)
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.setPen(pen)
         painter.drawPath(path)
         if self.isSelected() and color is not None:
-            painter.setPen(QPen(QColor("#1f78d1"), 1.5, Qt.PenStyle.DotLine))
+            painter.setPen(QPen(colors.selection, 1.5, Qt.PenStyle.DotLine))
             painter.drawRoundedRect(QRectF(-6, -6, self.width + 12, self.height + 12), 9, 9)
 
     def _paint_badges(self, painter: QPainter) -> None:
@@ -346,7 +354,7 @@ class NodeItem(QGraphicsItem):
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(color)
             painter.drawRoundedRect(box, 3, 3)
-            painter.setPen(QColor("white"))
+            painter.setPen(ink_on(color))
             painter.drawText(box, Qt.AlignmentFlag.AlignCenter, tag)
         if look.problems:
             painter.setPen(QPen(STATUS_COLORS["problem"], 1))

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt
 from PySide6.QtGui import (
-    QColor,
     QDragEnterEvent,
     QDragMoveEvent,
     QDropEvent,
@@ -21,6 +20,7 @@ from PySide6.QtWidgets import QGraphicsView, QWidget
 from hexscope.widgets.graph_canvas.minimap import Minimap
 from hexscope.widgets.graph_canvas.navigate import neighbour
 from hexscope.widgets.graph_canvas.scene import GraphScene
+from hexscope.widgets.theme_colors import theme_colors
 
 OP_MIME = "application/x-hexscope-op"
 MIN_ZOOM, MAX_ZOOM = 0.02, 4.0
@@ -45,10 +45,19 @@ class GraphCanvas(QGraphicsView):
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
         self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState, True)
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
-        self.setBackgroundBrush(QColor("#eceeF1"))
+        self.setBackgroundBrush(theme_colors().canvas)
         self.setAcceptDrops(True)
         self.minimap = Minimap(self)
         self.minimap.follow()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        # A theme switch changes the palette: the canvas, its items and the minimap follow.
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self.setBackgroundBrush(theme_colors().canvas)
+            self.minimap.invalidate()
+            if self.scene() is not None:
+                self.scene().update()
+        super().changeEvent(event)
 
     def set_scene(self, scene: GraphScene) -> None:
         self._scene = scene
@@ -196,7 +205,7 @@ class GraphCanvas(QGraphicsView):
         # An empty canvas says how to start instead of showing nothing.
         painter.save()
         painter.resetTransform()
-        painter.setPen(QColor("#7b8494"))
+        painter.setPen(theme_colors().hint)
         font = QFont(painter.font())
         font.setPointSizeF(11)
         painter.setFont(font)
@@ -209,7 +218,7 @@ class GraphCanvas(QGraphicsView):
             return
         # A light dot grid helps to judge distances when placing nodes.
         step = 40.0
-        painter.setPen(QPen(QColor("#d3d7de"), 0))
+        painter.setPen(QPen(theme_colors().grid, 0))
         left = int(rect.left() // step) * step
         top = int(rect.top() // step) * step
         points = [QPointF(x, y)
