@@ -177,13 +177,13 @@ def run_batch(graph: Graph, input_sets: Sequence[InputSet], backend: str | Backe
                        for r in session.rewrites]
     ranges = RangeAccumulator(len(input_sets))
     runs: list[RunRecord | None] = [None] * len(input_sets)
-    partials: list[RangePartial] = [{} for _ in input_sets]
     dump_errors: list[str] = [""] * len(input_sets)
     finished = 0
 
     def done(k: int, run: RunRecord, partial: RangePartial, dump_error: str) -> None:
         nonlocal finished
-        runs[k], partials[k], dump_errors[k] = run, partial, dump_error
+        runs[k], dump_errors[k] = run, dump_error
+        ranges.merge_in_order(k, partial)
         finished += 1
         if progress:
             progress(finished, len(input_sets), run, input_sets[k].name)
@@ -206,8 +206,6 @@ def run_batch(graph: Graph, input_sets: Sequence[InputSet], backend: str | Backe
         session.close()
     # In run order, whatever order they finished in: the same result for any jobs.
     result.runs = [run for run in runs if run is not None]
-    for partial in partials:
-        ranges.merge(partial)
     dump_error = next((e for e in dump_errors if e), "")
     if dump_dir is not None and not dump_error:
         dump_error = _dumped(dump_dir, _dump_manifest, Path(dump_dir), result)
