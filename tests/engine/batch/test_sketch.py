@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from hexscope.engine.batch.sketch import RELATIVE_ACCURACY, new_sketch, quantile, sketch_of
-from hexscope.engine.batch.stats import PERCENTILES
+from hexscope.engine.batch.stats import PERCENTILES, RangeAccumulator
 
 # the sketch's own arithmetic (log2, pow) may move a value by a few ulps past the bound
 SLACK = 1e-9
@@ -108,3 +108,22 @@ def test_a_constant_tensor_gives_its_value_for_every_percentile(dtype):
     values = np.full(1000, 7, dtype)
     sketch = sketch_of(values)
     assert all(quantile(sketch, p / 100, 7.0, 7.0) == 7.0 for p in PERCENTILES)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(values_u8, min_size=1, max_size=4))
+def test_quint8_codes_are_counted_exactly_across_runs(runs):
+    """8-bit outputs keep exact counts (256 bins) instead of a sketch: their percentiles are
+    the exact order statistics, merged over runs."""
+    from hexscope.engine.batch.stats import _counted, _merged
+    from hexscope.engine.tensor import Tensor
+
+    acc = RangeAccumulator()
+    merged = None
+    for values in runs:
+        part = acc._one(Tensor.from_array(values.reshape(1, 1, 1, -1)), None)
+        assert (part["min"], part["max"]) == (values.min(), values.max())
+        merged = _merged(merged, part["sketch"])
+    exact = np.sort(np.concatenate(runs))
+    for p in PERCENTILES:
+        assert _counted(merged, p / 100) == exact[math.floor(p / 100 * (exact.size - 1))]
