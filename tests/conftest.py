@@ -70,3 +70,18 @@ def gemm_backend(request, monkeypatch) -> str:
     elif not _igemm.available():
         pytest.skip("the integer GEMM kernel does not run on this machine")
     return request.param
+
+
+@pytest.fixture(params=["compiled", "numpy"])
+def kernels(request, monkeypatch) -> str:
+    """Runs a test once with the compiled elementwise kernels (numba; skipped where they do
+    not load) and once with the numpy paths (``HEXSCOPE_KERNELS=numpy``): both must be
+    exact."""
+    from hexscope.engine.ops import _compiled
+
+    monkeypatch.delenv("HEXSCOPE_KERNELS", raising=False)
+    if request.param == "numpy":
+        monkeypatch.setenv("HEXSCOPE_KERNELS", "numpy")
+    elif _compiled.kernel("supernode_epilogue") is None:
+        pytest.skip("the compiled kernels do not load on this machine")
+    return request.param

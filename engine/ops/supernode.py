@@ -15,10 +15,13 @@ import numpy as np
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import c_roundf_int1, f2i, f2i1, quantize_uint8, wrap_i32, za_scaled
+from hexscope.engine.ops import _compiled
+from hexscope.engine.ops._code_bounds import Span
 from hexscope.engine.ops._gemm import Window
 from hexscope.engine.ops.context import KernelContext, data_of, scalar_f
 from hexscope.engine.ops.conv import (
     _CONV_IN,
+    _centred,
     _f32_out,
     _filter_rhs,
     _word,
@@ -193,9 +196,13 @@ def supernode_8x8p8to8(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tenso
     zb = max(0, c_roundf_int1(za_scaled(0.0, bmn, bmx)))
 
     rows, cols = _window(h, fh, sh, ctx), _window(w, fw, sw, ctx)
-    sums = conv_sums(data_of(x, "input x"), _filter_rhs(ctx, filt, zf), rows, cols, zx, zf)
-    maxsum = max(0, int(sums.max())) if sums.size else 0
-    minsum = min(0, int(sums.min())) if sums.size else 0
+    span = Span()                   # the GEMM takes the sums' min and max while in cache
+    sums = conv_sums(data_of(x, "input x"), _filter_rhs(ctx, filt, zf), rows, cols, zx, zf,
+                     _centred(x, rows, cols), None, span)
+    if sums.size and (span.lo is None or span.hi is None):
+        span.add(sums)
+    maxsum = max(0, span.hi) if sums.size else 0     # type: ignore[type-var]
+    minsum = min(0, span.lo) if sums.size else 0     # type: ignore[type-var]
 
     state = ctx.state.get("range")
     if state is None:
@@ -211,13 +218,50 @@ def supernode_8x8p8to8(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tenso
         # product (the sum converts to unsigned), read back as int32 and shifted by 16
         recip = _c_div(0x00FF0000, steps) & 0xFFFFFFFF
         biasbuf = _rne_i32((codes[:cout].astype(np.int64) - zb).astype(f32) * bias_gain)
+    bounds = None if not sums.size else (span.lo, span.hi)
+    out = requantize_sums(sums, biasbuf, f32(offset), recip, bounds)
+    y = Tensor.from_array(fresh(out.reshape(b, rows.out, cols.out, cout)), _U8)
+    return y, _f32_out(_word(mn)), _f32_out(_word(mx))
+
+
+def requantize_sums(sums: np.ndarray, biasbuf: np.ndarray, offset: np.float32, recip: int,
+                    bounds: tuple[int, int] | None, *, fast: bool = True) -> np.ndarray:
+    """uint8 codes of ``clamp(int32((s + bias + offset) * recip + 2**15) >> 16, 0, 255)``
+    for int32 sums (N, C) and the per-channel bias in output steps, as
+    ``supernode_execute_ref`` computes them (int32 wrap of the sum, float32 add, Hexagon's
+    saturating conversion, unsigned 32-bit product). ``sums`` may be overwritten.
+
+    ``bounds`` (the sums' min and max) lets the common case run in 32-bit passes: when
+    neither the bias add can wrap nor the float leave int32 (float rounding is monotone, so
+    the extremes bound every value), no saturation is needed. Otherwise, or with ``fast``
+    False, the general int64 formula runs."""
+    if fast and bounds is not None and sums.dtype == np.int32 and np.isfinite(offset):
+        lo = bounds[0] + int(biasbuf.min())
+        hi = bounds[1] + int(biasbuf.max())
+        with np.errstate(all="ignore"):
+            f_lo, f_hi = f32(f32(lo) + offset), f32(f32(hi) + offset)
+        if -2**31 <= lo and hi < 2**31 and -2.0**31 <= f_lo and f_hi < 2.0**31:
+            kernel = _compiled.kernel("supernode_epilogue") if sums.ndim == 2 else None
+            if kernel is not None:
+                out = np.empty(sums.shape, np.uint8)
+                kernel(np.ascontiguousarray(sums), biasbuf.astype(np.int32), offset, recip, out)
+                return out
+            t = np.add(sums, biasbuf.astype(np.int32), out=sums)
+            f = t.astype(f32)
+            f += offset
+            u = f.astype(np.int32).view(np.uint32)     # in range: a plain truncation
+            u *= np.uint32(recip)                        # wraps mod 2**32, as the C's
+            u += np.uint32(1 << 15)
+            o = u.view(np.int32)
+            o >>= 16
+            return np.clip(o, 0, 255, out=o).astype(np.uint8)
+    with np.errstate(all="ignore"):
         total = wrap_i32(sums.astype(np.int64) + biasbuf)
         shifted = f2i((total.astype(f32) + offset).astype(f32))
         product = (shifted * np.int64(recip) + np.int64(1 << 15)) & 0xFFFFFFFF
         out = wrap_i32(product) >> 16
-    out = np.clip(out, 0, 255).astype(np.uint8)
-    y = Tensor.from_array(fresh(out.reshape(b, rows.out, cols.out, cout)), _U8)
-    return y, _f32_out(_word(mn)), _f32_out(_word(mx))
+    return np.clip(out, 0, 255).astype(np.uint8)
+
 
 
 def supernode_reference(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor,
