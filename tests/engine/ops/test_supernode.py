@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Padding
-from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops import supernode
+from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.supernode import initial_range, requantize_sums, supernode_8x8p8to8
 from hexscope.engine.tensor import Tensor
 
@@ -201,3 +201,28 @@ def test_the_output_step_is_the_same_on_every_path(data, scale, recip, offset):
     finally:
         del os.environ["HEXSCOPE_KERNELS"]
     assert np.array_equal(got, want)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from([(0.0, np.inf), (-np.inf, np.inf), (-np.inf, 6.0), (-2.0, 3.0)]),
+       st.floats(2.0**-20, 2.0**-7, width=32),
+       st.lists(st.tuples(st.integers(0, 2**20), st.integers(-2**20, 0)), min_size=1,
+                max_size=8))
+def test_the_remembered_fit_gives_what_widen_range_gives(out_range, level, sums):
+    """fitted_offset skips widen_range for sums inside ones that already fitted the same
+    range: run after run it must give the offset and the range widen_range gives."""
+    from hexscope.engine.errors import KernelError
+    from hexscope.engine.ops.supernode import fitted_offset, widen_range
+
+    level = np.float32(level)
+    memo = list(initial_range(*out_range))
+    plain = list(memo)
+    for maxsum, minsum in sums:
+        try:
+            want = widen_range(maxsum, minsum, level, plain)
+        except KernelError:
+            with pytest.raises(KernelError):
+                fitted_offset(maxsum, minsum, level, memo)
+            return
+        assert fitted_offset(maxsum, minsum, level, memo) == want
+        assert [float(v) for v in memo] == [float(v) for v in plain]
