@@ -5,12 +5,23 @@ step; the callers check the preconditions written here before they call."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 _OPTS = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
 
 
-@njit("void(int32[:, ::1], int32[::1], float32, int64, uint8[:, ::1])", **_OPTS)
+def _arr(dtype, ndim: int, readonly: bool = False) -> types.Array:
+    return types.Array(dtype, ndim, "C", readonly=readonly)
+
+
+def _both(make):  # type: ignore[no-untyped-def]
+    """Signatures for writable and read-only inputs (the executor freezes every output)."""
+    return [make(False), make(True)]
+
+
+@njit(_both(lambda ro: types.void(_arr(types.int32, 2, ro), _arr(types.int32, 1, ro),
+                                   types.float32, types.int64, _arr(types.uint8, 2))),
+      **_OPTS)
 def supernode_epilogue(sums, bias, offset, recip, out):  # pragma: no cover - compiled
     """``supernode_execute_ref``'s output step for sums (N, C) and bias (C) in output steps:
     clamp(int32(u32(int32(f32(s + b) + offset) * recip + 2**15)) >> 16, 0, 255).
@@ -26,3 +37,54 @@ def supernode_epilogue(sums, bias, offset, recip, out):  # pragma: no cover - co
                 p -= 0x100000000
             o = p >> 16
             out[i, j] = 0 if o < 0 else (255 if o > 255 else o)
+
+
+@njit(_both(lambda ro: types.void(_arr(types.int32, 1, ro), types.int64, types.int64,
+                                   _arr(types.uint8, 1))), **_OPTS)
+def requantize_path_a(codes, gi, oi, out):  # pragma: no cover - compiled
+    """Path A of ``nn_requantize_i32_to_qu8_hvx``, the integer formula itself:
+    sat_u8((sat_i32(x - oi) * gi + 2**30) >> 31), for gi in [0, 2**31) (|product| < 2**62)."""
+    for i in range(codes.size):
+        e = np.int64(codes[i]) - oi
+        if e > 2147483647:
+            e = 2147483647
+        elif e < -2147483648:
+            e = -2147483648
+        p = (e * gi + 1073741824) >> 31
+        out[i] = 0 if p < 0 else (255 if p > 255 else p)
+
+
+@njit(_both(lambda ro: types.int64(_arr(types.uint8, 2, ro), _arr(types.float32, 1, ro),
+                                    _arr(types.float32, 1, ro), _arr(types.int32, 2),
+                                    _arr(types.int64, 1))),
+      **_OPTS)
+def bias_add(x, x_terms, b_terms, out, bounds):  # pragma: no cover - compiled
+    """QuantizedBiasAdd_8p8to32 per element: f32(f32(x_terms[x] + b_terms[d]) + 0.5), then
+    the C float-to-int32 (truncate, saturate, NaN -> -1, as ``hexmath.f2i``). Returns how
+    many sums were not finite (the kernel warns about them); ``bounds`` gets the min and max
+    written (for the requantize that follows)."""
+    n, d = x.shape
+    bad = 0
+    lo = np.int32(2147483647)
+    hi = np.int32(-2147483648)
+    half = np.float32(0.5)
+    for i in range(n):
+        for j in range(d):
+            f = (x_terms[x[i, j]] + b_terms[j]) + half
+            if f != f:
+                out[i, j] = -1
+                bad += 1
+            elif f >= 2147483648.0:
+                out[i, j] = 2147483647
+                bad += f == np.inf
+            elif f <= -2147483648.0:
+                out[i, j] = -2147483648
+                bad += f == -np.inf
+            else:
+                out[i, j] = np.int32(f)
+            v = out[i, j]
+            lo = min(lo, v)
+            hi = max(hi, v)
+    bounds[0] = lo
+    bounds[1] = hi
+    return bad

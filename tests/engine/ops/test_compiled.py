@@ -1,0 +1,77 @@
+"""The compiled elementwise kernels (engine/ops/_compiled_defs.py) against the numpy paths
+they replace, on the read-only tensors the executor hands them and on writable ones, plus
+the span the bias add notes for the requantize after it. The op tests themselves run on
+both paths (the ``kernels`` fixture)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hexscope.engine.dtypes import DType
+from hexscope.engine.ops import _compiled
+from hexscope.engine.ops._code_bounds import known
+from hexscope.engine.ops.context import KernelContext
+from hexscope.engine.ops.matmul import quantized_biasadd_8p8to32
+from hexscope.engine.ops.requantize import path_a
+from hexscope.engine.tensor import Tensor
+
+pytestmark = pytest.mark.skipif(_compiled.kernel("supernode_epilogue") is None,
+                                reason="the compiled kernels do not load on this machine")
+
+
+def _numpy(fn, *args):  # type: ignore[no-untyped-def]
+    os.environ["HEXSCOPE_KERNELS"] = "numpy"
+    try:
+        return fn(*args)
+    finally:
+        del os.environ["HEXSCOPE_KERNELS"]
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = a.copy()
+    a.flags.writeable = False
+    return a
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1024, 2**31 - 1), st.integers(-2**31, 2**31 - 1),
+       st.booleans())
+def test_path_a_compiled_equals_numpy_on_read_only_codes(seed, gi, oi, frozen):
+    codes = np.random.default_rng(seed).integers(-2**31, 2**31, 300, dtype=np.int64)
+    codes = codes.astype(np.int32)
+    codes[:3] = [oi, -2**31, 2**31 - 1]
+    codes = _frozen(codes) if frozen else codes
+    want = _numpy(path_a, codes, gi, oi)
+    assert path_a(codes, gi, oi).tolist() == want.tolist()
+
+
+def _bias_args(rng: np.random.Generator, d: int, ranges: tuple[float, ...], frozen: bool):
+    x = rng.integers(0, 256, (1, 3, 5, d), dtype=np.uint8)
+    b = rng.integers(0, 256, (1, 1, 1, d), dtype=np.uint8)
+    x = _frozen(x) if frozen else x
+    return (Tensor.from_array(x, DType.QUINT8), Tensor.from_array(b, DType.QUINT8),
+            *(Tensor.scalar(np.float32(v)) for v in ranges))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 40), st.booleans(),
+       st.sampled_from([(-1.0, 1.0, -0.25, 0.25), (0.0, 6.0, -3.0, 0.5),
+                        (-1e30, 1e30, -1.0, 1.0), (0.0, 0.0, 0.0, 0.0),
+                        (-np.inf, 1.0, 0.0, 1.0)]))
+def test_bias_add_compiled_equals_numpy_and_notes_its_span(seed, d, frozen, ranges):
+    rng = np.random.default_rng(seed)
+    args = _bias_args(rng, d, ranges, frozen)
+    ctx_c, ctx_n = (KernelContext(0x20, "QuantizedBiasAdd_8p8to32") for _ in range(2))
+    got = quantized_biasadd_8p8to32(ctx_c, *args)
+    want = _numpy(quantized_biasadd_8p8to32, ctx_n, *args)
+    for g, w in zip(got, want, strict=True):
+        assert np.asarray(g.array).tobytes() == np.asarray(w.array).tobytes()
+    assert ctx_c.warnings == ctx_n.warnings
+    y = got[0]
+    y.raw.flags.writeable = False            # as the executor freezes it
+    assert known(y.raw) == (int(y.array.min()), int(y.array.max()))
