@@ -88,3 +88,44 @@ def bias_add(x, x_terms, b_terms, out, bounds):  # pragma: no cover - compiled
     bounds[0] = lo
     bounds[1] = hi
     return bad
+
+
+@njit(_both(lambda ro: types.void(_arr(types.uint8, 4, ro), types.int64, types.int64,
+                                   types.int64, types.int64, types.int64, types.int64,
+                                   types.boolean, _arr(types.uint8, 4))), **_OPTS)
+def pool(x, fh, fw, sh, sw, top, left, average, out):  # pragma: no cover - compiled
+    """QuantizedMaxPool_8 / QuantizedAvgPool_8 over the window cells inside the input (the
+    numpy path pads with 0, which neither wins a max nor adds to a sum). The average is the
+    device's: the sum in an unsigned 16-bit lane (wraps), read as int16 by the scaling
+    multiply, rc = min(32768 // count, 32767), (s16 * rc + 16384) >> 15, clamped to 0..255
+    (a no-op up to 128 cells). Precondition: every window holds at least one cell."""
+    nb, h, w, d = x.shape
+    oh, ow = out.shape[1], out.shape[2]
+    acc = np.empty(d, np.int64)
+    for b in range(nb):
+        for oy in range(oh):
+            y0 = oy * sh - top
+            ya, yb = max(y0, 0), min(y0 + fh, h)
+            for ox in range(ow):
+                x0 = ox * sw - left
+                xa, xb = max(x0, 0), min(x0 + fw, w)
+                acc[:] = 0
+                for yy in range(ya, yb):
+                    for xx in range(xa, xb):
+                        if average:
+                            for c in range(d):
+                                acc[c] += x[b, yy, xx, c]
+                        else:
+                            for c in range(d):
+                                acc[c] = max(acc[c], x[b, yy, xx, c])
+                if average:
+                    rc = min(32768 // ((yb - ya) * (xb - xa)), 32767)
+                    for c in range(d):
+                        s = acc[c] & 0xFFFF
+                        if s >= 32768:
+                            s -= 65536
+                        r = (s * rc + 16384) >> 15
+                        out[b, oy, ox, c] = 0 if r < 0 else (255 if r > 255 else r)
+                else:
+                    for c in range(d):
+                        out[b, oy, ox, c] = acc[c]

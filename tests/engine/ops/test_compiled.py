@@ -75,3 +75,26 @@ def test_bias_add_compiled_equals_numpy_and_notes_its_span(seed, d, frozen, rang
     y = got[0]
     y.raw.flags.writeable = False            # as the executor freezes it
     assert known(y.raw) == (int(y.array.min()), int(y.array.max()))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.tuples(st.integers(1, 2), st.integers(1, 13),
+                                            st.integers(1, 13), st.integers(1, 5)),
+       st.integers(1, 13), st.integers(1, 13), st.integers(1, 3), st.integers(1, 3),
+       st.sampled_from(["SAME", "VALID"]), st.booleans(), st.booleans(), st.booleans())
+def test_pools_compiled_equal_numpy(seed, shape, fh, fw, sh, sw, pad, average, frozen, full):
+    from hexscope.engine.nodes import Padding
+    from hexscope.engine.ops.pooling import quantized_avg_pool_8, quantized_max_pool_8
+
+    rng = np.random.default_rng(seed)
+    x = np.full(shape, 255, np.uint8) if full else rng.integers(0, 256, shape, np.uint8)
+    x = _frozen(x) if frozen else x
+    fn = quantized_avg_pool_8 if average else quantized_max_pool_8
+    args = (Tensor.from_array(x, DType.QUINT8), Tensor.scalar(np.float32(-1.0)),
+            Tensor.scalar(np.float32(1.0)), Tensor.shape_only((1, fh, fw, 1)),
+            Tensor.shape_only((1, sh, sw, 1)))
+    ctx = KernelContext(0x10, "pool", padding=Padding.parse(pad))
+    got = fn(ctx, *args)
+    want = _numpy(fn, ctx, *args)
+    assert np.asarray(got[0]).tobytes() == np.asarray(want[0]).tobytes()
+    assert np.asarray(got[0]).shape == np.asarray(want[0]).shape

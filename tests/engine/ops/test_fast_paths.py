@@ -416,7 +416,7 @@ def _avg_pool_reference(x: np.ndarray, fh: int, fw: int, pad: Padding) -> np.nda
     ((1, 16, 16, 2), 16, 16, Padding.VALID, "random"),   # 256 cells: the sum wraps
     ((1, 20, 20, 2), 13, 13, Padding.SAME, "255"),       # 169 inside, fewer at the edges
 ])
-def test_avg_pool_matches_the_window_loop(shape, fh, fw, pad, codes) -> None:
+def test_avg_pool_matches_the_window_loop(shape, fh, fw, pad, codes, kernels) -> None:
     from hexscope.engine.ops.pooling import quantized_avg_pool_8
     rng = np.random.default_rng(11)
     x = (np.full(shape, 255, np.uint8) if codes == "255"
