@@ -11,6 +11,7 @@ import numpy as np
 
 from hexscope.engine.batch.sketch import RELATIVE_ACCURACY, new_sketch, quantile, sketch_of
 from hexscope.engine.dtypes import DType, Layout
+from hexscope.engine.ops import _compiled
 from hexscope.engine.tensor import Tensor
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ class RangeAccumulator:
         if values.size and values.dtype == np.uint8:
             # 8-bit codes are counted exactly (256 bins: bounded, mergeable, no error and
             # ~100x cheaper than feeding the sketch); everything else goes to the sketch
-            counts = np.bincount(values, minlength=256)
+            counts = count_codes(values)
             seen = np.flatnonzero(counts)
             part["min"], part["max"] = np.uint8(seen[0]), np.uint8(seen[-1])
             part["sketch"] = counts
@@ -166,6 +167,16 @@ class RangeAccumulator:
                         "percentiles": percentiles,
                         "percentile_relative_error": RELATIVE_ACCURACY})
         return out
+
+
+def count_codes(values: np.ndarray) -> np.ndarray:
+    """How many of the uint8 ``values`` hold each code (256 int64 counts)."""
+    kernel = _compiled.kernel("count_codes")
+    if kernel is None:
+        return np.bincount(values, minlength=256)
+    counts = np.zeros(256, np.int64)
+    kernel(np.ascontiguousarray(values), counts)
+    return counts
 
 
 def _merged(old: object, new: object) -> object:

@@ -129,3 +129,11 @@ def pool(x, fh, fw, sh, sw, top, left, average, out):  # pragma: no cover - comp
                 else:
                     for c in range(d):
                         out[b, oy, ox, c] = acc[c]
+
+
+@njit(_both(lambda ro: types.void(_arr(types.uint8, 1, ro), _arr(types.int64, 1))), **_OPTS)
+def count_codes(codes, counts):  # pragma: no cover - compiled
+    """counts[v] += how many codes equal v (np.bincount of uint8, which first widens every
+    code to intp): the batch's exact per-output histograms."""
+    for i in range(codes.size):
+        counts[codes[i]] += 1
