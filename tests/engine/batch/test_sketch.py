@@ -112,7 +112,7 @@ def test_a_constant_tensor_gives_its_value_for_every_percentile(dtype):
 
 @settings(max_examples=40, deadline=None)
 @given(st.lists(values_u8, min_size=1, max_size=4))
-def test_quint8_codes_are_counted_exactly_across_runs(runs, kernels):
+def test_quint8_codes_are_counted_exactly_across_runs(kernels, runs):
     """8-bit outputs keep exact counts (256 bins) instead of a sketch: their percentiles are
     the exact order statistics, merged over runs."""
     from hexscope.engine.batch.stats import _counted, _merged
