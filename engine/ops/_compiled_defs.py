@@ -137,3 +137,14 @@ def count_codes(codes, counts):  # pragma: no cover - compiled
     code to intp): the batch's exact per-output histograms."""
     for i in range(codes.size):
         counts[codes[i]] += 1
+
+
+@njit(_both(lambda ro: types.void(_arr(types.uint8, 2, ro), _arr(types.uint8, 1, ro),
+                                   _arr(types.uint8, 2), types.int64)), **_OPTS)
+def lookup_into(codes, table, out, d0):  # pragma: no cover - compiled
+    """out[:, d0:d0 + C] = table[codes] for codes (N, C): QuantizedConcat_8's rescale of one
+    input, written straight into its slice of the output (numpy makes a temporary)."""
+    n, c = codes.shape
+    for i in range(n):
+        for j in range(c):
+            out[i, d0 + j] = table[codes[i, j]]

@@ -98,3 +98,25 @@ def test_pools_compiled_equal_numpy(seed, shape, fh, fw, sh, sw, pad, average, f
     want = _numpy(fn, ctx, *args)
     assert np.asarray(got[0]).tobytes() == np.asarray(want[0]).tobytes()
     assert np.asarray(got[0]).shape == np.asarray(want[0]).shape
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.lists(st.tuples(st.integers(1, 9),
+                                                     st.floats(-8.0, 0.0, width=32),
+                                                     st.floats(0.0625, 8.0, width=32)),
+                                           min_size=1, max_size=4), st.booleans())
+def test_concat_compiled_equals_numpy(seed, parts, frozen):
+    from hexscope.engine.ops.concat import quantized_concat_8
+
+    rng = np.random.default_rng(seed)
+    xs = [rng.integers(0, 256, (1, 3, 2, d), np.uint8) for d, _, _ in parts]
+    xs = [_frozen(x) if frozen else x for x in xs]
+    args = (Tensor.from_array(np.array([3], np.int32), DType.INT32),
+            *(Tensor.from_array(x, DType.QUINT8) for x in xs),
+            *(Tensor.scalar(np.float32(lo)) for _, lo, _ in parts),
+            *(Tensor.scalar(np.float32(hi)) for _, _, hi in parts))
+    ctx = KernelContext(0x10, "QuantizedConcat_8")
+    got = quantized_concat_8(ctx, *args)
+    want = _numpy(quantized_concat_8, ctx, *args)
+    for g, w in zip(got, want, strict=True):
+        assert np.asarray(g).tobytes() == np.asarray(w).tobytes()
