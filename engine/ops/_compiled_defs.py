@@ -148,3 +148,12 @@ def lookup_into(codes, table, out, d0):  # pragma: no cover - compiled
     for i in range(n):
         for j in range(c):
             out[i, d0 + j] = table[codes[i, j]]
+
+
+@njit(_both(lambda ro: types.void(_arr(types.uint8, 1, ro), types.int64, types.int64,
+                                   _arr(types.uint8, 1))), **_OPTS)
+def clamp_codes(codes, lo, hi, out):  # pragma: no cover - compiled
+    """out = min(max(codes, lo), hi), byte-wise (QuantizedRelu_8 with hi 255, ReluX_8)."""
+    for i in range(codes.size):
+        v = codes[i]
+        out[i] = hi if v > hi else (lo if v < lo else v)

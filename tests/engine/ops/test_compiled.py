@@ -120,3 +120,21 @@ def test_concat_compiled_equals_numpy(seed, parts, frozen):
     want = _numpy(quantized_concat_8, ctx, *args)
     for g, w in zip(got, want, strict=True):
         assert np.asarray(g).tobytes() == np.asarray(w).tobytes()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.floats(-8.0, 0.0, width=32),
+       st.floats(0.0625, 8.0, width=32), st.floats(-9.0, 9.0, width=32), st.booleans())
+def test_relus_compiled_equal_numpy(seed, lo, hi, cap, frozen):
+    from hexscope.engine.ops.activation import quantized_relu_8, quantized_relux_8
+
+    x = np.random.default_rng(seed).integers(0, 256, (1, 4, 5, 7), np.uint8)
+    x = _frozen(x) if frozen else x
+    args = (Tensor.from_array(x, DType.QUINT8), Tensor.scalar(np.float32(lo)),
+            Tensor.scalar(np.float32(hi)))
+    for fn, extra in ((quantized_relu_8, ()), (quantized_relux_8,
+                                               (Tensor.scalar(np.float32(cap)),))):
+        ctx = KernelContext(0x10, "relu")
+        got = fn(ctx, *args, *extra)
+        want = _numpy(fn, ctx, *args, *extra)
+        assert np.asarray(got[0]).tobytes() == np.asarray(want[0]).tobytes()
