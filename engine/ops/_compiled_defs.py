@@ -154,6 +154,6 @@ def lookup_into(codes, table, out, d0):  # pragma: no cover - compiled
                                    _arr(types.uint8, 1))), **_OPTS)
 def clamp_codes(codes, lo, hi, out):  # pragma: no cover - compiled
     """out = min(max(codes, lo), hi), byte-wise (QuantizedRelu_8 with hi 255, ReluX_8)."""
+    lo8, hi8 = np.uint8(lo), np.uint8(hi)     # uint8 compares: LLVM vectorises them
     for i in range(codes.size):
-        v = codes[i]
-        out[i] = hi if v > hi else (lo if v < lo else v)
+        out[i] = min(max(codes[i], lo8), hi8)
