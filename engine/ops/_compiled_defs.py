@@ -157,3 +157,23 @@ def clamp_codes(codes, lo, hi, out):  # pragma: no cover - compiled
     lo8, hi8 = np.uint8(lo), np.uint8(hi)     # uint8 compares: LLVM vectorises them
     for i in range(codes.size):
         out[i] = min(max(codes[i], lo8), hi8)
+
+
+@njit(_both(lambda ro: types.void(_arr(types.uint8, 2, ro), _arr(types.float32, 1, ro),
+                                   _arr(types.float32, 1, ro), _arr(types.int32, 2),
+                                   _arr(types.int64, 1))), **_OPTS)
+def bias_add_in_range(x, x_terms, b_terms, out, bounds):  # pragma: no cover - compiled
+    """:func:`bias_add` when the caller has shown every sum finite and inside int32 (the
+    extremes of the two tables bound them: float rounding is monotone): no branches."""
+    n, d = x.shape
+    half = np.float32(0.5)
+    lo = np.int32(2147483647)
+    hi = np.int32(-2147483648)
+    for i in range(n):
+        for j in range(d):
+            v = np.int32((x_terms[x[i, j]] + b_terms[j]) + half)
+            out[i, j] = v
+            lo = min(lo, v)
+            hi = max(hi, v)
+    bounds[0] = lo
+    bounds[1] = hi

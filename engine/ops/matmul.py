@@ -188,9 +188,16 @@ def quantized_biasadd_8p8to32(ctx: KernelContext, x: Tensor, bias: Tensor, x_min
         kernel = _compiled.kernel("bias_add")
         if kernel is not None:
             out, bounds = np.empty(codes.shape, np.int32), np.zeros(2, np.int64)
-            bad = kernel(np.ascontiguousarray(codes).reshape(-1, d),
-                         np.ascontiguousarray(x_terms, f32), np.ascontiguousarray(b_terms, f32),
-                         out.reshape(-1, d), bounds)
+            args = (np.ascontiguousarray(codes).reshape(-1, d),
+                    np.ascontiguousarray(x_terms, f32), np.ascontiguousarray(b_terms, f32),
+                    out.reshape(-1, d), bounds)
+            lo_f = f32(f32(x_terms.min() + b_terms.min()) + f32(0.5)) if d else f32(0)
+            hi_f = f32(f32(x_terms.max() + b_terms.max()) + f32(0.5)) if d else f32(0)
+            if -2.0**31 < lo_f and hi_f < 2.0**31:    # so every sum is (NaN fails too)
+                _compiled.kernel("bias_add_in_range")(*args)  # type: ignore[misc]
+                bad = 0
+            else:
+                bad = kernel(*args)
             if bad:
                 ctx.warn(_NON_FINITE)
             y = qint32_tensor(x.shape, out)
