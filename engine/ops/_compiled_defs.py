@@ -32,11 +32,9 @@ def supernode_epilogue(sums, bias, offset, recip, out):  # pragma: no cover - co
     for i in range(n):
         for j in range(c):
             f = np.float32(sums[i, j] + bias[j]) + offset
-            p = (np.int64(f) * recip + 32768) & 0xFFFFFFFF
-            if p >= 0x80000000:
-                p -= 0x100000000
-            o = p >> 16
-            out[i, j] = 0 if o < 0 else (255 if o > 255 else o)
+            # the low 32 bits of the product, read back as int32 (no branch: it vectorises)
+            p = np.int32(np.uint32((np.int64(f) * recip + 32768) & 0xFFFFFFFF))
+            out[i, j] = min(max(p >> 16, 0), 255)
 
 
 @njit(_both(lambda ro: types.void(_arr(types.int32, 1, ro), types.int64, types.int64,
