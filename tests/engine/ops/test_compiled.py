@@ -138,3 +138,26 @@ def test_relus_compiled_equal_numpy(seed, lo, hi, cap, frozen):
         got = fn(ctx, *args, *extra)
         want = _numpy(fn, ctx, *args, *extra)
         assert np.asarray(got[0]).tobytes() == np.asarray(want[0]).tobytes()
+
+
+def test_without_numba_the_numpy_paths_run(monkeypatch):
+    """numba missing (or failing to compile) means None for every kernel, so the ops take
+    their numpy paths, and the results stay the same."""
+    import sys
+
+    from hexscope.engine.ops.activation import quantized_relu_8
+
+    x = Tensor.from_array(np.arange(24, dtype=np.uint8).reshape(1, 2, 3, 4), DType.QUINT8)
+    args = (x, Tensor.scalar(np.float32(-1.0)), Tensor.scalar(np.float32(1.0)))
+    want = quantized_relu_8(KernelContext(0x10, "relu"), *args)[0]
+    monkeypatch.setattr(_compiled, "_KERNELS", {})
+    monkeypatch.setattr(_compiled, "_FAILED", set())
+    import hexscope.engine.ops as ops_package
+
+    monkeypatch.delitem(sys.modules, "hexscope.engine.ops._compiled_defs", raising=False)
+    monkeypatch.delattr(ops_package, "_compiled_defs", raising=False)
+    monkeypatch.setitem(sys.modules, "numba", None)          # import numba fails
+    assert _compiled.kernel("clamp_codes") is None
+    assert _compiled.kernel("clamp_codes") is None           # remembered, not retried
+    got = quantized_relu_8(KernelContext(0x10, "relu"), *args)[0]
+    assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
