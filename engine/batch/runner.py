@@ -177,7 +177,7 @@ def run_batch(graph: Graph, input_sets: Sequence[InputSet], backend: str | Backe
     recorder: _Recorder = session.backend  # type: ignore[assignment]
     result.rewrites = [{"node": r.node_id, "kind": r.kind, "reason": r.reason}
                        for r in session.rewrites]
-    ranges = RangeAccumulator(len(input_sets))
+    ranges = RangeAccumulator()
     runs: list[RunRecord | None] = [None] * len(input_sets)
     dump_errors: list[str] = [""] * len(input_sets)
     finished = 0

@@ -79,7 +79,7 @@ class RangeAccumulator:
     memory does not grow with the number of runs, and the ranges are the same for any
     number of workers."""
 
-    def __init__(self, runs: int = 0) -> None:
+    def __init__(self) -> None:
         self.entries: dict[tuple[int, int], dict[str, object]] = {}
         self._waiting: dict[int, RangePartial] = {}
         self._next = 0
