@@ -58,6 +58,10 @@ def add_run_parser(sub: Any) -> None:
     run.add_argument("-j", "--jobs", type=_jobs, default=None, metavar="N",
                      help="run the input sets in N worker processes (default: the number "
                           "of processors; the results are the same for any N)")
+    run.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                     help="run the input sets on this Dask distributed cluster (needs "
+                          "hexscope[cluster] here and on the workers; the results are the "
+                          "same as with --jobs 1)")
     run.add_argument("--as-authored", action="store_true",
                      help="no prepare fusions: run each op of a convolution chain instead of "
                           "the Supernode the device makes of it")
@@ -234,7 +238,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                                                  args.quiet),
                            seed=args.seed,
                            jobs=args.jobs if args.jobs is not None else default_jobs(),
-                           fusions=not args.as_authored)
+                           fusions=not args.as_authored, scheduler=args.scheduler)
     try:
         if args.report:
             write_json(result, args.report, args.graph)

@@ -45,7 +45,8 @@ RNG = np.random.default_rng(0)
 class HexBuilder:
     """Appends the network to a hexagon_nn graph; a handle is (node id, (h, w, c))."""
 
-    def __init__(self) -> None:
+    def __init__(self, realistic: bool = False) -> None:
+        self.realistic = realistic
         self.g = Graph()
         self.next_id = 0x1000
         self.macs = 0
@@ -67,8 +68,9 @@ class HexBuilder:
         return node_id
 
     def _filter_range(self, k: int) -> tuple[int, int]:
-        """Weights of std ~ 1/sqrt(K), so activations keep their scale through 94 layers."""
-        if k not in self._franges:
+        """Weights of std ~ 1/sqrt(K), so activations keep their scale through 94 layers.
+        A converter's graph gives every convolution its own range consts."""
+        if self.realistic or k not in self._franges:
             a = float(np.sqrt(3.0 / k))
             self._franges[k] = (self._const(np.array([-a], np.float32)),
                                 self._const(np.array([a * 128 / 127], np.float32)))
@@ -101,6 +103,13 @@ class HexBuilder:
                           [data, (self._const(filt), 0), mn, mx, (f_min, 0), (f_max, 0),
                            (self._shape_const(s, s), 0)], pad)
         rq = self._node("QuantizeDownAndShrinkRange_32to8", [(conv, 0), (conv, 1), (conv, 2)])
+        if self.realistic:          # bias add and a second requantize, as converters write
+            bias = self._const(RNG.integers(0, 256, (1, 1, 1, cout), dtype=np.uint8))
+            b_min = self._const(np.array([-0.25], np.float32))
+            b_max = self._const(np.array([0.25], np.float32))
+            add = self._node("QuantizedBiasAdd_8p8to32", [(rq, 0), (bias, 0), (rq, 1), (rq, 2),
+                                                          (b_min, 0), (b_max, 0)])
+            rq = self._node("QuantizeDownAndShrinkRange_32to8", [(add, 0), (add, 1), (add, 2)])
         relu = self._node("QuantizedRelu_8", [(rq, 0), (rq, 1), (rq, 2)])
         oh = output_window(h, kh, s, Padding.parse(pad)).out
         ow = output_window(w, kw, s, Padding.parse(pad)).out
@@ -177,9 +186,10 @@ def inception_v3(nb) -> None:
 class OnnxBuilder:
     """The same network as an ONNX model of quantized onnxruntime operators (NCHW)."""
 
-    def __init__(self) -> None:
+    def __init__(self, realistic: bool = False) -> None:
         from onnx import TensorProto, helper, numpy_helper
 
+        self.realistic = realistic
         self.helper, self.numpy_helper, self.tp = helper, numpy_helper, TensorProto
         self.nodes: list = []
         self.inits: list = []
@@ -209,9 +219,14 @@ class OnnxBuilder:
         filt = RNG.integers(0, 256, (cout, cin, kh, kw), dtype=np.uint8)
         self.inits.append(self.numpy_helper.from_array(filt, wname))
         pads, oh, ow = self._pads(h, w, kh, kw, s, pad)
+        inputs = [name, "s_x", "zp128", wname, "s_w", "zp128", "s_y", "zp0"]
+        if self.realistic:          # the bias in the accumulator's scale (int32)
+            bname = self._name("b")
+            self.inits.append(self.numpy_helper.from_array(
+                RNG.integers(-3000, 3000, cout, dtype=np.int32), bname))
+            inputs.append(bname)
         self.nodes.append(self.helper.make_node(
-            "QLinearConv", [name, "s_x", "zp128", wname, "s_w", "zp128", "s_y", "zp0"], [out],
-            kernel_shape=[kh, kw], strides=[s, s], pads=pads))
+            "QLinearConv", inputs, [out], kernel_shape=[kh, kw], strides=[s, s], pads=pads))
         return out, (oh, ow, cout)
 
     def pool(self, kind: str, t: tuple, k: int, s: int, pad: str) -> tuple:
@@ -272,12 +287,12 @@ def best(fn, repeat: int) -> float:
     return min(times)
 
 
-def simulator() -> tuple[Session, np.ndarray, dict]:
+def simulator(realistic: bool = False) -> tuple[Session, np.ndarray, dict]:
     """The prepared session, its input and static figures, after one warm-up run; the peak
     RSS is read here, before onnxruntime is loaded."""
     _igemm.available()                  # LLVM and the compiled kernel count as the process
     base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    nb = HexBuilder()
+    nb = HexBuilder(realistic)
     inception_v3(nb)
     start = time.perf_counter()
     session = Session(nb.g)
@@ -292,6 +307,7 @@ def simulator() -> tuple[Session, np.ndarray, dict]:
                   for entry in state.values() if isinstance(entry, Shared))
     return session, x, dict(kept=kept, consts=consts, weights=weights, base_rss=base_rss,
                             nodes=len(trace), macs=nb.macs, n_conv=nb.n_conv,
+                            authored=len(nb.g),
                             prepare=prepare_s,
                             rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
@@ -324,9 +340,9 @@ def _per_op(session: Session) -> dict[str, float]:
     return dict(per_op)
 
 
-def onnxruntime_run():
+def onnxruntime_run(realistic: bool = False):
     """A function that runs the onnxruntime model once (after one warm-up run)."""
-    ob = OnnxBuilder()
+    ob = OnnxBuilder(realistic)
     inception_v3(ob)
     sess = ob.session()
     x = RNG.integers(0, 256, (1, 3, 299, 299), dtype=np.uint8)
@@ -334,15 +350,15 @@ def onnxruntime_run():
     return lambda: sess.run(None, {"x": x})
 
 
-def compare(repeat: int, rounds: int = 2) -> tuple[dict, float]:
+def compare(repeat: int, rounds: int = 2, realistic: bool = False) -> tuple[dict, float]:
     """The simulator's figures (its best run) and onnxruntime's best time.
 
     The simulator's peak RSS is read before onnxruntime is loaded. Then each side runs
     ``repeat`` times in its own phase (warm caches, as a user would run it), and the phases
     alternate for ``rounds`` rounds, so that both sides meet the drifting speed of a shared
     machine (+-20 % over minutes). ``sim["rounds"]`` holds each round's best-to-best ratio."""
-    session, x, sim = simulator()
-    ort = onnxruntime_run()
+    session, x, sim = simulator(realistic)
+    ort = onnxruntime_run(realistic)
     runs, ort_best, ratios = [], [], []
     for _ in range(rounds):
         phase = [simulator_run(session, x) for _ in range(repeat)]
@@ -366,10 +382,73 @@ def nop_overhead(n: int = 1000) -> float:
     return best(lambda: session.execute([x]), 5) / n
 
 
+def batch_child(mode: str, images: int) -> None:
+    """One batch measurement in this (fresh) process: ``hexscope run``'s engine over
+    ``images`` random images of the realistic graph; prints one JSON line. The peak RSS is
+    this process's, and for workers the largest worker's (a LocalCluster's workers report
+    their own)."""
+    import json
+
+    from hexscope.engine.batch.runner import InputSet, run_batch
+    from hexscope.engine.tensor import Tensor
+
+    nb = HexBuilder(realistic=True)
+    inception_v3(nb)
+    rng = np.random.default_rng(1)
+    sets = [InputSet(f"img{k:03d}", [Tensor.from_array(
+        rng.integers(0, 256, (1, 299, 299, 3), dtype=np.uint8))]) for k in range(images)]
+    workers_rss = 0.0
+    if mode == "cluster":
+        import distributed
+
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           host="127.0.0.1", dashboard_address=None)
+        start = time.perf_counter()
+        result = run_batch(nb.g, sets, scheduler=cluster.scheduler_address)
+        wall = time.perf_counter() - start
+        with distributed.Client(cluster) as client:
+            peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+        workers_rss = max(peaks.values()) / 1024
+        cluster.close()
+    else:
+        start = time.perf_counter()
+        result = run_batch(nb.g, sets, jobs=int(mode))
+        wall = time.perf_counter() - start
+        workers_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    assert result.outcome.value == "passed", result.message
+    print(json.dumps({"mode": mode, "images": images, "wall": wall,
+                      "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                      "workers_rss": workers_rss}))
+
+
+def batch_figures(images: int) -> list[dict]:
+    """--jobs 1, --jobs 2 and a LocalCluster of 2 workers, each in a fresh process."""
+    import json
+    import subprocess
+    import sys
+
+    out = []
+    for mode in ("1", "2", "cluster"):
+        proc = subprocess.run([sys.executable, __file__, "--batch-child", mode,
+                               "--images", str(images)], capture_output=True, text=True,
+                              check=False)
+        if proc.returncode:
+            print(f"batch {mode}: failed\n{proc.stderr[-1500:]}")
+            continue
+        out.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--images", type=int, default=16,
+                        help="images per batch measurement (0: no batch figures)")
+    parser.add_argument("--batch-child", metavar="MODE", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.batch_child:
+        batch_child(args.batch_child, args.images)
+        return
     with threadpool_limits(1):
         blas = [(i["internal_api"], i.get("architecture"), i["num_threads"])
                 for i in threadpool_info()]
@@ -377,9 +456,25 @@ def main() -> None:
         print("GEMM: " + ("integer kernel (int16 x int16 -> int32, AVX2)" if _igemm.available()
                           else "float32 BLAS in exact K chunks (HEXSCOPE_GEMM=float or no "
                                "AVX2/llvmlite)"))
-        sim, ort_s = compare(args.repeat)
+        shapes = {}
+        for realistic in (True, False):       # realistic first: its peak RSS is its own
+            shapes[realistic] = compare(args.repeat, realistic=realistic)
         per_node = nop_overhead()
-    _report(sim, ort_s, per_node)
+    for realistic, (sim, ort_s) in shapes.items():
+        print("\n== " + ("realistic shape: conv -> requantize -> bias add -> requantize -> "
+                         "relu (prepare fuses each chain into a Supernode)" if realistic else
+                         "plain shape: conv -> requantize -> relu"))
+        _report(sim, ort_s, per_node)
+    if args.images:
+        print(f"\n== batch (hexscope run's engine), realistic graph, {args.images} images, "
+              "each setting in a fresh process (wall time includes starting the workers and "
+              "their prepare; not the LocalCluster's own start)")
+        for fig in batch_figures(args.images):
+            label = {"1": "--jobs 1", "2": "--jobs 2",
+                     "cluster": "LocalCluster 2 workers"}[fig["mode"]]
+            print(f"  {label:<24}{fig['images'] / fig['wall']:6.2f} images/s  "
+                  f"({fig['wall']:.1f} s)  peak RSS: parent {fig['rss']:.0f} MiB, "
+                  f"largest worker {fig['workers_rss']:.0f} MiB")
 
 
 def _report(sim: dict, ort_s: float, per_node: float) -> None:
@@ -387,7 +482,8 @@ def _report(sim: dict, ort_s: float, per_node: float) -> None:
     requant = per_op.get("QuantizeDownAndShrinkRange_32to8", 0.0)
     rest = total - sim["gemm"] - sim["im2col"] - requant
     print(f"network: {sim['n_conv']} convolutions, {sim['macs'] / 1e9:.2f} G multiply-adds, "
-          f"{sim['nodes']} simulator nodes (prepare {sim['prepare']:.2f} s)")
+          f"{sim['authored']} nodes as authored, {sim['nodes']} run after prepare "
+          f"(prepare {sim['prepare'] * 1e3:.0f} ms)")
     print(f"simulator   {total * 1e3:8.1f} ms   (best of runs)")
     print(f"onnxruntime {ort_s * 1e3:8.1f} ms   (QLinearConv etc., 1 thread)")
     print(f"ratio simulator/onnxruntime = {total / ort_s:.2f}   (best against best; per round "
@@ -396,11 +492,12 @@ def _report(sim: dict, ort_s: float, per_node: float) -> None:
     for label, value in (("GEMM", sim["gemm"]), ("im2col", sim["im2col"]),
                          ("requantize", requant), ("rest", rest)):
         print(f"  {label:<11}{value * 1e3:8.1f} ms  {100 * value / total:5.1f} %")
-    conv = per_op.get("QuantizedConv2d_8x8to32", 0.0) - sim["gemm"] - sim["im2col"]
+    convs = ("QuantizedConv2d_8x8to32", "Supernode_8x8p8to8")
+    conv = sum(per_op.get(op, 0.0) for op in convs) - sim["gemm"] - sim["im2col"]
     print("  rest by op: " + ", ".join(
         f"{op} {s * 1e3:.1f} ms" for op, s in sorted(per_op.items(), key=lambda kv: -kv[1])
-        if op not in ("QuantizedConv2d_8x8to32", "QuantizeDownAndShrinkRange_32to8"))
-        + f", conv outside GEMM/im2col {conv * 1e3:.1f} ms")
+        if op not in (*convs, "QuantizeDownAndShrinkRange_32to8"))
+        + f", conv/Supernode outside GEMM/im2col {conv * 1e3:.1f} ms")
     print(f"simulator peak RSS {sim['rss']:.0f} MiB (before onnxruntime was loaded); "
           f"tensors kept by the session {sim['kept'] / 2**20:.0f} MiB")
     parts = (sim["consts"] + sim["weights"] + sim["kept"]) / 2**20

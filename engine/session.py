@@ -23,7 +23,7 @@ from hexscope.engine.events import Emitter, GraphEdited, RunFinished, RunStatus
 from hexscope.engine.executor import CancelToken, Executor, NodeResult, NodeStatus
 from hexscope.engine.graph import Graph
 from hexscope.engine.log import Log
-from hexscope.engine.ops.context import DEFAULT_PADDING_FILL
+from hexscope.engine.ops.context import DEFAULT_PADDING_FILL, Shared
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
 from hexscope.engine.prepare import Prepared, Rewrite, prepare
 from hexscope.engine.tensor import Tensor, is_frozen
@@ -165,9 +165,16 @@ class Session:
 
     def reset_state(self) -> None:
         """Forget all node state and Variables, as a fresh prepare leaves them, keeping the
-        prepared graph (batch runs use it so results do not depend on the order of inputs)."""
+        prepared graph (batch runs use it so results do not depend on the order of inputs).
+
+        Entries wrapped in ``Shared`` stay: they are data derived from a frozen Const and
+        checked against it on use (weights packed for the GEMM), not state, and rebuilding
+        them cost a batch run as much as the run itself."""
         self._apply_edits()
+        kept = {node_id: {k: v for k, v in state.items() if isinstance(v, Shared)}
+                for node_id, state in self.executor.states.items()}
         self.executor.states.clear()
+        self.executor.states.update({node_id: d for node_id, d in kept.items() if d})
         self.executor.store.clear()
         self.executor.reset()
         self._snapshot = ({}, {})

@@ -41,10 +41,13 @@ import sys; sys.exit(sys.version_info < (3, 11))
 PY
 
 [ -x .venv/bin/python ] || "$python" -m venv .venv
-stamp=.venv/.hexscope-installed
+extras=test
+# the test mode also installs the optional extras whose tests CI runs (Dask: --scheduler)
+if [ "$mode" = test ]; then extras=test,cluster; fi
+stamp=".venv/.hexscope-installed-${extras/,/-}"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   echo "setup: installing hexscope and its dependencies into .venv"
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e '.[test]'
+  .venv/bin/python -m pip install -q -e ".[$extras]"
   touch "$stamp"
 fi

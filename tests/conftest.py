@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -70,3 +71,25 @@ def gemm_backend(request, monkeypatch) -> str:
     elif not _igemm.available():
         pytest.skip("the integer GEMM kernel does not run on this machine")
     return request.param
+
+
+@pytest.fixture(params=["compiled", "numpy"], scope="module")
+def kernels(request) -> Iterator[str]:
+    """Runs a test once with the compiled elementwise kernels (numba; skipped where they do
+    not load) and once with the numpy paths (``HEXSCOPE_KERNELS=numpy``): both must be
+    exact. Module-scoped (it sets the variable itself), so hypothesis tests may use it."""
+    import os
+
+    from hexscope.engine.ops import _compiled
+
+    saved = os.environ.pop("HEXSCOPE_KERNELS", None)
+    try:
+        if request.param == "numpy":
+            os.environ["HEXSCOPE_KERNELS"] = "numpy"
+        elif _compiled.kernel("supernode_epilogue") is None:
+            pytest.skip("the compiled kernels do not load on this machine")
+        yield request.param
+    finally:
+        os.environ.pop("HEXSCOPE_KERNELS", None)
+        if saved is not None:
+            os.environ["HEXSCOPE_KERNELS"] = saved

@@ -60,7 +60,7 @@ def _init(graph_bytes: bytes, plugins: list[str], backend: str, seed: int,
         path.write_bytes(graph_bytes)
         graph = Graph.load(path)
     session = _open_session(graph, backend, seed, BatchResult("", backend), fusions)
-    _WORKER.update(session=session, ranges=RangeAccumulator(runs), dump_dir=dump_dir)
+    _WORKER.update(session=session, ranges=RangeAccumulator(), dump_dir=dump_dir)
 
 
 def _task(k: int, input_set: InputSet) -> tuple[int, RunRecord, RangePartial, str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from hexscope.engine.batch.runner import BatchResult, NodeRecord, RunRecord
 
 FORMAT = "hexscope-report"
-VERSION = 1
+VERSION = 2   # 2: percentiles from a sketch, with their error bound ("sampled" gone)
 
 
 def hex_id(node_id: int | None) -> str | None:

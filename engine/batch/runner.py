@@ -167,11 +167,13 @@ Progress = Callable[[int, int, "RunRecord | None", str], None]
 def run_batch(graph: Graph, input_sets: Sequence[InputSet], backend: str | Backend = "sim", *,
               graph_name: str = "graph", dump_dir: str | Path | None = None,
               progress: Progress | None = None, seed: int = 0, jobs: int = 1,
-              fusions: bool = True) -> BatchResult:
+              fusions: bool = True, scheduler: str | None = None) -> BatchResult:
     """Run ``graph`` once per input set; never raises for graph, input or backend trouble
     (the result's outcome says what went wrong). ``jobs`` > 1 runs the sets in that many
     worker processes (a backend given by name only); the result is the same. ``fusions``
-    False runs the graph as authored (no Supernode fusion in prepare)."""
+    False runs the graph as authored (no Supernode fusion in prepare). ``scheduler``
+    (``tcp://HOST:PORT``) sends the sets to that Dask distributed cluster instead (the
+    optional extra ``hexscope[cluster]``); the result is the same again."""
     start = time.perf_counter()
     backend_name = backend if isinstance(backend, str) else getattr(backend, "name", "?")
     result = BatchResult(graph_name, backend_name, node_count=len(graph))
@@ -182,23 +184,31 @@ def run_batch(graph: Graph, input_sets: Sequence[InputSet], backend: str | Backe
     recorder: _Recorder = session.backend  # type: ignore[assignment]
     result.rewrites = [{"node": r.node_id, "kind": r.kind, "reason": r.reason}
                        for r in session.rewrites]
-    ranges = RangeAccumulator(len(input_sets))
+    ranges = RangeAccumulator()
     runs: list[RunRecord | None] = [None] * len(input_sets)
-    partials: list[RangePartial] = [{} for _ in input_sets]
     dump_errors: list[str] = [""] * len(input_sets)
     finished = 0
 
     def done(k: int, run: RunRecord, partial: RangePartial, dump_error: str) -> None:
         nonlocal finished
-        runs[k], partials[k], dump_errors[k] = run, partial, dump_error
+        runs[k], dump_errors[k] = run, dump_error
+        ranges.merge_in_order(k, partial)
         finished += 1
         if progress:
             progress(finished, len(input_sets), run, input_sets[k].name)
 
     try:
         # a device agent serves one client at a time: its runs go one after another
-        if jobs > 1 and len(input_sets) > 1 and isinstance(backend, str) \
-                and not getattr(recorder.inner, "runs_graph", False):
+        remote = getattr(recorder.inner, "runs_graph", False)
+        if scheduler is not None:
+            if not isinstance(backend, str) or remote:
+                raise BackendError("--scheduler runs the simulator, given by name, only")
+            from hexscope.engine.batch.cluster import run_on_cluster
+
+            run_on_cluster(graph.to_bytes(), input_sets, backend, seed,
+                           None if dump_dir is None else str(dump_dir), scheduler, done,
+                           fusions=fusions)
+        elif jobs > 1 and len(input_sets) > 1 and isinstance(backend, str) and not remote:
             run_parallel(graph, input_sets, backend, seed,
                          None if dump_dir is None else str(dump_dir), jobs, done,
                          fusions=fusions)
@@ -211,12 +221,14 @@ def run_batch(graph: Graph, input_sets: Sequence[InputSet], backend: str | Backe
                 if dump_dir is not None and not any(dump_errors):
                     dump_error = _dumped(dump_dir, _dump_run, Path(dump_dir), k, run, session)
                 done(k, run, ranges.partial(session, run.nodes), dump_error)
+    except BackendError as exc:          # the cluster cannot be reached: nothing ran
+        result.outcome, result.message = Outcome.BACKEND_ERROR, str(exc)
+        result.seconds = time.perf_counter() - start
+        return result
     finally:
         session.close()
     # In run order, whatever order they finished in: the same result for any jobs.
     result.runs = [run for run in runs if run is not None]
-    for partial in partials:
-        ranges.merge(partial)
     dump_error = next((e for e in dump_errors if e), "")
     if dump_dir is not None and not dump_error:
         dump_error = _dumped(dump_dir, _dump_manifest, Path(dump_dir), result)

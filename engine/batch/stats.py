@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hexscope.engine.batch.sketch import RELATIVE_ACCURACY, new_sketch, quantile, sketch_of
 from hexscope.engine.dtypes import DType, Layout
+from hexscope.engine.ops import _compiled
 from hexscope.engine.tensor import Tensor
 
 if TYPE_CHECKING:
@@ -17,7 +19,6 @@ if TYPE_CHECKING:
     from hexscope.engine.session import Session
 
 PERCENTILES = (0.1, 1.0, 5.0, 50.0, 95.0, 99.0, 99.9)
-SAMPLE_BUDGET = 65536         # values kept per output over all runs, for the percentiles
 
 
 def _number(value: float | int) -> float | int | None:
@@ -70,16 +71,22 @@ RangePartial = dict[tuple[int, int], dict[str, object]]
 
 
 class RangeAccumulator:
-    """Ranges over all runs, per (node, output): exact min/max, percentiles from a sample
-    (every value while the budget allows, else an evenly strided subset per run)."""
+    """Ranges over all runs, per (node, output): exact min/max, percentiles from a
+    mergeable sketch (``sketch.py``: relative error RELATIVE_ACCURACY, bounded memory).
 
-    def __init__(self, runs: int) -> None:
-        self.per_run = max(256, SAMPLE_BUDGET // max(1, runs))
+    Runs are merged in run order as they arrive (``merge_in_order``), so what is kept is one
+    sketch per output plus the partials of runs that finished before an earlier one: the
+    memory does not grow with the number of runs, and the ranges are the same for any
+    number of workers."""
+
+    def __init__(self) -> None:
         self.entries: dict[tuple[int, int], dict[str, object]] = {}
+        self._waiting: dict[int, RangePartial] = {}
+        self._next = 0
 
     def partial(self, session: Session, nodes: Sequence[NodeRecord]) -> RangePartial:
         """One run's contribution, small enough to send from a worker process: per output
-        its count, min, max, quantized range and sample (already cut to the per-run share)."""
+        its count, min, max, quantized range and sketch."""
         out: RangePartial = {}
         for node in nodes:
             result = session.result(node.node_id) if node.status == "done" else None
@@ -95,32 +102,43 @@ class RangeAccumulator:
         if values.dtype.kind == "f":
             values = values[np.isfinite(values)]
         part: dict[str, object] = {"dtype": tensor.dtype.c_name, "count": int(values.size),
-                                   "min": None, "max": None, "sample": None, "sampled": False,
+                                   "min": None, "max": None, "sketch": None,
                                    "quant_range": qrange}
-        if values.size:
+        if values.size and values.dtype == np.uint8:
+            # 8-bit codes are counted exactly (256 bins: bounded, mergeable, no error and
+            # ~100x cheaper than feeding the sketch); everything else goes to the sketch
+            counts = count_codes(values)
+            seen = np.flatnonzero(counts)
+            part["min"], part["max"] = np.uint8(seen[0]), np.uint8(seen[-1])
+            part["sketch"] = counts
+        elif values.size:
             part["min"], part["max"] = values.min(), values.max()
-            if values.size > self.per_run:
-                values = values[:: -(-values.size // self.per_run)]
-                part["sampled"] = True
-            part["sample"] = values.astype(np.float64)
+            part["sketch"] = sketch_of(values)
         return part
+
+    def merge_in_order(self, k: int, partial: RangePartial) -> None:
+        """Merge run ``k``'s partial once every earlier run's is merged (runs may finish in
+        any order)."""
+        self._waiting[k] = partial
+        while self._next in self._waiting:
+            self.merge(self._waiting.pop(self._next))
+            self._next += 1
 
     def merge(self, partial: RangePartial) -> None:
         """Add one run's partial; runs merged in the same order give the same ranges, in one
-        process or many (min and max exact, samples joined in run order)."""
+        process or many (min and max exact, sketches added bin by bin)."""
         for key, part in partial.items():
             entry = self.entries.setdefault(key, {
                 "dtype": part["dtype"], "runs": 0, "count": 0, "min": None, "max": None,
-                "samples": [], "sampled": False, "quant_range": None})
+                "sketch": None, "quant_range": None})
             entry["runs"] += 1  # type: ignore[operator]
             entry["count"] += part["count"]  # type: ignore[operator]
-            if part["sample"] is None:
+            if part["sketch"] is None:
                 continue
             lo, hi = part["min"], part["max"]
             entry["min"] = lo if entry["min"] is None else min(entry["min"], lo)  # type: ignore
             entry["max"] = hi if entry["max"] is None else max(entry["max"], hi)  # type: ignore
-            entry["sampled"] = bool(entry["sampled"] or part["sampled"])
-            entry["samples"].append(part["sample"])  # type: ignore[union-attr]
+            entry["sketch"] = _merged(entry["sketch"], part["sketch"])
             qrange = part["quant_range"]
             if qrange is not None:
                 old = entry["quant_range"]
@@ -128,23 +146,53 @@ class RangeAccumulator:
                                         [min(old[0], qrange[0]), max(old[1], qrange[1])])
 
     def records(self, session: Session) -> list[dict[str, object]]:
+        for k in sorted(self._waiting):       # runs after one that never reported
+            self.merge(self._waiting.pop(k))
         out = []
         for (node_id, k), entry in sorted(self.entries.items(),
                                           key=lambda item: _order(session, item[0])):
             node = session.prepared.nodes.get(node_id)
-            samples = entry.pop("samples")
+            sketch = entry.pop("sketch")
             percentiles = None
-            if samples:
-                joined = np.concatenate(samples)  # type: ignore[arg-type]
-                values = np.percentile(joined, PERCENTILES)
-                percentiles = {f"p{p:g}": float(v) for p, v in zip(PERCENTILES, values,
-                                                                    strict=True)}
+            if sketch is not None:
+                lo, hi = float(entry["min"]), float(entry["max"])  # type: ignore[arg-type]
+                percentiles = {f"p{p:g}": (_counted(sketch, p / 100.0)
+                                           if isinstance(sketch, np.ndarray)
+                                           else quantile(sketch, p / 100.0, lo, hi))
+                               for p in PERCENTILES}
             out.append({"node": node_id, "op": node.op if node else "", "index": k,
                         "label": node.label if node else "", **entry,
                         "min": None if entry["min"] is None else _number(entry["min"]),
                         "max": None if entry["max"] is None else _number(entry["max"]),
-                        "percentiles": percentiles})
+                        "percentiles": percentiles,
+                        "percentile_relative_error": RELATIVE_ACCURACY})
         return out
+
+
+def count_codes(values: np.ndarray) -> np.ndarray:
+    """How many of the uint8 ``values`` hold each code (256 int64 counts)."""
+    kernel = _compiled.kernel("count_codes")
+    if kernel is None:
+        return np.bincount(values, minlength=256)
+    counts = np.zeros(256, np.int64)
+    kernel(np.ascontiguousarray(values), counts)
+    return counts
+
+
+def _merged(old: object, new: object) -> object:
+    if isinstance(new, np.ndarray):         # exact counts of 8-bit codes
+        return new.copy() if old is None else old + new
+    if old is None:
+        old = new_sketch()
+    old.merge(new)  # type: ignore[attr-defined]
+    return old
+
+
+def _counted(counts: np.ndarray, q: float) -> float:
+    """The exact order statistic x[floor(q * (n - 1))] of counted codes (the sketch's
+    definition, with no error)."""
+    rank = math.floor(q * (int(counts.sum()) - 1))
+    return float(np.searchsorted(np.cumsum(counts), rank, side="right"))
 
 
 def _order(session: Session, key: tuple[int, int]) -> tuple[int, int]:

@@ -6,6 +6,7 @@ import numpy as np
 
 from hexscope.engine.dtypes import DType
 from hexscope.engine.hexmath import exact_memo, quantize_uint8
+from hexscope.engine.ops import _compiled
 from hexscope.engine.ops.context import KernelContext, scalar_f
 from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
@@ -40,10 +41,23 @@ def _relu_plan(mn: float, mx: float) -> tuple[int, np.ndarray, np.ndarray]:
     return (quantize_uint8(0.0, mn, mx), *range_words(mn, mx))
 
 
+def _clamped(codes: np.ndarray, lo: int, hi: int) -> np.ndarray | None:
+    """``min(max(codes, lo), hi)`` in one compiled pass, or None (numpy then)."""
+    kernel = _compiled.kernel("clamp_codes")
+    if kernel is None or codes.dtype != np.uint8:
+        return None
+    y = np.empty(codes.shape, np.uint8)
+    kernel(np.ascontiguousarray(codes).reshape(-1), lo, hi, y.reshape(-1))
+    return y
+
+
 def _max_with(codes: np.ndarray, z: int) -> np.ndarray:
     """``np.maximum(codes, z)`` as a fresh array. numpy's uint8 maximum against a scalar has
     no vector loop (measured ~15x slower), against a full array it has: so z is broadcast
     into the output first."""
+    y = _clamped(codes, z, 255)
+    if y is not None:
+        return y
     y = np.full(codes.shape, z, np.uint8)
     return np.maximum(codes, y, out=y)
 
@@ -100,6 +114,8 @@ def quantized_relux_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tenso
     mn, mx = scalar_f(x_min), scalar_f(x_max)
     z = quantize_uint8(0.0, mn, mx)
     qx = quantize_uint8(scalar_f(max_value), mn, mx)
-    y = _max_with(x.array, z)
-    np.minimum(y, np.full(y.shape, qx, np.uint8), out=y)
+    y = _clamped(x.array, z, qx) if z <= qx else None     # else every code is qx (§6)
+    if y is None:
+        y = _max_with(x.array, z)
+        np.minimum(y, np.full(y.shape, qx, np.uint8), out=y)
     return (fresh(y), *_range_copy(x_min, x_max))

@@ -7,6 +7,7 @@ import numpy as np
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import div255, exact_memo, rndi1, sat_u8, wrap_i16
+from hexscope.engine.ops import _compiled
 from hexscope.engine.ops.context import KernelContext, scalar_f, scalar_i
 from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, Repeat, op
@@ -58,15 +59,22 @@ def rescale_table(in_min: float, in_max: float, out_min: float, out_max: float
     return lut
 
 
-def _rescale_into(dst: np.ndarray, codes: np.ndarray, in_min: float, in_max: float,
+def _rescale_into(y: np.ndarray, d0: int, codes: np.ndarray, in_min: float, in_max: float,
                   out_min: np.float32, out_max: np.float32) -> None:
-    """:func:`rescale_codes` written into ``dst``: the function maps each code on its own,
-    so it is tabulated once for the 256 codes and applied as a lookup (bit-identical)."""
+    """:func:`rescale_codes` written into the depth slice of ``y`` (B,H,W,D, contiguous) that
+    starts at ``d0``: the function maps each code on its own, so it is tabulated once for the
+    256 codes and applied as a lookup (bit-identical), compiled when it can be."""
+    dst = y[..., d0:d0 + codes.shape[3]]
     lut = rescale_table(in_min, in_max, out_min, out_max)
     if lut is None:
         dst[...] = codes
-    else:
-        dst[...] = np.take(lut, codes, mode="clip")     # uint8 indices: never clipped
+        return
+    kernel = _compiled.kernel("lookup_into")
+    if kernel is not None and codes.size:
+        kernel(np.ascontiguousarray(codes).reshape(-1, codes.shape[3]), lut,
+               y.reshape(-1, y.shape[3]), d0)
+        return
+    dst[...] = np.take(lut, codes, mode="clip")         # uint8 indices: never clipped
 
 
 def concat_8_reference(ctx: KernelContext, axis: Tensor, *rest: Tensor) -> tuple[np.ndarray, ...]:
@@ -116,7 +124,7 @@ def quantized_concat_8(ctx: KernelContext, axis: Tensor,
     d0 = 0
     for x, mn, mx in zip(xs, lo, hi, strict=True):
         d1 = d0 + x.shape[3]
-        _rescale_into(y[..., d0:d1], x.array, mn, mx, out_min, out_max)
+        _rescale_into(y, d0, x.array, mn, mx, out_min, out_max)
         d0 = d1
     return (fresh(y), np.full((1, 1, 1, 1), out_min, np.float32),
             np.full((1, 1, 1, 1), out_max, np.float32))

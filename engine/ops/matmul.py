@@ -12,7 +12,8 @@ import numpy as np
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import f2i
-from hexscope.engine.ops import _gemm
+from hexscope.engine.ops import _compiled, _gemm
+from hexscope.engine.ops._code_bounds import Span, note
 from hexscope.engine.ops._gemm import Rhs, offset_gemm
 from hexscope.engine.ops.context import KernelContext, Shared, data_of, f32_scalar, scalar_f
 from hexscope.engine.ops.conv import (
@@ -183,12 +184,37 @@ def quantized_biasadd_8p8to32(ctx: KernelContext, x: Tensor, bias: Tensor, x_min
         x_terms = (np.arange(256, dtype=np.float64) - zx).astype(f32) * gx
         b_codes = data_of(bias, "bias").reshape(d).astype(np.int64)
         b_terms = (b_codes - zb).astype(f32) * gb
-        s = x_terms[data_of(x, "input x")] + b_terms
+        codes = data_of(x, "input x")
+        kernel = _compiled.kernel("bias_add")
+        if kernel is not None:
+            out, bounds = np.empty(codes.shape, np.int32), np.zeros(2, np.int64)
+            args = (np.ascontiguousarray(codes).reshape(-1, d),
+                    np.ascontiguousarray(x_terms, f32), np.ascontiguousarray(b_terms, f32),
+                    out.reshape(-1, d), bounds)
+            lo_f = f32(f32(x_terms.min() + b_terms.min()) + f32(0.5)) if d else f32(0)
+            hi_f = f32(f32(x_terms.max() + b_terms.max()) + f32(0.5)) if d else f32(0)
+            if -2.0**31 < lo_f and hi_f < 2.0**31:    # so every sum is (NaN fails too)
+                _compiled.kernel("bias_add_in_range")(*args)  # type: ignore[misc]
+                bad = 0
+            else:
+                bad = kernel(*args)
+            if bad:
+                ctx.warn(_NON_FINITE)
+            y = qint32_tensor(x.shape, out)
+            if out.size:            # the span, for the requantize that usually follows
+                span = Span()
+                span.add_bounds(int(bounds[0]), int(bounds[1]))
+                note(y.raw, span)
+            return y, f32_scalar(out_min), f32_scalar(out_max)
+        s = x_terms[codes] + b_terms
         s += f32(0.5)
     if not np.isfinite(s).all():
-        ctx.warn("non-finite sums (zero range?): float-to-int conversion unconfirmed, "
-                 "saturation assumed, NaN as -1 (spec §4, §23 item 4)")
+        ctx.warn(_NON_FINITE)
     return qint32_tensor(x.shape, _trunc_i32(s)), f32_scalar(out_min), f32_scalar(out_max)
+
+
+_NON_FINITE = ("non-finite sums (zero range?): float-to-int conversion unconfirmed, "
+               "saturation assumed, NaN as -1 (spec §4, §23 item 4)")
 
 
 def _trunc_i32(s: np.ndarray) -> np.ndarray:

@@ -13,6 +13,7 @@ import numpy as np
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Padding
+from hexscope.engine.ops import _compiled
 from hexscope.engine.ops.activation import range_words
 from hexscope.engine.ops.context import KernelContext, scalar_f
 from hexscope.engine.ops.reference import ranged, real
@@ -91,6 +92,23 @@ def _pool(a: np.ndarray, hs: Span, ws: Span, fh: int, fw: int, sh: int, sw: int,
     out = reduce(rows[:, 0:ye:sh], rows[:, 1:1 + ye:sh]) if fh > 1 else rows[:, 0:ye:sh].copy()
     for k in range(2, fh):
         reduce(out, rows[:, k:k + ye:sh], out=out)
+    return out
+
+
+def _compiled_pool(a: np.ndarray, hs: Span, ws: Span, fh: int, fw: int, sh: int, sw: int,
+                   average: bool) -> np.ndarray | None:
+    """Both pools in one compiled pass (engine/ops/_compiled_defs.py), or None (numpy then):
+    when numba is off, or some window would hold no input cell."""
+    kernel = _compiled.kernel("pool")
+    if kernel is None or a.dtype != np.uint8:
+        return None
+    b, h, w, d = a.shape
+    first_h, first_w = -hs.pad_before, -ws.pad_before
+    last_h, last_w = (hs.out - 1) * sh - hs.pad_before, (ws.out - 1) * sw - ws.pad_before
+    if first_h + fh <= 0 or first_w + fw <= 0 or last_h >= h or last_w >= w:
+        return None
+    out = np.empty((b, hs.out, ws.out, d), np.uint8)
+    kernel(np.ascontiguousarray(a), fh, fw, sh, sw, hs.pad_before, ws.pad_before, average, out)
     return out
 
 
@@ -179,7 +197,9 @@ def quantized_max_pool_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Te
     b, _, _, d = x.shape
     if hs.out == 0 or ws.out == 0 or b == 0 or d == 0:
         return (np.zeros((b, hs.out, ws.out, d), np.uint8), *_range_copy(x_min, x_max))
-    y = _pool(x.array, hs, ws, fh, fw, sh, sw, np.uint8, np.maximum)
+    y = _compiled_pool(x.array, hs, ws, fh, fw, sh, sw, False)
+    if y is None:
+        y = _pool(x.array, hs, ws, fh, fw, sh, sw, np.uint8, np.maximum)
     return (fresh(y), *_range_copy(x_min, x_max))
 
 
@@ -212,7 +232,9 @@ def quantized_avg_pool_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Te
     b, h, w, d = x.shape
     if hs.out == 0 or ws.out == 0 or b == 0 or d == 0:
         return (np.zeros((b, hs.out, ws.out, d), np.uint8), *_range_copy(x_min, x_max))
-    # Matches device: the window sum is accumulated in an unsigned 16-bit lane (wraps).
-    sums = _pool(x.array, hs, ws, fh, fw, sh, sw, np.uint16, np.add)
-    y = _scale_sums(sums, _valid_counts(hs, fh, sh, h), _valid_counts(ws, fw, sw, w))
+    y = _compiled_pool(x.array, hs, ws, fh, fw, sh, sw, True)
+    if y is None:
+        # Matches device: the window sum is accumulated in an unsigned 16-bit lane (wraps).
+        sums = _pool(x.array, hs, ws, fh, fw, sh, sw, np.uint16, np.add)
+        y = _scale_sums(sums, _valid_counts(hs, fh, sh, h), _valid_counts(ws, fw, sw, w))
     return (fresh(y), *_range_copy(x_min, x_max))

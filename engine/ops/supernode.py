@@ -14,11 +14,22 @@ import numpy as np
 
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
-from hexscope.engine.hexmath import c_roundf_int1, f2i, f2i1, quantize_uint8, wrap_i32, za_scaled
+from hexscope.engine.hexmath import (
+    c_roundf_int1,
+    exact_memo,
+    f2i,
+    f2i1,
+    quantize_uint8,
+    wrap_i32,
+    za_scaled,
+)
+from hexscope.engine.ops import _compiled
+from hexscope.engine.ops._code_bounds import Span
 from hexscope.engine.ops._gemm import Window
 from hexscope.engine.ops.context import KernelContext, data_of, scalar_f
 from hexscope.engine.ops.conv import (
     _CONV_IN,
+    _centred,
     _f32_out,
     _filter_rhs,
     _word,
@@ -183,41 +194,138 @@ def supernode_8x8p8to8(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tenso
     if codes.size < cout:
         raise KernelError(f"bias has {codes.size} values but the filter makes {cout} output "
                           "channels (the device reads past the bias)")
-    xmn, xmx, fmn, fmx = (scalar_f(t) for t in (x_min, x_max, f_min, f_max))
-    bmn, bmx = scalar_f(b_min), scalar_f(b_max)
-    with np.errstate(all="ignore"):
-        step = f32(level_size(xmn, xmx) * level_size(fmn, fmx))
-        bias_step = f32(f32(f32(bmx) - f32(bmn)) / f32(255.0))
-        bias_gain = f32(bias_step / step)
-    zx, zf = quantize_uint8(0.0, xmn, xmx), quantize_uint8(0.0, fmn, fmx)
-    zb = max(0, c_roundf_int1(za_scaled(0.0, bmn, bmx)))
+    step, bias_gain, zx, zf, zb = chain_scalars(
+        scalar_f(x_min), scalar_f(x_max), scalar_f(f_min), scalar_f(f_max), scalar_f(b_min),
+        scalar_f(b_max))
 
     rows, cols = _window(h, fh, sh, ctx), _window(w, fw, sw, ctx)
-    sums = conv_sums(data_of(x, "input x"), _filter_rhs(ctx, filt, zf), rows, cols, zx, zf)
-    maxsum = max(0, int(sums.max())) if sums.size else 0
-    minsum = min(0, int(sums.min())) if sums.size else 0
+    span = Span()                   # the GEMM takes the sums' min and max while in cache
+    sums = conv_sums(data_of(x, "input x"), _filter_rhs(ctx, filt, zf), rows, cols, zx, zf,
+                     _centred(x, rows, cols), None, span)
+    if sums.size and (span.lo is None or span.hi is None):
+        span.add(sums)
+    maxsum = max(0, span.hi) if sums.size else 0     # type: ignore[type-var]
+    minsum = min(0, span.lo) if sums.size else 0     # type: ignore[type-var]
 
     state = ctx.state.get("range")
     if state is None:
         state = list(initial_range(scalar_f(o_min), scalar_f(o_max)))
-    offset = widen_range(maxsum, minsum, step, state)
+    offset = fitted_offset(maxsum, minsum, step, state)
     ctx.state["range"] = state
     mn, mx = state[0], state[1]
-    ctx.log(2, f"supernode range [{mn}, {mx}] zx={zx} zf={zf} zb={zb} maxsum={maxsum}")
+    if ctx.debug_level >= 2:
+        ctx.log(2, f"supernode range [{mn}, {mx}] zx={zx} zf={zf} zb={zb} maxsum={maxsum}")
 
+    _, recip = output_recip(mn, mx, step)
+    biasbuf = bias_steps(codes[:cout], zb, bias_gain)
+    bounds = None if not sums.size else (span.lo, span.hi)
+    out = requantize_sums(sums, biasbuf, f32(offset), recip, bounds)
+    y = Tensor.from_array(fresh(out.reshape(b, rows.out, cols.out, cout)), _U8)
+    return y, _f32_out(_word(mn)), _f32_out(_word(mx))
+
+
+@exact_memo
+def chain_scalars(xmn: float, xmx: float, fmn: float, fmx: float, bmn: float, bmx: float
+                  ) -> tuple[np.float32, np.float32, int, int, int]:
+    """(step of the sums, bias step / step, zx, zf, zb), in float32 as the C computes them;
+    memoised on the exact bits of the six range values (they repeat from run to run)."""
+    step = f32(level_size(xmn, xmx) * level_size(fmn, fmx))
+    bias_step = f32(f32(f32(bmx) - f32(bmn)) / f32(255.0))
+    zx, zf = quantize_uint8(0.0, xmn, xmx), quantize_uint8(0.0, fmn, fmx)
+    zb = max(0, c_roundf_int1(za_scaled(0.0, bmn, bmx)))
+    return step, f32(bias_step / step), zx, zf, zb
+
+
+@exact_memo
+def output_recip(mn: float, mx: float, step: float) -> tuple[int, int]:
+    """(range in steps, ``recip``): op_supernode.c defines USE_16BITS_RECIP, a 16-bit
+    reciprocal whose product with the sum is taken in unsigned 32 bits (the sum converts to
+    unsigned), read back as int32 and shifted by 16."""
+    steps = range_steps(f32(mn), f32(mx), f32(step))
+    return steps, _c_div(0x00FF0000, steps) & 0xFFFFFFFF
+
+
+_BIAS: dict[tuple[bytes, int, bytes], np.ndarray] = {}
+_FITS: dict[bytes, list] = {}
+_MEMO_SIZE = 4096
+
+
+def bias_steps(codes: np.ndarray, zb: int, gain: np.float32) -> np.ndarray:
+    """round_even((b - zb) * gain) per channel, int64 (read-only; memoised on the codes)."""
+    key = (codes.tobytes(), zb, np.float32(gain).tobytes())
+    found = _BIAS.get(key)
+    if found is None:
+        with np.errstate(all="ignore"):
+            found = _rne_i32((codes.astype(np.int64) - zb).astype(f32) * f32(gain))
+        found.flags.writeable = False
+        if len(_BIAS) >= _MEMO_SIZE:
+            _BIAS.clear()
+        _BIAS[key] = found
+    return found
+
+
+def fitted_offset(maxsum: int, minsum: int, level: np.float32, state: list) -> np.float32:
+    """:func:`widen_range`, skipped when the range in ``state`` is known to hold these sums.
+
+    Whether the range must widen is a monotone test of each extreme (``maxsum`` against the
+    max, ``minsum`` against the min, for a positive finite step): once sums up to M and down
+    to m have fitted a range unchanged, any sums within [m, M] fit it too, and the offset
+    is the same. So each (range, step) remembers the widest sums that fitted it."""
+    key = np.array([state[0], state[1], level], np.float64).tobytes() + bytes(
+        [bool(state[2]), bool(state[3])])
+    seen = _FITS.get(key)
+    if seen is not None and maxsum <= seen[1] and minsum >= seen[2]:
+        return seen[0]
+    before = [float(v) for v in state[:2]]
+    offset = widen_range(maxsum, minsum, level, state)
+    if [float(v) for v in state[:2]] == before and np.isfinite(level) and level > 0:
+        if seen is None:
+            if len(_FITS) >= _MEMO_SIZE:
+                _FITS.clear()
+            _FITS[key] = [offset, maxsum, minsum]
+        else:
+            seen[1], seen[2] = max(seen[1], maxsum), min(seen[2], minsum)
+    return offset
+
+
+def requantize_sums(sums: np.ndarray, biasbuf: np.ndarray, offset: np.float32, recip: int,
+                    bounds: tuple[int, int] | None, *, fast: bool = True) -> np.ndarray:
+    """uint8 codes of ``clamp(int32((s + bias + offset) * recip + 2**15) >> 16, 0, 255)``
+    for int32 sums (N, C) and the per-channel bias in output steps, as
+    ``supernode_execute_ref`` computes them (int32 wrap of the sum, float32 add, Hexagon's
+    saturating conversion, unsigned 32-bit product). ``sums`` may be overwritten.
+
+    ``bounds`` (the sums' min and max) lets the common case run in 32-bit passes: when
+    neither the bias add can wrap nor the float leave int32 (float rounding is monotone, so
+    the extremes bound every value), no saturation is needed. Otherwise, or with ``fast``
+    False, the general int64 formula runs."""
+    if fast and bounds is not None and sums.dtype == np.int32 and np.isfinite(offset):
+        lo = bounds[0] + int(biasbuf.min())
+        hi = bounds[1] + int(biasbuf.max())
+        with np.errstate(all="ignore"):
+            f_lo, f_hi = f32(f32(lo) + offset), f32(f32(hi) + offset)
+        if -2**31 <= lo and hi < 2**31 and -2.0**31 <= f_lo and f_hi < 2.0**31:
+            kernel = _compiled.kernel("supernode_epilogue") if sums.ndim == 2 else None
+            if kernel is not None:
+                out = np.empty(sums.shape, np.uint8)
+                kernel(np.ascontiguousarray(sums), biasbuf.astype(np.int32), offset, recip, out)
+                return out
+            t = np.add(sums, biasbuf.astype(np.int32), out=sums)
+            f = t.astype(f32)
+            f += offset
+            u = f.astype(np.int32).view(np.uint32)     # in range: a plain truncation
+            u *= np.uint32(recip)                        # wraps mod 2**32, as the C's
+            u += np.uint32(1 << 15)
+            o = u.view(np.int32)
+            o >>= 16
+            return np.clip(o, 0, 255, out=o).astype(np.uint8)
     with np.errstate(all="ignore"):
-        steps = range_steps(mn, mx, step)
-        # op_supernode.c defines USE_16BITS_RECIP: a 16-bit reciprocal, unsigned 32-bit
-        # product (the sum converts to unsigned), read back as int32 and shifted by 16
-        recip = _c_div(0x00FF0000, steps) & 0xFFFFFFFF
-        biasbuf = _rne_i32((codes[:cout].astype(np.int64) - zb).astype(f32) * bias_gain)
         total = wrap_i32(sums.astype(np.int64) + biasbuf)
         shifted = f2i((total.astype(f32) + offset).astype(f32))
         product = (shifted * np.int64(recip) + np.int64(1 << 15)) & 0xFFFFFFFF
         out = wrap_i32(product) >> 16
-    out = np.clip(out, 0, 255).astype(np.uint8)
-    y = Tensor.from_array(fresh(out.reshape(b, rows.out, cols.out, cout)), _U8)
-    return y, _f32_out(_word(mn)), _f32_out(_word(mx))
+    return np.clip(out, 0, 255).astype(np.uint8)
+
 
 
 def supernode_reference(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor,

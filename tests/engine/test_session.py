@@ -309,3 +309,32 @@ def test_is_frozen_follows_the_chain_of_bases():
     over_bytearray = np.frombuffer(bytearray(4), np.uint8)
     over_bytearray.flags.writeable = False
     assert not is_frozen(over_bytearray)                 # the bytearray can still change
+
+
+def test_reset_state_keeps_weights_converted_from_consts_but_not_node_state():
+    """A batch run resets node state per input set; the weights converted for the GEMM
+    (``Shared``, derived from a frozen Const) stay, so they are not packed again per image,
+    and the Supernode's widened range (state) still starts afresh."""
+    from hexscope.engine.ops.context import Shared
+    from support.conv_graph import append_conv_consts
+
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=1)
+    append_conv_consts(g)
+    rng = np.random.default_rng(3)
+    g.append_const_node(0x15, rng.integers(0, 256, (1, 1, 4, 4), dtype=np.uint8))
+    g.append_node(0x20, "QuantizedConv2d_8x8to32", inputs=[(0x10, 0), (0x15, 0), (0x11, 0),
+                  (0x12, 0), (0x13, 0), (0x12, 0), (0x14, 0)], outputs=3, padding="SAME")
+    g.append_node(0x21, "OUTPUT", inputs=[(0x20, 0)])
+    s = Session(g)
+    x = rng.integers(0, 256, (1, 3, 3, 4), dtype=np.uint8)
+    first = s.execute([x])[0].array.copy()
+    shared = {k: v for k, v in s.executor.states[0x20].items() if isinstance(v, Shared)}
+    assert shared
+    s.executor.states[0x20]["scratch"] = [1]           # ordinary node state
+    s.reset_state()
+    assert s.executor.states[0x20] == shared           # the same objects, nothing else
+    s.set_inputs([x])
+    s.run()
+    assert np.array_equal(s.output(0x20).array, first)
+    assert all(s.executor.states[0x20][k] is v for k, v in shared.items())

@@ -138,7 +138,7 @@ def _report_doc():
                 "checks": []}
 
     return {
-        "format": "hexscope-report", "version": 1,
+        "format": "hexscope-report", "version": 2,
         "tool": {"name": "hexscope", "version": "0.1.0"},
         "graph": {"name": "g", "path": "g.hexgraph", "nodes": 3}, "backend": "sim",
         "started": "2026-01-01T00:00:00", "seconds": 0.1, "outcome": "passed",
@@ -148,7 +148,8 @@ def _report_doc():
         "issues": [], "rewrites": [], "runs": [run("a", 0.1, 0.3), run("b", 0.3, 0.1)],
         "ranges": [{"node": "0x101", "op": "Quantize", "label": "", "index": 0,
                     "dtype": "quint8", "runs": 2, "count": 8, "min": -1.5, "max": 1.5,
-                    "percentiles": None, "sampled": False, "quant_range": [-1.0, 2.0]}],
+                    "percentiles": None, "percentile_relative_error": 0.01,
+                    "quant_range": [-1.0, 2.0]}],
     }
 
 

@@ -16,6 +16,9 @@ from hexscope.engine.tensor import Tensor
 
 f32 = np.float32
 
+# every test runs with the compiled kernels and with the numpy paths (tests/conftest.py)
+pytestmark = __import__("pytest").mark.usefixtures("kernels")
+
 
 def _ctx() -> KernelContext:
     return KernelContext(node_id=0x10, op="QuantizedRelu_8")

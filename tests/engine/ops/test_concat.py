@@ -20,6 +20,9 @@ from hexscope.engine.tensor import Tensor
 
 f32 = np.float32
 
+# every test runs with the compiled kernels and with the numpy paths (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("kernels")
+
 
 def _concat(xs: list[np.ndarray], ranges: list[tuple[float, float]],
             axis: int = 3) -> tuple[np.ndarray, float, float]:

@@ -78,7 +78,7 @@ _CODES = st.lists(st.one_of(st.integers(I32_MIN, I32_MAX),
                                   st.sampled_from([1024, 1025, 2 ** 30, I32_MAX])),
        oi=st.one_of(st.integers(I32_MIN, I32_MAX), st.sampled_from([I32_MIN, I32_MAX, 0])),
        near=st.booleans())
-def test_path_a_float64_matches_the_integer_formula(codes, gi, oi, near) -> None:
+def test_path_a_float64_matches_the_integer_formula(codes, gi, oi, near, kernels) -> None:
     """Every gain code Path A admits, every offset, and codes around the 0/255 thresholds."""
     if near:       # put most codes where the output is between 0 and 255, and at the edges
         span = (2 ** 39) // gi
@@ -96,7 +96,7 @@ def test_path_a_float64_matches_the_integer_formula(codes, gi, oi, near) -> None
 @settings(max_examples=40, deadline=None)
 @given(gi=st.integers(1024, I32_MAX), oi=st.integers(-(2 ** 30), 2 ** 30),
        seed=st.integers(0, 2 ** 32 - 1))
-def test_path_a_without_the_clip_matches_the_integer_formula(gi, oi, seed) -> None:
+def test_path_a_without_the_clip_matches_the_integer_formula(gi, oi, seed, kernels) -> None:
     """Codes all inside the clip limits (output 0..255 with no saturation): the unclipped
     pass with the given bounds equals the integer formula (§7), both offset forms."""
     rng = np.random.default_rng(seed)
@@ -107,7 +107,7 @@ def test_path_a_without_the_clip_matches_the_integer_formula(gi, oi, seed) -> No
     assert got.tolist() == _path_a_reference(x, gi, oi)
 
 
-def test_path_a_ties_round_up_exactly() -> None:
+def test_path_a_ties_round_up_exactly(kernels) -> None:
     """(e*gi + 2^30) >> 31 at exact half steps: gi = 2^30 gives e/2 + 1/2, floored."""
     e = np.arange(-4, 520, dtype=np.int32)
     got = path_a(e + 1000, 2 ** 30, 1000)
@@ -264,7 +264,7 @@ def test_session_outputs_never_alias_inputs_and_are_read_only() -> None:
     assert not np.shares_memory(y.raw, s.inputs[0].raw)
 
 
-def test_path_a_without_the_folded_offset() -> None:
+def test_path_a_without_the_folded_offset(kernels) -> None:
     """Offsets so large that x * g + (0.5 - oi * g) rounds (cases found by search, where
     that form gives one code more): the subtracting form must be used, and is exact."""
     for gi, oi, x, expect in ((1702273619, -2147483197, -2147483156, 32),
@@ -416,7 +416,7 @@ def _avg_pool_reference(x: np.ndarray, fh: int, fw: int, pad: Padding) -> np.nda
     ((1, 16, 16, 2), 16, 16, Padding.VALID, "random"),   # 256 cells: the sum wraps
     ((1, 20, 20, 2), 13, 13, Padding.SAME, "255"),       # 169 inside, fewer at the edges
 ])
-def test_avg_pool_matches_the_window_loop(shape, fh, fw, pad, codes) -> None:
+def test_avg_pool_matches_the_window_loop(shape, fh, fw, pad, codes, kernels) -> None:
     from hexscope.engine.ops.pooling import quantized_avg_pool_8
     rng = np.random.default_rng(11)
     x = (np.full(shape, 255, np.uint8) if codes == "255"

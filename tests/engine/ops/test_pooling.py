@@ -20,6 +20,9 @@ from hexscope.engine.ops.pooling import (
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor
 
+# every test runs with the compiled kernels and with the numpy paths (tests/conftest.py)
+pytestmark = __import__("pytest").mark.usefixtures("kernels")
+
 
 def _ctx(padding: Padding) -> KernelContext:
     return KernelContext(node_id=0x20, op="QuantizedMaxPool_8", padding=padding)

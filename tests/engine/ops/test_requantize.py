@@ -19,6 +19,9 @@ from hexscope.engine.tensor import Tensor
 
 f32 = np.float32
 
+# every test runs with the compiled kernels and with the numpy paths (tests/conftest.py)
+pytestmark = __import__("pytest").mark.usefixtures("kernels")
+
 
 def _run(codes: np.ndarray, lo: float, hi: float,
          ctx: KernelContext | None = None) -> tuple[np.ndarray, float, float]:

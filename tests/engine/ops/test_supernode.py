@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Padding
+from hexscope.engine.ops import supernode
 from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.supernode import initial_range, supernode_8x8p8to8
+from hexscope.engine.ops.supernode import initial_range, requantize_sums, supernode_8x8p8to8
 from hexscope.engine.tensor import Tensor
 
 GOLDEN = Path(__file__).parents[2] / "data" / "oracle" / "supernode_8x8p8to8_ref.json"
@@ -132,8 +133,27 @@ def _golden_cases() -> list[dict]:
     return json.loads(GOLDEN.read_text())["cases"]
 
 
+@pytest.fixture(params=["compiled", "numpy", "general"])
+def epilogue(request, monkeypatch):
+    """The output step three ways: the compiled kernel, numpy's 32-bit passes, and the
+    general int64 formula (what the other two must equal)."""
+    import functools
+
+    from hexscope.engine.ops import _compiled
+
+    monkeypatch.delenv("HEXSCOPE_KERNELS", raising=False)
+    if request.param == "compiled" and _compiled.kernel("supernode_epilogue") is None:
+        pytest.skip("the compiled kernels do not load on this machine")
+    if request.param != "compiled":
+        monkeypatch.setenv("HEXSCOPE_KERNELS", "numpy")
+    if request.param == "general":
+        monkeypatch.setattr(supernode, "requantize_sums",
+                            functools.partial(requantize_sums, fast=False))
+    return request.param
+
+
 @pytest.mark.parametrize("case", _golden_cases(), ids=lambda c: c["desc"][:60])
-def test_bit_exact_with_the_c_ref(case):
+def test_bit_exact_with_the_c_ref(case, epilogue):
     inputs = [_tensor(t) for t in case["inputs"]]
     ctx = KernelContext(0x20, "Supernode_8x8p8to8_ref", padding=Padding.parse(case["padding"]))
     if "fails" in case:
@@ -152,3 +172,57 @@ def test_the_golden_file_covers_every_kind_of_output_range():
                  "(-inf, m)"):
         assert kind in descs
     assert any("fails" in c for c in _golden_cases())
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data(), st.sampled_from([2**8, 2**16, 2**24, 2**31 - 1]),
+       st.integers(0, 0x00FF0000), st.floats(-2.0**31, 2.0**31, width=32))
+def test_the_output_step_is_the_same_on_every_path(data, scale, recip, offset):
+    """Compiled kernel, numpy passes and the general int64 formula agree, including sums and
+    offsets at the edges where the fast paths must hand over (wrap, saturation)."""
+    from hexscope.engine.ops import _compiled
+
+    n, c = data.draw(st.integers(1, 40)), data.draw(st.integers(1, 9))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    sums = rng.integers(-scale, scale, (n, c), dtype=np.int64).clip(-2**31, 2**31 - 1)
+    sums = sums.astype(np.int32)
+    bias = rng.integers(-scale, scale, c, dtype=np.int64).clip(-2**31, 2**31 - 1)
+    bounds = (int(sums.min()), int(sums.max()))
+    offset = np.float32(offset)
+    want = requantize_sums(sums.copy(), bias, offset, recip, bounds, fast=False)
+    assert np.array_equal(requantize_sums(sums.copy(), bias, offset, recip, None), want)
+    kernel = _compiled.kernel("supernode_epilogue")
+    if kernel is not None:
+        assert np.array_equal(requantize_sums(sums.copy(), bias, offset, recip, bounds), want)
+    import os
+    os.environ["HEXSCOPE_KERNELS"] = "numpy"
+    try:
+        got = requantize_sums(sums.copy(), bias, offset, recip, bounds)
+    finally:
+        del os.environ["HEXSCOPE_KERNELS"]
+    assert np.array_equal(got, want)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from([(0.0, np.inf), (-np.inf, np.inf), (-np.inf, 6.0), (-2.0, 3.0)]),
+       st.floats(2.0**-20, 2.0**-7, width=32),
+       st.lists(st.tuples(st.integers(0, 2**20), st.integers(-2**20, 0)), min_size=1,
+                max_size=8))
+def test_the_remembered_fit_gives_what_widen_range_gives(out_range, level, sums):
+    """fitted_offset skips widen_range for sums inside ones that already fitted the same
+    range: run after run it must give the offset and the range widen_range gives."""
+    from hexscope.engine.errors import KernelError
+    from hexscope.engine.ops.supernode import fitted_offset, widen_range
+
+    level = np.float32(level)
+    memo = list(initial_range(*out_range))
+    plain = list(memo)
+    for maxsum, minsum in sums:
+        try:
+            want = widen_range(maxsum, minsum, level, plain)
+        except KernelError:
+            with pytest.raises(KernelError):
+                fitted_offset(maxsum, minsum, level, memo)
+            return
+        assert fitted_offset(maxsum, minsum, level, memo) == want
+        assert [float(v) for v in memo] == [float(v) for v in plain]

@@ -1,0 +1,53 @@
+"""Compiled elementwise kernels (numba, from PyPI), one pass over the data where numpy needs
+several; numpy stays the fallback and the reference, and the exactness tests run both.
+
+Why numba rather than more LLVM IR built by hand (``_igemm``): these kernels are short loops
+of integer and float32 steps whose exact order matters (the device's wrap, rounding and
+saturation), and numba lets them be written and reviewed as plain Python loops that LLVM then
+vectorises; the GEMM kernel needs instruction-level control numba does not give. Figures are
+in bench/README.md.
+
+The kernels compile on first use (about a second in all, once per process) and are cached on
+disk by numba (``cache=True``: in ``__pycache__`` beside this file, or numba's user cache
+where that is read-only), so later processes, batch workers among them, load them in
+milliseconds. ``HEXSCOPE_KERNELS=numpy`` (or numba missing or failing to compile) keeps the
+numpy paths.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+_LOCK = threading.Lock()
+_KERNELS: dict[str, Any] = {}
+_FAILED: set[str] = set()
+
+
+def enabled() -> bool:
+    return os.environ.get("HEXSCOPE_KERNELS", "").lower() not in ("numpy", "off", "0")
+
+
+def kernel(name: str) -> Callable[..., Any] | None:
+    """The compiled kernel ``name`` of :mod:`_compiled_defs`, or None (numpy then)."""
+    if not enabled():
+        return None
+    found = _KERNELS.get(name)
+    if found is not None or name in _FAILED:
+        return found
+    with _LOCK:
+        if name in _KERNELS or name in _FAILED:
+            return _KERNELS.get(name)
+        try:
+            from hexscope.engine.ops import _compiled_defs
+
+            _KERNELS[name] = getattr(_compiled_defs, name)
+        except Exception:  # noqa: BLE001 - no numba, or it cannot compile here: numpy runs
+            _FAILED.add(name)
+            return None
+    return _KERNELS[name]
+
+
+__all__ = ["enabled", "kernel"]

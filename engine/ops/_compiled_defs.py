@@ -1,0 +1,177 @@
+"""The numba kernels behind :mod:`_compiled` (imported, and so compiled or loaded from
+numba's cache, on first use). Each mirrors a numpy path of the op that calls it, step for
+step; the callers check the preconditions written here before they call."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types
+
+_OPTS = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
+
+
+def _arr(dtype, ndim: int, readonly: bool = False) -> types.Array:
+    return types.Array(dtype, ndim, "C", readonly=readonly)
+
+
+def _both(make):  # type: ignore[no-untyped-def]
+    """Signatures for writable and read-only inputs (the executor freezes every output)."""
+    return [make(False), make(True)]
+
+
+@njit(_both(lambda ro: types.void(_arr(types.int32, 2, ro), _arr(types.int32, 1, ro),
+                                   types.float32, types.int64, _arr(types.uint8, 2))),
+      **_OPTS)
+def supernode_epilogue(sums, bias, offset, recip, out):  # pragma: no cover - compiled
+    """``supernode_execute_ref``'s output step for sums (N, C) and bias (C) in output steps:
+    clamp(int32(u32(int32(f32(s + b) + offset) * recip + 2**15)) >> 16, 0, 255).
+
+    Precondition (requantize_sums checks it from the sums' bounds): s + b fits int32 and
+    f32(s + b) + offset lies in [-2**31, 2**31), so no wrap and no saturation happen."""
+    n, c = sums.shape
+    for i in range(n):
+        for j in range(c):
+            f = np.float32(sums[i, j] + bias[j]) + offset
+            # the low 32 bits of the product, read back as int32 (no branch: it vectorises)
+            p = np.int32(np.uint32((np.int64(f) * recip + 32768) & 0xFFFFFFFF))
+            out[i, j] = min(max(p >> 16, 0), 255)
+
+
+@njit(_both(lambda ro: types.void(_arr(types.int32, 1, ro), types.int64, types.int64,
+                                   _arr(types.uint8, 1))), **_OPTS)
+def requantize_path_a(codes, gi, oi, out):  # pragma: no cover - compiled
+    """Path A of ``nn_requantize_i32_to_qu8_hvx``, the integer formula itself:
+    sat_u8((sat_i32(x - oi) * gi + 2**30) >> 31), for gi in [0, 2**31) (|product| < 2**62)."""
+    for i in range(codes.size):
+        e = np.int64(codes[i]) - oi
+        if e > 2147483647:
+            e = 2147483647
+        elif e < -2147483648:
+            e = -2147483648
+        p = (e * gi + 1073741824) >> 31
+        out[i] = 0 if p < 0 else (255 if p > 255 else p)
+
+
+@njit(_both(lambda ro: types.int64(_arr(types.uint8, 2, ro), _arr(types.float32, 1, ro),
+                                    _arr(types.float32, 1, ro), _arr(types.int32, 2),
+                                    _arr(types.int64, 1))),
+      **_OPTS)
+def bias_add(x, x_terms, b_terms, out, bounds):  # pragma: no cover - compiled
+    """QuantizedBiasAdd_8p8to32 per element: f32(f32(x_terms[x] + b_terms[d]) + 0.5), then
+    the C float-to-int32 (truncate, saturate, NaN -> -1, as ``hexmath.f2i``). Returns how
+    many sums were not finite (the kernel warns about them); ``bounds`` gets the min and max
+    written (for the requantize that follows)."""
+    n, d = x.shape
+    bad = 0
+    lo = np.int32(2147483647)
+    hi = np.int32(-2147483648)
+    half = np.float32(0.5)
+    for i in range(n):
+        for j in range(d):
+            f = (x_terms[x[i, j]] + b_terms[j]) + half
+            if f != f:
+                out[i, j] = -1
+                bad += 1
+            elif f >= 2147483648.0:
+                out[i, j] = 2147483647
+                bad += f == np.inf
+            elif f <= -2147483648.0:
+                out[i, j] = -2147483648
+                bad += f == -np.inf
+            else:
+                out[i, j] = np.int32(f)
+            v = out[i, j]
+            lo = min(lo, v)
+            hi = max(hi, v)
+    bounds[0] = lo
+    bounds[1] = hi
+    return bad
+
+
+@njit(_both(lambda ro: types.void(_arr(types.uint8, 4, ro), types.int64, types.int64,
+                                   types.int64, types.int64, types.int64, types.int64,
+                                   types.boolean, _arr(types.uint8, 4))), **_OPTS)
+def pool(x, fh, fw, sh, sw, top, left, average, out):  # pragma: no cover - compiled
+    """QuantizedMaxPool_8 / QuantizedAvgPool_8 over the window cells inside the input (the
+    numpy path pads with 0, which neither wins a max nor adds to a sum). The average is the
+    device's: the sum in an unsigned 16-bit lane (wraps), read as int16 by the scaling
+    multiply, rc = min(32768 // count, 32767), (s16 * rc + 16384) >> 15, clamped to 0..255
+    (a no-op up to 128 cells). Precondition: every window holds at least one cell."""
+    nb, h, w, d = x.shape
+    oh, ow = out.shape[1], out.shape[2]
+    acc = np.empty(d, np.int64)
+    for b in range(nb):
+        for oy in range(oh):
+            y0 = oy * sh - top
+            ya, yb = max(y0, 0), min(y0 + fh, h)
+            for ox in range(ow):
+                x0 = ox * sw - left
+                xa, xb = max(x0, 0), min(x0 + fw, w)
+                acc[:] = 0
+                for yy in range(ya, yb):
+                    for xx in range(xa, xb):
+                        if average:
+                            for c in range(d):
+                                acc[c] += x[b, yy, xx, c]
+                        else:
+                            for c in range(d):
+                                acc[c] = max(acc[c], x[b, yy, xx, c])
+                if average:
+                    rc = min(32768 // ((yb - ya) * (xb - xa)), 32767)
+                    for c in range(d):
+                        s = acc[c] & 0xFFFF
+                        if s >= 32768:
+                            s -= 65536
+                        r = (s * rc + 16384) >> 15
+                        out[b, oy, ox, c] = 0 if r < 0 else (255 if r > 255 else r)
+                else:
+                    for c in range(d):
+                        out[b, oy, ox, c] = acc[c]
+
+
+@njit(_both(lambda ro: types.void(_arr(types.uint8, 1, ro), _arr(types.int64, 1))), **_OPTS)
+def count_codes(codes, counts):  # pragma: no cover - compiled
+    """counts[v] += how many codes equal v (np.bincount of uint8, which first widens every
+    code to intp): the batch's exact per-output histograms."""
+    for i in range(codes.size):
+        counts[codes[i]] += 1
+
+
+@njit(_both(lambda ro: types.void(_arr(types.uint8, 2, ro), _arr(types.uint8, 1, ro),
+                                   _arr(types.uint8, 2), types.int64)), **_OPTS)
+def lookup_into(codes, table, out, d0):  # pragma: no cover - compiled
+    """out[:, d0:d0 + C] = table[codes] for codes (N, C): QuantizedConcat_8's rescale of one
+    input, written straight into its slice of the output (numpy makes a temporary)."""
+    n, c = codes.shape
+    for i in range(n):
+        for j in range(c):
+            out[i, d0 + j] = table[codes[i, j]]
+
+
+@njit(_both(lambda ro: types.void(_arr(types.uint8, 1, ro), types.int64, types.int64,
+                                   _arr(types.uint8, 1))), **_OPTS)
+def clamp_codes(codes, lo, hi, out):  # pragma: no cover - compiled
+    """out = min(max(codes, lo), hi), byte-wise (QuantizedRelu_8 with hi 255, ReluX_8)."""
+    lo8, hi8 = np.uint8(lo), np.uint8(hi)     # uint8 compares: LLVM vectorises them
+    for i in range(codes.size):
+        out[i] = min(max(codes[i], lo8), hi8)
+
+
+@njit(_both(lambda ro: types.void(_arr(types.uint8, 2, ro), _arr(types.float32, 1, ro),
+                                   _arr(types.float32, 1, ro), _arr(types.int32, 2),
+                                   _arr(types.int64, 1))), **_OPTS)
+def bias_add_in_range(x, x_terms, b_terms, out, bounds):  # pragma: no cover - compiled
+    """:func:`bias_add` when the caller has shown every sum finite and inside int32 (the
+    extremes of the two tables bound them: float rounding is monotone): no branches."""
+    n, d = x.shape
+    half = np.float32(0.5)
+    lo = np.int32(2147483647)
+    hi = np.int32(-2147483648)
+    for i in range(n):
+        for j in range(d):
+            v = np.int32((x_terms[x[i, j]] + b_terms[j]) + half)
+            out[i, j] = v
+            lo = min(lo, v)
+            hi = max(hi, v)
+    bounds[0] = lo
+    bounds[1] = hi

@@ -1,0 +1,163 @@
+"""The compiled elementwise kernels (engine/ops/_compiled_defs.py) against the numpy paths
+they replace, on the read-only tensors the executor hands them and on writable ones, plus
+the span the bias add notes for the requantize after it. The op tests themselves run on
+both paths (the ``kernels`` fixture)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hexscope.engine.dtypes import DType
+from hexscope.engine.ops import _compiled
+from hexscope.engine.ops._code_bounds import known
+from hexscope.engine.ops.context import KernelContext
+from hexscope.engine.ops.matmul import quantized_biasadd_8p8to32
+from hexscope.engine.ops.requantize import path_a
+from hexscope.engine.tensor import Tensor
+
+pytestmark = pytest.mark.skipif(_compiled.kernel("supernode_epilogue") is None,
+                                reason="the compiled kernels do not load on this machine")
+
+
+def _numpy(fn, *args):  # type: ignore[no-untyped-def]
+    os.environ["HEXSCOPE_KERNELS"] = "numpy"
+    try:
+        return fn(*args)
+    finally:
+        del os.environ["HEXSCOPE_KERNELS"]
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = a.copy()
+    a.flags.writeable = False
+    return a
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1024, 2**31 - 1), st.integers(-2**31, 2**31 - 1),
+       st.booleans())
+def test_path_a_compiled_equals_numpy_on_read_only_codes(seed, gi, oi, frozen):
+    codes = np.random.default_rng(seed).integers(-2**31, 2**31, 300, dtype=np.int64)
+    codes = codes.astype(np.int32)
+    codes[:3] = [oi, -2**31, 2**31 - 1]
+    codes = _frozen(codes) if frozen else codes
+    want = _numpy(path_a, codes, gi, oi)
+    assert path_a(codes, gi, oi).tolist() == want.tolist()
+
+
+def _bias_args(rng: np.random.Generator, d: int, ranges: tuple[float, ...], frozen: bool):
+    x = rng.integers(0, 256, (1, 3, 5, d), dtype=np.uint8)
+    b = rng.integers(0, 256, (1, 1, 1, d), dtype=np.uint8)
+    x = _frozen(x) if frozen else x
+    return (Tensor.from_array(x, DType.QUINT8), Tensor.from_array(b, DType.QUINT8),
+            *(Tensor.scalar(np.float32(v)) for v in ranges))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 40), st.booleans(),
+       st.sampled_from([(-1.0, 1.0, -0.25, 0.25), (0.0, 6.0, -3.0, 0.5),
+                        (-1e30, 1e30, -1.0, 1.0), (0.0, 0.0, 0.0, 0.0),
+                        (-np.inf, 1.0, 0.0, 1.0)]))
+def test_bias_add_compiled_equals_numpy_and_notes_its_span(seed, d, frozen, ranges):
+    rng = np.random.default_rng(seed)
+    args = _bias_args(rng, d, ranges, frozen)
+    ctx_c, ctx_n = (KernelContext(0x20, "QuantizedBiasAdd_8p8to32") for _ in range(2))
+    got = quantized_biasadd_8p8to32(ctx_c, *args)
+    want = _numpy(quantized_biasadd_8p8to32, ctx_n, *args)
+    for g, w in zip(got, want, strict=True):
+        assert np.asarray(g.array).tobytes() == np.asarray(w.array).tobytes()
+    assert ctx_c.warnings == ctx_n.warnings
+    y = got[0]
+    y.raw.flags.writeable = False            # as the executor freezes it
+    assert known(y.raw) == (int(y.array.min()), int(y.array.max()))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.tuples(st.integers(1, 2), st.integers(1, 13),
+                                            st.integers(1, 13), st.integers(1, 5)),
+       st.integers(1, 13), st.integers(1, 13), st.integers(1, 3), st.integers(1, 3),
+       st.sampled_from(["SAME", "VALID"]), st.booleans(), st.booleans(), st.booleans())
+def test_pools_compiled_equal_numpy(seed, shape, fh, fw, sh, sw, pad, average, frozen, full):
+    from hexscope.engine.nodes import Padding
+    from hexscope.engine.ops.pooling import quantized_avg_pool_8, quantized_max_pool_8
+
+    rng = np.random.default_rng(seed)
+    x = np.full(shape, 255, np.uint8) if full else rng.integers(0, 256, shape, np.uint8)
+    x = _frozen(x) if frozen else x
+    fn = quantized_avg_pool_8 if average else quantized_max_pool_8
+    args = (Tensor.from_array(x, DType.QUINT8), Tensor.scalar(np.float32(-1.0)),
+            Tensor.scalar(np.float32(1.0)), Tensor.shape_only((1, fh, fw, 1)),
+            Tensor.shape_only((1, sh, sw, 1)))
+    ctx = KernelContext(0x10, "pool", padding=Padding.parse(pad))
+    got = fn(ctx, *args)
+    want = _numpy(fn, ctx, *args)
+    assert np.asarray(got[0]).tobytes() == np.asarray(want[0]).tobytes()
+    assert np.asarray(got[0]).shape == np.asarray(want[0]).shape
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.lists(st.tuples(st.integers(1, 9),
+                                                     st.floats(-8.0, 0.0, width=32),
+                                                     st.floats(0.0625, 8.0, width=32)),
+                                           min_size=1, max_size=4), st.booleans())
+def test_concat_compiled_equals_numpy(seed, parts, frozen):
+    from hexscope.engine.ops.concat import quantized_concat_8
+
+    rng = np.random.default_rng(seed)
+    xs = [rng.integers(0, 256, (1, 3, 2, d), np.uint8) for d, _, _ in parts]
+    xs = [_frozen(x) if frozen else x for x in xs]
+    args = (Tensor.from_array(np.array([3], np.int32), DType.INT32),
+            *(Tensor.from_array(x, DType.QUINT8) for x in xs),
+            *(Tensor.scalar(np.float32(lo)) for _, lo, _ in parts),
+            *(Tensor.scalar(np.float32(hi)) for _, _, hi in parts))
+    ctx = KernelContext(0x10, "QuantizedConcat_8")
+    got = quantized_concat_8(ctx, *args)
+    want = _numpy(quantized_concat_8, ctx, *args)
+    for g, w in zip(got, want, strict=True):
+        assert np.asarray(g).tobytes() == np.asarray(w).tobytes()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.floats(-8.0, 0.0, width=32),
+       st.floats(0.0625, 8.0, width=32), st.floats(-9.0, 9.0, width=32), st.booleans())
+def test_relus_compiled_equal_numpy(seed, lo, hi, cap, frozen):
+    from hexscope.engine.ops.activation import quantized_relu_8, quantized_relux_8
+
+    x = np.random.default_rng(seed).integers(0, 256, (1, 4, 5, 7), np.uint8)
+    x = _frozen(x) if frozen else x
+    args = (Tensor.from_array(x, DType.QUINT8), Tensor.scalar(np.float32(lo)),
+            Tensor.scalar(np.float32(hi)))
+    for fn, extra in ((quantized_relu_8, ()), (quantized_relux_8,
+                                               (Tensor.scalar(np.float32(cap)),))):
+        ctx = KernelContext(0x10, "relu")
+        got = fn(ctx, *args, *extra)
+        want = _numpy(fn, ctx, *args, *extra)
+        assert np.asarray(got[0]).tobytes() == np.asarray(want[0]).tobytes()
+
+
+def test_without_numba_the_numpy_paths_run(monkeypatch):
+    """numba missing (or failing to compile) means None for every kernel, so the ops take
+    their numpy paths, and the results stay the same."""
+    import sys
+
+    from hexscope.engine.ops.activation import quantized_relu_8
+
+    x = Tensor.from_array(np.arange(24, dtype=np.uint8).reshape(1, 2, 3, 4), DType.QUINT8)
+    args = (x, Tensor.scalar(np.float32(-1.0)), Tensor.scalar(np.float32(1.0)))
+    want = quantized_relu_8(KernelContext(0x10, "relu"), *args)[0]
+    monkeypatch.setattr(_compiled, "_KERNELS", {})
+    monkeypatch.setattr(_compiled, "_FAILED", set())
+    import hexscope.engine.ops as ops_package
+
+    monkeypatch.delitem(sys.modules, "hexscope.engine.ops._compiled_defs", raising=False)
+    monkeypatch.delattr(ops_package, "_compiled_defs", raising=False)
+    monkeypatch.setitem(sys.modules, "numba", None)          # import numba fails
+    assert _compiled.kernel("clamp_codes") is None
+    assert _compiled.kernel("clamp_codes") is None           # remembered, not retried
+    got = quantized_relu_8(KernelContext(0x10, "relu"), *args)[0]
+    assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
