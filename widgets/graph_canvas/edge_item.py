@@ -21,7 +21,9 @@ MAX_CHECKED_EDGE = 2500.0
 # Qt's item query scans every node here (each calling Python's boundingRect): fine for
 # hundreds of nodes, seconds for 10,000. Larger graphs raise the selected node's edges only.
 CROSSING_CHECK_MAX_NODES = 1500
-EDGE_MIN_LOD = 0.03       # below this zoom, nodes are blocks of a few pixels
+# Below this zoom, nodes are blocks of a few pixels and edges only a grey haze. (Tiles are
+# rendered at powers of two: at 1/32 they have no edges, at 1/16 they do.)
+EDGE_MIN_LOD = 0.04
 
 
 def curve(start: QPointF, end: QPointF) -> QPainterPath:
@@ -56,7 +58,9 @@ class EdgeItem(QGraphicsPathItem):
         self.update_path()
 
     def update_path(self) -> None:
-        self.setPath(curve(self.src.output_pos(self.src_port), self.dst.input_pos(self.dst_port)))
+        start, end = self.src.output_pos(self.src_port), self.dst.input_pos(self.dst_port)
+        self._line = QLineF(start, end)     # the zoomed-out drawing (painted by the thousand)
+        self.setPath(curve(start, end))
         if self.scene() is not None:
             self.check_crossing()
 
@@ -99,8 +103,7 @@ class EdgeItem(QGraphicsPathItem):
         # (tens of thousands of edges are drawn when a large graph is fitted).
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         painter.setPen(self.pen())
-        painter.drawLine(QLineF(self.src.output_pos(self.src_port),
-                                self.dst.input_pos(self.dst_port)))
+        painter.drawLine(self._line)
 
     def shape(self) -> QPainterPath:
         # A band along the curve: the path's own shape is its filled hull, which would make

@@ -38,6 +38,10 @@ PORTS_LOD = 0.49           # ports (dots and names) from this zoom up; the overv
 PORT_RADIUS = 4.5
 HEADER_PAD = 8.0
 BLOCK_TEXT_PX = 11         # the overview's block names, in screen pixels
+# Below this zoom a block is under 24 px wide: its name would be an elided "C…d". The
+# canvas paints these zooms from cached tiles (overview_tiles.py), which must hold no text
+# (scaled down, it would blur).
+BLOCK_TEXT_MIN_LOD = 0.125
 MAX_WIDTH = 320.0
 
 
@@ -97,6 +101,8 @@ class NodeItem(QGraphicsItem):
         self.width = min(MAX_WIDTH, max(self.width, _header_metrics().horizontalAdvance(
             node.op) * 1.1 + 2 * HEADER_PAD))
         self._color = QColor(CATEGORY_COLORS.get(category, CATEGORY_COLORS[None]))
+        # Qt asks for it twice per item and repaint: one object, not a new one each time.
+        self._bounds = QRectF(-14, -14, self.width + 28, self.height + 30)
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
                       | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
                       | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
@@ -110,7 +116,7 @@ class NodeItem(QGraphicsItem):
 
     # geometry ---------------------------------------------------------------------------------
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt override
-        return QRectF(-14, -14, self.width + 28, self.height + 30)
+        return self._bounds
 
     def input_pos(self, port: int) -> QPointF:
         """Scene position of input ``port`` (the append slot is ``len(inputs)``)."""
@@ -216,7 +222,7 @@ class NodeItem(QGraphicsItem):
     def _paint_block_name(self, painter: QPainter, lod: float) -> None:
         """Zoomed out: the op's short name (or the label) at a legible size on the block,
         as long as the block is tall enough on screen to hold it."""
-        if self.height * lod < BLOCK_TEXT_PX + 2:
+        if lod <= BLOCK_TEXT_MIN_LOD or self.height * lod < BLOCK_TEXT_PX + 2:
             return
         font = QFont(painter.font())
         font.setBold(True)

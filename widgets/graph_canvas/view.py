@@ -12,14 +12,23 @@ from PySide6.QtGui import (
     QKeyEvent,
     QMouseEvent,
     QPainter,
+    QPaintEvent,
     QPen,
     QResizeEvent,
     QWheelEvent,
 )
-from PySide6.QtWidgets import QGraphicsView, QWidget
+from PySide6.QtWidgets import (
+    QGraphicsView,
+    QRubberBand,
+    QStyle,
+    QStyleHintReturnMask,
+    QStyleOptionRubberBand,
+    QWidget,
+)
 
 from hexscope.widgets.graph_canvas.minimap import Minimap
 from hexscope.widgets.graph_canvas.navigate import neighbour
+from hexscope.widgets.graph_canvas.overview_tiles import OverviewTiles
 from hexscope.widgets.graph_canvas.scene import GraphScene
 
 OP_MIME = "application/x-hexscope-op"
@@ -49,11 +58,14 @@ class GraphCanvas(QGraphicsView):
         self.setAcceptDrops(True)
         self.minimap = Minimap(self)
         self.minimap.follow()
+        self.tiles = OverviewTiles(self)
+        self.tiles.follow(scene)
 
     def set_scene(self, scene: GraphScene) -> None:
         self._scene = scene
         self.setScene(scene)
         self.minimap.follow()
+        self.tiles.follow(scene)
 
     def set_minimap_visible(self, shown: bool) -> None:
         self.minimap.wanted = shown
@@ -118,6 +130,36 @@ class GraphCanvas(QGraphicsView):
         super().resizeEvent(event)
         self.minimap.place()
         self.minimap.refresh()
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+        if not self.tiles.active():
+            super().paintEvent(event)
+            return
+        # Far out: the scene from cached tiles (overview_tiles.py), then what Qt's own
+        # paintEvent adds on top: background, foreground and the rubber band.
+        painter = QPainter(self.viewport())
+        exposed = self.mapToScene(event.rect()).boundingRect()
+        painter.setTransform(self.viewportTransform())
+        self.drawBackground(painter, exposed)
+        if not self.tiles.paint(painter, exposed):
+            painter.end()             # the first sight of this level: live, tiles follow
+            super().paintEvent(event)
+            return
+        self.drawForeground(painter, exposed)
+        band = self.rubberBandRect()
+        if not band.isEmpty():
+            painter.resetTransform()
+            option = QStyleOptionRubberBand()
+            option.initFrom(self.viewport())
+            option.rect = band
+            option.shape = QRubberBand.Shape.Rectangle
+            mask = QStyleHintReturnMask()
+            if self.style().styleHint(QStyle.StyleHint.SH_RubberBand_Mask, option,
+                                      self.viewport(), mask):
+                painter.setClipRegion(mask.region, Qt.ClipOperation.IntersectClip)
+            self.style().drawControl(QStyle.ControlElement.CE_RubberBand, option, painter,
+                                     self.viewport())
+        painter.end()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
         ids = self._scene.selected_ids()

@@ -1,0 +1,107 @@
+"""Zoomed far out the canvas paints from cached tiles: what it shows must be what painting
+the items shows, and an edit must show at once (never a stale tile)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication
+
+from hexscope.widgets.graph_canvas import GraphScene
+from hexscope.widgets.graph_canvas.overview_tiles import MAX_TILE_ZOOM
+from hexscope.widgets.graph_canvas.view import GraphCanvas
+from support.large_graph import residual_graph
+
+
+@pytest.fixture()
+def canvas(qtbot):
+    scene = GraphScene(residual_graph(1500))
+    view = GraphCanvas(scene)
+    view.resize(900, 600)
+    qtbot.addWidget(view)
+    view.show()
+    qtbot.waitExposed(view)
+    yield view
+    scene.close()
+
+
+def _pixels(view: GraphCanvas) -> np.ndarray:
+    image = view.viewport().grab().toImage().convertToFormat(QImage.Format.Format_RGB888)
+    data = np.frombuffer(image.constBits(), np.uint8)
+    return data.reshape(image.height(), image.bytesPerLine())[:, :image.width() * 3] \
+        .reshape(image.height(), image.width(), 3).astype(int)
+
+
+def _settle(qtbot, view: GraphCanvas) -> None:
+    view.viewport().repaint()
+    qtbot.waitUntil(lambda: view.tiles.pending == 0, timeout=10000)
+    QApplication.processEvents()
+
+
+def _tiled_and_live(qtbot, view: GraphCanvas) -> tuple[np.ndarray, np.ndarray]:
+    view.tiles.enabled = True
+    _settle(qtbot, view)
+    assert view.tiles.active()
+    tiled = _pixels(view)
+    view.tiles.enabled = False
+    live = _pixels(view)
+    view.tiles.enabled = True
+    return tiled, live
+
+
+@pytest.mark.parametrize("zoom", [0.03, 0.05, 0.1])
+def test_overview_tiles_show_what_painting_the_items_shows(qtbot, canvas, zoom):
+    canvas.zoom_to(zoom)
+    canvas.centerOn(canvas.scene().itemsBoundingRect().center())
+    tiled, live = _tiled_and_live(qtbot, canvas)
+    background = np.array([0xec, 0xee, 0xf1])
+    drawn = np.abs(live - background).sum(axis=2) > 30
+    assert drawn.mean() > 0.03                     # the view does show part of the graph
+    # Same picture up to smoothing: where the items paint, the tiles paint too.
+    assert np.abs(tiled - live).mean() < 12
+    assert (np.abs(tiled - background).sum(axis=2) > 30)[drawn].mean() > 0.8
+
+
+def test_an_edit_shows_at_once_on_the_tiles(qtbot, canvas):
+    canvas.zoom_to(0.1)
+    scene = canvas.scene()
+    target = [item for item in scene.items_by_id.values()
+              if item.node.op == "QuantizedConv2d_8x8to32"][10]
+    canvas.centerOn(target.sceneBoundingRect().center())
+    _settle(qtbot, canvas)
+    body = target.mapToScene(QRectF(0, 0, target.width, target.height)).boundingRect()
+    center = canvas.mapFromScene(body.center())
+
+    def block_colour() -> np.ndarray:
+        patch = _pixels(canvas)[center.y() - 1:center.y() + 2, center.x() - 1:center.x() + 2]
+        return np.median(patch.reshape(-1, 3), axis=0)
+
+    before = block_colour()
+    rendered = canvas.tiles.rendered
+    scene.set_look(target.node_id, status="failed")      # a run marks it failed: red
+    QApplication.processEvents()
+    after = block_colour()
+    assert canvas.tiles.active()
+    assert canvas.tiles.rendered > rendered           # its tile was rendered again
+    assert tuple(before) != tuple(after)
+    assert after[0] > 180 and after[1] < 90 and after[2] < 90, after
+
+
+def test_tiles_stop_where_block_names_appear(qtbot, canvas):
+    canvas.zoom_to(MAX_TILE_ZOOM * 1.2)
+    assert not canvas.tiles.active()
+    canvas.zoom_to(MAX_TILE_ZOOM * 0.9)
+    assert canvas.tiles.active()
+
+
+def test_a_new_zoom_level_paints_live_first_then_from_tiles(qtbot, canvas):
+    canvas.zoom_to(0.1)
+    _settle(qtbot, canvas)
+    canvas.zoom_to(0.03)                 # a level with no tiles yet and no coarser ones
+    canvas.viewport().repaint()
+    assert canvas.tiles.pending > 0      # this frame was painted live; tiles follow
+    rendered = canvas.tiles.rendered
+    qtbot.waitUntil(lambda: canvas.tiles.pending == 0, timeout=10000)
+    assert canvas.tiles.rendered > rendered
