@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QGraphicsItem
 
 from hexscope.widgets.graph_canvas import GraphScene
 from hexscope.widgets.graph_canvas.overview_tiles import MAX_TILE_ZOOM
@@ -105,3 +105,18 @@ def test_a_new_zoom_level_paints_live_first_then_from_tiles(qtbot, canvas):
     rendered = canvas.tiles.rendered
     qtbot.waitUntil(lambda: canvas.tiles.pending == 0, timeout=10000)
     assert canvas.tiles.rendered > rendered
+
+
+def test_nodes_cache_their_drawing_only_where_they_are_painted_live(qtbot, canvas):
+    scene = canvas.scene()
+    cached = QGraphicsItem.CacheMode.DeviceCoordinateCache
+    canvas.zoom_to(0.5)
+    canvas.viewport().repaint()
+    assert {item.cacheMode() for item in scene.items_by_id.values()} == {cached}
+    node = next(iter(scene.items_by_id.values())).node
+    scene.graph.set_label(node.node_id, "renamed")       # an edit makes a new item
+    assert scene.items_by_id[node.node_id].cacheMode() == cached
+    canvas.zoom_to(0.1)
+    canvas.viewport().repaint()
+    assert {item.cacheMode() for item in scene.items_by_id.values()} == {
+        QGraphicsItem.CacheMode.NoCache}

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, QPointF, QRectF, Signal
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import (
+    QGraphicsItem,
     QGraphicsPathItem,
     QGraphicsScene,
     QGraphicsSceneMouseEvent,
@@ -67,6 +68,7 @@ class GraphScene(QGraphicsScene):
         self._drag_line: QGraphicsPathItem | None = None
         self._drag_label: QGraphicsSimpleTextItem | None = None
         self.drag_problem: str | None = None
+        self.item_cache = QGraphicsItem.CacheMode.NoCache   # see set_item_cache
         self._disconnect = graph.edited.connect(self._on_edited)
         self.selectionChanged.connect(self._emit_selection)
         self.rebuild(progress)
@@ -122,6 +124,7 @@ class GraphScene(QGraphicsScene):
         item.look = self.looks.setdefault(node.node_id, NodeLook())
         item.set_look()
         item.setPos(self._position_for(node))
+        item.setCacheMode(self.item_cache)
         if self.prepared_view:
             self._show_away(item)
         self.addItem(item)
@@ -250,6 +253,18 @@ class GraphScene(QGraphicsScene):
                 if consumer is not None and dst not in affected and out < len(item.outputs):
                     self._add_edge(EdgeItem(item, out, consumer, port))
         self._select(selected)
+
+    def set_item_cache(self, cached: bool) -> None:
+        """Cache each node's drawing as a pixmap in device coordinates (zoomed in: a
+        repaint at the same zoom, a pan, a hover or one node's new look then blits the other
+        nodes instead of painting their text again), or not (zoomed out, where the view paints
+        from its own tiles and a cache per node would only slow their rendering)."""
+        mode = (QGraphicsItem.CacheMode.DeviceCoordinateCache if cached
+                else QGraphicsItem.CacheMode.NoCache)
+        if mode != self.item_cache:
+            self.item_cache = mode
+            for item in self.items_by_id.values():
+                item.setCacheMode(mode)
 
     # looks ----------------------------------------------------------------------------------------
     def set_look(self, node_id: int, **changes: object) -> None:

@@ -14,6 +14,7 @@ from PySide6.QtGui import (
     QPainter,
     QPaintEvent,
     QPen,
+    QPixmapCache,
     QResizeEvent,
     QWheelEvent,
 )
@@ -60,6 +61,9 @@ class GraphCanvas(QGraphicsView):
         self.minimap.follow()
         self.tiles = OverviewTiles(self)
         self.tiles.follow(scene)
+        # Nodes cache their drawing zoomed in (GraphScene.set_item_cache): room for a full
+        # screen of them at 4x (Qt's default is 10 MiB).
+        QPixmapCache.setCacheLimit(max(QPixmapCache.cacheLimit(), 64 * 1024))
 
     def set_scene(self, scene: GraphScene) -> None:
         self._scene = scene
@@ -132,7 +136,9 @@ class GraphCanvas(QGraphicsView):
         self.minimap.refresh()
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
-        if not self.tiles.active():
+        tiled = self.tiles.active()
+        self._scene.set_item_cache(not tiled)
+        if not tiled:
             super().paintEvent(event)
             return
         # Far out: the scene from cached tiles (overview_tiles.py), then what Qt's own
