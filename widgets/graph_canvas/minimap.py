@@ -111,13 +111,16 @@ class Minimap(QWidget):
         items = getattr(self.canvas.scene(), "items_by_id", {})
         self._graph_bounds()
         painter = QPainter(image)
+        # The mapping of to_map, inlined: this loop runs for every node after each change.
+        s, b = self._scale(), self._bounds
+        off_x = (self.width() - b.width() * s) / 2 - b.left() * s
+        off_y = (self.height() - b.height() * s) / 2 - b.top() * s
         for item in items.values():
             if not item.isVisible():
                 continue
             r = item.sceneBoundingRect()
-            top_left = self.to_map(r.topLeft())
-            bottom_right = self.to_map(r.bottomRight())
-            painter.fillRect(QRectF(top_left, bottom_right).normalized().adjusted(0, 0, 0.6, 0.6),
+            painter.fillRect(QRectF(off_x + r.left() * s, off_y + r.top() * s,
+                                    r.width() * s + 0.6, r.height() * s + 0.6),
                              item.block_color())
         painter.end()
         return image
