@@ -118,6 +118,11 @@ class NodeItem(QGraphicsItem):
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt override
         return self._bounds
 
+    def body_rect(self) -> tuple[float, float, float, float]:
+        """The node's body in scene coordinates: x, y, width, height."""
+        pos = self.pos()
+        return pos.x(), pos.y(), self.width, self.height
+
     def input_pos(self, port: int) -> QPointF:
         """Scene position of input ``port`` (the append slot is ``len(inputs)``)."""
         return self.mapToScene(QPointF(0, self._row_y(port)))
@@ -182,6 +187,9 @@ class NodeItem(QGraphicsItem):
     def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: object) -> object:  # noqa: N802
         if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged \
                 and self.follow_edges:
+            scene = self.scene()
+            if hasattr(scene, "node_moved"):
+                scene.node_moved(self)      # before its edges are checked against it
             for edge in self.edges:
                 edge.update_path()  # type: ignore[attr-defined]
         return super().itemChange(change, value)

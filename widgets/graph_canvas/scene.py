@@ -24,6 +24,7 @@ from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
 from hexscope.engine.validate import can_connect
+from hexscope.widgets.graph_canvas.crossings import NodeGrid
 from hexscope.widgets.graph_canvas.edge_item import EdgeItem, curve
 from hexscope.widgets.graph_canvas.layout import COLUMN_GAP, NODE_WIDTH, layered_layout
 from hexscope.widgets.graph_canvas.model import (
@@ -69,6 +70,8 @@ class GraphScene(QGraphicsScene):
         self._drag_label: QGraphicsSimpleTextItem | None = None
         self.drag_problem: str | None = None
         self.item_cache = QGraphicsItem.CacheMode.NoCache   # see set_item_cache
+        self.node_grid = NodeGrid()          # which edges pass over a node (crossings.py)
+        self._building = False
         self._disconnect = graph.edited.connect(self._on_edited)
         self.selectionChanged.connect(self._emit_selection)
         self.rebuild(progress)
@@ -85,7 +88,16 @@ class GraphScene(QGraphicsScene):
             self._rebuild(progress or (lambda done, total: None))
 
     def _rebuild(self, progress: Progress) -> None:
-        selected = self.selected_ids()
+        self._building = True
+        try:
+            self._rebuild_items(progress)
+        finally:
+            self._building = False
+        self.check_crossings()
+        self._select(self._selected_before)
+
+    def _rebuild_items(self, progress: Progress) -> None:
+        self._selected_before = self.selected_ids()
         self.blockSignals(True)
         self._highlighted = set()            # clear() deletes them
         self.clear()
@@ -105,13 +117,25 @@ class GraphScene(QGraphicsScene):
                 self.items_by_id[nid].setPos(x, y)
         for item in self.items_by_id.values():
             self._add_incoming_edges(item, check=False)
-        # Checked once all items are in: a scene query between insertions makes Qt
-        # re-index the scene each time (seconds at 10,000 nodes).
-        for item in self.items_by_id.values():
-            for edge in item.edges:
-                if edge.dst is item:  # type: ignore[attr-defined]
-                    edge.check_crossing()  # type: ignore[attr-defined]
-        self._select(selected)
+
+    def check_crossings(self) -> None:
+        """Find every edge that passes over another node, in one pass (numpy): after a
+        load, a layout or hiding nodes."""
+        items = self.items_by_id.values()
+        self.node_grid.rebuild(item for item in items if item.isVisible())
+        edges = [edge for item in items for edge in item.edges
+                 if edge.dst is item]  # type: ignore[attr-defined]
+        flags = self.node_grid.crossing([(e.src, e.dst, e.segments)  # type: ignore[attr-defined]
+                                         for e in edges])
+        for edge, flag in zip(edges, flags, strict=True):
+            edge.set_crossing(bool(flag))  # type: ignore[attr-defined]
+
+    def node_moved(self, item: NodeItem) -> None:
+        """Keep the crossing grid up to date as one node moves (a drag, an edit)."""
+        if self._building or not item.isVisible():
+            return
+        if not self.node_grid.place(item):
+            self.node_grid.rebuild(i for i in self.items_by_id.values() if i.isVisible())
 
     def _add_item(self, node: Node) -> NodeItem:
         spec = self.registry.get(node.op) if node.op in self.registry else None
@@ -129,6 +153,7 @@ class GraphScene(QGraphicsScene):
             self._show_away(item)
         self.addItem(item)
         self.items_by_id[node.node_id] = item
+        self.node_moved(item)
         return item
 
     def _position_for(self, node: Node) -> QPointF:
@@ -150,7 +175,7 @@ class GraphScene(QGraphicsScene):
     def _add_edge(self, edge: EdgeItem, check: bool = True) -> None:
         self.addItem(edge)
         if check:
-            edge.check_crossing()
+            edge.update_path()
 
     def _remove_item(self, node_id: int) -> None:
         item = self.items_by_id.pop(node_id, None)
@@ -159,6 +184,7 @@ class GraphScene(QGraphicsScene):
         for edge in list(item.edges):
             edge.detach()  # type: ignore[attr-defined]
             self.removeItem(edge)  # type: ignore[arg-type]
+        self.node_grid.remove(item)
         self.removeItem(item)
 
     # following edits ------------------------------------------------------------------------
@@ -224,7 +250,8 @@ class GraphScene(QGraphicsScene):
                 item.follow_edges = True
                 edges.update(item.edges)  # type: ignore[arg-type]
         for edge in edges:
-            edge.update_path()
+            edge.update_path(check=False)
+        self.check_crossings()
 
     def _moved_only(self, nid: int) -> bool:
         item = self.items_by_id.get(nid)
@@ -282,6 +309,7 @@ class GraphScene(QGraphicsScene):
             item = self.items_by_id.get(nid)
             if item is not None and look.rewrite in ("fused", "removed"):
                 self._show_away(item)
+        self.check_crossings()
 
     def _show_away(self, item: NodeItem) -> None:
         visible = not (self.prepared_view and item.look.rewrite in ("fused", "removed"))
