@@ -34,6 +34,7 @@ from hexscope.app.edit_actions import EditActions
 from hexscope.app.execution_controller import ExecutionController
 from hexscope.app.file_actions import FileActions
 from hexscope.app.help_actions import HelpActions
+from hexscope.app.layout_actions import LayoutActions
 from hexscope.app.settings import AppSettings
 from hexscope.engine.events import GraphEdited, LogLine
 from hexscope.engine.gc_pause import gc_paused
@@ -178,6 +179,7 @@ class MainWindow(QMainWindow):
         menu.addActions([fit, actual, zin, zout, self.show_minimap])
         menu.addSeparator()
         menu.addActions([self.show_consts, self.show_prepared, self.edits.layout])
+        self.layout_direction = LayoutActions(self, menu)
         menu.addSeparator()
         for dock in (self.palette_dock, self.inspector_dock, self.outputs_dock,
                      self.problems_dock, self.log_dock, self.timing_dock):
@@ -243,7 +245,8 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"Drawing {len(graph):,} nodes…")
             self.progress.setFormat("drawing %v of %m nodes")
         self.scene = GraphScene(graph, parent=self, show_consts=self.show_consts.isChecked(),
-                                progress=self._drawing_progress if big else None)
+                                progress=self._drawing_progress if big else None,
+                                direction=self.layout_direction.direction())
         unplaced = [item.node.position is None for item in self.scene.items_by_id.values()]
         if unplaced and all(unplaced):
             graph.move(self.scene.item_positions())      # the scene laid it out already

@@ -16,16 +16,30 @@ from hexscope.widgets.graph_canvas.node_item import LOD_SIMPLE, NodeItem
 
 EDGE_COLOR = QColor("#6b7a8f")
 BACK_BEND = 80.0
+MIN_BEND = 40.0
 HALO_COLOR = QColor(255, 255, 255, 230)
 # Below this zoom, nodes are blocks of a few pixels and edges only a grey haze. (Tiles are
 # rendered at powers of two: at 1/32 they have no edges, at 1/16 they do.)
 EDGE_MIN_LOD = 0.04
 
 
-def curve_segments(sx: float, sy: float, ex: float, ey: float) -> list[Segment]:
+def curve_segments(sx: float, sy: float, ex: float, ey: float,
+                   gap_y: float | None = None) -> list[Segment]:
     """The cubic segments of the edge from an output at (sx, sy) to an input at (ex, ey):
-    an S-curve whose bend grows with the horizontal distance."""
-    bend = max(40.0, abs(ex - sx) * 0.5)
+    an S-curve whose bend grows with the horizontal distance.
+
+    ``gap_y`` is a height between the two nodes when the consumer lies wholly below the
+    producer. If the consumer is then not to the right (a top-to-bottom layout's next
+    layer, the next band of a wrapped one), the edge leaves to the right, turns down into
+    that gap, runs along it and comes into the input from the left: an S-curve would cut
+    diagonally through both nodes.
+    """
+    if gap_y is not None and ex < sx + 2 * MIN_BEND:
+        bend = BACK_BEND if ex < sx - BACK_BEND else MIN_BEND
+        mx = (sx + ex) / 2
+        return [(sx, sy, sx + bend, sy, sx + bend, gap_y, mx, gap_y),
+                (mx, gap_y, ex - bend, gap_y, ex - bend, ey, ex, ey)]
+    bend = max(MIN_BEND, abs(ex - sx) * 0.5)
     if ex < sx:
         # A backward edge (to the next band of a wrapped layout): a bend as wide as the
         # distance would swing far outside the graph and make zoom-to-fit shrink it.
@@ -69,7 +83,9 @@ class EdgeItem(QGraphicsPathItem):
         caller (the scene checks many edges in one pass)."""
         start, end = self.src.output_pos(self.src_port), self.dst.input_pos(self.dst_port)
         self._line = QLineF(start, end)     # the zoomed-out drawing (painted by the thousand)
-        self.segments = curve_segments(start.x(), start.y(), end.x(), end.y())
+        bottom, top = self.src.y() + self.src.height, self.dst.y()
+        gap = (bottom + top) / 2 if top > bottom else None
+        self.segments = curve_segments(start.x(), start.y(), end.x(), end.y(), gap)
         self.setPath(_path(self.segments))
         scene = self.scene()
         if check and scene is not None and hasattr(scene, "node_grid"):

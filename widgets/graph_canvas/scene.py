@@ -26,7 +26,12 @@ from hexscope.engine.ops.registry import REGISTRY, OpRegistry
 from hexscope.engine.validate import can_connect
 from hexscope.widgets.graph_canvas.crossings import NodeGrid
 from hexscope.widgets.graph_canvas.edge_item import EdgeItem, curve
-from hexscope.widgets.graph_canvas.layout import COLUMN_GAP, NODE_WIDTH, layered_layout
+from hexscope.widgets.graph_canvas.layout import (
+    COLUMN_GAP,
+    LEFT_TO_RIGHT,
+    NODE_WIDTH,
+    layered_layout,
+)
 from hexscope.widgets.graph_canvas.model import (
     fold_target,
     folded_consts,
@@ -53,11 +58,12 @@ class GraphScene(QGraphicsScene):
 
     def __init__(self, graph: Graph, registry: OpRegistry = REGISTRY,
                  parent: QObject | None = None, show_consts: bool = False,
-                 progress: Progress | None = None) -> None:
+                 progress: Progress | None = None, direction: str = LEFT_TO_RIGHT) -> None:
         super().__init__(parent)
         self.graph = graph
         self.registry = registry
         self.show_consts = show_consts
+        self.direction = direction         # of layout_positions (View > Layout direction)
         self.read_only = False
         self.prepared_view = False       # hide what prepare removes ("Show prepared graph")
         self._highlighted: set[EdgeItem] = set()
@@ -382,7 +388,8 @@ class GraphScene(QGraphicsScene):
         """Where the layered layout puts every visible node."""
         items = self.items_by_id
         return layered_layout(self.graph, items,
-                              lambda nid: (items[nid].width, items[nid].height))
+                              lambda nid: (items[nid].width, items[nid].height),
+                              direction=self.direction)
 
     # mouse: moves and drag-to-connect ----------------------------------------------------------
     def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
