@@ -3,9 +3,10 @@ kept in the settings, and lays out graphs opened without positions."""
 
 from __future__ import annotations
 
-from nop_graphs import A, nop_graph
-from PySide6.QtCore import QRectF
+from nop_graphs import INPUT, A, B, nop_graph
+from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QPainterPath, QPainterPathStroker
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from hexscope.app.main_window import MainWindow
@@ -87,3 +88,16 @@ def test_top_to_bottom_edges_turn_in_the_gap_between_layers(qtbot, window):
             body = QRectF(*node.body_rect()).adjusted(3, 3, -3, -3)
             assert not _stroke(edge.path()).intersects(body), (hex(edge.src.node_id),
                                                       hex(edge.dst.node_id))
+
+
+def test_arrows_follow_the_graph_down_when_it_is_laid_out_top_to_bottom(qtbot, shown):
+    w = shown
+    w.set_graph(nop_graph(), None)
+    _choose(w, TOP_TO_BOTTOM)
+    w.select_node(A)
+    w.canvas.setFocus()
+    QTest.keyClick(w.canvas, Qt.Key.Key_Down)            # to the consumer, below
+    assert w.scene.selected_ids() == [B]
+    QTest.keyClick(w.canvas, Qt.Key.Key_Up)
+    QTest.keyClick(w.canvas, Qt.Key.Key_Up)              # to the producer, above
+    assert w.scene.selected_ids() == [INPUT]
