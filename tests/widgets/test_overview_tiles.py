@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QRectF
-from PySide6.QtGui import QImage
+from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QApplication, QGraphicsItem
 
 from hexscope.widgets.graph_canvas import GraphScene
@@ -119,3 +119,23 @@ def test_nodes_cache_their_drawing_only_where_they_are_painted_live(qtbot, canva
     canvas.viewport().repaint()
     assert {item.cacheMode() for item in scene.items_by_id.values()} == {
         QGraphicsItem.CacheMode.NoCache}
+
+
+def test_the_minimap_shows_each_node_in_its_colour_and_a_new_look(qtbot, canvas):
+    canvas.zoom_to(0.5)                  # zoomed in: the minimap shows
+    QApplication.processEvents()
+    mini = canvas.minimap
+    assert mini.isVisible()
+    scene = canvas.scene()
+    item = [i for i in scene.items_by_id.values() if i.node.op == "QuantizedRelu_8"][5]
+
+    def colour_at_node() -> QColor:
+        mini.invalidate()
+        image = mini.grab().toImage()
+        x, y, w, h = item.body_rect()
+        at = mini.to_map(QPointF(x + w / 2, y + h / 2))
+        return image.pixelColor(int(at.x()), int(at.y()))
+
+    assert colour_at_node().name() == item.block_color().name()     # the relu's orange
+    scene.set_look(item.node_id, status="failed")
+    assert colour_at_node().name() == QColor("#d62828").name()

@@ -101,6 +101,7 @@ class NodeItem(QGraphicsItem):
         self.width = min(MAX_WIDTH, max(self.width, _header_metrics().horizontalAdvance(
             node.op) * 1.1 + 2 * HEADER_PAD))
         self._color = QColor(CATEGORY_COLORS.get(category, CATEGORY_COLORS[None]))
+        self.block_rgb = self._color.rgb()
         # Qt asks for it twice per item and repaint: one object, not a new one each time.
         self._bounds = QRectF(-14, -14, self.width + 28, self.height + 30)
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
@@ -150,6 +151,7 @@ class NodeItem(QGraphicsItem):
     def set_look(self, **changes: object) -> None:
         for key, value in changes.items():
             setattr(self.look, key, value)
+        self.block_rgb = self.block_color().rgb()   # read by the minimap for every node
         self.setToolTip(self._node_tooltip())
         self.update()
 
