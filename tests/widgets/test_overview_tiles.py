@@ -95,13 +95,14 @@ def test_tiles_stop_where_block_names_appear(qtbot, canvas):
     assert canvas.tiles.active()
 
 
-def test_a_new_zoom_level_paints_live_first_then_from_tiles(qtbot, canvas):
-    canvas.zoom_to(0.1)
-    _settle(qtbot, canvas)
-    canvas.zoom_to(0.03)                 # a level with no tiles yet and no coarser ones
+def test_a_new_zoom_level_is_drawn_at_once_then_refined_between_events(qtbot, canvas):
+    canvas.zoom_to(0.03)                 # no tiles yet: rendered within this paint
     canvas.viewport().repaint()
-    assert canvas.tiles.pending > 0      # this frame was painted live; tiles follow
+    assert canvas.tiles.pending == 0 and canvas.tiles.rendered > 0
     rendered = canvas.tiles.rendered
+    canvas.zoom_to(0.05)                 # a finer level: the coarser tiles stand in
+    canvas.viewport().repaint()
+    assert canvas.tiles.pending > 0 and canvas.tiles.rendered == rendered
     qtbot.waitUntil(lambda: canvas.tiles.pending == 0, timeout=10000)
     assert canvas.tiles.rendered > rendered
 

@@ -132,11 +132,13 @@ class Minimap(QWidget):
             s, b = self._scale(), self._bounds
             off_x = (width - b.width() * s) / 2 - b.left() * s
             off_y = (height - b.height() * s) / 2 - b.top() * s
-            x0 = np.clip(np.floor(off_x + nodes[:, 0] * s), 0, width - 1).astype(np.int64)
-            y0 = np.clip(np.floor(off_y + nodes[:, 1] * s), 0, height - 1).astype(np.int64)
-            # At least a pixel each, as a 0.6-pixel rectangle filled by QPainter was.
-            w = np.maximum(1, np.round(nodes[:, 2] * s)).astype(np.int64)
-            h = np.maximum(1, np.round(nodes[:, 3] * s)).astype(np.int64)
+            left, top = off_x + nodes[:, 0] * s, off_y + nodes[:, 1] * s
+            x0 = np.clip(np.round(left), 0, width - 1).astype(np.int64)
+            y0 = np.clip(np.round(top), 0, height - 1).astype(np.int64)
+            # The pixels an aliased QPainter fill of the block grown by 0.6 px covers (at
+            # least one): under a pixel each, the blocks of a large graph still show.
+            w = np.maximum(1, np.round(left + nodes[:, 2] * s + 0.6) - x0).astype(np.int64)
+            h = np.maximum(1, np.round(top + nodes[:, 3] * s + 0.6) - y0).astype(np.int64)
             colour = nodes[:, 4].astype(np.uint32) | np.uint32(0xFF000000)
             for dy in range(int(h.max())):
                 for dx in range(int(w.max())):

@@ -4,7 +4,7 @@ Where a 10,000-node graph fits the view, every repaint made Qt call Python's ``p
 ``boundingRect`` for each of ~20,000 items (~70-100 ms: panning and zooming stuttered).
 Below ``MAX_TILE_ZOOM`` the view instead draws square tiles rendered once per zoom level
 (powers of two, drawn smoothly scaled down by at most half), so a repaint is a few dozen
-image blits. A tile is rendered the first time it is seen at its level, and dropped when
+image blits. A tile is rendered when first needed at its level (see ``paint``), and dropped when
 the scene reports a change inside it (``QGraphicsScene.changed``), so a selection, a run
 state or a moved node shows on the next repaint. From ``MAX_TILE_ZOOM`` up, blocks carry
 text, which a scaled image would blur; few enough items are visible there to paint live.
@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 TILE = 256                  # pixels per tile side
 MAX_TILE_ZOOM = BLOCK_TEXT_MIN_LOD   # tiles hold no text: it would blur when scaled
 MAX_TILES = 320             # ~80 MiB of tiles at most (several levels of a 20k graph)
-SYNC_TILES = 4              # missing tiles rendered within the paint (an edit's few)
+SYNC_TILES = 4              # missing tiles rendered one by one within the paint
+MAX_BLOCK_TILES = 96        # the most rendered in one pass (24 MiB; a screen needs ~40)
 IDLE_SLICE = 0.015          # seconds of tile rendering between events
 MARGIN_PX = 4.0             # cosmetic pens reach this far beyond an item's bounding rect
 
@@ -102,11 +103,12 @@ class OverviewTiles:
     def paint(self, painter: QPainter, exposed: QRectF) -> bool:
         """Draw the tiles covering ``exposed`` (scene coordinates) on the viewport.
 
-        Returns False, having drawn nothing, when more than ``SYNC_TILES`` of them are
-        missing with no coarser tile to stand in: the view then paints this frame live
-        (as fast as before there were tiles) while the tiles render between events. A few
-        missing tiles (an edit's) are rendered at once; a missing tile with a coarser one
-        cached is drawn from it, slightly blurred, until its own is ready."""
+        A missing tile with a coarser one cached is drawn from it, slightly blurred, and
+        rendered between events. Missing tiles with nothing to stand in are rendered now:
+        a few (an edit's) one by one, more (a graph just opened) in one pass over the
+        items into one image cut into tiles, which costs about what painting the items
+        live would (rendering tile by tile paints an item once per tile it touches).
+        Returns False when the view should paint live instead (the block would be huge)."""
         zoom = self.view.transform().m11()
         level = math.ceil(math.log2(zoom) - 1e-9)
         scale = 2.0 ** level
@@ -118,9 +120,11 @@ class OverviewTiles:
             self._timer.start()
         bare = [key for key in missing if self._coarser(key) is None]
         if len(bare) > SYNC_TILES:
-            return False
-        for key in bare:
-            self._render(key)
+            if not self._render_block(bare):
+                return False
+        else:
+            for key in bare:
+                self._render(key)
         to_view = self.view.viewportTransform()
         painter.save()
         painter.resetTransform()
@@ -165,6 +169,37 @@ class OverviewTiles:
             # Once all are in: a repaint per slice could repaint live each time.
             self.view.viewport().update()
 
+    def _render_block(self, keys: list[Key]) -> bool:
+        """Render ``keys`` (one level) in one pass; False if their block is too large."""
+        level = keys[0][0]
+        cols = [k[1] for k in keys]
+        rows = [k[2] for k in keys]
+        i0, j0 = min(cols), min(rows)
+        n_cols, n_rows = max(cols) - i0 + 1, max(rows) - j0 + 1
+        if n_cols * n_rows > MAX_BLOCK_TILES:
+            return False
+        image = QImage(n_cols * TILE, n_rows * TILE, QImage.Format.Format_ARGB32_Premultiplied)
+        image.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(image)
+        painter.setRenderHints(self.view.renderHints())
+        size = TILE / 2.0 ** level
+        assert self._scene is not None
+        self._scene.render(painter, QRectF(image.rect()),
+                           QRectF(i0 * size, j0 * size, n_cols * size, n_rows * size),
+                           Qt.AspectRatioMode.IgnoreAspectRatio)
+        painter.end()
+        for key in keys:
+            self._store(key, image.copy((key[1] - i0) * TILE, (key[2] - j0) * TILE,
+                                        TILE, TILE))
+        self._pending = [key for key in self._pending if key not in self._tiles]
+        return True
+
+    def _store(self, key: Key, image: QImage) -> None:
+        self.rendered += 1
+        self._tiles[key] = image
+        while len(self._tiles) > MAX_TILES:
+            self._tiles.popitem(last=False)
+
     def _render(self, key: Key) -> QImage:
         image = QImage(TILE, TILE, QImage.Format.Format_ARGB32_Premultiplied)
         image.fill(Qt.GlobalColor.transparent)
@@ -174,10 +209,7 @@ class OverviewTiles:
         self._scene.render(painter, QRectF(0, 0, TILE, TILE), _tile_rect(key),
                            Qt.AspectRatioMode.IgnoreAspectRatio)
         painter.end()
-        self.rendered += 1
-        self._tiles[key] = image
-        while len(self._tiles) > MAX_TILES:
-            self._tiles.popitem(last=False)
+        self._store(key, image)
         return image
 
 

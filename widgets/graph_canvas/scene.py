@@ -257,7 +257,8 @@ class GraphScene(QGraphicsScene):
                 edges.update(item.edges)  # type: ignore[arg-type]
         for edge in edges:
             edge.update_path(check=False)
-        self.check_crossings()
+        if edges:          # (a graph laid out by the scene itself is stored without moves)
+            self.check_crossings()
 
     def _moved_only(self, nid: int) -> bool:
         item = self.items_by_id.get(nid)
@@ -311,19 +312,24 @@ class GraphScene(QGraphicsScene):
     def hide_prepared_away(self, hidden: bool) -> None:
         """Hide (or show again) the nodes prepare removes or fuses, with their edges."""
         self.prepared_view = hidden
+        changed = False
         for nid, look in self.looks.items():
             item = self.items_by_id.get(nid)
             if item is not None and look.rewrite in ("fused", "removed"):
-                self._show_away(item)
-        self.check_crossings()
+                changed |= self._show_away(item)
+        if changed:
+            self.check_crossings()
 
-    def _show_away(self, item: NodeItem) -> None:
+    def _show_away(self, item: NodeItem) -> bool:
+        """Hide or show ``item`` as the prepared view wants; True if that changed it."""
         visible = not (self.prepared_view and item.look.rewrite in ("fused", "removed"))
-        if item.isVisible() != visible:
-            item.setVisible(visible)
-            for edge in item.edges:
-                edge.setVisible(visible and edge.src.isVisible()  # type: ignore[attr-defined]
-                                and edge.dst.isVisible())  # type: ignore[attr-defined]
+        if item.isVisible() == visible:
+            return False
+        item.setVisible(visible)
+        for edge in item.edges:
+            edge.setVisible(visible and edge.src.isVisible()  # type: ignore[attr-defined]
+                            and edge.dst.isVisible())  # type: ignore[attr-defined]
+        return True
 
     def reset_looks(self, **values: object) -> None:
         """Set the same fields on every node (e.g. clear all run states)."""

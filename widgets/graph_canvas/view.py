@@ -148,7 +148,7 @@ class GraphCanvas(QGraphicsView):
         painter.setTransform(self.viewportTransform())
         self.drawBackground(painter, exposed)
         if not self.tiles.paint(painter, exposed):
-            painter.end()             # the first sight of this level: live, tiles follow
+            painter.end()             # too many tiles to render in one pass: live
             super().paintEvent(event)
             return
         self.drawForeground(painter, exposed)
