@@ -140,3 +140,21 @@ def test_the_minimap_shows_each_node_in_its_colour_and_a_new_look(qtbot, canvas)
     assert colour_at_node().name() == item.block_color().name()     # the relu's orange
     scene.set_look(item.node_id, status="failed")
     assert colour_at_node().name() == QColor("#d62828").name()
+
+
+def test_a_selected_block_is_framed_in_the_overview(qtbot, canvas):
+    canvas.zoom_to(0.1)
+    scene = canvas.scene()
+    item = [i for i in scene.items_by_id.values() if i.node.op == "QuantizedRelu_8"][7]
+    canvas.centerOn(item.sceneBoundingRect().center())
+    _settle(qtbot, canvas)
+    frame = canvas.mapFromScene(QPointF(item.x() + item.width / 2, item.y()))
+
+    def blue_near_top() -> bool:
+        patch = _pixels(canvas)[frame.y() - 2:frame.y() + 3, frame.x() - 3:frame.x() + 4]
+        return bool(((patch[..., 2] > 170) & (patch[..., 0] < 80)).any())
+
+    assert not blue_near_top()
+    scene.select_only(item.node_id)
+    QApplication.processEvents()
+    assert blue_near_top()

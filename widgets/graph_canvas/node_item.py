@@ -209,6 +209,12 @@ class NodeItem(QGraphicsItem):
         if lod < LOD_SIMPLE:
             painter.fillRect(rect, self.block_color())
             self._paint_block_name(painter, lod)
+            if self.isSelected():      # a blue frame, two pixels wide at any zoom
+                pen = QPen(QColor("#1f78d1"), 2.5)
+                pen.setCosmetic(True)
+                painter.setPen(pen)
+                painter.setBrush(Qt.BrushStyle.NoBrush)
+                painter.drawRect(rect)
             return
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, lod > 0.7)
         path = QPainterPath()
