@@ -121,10 +121,15 @@ class EdgeItem(QGraphicsPathItem):
             super().paint(painter, option, widget)
             return
         # Zoomed out, where a curve is a few pixels: a straight line, no antialiasing
-        # (tens of thousands of edges are drawn when a large graph is fitted).
+        # (tens of thousands of edges are drawn when a large graph is fitted). An edge
+        # routed through the gap below its producer keeps its route: straight, the back
+        # edge of a wrapped band would cross the whole band.
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         painter.setPen(self.pen())
-        painter.drawLine(self._line)
+        if len(self.segments) > 1:
+            painter.strokePath(self.path(), self.pen())
+        else:
+            painter.drawLine(self._line)
 
     def shape(self) -> QPainterPath:
         # A band along the curve: the path's own shape is its filled hull, which would make
