@@ -57,7 +57,7 @@ class EditActions:
         self.delete.triggered.connect(self.delete_selected)
         self.layout = QAction("Auto &layout", w)
         self.layout.setShortcut(QKeySequence("Ctrl+L"))
-        self.layout.triggered.connect(self.auto_layout)
+        self.layout.triggered.connect(lambda: self.auto_layout())
         self.find = QAction("&Find node…", w)
         self.find.setShortcut(QKeySequence.StandardKey.Find)
         self.find.triggered.connect(lambda: (w.search.setFocus(), w.search.selectAll()))
@@ -111,9 +111,9 @@ class EditActions:
         if not self.edit("move", positions, text=f"move {len(positions)} node(s)"):
             self.w.scene.rebuild()      # put the items back where the graph says
 
-    def auto_layout(self) -> None:
-        self.edit("move", self.w.scene.layout_positions(), text="auto layout")
-        self.w.canvas.zoom_to_fit()
+    def auto_layout(self, text: str = "auto layout") -> None:
+        if self.edit("move", self.w.scene.layout_positions(), text=text):
+            self.w.canvas.zoom_to_fit()
 
     def delete_selected(self) -> None:
         """Delete the selected nodes (with their folded consts) and disconnect the selected

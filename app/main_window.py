@@ -36,6 +36,7 @@ from hexscope.app.edit_actions import EditActions
 from hexscope.app.execution_controller import ExecutionController
 from hexscope.app.file_actions import FileActions
 from hexscope.app.help_actions import HelpActions
+from hexscope.app.layout_actions import LayoutActions
 from hexscope.app.settings import AppSettings
 from hexscope.app.theme import add_theme_menu
 from hexscope.engine.events import GraphEdited, LogLine
@@ -187,6 +188,7 @@ class MainWindow(QMainWindow):
         menu.addActions([fit, actual, zin, zout, self.show_minimap])
         menu.addSeparator()
         menu.addActions([self.show_consts, self.show_prepared, self.edits.layout])
+        self.layout_direction = LayoutActions(self, menu)
         menu.addSeparator()
         self.theme_actions = add_theme_menu(self, menu)
         menu.addSeparator()
@@ -254,7 +256,8 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"Drawing {len(graph):,} nodes…")
             self.progress.setFormat("drawing %v of %m nodes")
         self.scene = GraphScene(graph, parent=self, show_consts=self.show_consts.isChecked(),
-                                progress=self._drawing_progress if big else None)
+                                progress=self._drawing_progress if big else None,
+                                direction=self.layout_direction.direction())
         unplaced = [item.node for item in self.scene.items_by_id.values()
                     if item.node.position is None]
         if unplaced and len(unplaced) == len(self.scene.items_by_id):

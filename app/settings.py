@@ -7,6 +7,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, QStandardPaths
 
+from hexscope.widgets.graph_canvas.layout import DIRECTIONS, LEFT_TO_RIGHT
+
 MAX_RECENT = 10
 
 
@@ -53,6 +55,17 @@ class AppSettings:
         """The window geometry and dock state saved at the last close, if any."""
         values = [self.qsettings.value(f"window/{key}") for key in ("geometry", "state")]
         return tuple(v if isinstance(v, QByteArray) else None for v in values)  # type: ignore[return-value]
+
+    # canvas -------------------------------------------------------------------------------
+    def layout_direction(self) -> str:
+        """The direction of automatic layouts (View > Layout direction)."""
+        value = str(self.qsettings.value("canvas/layout_direction", LEFT_TO_RIGHT))
+        return value if value in DIRECTIONS else LEFT_TO_RIGHT
+
+    def set_layout_direction(self, direction: str) -> None:
+        if direction not in DIRECTIONS:
+            raise ValueError(f"layout direction {direction!r}: expected one of {DIRECTIONS}")
+        self.qsettings.setValue("canvas/layout_direction", direction)
 
     # autosave -----------------------------------------------------------------------------
     # Each running window writes its own slot there (hexscope.app.autosave).

@@ -14,6 +14,8 @@ Run::
 
 ``--app`` needs a display (``QT_QPA_PLATFORM=offscreen`` works). The last column is the
 growth from the smallest to the largest size divided by the growth in nodes: 1.0 is linear.
+The repaint rows have a peer in the same run: the same window's repaint of an empty canvas
+(the cost of the window itself); the table after the main one divides by it.
 """
 
 from __future__ import annotations
@@ -72,14 +74,15 @@ def app_rows(g: Graph, repeat: int, tmp: Path) -> dict[str, float]:
     win = MainWindow(settings)
     win.show()
     app.processEvents()
+    win.central.setCurrentWidget(win.canvas)         # not the welcome page
+    app.processEvents()
+    rows = {"repaint, empty canvas (peer)": _repaint(app, win.canvas)}
     t0 = time.perf_counter()
     win.files.open_graph(str(path))
+    app.processEvents()            # as after the Open dialog: the scene's changes, a paint
     win.canvas.viewport().repaint()
-    app.processEvents()
-    rows = {"app: open until drawn": time.perf_counter() - t0}
-    t = time.perf_counter()
-    win.canvas.viewport().repaint()
-    rows["repaint, fitted"] = time.perf_counter() - t
+    rows["app: open until drawn"] = time.perf_counter() - t0
+    rows |= repaint_rows(app, win)
     graph = win.graph
     convs = [n.node_id for n in graph if n.op == "QuantizedConv2d_8x8to32"]
     mid = convs[len(convs) // 2]
@@ -89,9 +92,6 @@ def app_rows(g: Graph, repeat: int, tmp: Path) -> dict[str, float]:
     win.canvas.zoom_to(1.0)
     win.canvas.center_on_node(mid)
     app.processEvents()
-    t = time.perf_counter()
-    win.canvas.viewport().repaint()
-    rows["repaint at 100 %"] = time.perf_counter() - t
 
     def timed(name: str, action: Callable[[], object]) -> None:
         t = time.perf_counter()
@@ -112,12 +112,52 @@ def app_rows(g: Graph, repeat: int, tmp: Path) -> dict[str, float]:
     t = time.perf_counter()
     win.revalidate()
     rows["revalidate (after an edit)"] = time.perf_counter() - t
-    win.files.autosave_timer.stop()
     win.undo_stack.setClean()
     win.shutdown()
     win.close()
     win.deleteLater()
     app.processEvents()
+    return rows
+
+
+def _repaint(app: object, canvas: object, repeat: int = 5) -> float:
+    """Median time of a full repaint of the canvas, once its tiles are all rendered."""
+    while canvas.tiles.pending:            # type: ignore[attr-defined]
+        app.processEvents()                # type: ignore[attr-defined]
+    canvas.viewport().repaint()            # type: ignore[attr-defined]
+    return median_time(canvas.viewport().repaint, repeat)  # type: ignore[attr-defined]
+
+
+def repaint_rows(app: object, win: object) -> dict[str, float]:
+    """Repaints of the canvas as a user pans and zooms: the whole viewport, after the first
+    paint at that zoom (tiles rendered, nodes cached), and the first paint of a zoom step."""
+    canvas = win.canvas                    # type: ignore[attr-defined]
+    t = time.perf_counter()
+    while canvas.tiles.pending:
+        app.processEvents()                # type: ignore[attr-defined]
+    rows = {"tiles complete after open": time.perf_counter() - t,
+            "repaint, fitted": _repaint(app, canvas)}
+    t = time.perf_counter()
+    canvas.zoom_by(1.2)                    # one wheel step in: a new tile level
+    canvas.viewport().repaint()
+    rows["first paint of a zoom step in, fitted"] = time.perf_counter() - t
+    graph = win.graph                      # type: ignore[attr-defined]
+    convs = [n.node_id for n in graph if n.op == "QuantizedConv2d_8x8to32"]
+    target = win.scene.items_by_id[convs[len(convs) // 3]].sceneBoundingRect().center()
+    for zoom, name in ((0.1, "1/10 (tiles)"), (0.25, "1/4"), (0.55, "0.55 (a region)"),
+                       (1.0, "100 %")):
+        canvas.zoom_to(zoom)
+        canvas.centerOn(target)
+        t = time.perf_counter()
+        canvas.viewport().repaint()
+        rows[f"first paint at {name}"] = time.perf_counter() - t
+        rows[f"repaint at {name}"] = _repaint(app, canvas)
+    bar = canvas.horizontalScrollBar()
+    t = time.perf_counter()
+    for _ in range(5):                     # a drag of 5 x 40 px: Qt repaints the strip
+        bar.setValue(bar.value() + 40)
+        app.processEvents()                # type: ignore[attr-defined]
+    rows["pan 40 px at 100 %"] = (time.perf_counter() - t) / 5
     return rows
 
 
@@ -145,10 +185,20 @@ def main() -> None:
           + " | growth / node growth |")
     print("|---|" + "---:|" * (len(sizes) + 1))
     for name, by_size in table.items():
-        cells = [f"{by_size[s] * 1e3:.0f} ms" if by_size[s] < 1 else f"{by_size[s]:.2f} s"
+        cells = [f"{by_size[s] * 1e3:.1f} ms" if by_size[s] < 0.01
+                 else f"{by_size[s] * 1e3:.0f} ms" if by_size[s] < 1 else f"{by_size[s]:.2f} s"
                  for s in sizes]
         growth = (by_size[sizes[-1]] / by_size[sizes[0]]) / (nodes[sizes[-1]] / nodes[sizes[0]])
         print(f"| {name} | " + " | ".join(cells) + f" | {growth:.2f} |")
+    peer = table.get("repaint, empty canvas (peer)")
+    if peer:
+        print("\n| repaint / empty-canvas repaint | " + " | ".join(
+            f"{nodes[s]:,} nodes" for s in sizes) + " |")
+        print("|---|" + "---:|" * len(sizes))
+        for name, by_size in table.items():
+            if "paint" in name or name.startswith("pan"):
+                print(f"| {name} | " + " | ".join(f"{by_size[s] / peer[s]:.0f}"
+                                                  for s in sizes) + " |")
 
 
 if __name__ == "__main__":

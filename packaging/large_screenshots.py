@@ -37,10 +37,13 @@ from support.large_graph import residual_graph  # noqa: E402
 OUT = ROOT / "resources" / "screenshots"
 
 
-def settle(ms: int = 400) -> None:
+def settle(ms: int = 400, window: MainWindow | None = None) -> None:
+    """Let ``ms`` pass, then (given the window) until the canvas's tiles are all drawn."""
     loop = QEventLoop()
     QTimer.singleShot(ms, loop.quit)
     loop.exec()
+    while window is not None and window.canvas.tiles.pending:
+        QApplication.processEvents()
 
 
 def main() -> int:
@@ -59,7 +62,7 @@ def main() -> int:
     window.files.open_graph(path)
     settle(50)
     print(f"opened {len(window.graph):,} nodes in {time.perf_counter() - t0:.2f} s")
-    settle(800)
+    settle(800, window)
     OUT.mkdir(parents=True, exist_ok=True)
     window.grab().save(str(OUT / "large_fit.png"))
     convs = [n.node_id for n in window.graph if n.op == "QuantizedConv2d_8x8to32"]
@@ -67,7 +70,7 @@ def main() -> int:
     window.select_node(target)
     window.canvas.zoom_to(0.55)
     window.canvas.centerOn(window.scene.items_by_id[target].sceneBoundingRect().center())
-    settle(800)
+    settle(800, window)
     window.grab().save(str(OUT / "large_region.png"))
     mini = window.canvas.minimap.grab()
     mini.scaled(mini.width() * 2, mini.height() * 2,

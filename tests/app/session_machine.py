@@ -250,6 +250,20 @@ class AppSession(RuleBasedStateMachine):
         self._log("Ctrl+L (auto layout)")
         self._key(KEY.Key_L, MOD.ControlModifier)
 
+    @rule(direction=st.sampled_from(["left-to-right", "top-to-bottom"]))
+    def layout_direction(self, direction: str) -> None:
+        self._log(f"View > Layout direction > {direction}")
+        self.w.layout_direction.actions[direction].trigger()
+        self._settle()
+
+    @rule(zoom=st.sampled_from([0.03, 0.1, 0.3, 1.0]))
+    def zoom(self, zoom: float) -> None:
+        # Far out the canvas paints from tiles: edits after this must still show.
+        self._log(f"zoom to {zoom}")
+        self.w.canvas.zoom_to(zoom)
+        self.w.canvas.viewport().repaint()
+        self._settle()
+
     @rule()
     def toggle_consts(self) -> None:
         self._log("View > Show consts as nodes")

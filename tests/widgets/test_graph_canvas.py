@@ -123,3 +123,24 @@ def test_port_hit_testing(qtbot):
     assert item.port_at(item.output_pos(4)) == ("out", 4)
     assert item.port_at(item.mapToScene(item.boundingRect().center())) is None
     scene.close()
+
+
+def test_top_to_bottom_layout_puts_layers_in_rows_without_overlap():
+    from hexscope.widgets.graph_canvas.layout import TOP_TO_BOTTOM
+
+    g = _ranges_graph()
+    size = (100.0, 50.0)
+    pos = layered_layout(g, [n.node_id for n in g], lambda nid: size, direction=TOP_TO_BOTTOM)
+    col = layers(g, [n.node_id for n in g])
+    for node in g:                    # each layer is a row, below the one before
+        for src, _ in node.inputs:
+            if col[src] < col[node.node_id]:
+                assert pos[src][1] + size[1] <= pos[node.node_id][1]
+    by_y: dict[float, list[float]] = {}
+    for x, y in pos.values():
+        by_y.setdefault(y, []).append(x)
+    for xs in by_y.values():          # side by side within a row
+        xs.sort()
+        assert all(b - a >= size[0] for a, b in zip(xs, xs[1:], strict=False))
+    with pytest.raises(ValueError, match="layout direction"):
+        layered_layout(g, [n.node_id for n in g], lambda nid: size, direction="diagonal")

@@ -11,28 +11,51 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from hexscope.widgets.graph_canvas.crossings import Segment
 from hexscope.widgets.graph_canvas.node_item import LOD_SIMPLE, NodeItem
 from hexscope.widgets.theme_colors import LIGHT, theme_colors
 
 EDGE_COLOR = LIGHT.edge
 BACK_BEND = 80.0
-LONG_EDGE = 320.0         # longer than one column step: may pass over another node
-MAX_CHECKED_EDGE = 2500.0
-# Qt's item query scans every node here (each calling Python's boundingRect): fine for
-# hundreds of nodes, seconds for 10,000. Larger graphs raise the selected node's edges only.
-CROSSING_CHECK_MAX_NODES = 1500
-EDGE_MIN_LOD = 0.03       # below this zoom, nodes are blocks of a few pixels
+MIN_BEND = 40.0
+# Below this zoom, nodes are blocks of a few pixels and edges only a grey haze. (Tiles are
+# rendered at powers of two: at 1/32 they have no edges, at 1/16 they do.)
+EDGE_MIN_LOD = 0.04
 
 
-def curve(start: QPointF, end: QPointF) -> QPainterPath:
-    """The S-curve between two ports; the bend grows with the horizontal distance."""
-    path = QPainterPath(start)
-    bend = max(40.0, abs(end.x() - start.x()) * 0.5)
-    if end.x() < start.x():
+def curve_segments(sx: float, sy: float, ex: float, ey: float,
+                   gap_y: float | None = None) -> list[Segment]:
+    """The cubic segments of the edge from an output at (sx, sy) to an input at (ex, ey):
+    an S-curve whose bend grows with the horizontal distance.
+
+    ``gap_y`` is a height between the two nodes when the consumer lies wholly below the
+    producer. If the consumer is then not to the right (a top-to-bottom layout's next
+    layer, the next band of a wrapped one), the edge leaves to the right, turns down into
+    that gap, runs along it and comes into the input from the left: an S-curve would cut
+    diagonally through both nodes.
+    """
+    if gap_y is not None and ex < sx + 2 * MIN_BEND:
+        bend = BACK_BEND if ex < sx - BACK_BEND else MIN_BEND
+        mx = (sx + ex) / 2
+        return [(sx, sy, sx + bend, sy, sx + bend, gap_y, mx, gap_y),
+                (mx, gap_y, ex - bend, gap_y, ex - bend, ey, ex, ey)]
+    bend = max(MIN_BEND, abs(ex - sx) * 0.5)
+    if ex < sx:
         # A backward edge (to the next band of a wrapped layout): a bend as wide as the
         # distance would swing far outside the graph and make zoom-to-fit shrink it.
         bend = BACK_BEND
-    path.cubicTo(QPointF(start.x() + bend, start.y()), QPointF(end.x() - bend, end.y()), end)
+    return [(sx, sy, sx + bend, sy, ex - bend, ey, ex, ey)]
+
+
+def curve(start: QPointF, end: QPointF) -> QPainterPath:
+    """The path of :func:`curve_segments` between two ports."""
+    return _path(curve_segments(start.x(), start.y(), end.x(), end.y()))
+
+
+def _path(segments: list[Segment]) -> QPainterPath:
+    path = QPainterPath(QPointF(segments[0][0], segments[0][1]))
+    for _, _, ax, ay, bx, by, ex, ey in segments:
+        path.cubicTo(QPointF(ax, ay), QPointF(bx, by), QPointF(ex, ey))
     return path
 
 
@@ -55,29 +78,27 @@ class EdgeItem(QGraphicsPathItem):
         dst.edges.append(self)
         self.update_path()
 
-    def update_path(self) -> None:
-        self.setPath(curve(self.src.output_pos(self.src_port), self.dst.input_pos(self.dst_port)))
-        if self.scene() is not None:
-            self.check_crossing()
-
-    def check_crossing(self) -> None:
-        """An edge that passes behind a node other than its ends could be read as that
-        node's edge: such an edge is drawn above the nodes, with a halo. Only edges longer
-        than a column are checked (the others cannot reach a third node)."""
+    def update_path(self, check: bool = True) -> None:
+        """Follow the ports (after a move); ``check`` False leaves the crossing test to the
+        caller (the scene checks many edges in one pass)."""
         start, end = self.src.output_pos(self.src_port), self.dst.input_pos(self.dst_port)
-        crossing = False
+        self._line = QLineF(start, end)     # the zoomed-out drawing (painted by the thousand)
+        bottom, top = self.src.y() + self.src.height, self.dst.y()
+        gap = (bottom + top) / 2 if top > bottom else None
+        self.segments = curve_segments(start.x(), start.y(), end.x(), end.y(), gap)
+        self.setPath(_path(self.segments))
         scene = self.scene()
-        small = len(getattr(scene, "items_by_id", ())) <= CROSSING_CHECK_MAX_NODES
-        if small and LONG_EDGE < end.x() - start.x() < MAX_CHECKED_EDGE:
-            # Backward edges (to the next band of a wrapped layout) and very long ones
-            # are not checked: their query would return a band's worth of nodes.
-            ends = (self.src, self.dst)
-            crossing = any(isinstance(item, NodeItem) and item not in ends and item.isVisible()
-                           for item in scene.items(
-                               self.path(), Qt.ItemSelectionMode.IntersectsItemBoundingRect))
+        if check and scene is not None and hasattr(scene, "node_grid"):
+            self.set_crossing(bool(scene.node_grid.crossing([(self.src, self.dst,
+                                                              self.segments)])[0]))
+
+    def set_crossing(self, crossing: bool) -> None:
+        """An edge that passes over a node other than its ends could be read as that node's
+        edge: it is drawn above the nodes, with a halo (see paint)."""
         if crossing != self.crossing:
             self.crossing = crossing
             self._restack()
+            self.update()
 
     def _restack(self) -> None:
         self.setZValue(2 if self.highlighted or self.crossing else 0)
@@ -92,6 +113,10 @@ class EdgeItem(QGraphicsPathItem):
         if not self.highlighted:
             pen.setColor(colors.edge)      # follows the theme; a highlight keeps its colour
         if lod >= LOD_SIMPLE:
+            # The halo only where nodes show ports and text: below LOD_SIMPLE a node is a
+            # plain block with no ports an edge could be mistaken to reach, the edge (drawn
+            # above it) stays visible across its colour, and a 7-pixel white band around
+            # every crossing edge would wash out the overview.
             if self.highlighted or self.crossing:
                 halo = QPen(colors.halo, 7.0)
                 halo.setCosmetic(True)
@@ -102,11 +127,15 @@ class EdgeItem(QGraphicsPathItem):
             painter.drawPath(self.path())
             return
         # Zoomed out, where a curve is a few pixels: a straight line, no antialiasing
-        # (tens of thousands of edges are drawn when a large graph is fitted).
+        # (tens of thousands of edges are drawn when a large graph is fitted). An edge
+        # routed through the gap below its producer keeps its route: straight, the back
+        # edge of a wrapped band would cross the whole band.
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         painter.setPen(pen)
-        painter.drawLine(QLineF(self.src.output_pos(self.src_port),
-                                self.dst.input_pos(self.dst_port)))
+        if len(self.segments) > 1:
+            painter.strokePath(self.path(), pen)
+        else:
+            painter.drawLine(self._line)
 
     def shape(self) -> QPainterPath:
         # A band along the curve: the path's own shape is its filled hull, which would make

@@ -1,9 +1,14 @@
-"""Layered layout, left to right in execution order (no Qt; fast enough for 1,000s of nodes).
+"""Layered layout in execution order (no Qt; fast enough for 1,000s of nodes).
 
-Each node sits one column right of its rightmost producer; a const sits one column left of
-its first consumer. Within a column, nodes are ordered by the mean row of their producers
-(one barycentre sweep), which removes most crossings in the chains hexagon_nn graphs are.
-A long layout wraps into bands stacked top to bottom, so it reads when fitted to the view.
+Left to right (the default): each node sits one column right of its rightmost producer; a
+const sits one column left of its first consumer. Within a column, nodes are ordered by the
+mean row of their producers (one barycentre sweep), which removes most crossings in the
+chains hexagon_nn graphs are. A long layout wraps into bands stacked top to bottom, so it
+reads when fitted to the view.
+
+Top to bottom (View > Layout direction): the same layers as rows, one below the other, the
+nodes of a layer side by side; a very tall layout wraps into columns side by side, like a
+newspaper. It is the left-to-right layout computed with the axes swapped.
 """
 
 from __future__ import annotations
@@ -20,6 +25,10 @@ FOOTER_HEIGHT = 8.0
 COLUMN_GAP = 70.0
 ROW_GAP = 36.0
 BAND_GAP = 160.0         # between the bands a long layout wraps into
+LAYER_GAP_TB = 70.0      # top to bottom: between layers (edges turn in this gap)
+NODE_GAP_TB = 50.0       # top to bottom: between the nodes of a layer
+LEFT_TO_RIGHT, TOP_TO_BOTTOM = "left-to-right", "top-to-bottom"
+DIRECTIONS = (LEFT_TO_RIGHT, TOP_TO_BOTTOM)
 WRAP_ASPECT = 1.6        # a layout wider than twice this (width / height) wraps
 MIN_WRAP_COLUMNS = 24    # ... if it has more columns than this (small graphs stay a line)
 
@@ -51,8 +60,28 @@ def layers(graph: Graph, visible: Iterable[int]) -> dict[int, int]:
 
 
 def layered_layout(graph: Graph, visible: Iterable[int], size_of: Callable[[int], Size],
-                   wrap: bool = True) -> dict[int, tuple[float, float]]:
-    """Top-left positions of the visible nodes, columns left to right, each centred on y=0."""
+                   wrap: bool = True, direction: str = LEFT_TO_RIGHT
+                   ) -> dict[int, tuple[float, float]]:
+    """Top-left positions of the visible nodes: columns left to right, each centred on
+    y = 0, or (``TOP_TO_BOTTOM``) rows top to bottom, each centred on x = 0."""
+    if direction == TOP_TO_BOTTOM:
+        def swapped(nid: int) -> Size:
+            width, height = size_of(nid)
+            return height, width
+
+        # Wrapped into columns for a screen wider than tall: in the swapped frame, a layout
+        # taller than wide.
+        flipped = _layered(graph, visible, swapped, wrap, LAYER_GAP_TB, NODE_GAP_TB,
+                           1 / WRAP_ASPECT)
+        return {nid: (y, x) for nid, (x, y) in flipped.items()}
+    if direction != LEFT_TO_RIGHT:
+        raise ValueError(f"layout direction {direction!r}: expected one of {DIRECTIONS}")
+    return _layered(graph, visible, size_of, wrap, COLUMN_GAP, ROW_GAP, WRAP_ASPECT)
+
+
+def _layered(graph: Graph, visible: Iterable[int], size_of: Callable[[int], Size],
+             wrap: bool, column_gap: float, row_gap: float, aspect: float
+             ) -> dict[int, tuple[float, float]]:
     column = layers(graph, visible)
     rank = {nid: k for k, nid in enumerate(graph.order)}
     by_column: dict[int, list[int]] = {}
@@ -62,8 +91,8 @@ def layered_layout(graph: Graph, visible: Iterable[int], size_of: Callable[[int]
     rows: dict[int, float] = {}
     # Two sweeps: the second places consts next to the consumers the first one placed.
     for _ in range(2):
-        positions, rows = _place(graph, by_column, size_of, rank, rows)
-    return wrap_bands(positions, size_of) if wrap else positions
+        positions, rows = _place(graph, by_column, size_of, rank, rows, column_gap, row_gap)
+    return wrap_bands(positions, size_of, aspect) if wrap else positions
 
 
 def wrap_bands(positions: dict[int, tuple[float, float]], size_of: Callable[[int], Size],
@@ -112,8 +141,8 @@ def _stack_bands(positions: dict[int, tuple[float, float]], columns: dict[float,
 
 
 def _place(graph: Graph, by_column: dict[int, list[int]], size_of: Callable[[int], Size],
-           rank: dict[int, int], previous: dict[int, float]
-           ) -> tuple[dict[int, tuple[float, float]], dict[int, float]]:
+           rank: dict[int, int], previous: dict[int, float], column_gap: float,
+           row_gap: float) -> tuple[dict[int, tuple[float, float]], dict[int, float]]:
     positions: dict[int, tuple[float, float]] = {}
     row_of: dict[int, float] = {}
     x = 0.0
@@ -121,14 +150,14 @@ def _place(graph: Graph, by_column: dict[int, list[int]], size_of: Callable[[int
         ids = sorted(by_column[col],
                      key=lambda nid: _barycentre(graph, nid, row_of, previous, rank))
         heights = [size_of(nid)[1] for nid in ids]
-        y = -(sum(heights) + ROW_GAP * (len(ids) - 1)) / 2
+        y = -(sum(heights) + row_gap * (len(ids) - 1)) / 2
         width = 0.0
         for nid, h in zip(ids, heights, strict=True):
             positions[nid] = (x, y)
             row_of[nid] = y + h / 2
-            y += h + ROW_GAP
+            y += h + row_gap
             width = max(width, size_of(nid)[0])
-        x += width + COLUMN_GAP
+        x += width + column_gap
     return positions, row_of
 
 

@@ -3,13 +3,16 @@ clicking or dragging in it moves the view there.
 
 It paints the nodes as coloured rectangles into a cached image (no edges, no text), redrawn
 a moment after the scene changes, so a 10,000-node graph costs a few milliseconds per
-change and nothing while panning: panning only moves the outline.
+change and nothing while panning: panning only moves the outline. The rectangles are
+rasterised with numpy: filling them one QPainter call at a time cost ~100 ms at 20,000
+nodes, paid in the first frame of the first zoom step in from the fitted view.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QWidget
@@ -20,6 +23,13 @@ if TYPE_CHECKING:
     from hexscope.widgets.graph_canvas.view import GraphCanvas
 
 MINIMAP_SIZE = QSize(240, 160)
+
+
+def _premultiplied(color: QColor) -> int:
+    """``color`` as one premultiplied ARGB32 pixel (the image's format)."""
+    a = color.alpha()
+    r, g, b = (round(c * a / 255) for c in (color.red(), color.green(), color.blue()))
+    return (a << 24) | (r << 16) | (g << 8) | b
 MARGIN = 12
 
 
@@ -38,6 +48,7 @@ class Minimap(QWidget):
         self._redraw.timeout.connect(self.invalidate)
         self.wanted = True               # the user's choice (View > Minimap)
         self._bounds_dirty = True
+        self._nodes = np.zeros((0, 5))
         canvas.horizontalScrollBar().valueChanged.connect(self.refresh)
         canvas.verticalScrollBar().valueChanged.connect(self.refresh)
 
@@ -65,11 +76,22 @@ class Minimap(QWidget):
 
     def _graph_bounds(self) -> QRectF:
         if self._bounds_dirty:
-            self._bounds = QRectF()
-            for item in getattr(self.canvas.scene(), "items_by_id", {}).values():
-                self._bounds |= item.sceneBoundingRect()
+            self._collect()
             self._bounds_dirty = False
         return self._bounds
+
+    def _collect(self) -> None:
+        """One pass over the nodes: their bodies and colours as arrays, and the bounds."""
+        rows = [(item.x(), item.y(), item.width, item.height, item.block_rgb)
+                for item in getattr(self.canvas.scene(), "items_by_id", {}).values()
+                if item.isVisible()]
+        self._nodes = np.array(rows, np.float64).reshape(-1, 5)
+        if not rows:
+            self._bounds = QRectF()
+            return
+        x, y, w, h = (self._nodes[:, k] for k in range(4))
+        left, top = x.min(), y.min()
+        self._bounds = QRectF(left, top, (x + w).max() - left, (y + h).max() - top)
 
     def place(self) -> None:
         """Keep to the canvas's bottom-right corner, above its scroll bars, at most a quarter
@@ -108,21 +130,32 @@ class Minimap(QWidget):
 
     # painting ---------------------------------------------------------------------------------
     def _render(self) -> QImage:
-        image = QImage(self.size(), QImage.Format.Format_ARGB32_Premultiplied)
-        image.fill(theme_colors().minimap)
-        items = getattr(self.canvas.scene(), "items_by_id", {})
+        """The nodes as blocks of their colour, rasterised with numpy (a 20,000-node graph
+        in a few milliseconds beyond the pass that reads the items)."""
         self._graph_bounds()
-        painter = QPainter(image)
-        for item in items.values():
-            if not item.isVisible():
-                continue
-            r = item.sceneBoundingRect()
-            top_left = self.to_map(r.topLeft())
-            bottom_right = self.to_map(r.bottomRight())
-            painter.fillRect(QRectF(top_left, bottom_right).normalized().adjusted(0, 0, 0.6, 0.6),
-                             item.block_color())
-        painter.end()
-        return image
+        width, height = self.width(), self.height()
+        pixels = np.full((height, width), _premultiplied(theme_colors().minimap), np.uint32)
+        nodes = self._nodes
+        if len(nodes):
+            s, b = self._scale(), self._bounds
+            off_x = (width - b.width() * s) / 2 - b.left() * s
+            off_y = (height - b.height() * s) / 2 - b.top() * s
+            left, top = off_x + nodes[:, 0] * s, off_y + nodes[:, 1] * s
+            x0 = np.clip(np.round(left), 0, width - 1).astype(np.int64)
+            y0 = np.clip(np.round(top), 0, height - 1).astype(np.int64)
+            # The pixels an aliased QPainter fill of the block grown by 0.6 px covers (at
+            # least one): under a pixel each, the blocks of a large graph still show.
+            w = np.maximum(1, np.round(left + nodes[:, 2] * s + 0.6) - x0).astype(np.int64)
+            h = np.maximum(1, np.round(top + nodes[:, 3] * s + 0.6) - y0).astype(np.int64)
+            colour = nodes[:, 4].astype(np.uint32) | np.uint32(0xFF000000)
+            for dy in range(int(h.max())):
+                for dx in range(int(w.max())):
+                    keep = (w > dx) & (h > dy)
+                    pixels[np.minimum(y0[keep] + dy, height - 1),
+                           np.minimum(x0[keep] + dx, width - 1)] = colour[keep]
+        image = QImage(pixels.data, width, height, width * 4,
+                       QImage.Format.Format_ARGB32_Premultiplied)
+        return image.copy()          # owns its pixels (the array goes away)
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
         if self._image is None:

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
+from hexscope.widgets.graph_canvas.layout import TOP_TO_BOTTOM
 from hexscope.widgets.graph_canvas.scene import GraphScene
 
 Key = Qt.Key
+# Laid out top to bottom, the graph flows down: the arrows turn with it.
+_TURNED = {Key.Key_Down: Key.Key_Right, Key.Key_Up: Key.Key_Left,
+           Key.Key_Right: Key.Key_Down, Key.Key_Left: Key.Key_Up}
 
 
 def producers(scene: GraphScene, node_id: int) -> list[int]:
@@ -20,9 +24,13 @@ def producers(scene: GraphScene, node_id: int) -> list[int]:
 
 
 def consumers(scene: GraphScene, node_id: int) -> list[int]:
-    """The shown consumers of ``node_id``, top to bottom on the canvas."""
+    """The shown consumers of ``node_id``, top to bottom on the canvas (left to right in
+    a top-to-bottom layout)."""
     ids = {dst for dst, _, _ in scene.graph.consumers(node_id) if dst in scene.items_by_id}
-    return sorted(ids, key=lambda i: (scene.items_by_id[i].y(), i))
+    items = scene.items_by_id
+    if scene.direction == TOP_TO_BOTTOM:
+        return sorted(ids, key=lambda i: (items[i].x(), i))
+    return sorted(ids, key=lambda i: (items[i].y(), i))
 
 
 def siblings(scene: GraphScene, node_id: int) -> list[int]:
@@ -36,10 +44,13 @@ def neighbour(scene: GraphScene, node_id: int, key: int) -> int | None:
 
     Right: the first consumer; Left and Enter: the producer of the first input (Enter
     follows the data input, as reading a graph backwards does); Up and Down: the previous or
-    next sibling (another consumer of the same producer).
+    next sibling (another consumer of the same producer). In a top-to-bottom layout Down
+    and Up go along the graph, Left and Right to the siblings.
     """
     if node_id not in scene.graph:
         return None
+    if scene.direction == TOP_TO_BOTTOM:
+        key = _TURNED.get(key, key)
     if key == Key.Key_Right:
         found = consumers(scene, node_id)
         return found[0] if found else None

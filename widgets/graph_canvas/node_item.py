@@ -39,6 +39,10 @@ PORTS_LOD = 0.49           # ports (dots and names) from this zoom up; the overv
 PORT_RADIUS = 4.5
 HEADER_PAD = 8.0
 BLOCK_TEXT_PX = 11         # the overview's block names, in screen pixels
+# Below this zoom a block is under 24 px wide: its name would be an elided "C…d". The
+# canvas paints these zooms from cached tiles (overview_tiles.py), which must hold no text
+# (scaled down, it would blur).
+BLOCK_TEXT_MIN_LOD = 0.125
 MAX_WIDTH = 320.0
 
 
@@ -99,6 +103,9 @@ class NodeItem(QGraphicsItem):
         self.width = min(MAX_WIDTH, max(self.width, _header_metrics().horizontalAdvance(
             node.op) * 1.1 + 2 * HEADER_PAD))
         self._color = QColor(CATEGORY_COLORS.get(category, CATEGORY_COLORS[None]))
+        self.block_rgb = self._color.rgb()
+        # Qt asks for it twice per item and repaint: one object, not a new one each time.
+        self._bounds = QRectF(-14, -14, self.width + 28, self.height + 30)
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
                       | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
                       | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
@@ -112,7 +119,12 @@ class NodeItem(QGraphicsItem):
 
     # geometry ---------------------------------------------------------------------------------
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt override
-        return QRectF(-14, -14, self.width + 28, self.height + 30)
+        return self._bounds
+
+    def body_rect(self) -> tuple[float, float, float, float]:
+        """The node's body in scene coordinates: x, y, width, height."""
+        pos = self.pos()
+        return pos.x(), pos.y(), self.width, self.height
 
     def input_pos(self, port: int) -> QPointF:
         """Scene position of input ``port`` (the append slot is ``len(inputs)``)."""
@@ -141,6 +153,7 @@ class NodeItem(QGraphicsItem):
     def set_look(self, **changes: object) -> None:
         for key, value in changes.items():
             setattr(self.look, key, value)
+        self.block_rgb = self.block_color().rgb()   # read by the minimap for every node
         self.setToolTip(self._node_tooltip())
         self.update()
 
@@ -180,6 +193,9 @@ class NodeItem(QGraphicsItem):
     def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: object) -> object:  # noqa: N802
         if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged \
                 and self.follow_edges:
+            scene = self.scene()
+            if hasattr(scene, "node_moved"):
+                scene.node_moved(self)      # before its edges are checked against it
             for edge in self.edges:
                 edge.update_path()  # type: ignore[attr-defined]
         return super().itemChange(change, value)
@@ -200,6 +216,12 @@ class NodeItem(QGraphicsItem):
         if lod < LOD_SIMPLE:
             painter.fillRect(rect, self.block_color())
             self._paint_block_name(painter, lod)
+            if self.isSelected():      # a blue frame, two pixels wide at any zoom
+                pen = QPen(QColor("#1f78d1"), 2.5)
+                pen.setCosmetic(True)
+                painter.setPen(pen)
+                painter.setBrush(Qt.BrushStyle.NoBrush)
+                painter.drawRect(rect)
             return
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, lod > 0.7)
         path = QPainterPath()
@@ -223,7 +245,7 @@ class NodeItem(QGraphicsItem):
     def _paint_block_name(self, painter: QPainter, lod: float) -> None:
         """Zoomed out: the op's short name (or the label) at a legible size on the block,
         as long as the block is tall enough on screen to hold it."""
-        if self.height * lod < BLOCK_TEXT_PX + 2:
+        if lod <= BLOCK_TEXT_MIN_LOD or self.height * lod < BLOCK_TEXT_PX + 2:
             return
         font = QFont(painter.font())
         font.setBold(True)

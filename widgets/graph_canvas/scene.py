@@ -11,6 +11,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, QPointF, QRectF, Signal
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import (
+    QGraphicsItem,
     QGraphicsPathItem,
     QGraphicsScene,
     QGraphicsSceneMouseEvent,
@@ -23,8 +24,14 @@ from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
 from hexscope.engine.validate import can_connect
+from hexscope.widgets.graph_canvas.crossings import NodeGrid
 from hexscope.widgets.graph_canvas.edge_item import EdgeItem, curve
-from hexscope.widgets.graph_canvas.layout import COLUMN_GAP, NODE_WIDTH, layered_layout
+from hexscope.widgets.graph_canvas.layout import (
+    COLUMN_GAP,
+    LEFT_TO_RIGHT,
+    NODE_WIDTH,
+    layered_layout,
+)
 from hexscope.widgets.graph_canvas.model import (
     fold_target,
     folded_consts,
@@ -51,11 +58,12 @@ class GraphScene(QGraphicsScene):
 
     def __init__(self, graph: Graph, registry: OpRegistry = REGISTRY,
                  parent: QObject | None = None, show_consts: bool = False,
-                 progress: Progress | None = None) -> None:
+                 progress: Progress | None = None, direction: str = LEFT_TO_RIGHT) -> None:
         super().__init__(parent)
         self.graph = graph
         self.registry = registry
         self.show_consts = show_consts
+        self.direction = direction         # of layout_positions (View > Layout direction)
         self.read_only = False
         self.prepared_view = False       # hide what prepare removes ("Show prepared graph")
         self._highlighted: set[EdgeItem] = set()
@@ -67,6 +75,9 @@ class GraphScene(QGraphicsScene):
         self._drag_line: QGraphicsPathItem | None = None
         self._drag_label: QGraphicsSimpleTextItem | None = None
         self.drag_problem: str | None = None
+        self.item_cache = QGraphicsItem.CacheMode.NoCache   # see set_item_cache
+        self.node_grid = NodeGrid()          # which edges pass over a node (crossings.py)
+        self._building = False
         self._disconnect = graph.edited.connect(self._on_edited)
         self.selectionChanged.connect(self._emit_selection)
         self.rebuild(progress)
@@ -83,7 +94,16 @@ class GraphScene(QGraphicsScene):
             self._rebuild(progress or (lambda done, total: None))
 
     def _rebuild(self, progress: Progress) -> None:
-        selected = self.selected_ids()
+        self._building = True
+        try:
+            self._rebuild_items(progress)
+        finally:
+            self._building = False
+        self.check_crossings()
+        self._select(self._selected_before)
+
+    def _rebuild_items(self, progress: Progress) -> None:
+        self._selected_before = self.selected_ids()
         self.blockSignals(True)
         self._highlighted = set()            # clear() deletes them
         self.clear()
@@ -109,13 +129,25 @@ class GraphScene(QGraphicsScene):
                     item.setPos(self._position_for(item.node))
         for item in self.items_by_id.values():
             self._add_incoming_edges(item, check=False)
-        # Checked once all items are in: a scene query between insertions makes Qt
-        # re-index the scene each time (seconds at 10,000 nodes).
-        for item in self.items_by_id.values():
-            for edge in item.edges:
-                if edge.dst is item:  # type: ignore[attr-defined]
-                    edge.check_crossing()  # type: ignore[attr-defined]
-        self._select(selected)
+
+    def check_crossings(self) -> None:
+        """Find every edge that passes over another node, in one pass (numpy): after a
+        load, a layout or hiding nodes."""
+        items = self.items_by_id.values()
+        self.node_grid.rebuild(item for item in items if item.isVisible())
+        edges = [edge for item in items for edge in item.edges
+                 if edge.dst is item]  # type: ignore[attr-defined]
+        flags = self.node_grid.crossing([(e.src, e.dst, e.segments)  # type: ignore[attr-defined]
+                                         for e in edges])
+        for edge, flag in zip(edges, flags, strict=True):
+            edge.set_crossing(bool(flag))  # type: ignore[attr-defined]
+
+    def node_moved(self, item: NodeItem) -> None:
+        """Keep the crossing grid up to date as one node moves (a drag, an edit)."""
+        if self._building or not item.isVisible():
+            return
+        if not self.node_grid.place(item):
+            self.node_grid.rebuild(i for i in self.items_by_id.values() if i.isVisible())
 
     def _add_item(self, node: Node) -> NodeItem:
         spec = self.registry.get(node.op) if node.op in self.registry else None
@@ -128,10 +160,12 @@ class GraphScene(QGraphicsScene):
         item.look = self.looks.setdefault(node.node_id, NodeLook())
         item.set_look()
         item.setPos(self._position_for(node))
+        item.setCacheMode(self.item_cache)
         if self.prepared_view:
             self._show_away(item)
         self.addItem(item)
         self.items_by_id[node.node_id] = item
+        self.node_moved(item)
         return item
 
     def _position_for(self, node: Node) -> QPointF:
@@ -153,7 +187,7 @@ class GraphScene(QGraphicsScene):
     def _add_edge(self, edge: EdgeItem, check: bool = True) -> None:
         self.addItem(edge)
         if check:
-            edge.check_crossing()
+            edge.update_path()
 
     def _remove_item(self, node_id: int) -> None:
         item = self.items_by_id.pop(node_id, None)
@@ -162,6 +196,7 @@ class GraphScene(QGraphicsScene):
         for edge in list(item.edges):
             edge.detach()  # type: ignore[attr-defined]
             self.removeItem(edge)  # type: ignore[arg-type]
+        self.node_grid.remove(item)
         self.removeItem(item)
 
     # following edits ------------------------------------------------------------------------
@@ -227,7 +262,9 @@ class GraphScene(QGraphicsScene):
                 item.follow_edges = True
                 edges.update(item.edges)  # type: ignore[arg-type]
         for edge in edges:
-            edge.update_path()
+            edge.update_path(check=False)
+        if edges:          # (a graph laid out by the scene itself is stored without moves)
+            self.check_crossings()
 
     def _moved_only(self, nid: int) -> bool:
         item = self.items_by_id.get(nid)
@@ -257,6 +294,18 @@ class GraphScene(QGraphicsScene):
                     self._add_edge(EdgeItem(item, out, consumer, port))
         self._select(selected)
 
+    def set_item_cache(self, cached: bool) -> None:
+        """Cache each node's drawing as a pixmap in device coordinates (zoomed in: a
+        repaint at the same zoom, a pan, a hover or one node's new look then blits the other
+        nodes instead of painting their text again), or not (zoomed out, where the view paints
+        from its own tiles and a cache per node would only slow their rendering)."""
+        mode = (QGraphicsItem.CacheMode.DeviceCoordinateCache if cached
+                else QGraphicsItem.CacheMode.NoCache)
+        if mode != self.item_cache:
+            self.item_cache = mode
+            for item in self.items_by_id.values():
+                item.setCacheMode(mode)
+
     # looks ----------------------------------------------------------------------------------------
     def set_look(self, node_id: int, **changes: object) -> None:
         look = self.looks.setdefault(node_id, NodeLook())
@@ -269,18 +318,24 @@ class GraphScene(QGraphicsScene):
     def hide_prepared_away(self, hidden: bool) -> None:
         """Hide (or show again) the nodes prepare removes or fuses, with their edges."""
         self.prepared_view = hidden
+        changed = False
         for nid, look in self.looks.items():
             item = self.items_by_id.get(nid)
             if item is not None and look.rewrite in ("fused", "removed"):
-                self._show_away(item)
+                changed |= self._show_away(item)
+        if changed:
+            self.check_crossings()
 
-    def _show_away(self, item: NodeItem) -> None:
+    def _show_away(self, item: NodeItem) -> bool:
+        """Hide or show ``item`` as the prepared view wants; True if that changed it."""
         visible = not (self.prepared_view and item.look.rewrite in ("fused", "removed"))
-        if item.isVisible() != visible:
-            item.setVisible(visible)
-            for edge in item.edges:
-                edge.setVisible(visible and edge.src.isVisible()  # type: ignore[attr-defined]
-                                and edge.dst.isVisible())  # type: ignore[attr-defined]
+        if item.isVisible() == visible:
+            return False
+        item.setVisible(visible)
+        for edge in item.edges:
+            edge.setVisible(visible and edge.src.isVisible()  # type: ignore[attr-defined]
+                            and edge.dst.isVisible())  # type: ignore[attr-defined]
+        return True
 
     def reset_looks(self, **values: object) -> None:
         """Set the same fields on every node (e.g. clear all run states)."""
@@ -345,7 +400,8 @@ class GraphScene(QGraphicsScene):
         """Where the layered layout puts every visible node."""
         items = self.items_by_id
         return layered_layout(self.graph, items,
-                              lambda nid: (items[nid].width, items[nid].height))
+                              lambda nid: (items[nid].width, items[nid].height),
+                              direction=self.direction)
 
     # mouse: moves and drag-to-connect ----------------------------------------------------------
     def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802

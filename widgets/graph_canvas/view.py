@@ -11,14 +11,24 @@ from PySide6.QtGui import (
     QKeyEvent,
     QMouseEvent,
     QPainter,
+    QPaintEvent,
     QPen,
+    QPixmapCache,
     QResizeEvent,
     QWheelEvent,
 )
-from PySide6.QtWidgets import QGraphicsView, QWidget
+from PySide6.QtWidgets import (
+    QGraphicsView,
+    QRubberBand,
+    QStyle,
+    QStyleHintReturnMask,
+    QStyleOptionRubberBand,
+    QWidget,
+)
 
 from hexscope.widgets.graph_canvas.minimap import Minimap
 from hexscope.widgets.graph_canvas.navigate import neighbour
+from hexscope.widgets.graph_canvas.overview_tiles import OverviewTiles
 from hexscope.widgets.graph_canvas.scene import GraphScene
 from hexscope.widgets.theme_colors import theme_colors
 
@@ -49,20 +59,31 @@ class GraphCanvas(QGraphicsView):
         self.setAcceptDrops(True)
         self.minimap = Minimap(self)
         self.minimap.follow()
+        self.tiles = OverviewTiles(self)
+        self.tiles.follow(scene)
+        # Nodes cache their drawing zoomed in (GraphScene.set_item_cache): room for a full
+        # screen of them at 4x (Qt's default is 10 MiB).
+        QPixmapCache.setCacheLimit(max(QPixmapCache.cacheLimit(), 64 * 1024))
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
         # A theme switch changes the palette: the canvas, its items and the minimap follow.
         if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
             self.setBackgroundBrush(theme_colors().canvas)
             self.minimap.invalidate()
-            if self.scene() is not None:
-                self.scene().update()
+            scene = self.scene()
+            if scene is not None:
+                # update() drops an item's cached pixmap (DeviceCoordinateCache), which a
+                # repaint of the scene alone would reuse in the old theme's colours
+                for item in getattr(scene, "items_by_id", {}).values():
+                    item.update()
+                scene.update()        # and the overview tiles, through scene.changed
         super().changeEvent(event)
 
     def set_scene(self, scene: GraphScene) -> None:
         self._scene = scene
         self.setScene(scene)
         self.minimap.follow()
+        self.tiles.follow(scene)
 
     def set_minimap_visible(self, shown: bool) -> None:
         self.minimap.wanted = shown
@@ -127,6 +148,38 @@ class GraphCanvas(QGraphicsView):
         super().resizeEvent(event)
         self.minimap.place()
         self.minimap.refresh()
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+        tiled = self.tiles.active()
+        self._scene.set_item_cache(not tiled)
+        if not tiled:
+            super().paintEvent(event)
+            return
+        # Far out: the scene from cached tiles (overview_tiles.py), then what Qt's own
+        # paintEvent adds on top: background, foreground and the rubber band.
+        painter = QPainter(self.viewport())
+        exposed = self.mapToScene(event.rect()).boundingRect()
+        painter.setTransform(self.viewportTransform())
+        self.drawBackground(painter, exposed)
+        if not self.tiles.paint(painter, exposed):
+            painter.end()             # too many tiles to render in one pass: live
+            super().paintEvent(event)
+            return
+        self.drawForeground(painter, exposed)
+        band = self.rubberBandRect()
+        if not band.isEmpty():
+            painter.resetTransform()
+            option = QStyleOptionRubberBand()
+            option.initFrom(self.viewport())
+            option.rect = band
+            option.shape = QRubberBand.Shape.Rectangle
+            mask = QStyleHintReturnMask()
+            if self.style().styleHint(QStyle.StyleHint.SH_RubberBand_Mask, option,
+                                      self.viewport(), mask):
+                painter.setClipRegion(mask.region, Qt.ClipOperation.IntersectClip)
+            self.style().drawControl(QStyle.ControlElement.CE_RubberBand, option, painter,
+                                     self.viewport())
+        painter.end()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
         ids = self._scene.selected_ids()

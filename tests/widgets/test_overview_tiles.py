@@ -1,0 +1,160 @@
+"""Zoomed far out the canvas paints from cached tiles: what it shows must be what painting
+the items shows, and an edit must show at once (never a stale tile)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QColor, QImage
+from PySide6.QtWidgets import QApplication, QGraphicsItem
+
+from hexscope.widgets.graph_canvas import GraphScene
+from hexscope.widgets.graph_canvas.overview_tiles import MAX_TILE_ZOOM
+from hexscope.widgets.graph_canvas.view import GraphCanvas
+from support.large_graph import residual_graph
+
+
+@pytest.fixture()
+def canvas(qtbot):
+    scene = GraphScene(residual_graph(1500))
+    view = GraphCanvas(scene)
+    view.resize(900, 600)
+    qtbot.addWidget(view)
+    view.show()
+    qtbot.waitExposed(view)
+    yield view
+    scene.close()
+
+
+def _pixels(view: GraphCanvas) -> np.ndarray:
+    image = view.viewport().grab().toImage().convertToFormat(QImage.Format.Format_RGB888)
+    data = np.frombuffer(image.constBits(), np.uint8)
+    return data.reshape(image.height(), image.bytesPerLine())[:, :image.width() * 3] \
+        .reshape(image.height(), image.width(), 3).astype(int)
+
+
+def _settle(qtbot, view: GraphCanvas) -> None:
+    view.viewport().repaint()
+    qtbot.waitUntil(lambda: view.tiles.pending == 0, timeout=10000)
+    QApplication.processEvents()
+
+
+def _tiled_and_live(qtbot, view: GraphCanvas) -> tuple[np.ndarray, np.ndarray]:
+    view.tiles.enabled = True
+    _settle(qtbot, view)
+    assert view.tiles.active()
+    tiled = _pixels(view)
+    view.tiles.enabled = False
+    live = _pixels(view)
+    view.tiles.enabled = True
+    return tiled, live
+
+
+@pytest.mark.parametrize("zoom", [0.03, 0.05, 0.1])
+def test_overview_tiles_show_what_painting_the_items_shows(qtbot, canvas, zoom):
+    canvas.zoom_to(zoom)
+    canvas.centerOn(canvas.scene().itemsBoundingRect().center())
+    tiled, live = _tiled_and_live(qtbot, canvas)
+    background = np.array([0xec, 0xee, 0xf1])
+    drawn = np.abs(live - background).sum(axis=2) > 30
+    assert drawn.mean() > 0.03                     # the view does show part of the graph
+    # Same picture up to smoothing: where the items paint, the tiles paint too.
+    assert np.abs(tiled - live).mean() < 12
+    assert (np.abs(tiled - background).sum(axis=2) > 30)[drawn].mean() > 0.8
+
+
+def test_an_edit_shows_at_once_on_the_tiles(qtbot, canvas):
+    canvas.zoom_to(0.1)
+    scene = canvas.scene()
+    target = [item for item in scene.items_by_id.values()
+              if item.node.op == "QuantizedConv2d_8x8to32"][10]
+    canvas.centerOn(target.sceneBoundingRect().center())
+    _settle(qtbot, canvas)
+    body = canvas.mapFromScene(target.mapToScene(
+        QRectF(0, 0, target.width, target.height)).boundingRect()).boundingRect()
+
+    def red_share() -> float:
+        patch = _pixels(canvas)[body.top() + 1:body.bottom(), body.left() + 1:body.right()]
+        red = (patch[..., 0] > 180) & (patch[..., 1] < 90) & (patch[..., 2] < 90)
+        return float(red.mean())
+
+    assert red_share() == 0
+    rendered = canvas.tiles.rendered
+    scene.set_look(target.node_id, status="failed")      # a run marks it failed: red
+    QApplication.processEvents()
+    assert canvas.tiles.active()
+    assert canvas.tiles.rendered > rendered           # its tile was rendered again
+    assert red_share() > 0.5                          # (edges drawn above it cover some)
+
+
+def test_tiles_stop_where_block_names_appear(qtbot, canvas):
+    canvas.zoom_to(MAX_TILE_ZOOM * 1.2)
+    assert not canvas.tiles.active()
+    canvas.zoom_to(MAX_TILE_ZOOM * 0.9)
+    assert canvas.tiles.active()
+
+
+def test_a_new_zoom_level_is_drawn_at_once_then_refined_between_events(qtbot, canvas):
+    canvas.zoom_to(0.03)                 # no tiles yet: rendered within this paint
+    canvas.viewport().repaint()
+    assert canvas.tiles.pending == 0 and canvas.tiles.rendered > 0
+    rendered = canvas.tiles.rendered
+    canvas.zoom_to(0.05)                 # a finer level: the coarser tiles stand in
+    canvas.viewport().repaint()
+    assert canvas.tiles.pending > 0 and canvas.tiles.rendered == rendered
+    qtbot.waitUntil(lambda: canvas.tiles.pending == 0, timeout=10000)
+    assert canvas.tiles.rendered > rendered
+
+
+def test_nodes_cache_their_drawing_only_where_they_are_painted_live(qtbot, canvas):
+    scene = canvas.scene()
+    cached = QGraphicsItem.CacheMode.DeviceCoordinateCache
+    canvas.zoom_to(0.5)
+    canvas.viewport().repaint()
+    assert {item.cacheMode() for item in scene.items_by_id.values()} == {cached}
+    node = next(iter(scene.items_by_id.values())).node
+    scene.graph.set_label(node.node_id, "renamed")       # an edit makes a new item
+    assert scene.items_by_id[node.node_id].cacheMode() == cached
+    canvas.zoom_to(0.1)
+    canvas.viewport().repaint()
+    assert {item.cacheMode() for item in scene.items_by_id.values()} == {
+        QGraphicsItem.CacheMode.NoCache}
+
+
+def test_the_minimap_shows_each_node_in_its_colour_and_a_new_look(qtbot, canvas):
+    canvas.zoom_to(0.5)                  # zoomed in: the minimap shows
+    QApplication.processEvents()
+    mini = canvas.minimap
+    assert mini.isVisible()
+    scene = canvas.scene()
+    item = [i for i in scene.items_by_id.values() if i.node.op == "QuantizedRelu_8"][5]
+
+    def colour_at_node() -> QColor:
+        mini.invalidate()
+        image = mini.grab().toImage()
+        x, y, w, h = item.body_rect()
+        at = mini.to_map(QPointF(x + w / 2, y + h / 2))
+        return image.pixelColor(int(at.x()), int(at.y()))
+
+    assert colour_at_node().name() == item.block_color().name()     # the relu's orange
+    scene.set_look(item.node_id, status="failed")
+    assert colour_at_node().name() == QColor("#d62828").name()
+
+
+def test_a_selected_block_is_framed_in_the_overview(qtbot, canvas):
+    canvas.zoom_to(0.1)
+    scene = canvas.scene()
+    item = [i for i in scene.items_by_id.values() if i.node.op == "QuantizedRelu_8"][7]
+    canvas.centerOn(item.sceneBoundingRect().center())
+    _settle(qtbot, canvas)
+    frame = canvas.mapFromScene(QPointF(item.x() + item.width / 2, item.y()))
+
+    def blue_near_top() -> bool:
+        patch = _pixels(canvas)[frame.y() - 2:frame.y() + 3, frame.x() - 3:frame.x() + 4]
+        return bool(((patch[..., 2] > 170) & (patch[..., 0] < 80)).any())
+
+    assert not blue_near_top()
+    scene.select_only(item.node_id)
+    QApplication.processEvents()
+    assert blue_near_top()

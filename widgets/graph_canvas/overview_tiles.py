@@ -1,0 +1,226 @@
+"""Zoomed far out, the canvas is painted from cached tiles of the scene, not item by item.
+
+Where a 10,000-node graph fits the view, every repaint made Qt call Python's ``paint`` and
+``boundingRect`` for each of ~20,000 items (~70-100 ms: panning and zooming stuttered).
+Below ``MAX_TILE_ZOOM`` the view instead draws square tiles rendered once per zoom level
+(powers of two, drawn smoothly scaled down by at most half), so a repaint is a few dozen
+image blits. A tile is rendered when first needed at its level (see ``paint``), and dropped when
+the scene reports a change inside it (``QGraphicsScene.changed``), so a selection, a run
+state or a moved node shows on the next repaint. From ``MAX_TILE_ZOOM`` up, blocks carry
+text, which a scaled image would blur; few enough items are visible there to paint live.
+Whatever an item draws must depend on the level of detail only through thresholds at or
+below a level (a power of two), or tiles and live painting would differ.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QRect, QRectF, Qt, QTimer
+from PySide6.QtGui import QImage, QPainter
+
+from hexscope.widgets.graph_canvas.node_item import BLOCK_TEXT_MIN_LOD
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QGraphicsScene, QGraphicsView
+
+TILE = 256                  # pixels per tile side
+MAX_TILE_ZOOM = BLOCK_TEXT_MIN_LOD   # tiles hold no text: it would blur when scaled
+MAX_TILES = 320             # ~80 MiB of tiles at most (several levels of a 20k graph)
+SYNC_TILES = 4              # missing tiles rendered one by one within the paint
+MAX_BLOCK_TILES = 96        # the most rendered in one pass (24 MiB; a screen needs ~40)
+IDLE_SLICE = 0.015          # seconds of tile rendering between events
+MARGIN_PX = 4.0             # cosmetic pens reach this far beyond an item's bounding rect
+
+Key = tuple[int, int, int]  # level, column, row
+
+
+class OverviewTiles:
+    """The tile cache of one view; ``enabled`` False paints every zoom live (tests)."""
+
+    def __init__(self, view: QGraphicsView) -> None:
+        self.view = view
+        self.enabled = True
+        self.rendered = 0                    # tiles rendered so far (tests, bench)
+        self._tiles: OrderedDict[Key, QImage] = OrderedDict()
+        self._scene: QGraphicsScene | None = None
+        self._pending: list[Key] = []        # missing tiles of the last paint, to render
+        self._timer = QTimer(view, singleShot=True, interval=0)
+        self._timer.timeout.connect(self._render_pending)
+
+    def follow(self, scene: QGraphicsScene) -> None:
+        """Drop every tile and listen to ``scene``'s changes (call again for a new scene)."""
+        if self._scene is not None and self._scene is not scene:
+            try:
+                self._scene.changed.disconnect(self.invalidate)
+            except (RuntimeError, TypeError):
+                pass                         # the old scene is already gone
+        if self._scene is not scene:
+            scene.changed.connect(self.invalidate)
+        self._scene = scene
+        self._tiles.clear()
+        self._pending = []
+
+    @property
+    def pending(self) -> int:
+        """Tiles still to render for the current view (0 once it is complete)."""
+        return len(self._pending)
+
+    def active(self) -> bool:
+        """True when the view should paint from tiles at its current zoom."""
+        scene = self._scene
+        return (self.enabled and scene is not None
+                and self.view.transform().m11() <= MAX_TILE_ZOOM
+                and bool(getattr(scene, "items_by_id", True)))
+
+    def invalidate(self, rects: list[QRectF]) -> None:
+        """Drop the tiles that ``rects`` (scene coordinates) touch, at every level."""
+        if not self._tiles or not rects:
+            return
+        if len(rects) > 64:                 # e.g. a run resetting every node: one union
+            union = QRectF(rects[0])
+            for rect in rects[1:]:
+                union |= rect
+            rects = [union]
+        levels = {key[0] for key in self._tiles}
+        for level in levels:
+            scale = 2.0 ** level
+            pad = MARGIN_PX / scale
+            for rect in rects:
+                cols, rows = _span(rect.adjusted(-pad, -pad, pad, pad), scale)
+                if len(cols) * len(rows) > 4 * len(self._tiles):
+                    for key in [k for k in self._tiles if k[0] == level
+                                and k[1] in cols and k[2] in rows]:
+                        del self._tiles[key]
+                    continue
+                for i in cols:
+                    for j in rows:
+                        self._tiles.pop((level, i, j), None)
+
+    def paint(self, painter: QPainter, exposed: QRectF) -> bool:
+        """Draw the tiles covering ``exposed`` (scene coordinates) on the viewport.
+
+        A missing tile with a coarser one cached is drawn from it, slightly blurred, and
+        rendered between events. Missing tiles with nothing to stand in are rendered now:
+        a few (an edit's) one by one, more (a graph just opened) in one pass over the
+        items into one image cut into tiles, which costs about what painting the items
+        live would (rendering tile by tile paints an item once per tile it touches).
+        Returns False when the view should paint live instead (the block would be huge)."""
+        zoom = self.view.transform().m11()
+        level = math.ceil(math.log2(zoom) - 1e-9)
+        scale = 2.0 ** level
+        cols, rows = _span(exposed, scale)
+        wanted = [(level, i, j) for j in rows for i in cols]
+        missing = [key for key in wanted if key not in self._tiles]
+        self._pending = missing
+        if missing:
+            self._timer.start()
+        bare = [key for key in missing if self._coarser(key) is None]
+        if len(bare) > SYNC_TILES:
+            if not self._render_block(bare):
+                return False
+        else:
+            for key in bare:
+                self._render(key)
+        to_view = self.view.viewportTransform()
+        painter.save()
+        painter.resetTransform()
+        painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, True)
+        for key in wanted:
+            image, part = self._tiles.get(key), QRectF(0, 0, TILE, TILE)
+            if image is None:
+                image, part = self._coarser(key)  # type: ignore[misc]
+            else:
+                self._tiles.move_to_end(key)
+            # Rounded to whole pixels so neighbouring tiles meet without a seam.
+            box = to_view.mapRect(_tile_rect(key))
+            left, top = round(box.left()), round(box.top())
+            target = QRect(left, top, round(box.right()) - left, round(box.bottom()) - top)
+            painter.drawImage(QRectF(target), image, part)
+        painter.restore()
+        return True
+
+    def _coarser(self, key: Key) -> tuple[QImage, QRectF] | None:
+        """The quarter of the next coarser level's tile that covers ``key``, if cached."""
+        level, i, j = key
+        image = self._tiles.get((level - 1, i // 2, j // 2))
+        if image is None:
+            return None
+        half = TILE / 2
+        return image, QRectF((i % 2) * half, (j % 2) * half, half, half)
+
+    def _render_pending(self) -> None:
+        """Render missing tiles for up to ``IDLE_SLICE`` seconds, then let events run."""
+        start = time.perf_counter()
+        zoom = self.view.transform().m11()
+        level = math.ceil(math.log2(zoom) - 1e-9) if zoom > 0 else 0
+        done = False
+        while self._pending and time.perf_counter() - start < IDLE_SLICE:
+            key = self._pending.pop(0)
+            if key[0] == level and key not in self._tiles and self._scene is not None:
+                self._render(key)
+                done = True
+        if self._pending:
+            self._timer.start()
+        elif done:
+            # Once all are in: a repaint per slice could repaint live each time.
+            self.view.viewport().update()
+
+    def _render_block(self, keys: list[Key]) -> bool:
+        """Render ``keys`` (one level) in one pass; False if their block is too large."""
+        level = keys[0][0]
+        cols = [k[1] for k in keys]
+        rows = [k[2] for k in keys]
+        i0, j0 = min(cols), min(rows)
+        n_cols, n_rows = max(cols) - i0 + 1, max(rows) - j0 + 1
+        if n_cols * n_rows > MAX_BLOCK_TILES:
+            return False
+        image = QImage(n_cols * TILE, n_rows * TILE, QImage.Format.Format_ARGB32_Premultiplied)
+        image.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(image)
+        painter.setRenderHints(self.view.renderHints())
+        size = TILE / 2.0 ** level
+        assert self._scene is not None
+        self._scene.render(painter, QRectF(image.rect()),
+                           QRectF(i0 * size, j0 * size, n_cols * size, n_rows * size),
+                           Qt.AspectRatioMode.IgnoreAspectRatio)
+        painter.end()
+        for key in keys:
+            self._store(key, image.copy((key[1] - i0) * TILE, (key[2] - j0) * TILE,
+                                        TILE, TILE))
+        self._pending = [key for key in self._pending if key not in self._tiles]
+        return True
+
+    def _store(self, key: Key, image: QImage) -> None:
+        self.rendered += 1
+        self._tiles[key] = image
+        while len(self._tiles) > MAX_TILES:
+            self._tiles.popitem(last=False)
+
+    def _render(self, key: Key) -> QImage:
+        image = QImage(TILE, TILE, QImage.Format.Format_ARGB32_Premultiplied)
+        image.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(image)
+        painter.setRenderHints(self.view.renderHints())
+        assert self._scene is not None
+        self._scene.render(painter, QRectF(0, 0, TILE, TILE), _tile_rect(key),
+                           Qt.AspectRatioMode.IgnoreAspectRatio)
+        painter.end()
+        self._store(key, image)
+        return image
+
+
+def _tile_rect(key: Key) -> QRectF:
+    size = TILE / 2.0 ** key[0]
+    return QRectF(key[1] * size, key[2] * size, size, size)
+
+
+def _span(rect: QRectF, scale: float) -> tuple[range, range]:
+    """The tile columns and rows that ``rect`` (scene coordinates) covers at ``scale``."""
+    size = TILE / scale
+    cols = range(math.floor(rect.left() / size), math.floor(rect.right() / size) + 1)
+    rows = range(math.floor(rect.top() / size), math.floor(rect.bottom() / size) + 1)
+    return cols, rows
