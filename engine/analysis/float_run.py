@@ -25,13 +25,14 @@ from hexscope.engine.analysis.diff import (
     values,
 )
 from hexscope.engine.analysis.metrics import error_metrics
+from hexscope.engine.analysis.reuse import cache_for, same_inputs, shared_dequantization
 from hexscope.engine.dtypes import DType
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.reference import SELF, NoReference, real
 from hexscope.engine.ops.registry import OpSpec
 from hexscope.engine.session import Session
-from hexscope.engine.tensor import Tensor
+from hexscope.engine.tensor import Tensor, fresh, is_frozen
 
 RefValue = Tensor | np.ndarray | None
 
@@ -123,22 +124,26 @@ def isolated(session: Session, tolerance_lsb: float = 1.0) -> tuple[list[OutputD
     prepared, ex = session.prepared, session.executor
     diffs: list[OutputDiff] = []
     skipped: dict[int, str] = {}
-    for node_id in prepared.plan:
-        result = ex.trace.get(node_id)
-        if result is None or node_id in ex.stale:
-            continue
-        node = prepared.nodes[node_id]
-        spec = session.registry.get(node.op)
-        try:
-            inputs = [ex.input_tensor(ref) for ref in node.inputs]
-            ref = call_reference(spec, node, inputs, ex.graph_inputs)
-        except NoValue as exc:
-            skipped[node_id] = str(exc)
-            continue
-        except Exception as exc:  # noqa: BLE001  (an input gone after an edit)
-            skipped[node_id] = str(exc)
-            continue
-        diffs += compare_to_reference(node, node.title, result.outputs, ref, tolerance_lsb)
+    # a node's output is read as reals to compare it, then again by each consumer's
+    # reference: once is enough (and the Consts' from the previous analysis)
+    with shared_dequantization(prepared):
+        for node_id in prepared.plan:
+            result = ex.trace.get(node_id)
+            if result is None or node_id in ex.stale:
+                continue
+            node = prepared.nodes[node_id]
+            spec = session.registry.get(node.op)
+            try:
+                inputs = [ex.input_tensor(ref) for ref in node.inputs]
+                ref = call_reference(spec, node, inputs, ex.graph_inputs)
+            except NoValue as exc:
+                skipped[node_id] = str(exc)
+                continue
+            except Exception as exc:  # noqa: BLE001  (an input gone after an edit)
+                skipped[node_id] = str(exc)
+                continue
+            diffs += compare_to_reference(node, node.title, result.outputs, ref,
+                                          tolerance_lsb)
     return diffs, skipped
 
 
@@ -147,36 +152,62 @@ def float_values(session: Session) -> tuple[dict[tuple[int, int], RefValue], dic
 
     Graph inputs are the session's inputs; Consts are their own data (read through their
     consumer's ranges). A node without a value (no reference, or an input without one)
-    gives none to its consumers; the reasons are returned per node."""
+    gives none to its consumers; the reasons are returned per node.
+
+    The float run depends only on the prepared graph and the inputs: it is made once and
+    reused while both are the same (``reuse``). Its arrays are read-only."""
+    cache = cache_for(session.prepared)
+    inputs = session.inputs
+    if cache.float_run is not None and same_inputs(cache.float_run[0], inputs):
+        return cache.float_run[1], cache.float_run[2]
+    with shared_dequantization(session.prepared):
+        vals, missing = _float_run(session)
+    cache.float_run = (inputs, vals, missing)
+    return vals, missing
+
+
+def _float_run(session: Session) -> tuple[dict[tuple[int, int], RefValue], dict[int, str]]:
     prepared = session.prepared
     vals: dict[tuple[int, int], RefValue] = {}
+    as_inputs: dict[tuple[int, int], Tensor] = {}     # each value made a Tensor once
     missing: dict[int, str] = {}
     for node_id in prepared.order:
         node = prepared.nodes[node_id]
         if node.is_const and node.const is not None:
-            vals[(node_id, 0)] = node.const
+            vals[(node_id, 0)] = as_inputs[(node_id, 0)] = node.const
     for node_id in prepared.plan:
         node = prepared.nodes[node_id]
         try:
             inputs = []
             for src, idx in node.inputs:
-                v = vals.get((src, idx))
-                if v is None:
-                    raise NoValue(missing.get(src, f"input 0x{src:x}:{idx} has no float value")
-                                  if src in missing else
-                                  f"input 0x{src:x}:{idx} has no float value")
-                inputs.append(v if isinstance(v, Tensor) else _as_tensor(v))
+                t = as_inputs.get((src, idx))
+                if t is None:
+                    v = vals.get((src, idx))
+                    if v is None:
+                        raise NoValue(missing[src] if src in missing else
+                                      f"input 0x{src:x}:{idx} has no float value")
+                    t = as_inputs[(src, idx)] = v if isinstance(v, Tensor) else _as_tensor(v)
+                inputs.append(t)
             ref = call_reference(session.registry.get(node.op), node, inputs, session.inputs)
         except NoValue as exc:
             missing[node_id] = str(exc)
             continue
         for k, v in enumerate(ref):
+            if isinstance(v, np.ndarray):
+                v.setflags(write=False)    # shared by the consumers and kept for reuse
             vals[(node_id, k)] = v
     return vals, missing
 
 
 def _as_tensor(v: np.ndarray) -> Tensor:
-    return Tensor.from_array(np.asarray(v, np.float32), DType.FLOAT32)
+    """A float32 tensor of ``v``, sharing its memory when it already is float32 (``v`` is
+    read-only, so the tensor and the value it compares against cannot drift apart)."""
+    a = np.ascontiguousarray(v, np.float32)
+    if a is not v and a.base is not v:
+        return Tensor.from_array(fresh(a), DType.FLOAT32)    # a new array: adopted
+    if is_frozen(a):
+        return Tensor.from_array(fresh(a), DType.FLOAT32)    # read-only: safe to share
+    return Tensor.from_array(a, DType.FLOAT32)
 
 
 def accumulated(session: Session, tolerance_lsb: float = 1.0,

@@ -120,7 +120,8 @@ def _finite_metrics(a: np.ndarray, b: np.ndarray, limit: float
     other = max(0.0, noise - signal + 2.0 * cross)
     np.abs(d, out=d)
     worst = int(np.argmax(d))
-    beyond = int(np.count_nonzero(d > limit))
+    # the largest error within the limit (the usual verdict) proves none beyond: no pass
+    beyond = int(np.count_nonzero(d > limit)) if d[worst] > limit else 0
     if signal == 0.0 and other == 0.0:
         cosine = 1.0
     elif signal == 0.0 or other == 0.0:
