@@ -25,7 +25,7 @@ from hexscope.engine.analysis.diff import (
     values,
 )
 from hexscope.engine.analysis.metrics import error_metrics
-from hexscope.engine.analysis.reuse import cache_for, same_inputs, shared_dequantization
+from hexscope.engine.analysis.reuse import cache_for, same_inputs
 from hexscope.engine.dtypes import DType
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.context import KernelContext
@@ -124,26 +124,22 @@ def isolated(session: Session, tolerance_lsb: float = 1.0) -> tuple[list[OutputD
     prepared, ex = session.prepared, session.executor
     diffs: list[OutputDiff] = []
     skipped: dict[int, str] = {}
-    # a node's output is read as reals to compare it, then again by each consumer's
-    # reference: once is enough (and the Consts' from the previous analysis)
-    with shared_dequantization(prepared):
-        for node_id in prepared.plan:
-            result = ex.trace.get(node_id)
-            if result is None or node_id in ex.stale:
-                continue
-            node = prepared.nodes[node_id]
-            spec = session.registry.get(node.op)
-            try:
-                inputs = [ex.input_tensor(ref) for ref in node.inputs]
-                ref = call_reference(spec, node, inputs, ex.graph_inputs)
-            except NoValue as exc:
-                skipped[node_id] = str(exc)
-                continue
-            except Exception as exc:  # noqa: BLE001  (an input gone after an edit)
-                skipped[node_id] = str(exc)
-                continue
-            diffs += compare_to_reference(node, node.title, result.outputs, ref,
-                                          tolerance_lsb)
+    for node_id in prepared.plan:
+        result = ex.trace.get(node_id)
+        if result is None or node_id in ex.stale:
+            continue
+        node = prepared.nodes[node_id]
+        spec = session.registry.get(node.op)
+        try:
+            inputs = [ex.input_tensor(ref) for ref in node.inputs]
+            ref = call_reference(spec, node, inputs, ex.graph_inputs)
+        except NoValue as exc:
+            skipped[node_id] = str(exc)
+            continue
+        except Exception as exc:  # noqa: BLE001  (an input gone after an edit)
+            skipped[node_id] = str(exc)
+            continue
+        diffs += compare_to_reference(node, node.title, result.outputs, ref, tolerance_lsb)
     return diffs, skipped
 
 
@@ -160,8 +156,7 @@ def float_values(session: Session) -> tuple[dict[tuple[int, int], RefValue], dic
     inputs = session.inputs
     if cache.float_run is not None and same_inputs(cache.float_run[0], inputs):
         return cache.float_run[1], cache.float_run[2]
-    with shared_dequantization(session.prepared):
-        vals, missing = _float_run(session)
+    vals, missing = _float_run(session)
     cache.float_run = (inputs, vals, missing)
     return vals, missing
 

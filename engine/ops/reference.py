@@ -18,15 +18,13 @@ Ops with no float meaning declare ``reference=NoReference("why")``; float ops de
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, MutableMapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from hexscope.engine.dtypes import DType
-from hexscope.engine.tensor import Tensor, is_frozen
+from hexscope.engine.tensor import Tensor
 
 RefOutput = np.ndarray | Tensor | None
 Reference = Callable[..., Sequence[RefOutput]]
@@ -55,27 +53,6 @@ def _scalar(t: Tensor | None) -> float:
     return float(np.asarray(t.array, np.float64).reshape(-1)[0])
 
 
-#: real() results by (tensor id, range, dtype) while an analysis shares them; each entry
-#: holds its tensor, so the id cannot be reused while the entry lives.
-DequantMemo = MutableMapping[tuple[int, float, float, str], tuple[Tensor, np.ndarray]]
-_MEMO: ContextVar[DequantMemo | None] = ContextVar("hexscope_dequant_memo", default=None)
-
-
-@contextmanager
-def dequantized_once(memo: DequantMemo) -> Iterator[DequantMemo]:
-    """While active, :func:`real` reads each frozen quantized tensor through a given range
-    once and hands every later caller the same read-only array.
-
-    The analyses read a node's output to compare it and again as each consumer's input
-    (isolated), and the same Const weights in every analysis; the caller decides how long
-    ``memo`` lives (an analysis, or a prepared graph for its Consts)."""
-    token = _MEMO.set(memo)
-    try:
-        yield memo
-    finally:
-        _MEMO.reset(token)
-
-
 def real(t: Tensor, mn: Tensor | None = None, mx: Tensor | None = None,
          dtype: type | None = None) -> np.ndarray:
     """The logical values of ``t`` as real numbers.
@@ -86,29 +63,13 @@ def real(t: Tensor, mn: Tensor | None = None, mx: Tensor | None = None,
 
     A float tensor is read as it is; quint8 codes q stand for min + q (max - min) / 255
     (§1.1), qint32 sums s for s (max - min) / 2**32 (§1.2); int32 is read as its integers.
-    Under :func:`dequantized_once` the result of a frozen quantized tensor is shared and
-    read-only.
     """
+    a = t.array
     if dtype is None:
         dtype = np.float32 if t.dtype in (DType.FLOAT32, DType.QUINT8) else np.float64
     if t.dtype is DType.FLOAT32 or t.dtype is DType.INT32:
-        return np.asarray(t.array, dtype)
+        return np.asarray(a, dtype)
     lo, hi = _scalar(mn), _scalar(mx)
-    memo = _MEMO.get()
-    if memo is None or not is_frozen(t.raw):
-        return _dequantize(t, lo, hi, dtype)
-    key = (id(t), lo, hi, np.dtype(dtype).char)
-    hit = memo.get(key)
-    if hit is not None:
-        return hit[1]
-    out = _dequantize(t, lo, hi, dtype)
-    out.setflags(write=False)
-    memo[key] = (t, out)
-    return out
-
-
-def _dequantize(t: Tensor, lo: float, hi: float, dtype: type) -> np.ndarray:
-    a = t.array
     out = np.asarray(a, dtype)
     if out is a or not out.flags.writeable:
         out = out.copy()

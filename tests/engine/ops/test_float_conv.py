@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hexscope.engine.nodes import Padding
-from hexscope.engine.ops._float_conv import _strided, float_conv2d
+from hexscope.engine.ops._float_conv import float_conv2d
 from hexscope.engine.ops.conv import output_window
 
 CASES = [
@@ -18,13 +18,33 @@ CASES = [
     ((1, 17, 17, 8), (1, 7, 3), 1, Padding.SAME),      # 1x7: transposed, as 7x1
     ((1, 17, 17, 8), (7, 1, 3), 1, Padding.SAME),      # 7x1: wide, no waste
     ((1, 8, 8, 4), (1, 3, 5), 1, Padding.SAME_CAFFE),
-    ((1, 12, 10, 3), (5, 5, 2), 1, Padding.SAME),      # 5x5 on 10: too wasteful, strided
+    ((1, 8, 8, 6), (3, 3, 4), 1, Padding.SAME),        # short rows: wide despite 10 for 8
+    ((1, 12, 20, 3), (5, 5, 2), 1, Padding.SAME),      # 5x5 on 20: too wasteful, strided
     ((1, 13, 13, 3), (3, 3, 4), 2, Padding.VALID),     # stride 2: strided
     ((2, 6, 6, 3), (3, 3, 2), 1, Padding.SAME),        # a batch: strided
     ((1, 7, 6, 3), (2, 3, 2), 1, Padding.NA),
     ((1, 2, 2, 3), (3, 3, 2), 1, Padding.VALID),       # no output
     ((1, 4, 4, 3), (0, 1, 2), 1, Padding.VALID),       # no taps
+    ((1, 40, 150, 32), (3, 3, 64), 1, Padding.VALID),  # several blocks of output rows
+    ((1, 81, 121, 8), (3, 3, 64), 2, Padding.SAME),    # the same, strided
 ]
+
+
+def _plain(xs: np.ndarray, w: np.ndarray, rows, cols) -> np.ndarray:
+    """The reference's first form: one GEMM per tap on a strided view of the zero-padded
+    image, the taps accumulated in row-major order."""
+    fh, fw, _, cout = w.shape
+    b, h, wd, _ = xs.shape
+    pad_h = max(0, (rows.out - 1) * rows.s + fh - h - rows.before)
+    pad_w = max(0, (cols.out - 1) * cols.s + fw - wd - cols.before)
+    xp = np.pad(xs, ((0, 0), (rows.before, pad_h), (cols.before, pad_w), (0, 0)))
+    y = np.zeros((b, rows.out, cols.out, cout), np.float32)
+    for i in range(fh):
+        for j in range(fw):
+            patch = xp[:, i:i + rows.s * rows.out:rows.s, j:j + cols.s * cols.out:cols.s, :]
+            tap = patch[:, :rows.out, :cols.out, :] @ w[i, j]
+            y = tap if (i, j) == (0, 0) else y + tap
+    return y
 
 
 def _direct(xs: np.ndarray, w: np.ndarray, stride: int, rows, cols) -> np.ndarray:
@@ -54,5 +74,5 @@ def test_float_conv_layouts_add_the_same_products_in_the_same_order(rng, shape, 
     assert y.shape == (shape[0], rows.out, cols.out, cout) and y.flags.c_contiguous
     assert y.dtype == np.float32
     # bit for bit the plain form: one strided GEMM per tap, taps accumulated in order
-    assert np.array_equal(y, _strided(xs, w, rows, cols))
+    assert np.array_equal(y, _plain(xs, w, rows, cols))
     np.testing.assert_allclose(y, _direct(xs, w, stride, rows, cols), rtol=1e-5, atol=1e-5)
