@@ -7,10 +7,9 @@ the budget is at most 3x its time for each of
 * the accumulated analysis (the whole graph run in float) and its metrics;
 * a run compared with another run of itself (two traces, node by node).
 
-The analyses keep two things per prepared graph (``engine/analysis/reuse.py``): the Consts
-read as reals, and the float run while the inputs stay the same. Each is timed cold (nothing
-kept: the first analysis after opening a graph, the budget's figure) and warm (the next
-analysis: the app after each step, the command line's next input set).
+The accumulated analysis keeps its float run while the prepared graph and the inputs stay
+the same (``engine/analysis/reuse.py``): it is timed cold (the first analysis of a run's
+inputs, the budget's figure) and warm (the app's comparison after each step).
 
 Prints medians of N rounds (default 5), the ratios, and each round's range of ratios. Run
 (needs the "bench" extra)::
@@ -39,7 +38,7 @@ from hexscope.engine.analysis.compare import (  # noqa: E402
     compare_reference,
     compare_traces,
 )
-from hexscope.engine.analysis.reuse import cache_for, forget  # noqa: E402
+from hexscope.engine.analysis.reuse import forget  # noqa: E402
 
 
 def timed(fn) -> tuple[float, float]:
@@ -51,10 +50,8 @@ def timed(fn) -> tuple[float, float]:
 
 
 ROWS = (
-    ("isolated_cold", "isolated, cold"),
-    ("isolated_warm", "isolated, Consts kept"),
-    ("accumulated_cold", "accumulated, cold"),
-    ("accumulated_consts", "accumulated, Consts kept"),
+    ("isolated", "isolated"),
+    ("accumulated_cold", "accumulated"),
     ("accumulated_warm", "accumulated, float run kept"),
     ("trace", "run vs pinned run"),
 )
@@ -69,13 +66,9 @@ def one_round(session: Session, x: np.ndarray,
     def analysis(key: str, mode: str) -> None:
         figures[key].append(timed(lambda: compare_reference(session, mode)))
 
-    forget(prepared)
-    analysis("isolated_cold", "isolated")
-    analysis("isolated_warm", "isolated")
+    analysis("isolated", "isolated")
     forget(prepared)
     analysis("accumulated_cold", "accumulated")
-    cache_for(prepared).float_run = None        # as with other inputs: only Consts kept
-    analysis("accumulated_consts", "accumulated")
     analysis("accumulated_warm", "accumulated")
     session.execute([x])
     current = Trace.from_session(session)
