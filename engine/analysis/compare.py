@@ -142,10 +142,11 @@ def compare_outputs(node: Node, a_out: tuple[Tensor, ...], b_out: tuple[Tensor, 
                            and ta.nbytes == tb.nbytes
                            and bool(np.array_equal(ta.buffer, tb.buffer)))
         d.padding_differing = padding_differing(ta, tb)
-        with np.errstate(invalid="ignore", over="ignore"):
-            code_diff = np.abs(ca.astype(np.float64) - cb.astype(np.float64))
-        d.max_code_diff = float(np.max(code_diff, initial=0.0, where=mask)) if d.differing \
-            else 0.0
+        d.max_code_diff = 0.0
+        if d.differing:         # (a pass over float64 copies: only when some code differs)
+            with np.errstate(invalid="ignore", over="ignore"):
+                code_diff = np.abs(ca.astype(np.float64) - cb.astype(np.float64))
+            d.max_code_diff = float(np.max(code_diff, initial=0.0, where=mask))
         mn_a, mx_a = (a_out[ranges[k][0]], a_out[ranges[k][1]]) if k in ranges else (None,) * 2
         b_ranges = range_slots(b_out)
         mn_b, mx_b = (b_out[b_ranges[k][0]], b_out[b_ranges[k][1]]) if k in b_ranges \
