@@ -1,13 +1,18 @@
-"""What the float-reference analyses keep between calls, and that it never goes stale."""
+"""What the float-reference analyses keep between calls (it never goes stale) and what they
+skip (it changes no result)."""
 
 from __future__ import annotations
+
+from contextlib import nullcontext
 
 import numpy as np
 
 from hexscope.engine import Session
+from hexscope.engine.analysis import float_run
 from hexscope.engine.analysis.compare import compare_reference
 from hexscope.engine.analysis.float_run import float_values
 from hexscope.engine.analysis.reuse import forget, same_inputs
+from hexscope.engine.ops.reference import ranged, ranges_unused
 from hexscope.engine.tensor import Tensor
 from support.compare_graphs import chain, chain_input
 
@@ -74,3 +79,32 @@ def test_same_inputs_compares_data_not_objects():
     assert not same_inputs((a,), (Tensor.from_array(changed),))
     assert not same_inputs((a,), (Tensor.from_array(np.arange(6, dtype=np.float32)),))
     assert not same_inputs((a,), ())
+
+
+def test_ranged_leaves_the_range_out_only_when_asked():
+    y = np.array([[-2.0, 3.5]], np.float32)
+    _, lo, hi = ranged(y)
+    assert (lo.item(), hi.item()) == (-2.0, 3.5)
+    with ranges_unused():
+        out, lo, hi = ranged(y)
+    assert out is y and lo is None and hi is None
+    assert ranged(y)[1] is not None                  # the flag ends with the block
+
+
+def test_the_isolated_analysis_gives_the_same_results_without_the_ranges(monkeypatch):
+    session = Session(chain())
+    session.execute([chain_input()])
+    skipping = _metrics(compare_reference(session, "isolated"))
+    seen = []
+    original = float_run.call_reference
+
+    def spy(*args):
+        result = original(*args)
+        seen.append(result)
+        return result
+
+    monkeypatch.setattr(float_run, "call_reference", spy)
+    monkeypatch.setattr(float_run, "ranges_unused", nullcontext)
+    assert _metrics(compare_reference(session, "isolated")) == skipping
+    # without the flag the references did take their ranges (so the flag saved them)
+    assert any(isinstance(r[1], np.ndarray) for r in seen if len(r) == 3)
