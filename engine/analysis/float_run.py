@@ -11,7 +11,7 @@ have not run are left out, so the analyses follow a stepped run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 
 import numpy as np
@@ -81,8 +81,13 @@ def call_reference(spec: OpSpec, node: Node, inputs: Sequence[Tensor],
 
 
 def compare_to_reference(node: Node, title: str, actual: tuple[Tensor, ...],
-                         ref: Sequence[RefValue], tolerance_lsb: float) -> list[OutputDiff]:
-    """Each data output of a node against its float reference value."""
+                         ref: Sequence[RefValue], tolerance_lsb: float,
+                         ref_again: Callable[[], Sequence[RefValue]] | None = None
+                         ) -> list[OutputDiff]:
+    """Each data output of a node against its float reference value.
+
+    The diffs can make their values again for the views: from ``ref_again()`` (the
+    reference computed anew) when given, else from ``ref`` itself, which they then keep."""
     ranges = range_slots(actual)
     diffs = []
     for k in data_slots(actual):
@@ -95,11 +100,7 @@ def compare_to_reference(node: Node, title: str, actual: tuple[Tensor, ...],
             continue    # codes without a range (Convert_to_d32) cannot be read as reals
         mn, mx = (actual[ranges[k][0]], actual[ranges[k][1]]) if k in ranges else (None, None)
         av = values(a, mn, mx)
-        if isinstance(r, Tensor):
-            # a byte mover's value: codes mean what the node's own range says
-            bv = values(r, mn, mx) if r.dtype is a.dtype else real(r, mn, mx)
-        else:
-            bv = np.asarray(r)
+        bv = _reference_values(r, a, mn, mx)
         diff = OutputDiff(node.node_id, node.op, title, k, tuple(a.shape))
         if bv.size != av.size:
             diff.note = f"the reference has shape {bv.shape}, the output {tuple(a.shape)}"
@@ -112,9 +113,35 @@ def compare_to_reference(node: Node, title: str, actual: tuple[Tensor, ...],
         diff.metrics = error_metrics(bv, av, lsb, tolerance_lsb)
         diff.unit = unit_of(a, lsb)
         diff.exceeds = diff.metrics.beyond > 0
-        diff.a, diff.b = bv, av
+        diff.source = _source(a, mn, mx, k, r if ref_again is None else None, ref_again)
         diffs.append(diff)
     return diffs
+
+
+def _reference_values(r: Tensor | np.ndarray, a: Tensor, mn: Tensor | None,
+                      mx: Tensor | None) -> np.ndarray:
+    if isinstance(r, Tensor):
+        # a byte mover's value: codes mean what the node's own range says
+        return values(r, mn, mx) if r.dtype is a.dtype else real(r, mn, mx)
+    return np.asarray(r)
+
+
+def _source(a: Tensor, mn: Tensor | None, mx: Tensor | None, k: int,
+            kept: RefValue, again: Callable[[], Sequence[RefValue]] | None
+            ) -> Callable[[], tuple[np.ndarray, np.ndarray] | None]:
+    """(reference, output) values of output ``k``, made when the views ask."""
+    def make() -> tuple[np.ndarray, np.ndarray] | None:
+        r = kept
+        if r is None and again is not None:
+            try:
+                r = again()[k]
+            except NoValue:
+                return None
+        if r is None:
+            return None
+        av = values(a, mn, mx)
+        return _reference_values(r, a, mn, mx).reshape(av.shape), av
+    return make
 
 
 def isolated(session: Session, tolerance_lsb: float = 1.0) -> tuple[list[OutputDiff],
@@ -144,8 +171,14 @@ def isolated(session: Session, tolerance_lsb: float = 1.0) -> tuple[list[OutputD
         except Exception as exc:  # noqa: BLE001  (an input gone after an edit)
             skipped[node_id] = str(exc)
             continue
-        diffs += compare_to_reference(node, node.title, result.outputs, ref, tolerance_lsb)
+        diffs += compare_to_reference(node, node.title, result.outputs, ref, tolerance_lsb,
+                                      _again(spec, node, inputs, ex.graph_inputs))
     return diffs, skipped
+
+
+def _again(spec: OpSpec, node: Node, inputs: list[Tensor], graph_inputs: tuple[Tensor, ...]
+           ) -> Callable[[], list[RefValue]]:
+    return lambda: call_reference(spec, node, inputs, graph_inputs)
 
 
 def float_values(session: Session) -> tuple[dict[tuple[int, int], RefValue], dict[int, str]]:

@@ -6,11 +6,13 @@ from __future__ import annotations
 from contextlib import nullcontext
 
 import numpy as np
+import pytest
 
 from hexscope.engine import Session
 from hexscope.engine.analysis import float_run
-from hexscope.engine.analysis.compare import compare_reference
+from hexscope.engine.analysis.compare import compare_reference, compare_traces, run_trace
 from hexscope.engine.analysis.float_run import float_values
+from hexscope.engine.analysis.metrics import error_metrics
 from hexscope.engine.analysis.reuse import forget, same_inputs
 from hexscope.engine.ops.reference import ranged, ranges_unused
 from hexscope.engine.tensor import Tensor
@@ -108,3 +110,23 @@ def test_the_isolated_analysis_gives_the_same_results_without_the_ranges(monkeyp
     assert _metrics(compare_reference(session, "isolated")) == skipping
     # without the flag the references did take their ranges (so the flag saved them)
     assert any(isinstance(r[1], np.ndarray) for r in seen if len(r) == 3)
+
+
+@pytest.mark.parametrize("mode", ["isolated", "accumulated", "trace"])
+def test_the_values_shown_are_made_again_and_are_those_compared(mode):
+    session = Session(chain())
+    session.execute([chain_input()])
+    if mode == "trace":
+        pinned = run_trace(session, [chain_input()], "pinned")
+        comparison = compare_traces(pinned, run_trace(session, [chain_input(seed=3)]), 0.5)
+    else:
+        comparison = compare_reference(session, mode, 0.5)
+    shown = [d for d in comparison.outputs if d.metrics is not None]
+    assert len(shown) >= 4
+    for d in shown:
+        a, b = d.values()
+        assert a.shape == b.shape == d.shape
+        # the same numbers the metrics were taken from
+        assert error_metrics(a, b, d.metrics.lsb, 0.5) == d.metrics
+    # nothing kept: each call makes the arrays anew (isolated: its reference too)
+    assert shown[-1].values()[1] is not shown[-1].values()[1]
