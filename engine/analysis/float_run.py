@@ -26,7 +26,7 @@ from hexscope.engine.analysis.diff import (
     values,
 )
 from hexscope.engine.analysis.metrics import error_metrics
-from hexscope.engine.analysis.reuse import cache_for, same_inputs
+from hexscope.engine.analysis.reuse import NodeWork, cache_for, same_inputs
 from hexscope.engine.dtypes import DType
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.context import KernelContext
@@ -150,6 +150,7 @@ def isolated(session: Session, tolerance_lsb: float = 1.0) -> tuple[list[OutputD
 
     Returns the diffs in plan order and, per node left out, why."""
     prepared, ex = session.prepared, session.executor
+    cache = cache_for(prepared)
     diffs: list[OutputDiff] = []
     skipped: dict[int, str] = {}
     for node_id in prepared.plan:
@@ -157,23 +158,38 @@ def isolated(session: Session, tolerance_lsb: float = 1.0) -> tuple[list[OutputD
         if result is None or node_id in ex.stale:
             continue
         node = prepared.nodes[node_id]
-        spec = session.registry.get(node.op)
-        # only the data outputs are compared: when the others are all its range, the
-        # reference need not take min and max of its result
-        only_data = data_slots(result.outputs) == [0]
         try:
             inputs = [ex.input_tensor(ref) for ref in node.inputs]
-            with ranges_unused() if only_data else nullcontext():
-                ref = call_reference(spec, node, inputs, ex.graph_inputs)
-        except NoValue as exc:
-            skipped[node_id] = str(exc)
-            continue
         except Exception as exc:  # noqa: BLE001  (an input gone after an edit)
             skipped[node_id] = str(exc)
             continue
-        diffs += compare_to_reference(node, node.title, result.outputs, ref, tolerance_lsb,
-                                      _again(spec, node, inputs, ex.graph_inputs))
+        made_from = (*inputs, *result.outputs, *ex.graph_inputs)
+        work = cache.node_work("isolated", node_id, made_from, tolerance_lsb)
+        if work is None:
+            work = _isolated_node(session, node, result.outputs, inputs, tolerance_lsb)
+            work.made_from, work.tolerance = made_from, tolerance_lsb
+            cache.nodes[("isolated", node_id)] = work
+        if work.skipped is not None:
+            skipped[node_id] = work.skipped
+        diffs += work.diffs
     return diffs, skipped
+
+
+def _isolated_node(session: Session, node: Node, outputs: tuple[Tensor, ...],
+                   inputs: list[Tensor], tolerance_lsb: float) -> NodeWork:
+    spec = session.registry.get(node.op)
+    graph_inputs = session.executor.graph_inputs
+    # only the data outputs are compared: when the others are all its range, the reference
+    # need not take min and max of its result
+    only_data = data_slots(outputs) == [0]
+    try:
+        with ranges_unused() if only_data else nullcontext():
+            ref = call_reference(spec, node, inputs, graph_inputs)
+    except NoValue as exc:
+        return NodeWork((), tolerance_lsb, [], str(exc))
+    diffs = compare_to_reference(node, node.title, outputs, ref, tolerance_lsb,
+                                 _again(spec, node, inputs, graph_inputs))
+    return NodeWork((), tolerance_lsb, diffs)
 
 
 def _again(spec: OpSpec, node: Node, inputs: list[Tensor], graph_inputs: tuple[Tensor, ...]
@@ -251,6 +267,7 @@ def accumulated(session: Session, tolerance_lsb: float = 1.0,
     if vals is None:
         vals, missing = float_values(session)
     prepared, ex = session.prepared, session.executor
+    cache = cache_for(prepared)
     diffs: list[OutputDiff] = []
     for node_id in prepared.plan:
         result = ex.trace.get(node_id)
@@ -258,7 +275,13 @@ def accumulated(session: Session, tolerance_lsb: float = 1.0,
             continue
         if node_id in missing:
             continue
-        node = prepared.nodes[node_id]
-        ref = [vals.get((node_id, k)) for k in range(len(result.outputs))]
-        diffs += compare_to_reference(node, node.title, result.outputs, ref, tolerance_lsb)
+        made_from = (*result.outputs, vals)
+        work = cache.node_work("accumulated", node_id, made_from, tolerance_lsb)
+        if work is None:
+            node = prepared.nodes[node_id]
+            ref = [vals.get((node_id, k)) for k in range(len(result.outputs))]
+            work = NodeWork(made_from, tolerance_lsb, compare_to_reference(
+                node, node.title, result.outputs, ref, tolerance_lsb))
+            cache.nodes[("accumulated", node_id)] = work
+        diffs += work.diffs
     return diffs, missing

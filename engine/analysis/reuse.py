@@ -1,11 +1,16 @@
 """What the float-reference analyses keep between calls, per prepared graph (issue 12).
 
 The app makes the comparison again after every step (and when the tolerance or the target
-changes). **The float run** of the accumulated analysis depends on the prepared graph and
-the graph inputs only, not on the quantized run, so it is made once and reused while both
-are the same (the inputs compared by value: a new run of the same data is the same float
-run). It costs about 2.5 simulator runs to make and holds every node's float value, which
-the accumulated comparison shown by the app holds anyway.
+changes), so a stepped run would redo every node's work at every step:
+
+- **the float run** of the accumulated analysis depends on the prepared graph and the graph
+  inputs only, not on the quantized run, so it is made once and reused while both are the
+  same (the inputs compared by value: a new run of the same data is the same float run). It
+  costs about 2.5 simulator runs to make and holds every node's float value, which the
+  accumulated comparison shown by the app holds anyway;
+- **each node's comparison** is reused while it would be made from the very same tensors
+  (by identity: the run's frozen outputs, and for the isolated analysis its inputs) at the
+  same tolerance, so a step costs the nodes it ran; a new run makes new tensors.
 
 Keyed on the :class:`~hexscope.engine.prepare.Prepared` object, which a session replaces
 whenever an edit changes what runs (its nodes are frozen), so nothing here can outlive the
@@ -17,11 +22,12 @@ arrays held back cost more in memory traffic than reading 8-bit codes again.)
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hexscope.engine.analysis.diff import OutputDiff
 from hexscope.engine.tensor import Tensor
 
 if TYPE_CHECKING:
@@ -29,10 +35,31 @@ if TYPE_CHECKING:
 
 
 @dataclass
+class NodeWork:
+    """One node's comparison and what it was made from (held, so no id is reused)."""
+
+    made_from: tuple[object, ...]
+    tolerance: float
+    diffs: list[OutputDiff]
+    skipped: str | None = None
+
+
+@dataclass
 class PreparedCache:
     """The reusable work of one prepared graph."""
 
     float_run: tuple[tuple[Tensor, ...], dict, dict] | None = None   # inputs, values, missing
+    nodes: dict[tuple[str, int], NodeWork] = field(default_factory=dict)   # (mode, node)
+
+    def node_work(self, mode: str, node_id: int, made_from: tuple[object, ...],
+                  tolerance: float) -> NodeWork | None:
+        """The kept comparison of ``node_id`` if made from these very objects."""
+        work = self.nodes.get((mode, node_id))
+        if (work is None or work.tolerance != tolerance
+                or len(work.made_from) != len(made_from)
+                or any(x is not y for x, y in zip(work.made_from, made_from, strict=True))):
+            return None
+        return work
 
 
 _CACHES: dict[int, tuple[weakref.ref, PreparedCache]] = {}
@@ -76,4 +103,4 @@ def same_inputs(a: tuple[Tensor, ...], b: tuple[Tensor, ...]) -> bool:
     return True
 
 
-__all__ = ["PreparedCache", "cache_for", "forget", "same_inputs"]
+__all__ = ["NodeWork", "PreparedCache", "cache_for", "forget", "same_inputs"]

@@ -107,6 +107,7 @@ def test_the_isolated_analysis_gives_the_same_results_without_the_ranges(monkeyp
 
     monkeypatch.setattr(float_run, "call_reference", spy)
     monkeypatch.setattr(float_run, "ranges_unused", nullcontext)
+    forget(session.prepared)                         # nothing kept from the first analysis
     assert _metrics(compare_reference(session, "isolated")) == skipping
     # without the flag the references did take their ranges (so the flag saved them)
     assert any(isinstance(r[1], np.ndarray) for r in seen if len(r) == 3)
@@ -130,3 +131,64 @@ def test_the_values_shown_are_made_again_and_are_those_compared(mode):
         assert error_metrics(a, b, d.metrics.lsb, 0.5) == d.metrics
     # nothing kept: each call makes the arrays anew (isolated: its reference too)
     assert shown[-1].values()[1] is not shown[-1].values()[1]
+
+
+def _counting(monkeypatch) -> list[int]:
+    calls: list[int] = []
+    original = float_run.call_reference
+
+    def spy(spec, node, *rest):
+        calls.append(node.node_id)
+        return original(spec, node, *rest)
+
+    monkeypatch.setattr(float_run, "call_reference", spy)
+    return calls
+
+
+def test_a_node_compared_from_the_same_tensors_is_not_compared_again(monkeypatch):
+    session = Session(chain())
+    x = chain_input()
+    session.execute([x])
+    first = compare_reference(session, "isolated")
+    calls = _counting(monkeypatch)
+    again = compare_reference(session, "isolated")
+    assert not calls and len(again.outputs) == len(first.outputs)
+    assert all(p is q for p, q in zip(again.outputs, first.outputs, strict=True))
+    other = compare_reference(session, "isolated", tolerance_lsb=0.25)   # another verdict
+    assert calls and all(p is not q for p, q in zip(other.outputs, first.outputs,
+                                                    strict=True))
+    calls.clear()
+    session.execute([x])                                  # a new run: new tensors
+    rerun = compare_reference(session, "isolated", tolerance_lsb=0.25)
+    assert calls == list(session.plan)
+    assert _metrics(rerun) == _metrics(other)
+
+
+def test_a_step_compares_only_the_node_it_ran(monkeypatch):
+    session = Session(chain())
+    session.set_inputs([chain_input()])
+    for _ in range(3):
+        session.step()
+    compare_reference(session, "isolated")
+    calls = _counting(monkeypatch)
+    session.step()
+    stepped = compare_reference(session, "isolated")
+    assert calls == [session.plan[3]]
+    fresh_session = Session(chain())
+    fresh_session.set_inputs([chain_input()])
+    for _ in range(4):
+        fresh_session.step()
+    assert _metrics(stepped) == _metrics(compare_reference(fresh_session, "isolated"))
+
+
+def test_the_accumulated_comparison_of_a_new_run_is_made_again():
+    session = Session(chain())
+    x = chain_input()
+    session.execute([x])
+    first = compare_reference(session, "accumulated")
+    assert all(p is q for p, q in zip(compare_reference(session, "accumulated").outputs,
+                                      first.outputs, strict=True))
+    session.execute([x])
+    again = compare_reference(session, "accumulated")
+    assert all(p is not q for p, q in zip(again.outputs, first.outputs, strict=True))
+    assert _metrics(again) == _metrics(first)
