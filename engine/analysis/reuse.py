@@ -10,7 +10,9 @@ changes), so a stepped run would redo every node's work at every step:
   accumulated comparison shown by the app holds anyway;
 - **each node's comparison** is reused while it would be made from the very same tensors
   (by identity: the run's frozen outputs, and for the isolated analysis its inputs) at the
-  same tolerance, so a step costs the nodes it ran; a new run makes new tensors.
+  same tolerance, so a step costs the nodes it ran; a new run makes new tensors. The kept
+  comparisons hold the tensors they were made from (so no id is reused): after a new run,
+  the previous run's tensors live on until the next analysis replaces them.
 
 Keyed on the :class:`~hexscope.engine.prepare.Prepared` object, which a session replaces
 whenever an edit changes what runs (its nodes are frozen), so nothing here can outlive the
