@@ -325,12 +325,13 @@ class ComparePanel(QWidget):
 
     def _show(self, d: OutputDiff | None) -> None:
         self.selected = d
-        if d is None or d.a is None or d.b is None:
+        pair = d.values() if d is not None else None     # made again for this output only
+        if d is None or pair is None:
             for view in (self.view_a, self.view_b, self.view_diff):
                 view.set_tensor(None)
             return
-        a = np.asarray(d.a, np.float32).reshape(d.shape)
-        b = np.asarray(d.b, np.float32).reshape(d.shape)
+        a = np.asarray(pair[0], np.float32).reshape(d.shape)
+        b = np.asarray(pair[1], np.float32).reshape(d.shape)
         lsb = d.metrics.lsb if d.metrics else None
         diff = (a.astype(np.float64) - b) / (lsb if lsb else 1.0)
         unit = "LSB" if lsb else ("codes" if d.unit == "codes" else "real")

@@ -142,10 +142,11 @@ def compare_outputs(node: Node, a_out: tuple[Tensor, ...], b_out: tuple[Tensor, 
                            and ta.nbytes == tb.nbytes
                            and bool(np.array_equal(ta.buffer, tb.buffer)))
         d.padding_differing = padding_differing(ta, tb)
-        with np.errstate(invalid="ignore", over="ignore"):
-            code_diff = np.abs(ca.astype(np.float64) - cb.astype(np.float64))
-        d.max_code_diff = float(np.max(code_diff, initial=0.0, where=mask)) if d.differing \
-            else 0.0
+        d.max_code_diff = 0.0
+        if d.differing:         # (a pass over float64 copies: only when some code differs)
+            with np.errstate(invalid="ignore", over="ignore"):
+                code_diff = np.abs(ca.astype(np.float64) - cb.astype(np.float64))
+            d.max_code_diff = float(np.max(code_diff, initial=0.0, where=mask))
         mn_a, mx_a = (a_out[ranges[k][0]], a_out[ranges[k][1]]) if k in ranges else (None,) * 2
         b_ranges = range_slots(b_out)
         mn_b, mx_b = (b_out[b_ranges[k][0]], b_out[b_ranges[k][1]]) if k in b_ranges \
@@ -154,7 +155,7 @@ def compare_outputs(node: Node, a_out: tuple[Tensor, ...], b_out: tuple[Tensor, 
         lsb = lsb_of(ta, mn_a, mx_a)
         d.metrics = error_metrics(va, vb, lsb, tolerance_lsb)
         d.unit = unit_of(ta, lsb)
-        d.a, d.b = va, vb
+        d.source = _reader(ta, mn_a, mx_a, tb, mn_b, mx_b)
         if d.differing:
             first = int(np.flatnonzero(mask.reshape(-1))[0])
             d.first_index = tuple(int(i) for i in np.unravel_index(first, ca.shape))
@@ -163,6 +164,12 @@ def compare_outputs(node: Node, a_out: tuple[Tensor, ...], b_out: tuple[Tensor, 
         # bit exact by default: any differing code diverges; else beyond the tolerance
         d.exceeds = d.differing > 0 if tolerance_lsb <= 0 else d.metrics.beyond > 0
     return diffs
+
+
+def _reader(ta: Tensor, mn_a: Tensor | None, mx_a: Tensor | None, tb: Tensor,
+            mn_b: Tensor | None, mx_b: Tensor | None
+            ) -> Callable[[], tuple[np.ndarray, np.ndarray]]:
+    return lambda: (values(ta, mn_a, mx_a), values(tb, mn_b, mx_b))
 
 
 def compare_traces(a: Trace, b: Trace, tolerance_lsb: float = 0.0) -> Comparison:

@@ -3,6 +3,7 @@ traces) produce, and how a quantized output is read (its range, its LSB)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -76,12 +77,30 @@ class OutputDiff:
     first_b: float | None = None
     padding_differing: int | None = None   # d32: padding bytes that differ
     note: str = ""
-    a: np.ndarray | None = field(default=None, repr=False)   # values shown by the views
-    b: np.ndarray | None = field(default=None, repr=False)
+    # How to make the values A and B again for the views: a comparison of a large graph
+    # would hold hundreds of MB of float arrays if it kept them, and fresh memory for each
+    # array cost more than the analysis's arithmetic (page faults), so only the selected
+    # output's values are made, from the tensors (and, isolated, its reference) again.
+    source: Callable[[], tuple[np.ndarray, np.ndarray] | None] | None = field(
+        default=None, repr=False, compare=False)
 
     @property
     def label(self) -> str:
         return f"{self.title}:{self.index}"
+
+    def values(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(A, B) as real values (or codes), in the output's shape; None if unknown."""
+        return self.source() if self.source is not None else None
+
+    @property
+    def a(self) -> np.ndarray | None:
+        pair = self.values()
+        return None if pair is None else pair[0]
+
+    @property
+    def b(self) -> np.ndarray | None:
+        pair = self.values()
+        return None if pair is None else pair[1]
 
     def to_json(self) -> dict:
         out = {

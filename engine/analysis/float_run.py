@@ -11,7 +11,8 @@ have not run are left out, so the analyses follow a stepped run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -25,13 +26,14 @@ from hexscope.engine.analysis.diff import (
     values,
 )
 from hexscope.engine.analysis.metrics import error_metrics
+from hexscope.engine.analysis.reuse import NodeWork, cache_for, same_inputs
 from hexscope.engine.dtypes import DType
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.reference import SELF, NoReference, real
+from hexscope.engine.ops.reference import SELF, NoReference, ranges_unused, real
 from hexscope.engine.ops.registry import OpSpec
 from hexscope.engine.session import Session
-from hexscope.engine.tensor import Tensor
+from hexscope.engine.tensor import Tensor, fresh, is_frozen
 
 RefValue = Tensor | np.ndarray | None
 
@@ -79,8 +81,13 @@ def call_reference(spec: OpSpec, node: Node, inputs: Sequence[Tensor],
 
 
 def compare_to_reference(node: Node, title: str, actual: tuple[Tensor, ...],
-                         ref: Sequence[RefValue], tolerance_lsb: float) -> list[OutputDiff]:
-    """Each data output of a node against its float reference value."""
+                         ref: Sequence[RefValue], tolerance_lsb: float,
+                         ref_again: Callable[[], Sequence[RefValue]] | None = None
+                         ) -> list[OutputDiff]:
+    """Each data output of a node against its float reference value.
+
+    The diffs can make their values again for the views: from ``ref_again()`` (the
+    reference computed anew) when given, else from ``ref`` itself, which they then keep."""
     ranges = range_slots(actual)
     diffs = []
     for k in data_slots(actual):
@@ -93,11 +100,7 @@ def compare_to_reference(node: Node, title: str, actual: tuple[Tensor, ...],
             continue    # codes without a range (Convert_to_d32) cannot be read as reals
         mn, mx = (actual[ranges[k][0]], actual[ranges[k][1]]) if k in ranges else (None, None)
         av = values(a, mn, mx)
-        if isinstance(r, Tensor):
-            # a byte mover's value: codes mean what the node's own range says
-            bv = values(r, mn, mx) if r.dtype is a.dtype else real(r, mn, mx)
-        else:
-            bv = np.asarray(r)
+        bv = _reference_values(r, a, mn, mx)
         diff = OutputDiff(node.node_id, node.op, title, k, tuple(a.shape))
         if bv.size != av.size:
             diff.note = f"the reference has shape {bv.shape}, the output {tuple(a.shape)}"
@@ -110,9 +113,35 @@ def compare_to_reference(node: Node, title: str, actual: tuple[Tensor, ...],
         diff.metrics = error_metrics(bv, av, lsb, tolerance_lsb)
         diff.unit = unit_of(a, lsb)
         diff.exceeds = diff.metrics.beyond > 0
-        diff.a, diff.b = bv, av
+        diff.source = _source(a, mn, mx, k, r if ref_again is None else None, ref_again)
         diffs.append(diff)
     return diffs
+
+
+def _reference_values(r: Tensor | np.ndarray, a: Tensor, mn: Tensor | None,
+                      mx: Tensor | None) -> np.ndarray:
+    if isinstance(r, Tensor):
+        # a byte mover's value: codes mean what the node's own range says
+        return values(r, mn, mx) if r.dtype is a.dtype else real(r, mn, mx)
+    return np.asarray(r)
+
+
+def _source(a: Tensor, mn: Tensor | None, mx: Tensor | None, k: int,
+            kept: RefValue, again: Callable[[], Sequence[RefValue]] | None
+            ) -> Callable[[], tuple[np.ndarray, np.ndarray] | None]:
+    """(reference, output) values of output ``k``, made when the views ask."""
+    def make() -> tuple[np.ndarray, np.ndarray] | None:
+        r = kept
+        if r is None and again is not None:
+            try:
+                r = again()[k]
+            except NoValue:
+                return None
+        if r is None:
+            return None
+        av = values(a, mn, mx)
+        return _reference_values(r, a, mn, mx).reshape(av.shape), av
+    return make
 
 
 def isolated(session: Session, tolerance_lsb: float = 1.0) -> tuple[list[OutputDiff],
@@ -121,6 +150,7 @@ def isolated(session: Session, tolerance_lsb: float = 1.0) -> tuple[list[OutputD
 
     Returns the diffs in plan order and, per node left out, why."""
     prepared, ex = session.prepared, session.executor
+    cache = cache_for(prepared)
     diffs: list[OutputDiff] = []
     skipped: dict[int, str] = {}
     for node_id in prepared.plan:
@@ -128,18 +158,43 @@ def isolated(session: Session, tolerance_lsb: float = 1.0) -> tuple[list[OutputD
         if result is None or node_id in ex.stale:
             continue
         node = prepared.nodes[node_id]
-        spec = session.registry.get(node.op)
         try:
             inputs = [ex.input_tensor(ref) for ref in node.inputs]
-            ref = call_reference(spec, node, inputs, ex.graph_inputs)
-        except NoValue as exc:
-            skipped[node_id] = str(exc)
-            continue
         except Exception as exc:  # noqa: BLE001  (an input gone after an edit)
             skipped[node_id] = str(exc)
             continue
-        diffs += compare_to_reference(node, node.title, result.outputs, ref, tolerance_lsb)
+        made_from = (*inputs, *result.outputs, *ex.graph_inputs)
+        work = cache.node_work("isolated", node_id, made_from, tolerance_lsb)
+        if work is None:
+            work = _isolated_node(session, node, result.outputs, inputs, tolerance_lsb)
+            work.made_from, work.tolerance = made_from, tolerance_lsb
+            cache.nodes[("isolated", node_id)] = work
+        if work.skipped is not None:
+            skipped[node_id] = work.skipped
+        diffs += work.diffs
     return diffs, skipped
+
+
+def _isolated_node(session: Session, node: Node, outputs: tuple[Tensor, ...],
+                   inputs: list[Tensor], tolerance_lsb: float) -> NodeWork:
+    spec = session.registry.get(node.op)
+    graph_inputs = session.executor.graph_inputs
+    # only the data outputs are compared: when the others are all its range, the reference
+    # need not take min and max of its result
+    only_data = data_slots(outputs) == [0]
+    try:
+        with ranges_unused() if only_data else nullcontext():
+            ref = call_reference(spec, node, inputs, graph_inputs)
+    except NoValue as exc:
+        return NodeWork((), tolerance_lsb, [], str(exc))
+    diffs = compare_to_reference(node, node.title, outputs, ref, tolerance_lsb,
+                                 _again(spec, node, inputs, graph_inputs))
+    return NodeWork((), tolerance_lsb, diffs)
+
+
+def _again(spec: OpSpec, node: Node, inputs: list[Tensor], graph_inputs: tuple[Tensor, ...]
+           ) -> Callable[[], list[RefValue]]:
+    return lambda: call_reference(spec, node, inputs, graph_inputs)
 
 
 def float_values(session: Session) -> tuple[dict[tuple[int, int], RefValue], dict[int, str]]:
@@ -147,36 +202,61 @@ def float_values(session: Session) -> tuple[dict[tuple[int, int], RefValue], dic
 
     Graph inputs are the session's inputs; Consts are their own data (read through their
     consumer's ranges). A node without a value (no reference, or an input without one)
-    gives none to its consumers; the reasons are returned per node."""
+    gives none to its consumers; the reasons are returned per node.
+
+    The float run depends only on the prepared graph and the inputs: it is made once and
+    reused while both are the same (``reuse``). Its arrays are read-only."""
+    cache = cache_for(session.prepared)
+    inputs = session.inputs
+    if cache.float_run is not None and same_inputs(cache.float_run[0], inputs):
+        return cache.float_run[1], cache.float_run[2]
+    vals, missing = _float_run(session)
+    cache.float_run = (inputs, vals, missing)
+    return vals, missing
+
+
+def _float_run(session: Session) -> tuple[dict[tuple[int, int], RefValue], dict[int, str]]:
     prepared = session.prepared
     vals: dict[tuple[int, int], RefValue] = {}
+    as_inputs: dict[tuple[int, int], Tensor] = {}     # each value made a Tensor once
     missing: dict[int, str] = {}
     for node_id in prepared.order:
         node = prepared.nodes[node_id]
         if node.is_const and node.const is not None:
-            vals[(node_id, 0)] = node.const
+            vals[(node_id, 0)] = as_inputs[(node_id, 0)] = node.const
     for node_id in prepared.plan:
         node = prepared.nodes[node_id]
         try:
             inputs = []
             for src, idx in node.inputs:
-                v = vals.get((src, idx))
-                if v is None:
-                    raise NoValue(missing.get(src, f"input 0x{src:x}:{idx} has no float value")
-                                  if src in missing else
-                                  f"input 0x{src:x}:{idx} has no float value")
-                inputs.append(v if isinstance(v, Tensor) else _as_tensor(v))
+                t = as_inputs.get((src, idx))
+                if t is None:
+                    v = vals.get((src, idx))
+                    if v is None:
+                        raise NoValue(missing[src] if src in missing else
+                                      f"input 0x{src:x}:{idx} has no float value")
+                    t = as_inputs[(src, idx)] = v if isinstance(v, Tensor) else _as_tensor(v)
+                inputs.append(t)
             ref = call_reference(session.registry.get(node.op), node, inputs, session.inputs)
         except NoValue as exc:
             missing[node_id] = str(exc)
             continue
         for k, v in enumerate(ref):
+            if isinstance(v, np.ndarray):
+                v.setflags(write=False)    # shared by the consumers and kept for reuse
             vals[(node_id, k)] = v
     return vals, missing
 
 
 def _as_tensor(v: np.ndarray) -> Tensor:
-    return Tensor.from_array(np.asarray(v, np.float32), DType.FLOAT32)
+    """A float32 tensor of ``v``, sharing its memory when it already is float32 (``v`` is
+    read-only, so the tensor and the value it compares against cannot drift apart)."""
+    a = np.ascontiguousarray(v, np.float32)
+    if a is not v and a.base is not v:
+        return Tensor.from_array(fresh(a), DType.FLOAT32)    # a new array: adopted
+    if is_frozen(a):
+        return Tensor.from_array(fresh(a), DType.FLOAT32)    # read-only: safe to share
+    return Tensor.from_array(a, DType.FLOAT32)
 
 
 def accumulated(session: Session, tolerance_lsb: float = 1.0,
@@ -187,6 +267,7 @@ def accumulated(session: Session, tolerance_lsb: float = 1.0,
     if vals is None:
         vals, missing = float_values(session)
     prepared, ex = session.prepared, session.executor
+    cache = cache_for(prepared)
     diffs: list[OutputDiff] = []
     for node_id in prepared.plan:
         result = ex.trace.get(node_id)
@@ -194,7 +275,13 @@ def accumulated(session: Session, tolerance_lsb: float = 1.0,
             continue
         if node_id in missing:
             continue
-        node = prepared.nodes[node_id]
-        ref = [vals.get((node_id, k)) for k in range(len(result.outputs))]
-        diffs += compare_to_reference(node, node.title, result.outputs, ref, tolerance_lsb)
+        made_from = (*result.outputs, vals)
+        work = cache.node_work("accumulated", node_id, made_from, tolerance_lsb)
+        if work is None:
+            node = prepared.nodes[node_id]
+            ref = [vals.get((node_id, k)) for k in range(len(result.outputs))]
+            work = NodeWork(made_from, tolerance_lsb, compare_to_reference(
+                node, node.title, result.outputs, ref, tolerance_lsb))
+            cache.nodes[("accumulated", node_id)] = work
+        diffs += work.diffs
     return diffs, missing

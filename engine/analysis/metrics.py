@@ -68,9 +68,8 @@ def error_metrics(a: np.ndarray, b: np.ndarray, lsb: float | None = None,
     An element is beyond the tolerance when |a - b| > tolerance_lsb * lsb; with no usable LSB
     (None or 0) the tolerance is read in real units.
     """
-    a, b = np.asarray(a), np.asarray(b)
-    if not (a.dtype == b.dtype == np.float32):     # float32 pairs stay float32 (speed)
-        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    a_in, b_in = np.asarray(a), np.asarray(b)
+    a, b = _common(a_in, b_in)
     if a.shape != b.shape:
         raise ValueError(f"cannot compare shapes {a.shape} and {b.shape}")
     step = lsb if lsb is not None and lsb > 0 and math.isfinite(lsb) else None
@@ -79,12 +78,17 @@ def error_metrics(a: np.ndarray, b: np.ndarray, lsb: float | None = None,
         zero = 0.0 if step else None
         return Metrics(0, 0.0, 0.0, zero, zero, 1.0, math.inf, 0, 0, None, None, None, step)
     limit = tolerance_lsb * step if step else tolerance_lsb
+    # a side converted here is ours: the difference may overwrite it (one array less to
+    # allocate; the worst values are read from the caller's arrays)
+    scratch = a if a is not a_in else (b if b is not b_in else None)
     with np.errstate(all="ignore"):
-        fast = _finite_metrics(a.reshape(-1), b.reshape(-1), limit)
+        fast = _finite_metrics(a.reshape(-1), b.reshape(-1), limit,
+                               None if scratch is None else scratch.reshape(-1))
     if fast is not None:
         max_abs, worst, noise, signal, rms_abs, beyond, cosine = fast
         n_bad = 0
     else:
+        a, b = _common(a_in, b_in)      # afresh: the fast path may have used one as scratch
         with np.errstate(all="ignore"):
             max_abs, worst, noise, signal, rms_abs, beyond, cosine, n_bad = \
                 _general_metrics(a, b, limit)
@@ -101,33 +105,52 @@ def error_metrics(a: np.ndarray, b: np.ndarray, lsb: float | None = None,
         count=n, max_abs=max_abs, rms_abs=rms_abs,
         max_lsb=max_abs / step if step else None, rms_lsb=rms_abs / step if step else None,
         cosine=cosine, sqnr_db=sqnr, beyond=beyond, nonfinite=n_bad, worst_index=idx,
-        worst_a=float(a.reshape(-1)[worst]), worst_b=float(b.reshape(-1)[worst]), lsb=step)
+        worst_a=float(a_in.reshape(-1)[worst]), worst_b=float(b_in.reshape(-1)[worst]),
+        lsb=step)
 
 
-def _finite_metrics(a: np.ndarray, b: np.ndarray, limit: float
+def _common(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """float32 pairs stay float32 (speed); anything else is compared in float64."""
+    if a.dtype == b.dtype == np.float32:
+        return a, b
+    return np.asarray(a, np.float64), np.asarray(b, np.float64)
+
+
+def _finite_metrics(a: np.ndarray, b: np.ndarray, limit: float, scratch: np.ndarray | None
                     ) -> tuple[float, int, float, float, float, int, float] | None:
     """The common case in few passes (dot products run in BLAS); None if a value is not
-    finite (a finite sum proves every element finite: NaN and inf propagate)."""
-    d = a - b
-    noise = float(np.dot(d, d))
+    finite (a finite sum proves every element finite: NaN and inf propagate). ``scratch``
+    (a or b itself, when the caller's values live elsewhere) receives the difference."""
     signal = float(np.dot(a, a))
-    if not (math.isfinite(noise) and math.isfinite(signal)):
-        return None
     cross = float(np.dot(a, b))
-    if not math.isfinite(cross):
+    if not (math.isfinite(signal) and math.isfinite(cross)):
+        return None
+    d = np.subtract(a, b, out=scratch)
+    noise = float(np.dot(d, d))
+    if not math.isfinite(noise):
         return None
     # |b|^2 from the three products already taken: |d|^2 = |a|^2 - 2 a.b + |b|^2
     other = max(0.0, noise - signal + 2.0 * cross)
-    np.abs(d, out=d)
-    worst = int(np.argmax(d))
-    beyond = int(np.count_nonzero(d > limit))
+    # the first largest |d| from the extremes of d (no pass writing |d|): the first index
+    # of the larger side, or the earlier of the two on a tie
+    hi, lo = int(np.argmax(d)), int(np.argmin(d))
+    up, down = abs(float(d[hi])), abs(float(d[lo]))
+    worst = hi if up > down else lo if down > up else min(hi, lo)
+    err = max(up, down)
+    # the largest error within the limit (the usual verdict) proves none beyond: no pass
+    if not err > limit:
+        beyond = 0
+    elif limit < 0:
+        beyond = d.size
+    else:
+        beyond = int(np.count_nonzero(d > limit)) + int(np.count_nonzero(d < -limit))
     if signal == 0.0 and other == 0.0:
         cosine = 1.0
     elif signal == 0.0 or other == 0.0:
         cosine = 0.0
     else:
         cosine = min(1.0, max(-1.0, cross / math.sqrt(signal * other)))
-    return float(d[worst]), worst, noise, signal, math.sqrt(noise / a.size), beyond, cosine
+    return err, worst, noise, signal, math.sqrt(noise / a.size), beyond, cosine
 
 
 def _general_metrics(a: np.ndarray, b: np.ndarray, limit: float

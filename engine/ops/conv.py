@@ -22,6 +22,7 @@ from hexscope.engine.hexmath import c_roundf_int1, exact_memo, za_scaled
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops import _gemm, _winograd
 from hexscope.engine.ops._code_bounds import Span, note
+from hexscope.engine.ops._float_conv import float_conv2d
 from hexscope.engine.ops._gemm import Rhs, Window, conv_gemm, im2col, offset_gemm, wrap32
 from hexscope.engine.ops.context import KernelContext, Shared, data_of, scalar_f
 from hexscope.engine.ops.reference import ranged, real
@@ -297,26 +298,11 @@ def conv2d_reference(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor,
     # relative error, far below an output LSB
     xs = real(x, x_min, x_max, np.float32)
     w = real(filt, f_min, f_max, np.float32)
-    fh, fw, cin, cout = filt.shape
-    b, h, wd, _ = x.shape
-    rows = output_window(h, fh, stride.shape[1], ctx.padding)
-    cols = output_window(wd, fw, stride.shape[2], ctx.padding)
+    fh, fw, _, _ = filt.shape
+    rows = output_window(x.shape[1], fh, stride.shape[1], ctx.padding)
+    cols = output_window(x.shape[2], fw, stride.shape[2], ctx.padding)
     # zero padding: taps outside the image add nothing, as in the quantized kernel
-    pad_h = max(0, (rows.out - 1) * rows.s + fh - h - rows.before)
-    pad_w = max(0, (cols.out - 1) * cols.s + fw - wd - cols.before)
-    xp = np.pad(xs, ((0, 0), (rows.before, pad_h), (cols.before, pad_w), (0, 0))) \
-        if rows.before or pad_h or cols.before or pad_w else xs
-    y: np.ndarray | None = None
-    for i in range(fh):
-        for j in range(fw):
-            patch = xp[:, i:i + rows.s * rows.out:rows.s, j:j + cols.s * cols.out:cols.s, :]
-            tap = patch[:, :rows.out, :cols.out, :] @ w[i, j]
-            if y is None:
-                y = tap
-            else:
-                y += tap
-    if y is None:
-        y = np.zeros((b, rows.out, cols.out, cout), np.float32)
+    y = float_conv2d(xs, w, rows, cols)
     return ranged(y)
 
 

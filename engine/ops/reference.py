@@ -18,7 +18,9 @@ Ops with no float meaning declare ``reference=NoReference("why")``; float ops de
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,12 +83,30 @@ def real(t: Tensor, mn: Tensor | None = None, mx: Tensor | None = None,
     return out
 
 
-def ranged(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+_RANGES_UNUSED: ContextVar[bool] = ContextVar("hexscope_ranges_unused", default=False)
+
+
+@contextmanager
+def ranges_unused() -> Iterator[None]:
+    """While active, :func:`ranged` leaves the range outputs out (``None``, no float
+    meaning): for a caller that reads only the data output, min and max are two passes
+    over it for nothing (the isolated analysis of a node whose other outputs are its
+    range)."""
+    token = _RANGES_UNUSED.set(True)
+    try:
+        yield
+    finally:
+        _RANGES_UNUSED.reset(token)
+
+
+def ranged(y: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
     """(y, min, max) for an op with data + range outputs; the range is y's own, which is
     what a float run has (no quantization, so nothing to widen)."""
     y = np.asarray(y)
     if y.dtype.kind != "f":
         y = y.astype(np.float64)
+    if _RANGES_UNUSED.get():
+        return y, None, None
     lo = float(y.min()) if y.size else 0.0
     hi = float(y.max()) if y.size else 0.0
     if not (np.isfinite(lo) and np.isfinite(hi)):     # rare: the range of the finite part

@@ -1,0 +1,78 @@
+"""The float convolution of the references: its fast layouts change no sum (issue 12)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hexscope.engine.nodes import Padding
+from hexscope.engine.ops._float_conv import float_conv2d
+from hexscope.engine.ops.conv import output_window
+
+CASES = [
+    # (B, H, W, Cin), (FH, FW, Cout), stride, padding
+    ((1, 9, 11, 5), (1, 1, 7), 1, Padding.VALID),      # one GEMM
+    ((1, 9, 11, 5), (1, 1, 7), 1, Padding.SAME),
+    ((1, 35, 35, 6), (3, 3, 4), 1, Padding.SAME),      # wide: 37 columns for 35
+    ((1, 35, 35, 6), (3, 3, 4), 1, Padding.VALID),
+    ((1, 17, 17, 8), (1, 7, 3), 1, Padding.SAME),      # 1x7: transposed, as 7x1
+    ((1, 17, 17, 8), (7, 1, 3), 1, Padding.SAME),      # 7x1: wide, no waste
+    ((1, 8, 8, 4), (1, 3, 5), 1, Padding.SAME_CAFFE),
+    ((1, 8, 8, 6), (3, 3, 4), 1, Padding.SAME),        # short rows: wide despite 10 for 8
+    ((1, 12, 20, 3), (5, 5, 2), 1, Padding.SAME),      # 5x5 on 20: too wasteful, strided
+    ((1, 13, 13, 3), (3, 3, 4), 2, Padding.VALID),     # stride 2: strided
+    ((2, 6, 6, 3), (3, 3, 2), 1, Padding.SAME),        # a batch: strided
+    ((1, 7, 6, 3), (2, 3, 2), 1, Padding.NA),
+    ((1, 2, 2, 3), (3, 3, 2), 1, Padding.VALID),       # no output
+    ((1, 4, 4, 3), (0, 1, 2), 1, Padding.VALID),       # no taps
+    ((1, 40, 150, 32), (3, 3, 64), 1, Padding.VALID),  # several blocks of output rows
+    ((1, 81, 121, 8), (3, 3, 64), 2, Padding.SAME),    # the same, strided
+]
+
+
+def _plain(xs: np.ndarray, w: np.ndarray, rows, cols) -> np.ndarray:
+    """The reference's first form: one GEMM per tap on a strided view of the zero-padded
+    image, the taps accumulated in row-major order."""
+    fh, fw, _, cout = w.shape
+    b, h, wd, _ = xs.shape
+    pad_h = max(0, (rows.out - 1) * rows.s + fh - h - rows.before)
+    pad_w = max(0, (cols.out - 1) * cols.s + fw - wd - cols.before)
+    xp = np.pad(xs, ((0, 0), (rows.before, pad_h), (cols.before, pad_w), (0, 0)))
+    y = np.zeros((b, rows.out, cols.out, cout), np.float32)
+    for i in range(fh):
+        for j in range(fw):
+            patch = xp[:, i:i + rows.s * rows.out:rows.s, j:j + cols.s * cols.out:cols.s, :]
+            tap = patch[:, :rows.out, :cols.out, :] @ w[i, j]
+            y = tap if (i, j) == (0, 0) else y + tap
+    return y
+
+
+def _direct(xs: np.ndarray, w: np.ndarray, stride: int, rows, cols) -> np.ndarray:
+    """Each output element as a float64 sum over the taps inside the image."""
+    b, h, wd, _ = xs.shape
+    fh, fw, _, cout = w.shape
+    y = np.zeros((b, rows.out, cols.out, cout))
+    for r in range(rows.out):
+        for c in range(cols.out):
+            for i in range(fh):
+                for j in range(fw):
+                    hi, wj = r * stride + i - rows.before, c * stride + j - cols.before
+                    if 0 <= hi < h and 0 <= wj < wd:
+                        y[:, r, c] += xs[:, hi, wj].astype(np.float64) @ w[i, j]
+    return y
+
+
+@pytest.mark.parametrize("shape, filt, stride, padding", CASES)
+def test_float_conv_layouts_add_the_same_products_in_the_same_order(rng, shape, filt,
+                                                                   stride, padding):
+    fh, fw, cout = filt
+    xs = rng.normal(size=shape).astype(np.float32)
+    w = rng.normal(size=(fh, fw, shape[3], cout)).astype(np.float32)
+    rows = output_window(shape[1], fh, stride, padding)
+    cols = output_window(shape[2], fw, stride, padding)
+    y = float_conv2d(xs, w, rows, cols)
+    assert y.shape == (shape[0], rows.out, cols.out, cout) and y.flags.c_contiguous
+    assert y.dtype == np.float32
+    # bit for bit the plain form: one strided GEMM per tap, taps accumulated in order
+    assert np.array_equal(y, _plain(xs, w, rows, cols))
+    np.testing.assert_allclose(y, _direct(xs, w, stride, rows, cols), rtol=1e-5, atol=1e-5)
