@@ -24,6 +24,11 @@ def _uses_gemm(spec: OpSpec | None) -> bool:
     return module is not None and (hasattr(module, "_gemm") or hasattr(module, "conv_sums"))
 
 
+def _uses_compiled(spec: OpSpec | None) -> bool:
+    module = sys.modules.get(getattr(spec.kernel, "__module__", "")) if spec else None
+    return module is not None and hasattr(module, "_compiled")
+
+
 class SimBackend:
     name = "sim"
     runs_graph = False
@@ -32,11 +37,17 @@ class SimBackend:
         # The integer GEMM kernel compiles on first use (a few hundred ms): do it here, so a
         # run's first convolution is not charged with it. An op needs it when its kernel's
         # module uses the GEMM (conv, matmul, and any plugin built on them).
-        ops = {node.op for node in prepared.nodes.values()}
-        if any(_uses_gemm(REGISTRY.get(op)) for op in ops if op in REGISTRY):
+        # Likewise numba's elementwise kernels (engine/ops/_compiled.py).
+        specs = [REGISTRY.get(op) for op in {node.op for node in prepared.nodes.values()}
+                 if op in REGISTRY]
+        if any(_uses_gemm(spec) for spec in specs):
             from hexscope.engine.ops import _igemm
 
             _igemm.available()
+        if any(_uses_compiled(spec) for spec in specs):
+            from hexscope.engine.ops import _compiled
+
+            _compiled.load()
 
     def run_node(self, node: Node, spec: OpSpec, inputs: Sequence[Tensor],
                  ctx: KernelContext) -> Sequence[Tensor | np.ndarray]:

@@ -50,4 +50,11 @@ def kernel(name: str) -> Callable[..., Any] | None:
     return _KERNELS[name]
 
 
-__all__ = ["enabled", "kernel"]
+def load() -> bool:
+    """Compile (or load from numba's disk cache) every kernel now, as prepare does for a graph
+    that uses them: a run's first node is then not charged with it (seconds on a first
+    install, most of a second per process after). True when the compiled kernels are on."""
+    return kernel("clamp_codes") is not None     # the module compiles all its kernels
+
+
+__all__ = ["enabled", "kernel", "load"]

@@ -34,7 +34,9 @@ SCRIPT = textwrap.dedent("""
     if len(__import__("sys").argv) <= 2:
         g.append_node(0x30, "OUTPUT", inputs=[(0x20, 0)])
     s = Session(g)
+    from hexscope.engine.ops import _compiled
     print("compiled at prepare:", bool(_igemm._COMPILED))
+    print("numba kernels at prepare:", bool(_compiled._KERNELS))
 """)
 
 
@@ -45,6 +47,7 @@ def test_the_kernel_compiles_at_prepare_only_for_graphs_that_use_it(kind, compil
                          timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert f"compiled at prepare: {compiled}" in out.stdout
+    assert "numba kernels at prepare: False" in out.stdout      # no op here needs them
 
 
 @pytest.mark.skipif(not _igemm.available(), reason="the integer GEMM kernel does not run here")
@@ -60,3 +63,5 @@ def test_the_kernel_compiles_at_prepare_for_a_graph_whose_convolution_becomes_a_
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "compiled at prepare: True" in out.stdout
+    # its output step is a numba kernel (engine/ops/_compiled.py), loaded at prepare too
+    assert "numba kernels at prepare: True" in out.stdout
