@@ -13,10 +13,8 @@ from hexscope.engine.batch.report import junit_tree, report_document
 from hexscope.engine.batch.runner import InputSet, Outcome, run_batch
 from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import OutputDef
-from hexscope.engine.ops.registry import REGISTRY
-from hexscope.engine.plugins import load_plugin
 from hexscope.engine.tensor import Tensor
-from support.batch_sets import DIE, _graph, _sets, _without_timings
+from support.batch_sets import _graph, _sets, _without_timings
 
 distributed = pytest.importorskip("distributed")
 
@@ -65,16 +63,6 @@ def test_the_cluster_gives_the_report_and_dump_of_one_process(scheduler, tmp_pat
     for rel in files:
         assert (tmp_path / "far" / rel).read_bytes() == (tmp_path / "one" / rel).read_bytes(), \
             rel
-
-
-@pytest.fixture
-def dying_op(tmp_path):
-    path = tmp_path / "die_plugin.py"
-    path.write_text(DIE)
-    specs = load_plugin(path)
-    yield
-    for spec in specs:
-        REGISTRY.unregister(spec.name)
 
 
 def test_a_killed_worker_fails_its_run_and_the_others_go_on(scheduler, dying_op):

@@ -7,16 +7,13 @@ import filecmp
 import json
 
 import numpy as np
-import pytest
 
 from hexscope.engine.batch.report import report_document
 from hexscope.engine.batch.runner import InputSet, Outcome, run_batch
 from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import OutputDef
-from hexscope.engine.ops.registry import REGISTRY
-from hexscope.engine.plugins import load_plugin
 from hexscope.engine.tensor import Tensor
-from support.batch_sets import DIE, _graph, _sets, _without_timings
+from support.batch_sets import _graph, _sets, _without_timings
 
 
 def test_two_jobs_give_the_report_ranges_and_dump_of_one(tmp_path):
@@ -37,16 +34,6 @@ def test_two_jobs_give_the_report_ranges_and_dump_of_one(tmp_path):
         assert (tmp_path / "two" / rel).read_bytes() == (tmp_path / "one" / rel).read_bytes(), \
             rel
     assert not compare.left_only and not compare.right_only
-
-
-@pytest.fixture
-def dying_op(tmp_path):
-    path = tmp_path / "die_plugin.py"
-    path.write_text(DIE)
-    specs = load_plugin(path)
-    yield
-    for spec in specs:
-        REGISTRY.unregister(spec.name)
 
 
 def test_a_worker_that_dies_fails_its_run_and_the_others_go_on(dying_op):
