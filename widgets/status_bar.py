@@ -23,6 +23,7 @@ class ElidingStatusBar(QStatusBar):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._full = ""
+        self._shown = ""                         # the (elided) text this class last showed
         self._until: float | None = None        # when the message's timeout ends
         self.messageChanged.connect(self._on_changed)
 
@@ -61,12 +62,13 @@ class ElidingStatusBar(QStatusBar):
     def _show(self, timeout: int) -> None:
         shown = self._elided(self._full)
         if shown != super().currentMessage():
+            self._shown = shown
             super().showMessage(shown, timeout)
         self.setToolTip(self._full if shown != self._full else "")
 
     def _on_changed(self, text: str) -> None:
-        if not text:                     # the message timed out or was cleared
-            self._full = ""
+        if text != self._shown:          # cleared, timed out, or shown by Qt (a status tip)
+            self._full, self._shown, self._until = text, text, None
             self.setToolTip("")
 
     def _room(self) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QMainWindow
+from PySide6.QtWidgets import QLabel, QMainWindow, QStatusBar
 
 from hexscope.widgets.status_bar import ElidingStatusBar
 
@@ -31,3 +31,6 @@ def test_a_long_message_ends_in_an_ellipsis_before_the_permanent_widgets(qtbot):
     assert super(ElidingStatusBar, bar).currentMessage() == "short" and bar.toolTip() == ""
     bar.clearMessage()
     assert bar.currentMessage() == ""
+    # a message Qt shows itself (a menu's status tip) is what currentMessage() reports
+    QStatusBar.showMessage(bar, "Open a graph file")
+    assert bar.currentMessage() == "Open a graph file"
