@@ -32,8 +32,8 @@ def files(tmp_path, plugin):
     return tmp_path
 
 
-def test_injected_fault_found_in_the_app_and_shown_on_canvas_and_views(qtbot, window, files,
-                                                                       monkeypatch):
+def _compare_good_with_bad(qtbot, window, files, monkeypatch):
+    """Run good.hexgraph, then Compare it, bit exact, with bad.hexgraph chosen in the dialog."""
     assert window.files.open_graph(str(files / "good.hexgraph"))
     _do(qtbot, window, "run")
     panel = window.compare.panel
@@ -42,6 +42,12 @@ def test_injected_fault_found_in_the_app_and_shown_on_canvas_and_views(qtbot, wi
     panel.tolerance.setValue(0.0)
     panel.target.setCurrentIndex(panel.target.findData("graph"))
     qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
+    return panel
+
+
+def test_injected_fault_found_in_the_app_and_shown_on_canvas_and_views(qtbot, window, files,
+                                                                       monkeypatch):
+    panel = _compare_good_with_bad(qtbot, window, files, monkeypatch)
     comparison = panel.comparison
     assert comparison is not None and comparison.first_divergence.node_id == RELU_ID
     assert "first divergence: 0x105 'relu'" in panel.summary.text()
@@ -108,14 +114,7 @@ def test_rows_beyond_the_tolerance_follow_the_theme(qtbot, window, files, monkey
     from hexscope.app.theme import Theme, apply_theme
     from hexscope.widgets.theme_colors import DARK, LIGHT
 
-    assert window.files.open_graph(str(files / "good.hexgraph"))
-    _do(qtbot, window, "run")
-    panel = window.compare.panel
-    monkeypatch.setattr(QFileDialog, "getOpenFileName",
-                        lambda *a, **k: (str(files / "bad.hexgraph"), ""))
-    panel.tolerance.setValue(0.0)
-    panel.target.setCurrentIndex(panel.target.findData("graph"))
-    qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
+    panel = _compare_good_with_bad(qtbot, window, files, monkeypatch)
     row = panel.row_of(RELU_ID)
     assert panel.table.item(row, 1).foreground().color() == LIGHT.error_text
     try:

@@ -15,7 +15,7 @@ import pytest
 
 from hexscope.engine.remote import protocol as p
 from hexscope.engine.remote.client import AgentAuthError, AgentBusy, AgentClient, AgentError
-from support.agent_process import raw_connection, read_reply
+from support.agent_process import connected_client, raw_connection, read_reply
 from support.dsp_agent_process import build, running
 
 TOKEN = "s3cret"
@@ -39,16 +39,7 @@ def agent(binary, tmp_path_factory):
 
 def _client(port: int, token: str | None = TOKEN, timeout: float = 5.0) -> AgentClient:
     """A connected client (waiting while the agent still finishes the last connection)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        client = AgentClient("127.0.0.1", port, token, reply_timeout=timeout)
-        try:
-            client.connect()
-            return client
-        except AgentBusy:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
+    return connected_client(port, token, timeout, reply_timeout=timeout)
 
 
 def _out(*shape: int, size: int = 1) -> p.WireOutput:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from hexscope.engine.remote import protocol as p
+from hexscope.engine.remote.client import AgentBusy, AgentClient
 
 
 @dataclass
@@ -99,3 +100,19 @@ def hello(port: int, token: bytes = b"", timeout: float = 5.0) -> p.Message:
         if not isinstance(reply, p.Busy) or time.monotonic() > deadline:
             return reply
         time.sleep(0.05)
+
+
+def connected_client(port: int, token: str | None = None, timeout: float = 5.0,
+                     **options: float) -> AgentClient:
+    """An AgentClient connected to the agent on ``port`` (``options``: its timeouts), waiting
+    up to ``timeout`` while the agent still finishes its last connection (BUSY meanwhile)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        client = AgentClient("127.0.0.1", port, token, **options)
+        try:
+            client.connect()
+            return client
+        except AgentBusy:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)

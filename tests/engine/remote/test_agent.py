@@ -12,7 +12,13 @@ import pytest
 from hexscope.engine.remote import protocol as p
 from hexscope.engine.remote.client import AgentAuthError, AgentBusy, AgentClient, AgentError
 from hexscope.engine.remote.wire import send
-from support.agent_process import hello, raw_connection, read_reply, running_agent
+from support.agent_process import (
+    connected_client,
+    hello,
+    raw_connection,
+    read_reply,
+    running_agent,
+)
 
 
 @pytest.fixture(scope="module")
@@ -28,16 +34,7 @@ def guarded():
 
 
 def _client(port: int, token: str | None = None) -> AgentClient:
-    deadline = time.monotonic() + 5
-    while True:
-        client = AgentClient("127.0.0.1", port, token)
-        try:
-            client.connect()
-            return client
-        except AgentBusy:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
+    return connected_client(port, token)
 
 
 def test_hello_reports_the_simulated_hexagon_nn_version(agent):
