@@ -89,10 +89,17 @@ def tensor_of(tap: p.Tap, spec: OpSpec | None, index: int, inherited: Tensor | N
             layout = Layout.FLAT
         padding = guess_d32_padding(t.shape, len(t.data), dtype) if layout is Layout.D32 \
             else None
+    tag = None
+    if dtype is DType.QINT8 and port is not None and port.dtype is DType.QUINT8:
+        # the device's qint8 tag over quint8 codes (QuantizedAdd_8p8to8's broadcast path):
+        # read as the codes they are, tagged as the simulator tags them
+        dtype, tag = DType.QUINT8, DType.QINT8
     raw = np.frombuffer(t.data, np.uint8) if t.data or _element_count(t.shape) == 0 else None
     if layout is Layout.D32 and padding is not None:
-        return Tensor(t.shape, dtype, raw, layout, padding)
-    return Tensor(t.shape, dtype, raw)
+        tensor = Tensor(t.shape, dtype, raw, layout, padding)
+    else:
+        tensor = Tensor(t.shape, dtype, raw)
+    return tensor if tag is None else tensor.tagged(tag)
 
 
 def guess_d32_padding(shape: tuple[int, int, int, int], nbytes: int,

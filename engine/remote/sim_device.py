@@ -48,7 +48,8 @@ def wire_tensor(tensor: Tensor, device_like: bool = False) -> p.WireTensor:
     data = tensor.raw.tobytes() if tensor.has_data else b""
     if device_like:             # execute_new reports a shape and bytes, no type or padding
         return p.WireTensor(tensor.shape, data, p.UNKNOWN, p.UNKNOWN)
-    return p.WireTensor(tensor.shape, data, tensor.dtype.value, tensor.layout.value,
+    # the type the device writes into the tensor (qint8 over a broadcast add's quint8 codes)
+    return p.WireTensor(tensor.shape, data, tensor.device_dtype.value, tensor.layout.value,
                         tuple(tensor.padding))
 
 
