@@ -21,11 +21,11 @@ from hexscope.engine.analysis.diff import (
     OutputDiff,
     data_slots,
     lsb_of,
+    metrics_against,
     range_slots,
     unit_of,
     values,
 )
-from hexscope.engine.analysis.metrics import error_metrics
 from hexscope.engine.analysis.reuse import NodeWork, cache_for, same_inputs
 from hexscope.engine.dtypes import DType
 from hexscope.engine.nodes import Node
@@ -99,18 +99,17 @@ def compare_to_reference(node: Node, title: str, actual: tuple[Tensor, ...],
                 and not (isinstance(r, Tensor) and r.dtype is a.dtype)):
             continue    # codes without a range (Convert_to_d32) cannot be read as reals
         mn, mx = (actual[ranges[k][0]], actual[ranges[k][1]]) if k in ranges else (None, None)
-        av = values(a, mn, mx)
         bv = _reference_values(r, a, mn, mx)
         diff = OutputDiff(node.node_id, node.op, title, k, tuple(a.shape))
-        if bv.size != av.size:
+        if bv.size != a.elements:
             diff.note = f"the reference has shape {bv.shape}, the output {tuple(a.shape)}"
             diff.exceeds = True
             diffs.append(diff)
             continue
-        bv = bv.reshape(av.shape)
         lsb = lsb_of(a, mn, mx)
-        # A is the reference side of the metrics (signal for SQNR), B the quantized output
-        diff.metrics = error_metrics(bv, av, lsb, tolerance_lsb)
+        # A is the reference side of the metrics (signal for SQNR), B the quantized output,
+        # read from its codes where it has them
+        diff.metrics = metrics_against(bv.reshape(a.shape), a, mn, mx, lsb, tolerance_lsb)
         diff.unit = unit_of(a, lsb)
         diff.exceeds = diff.metrics.beyond > 0
         diff.source = _source(a, mn, mx, k, r if ref_again is None else None, ref_again)

@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from hexscope.engine.analysis import _metrics_pass
+
 
 @dataclass(frozen=True, slots=True)
 class Metrics:
@@ -68,16 +70,66 @@ def error_metrics(a: np.ndarray, b: np.ndarray, lsb: float | None = None,
     An element is beyond the tolerance when |a - b| > tolerance_lsb * lsb; with no usable LSB
     (None or 0) the tolerance is read in real units.
     """
-    a_in, b_in = np.asarray(a), np.asarray(b)
-    a, b = _common(a_in, b_in)
-    if a.shape != b.shape:
-        raise ValueError(f"cannot compare shapes {a.shape} and {b.shape}")
+    return _metrics(np.asarray(a), np.asarray(b), None, lsb, tolerance_lsb)
+
+
+def code_metrics(a: np.ndarray, codes: np.ndarray, scale: float, offset: float,
+                 lsb: float | None = None, tolerance_lsb: float = 0.0) -> Metrics:
+    """:func:`error_metrics` of ``b = codes * scale + offset`` against ``a``, with B read
+    as :func:`~hexscope.engine.ops.reference.real` reads it (float32 steps for quint8,
+    float64 for qint32), but without making B: the same answer, bit for bit, in one pass
+    over the codes when the compiled kernels are on."""
+    return _metrics(np.asarray(a), np.asarray(codes), (scale, offset), lsb, tolerance_lsb)
+
+
+def _metrics(a_in: np.ndarray, b_in: np.ndarray, read: tuple[float, float] | None,
+             lsb: float | None, tolerance_lsb: float) -> Metrics:
+    if a_in.shape != b_in.shape:
+        raise ValueError(f"cannot compare shapes {a_in.shape} and {b_in.shape}")
     step = lsb if lsb is not None and lsb > 0 and math.isfinite(lsb) else None
-    n = a.size
+    n = a_in.size
     if n == 0:
         zero = 0.0 if step else None
         return Metrics(0, 0.0, 0.0, zero, zero, 1.0, math.inf, 0, 0, None, None, None, step)
     limit = tolerance_lsb * step if step else tolerance_lsb
+    # the type real() gives the codes: float32 for quint8, float64 for qint32 and the rest
+    b_type = np.dtype(np.float32 if b_in.dtype == np.uint8 else np.float64) if read else \
+        b_in.dtype
+    wide = not (a_in.dtype == np.float32 and b_type == np.float32)
+    scale, offset = read if read else (1.0, 0.0)
+    fast = _metrics_pass.finite_pass(a_in.reshape(-1), b_in.reshape(-1), wide, scale,
+                                     offset, limit) if a_in.dtype.kind == "f" else None
+    if fast is None:
+        b_val = _read(b_in, read)
+        return _numpy_metrics(a_in, b_val, limit, step)
+    max_abs, worst, noise, signal, rms_abs, beyond, cosine = fast
+    b_worst = b_in.reshape(-1)[worst]
+    if read:
+        b_worst = _read(np.asarray([b_worst]), read)[0]
+    return _assemble(a_in, n, step, max_abs, worst, noise, signal, rms_abs, beyond, cosine,
+                     0, float(a_in.reshape(-1)[worst]), float(b_worst))
+
+
+def _read(codes: np.ndarray, read: tuple[float, float] | None) -> np.ndarray:
+    """The codes' values, as real() makes them (the same float steps)."""
+    if read is None:
+        return codes
+    scale, offset = read
+    if codes.dtype == np.uint8:
+        out = codes.astype(np.float32)
+        out *= np.float32(scale)
+        out += np.float32(offset)
+        return out
+    out = codes.astype(np.float64)
+    out *= scale
+    if offset:
+        out += offset
+    return out
+
+
+def _numpy_metrics(a_in: np.ndarray, b_in: np.ndarray, limit: float, step: float | None
+                   ) -> Metrics:
+    a, b = _common(a_in, b_in)
     # a side converted here is ours: the difference may overwrite it (one array less to
     # allocate; the worst values are read from the caller's arrays)
     scratch = a if a is not a_in else (b if b is not b_in else None)
@@ -92,6 +144,14 @@ def error_metrics(a: np.ndarray, b: np.ndarray, lsb: float | None = None,
         with np.errstate(all="ignore"):
             max_abs, worst, noise, signal, rms_abs, beyond, cosine, n_bad = \
                 _general_metrics(a, b, limit)
+    return _assemble(a_in, a_in.size, step, max_abs, worst, noise, signal, rms_abs, beyond,
+                     cosine, n_bad, float(a_in.reshape(-1)[worst]),
+                     float(b_in.reshape(-1)[worst]))
+
+
+def _assemble(a: np.ndarray, n: int, step: float | None, max_abs: float, worst: int,
+              noise: float, signal: float, rms_abs: float, beyond: int, cosine: float,
+              n_bad: int, worst_a: float, worst_b: float) -> Metrics:
     if n_bad:
         sqnr = -math.inf                # an infinite error swamps any signal
     elif noise == 0.0:
@@ -105,8 +165,7 @@ def error_metrics(a: np.ndarray, b: np.ndarray, lsb: float | None = None,
         count=n, max_abs=max_abs, rms_abs=rms_abs,
         max_lsb=max_abs / step if step else None, rms_lsb=rms_abs / step if step else None,
         cosine=cosine, sqnr_db=sqnr, beyond=beyond, nonfinite=n_bad, worst_index=idx,
-        worst_a=float(a_in.reshape(-1)[worst]), worst_b=float(b_in.reshape(-1)[worst]),
-        lsb=step)
+        worst_a=worst_a, worst_b=worst_b, lsb=step)
 
 
 def _common(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -143,7 +202,9 @@ def _finite_metrics(a: np.ndarray, b: np.ndarray, limit: float, scratch: np.ndar
     elif limit < 0:
         beyond = d.size
     else:
-        beyond = int(np.count_nonzero(d > limit)) + int(np.count_nonzero(d < -limit))
+        # against the limit in float64, as the compiled pass compares
+        beyond = int(np.count_nonzero(d > np.float64(limit))) + \
+            int(np.count_nonzero(d < -np.float64(limit)))
     if signal == 0.0 and other == 0.0:
         cosine = 1.0
     elif signal == 0.0 or other == 0.0:

@@ -37,3 +37,98 @@ def test_the_worst_element_is_the_first_largest_error_and_inputs_stay_as_they_we
             float(a[m.worst_index]), float(b[m.worst_index]))
         assert m.beyond == int(np.count_nonzero(err > tolerance))
     assert np.array_equal(a, a_before) and np.array_equal(b, b_before)
+
+
+@pytest.fixture(params=["compiled", "numpy"])
+def kernels(request, monkeypatch):
+    """Each test below runs on the compiled pass and on the numpy path."""
+    if request.param == "numpy":
+        monkeypatch.setenv("HEXSCOPE_KERNELS", "numpy")
+    else:
+        monkeypatch.delenv("HEXSCOPE_KERNELS", raising=False)
+    return request.param
+
+
+def _direct(a: np.ndarray, b: np.ndarray, limit: float) -> dict:
+    """The definitions, in float64 on the caller's values (an independent reference)."""
+    a64, b64 = a.astype(np.float64).reshape(-1), b.astype(np.float64).reshape(-1)
+    d = a64 - b64
+    err = np.abs(d)
+    return {"max": float(err.max()), "worst": int(np.argmax(err)),
+            "rms": float(np.sqrt(np.mean(d * d))),
+            "cos": float(a64 @ b64 / np.sqrt((a64 @ a64) * (b64 @ b64))),
+            "beyond": int(np.count_nonzero(err > limit))}
+
+
+@pytest.mark.parametrize("n", [1, 15, 16, 17, 4095, 4096, 4097, 8209, 20000])
+def test_the_pass_matches_the_definitions_at_every_length(kernels, n):
+    # lengths around the 16 lanes and the 4096-element blocks of the compiled pass; the
+    # worst element placed in the tail, the first block and a middle one
+    rng = np.random.default_rng(n)
+    a = rng.normal(size=n).astype(np.float32)
+    for where in {0, n // 2, n - 1}:
+        b = (a + rng.normal(scale=0.01, size=n)).astype(np.float32)
+        b[where] = a[where] + 1.0
+        m = error_metrics(a, b, 0.01, 2.0)
+        want = _direct(a, b, 0.02)
+        assert m.worst_index == (where,) == (want["worst"],)
+        assert m.max_abs == pytest.approx(want["max"], rel=1e-6)
+        assert m.beyond == want["beyond"]
+        assert m.rms_abs == pytest.approx(want["rms"], rel=1e-5)
+        assert m.cosine == pytest.approx(want["cos"], rel=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32])
+def test_codes_give_the_metrics_of_their_values_bit_for_bit(kernels, dtype):
+    # code_metrics reads the codes as real() does (float32 steps for quint8, float64 for
+    # qint32) without making the values: every field equal to error_metrics on the values
+    from hexscope.engine.analysis.metrics import code_metrics
+    from hexscope.engine.dtypes import DType
+    from hexscope.engine.ops.reference import real
+    from hexscope.engine.tensor import Tensor
+
+    rng = np.random.default_rng(3)
+    hi = 255 if dtype == np.uint8 else 2 ** 20
+    codes = rng.integers(0, hi, (1, 37, 29, 11)).astype(dtype)
+    lo_r, hi_r = -1.7, 2.3
+    kind = DType.QUINT8 if dtype == np.uint8 else DType.QINT32
+    t = Tensor.from_array(codes, kind)
+    mn, mx = (Tensor.from_array(np.array([[[[v]]]], np.float32), DType.FLOAT32)
+              for v in (lo_r, hi_r))
+    vals = real(t, mn, mx)
+    ref = (vals + rng.normal(scale=0.02, size=vals.shape)).astype(np.float32)
+    lo, hi_ = float(np.float32(lo_r)), float(np.float32(hi_r))
+    if dtype == np.uint8:
+        scale, offset = (hi_ - lo) / 255.0, lo
+    else:
+        scale, offset = (hi_ - lo) / 2.0 ** 32, 0.0
+    lsb = 0.016
+    for tol in (0.0, 1.0, 3.0):
+        assert code_metrics(ref, codes, scale, offset, lsb, tol) == \
+            error_metrics(ref, vals, lsb, tol)
+
+
+def test_the_compiled_pass_and_numpy_agree(monkeypatch):
+    rng = np.random.default_rng(5)
+    a = rng.normal(size=(3, 50, 41)).astype(np.float32)
+    b = np.round(a * 20).astype(np.float32) / 20
+    b[1, 7, 3] = a[1, 7, 3] - 0.5
+    on = error_metrics(a, b, 0.05, 0.6)
+    monkeypatch.setenv("HEXSCOPE_KERNELS", "numpy")
+    off = error_metrics(a, b, 0.05, 0.6)
+    assert (on.worst_index, on.max_abs, on.beyond, on.worst_a, on.worst_b) == \
+        (off.worst_index, off.max_abs, off.beyond, off.worst_a, off.worst_b) == \
+        ((1, 7, 3), float(np.float32(a[1, 7, 3]) - np.float32(b[1, 7, 3])), on.beyond,
+         float(a[1, 7, 3]), float(b[1, 7, 3]))
+    assert on.beyond == int(np.count_nonzero(np.abs(a.astype(np.float64) - b) > 0.03))
+    for field in ("rms_abs", "cosine", "sqnr_db"):
+        assert getattr(on, field) == pytest.approx(getattr(off, field), rel=1e-6)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_a_non_finite_value_takes_the_defined_path(kernels, bad):
+    a = np.linspace(-1, 1, 5000, dtype=np.float32)
+    b = a.copy()
+    b[4321] = bad
+    m = error_metrics(a, b, 0.01, 1.0)
+    assert (m.nonfinite, m.worst_index, m.max_abs, m.sqnr_db) == (1, (4321,), np.inf, -np.inf)
