@@ -175,3 +175,13 @@ def bias_add_in_range(x, x_terms, b_terms, out, bounds):  # pragma: no cover - c
             hi = max(hi, v)
     bounds[0] = lo
     bounds[1] = hi
+
+
+@njit(_both(lambda ro: types.void(_arr(types.uint8, 1, ro), types.float32, types.float32,
+                                   _arr(types.float32, 1))), **_OPTS)
+def dequantize_u8(codes, scale, offset, out):  # pragma: no cover - compiled
+    """The float references' reading of quint8 codes (``reference.real``): f32(q) * scale,
+    rounded to float32, then + offset, rounded again (two steps, as numpy takes them: no
+    fused multiply-add, so the bits are numpy's)."""
+    for i in range(codes.size):
+        out[i] = np.float32(codes[i]) * scale + offset

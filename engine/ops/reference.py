@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hexscope.engine.dtypes import DType
+from hexscope.engine.ops import _compiled
 from hexscope.engine.tensor import Tensor
 
 RefOutput = np.ndarray | Tensor | None
@@ -72,6 +73,13 @@ def real(t: Tensor, mn: Tensor | None = None, mx: Tensor | None = None,
     if t.dtype is DType.FLOAT32 or t.dtype is DType.INT32:
         return np.asarray(a, dtype)
     lo, hi = _scalar(mn), _scalar(mx)
+    if t.dtype is DType.QUINT8 and dtype is np.float32 and a.flags.c_contiguous:
+        kernel = _compiled.kernel("dequantize_u8")
+        if kernel is not None:      # one pass where numpy takes three
+            out = np.empty(a.shape, np.float32)
+            kernel(a.reshape(-1), np.float32((hi - lo) / 255.0), np.float32(lo),
+                   out.reshape(-1))
+            return out
     out = np.asarray(a, dtype)
     if out is a or not out.flags.writeable:
         out = out.copy()

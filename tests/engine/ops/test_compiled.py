@@ -161,3 +161,22 @@ def test_without_numba_the_numpy_paths_run(monkeypatch):
     assert _compiled.kernel("clamp_codes") is None           # remembered, not retried
     got = quantized_relu_8(KernelContext(0x10, "relu"), *args)[0]
     assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(-1e4, 1e4, width=32), st.floats(2.0 ** -20, 2e4, width=32), st.booleans())
+def test_the_float_references_read_quint8_codes_with_numpy_s_bits(lo, span, frozen):
+    # reference.real: f32(q) * f32((max - min) / 255), rounded, then + f32(min), rounded
+    # (spec §1.1's min + q (max - min) / 255 in float32 steps); compiled and numpy the same
+    from hexscope.engine.ops.reference import real
+
+    codes = np.arange(256, dtype=np.uint8).reshape(1, 4, 8, 8)
+    codes = _frozen(codes) if frozen else codes
+    t = Tensor.from_array(codes, DType.QUINT8)
+    mn, mx = Tensor.scalar(np.float32(lo)), Tensor.scalar(np.float32(lo + span))
+    got = real(t, mn, mx)
+    want = _numpy(real, t, mn, mx)
+    lo32, hi32 = float(np.float32(lo)), float(np.float32(lo + span))
+    by_hand = (codes.astype(np.float32) * np.float32((hi32 - lo32) / 255.0)) + np.float32(lo32)
+    assert got.dtype == want.dtype == np.float32
+    assert got.tobytes() == want.tobytes() == by_hand.tobytes()
