@@ -52,29 +52,45 @@ _ENV = "HEXSCOPE_GEMM"
 
 @dataclass(frozen=True)
 class PackedRhs:
-    """A right-hand side (K, N) of int16 values packed for the kernel (module text)."""
+    """A right-hand side (K, N) packed for a kernel (module text): int16 values for
+    ``igemm``, or uint8 codes for ``ivnni`` (blocks of (ceil(K/4), 16, 4) bytes)."""
 
-    blocks: I16         # (ceil(N / 16), ceil(K / 2), 16, 2), zero beyond K and N
+    blocks: npt.NDArray[np.int16] | npt.NDArray[np.uint8]
     k: int
     n: int
 
+    @property
+    def per_word(self) -> int:
+        """Values of K that share one 32-bit lane: 2 (int16) or 4 (uint8)."""
+        return 2 if self.blocks.dtype == np.int16 else 4
+
     def __post_init__(self) -> None:
         # The kernel reads the blocks by address, sized from k and n alone.
-        shape = (-(-self.n // COLS), -(-self.k // 2), COLS, 2)
-        if self.blocks.dtype != np.int16 or self.blocks.shape != shape \
+        w = 2 if self.blocks.dtype == np.int16 else 4
+        shape = (-(-self.n // COLS), -(-self.k // w), COLS, w)
+        if self.blocks.dtype not in (np.int16, np.uint8) or self.blocks.shape != shape \
                 or not self.blocks.flags.c_contiguous:
-            raise ValueError(f"packed blocks must be C-contiguous int16 {shape} for K={self.k}, "
-                             f"N={self.n}; got {self.blocks.dtype} {self.blocks.shape} "
-                             f"(use PackedRhs.pack)")
+            raise ValueError(f"packed blocks must be C-contiguous int16 or uint8 {shape} for "
+                             f"K={self.k}, N={self.n}; got {self.blocks.dtype} "
+                             f"{self.blocks.shape} (use PackedRhs.pack or pack8)")
 
     @classmethod
     def pack(cls, values: npt.NDArray[np.integer]) -> PackedRhs:
         """Pack (K, N) integer values that fit int16."""
+        return cls._packed(values, np.int16, 2)
+
+    @classmethod
+    def pack8(cls, codes: npt.NDArray[np.uint8]) -> PackedRhs:
+        """Pack (K, N) uint8 codes for the VNNI kernel."""
+        return cls._packed(codes, np.uint8, 4)
+
+    @classmethod
+    def _packed(cls, values: npt.NDArray[np.integer], dtype: type, w: int) -> PackedRhs:
         k, n = values.shape
-        k2, nb = -(-k // 2), -(-n // COLS)
-        padded = np.zeros((2 * k2, nb * COLS), np.int16)
+        kw, nb = -(-k // w), -(-n // COLS)
+        padded = np.zeros((w * kw, nb * COLS), dtype)
         padded[:k, :n] = values
-        blocks = np.ascontiguousarray(padded.reshape(k2, 2, nb, COLS).transpose(2, 0, 3, 1))
+        blocks = np.ascontiguousarray(padded.reshape(kw, w, nb, COLS).transpose(2, 0, 3, 1))
         blocks.flags.writeable = False
         return cls(blocks, k, n)
 
@@ -84,51 +100,69 @@ def available() -> bool:
     return os.environ.get(_ENV, "").lower() != "float" and _kernel() is not None
 
 
-def gemm_into(out: I32, lhs: I16, rhs: PackedRhs, offsets: I32) -> tuple[int, int] | None:
-    """``out = lhs @ rhs + offsets`` in int32, wrapping modulo 2**32; exact. Returns the
-    result's (min, max), taken as the tiles are stored, or None when it is empty.
+def available8() -> bool:
+    """Whether the VNNI kernel runs here (AVX-512 VNNI, and ``HEXSCOPE_GEMM`` is neither
+    ``float`` nor ``int16``)."""
+    return os.environ.get(_ENV, "").lower() not in ("float", "int16") \
+        and _kernel8() is not None
 
-    ``lhs`` is int16 (M, K), ``out`` int32 (M, N) and writable, ``offsets`` int32 (N,); rows
-    at any stride (others are copied). Raises ValueError for other operands, RuntimeError
-    when the kernel cannot run here (no llvmlite or AVX2). ``HEXSCOPE_GEMM`` is not read
-    here: callers choose the path by the type of their patches (:func:`available`).
+
+def gemm_into(out: I32, lhs: I16 | npt.NDArray[np.int8], rhs: PackedRhs, offsets: I32,
+              rowterm: I32 | None = None) -> tuple[int, int] | None:
+    """``out = lhs @ rhs + offsets (+ rowterm[:, None])`` in int32, wrapping modulo 2**32;
+    exact. Returns the result's (min, max), taken as the tiles are stored, or None when it
+    is empty.
+
+    ``lhs`` is int16 (M, K) against an int16 ``rhs`` (:meth:`PackedRhs.pack`), or int8
+    against uint8 codes (:meth:`PackedRhs.pack8`, the VNNI kernel, which also adds the int32
+    ``rowterm`` (M,)); ``out`` int32 (M, N) and writable, ``offsets`` int32 (N,); rows at
+    any stride (others are copied). Raises ValueError for other operands, RuntimeError when
+    the kernel cannot run here. ``HEXSCOPE_GEMM`` is not read here: callers choose the path
+    by the type of their patches (:func:`available`, :func:`available8`).
     """
-    kernel = _kernel()
+    eight = lhs.dtype == np.int8
+    kernel = _kernel8() if eight else _kernel()
     if kernel is None:
         raise RuntimeError("the integer GEMM kernel is not available on this machine")
     m, k = lhs.shape
     n = rhs.n
-    if k != rhs.k or out.shape != (m, n) or offsets.shape != (n,):
+    if k != rhs.k or out.shape != (m, n) or offsets.shape != (n,) \
+            or (rowterm is not None and rowterm.shape != (m,)):
         raise ValueError(f"shapes differ: lhs {lhs.shape}, rhs ({rhs.k}, {n}), "
                          f"out {out.shape}, offsets {offsets.shape}")
-    if lhs.dtype != np.int16 or out.dtype != np.int32 or offsets.dtype != np.int32:
-        raise ValueError(f"dtypes must be int16, int32, int32; got {lhs.dtype}, {out.dtype}, "
-                         f"{offsets.dtype}")
+    if lhs.dtype not in (np.int16, np.int8) or rhs.per_word != (4 if eight else 2) \
+            or out.dtype != np.int32 or offsets.dtype != np.int32 \
+            or (rowterm is not None and (not eight or rowterm.dtype != np.int32)):
+        raise ValueError(f"operands must be int16 x int16 or int8 x uint8 into int32 (a row "
+                         f"term with int8 only); got {lhs.dtype}, {rhs.blocks.dtype}, "
+                         f"{out.dtype}, {offsets.dtype}")
     if not out.flags.writeable:
         # The kernel writes by address, past numpy's own check: refuse before any write.
         raise ValueError("out is read-only")
     if m == 0 or n == 0:
         return None
-    if k and (lhs.strides[1] != 2 or lhs.strides[0] % 2):
+    size = lhs.dtype.itemsize
+    if k and (lhs.strides[1] != size or lhs.strides[0] % size):
         lhs = np.ascontiguousarray(lhs)
     # Every array whose address goes to the kernel is held by a name until the call returns.
     offsets = np.ascontiguousarray(offsets)
+    rows = np.zeros(m, np.int32) if rowterm is None else np.ascontiguousarray(rowterm)
     target = out
     # The kernel stores tiles while later ones still read the operands (its pointers are
     # noalias): an out that may share their memory is written through a copy, as is one
     # whose columns are not contiguous.
     if out.strides[1] != 4 or out.strides[0] % 4 \
-            or any(np.may_share_memory(out, a) for a in (lhs, offsets, rhs.blocks)):
+            or any(np.may_share_memory(out, a) for a in (lhs, offsets, rhs.blocks, rows)):
         target = np.empty((m, n), np.int32)
     nb_full, tail = divmod(n, COLS)
-    lda = lhs.strides[0] // 2 if k else 0
-    mc = max(ROWS, CHUNK_BYTES // max(1, 2 * k) // ROWS * ROWS)
+    lda = lhs.strides[0] // size if k else 0
+    mc = max(ROWS, CHUNK_BYTES // max(1, size * k) // ROWS * ROWS)
     bounds = np.empty(2 * 8, np.int32)
     bounds[:8], bounds[8:] = _I32.max, _I32.min
-    a_ptr, b_ptr = lhs.ctypes.data, rhs.blocks.ctypes.data
+    a_ptr, b_ptr, r_ptr = lhs.ctypes.data, rhs.blocks.ctypes.data, rows.ctypes.data
     if nb_full:
         kernel(a_ptr, lda, m, k, b_ptr, nb_full, offsets.ctypes.data, target.ctypes.data,
-               target.strides[0] // 4, mc, bounds.ctypes.data)
+               target.strides[0] // 4, mc, bounds.ctypes.data, r_ptr)
     lo, hi = int(bounds[:8].min()), int(bounds[8:].max())
     if tail:
         # The kernel writes and reads whole blocks of 16 columns: the last, partial one
@@ -138,7 +172,7 @@ def gemm_into(out: I32, lhs: I16, rhs: PackedRhs, offsets: I32) -> tuple[int, in
         off = np.zeros(COLS, np.int32)
         off[:tail] = offsets[nb_full * COLS:]
         kernel(a_ptr, lda, m, k, b_ptr + nb_full * rhs.blocks.strides[0], 1, off.ctypes.data,
-               scratch.ctypes.data, COLS, mc, bounds.ctypes.data)
+               scratch.ctypes.data, COLS, mc, bounds.ctypes.data, r_ptr)
         last = scratch[:, :tail]
         target[:, nb_full * COLS:] = last
         lo, hi = min(lo, int(last.min())), max(hi, int(last.max()))
@@ -151,35 +185,46 @@ _I32 = np.iinfo(np.int32)
 _LOCK = threading.Lock()
 _SIGNATURE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
                               ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
-                              ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
+                              ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
+                              ctypes.c_void_p)
 
 
 def _kernel():  # -> the ctypes function, or None
-    """The kernel, compiled once per process by the first caller (callers that come while it
-    compiles wait for it); None without llvmlite or AVX2."""
+    """The int16 kernel, compiled once per process by the first caller (callers that come
+    while it compiles wait for it); None without llvmlite or AVX2."""
+    return _kernels()[0]
+
+
+def _kernel8():  # -> the ctypes function, or None
+    """The VNNI kernel (int8 x uint8), compiled with the int16 one; None without VNNI."""
+    return _kernels()[1]
+
+
+def _kernels() -> tuple[object, object]:
     if not _COMPILED:
         with _LOCK:
             if not _COMPILED:       # not compiled by another thread while this one waited
                 _COMPILED.append(_compile())
-    return _COMPILED[0]
+    return _COMPILED[0]  # type: ignore[return-value]
 
 
-_COMPILED: list[object] = []    # empty until the first call, then [the function or None]
+_COMPILED: list[tuple[object, object]] = []   # empty until the first call, then [(i16, i8)]
 _kernel.cache_clear = _COMPILED.clear  # type: ignore[attr-defined]
 
 
-def _compile():  # -> the ctypes function, or None
+def _compile() -> tuple[object, object]:
     try:
         import llvmlite.binding as llvm
     except (ImportError, OSError):          # not installed, or its library does not load
-        return None
+        return None, None
     try:
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
         features = llvm.get_host_cpu_features()
         if not features.get("avx2"):
-            return None
-        module = llvm.parse_assembly(str(_ir_module(llvm.get_process_triple())))
+            return None, None
+        vnni = bool(features.get("avx512vnni") and features.get("avx512vl"))
+        module = llvm.parse_assembly(str(_ir_module(llvm.get_process_triple(), vnni)))
         module.verify()
         machine = llvm.Target.from_default_triple().create_target_machine(
             cpu=llvm.get_host_cpu_name(), features=features.flatten(), opt=3)
@@ -192,11 +237,17 @@ def _compile():  # -> the ctypes function, or None
         # An LLVM that cannot build for this host, or an llvmlite whose API moved: the
         # float32 path still works. (test_the_kernel_runs_where_it_can guards against this
         # hiding a broken kernel on machines that should run it.)
-        return None
-    function = _SIGNATURE(engine.get_function_address("igemm"))
-    # The compiled code lives as long as its engine: keep both together.
-    function.engine = engine
-    return function
+        return None, None
+    found = []
+    for name in ("igemm", "ivnni"):
+        if name == "ivnni" and not vnni:
+            found.append(None)
+            continue
+        function = _SIGNATURE(engine.get_function_address(name))
+        # The compiled code lives as long as its engine: keep both together.
+        function.engine = engine
+        found.append(function)
+    return found[0], found[1]
 
 
 def _ir_types():  # -> (i16, i32, i64, <16 x i16>, <8 x i32>, i16*, i32*, const)
@@ -212,28 +263,43 @@ def _ir_types():  # -> (i16, i32, i64, <16 x i16>, <8 x i32>, i16*, i32*, const)
             i32.as_pointer(), const)
 
 
-def _ir_module(triple: str):  # -> llvmlite.ir.Module
-    """The kernel as LLVM IR (module text: tiles of ROWS x 16, chunks of rows)."""
+def _ir_module(triple: str, vnni: bool = False):  # -> llvmlite.ir.Module
+    """The kernels as LLVM IR (module text: tiles of ROWS x 16, chunks of rows): ``igemm``,
+    and ``ivnni`` when ``vnni``."""
     from llvmlite import ir
 
     i16, i32, i64, v16, v8, p16, p32, const = _ir_types()
     module = ir.Module("hexscope_igemm")
     module.triple = triple
     pmadd = ir.Function(module, ir.FunctionType(v8, [v16, v16]), "llvm.x86.avx2.pmadd.wd")
-    tiles = {rows: _tile(module, pmadd, rows) for rows in range(1, ROWS + 1)}
+    _outer(module, "igemm", p16, 2,
+           {rows: _tile(module, pmadd, rows) for rows in range(1, ROWS + 1)})
+    if vnni:
+        dot = ir.Function(module, ir.FunctionType(v8, [v8, v8, v8]),
+                          "llvm.x86.avx512.vpdpbusd.256")
+        _outer(module, "ivnni", ir.IntType(8).as_pointer(), 4,
+               {rows: _tile8(module, dot, rows) for rows in range(1, ROWS + 1)})
+    return module
 
-    # void igemm(A, lda, m, k, B, nb, off, C, ldc, mc, bounds):
-    #   for m0 in 0..m by mc: for j in 0..nb: for i in m0..min(m0 + mc, m) by ROWS: tile
+
+def _outer(module, name: str, elem_ptr, per_word: int, tiles: dict) -> None:
+    """void name(A, lda, m, k, B, nb, off, C, ldc, mc, bounds, rowterm): for m0 in 0..m by
+    mc: for j in 0..nb: for i in m0..min(m0 + mc, m) by ROWS: tile. ``lda`` and the packed
+    blocks count elements (``per_word`` of them share a 32-bit lane)."""
+    from llvmlite import ir
+
+    i16, i32, i64, v16, v8, p16, p32, const = _ir_types()
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [
-        p16, i64, i64, i64, p16, i64, p32, p32, i64, i64, p32]), "igemm")
-    a, lda, m, k, b, nb, off, c, ldc, mc, bounds = fn.args
+        elem_ptr, i64, i64, i64, elem_ptr, i64, p32, p32, i64, i64, p32, p32]), name)
+    a, lda, m, k, b, nb, off, c, ldc, mc, bounds, rowterm = fn.args
     entry, m_head, m_body, j_head, j_body, i_head, i_body, i_next, j_next, m_next, done = (
         fn.append_basic_block(name) for name in (
             "entry", "m_head", "m_body", "j_head", "j_body", "i_head", "i_body", "i_next",
             "j_next", "m_next", "done"))
     bld = ir.IRBuilder(entry)
     m0_var, j_var, i_var = bld.alloca(i64), bld.alloca(i64), bld.alloca(i64)
-    block = bld.mul(bld.add(bld.lshr(k, const(1)), bld.and_(k, const(1))), const(2 * COLS))
+    words = bld.udiv(bld.add(k, const(per_word - 1)), const(per_word))
+    block = bld.mul(words, const(per_word * COLS))
     bld.store(const(0), m0_var)
     bld.branch(m_head)
 
@@ -260,7 +326,8 @@ def _ir_module(triple: str):  # -> llvmlite.ir.Module
     rows = bld.select(bld.icmp_signed("<", left, const(ROWS)), left, const(ROWS))
     args = [bld.gep(a, [bld.mul(i, lda)]), lda, k, bld.gep(b, [bld.mul(j, block)]),
             bld.gep(off, [bld.mul(j, const(COLS))]),
-            bld.gep(c, [bld.add(bld.mul(i, ldc), bld.mul(j, const(COLS)))]), ldc, bounds]
+            bld.gep(c, [bld.add(bld.mul(i, ldc), bld.mul(j, const(COLS)))]), ldc, bounds,
+            bld.gep(rowterm, [i])]
     cases = [fn.append_basic_block(f"rows{r}") for r in range(1, ROWS + 1)]
     switch = bld.switch(rows, cases[-1])
     for r, case in enumerate(cases, start=1):
@@ -280,7 +347,130 @@ def _ir_module(triple: str):  # -> llvmlite.ir.Module
     bld.branch(m_head)
     bld.position_at_end(done)
     bld.ret_void()
-    return module
+
+
+def _broadcast(builder, word):  # -> <8 x i32>
+    """An i32 word into all 8 lanes."""
+    from llvmlite import ir
+
+    i16, i32, i64, v16, v8, p16, p32, const = _ir_types()
+    vec = builder.insert_element(ir.Constant(v8, None), word, const(0, i32))
+    return builder.shuffle_vector(vec, ir.Constant(v8, None), ir.Constant(v8, [0] * 8))
+
+
+def _store_tile(bld, final, c, ldc, bounds) -> None:
+    """Store the accumulators (pairs of <8 x i32> per row) as rows of ``c`` and fold them
+    into the running minima (bounds[0:8]) and maxima (bounds[8:16])."""
+    i16, i32, i64, v16, v8, p16, p32, const = _ir_types()
+    lo_ptr = bld.bitcast(bounds, v8.as_pointer())
+    hi_ptr = bld.bitcast(bld.gep(bounds, [const(8)]), v8.as_pointer())
+    lo, hi = bld.load(lo_ptr, align=4), bld.load(hi_ptr, align=4)
+    for r, acc in enumerate(final):
+        row = bld.gep(c, [bld.mul(ldc, const(r))])
+        for h in range(2):
+            bld.store(acc[h], bld.bitcast(bld.gep(row, [const(h * 8)]), v8.as_pointer()),
+                      align=4)
+            lo = bld.select(bld.icmp_signed("<", acc[h], lo), acc[h], lo)
+            hi = bld.select(bld.icmp_signed(">", acc[h], hi), acc[h], hi)
+    bld.store(lo, lo_ptr, align=4)
+    bld.store(hi, hi_ptr, align=4)
+
+
+def _tile8(module, dot, rows: int):  # -> llvmlite.ir.Function
+    """tile(A, lda, k, Bblock, off, C, ldc, bounds, rowterm): C[r, 0:16] = off + rowterm[r]
+    + sum_k A[r, k] B[k, 0:16] for ``rows`` rows of int8 A and uint8 B, by ``vpdpbusd``
+    (4 products of unsigned by signed bytes added into each int32 lane); bounds as
+    :func:`_tile`."""
+    from llvmlite import ir
+
+    i16, i32, i64, v16, v8, p16, p32, const = _ir_types()
+    i8 = ir.IntType(8)
+    p8 = i8.as_pointer()
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [p8, i64, i64, p8, p32, p32, i64,
+                                                             p32, p32]), f"tile8_{rows}")
+    fn.linkage = "internal"
+    a, lda, k, b, off, c, ldc, bounds, rowterm = fn.args
+    for ptr in (a, b, off, c, bounds, rowterm):
+        ptr.add_attribute("noalias")
+    entry, loop, after, tail, store = (fn.append_basic_block(name) for name in (
+        "entry", "loop", "after", "tail", "store"))
+    bld = ir.IRBuilder(entry)
+    cols = [bld.load(bld.bitcast(bld.gep(off, [const(h * 8)]), v8.as_pointer()), align=4)
+            for h in range(2)]
+    init = []
+    for r in range(rows):
+        term = _broadcast(bld, bld.load(bld.gep(rowterm, [const(r)]), align=4))
+        init.append([bld.add(cols[h], term) for h in range(2)])
+    quads = bld.lshr(k, const(2))
+    row_ptrs = [bld.gep(a, [bld.mul(lda, const(r))]) for r in range(rows)]
+    b_vecs = bld.bitcast(b, v8.as_pointer())
+    bld.cbranch(bld.icmp_signed(">", quads, const(0)), loop, after)
+
+    def step(builder, accs, words, quad):
+        w = [builder.load(builder.gep(b_vecs, [builder.add(builder.mul(quad, const(2)),
+                                                           const(h))]), align=1)
+             for h in range(2)]
+        new = []
+        for acc, word in zip(accs, words, strict=True):
+            x = _broadcast(builder, word)
+            # the filter's codes are the unsigned operand, the centred data the signed one
+            new.append([builder.call(dot, [acc[h], w[h], x]) for h in range(2)])
+        return new
+
+    bld.position_at_end(loop)
+    q = bld.phi(i64)
+    accs = [[bld.phi(v8), bld.phi(v8)] for _ in range(rows)]
+    q.add_incoming(const(0), entry)
+    for acc, start in zip(accs, init, strict=True):
+        for h in range(2):
+            acc[h].add_incoming(start[h], entry)
+    words = [bld.load(bld.bitcast(bld.gep(ptr, [bld.mul(q, const(4))]), p32), align=1)
+             for ptr in row_ptrs]
+    new = step(bld, accs, words, q)
+    q_next = bld.add(q, const(1))
+    q.add_incoming(q_next, loop)
+    for acc, acc_new in zip(accs, new, strict=True):
+        for h in range(2):
+            acc[h].add_incoming(acc_new[h], loop)
+    bld.cbranch(bld.icmp_signed("<", q_next, quads), loop, after)
+
+    bld.position_at_end(after)
+    merged = [[bld.phi(v8), bld.phi(v8)] for _ in range(rows)]
+    for acc, start, acc_new in zip(merged, init, new, strict=True):
+        for h in range(2):
+            acc[h].add_incoming(start[h], entry)
+            acc[h].add_incoming(acc_new[h], loop)
+    rem = bld.and_(k, const(3))
+    bld.cbranch(bld.icmp_signed("!=", rem, const(0)), tail, store)
+
+    # K not a multiple of 4: the last word holds the 1 to 3 codes left and zeros (the packed
+    # filter holds zeros there too). Each byte is read at an index clamped into the row and
+    # then kept or dropped, so nothing past the row is touched.
+    bld.position_at_end(tail)
+    base = bld.mul(quads, const(4))
+    last = bld.sub(k, const(1))
+    words = []
+    for ptr in row_ptrs:
+        word = ir.Constant(i32, 0)
+        for t in range(3):
+            idx = bld.add(base, const(t))
+            idx = bld.select(bld.icmp_signed("<", idx, last), idx, last)
+            byte = bld.zext(bld.load(bld.gep(ptr, [idx]), align=1), i32)
+            byte = bld.select(bld.icmp_signed("<", const(t), rem), byte, ir.Constant(i32, 0))
+            word = bld.or_(word, bld.shl(byte, ir.Constant(i32, 8 * t)))
+        words.append(word)
+    tailed = step(bld, merged, words, quads)
+    bld.branch(store)
+
+    bld.position_at_end(store)
+    final = [[bld.phi(v8), bld.phi(v8)] for _ in range(rows)]
+    for acc, acc_after, acc_tail in zip(final, merged, tailed, strict=True):
+        for h in range(2):
+            acc[h].add_incoming(acc_after[h], after)
+            acc[h].add_incoming(acc_tail[h], tail)
+    _store_tile(bld, final, c, ldc, bounds)
+    bld.ret_void()
+    return fn
 
 
 def _tile(module, pmadd, rows: int):  # -> llvmlite.ir.Function
@@ -291,9 +481,9 @@ def _tile(module, pmadd, rows: int):  # -> llvmlite.ir.Function
 
     i16, i32, i64, v16, v8, p16, p32, const = _ir_types()
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [p16, i64, i64, p16, p32, p32, i64,
-                                                             p32]), f"tile{rows}")
+                                                             p32, p32]), f"tile{rows}")
     fn.linkage = "internal"
-    a, lda, k, b, off, c, ldc, bounds = fn.args
+    a, lda, k, b, off, c, ldc, bounds, _rowterm = fn.args     # no row term here
     for ptr in (a, b, off, c, bounds):
         ptr.add_attribute("noalias")
     entry, loop, after, tail, store = (fn.append_basic_block(name) for name in (
@@ -307,9 +497,7 @@ def _tile(module, pmadd, rows: int):  # -> llvmlite.ir.Function
     bld.cbranch(bld.icmp_signed(">", pairs, const(0)), loop, after)
 
     def broadcast(builder, word):       # an i32 pair of codes into all 8 lanes, as 16 x i16
-        vec = builder.insert_element(ir.Constant(v8, None), word, const(0, i32))
-        vec = builder.shuffle_vector(vec, ir.Constant(v8, None), ir.Constant(v8, [0] * 8))
-        return builder.bitcast(vec, v16)
+        return builder.bitcast(_broadcast(builder, word), v16)
 
     def step(builder, accs, words, pair_index):
         w0 = builder.load(builder.gep(b_vecs, [builder.mul(pair_index, const(2))]), align=2)
@@ -361,17 +549,6 @@ def _tile(module, pmadd, rows: int):  # -> llvmlite.ir.Function
         for h in range(2):
             acc[h].add_incoming(acc_after[h], after)
             acc[h].add_incoming(acc_tail[h], tail)
-    lo_ptr = bld.bitcast(bounds, v8.as_pointer())
-    hi_ptr = bld.bitcast(bld.gep(bounds, [const(8)]), v8.as_pointer())
-    lo, hi = bld.load(lo_ptr, align=4), bld.load(hi_ptr, align=4)
-    for r, acc in enumerate(final):
-        row = bld.gep(c, [bld.mul(ldc, const(r))])
-        for h in range(2):
-            bld.store(acc[h], bld.bitcast(bld.gep(row, [const(h * 8)]), v8.as_pointer()),
-                      align=4)
-            lo = bld.select(bld.icmp_signed("<", acc[h], lo), acc[h], lo)
-            hi = bld.select(bld.icmp_signed(">", acc[h], hi), acc[h], hi)
-    bld.store(lo, lo_ptr, align=4)
-    bld.store(hi, hi_ptr, align=4)
+    _store_tile(bld, final, c, ldc, bounds)
     bld.ret_void()
     return fn
