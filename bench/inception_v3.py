@@ -318,12 +318,13 @@ def simulator(realistic: bool = False) -> tuple[Session, np.ndarray, dict]:
 
 
 def _gemm_bytes(value: object) -> int:
-    """Bytes of weights a conv or matmul keeps for its GEMMs: the int16 packing of the
-    integer kernel, or the float32 copies of the BLAS path (direct and F(2,3))."""
+    """Bytes of weights a conv or matmul keeps for its GEMMs: the packing of the integer
+    kernel (int16, or the codes for VNNI), or the float32 copies of the BLAS path (direct
+    and F(2,3))."""
     if isinstance(value, _gemm.Rhs):           # each exists once a GEMM used it
         made = value.__dict__
         return sum(made[name].nbytes for name in ("mat",) if name in made) \
-            + (made["packed"].blocks.nbytes if "packed" in made else 0)
+            + sum(made[name].blocks.nbytes for name in ("packed", "packed8") if name in made)
     if isinstance(value, _winograd.WinogradRhs):
         return sum(m.nbytes for m in value.mats)
     return 0
@@ -458,7 +459,9 @@ def main() -> None:
         blas = [(i["internal_api"], i.get("architecture"), i["num_threads"])
                 for i in threadpool_info()]
         print(f"BLAS: {blas}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}")
-        print("GEMM: " + ("integer kernel (int16 x int16 -> int32, AVX2)" if _igemm.available()
+        print("GEMM: " + ("integer kernel (int8 x uint8 -> int32, AVX-512 VNNI)"
+                          if _igemm.available8() else
+                          "integer kernel (int16 x int16 -> int32, AVX2)" if _igemm.available()
                           else "float32 BLAS in exact K chunks (HEXSCOPE_GEMM=float or no "
                                "AVX2/llvmlite)"))
         shapes = {}

@@ -59,16 +59,17 @@ def sim_backend() -> SimBackend:
     return SimBackend()
 
 
-@pytest.fixture(params=["int", "float"])
+@pytest.fixture(params=["int", "int16", "float"])
 def gemm_backend(request, monkeypatch) -> str:
-    """Runs a test once with the integer GEMM kernel (skipped where it does not run) and
-    once with the float32 BLAS path (``HEXSCOPE_GEMM=float``): both must be exact."""
+    """Runs a test with each GEMM path: the integer kernel this machine prefers (VNNI where
+    it runs), the int16 AVX2 kernel (``HEXSCOPE_GEMM=int16``; both skipped where they do not
+    run), and the float32 BLAS path (``HEXSCOPE_GEMM=float``): all must be exact."""
     from hexscope.engine.ops import _igemm
 
     monkeypatch.delenv("HEXSCOPE_GEMM", raising=False)
-    if request.param == "float":
-        monkeypatch.setenv("HEXSCOPE_GEMM", "float")
-    elif not _igemm.available():
+    if request.param in ("float", "int16"):
+        monkeypatch.setenv("HEXSCOPE_GEMM", request.param)
+    if request.param != "float" and not _igemm.available():
         pytest.skip("the integer GEMM kernel does not run on this machine")
     return request.param
 

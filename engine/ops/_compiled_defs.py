@@ -185,3 +185,14 @@ def dequantize_u8(codes, scale, offset, out):  # pragma: no cover - compiled
     fused multiply-add, so the bits are numpy's)."""
     for i in range(codes.size):
         out[i] = np.float32(codes[i]) * scale + offset
+
+
+@njit(_both(lambda ro: types.void(_arr(types.int8, 2, ro), _arr(types.int32, 1))), **_OPTS)
+def row_sums_i8(lhs, out):  # pragma: no cover - compiled
+    """sum_k lhs[p, k] in int32 (exact: |sum| <= 128 K < 2**31), the VNNI GEMM's row term."""
+    m, k = lhs.shape
+    for p in range(m):
+        s = np.int32(0)
+        for j in range(k):
+            s += lhs[p, j]
+        out[p] = s

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from hexscope.engine.ops import _igemm
+from hexscope.engine.ops import _compiled, _igemm
 from hexscope.engine.ops._code_bounds import Span
 
 CENTER = 128
@@ -46,7 +46,7 @@ LIMIT = 2 ** 24         # float32 holds every integer up to this magnitude
 F32 = npt.NDArray[np.float32]
 I32 = npt.NDArray[np.int32]
 #: A left-hand side: centred codes as int16 (integer kernel) or float32 (BLAS).
-Lhs = npt.NDArray[np.int16] | F32
+Lhs = npt.NDArray[np.int8] | npt.NDArray[np.int16] | F32
 
 
 @dataclass
@@ -112,6 +112,12 @@ class Rhs:
         """The codes minus ``zero`` packed for the integer kernel, made on first use."""
         return _igemm.PackedRhs.pack(self.codes.astype(np.int16) - np.int16(self.zero))
 
+    @functools.cached_property
+    def packed8(self) -> _igemm.PackedRhs:
+        """The codes themselves packed for the VNNI kernel, made on first use (``zero``
+        enters as a row term: :func:`gemm_into`)."""
+        return _igemm.PackedRhs.pack8(self.codes)
+
     @classmethod
     def from_codes(cls, codes: npt.NDArray[np.uint8], zero: int = CENTER) -> Rhs:
         if not 0 <= zero <= 255:
@@ -148,9 +154,12 @@ class Rhs:
         return value
 
 
-def patch_dtype() -> type[np.int16] | type[np.float32]:
-    """The type of the left-hand sides :func:`center` and :func:`im2col` make: int16 for the
-    integer kernel when it runs here (:func:`_igemm.available`), else float32."""
+def patch_dtype() -> type[np.int8] | type[np.int16] | type[np.float32]:
+    """The type of the left-hand sides :func:`center` and :func:`im2col` make: int8 for the
+    VNNI kernel where it runs (:func:`_igemm.available8`), int16 for the AVX2 one
+    (:func:`_igemm.available`), else float32."""
+    if _igemm.available8():
+        return np.int8
     return np.int16 if _igemm.available() else np.float32
 
 
@@ -159,8 +168,17 @@ def center(codes: npt.NDArray[np.uint8], dtype: npt.DTypeLike = None) -> Lhs:
     (default :func:`patch_dtype`)."""
     dtype = np.dtype(patch_dtype() if dtype is None else dtype)
     out = np.empty(codes.shape, dtype)
-    np.subtract(codes, dtype.type(CENTER), out=out, dtype=dtype)
+    centre_into(codes, out)
     return out
+
+
+def centre_into(codes: npt.NDArray[np.uint8], out: Lhs) -> None:
+    """``out[...] = codes - 128`` in ``out``'s type (int8: the top bit flipped, the same
+    bits; 128 itself is not an int8)."""
+    if out.dtype == np.int8:
+        np.bitwise_xor(codes, np.uint8(CENTER), out=out.view(np.uint8))
+    else:
+        np.subtract(codes, out.dtype.type(CENTER), out=out, dtype=out.dtype)
 
 
 def offset_gemm(lhs: Lhs, rhs: Rhs, a: int, b: int) -> I32:
@@ -190,6 +208,17 @@ def gemm_into(out: I32, lhs: Lhs, rhs: Rhs, offsets: I32, b: int,
     """
     start = time.perf_counter()
     p, k = lhs.shape
+    if lhs.dtype == np.int8:
+        # lhs @ (w - zero) + b * rowsum = lhs @ w + (b - zero) * rowsum: the VNNI kernel
+        # multiplies by the codes themselves and adds the row term as it starts each tile
+        coef = wrap32(b - rhs.zero)
+        rowterm = (_row_sums(lhs) * np.int32(coef)) if coef and k else None
+        bounds = _igemm.gemm_into(out, lhs, rhs.packed8, offsets, rowterm)
+        if span is not None and bounds is not None:
+            span.add_bounds(*bounds)
+        TIMES.gemm += time.perf_counter() - start
+        TIMES.calls["gemm"] += 1
+        return
     if lhs.dtype == np.int16:
         bounds = _igemm.gemm_into(out, lhs, rhs.packed, offsets)
         if span is not None and bounds is not None and not (b and k and wrap32(b)):
@@ -242,6 +271,13 @@ def _row_sums(lhs: Lhs) -> I32:
     """sum_k lhs[p, k] in int32 (wrapping), exact: int64 sums of an int16 ``lhs``; float32
     GEMV on chunks of 2**17 columns (|partial sums| <= 2**17 * 128 = 2**24)."""
     p, k = lhs.shape
+    if lhs.dtype == np.int8:
+        kernel = _compiled.kernel("row_sums_i8") if lhs.flags.c_contiguous else None
+        if kernel is None:
+            return lhs.sum(axis=1, dtype=np.int32)     # |sum| <= 128 K: exact below 2**24
+        out = np.empty(p, np.int32)
+        kernel(lhs, out)
+        return out
     if lhs.dtype == np.int16:
         return lhs.sum(axis=1, dtype=np.int64).astype(np.int32)
     acc = np.zeros(p, np.int32)
@@ -273,20 +309,21 @@ class Window:
         return max(0, (self.out - 1) * self.s + self.f - self.before - self.n)
 
 
-def im2col(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int) -> Lhs:
+def im2col(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int,
+           dtype: npt.DTypeLike = None) -> Lhs:
     """Centred patches (B*OH*OW, FH*FW*C) of NHWC ``x``, in (fy, fx, c) order, of
-    :func:`patch_dtype`.
+    ``dtype`` (default :func:`patch_dtype`).
 
     Taps outside the image read ``fill`` (a code, may lie outside 0..255 only if the caller
-    accepts values beyond [-128, 127]). A 1x1 filter at stride 1 without padding needs no
-    copy beyond the centring.
+    accepts values beyond [-128, 127] and asks for int16 or float32). A 1x1 filter at
+    stride 1 without padding needs no copy beyond the centring.
     """
     start = time.perf_counter()
     b, _, _, c = x.shape
     if rows.f == cols.f == 1 and rows.s == cols.s == 1 and not (rows.before or cols.before):
-        out = center(x[:, :rows.out, :cols.out, :]).reshape(-1, c)
+        out = center(x[:, :rows.out, :cols.out, :], dtype).reshape(-1, c)
     else:
-        out = _patches(padded(x, rows, cols, fill), rows, cols)
+        out = _patches(padded(x, rows, cols, fill, dtype=dtype), rows, cols)
     TIMES.im2col += time.perf_counter() - start
     TIMES.calls["im2col"] += 1
     return out
@@ -314,8 +351,7 @@ def padded(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int,
         xp[:, rows.before:rows.before + h, :cols.before] = value
     if cols.after:
         xp[:, rows.before:rows.before + h, cols.before + w:] = value
-    np.subtract(x, dtype.type(CENTER), dtype=dtype,
-                out=xp[:, rows.before:rows.before + h, cols.before:cols.before + w])
+    centre_into(x, xp[:, rows.before:rows.before + h, cols.before:cols.before + w])
     return xp
 
 
@@ -373,8 +409,7 @@ def conv_gemm(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int, r
             ny = min(r_blk, rows.out - y0)
             start = time.perf_counter()
             if plain:
-                np.subtract(x[bi, y0:y0 + ny, :ow], dtype.type(CENTER), dtype=dtype,
-                            out=buf[:ny, :, 0, 0, :])
+                centre_into(x[bi, y0:y0 + ny, :ow], buf[:ny, :, 0, 0, :])
             else:
                 _patch_rows(buf[:ny], src[bi], y0, rows, cols)
             TIMES.im2col += time.perf_counter() - start

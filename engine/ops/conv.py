@@ -253,8 +253,10 @@ def conv_sums(x: np.ndarray, rhs: Rhs, rows: Window, cols: Window, zx: int, zf: 
         return conv_gemm(x, rows, cols, zx if padded else 0, rhs, a, c, centred, span)
     # zx outside 0..255 cannot be stored as a pad code: pad with 128 (centred 0) and take
     # the padding taps' share a * sum (w - zf) back out with a 0/1 mask of padding taps.
-    total = offset_gemm(im2col(x, rows, cols, _gemm.CENTER), rhs, a, c)
-    mask = im2col(np.zeros(x.shape, np.uint8), rows, cols, 1)
+    # (int16 at least: the mask's 128 below is not an int8)
+    dtype = np.int16 if _gemm.patch_dtype() is np.int8 else None
+    total = offset_gemm(im2col(x, rows, cols, _gemm.CENTER, dtype), rhs, a, c)
+    mask = im2col(np.zeros(x.shape, np.uint8), rows, cols, 1, dtype)
     mask += mask.dtype.type(_gemm.CENTER)
     return total - offset_gemm(mask, rhs, 0, c) * np.int32(wrap32(a))
 

@@ -112,7 +112,7 @@ def test_mismatched_operands_are_refused() -> None:
     with pytest.raises(ValueError, match="shapes differ"):
         _igemm.gemm_into(np.empty((2, 3), np.int32), np.zeros((2, 5), np.int16), packed,
                          np.zeros(3, np.int32))
-    with pytest.raises(ValueError, match="dtypes"):
+    with pytest.raises(ValueError, match="operands must be"):
         _igemm.gemm_into(np.empty((2, 3), np.int32), np.zeros((2, 4), np.float32), packed,
                          np.zeros(3, np.int32))
 
@@ -128,8 +128,11 @@ def test_packing_holds_pairs_of_k_in_blocks_of_16_columns() -> None:
 
 
 def test_the_environment_switches_the_engine_to_float32(monkeypatch) -> None:
-    """``HEXSCOPE_GEMM=float`` turns the kernel off: the patches are float32 again."""
-    assert _gemm.patch_dtype() is np.int16
+    """``HEXSCOPE_GEMM=float`` turns the kernel off: the patches are float32 again;
+    ``int16`` keeps the AVX2 kernel where VNNI would run."""
+    assert _gemm.patch_dtype() is (np.int8 if _igemm.available8() else np.int16)
+    monkeypatch.setenv("HEXSCOPE_GEMM", "int16")
+    assert _gemm.patch_dtype() is np.int16 and not _igemm.available8()
     monkeypatch.setenv("HEXSCOPE_GEMM", "float")
     assert not _igemm.available()
     assert _gemm.patch_dtype() is np.float32
@@ -248,10 +251,10 @@ def test_concurrent_first_calls_compile_the_kernel_once(monkeypatch) -> None:
 
     real, compiled = _igemm._ir_module, []
 
-    def slow_ir(triple):
+    def slow_ir(triple, *rest):
         compiled.append(triple)
         time.sleep(0.05)                # widen the window in which the others ask too
-        return real(triple)
+        return real(triple, *rest)
 
     monkeypatch.setattr(_igemm, "_ir_module", slow_ir)
     _igemm._kernel.cache_clear()
@@ -276,10 +279,67 @@ def test_concurrent_first_calls_compile_the_kernel_once(monkeypatch) -> None:
 
 def test_the_integer_path_makes_none_of_the_float32_forms_of_a_filter() -> None:
     """Memory and prepare time: a filter run by the integer kernel keeps only its packed
-    int16 form; the float32 copy and the float path's K chunks are never made."""
+    form (int16, or the codes for VNNI); the float32 copy and the float path's K chunks are
+    never made."""
     rhs = _gemm.Rhs.from_codes(np.full((300, 20), 255, np.uint8), 0)
     x = _gemm.center(np.zeros((5, 300), np.uint8))
     got = _gemm.offset_gemm(x, rhs, _gemm.CENTER, 0)
     assert (got == 0).all()
-    assert "packed" in rhs.__dict__
+    assert ("packed8" if _igemm.available8() else "packed") in rhs.__dict__
     assert "mat" not in rhs.__dict__ and "edges" not in rhs.__dict__
+
+
+vnni = pytest.mark.skipif(not _igemm.available8(),
+                          reason="the VNNI kernel does not run on this machine")
+
+
+@vnni
+@settings(max_examples=150, deadline=None)
+@given(m=st.integers(0, 20), k=st.integers(0, 70), n=st.integers(0, 40),
+       seed=st.integers(0, 2**32 - 1), term=st.booleans())
+def test_vnni_equals_the_int64_product_for_every_shape(m, k, n, seed, term) -> None:
+    """int8 by uint8 (vpdpbusd: unsigned filter codes, signed centred data), rows around
+    the 6-row tile, K around the 4-code word (the tail of 1 to 3 codes read one by one),
+    N around the 16-column block, with and without the per-row term, wrapping as §1.3's
+    accumulator does."""
+    rng = np.random.default_rng(seed)
+    lhs = rng.integers(-128, 128, (m, k)).astype(np.int8)
+    rhs = rng.integers(0, 256, (k, n)).astype(np.uint8)
+    offsets = rng.integers(-2**31, 2**31, n).astype(np.int32)
+    rows = rng.integers(-2**31, 2**31, m).astype(np.int32) if term else None
+    out = np.full((m, n), 0x5A5A5A5A, np.int32)
+    bounds = _igemm.gemm_into(out, lhs, _igemm.PackedRhs.pack8(rhs), offsets, rows)
+    want = lhs.astype(np.int64) @ rhs.astype(np.int64) + offsets
+    if term:
+        want += rows[:, None]
+    assert np.array_equal(out, wrapped(want))
+    assert bounds == ((int(out.min()), int(out.max())) if out.size else None)
+
+
+@vnni
+def test_vnni_and_int16_give_the_same_convolution_sums(monkeypatch) -> None:
+    """offset_gemm by both kernels, the zero codes anywhere in 0..255: the VNNI path's row
+    term (b - zero) * rowsum replaces the int16 path's centred filter, to the same bits."""
+    rng = np.random.default_rng(11)
+    for zero, a, b in ((0, 128, -7), (255, -3, 0), (128, 0, 0), (37, 91, 200)):
+        codes = rng.integers(0, 256, (77, 45)).astype(np.uint8)
+        rhs = _gemm.Rhs.from_codes(codes, zero)
+        x = rng.integers(0, 256, (31, 77)).astype(np.uint8)
+        got = _gemm.offset_gemm(_gemm.center(x, np.int8), rhs, a, b)
+        ref = _gemm.offset_gemm(_gemm.center(x, np.int16), rhs, a, b)
+        want = wrapped((x.astype(np.int64) - 128 + a) @ (codes.astype(np.int64) - zero + b))
+        assert np.array_equal(got, want) and np.array_equal(ref, want)
+
+
+@vnni
+def test_vnni_sums_the_last_one_to_three_codes_of_a_row(monkeypatch) -> None:
+    """K = 4q + 1..3: the last word of a row is built from its 1 to 3 codes (read one by
+    one, so nothing past the row is read) and zeros."""
+    rng = np.random.default_rng(12)
+    for k in (1, 2, 3, 5, 6, 7, 37):
+        lhs = rng.integers(-128, 128, (9, k)).astype(np.int8)
+        rhs = rng.integers(0, 256, (k, 16)).astype(np.uint8)
+        offsets = np.zeros(16, np.int32)
+        out = np.empty((9, 16), np.int32)
+        _igemm.gemm_into(out, lhs, _igemm.PackedRhs.pack8(rhs), offsets)
+        assert np.array_equal(out, wrapped(lhs.astype(np.int64) @ rhs.astype(np.int64)))
