@@ -147,8 +147,10 @@ def _pool_reference(ctx: KernelContext, x: np.ndarray, window: Tensor, stride: T
                     average: bool) -> np.ndarray:
     """Pooling of real values; padding cells are ignored (not counted in an average).
 
-    Vectorised: windows are strided views of the input padded with -inf (max) or 0 (mean,
-    divided by the count of cells inside the input)."""
+    Vectorised: the input padded with -inf (max) or 0 (mean, divided by the count of cells
+    inside the input), then one elementwise max or add per window cell over the strided
+    view of that cell (numpy's reduction over the window axes of a sliding view was five
+    times slower)."""
     _, fh, fw, _ = window.shape
     _, sh, sw, _ = stride.shape
     b, h, w, d = x.shape
@@ -159,14 +161,22 @@ def _pool_reference(ctx: KernelContext, x: np.ndarray, window: Tensor, stride: T
     pads = ((0, 0), (hs.pad_before, max(0, (hs.out - 1) * sh + fh - h - hs.pad_before)),
             (ws.pad_before, max(0, (ws.out - 1) * sw + fw - w - ws.pad_before)), (0, 0))
     xp = np.pad(x, pads, constant_values=0.0 if average else -np.inf)
-    view = np.lib.stride_tricks.sliding_window_view(xp, (fh, fw), axis=(1, 2))
-    view = view[:, ::sh, ::sw][:, :hs.out, :ws.out]           # (B, OH, OW, D, FH, FW)
+    y = np.empty((b, hs.out, ws.out, d), xp.dtype)
+    combine = np.add if average else np.maximum
+    for fy in range(fh):
+        for fx in range(fw):
+            cell = xp[:, fy:fy + (hs.out - 1) * sh + 1:sh, fx:fx + (ws.out - 1) * sw + 1:sw]
+            if fy == fx == 0:
+                y[...] = cell
+            else:
+                combine(y, cell, out=y)
     if not average:
-        return view.max(axis=(4, 5))
+        return y
     inside = np.pad(np.ones((h, w), np.float32), pads[1:3])
     cells = np.lib.stride_tricks.sliding_window_view(inside, (fh, fw))
     counts = cells[::sh, ::sw][:hs.out, :ws.out].sum(axis=(2, 3))
-    return view.sum(axis=(4, 5)) / np.maximum(counts, 1.0)[None, :, :, None]
+    y /= np.maximum(counts, 1.0)[None, :, :, None]
+    return y
 
 
 def max_pool_reference(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
