@@ -81,9 +81,12 @@ def one_round(session: Session, x: np.ndarray,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--realistic", action="store_true",
+                        help="the shape converters write (bias adds; prepare fuses each "
+                             "chain into a Supernode), as inception_v3.py's first table")
     args = parser.parse_args()
     threadpool_limits(1)       # as inception_v3.py: one thread for the run and the analyses
-    nb = HexBuilder()
+    nb = HexBuilder(realistic=args.realistic)
     inception_v3(nb)
     session = Session(nb.g)
     x = RNG.integers(0, 256, (1, 299, 299, 3), dtype=np.uint8)

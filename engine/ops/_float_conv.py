@@ -1,22 +1,27 @@
 """The float convolution of the references (issue 12): zero padding, any stride, float32.
 
-A sum of one GEMM per filter tap, taps in row-major order (i, j), each accumulated into the
-result in that order. The float analyses spend most of their time here, so the taps are laid
-out for BLAS without changing a single sum (every output element adds the same products in
-the same order; checked bit for bit against the plain form in the tests):
+The float analyses spend most of their time here, so the products are laid out for BLAS:
 
 - a 1x1 filter at stride 1 is one GEMM over the whole image;
-- at stride 1 the taps of a "wide" image are contiguous: with the padded image flattened to
-  rows of ``wp`` pixels, tap (i, j) of output pixel r * wp + c reads pixel r * wp + c +
-  i * wp + j, so each tap is one GEMM over a contiguous slice (the ``wp - out`` columns at
-  each row end are computed and dropped). Used when they are at most a tenth more work, or
-  the rows are short;
-- a 1 x N filter is run as N x 1 on the transposed image (no wasted columns then);
-- anything else (strides, batches) takes each tap as a strided 4-D view, one GEMM per
-  output row inside numpy's matmul;
-- the result is made by blocks of output rows, so a block and one tap's products stay in
-  cache while the taps are added (the memory traffic of whole-image taps, not the
-  multiply-adds, was the cost of the layers with few input channels).
+- from 400 output pixels, and for every 1 x N filter, the patches of a block of output rows
+  are copied out (one strided view, one copy) and multiplied in one GEMM with K = FH * FW *
+  Cin (``_im2col``): the taps' GEMMs below, with K = Cin, ran at half of BLAS's speed on
+  layers with few channels;
+- smaller outputs take one GEMM per filter tap, taps in row-major order (i, j), each
+  accumulated into the result in that order (every output element adds the same products
+  in the same order as the plain form, checked bit for bit in the tests):
+  - at stride 1 the taps of a "wide" image are contiguous: with the padded image flattened
+    to rows of ``wp`` pixels, tap (i, j) of output pixel r * wp + c reads pixel r * wp + c +
+    i * wp + j, so each tap is one GEMM over a contiguous slice (the ``wp - out`` columns at
+    each row end are computed and dropped). Used when they are at most a tenth more work,
+    or the rows are short;
+  - anything else (strides, batches) takes each tap as a strided 4-D view, one GEMM per
+    output row inside numpy's matmul;
+  - the result is made by blocks of output rows, so a block and one tap's products stay in
+    cache while the taps are added.
+
+Both forms sum in float32 with a relative error near 1e-7 of the result, far below an
+output LSB (1/255 of the range); the tests hold them to a float64 sum.
 """
 
 from __future__ import annotations
@@ -36,6 +41,17 @@ _SHORT_ROWS = 16
 #: Bytes of result per block of output rows (a tap's products take as much again).
 _BLOCK_BYTES = 1 << 18
 
+#: From this many output pixels (and for 1 x N filters) the patches are copied out and
+#: multiplied in one GEMM with K = FH * FW * Cin: the taps' GEMMs, with K = Cin, ran at
+#: half of BLAS's speed on layers with few channels (InceptionV3's 147 x 147 x 32: 50
+#: against 85 GFLOPS). Below it the output is a few rows, the copy does not pay, and a
+#: GEMM with few rows and a long K was slower than the taps (17 x 17 x 192: 60 against
+#: 90 GFLOPS).
+_IM2COL_PIXELS = 400
+
+#: Bytes of patches per block of output rows of the im2col form (stays in L2 for the GEMM).
+_PATCH_BYTES = 1 << 20
+
 
 def float_conv2d(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window) -> np.ndarray:
     """Convolution of ``xs`` [B, H, W, Cin] by ``w`` [FH, FW, Cin, Cout] (float32), taps
@@ -44,17 +60,16 @@ def float_conv2d(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window) -> n
     b = xs.shape[0]
     if rows.out == 0 or cols.out == 0 or b == 0 or fh * fw == 0:
         return np.zeros((b, rows.out, cols.out, cout), np.float32)
-    if b == 1 and rows.s == 1 and cols.s == 1:
-        if fh == fw == 1 and not (rows.before or cols.before) \
-                and (rows.out, cols.out) == xs.shape[1:3]:
-            flat = np.ascontiguousarray(xs).reshape(-1, cin)
-            return (flat @ w.reshape(cin, cout)).reshape(1, rows.out, cols.out, cout)
-        if fh == 1 and fw > 1:
-            y = _wide(xs.transpose(0, 2, 1, 3), w.transpose(1, 0, 2, 3), cols, rows)
-            return np.ascontiguousarray(y.transpose(0, 2, 1, 3))
-        if fw == 1 or cols.out < _SHORT_ROWS \
-                or _padded(cols, fw) <= (1 + _WIDE_WASTE) * cols.out:
-            return _wide(xs, w, rows, cols)
+    if b == 1 and rows.s == 1 and cols.s == 1 and fh == fw == 1 \
+            and not (rows.before or cols.before) and (rows.out, cols.out) == xs.shape[1:3]:
+        flat = np.ascontiguousarray(xs).reshape(-1, cin)
+        return (flat @ w.reshape(cin, cout)).reshape(1, rows.out, cols.out, cout)
+    if rows.out * cols.out >= _IM2COL_PIXELS or fh == 1:
+        return _im2col(xs, w, rows, cols)
+    if b == 1 and rows.s == 1 and cols.s == 1 and (
+            fw == 1 or cols.out < _SHORT_ROWS
+            or _padded(cols, fw) <= (1 + _WIDE_WASTE) * cols.out):
+        return _wide(xs, w, rows, cols)
     return _strided(xs, w, rows, cols)
 
 
@@ -94,6 +109,32 @@ def _wide(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window) -> np.ndarr
                     block += part
     y3 = y.reshape(1, rows.out, wp, cout)
     return y3 if wp == cols.out else np.ascontiguousarray(y3[:, :, :cols.out])
+
+
+def _im2col(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window) -> np.ndarray:
+    fh, fw, cin, cout = w.shape
+    b, h, wd, _ = xs.shape
+    hp = max(rows.before + h, (rows.out - 1) * rows.s + fh)
+    wp = max(cols.before + wd, (cols.out - 1) * cols.s + fw)
+    xp = np.zeros((hp, wp, cin), np.float32)
+    y = np.empty((b, rows.out, cols.out, cout), np.float32)
+    wm = w.reshape(fh * fw * cin, cout)
+    ow = cols.out
+    step = max(1, _PATCH_BYTES // (4 * ow * fh * fw * cin))
+    buf = np.empty((min(step, rows.out), ow, fh, fw, cin), np.float32)
+    sy, sx, sc = xp.strides
+    for bi in range(b):
+        xp[rows.before:rows.before + h, cols.before:cols.before + wd] = xs[bi]
+        for y0 in range(0, rows.out, step):
+            n = min(step, rows.out - y0)
+            # the patches of output rows y0 .. y0 + n - 1: one strided view, one copy
+            src = np.lib.stride_tricks.as_strided(
+                xp[y0 * rows.s:], (n, ow, fh, fw, cin), (rows.s * sy, cols.s * sx, sy, sx, sc),
+                writeable=False)
+            buf[:n] = src
+            np.matmul(buf[:n].reshape(n * ow, -1), wm,
+                      out=y[bi, y0:y0 + n].reshape(n * ow, cout))
+    return y
 
 
 def _strided(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""The float convolution of the references: its fast layouts change no sum (issue 12)."""
+"""The float convolution of the references (issue 12): every layout against a float64 sum,
+and the tap layouts bit for bit against the plain form (they change no sum)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import numpy as np
 import pytest
 
 from hexscope.engine.nodes import Padding
+from hexscope.engine.ops import _float_conv
 from hexscope.engine.ops._float_conv import float_conv2d
 from hexscope.engine.ops.conv import output_window
 
@@ -27,6 +29,9 @@ CASES = [
     ((1, 4, 4, 3), (0, 1, 2), 1, Padding.VALID),       # no taps
     ((1, 40, 150, 32), (3, 3, 64), 1, Padding.VALID),  # several blocks of output rows
     ((1, 81, 121, 8), (3, 3, 64), 2, Padding.SAME),    # the same, strided
+    ((2, 23, 25, 5), (3, 3, 6), 1, Padding.SAME),      # im2col (>= 400 pixels), a batch
+    ((1, 31, 29, 4), (5, 3, 3), 2, Padding.SAME),      # im2col, strided
+    ((1, 21, 30, 7), (1, 1, 5), 2, Padding.VALID),     # a 1x1 filter at stride 2
 ]
 
 
@@ -63,8 +68,8 @@ def _direct(xs: np.ndarray, w: np.ndarray, stride: int, rows, cols) -> np.ndarra
 
 
 @pytest.mark.parametrize("shape, filt, stride, padding", CASES)
-def test_float_conv_layouts_add_the_same_products_in_the_same_order(rng, shape, filt,
-                                                                   stride, padding):
+def test_float_conv_is_the_float64_sum_over_the_taps_inside_the_image(rng, shape, filt,
+                                                                    stride, padding):
     fh, fw, cout = filt
     xs = rng.normal(size=shape).astype(np.float32)
     w = rng.normal(size=(fh, fw, shape[3], cout)).astype(np.float32)
@@ -73,6 +78,23 @@ def test_float_conv_layouts_add_the_same_products_in_the_same_order(rng, shape, 
     y = float_conv2d(xs, w, rows, cols)
     assert y.shape == (shape[0], rows.out, cols.out, cout) and y.flags.c_contiguous
     assert y.dtype == np.float32
+    # a float32 sum of K unit-normal products: its rounding grows about as K * 2**-24 * |y|
+    k = fh * fw * shape[3]
+    np.testing.assert_allclose(y, _direct(xs, w, stride, rows, cols), rtol=1e-5,
+                               atol=1e-6 * max(1, k))
+
+
+@pytest.mark.parametrize("shape, filt, stride, padding", CASES)
+def test_the_tap_layouts_add_the_same_products_in_the_same_order(rng, shape, filt, stride,
+                                                                 padding, monkeypatch):
+    # below the im2col threshold (here: never) every output goes through the tap layouts,
     # bit for bit the plain form: one strided GEMM per tap, taps accumulated in order
-    assert np.array_equal(y, _plain(xs, w, rows, cols))
-    np.testing.assert_allclose(y, _direct(xs, w, stride, rows, cols), rtol=1e-5, atol=1e-5)
+    monkeypatch.setattr(_float_conv, "_IM2COL_PIXELS", 10**9)
+    fh, fw, cout = filt
+    if fh == 1 and fw > 1:
+        pytest.skip("a 1 x N filter always takes im2col")
+    xs = rng.normal(size=shape).astype(np.float32)
+    w = rng.normal(size=(fh, fw, shape[3], cout)).astype(np.float32)
+    rows = output_window(shape[1], fh, stride, padding)
+    cols = output_window(shape[2], fw, stride, padding)
+    assert np.array_equal(float_conv2d(xs, w, rows, cols), _plain(xs, w, rows, cols))
