@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from hexscope.engine import QuantRange, Tensor
 from hexscope.engine.analysis.ranges import code_counts
 from hexscope.widgets._plane import is_codes
+from hexscope.widgets.plot_theme import follow_palette
 
 BAR = QColor(90, 140, 220)
 SATURATED = QColor(230, 60, 50)
@@ -40,6 +41,7 @@ class CodeHistogramView(QWidget):
                         pg.TextItem(color=SATURATED, anchor=(1, 1))]
         for item in (self._bars, self._ends, self._zero, *self._labels):
             self._plot.addItem(item)
+        follow_palette(self._plot)
         lay.addWidget(self._plot, 1)
         self._summary = QLabel("no tensor")
         lay.addWidget(self._summary)

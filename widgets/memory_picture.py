@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QGraphicsRectItem, QWidget
 from hexscope.engine import Layout, Tensor
 from hexscope.engine.analysis.padding_regions import Region, memory_rows, region_codes
 from hexscope.widgets._plane import image_values, value_levels
+from hexscope.widgets.plot_theme import follow_palette
 
 REGION_COLORS: dict[Region, QColor] = {
     Region.TOP: QColor(70, 130, 255), Region.BOTTOM: QColor(40, 90, 210),
@@ -77,6 +78,7 @@ class MemoryPicture(pg.PlotWidget):
         self._ticks_key: object = None
         self._regions_key: object = None
         self._build()
+        follow_palette(self)
         self._proxy = pg.SignalProxy(self.scene().sigMouseMoved, rateLimit=60,
                                      slot=self._on_moved)
         self.scene().sigMouseClicked.connect(self._on_clicked)

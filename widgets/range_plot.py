@@ -11,6 +11,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from hexscope.engine.analysis.ranges import RangeStats
+from hexscope.widgets.plot_theme import follow_palette
 
 MIN_PEN = (80, 160, 255)
 MAX_PEN = (255, 120, 80)
@@ -58,6 +59,7 @@ class RangePlotView(QWidget):
         p.vb.sigResized.connect(self._sync_boxes)
         for curve in (self._min, self._max):
             curve.sigPointsClicked.connect(self._on_points)
+        follow_palette(self._plot)
         lay.addWidget(self._plot, 1)
 
     def _sync_boxes(self) -> None:

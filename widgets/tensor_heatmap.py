@@ -31,6 +31,7 @@ from hexscope.widgets._plane import (
     plane,
     values_of,
 )
+from hexscope.widgets.plot_theme import follow_palette
 from hexscope.widgets.theme_colors import mark_error_text
 
 _AXIS_NAMES = ("batch (b)", "height (h)", "width (w)", "depth (d)")
@@ -137,6 +138,7 @@ class TensorHeatmapView(QWidget):
         self._marker.setZValue(10)
         self._marker.hide()
         self._plot.addItem(self._marker)
+        follow_palette(self._glw)
         lay.addWidget(self._glw, 1)
         self._readout = QLabel("no tensor")
         self._readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
