@@ -54,8 +54,14 @@ class Minimap(QWidget):
 
     def follow(self) -> None:
         """Redraw soon after the scene changes (call again after a new scene)."""
-        self.canvas.scene().changed.connect(lambda _rects: self._redraw.start())
+        # a bound method, not a lambda: Qt drops the connection with this widget, while a
+        # lambda kept a deleted minimap's timer alive for a scene that outlived it (every
+        # later change of the scene then raised in the event loop)
+        self.canvas.scene().changed.connect(self._scene_changed)
         self.invalidate()
+
+    def _scene_changed(self, _rects: object) -> None:
+        self._redraw.start()
 
     def invalidate(self) -> None:
         self._image = None
