@@ -34,9 +34,12 @@ import ctypes
 import os
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+
+from hexscope.engine.ops import _object_cache
 
 I16 = npt.NDArray[np.int16]
 I32 = npt.NDArray[np.int32]
@@ -224,30 +227,63 @@ def _compile() -> tuple[object, object]:
         if not features.get("avx2"):
             return None, None
         vnni = bool(features.get("avx512vnni") and features.get("avx512vl"))
-        module = llvm.parse_assembly(str(_ir_module(llvm.get_process_triple(), vnni)))
-        module.verify()
         machine = llvm.Target.from_default_triple().create_target_machine(
             cpu=llvm.get_host_cpu_name(), features=features.flatten(), opt=3)
-        builder = llvm.create_pass_builder(
-            machine, llvm.create_pipeline_tuning_options(speed_level=3))
-        builder.getModulePassManager().run(module, builder)
-        engine = llvm.create_mcjit_compiler(module, machine)
-        engine.finalize_object()
+        name = _object_cache.key(Path(__file__).read_bytes(), llvm.llvm_version_info,
+                                 _llvmlite_version(), llvm.get_host_cpu_name(),
+                                 features.flatten(), vnni, llvm.get_process_triple())
+        cached = _object_cache.read(name)
+        engine = _engine(llvm, machine, vnni, name, cached)
+        if cached is not None and not engine.get_function_address("igemm"):
+            engine = _engine(llvm, machine, vnni, name, None)    # an unusable object
     except Exception:  # noqa: BLE001
         # An LLVM that cannot build for this host, or an llvmlite whose API moved: the
         # float32 path still works. (test_the_kernel_runs_where_it_can guards against this
         # hiding a broken kernel on machines that should run it.)
         return None, None
     found = []
-    for name in ("igemm", "ivnni"):
-        if name == "ivnni" and not vnni:
+    for kernel in ("igemm", "ivnni"):
+        if kernel == "ivnni" and not vnni:
             found.append(None)
             continue
-        function = _SIGNATURE(engine.get_function_address(name))
+        function = _SIGNATURE(engine.get_function_address(kernel))
         # The compiled code lives as long as its engine: keep both together.
         function.engine = engine
         found.append(function)
     return found[0], found[1]
+
+
+def _engine(llvm, machine, vnni: bool, name: str, cached: bytes | None):  # -> ExecutionEngine
+    """The kernels' engine: from the cached object when there is one (an empty module
+    then: the object holds every function), else compiled, and the object stored."""
+    if cached is not None:
+        module = llvm.parse_assembly(f'; ModuleID = "hexscope_igemm"\n'
+                                     f'target triple = "{llvm.get_process_triple()}"\n')
+    else:
+        module = llvm.parse_assembly(str(_ir_module(llvm.get_process_triple(), vnni)))
+        module.verify()
+        builder = llvm.create_pass_builder(
+            machine, llvm.create_pipeline_tuning_options(speed_level=3))
+        builder.getModulePassManager().run(module, builder)
+    engine = llvm.create_mcjit_compiler(module, machine)
+    made: list[bytes] = []
+    engine.set_object_cache(lambda _m, obj: made.append(bytes(obj)),
+                            lambda _m: cached)
+    engine.finalize_object()
+    LOADED_FROM_CACHE[:] = [cached is not None]
+    if cached is None and made:
+        _object_cache.write(name, made[0])
+    return engine
+
+
+#: [True] when this process's kernels came from the object cache (for tests and benches).
+LOADED_FROM_CACHE: list[bool] = []
+
+
+def _llvmlite_version() -> str:
+    import llvmlite
+
+    return llvmlite.__version__
 
 
 def _ir_types():  # -> (i16, i32, i64, <16 x i16>, <8 x i32>, i16*, i32*, const)

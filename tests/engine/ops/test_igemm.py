@@ -243,7 +243,7 @@ def test_packed_blocks_that_do_not_match_k_and_n_are_refused(bad) -> None:
         _igemm.PackedRhs(blocks, k, n)
 
 
-def test_concurrent_first_calls_compile_the_kernel_once(monkeypatch) -> None:
+def test_concurrent_first_calls_compile_the_kernel_once(monkeypatch, tmp_path) -> None:
     """Two sessions may run at once (the GUI's worker threads): when they ask for the kernel
     together, one compiles it and the others wait for that one, not compile their own."""
     import threading
@@ -257,6 +257,7 @@ def test_concurrent_first_calls_compile_the_kernel_once(monkeypatch) -> None:
         return real(triple, *rest)
 
     monkeypatch.setattr(_igemm, "_ir_module", slow_ir)
+    monkeypatch.setenv("HEXSCOPE_CACHE_DIR", str(tmp_path))     # nothing cached: compiled
     _igemm._kernel.cache_clear()
     barrier, got = threading.Barrier(4), []
 
