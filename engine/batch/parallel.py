@@ -46,7 +46,7 @@ def _plugin_files() -> list[str]:
 
 
 def _init(graph_bytes: bytes, plugins: list[str], backend: str, seed: int,
-          dump_dir: str | None, runs: int, fusions: bool = True) -> None:
+          dump_dir: str | None, fusions: bool = True) -> None:
     from hexscope.engine.batch.runner import BatchResult, _open_session
     from hexscope.engine.plugins import load_plugin
 
@@ -83,8 +83,7 @@ def run_parallel(graph: Graph, input_sets: Sequence[InputSet], backend: str, see
     is called in the parent as runs complete (in any order)."""
     # spawn, not fork: the parent may hold Qt, BLAS and compiler threads (and their locks)
     context = multiprocessing.get_context("spawn")
-    init = (graph.to_bytes(), _plugin_files(), backend, seed, dump_dir, len(input_sets),
-            fusions)
+    init = (graph.to_bytes(), _plugin_files(), backend, seed, dump_dir, fusions)
     broken: list[int] = []
     with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init,
                              initargs=init) as pool:
