@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QHBoxLayout,
     QLabel,
+    QProgressBar,
     QPushButton,
     QSplitter,
     QTableWidget,
@@ -130,6 +131,7 @@ class ComparePanel(QWidget):
     """See the module docstring."""
 
     compare_requested = Signal(str)          # a TARGETS key: the controller compares
+    cancel_requested = Signal()              # abandon the comparison in flight
     node_activated = Signal(int)
     overlay_changed = Signal(object, object)  # ({node: QColor} | None, legend)
 
@@ -173,6 +175,7 @@ class ComparePanel(QWidget):
             bar.addWidget(w)
         bar.addStretch(1)
         lay.addLayout(bar)
+        lay.addWidget(self._build_busy_row())
         self.summary = QLabel("Run the graph, then Compare.")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -214,7 +217,37 @@ class ComparePanel(QWidget):
         self.table.itemSelectionChanged.connect(self._on_row)
         self.table.cellDoubleClicked.connect(lambda _r, _c: self._on_row())
 
+    def _build_busy_row(self) -> QWidget:
+        # Shown while a comparison is made (on a worker): the table keeps the last result.
+        self.busy_row = QWidget()
+        row = QHBoxLayout(self.busy_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.busy_bar = QProgressBar()
+        self.busy_bar.setRange(0, 0)                 # no known end: Qt animates it
+        self.busy_bar.setTextVisible(False)
+        self.busy_bar.setMaximumWidth(120)
+        self.busy_bar.setMaximumHeight(14)
+        self.busy_label = QLabel()
+        self.busy_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop this comparison (its result is not shown)")
+        self.cancel_button.clicked.connect(self.cancel_requested)
+        row.addWidget(self.busy_bar)
+        row.addWidget(self.busy_label, 1)
+        row.addWidget(self.cancel_button)
+        self.busy_row.setVisible(False)
+        return self.busy_row
+
     # model ----------------------------------------------------------------------------------
+    def set_busy(self, text: str | None) -> None:
+        """Say what the comparison in flight is doing; None: nothing is in flight."""
+        self.busy_label.setText(text or "")
+        self.busy_row.setVisible(text is not None)
+
+    @property
+    def busy(self) -> bool:
+        return not self.busy_row.isHidden()
+
     @property
     def target_key(self) -> str:
         return str(self.target.currentData())

@@ -42,7 +42,15 @@ def _compare_good_with_bad(qtbot, window, files, monkeypatch):
     panel.tolerance.setValue(0.0)
     panel.target.setCurrentIndex(panel.target.findData("graph"))
     qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
+    _wait_result(qtbot, window)
     return panel
+
+
+def _wait_result(qtbot, window, timeout: int = 10000) -> None:
+    """Until the comparison made off the GUI thread is shown (or its error)."""
+    compare = window.compare
+    qtbot.waitUntil(lambda: compare.running is None and not compare.panel.busy
+                    and not compare._timer.isActive(), timeout=timeout)
 
 
 def test_injected_fault_found_in_the_app_and_shown_on_canvas_and_views(qtbot, window, files,
@@ -79,6 +87,7 @@ def test_pinned_run_against_itself_shows_no_difference(qtbot, window, files):
     panel = window.compare.panel
     panel.tolerance.setValue(0.0)
     window.compare.compare("pinned")
+    _wait_result(qtbot, window)
     c = panel.comparison
     assert c is not None and c.first_divergence is None
     assert all(d.bit_identical for d in c.outputs)
