@@ -182,11 +182,10 @@ class CompareController(QObject):
             self._timer.start()
             return
         session = self.w.session
-        if session is None or not session.executor.trace:
-            self.panel.set_comparison(None, "No run yet: run (F5) or step (F10) the graph.")
-            return
-        job, note = self._job_for(session)
+        job, note = (None, "No run yet: run (F5) or step (F10) the graph.") \
+            if session is None or not session.executor.trace else self._job_for(session)
         if job is None:
+            self.panel.set_busy(None)
             self.panel.set_comparison(None, note)
             return
         self.running = job
