@@ -33,6 +33,7 @@ from hexscope.engine.analysis.compare import Trace
 from hexscope.engine.analysis.compare_report import row_text
 from hexscope.engine.session import Session
 from hexscope.widgets.compare_panel import TARGETS, ComparePanel
+from hexscope.widgets.theme_colors import theme_colors
 
 if TYPE_CHECKING:
     from hexscope.app.main_window import MainWindow
@@ -258,7 +259,10 @@ class CompareController(QObject):
         if outcome.error:
             self.panel.set_comparison(None, html.escape(outcome.error))
         else:
-            self.panel.set_comparison(outcome.comparison, html.escape(outcome.note))
+            note = html.escape(outcome.note)
+            if note:        # B stopped short: say so as loudly as the rows beyond tolerance
+                note = f"<span style='color:{theme_colors().error_text.name()}'>{note}</span>"
+            self.panel.set_comparison(outcome.comparison, note)
 
     def wait(self, timeout_ms: int = 30000) -> bool:
         """Process events until no comparison is due or in flight (scripts, screenshots)."""

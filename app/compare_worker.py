@@ -170,7 +170,12 @@ class CompareWorker(QObject):
         assert graph is not None
         b, failure = self._run_b(job, graph)
         self.progress.emit(job.generation, "comparing…")
-        return compare_traces(job.current, b, job.tolerance), failure
+        comparison = compare_traces(job.current, b, job.tolerance)
+        if failure and not comparison.outputs:
+            raise EngineError(failure)            # nothing to show but why
+        if failure:
+            failure += f"; the {len(b.outputs)} node(s) B ran before it are compared"
+        return comparison, failure
 
     def _run_b(self, job: CompareJob, graph: Graph) -> tuple[Trace, str]:
         """Run B to its end (or its first failure); returns its trace and why it stopped."""
@@ -200,9 +205,8 @@ class CompareWorker(QObject):
             failure = ""
             if finished.status is RunStatus.FAILED and finished.failed_node is not None:
                 node = other.prepared.nodes[finished.failed_node]
-                failure = (f"B ({job.b_name}) failed at {node.title} ({node.op}): "
-                           f"{other.executor.failed.get(node.node_id, finished.message)}; "
-                           "the nodes before it are compared")
+                failure = (f"B failed at {node.title} ({node.op}): "
+                           f"{other.executor.failed.get(node.node_id, finished.message)}")
             return Trace.from_session(other, job.b_name), failure
         finally:
             other.close()
