@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
@@ -130,6 +130,9 @@ class _Number(QTableWidgetItem):
 class ComparePanel(QWidget):
     """See the module docstring."""
 
+    #: A comparison shows its busy row once it has taken this long.
+    BUSY_DELAY_MS = 250
+
     compare_requested = Signal(str)          # a TARGETS key: the controller compares
     cancel_requested = Signal()              # abandon the comparison in flight
     node_activated = Signal(int)
@@ -236,17 +239,29 @@ class ComparePanel(QWidget):
         row.addWidget(self.busy_label, 1)
         row.addWidget(self.cancel_button)
         self.busy_row.setVisible(False)
+        self._busy_text: str | None = None
+        # A comparison that ends within the delay never shows the row: following a stepped
+        # run, a row shown and hidden at every step would make the table jump.
+        self._busy_timer = QTimer(self, singleShot=True, interval=self.BUSY_DELAY_MS)
+        self._busy_timer.timeout.connect(lambda: self.busy_row.setVisible(True))
         return self.busy_row
 
     # model ----------------------------------------------------------------------------------
     def set_busy(self, text: str | None) -> None:
-        """Say what the comparison in flight is doing; None: nothing is in flight."""
+        """Say what the comparison in flight is doing (shown after ``BUSY_DELAY_MS``);
+        None: nothing is in flight."""
+        self._busy_text = text
         self.busy_label.setText(text or "")
-        self.busy_row.setVisible(text is not None)
+        if text is None:
+            self._busy_timer.stop()
+            self.busy_row.setVisible(False)
+        elif self.busy_row.isHidden() and not self._busy_timer.isActive():
+            self._busy_timer.start()
 
     @property
     def busy(self) -> bool:
-        return not self.busy_row.isHidden()
+        """Whether a comparison is in flight (its row may not be shown yet)."""
+        return self._busy_text is not None
 
     @property
     def target_key(self) -> str:

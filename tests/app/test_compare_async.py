@@ -113,13 +113,15 @@ def test_compare_waits_off_the_gui_thread_and_the_window_stays_responsive(
     QTimer.singleShot(20, lambda: fired.append(True))
     qtbot.waitUntil(lambda: bool(fired), timeout=2000)   # the event loop turns meanwhile
     qtbot.waitUntil(lambda: "running B" in panel.busy_label.text(), timeout=2000)
-    assert panel.busy and panel.busy_bar.isVisibleTo(panel)
+    qtbot.waitUntil(lambda: panel.busy_bar.isVisibleTo(panel), timeout=2000)
+    assert panel.busy and panel.cancel_button.isVisibleTo(panel)
     assert "Comparing against sim" in panel.busy_label.text()
     assert window.compare.running is not None
     window.select_node(GATES[0])                       # the canvas answers meanwhile
     assert window.scene.selected_ids() == [GATES[0]]
     b_gate.release()
     qtbot.waitUntil(lambda: _settled(window), timeout=10000)
+    assert not panel.busy_row.isVisibleTo(panel)
     comparison = panel.comparison
     assert comparison is not None, panel.summary.text()
     assert comparison.b_name == "sim" and comparison.first_divergence is None
@@ -330,3 +332,18 @@ def test_a_device_comparison_shows_no_difference(qtbot, window, monkeypatch):
         assert panel.comparison.b_name == agent.address
     finally:
         agent.kill()
+
+
+def test_a_quick_comparison_never_shows_the_busy_row(qtbot, window, monkeypatch):
+    window.set_graph(nop_graph(), None)
+    _do(qtbot, window, "run")
+    panel = window.compare.panel
+    shown = []
+    original = panel.busy_row.setVisible
+    monkeypatch.setattr(panel.busy_row, "setVisible",
+                        lambda v: (shown.append(v), original(v))[1])
+    panel._busy_timer.setInterval(5000)                 # far longer than this comparison
+    _compare_with_backend(qtbot, window, monkeypatch, "sim")
+    assert panel.busy                                   # in flight at once
+    qtbot.waitUntil(lambda: _settled(window) and panel.comparison is not None, timeout=5000)
+    assert True not in shown and not panel.busy_row.isVisibleTo(panel)
