@@ -14,6 +14,7 @@ end in the background; its result is ignored).
 
 from __future__ import annotations
 
+import atexit
 import html
 import logging
 from typing import TYPE_CHECKING
@@ -41,8 +42,15 @@ if TYPE_CHECKING:
 DOCK = Qt.DockWidgetArea
 _LOG = logging.getLogger("hexscope.compare")
 
-#: Threads of comparisons still running when their window closed (see ``shutdown``).
-_DETACHED: set[QThread] = set()
+#: Threads of comparisons still running when their window closed, with their workers.
+_DETACHED: dict[QThread, CompareWorker] = {}
+
+
+def _wait_for_detached() -> None:
+    # At exit: Qt aborts the process when a QThread is destroyed while it runs, so the
+    # interpreter waits for them (B's socket timeouts bound the wait).
+    for thread in list(_DETACHED):
+        thread.wait()
 
 
 class CompareController(QObject):
@@ -135,6 +143,7 @@ class CompareController(QObject):
         """Abandon the comparison in flight; the panel stops following the run."""
         if self.running is not None:
             self.running.token.cancel()
+            self._abort(shared_too=False)
         self.active = False
         self.generation += 1
         self._timer.stop()
@@ -285,13 +294,22 @@ class CompareController(QObject):
         self._timer.stop()
         if self.running is not None:
             self.running.token.cancel()
+            self._abort(shared_too=True)        # the window's connection goes anyway
         thread = self._thread
         thread.quit()
         if thread.wait(self.SHUTDOWN_WAIT_MS):
             return
         _LOG.warning("a comparison is still running as the window closes; it ends on its own")
-        _DETACHED.add(thread)
-        thread.finished.connect(lambda: _DETACHED.discard(thread))
+        if not _DETACHED:
+            atexit.register(_wait_for_detached)
+        _DETACHED[thread] = self._worker
+        thread.finished.connect(lambda: _DETACHED.pop(thread, None),
+                                Qt.ConnectionType.QueuedConnection)
+
+    def _abort(self, shared_too: bool) -> None:
+        for worker in (self._worker, self._shared):
+            if worker is not None:
+                worker.abort(shared_too)
 
     @property
     def thread_running(self) -> bool:

@@ -15,6 +15,7 @@ steps there one after the other, and the connection is never used by two threads
 from __future__ import annotations
 
 import os
+import socket
 import time
 from dataclasses import dataclass, field
 
@@ -26,6 +27,7 @@ from hexscope.engine.analysis.compare import (
     compare_reference,
     compare_traces,
 )
+from hexscope.engine.backends import make_backend
 from hexscope.engine.errors import EngineError
 from hexscope.engine.events import NodeFailed, NodeFinished, RunStatus
 from hexscope.engine.executor import CancelToken, Executor
@@ -136,6 +138,20 @@ class CompareWorker(QObject):
     progress = Signal(int, str)        # generation, what it is doing
     finished = Signal(object)          # CompareOutcome
 
+    def __init__(self) -> None:
+        super().__init__()
+        # B's backend while B runs, and whether its connection is the window's own
+        self._b_backend: object = None
+        self._b_shared = False
+
+    def abort(self, shared_too: bool = False) -> None:
+        """Break B's device connection, from any thread: a cancelled job that waits for a
+        device reply then ends at once instead of at the reply timeout (up to minutes).
+        The window's own connection is left alone unless ``shared_too`` (it is closing)."""
+        backend = self._b_backend
+        if backend is not None and (shared_too or not self._b_shared):
+            _abort_connection(backend)
+
     @Slot(object)
     def make(self, job: CompareJob) -> None:
         outcome = CompareOutcome(job.generation)
@@ -180,10 +196,17 @@ class CompareWorker(QObject):
     def _run_b(self, job: CompareJob, graph: Graph) -> tuple[Trace, str]:
         """Run B to its end (or its first failure); returns its trace and why it stopped."""
         self.progress.emit(job.generation, "preparing B…")
-        backend = job.backend
-        if getattr(backend, "runs_graph", False):
-            backend = backend.sibling()  # type: ignore[union-attr]
-        other = Session(graph, backend)  # type: ignore[arg-type]
+        shared = getattr(job.backend, "runs_graph", False)
+        backend = job.backend.sibling() if shared else make_backend(job.backend)  # type: ignore[union-attr, arg-type]
+        self._b_backend, self._b_shared = backend, shared
+        try:
+            if job.token.cancelled:
+                raise Cancelled
+            other = Session(graph, backend)
+        except BaseException:
+            self._b_backend = None
+            backend.close()
+            raise
         total, done, last = len(other.plan), [0], [0.0]
 
         def progress(event: object) -> None:
@@ -209,7 +232,19 @@ class CompareWorker(QObject):
                            f"{other.executor.failed.get(node.node_id, finished.message)}")
             return Trace.from_session(other, job.b_name), failure
         finally:
+            self._b_backend = None
             other.close()
+
+
+def _abort_connection(backend: object) -> None:
+    # TODO(issue #12): an AgentClient.abort() in the engine would say this without reaching
+    # into the client; shutdown() wakes a thread blocked in recv, close() would not.
+    sock = getattr(getattr(backend, "client", None), "_sock", None)
+    if isinstance(sock, socket.socket):
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass                          # closed meanwhile: nothing to break
 
 
 def _read(graph_file: GraphFile) -> GraphFile:

@@ -347,3 +347,100 @@ def test_a_quick_comparison_never_shows_the_busy_row(qtbot, window, monkeypatch)
     assert panel.busy                                   # in flight at once
     qtbot.waitUntil(lambda: _settled(window) and panel.comparison is not None, timeout=5000)
     assert True not in shown and not panel.busy_row.isVisibleTo(panel)
+
+
+@pytest.fixture
+def very_slow_agent():
+    agent = start_agent("--slow-ms", "1000")          # classic_quantized: about 8 s
+    yield agent
+    agent.kill()
+
+
+def _comparing_on_device(qtbot, window, agent, monkeypatch) -> None:
+    assert window.files.open_graph(str(CLASSIC))
+    _do(qtbot, window, "run")
+    _compare_with_backend(qtbot, window, monkeypatch, agent.address)
+    qtbot.waitUntil(lambda: "running B" in window.compare.panel.busy_label.text(),
+                    timeout=10000)
+
+
+def test_cancel_breaks_the_device_connection_of_b_at_once(qtbot, window, very_slow_agent,
+                                                          monkeypatch):
+    _comparing_on_device(qtbot, window, very_slow_agent, monkeypatch)
+    started = time.monotonic()
+    window.compare.panel.cancel_button.click()
+    qtbot.waitUntil(lambda: window.compare.running is None, timeout=5000)
+    assert time.monotonic() - started < 3               # not the device's 8 s
+    assert window.compare.panel.comparison is None
+    assert very_slow_agent.alive()
+
+
+def test_closing_the_window_mid_device_comparison_does_not_wait_for_the_device(
+        qtbot, window, very_slow_agent, monkeypatch):
+    _comparing_on_device(qtbot, window, very_slow_agent, monkeypatch)
+    window.undo_stack.setClean()
+    window.files.meta_dirty = False
+    started = time.monotonic()
+    assert window.close()
+    assert time.monotonic() - started < 3
+    assert not window.compare.thread_running and not compare_actions._DETACHED
+
+
+EXIT_SCRIPT = """
+import sys, time, tempfile
+sys.path[:0] = [{app!r}, {tests!r}]
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication, QInputDialog
+from hexscope.app import compare_actions
+from hexscope.app.main_window import MainWindow
+from hexscope.app.settings import AppSettings
+import test_compare_async as t
+
+from hexscope.engine.ops.registry import Category, Port, op
+from PySide6.QtCore import QThread
+
+gate = t.BGate()             # never released: B's node holds the compare thread 2 s
+
+@op(t.SLOW_OP, Category.USER, inputs=(Port("x", None, layout=None),),
+    outputs=(Port("y", None, layout=None),), user=True)
+def _gate(ctx, x):
+    '''Holds B.'''
+    if QThread.currentThread().objectName() == "hexscope-compare":
+        gate.waiting.set()
+        gate.open.wait(2)
+    return (x,)
+
+app = QApplication([])
+tmp = tempfile.mkdtemp()
+w = MainWindow(AppSettings(QSettings(tmp + "/s.ini", QSettings.Format.IniFormat), root=tmp))
+w.set_graph(t.gated_graph(), None)
+w.debug.actions["run"].trigger()
+while w.controller.busy or w.session is None:
+    app.processEvents()
+    time.sleep(0.01)
+QInputDialog.getText = staticmethod(lambda *a, **k: ("sim", True))
+w.compare.panel.target.setCurrentIndex(w.compare.panel.target.findData("backend"))
+w.compare.panel.compare_button.click()
+assert gate.waiting.wait(5)
+compare_actions.CompareController.SHUTDOWN_WAIT_MS = 1
+w.undo_stack.setClean()
+w.files.meta_dirty = False
+w.close()
+print("detached", len(compare_actions._DETACHED), flush=True)
+"""
+
+
+def test_the_app_exits_cleanly_with_a_comparison_still_running(tmp_path):
+    """A comparison that outlived its window is waited for at exit: Qt aborts a process
+    whose QThread is destroyed while it runs (exit 134, "QThread: Destroyed while ...")."""
+    import os
+    import subprocess
+    import sys
+
+    here = Path(__file__).resolve().parent
+    script = EXIT_SCRIPT.format(app=str(here), tests=str(here.parent))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert "detached 1" in proc.stdout, proc.stdout + proc.stderr
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Destroyed while thread" not in proc.stderr
