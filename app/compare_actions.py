@@ -81,6 +81,8 @@ class CompareController(QObject):
         self._worker.moveToThread(self._thread)
         self._thread.start()
         self._shared: CompareWorker | None = None
+        self._notes: dict[int, str] = {}        # the canvas's compare notes, by node
+        self._notes_scene: object = None        # ... on this scene (a new graph: none)
         self._build_actions()
         self.panel.compare_requested.connect(self.compare)
         self.panel.cancel_requested.connect(self.cancel)
@@ -323,16 +325,22 @@ class CompareController(QObject):
     def _overlay(self, colors: object, legend: object) -> None:
         self.w.set_overlay(colors, legend)  # type: ignore[arg-type]
         comparison = self.panel.comparison
-        notes: dict[int, list[str]] = {}
+        lines: dict[int, list[str]] = {}
         if colors and comparison is not None:
             for d in comparison.outputs:
-                notes.setdefault(d.node_id, []).append(f"output {d.index}: "
+                lines.setdefault(d.node_id, []).append(f"output {d.index}: "
                                                        + html.escape(row_text(d)))
-        for node_id in self.w.graph.order:
-            text = "<br>".join(notes.get(node_id, ()))
-            self.w.scene.set_look(node_id, overlay_note=(
-                f"<i>compare ({html.escape(comparison.b_name)})</i><br>{text}"
-                if text and comparison else ""))
+        head = f"<i>compare ({html.escape(comparison.b_name)})</i><br>" if comparison else ""
+        notes = {node_id: head + "<br>".join(texts) for node_id, texts in lines.items()}
+        # only the notes that changed: after a step most nodes' rows are the same, and a
+        # look set on every node of a large graph cost tens of ms after each comparison
+        scene, graph = self.w.scene, self.w.graph
+        shown = self._notes if self._notes_scene is scene else {}
+        for node_id in shown.keys() | notes.keys():
+            note = notes.get(node_id, "")
+            if shown.get(node_id, "") != note and node_id in graph:
+                scene.set_look(node_id, overlay_note=note)
+        self._notes, self._notes_scene = notes, scene
 
 
 def _target_text(key: str) -> str:
