@@ -194,19 +194,27 @@ class CompareController(QObject):
             self._timer.start()
             return
         session = self.w.session
-        job, note = (None, "No run yet: run (F5) or step (F10) the graph.") \
-            if session is None or not session.executor.trace else self._job_for(session)
+        try:
+            job, note = (None, "No run yet: run (F5) or step (F10) the graph.") \
+                if session is None or not session.executor.trace else self._job_for(session)
+            if job is not None:
+                self._send(job)
+        except Exception as exc:  # noqa: BLE001 - never into Qt's event loop (a timer's slot)
+            job, note = None, html.escape(f"Cannot compare: internal error: "
+                                          f"{type(exc).__name__}: {exc}")
         if job is None:
             self.panel.set_busy(None)
             self.panel.set_comparison(None, note)
-            return
+
+    def _send(self, job: CompareJob) -> None:
+        if job.backend is not None and not isinstance(job.backend, str):
+            signal = self._shared_job               # on the window's own connection
+            self._shared_worker()
+        else:
+            signal = self._job
         self.running = job
         self.panel.set_busy(f"Comparing against {job.b_name}…")
-        if job.backend is not None and not isinstance(job.backend, str):
-            self._shared_worker()
-            self._shared_job.emit(job)
-        else:
-            self._job.emit(job)
+        signal.emit(job)
 
     def _job_for(self, session: Session) -> tuple[CompareJob | None, str]:
         """The job for the panel's target, copied from the idle session (or why none)."""

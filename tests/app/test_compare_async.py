@@ -444,3 +444,18 @@ def test_the_app_exits_cleanly_with_a_comparison_still_running(tmp_path):
     assert "detached 1" in proc.stdout, proc.stdout + proc.stderr
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Destroyed while thread" not in proc.stderr
+
+
+def test_a_bug_making_the_job_shows_in_the_panel_not_in_qts_event_loop(qtbot, window,
+                                                                       monkeypatch):
+    window.set_graph(nop_graph(), None)
+    _do(qtbot, window, "run")
+
+    def broken(session):
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(window.compare, "_job_for", broken)
+    window.compare.compare("isolated")                 # pytest-qt fails on a slot's raise
+    panel = window.compare.panel
+    assert "internal error: KeyError" in panel.summary.text()
+    assert window.compare.running is None and not panel.busy
