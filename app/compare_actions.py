@@ -3,38 +3,64 @@
 B is the float reference (isolated or accumulated), a pinned run ("Pin this run" in the
 Debug menu, Ctrl+Shift+P), another graph file, or another backend by name. The comparison
 is made again when the run moves on (stepping, or a run finishing), so the table and the
-canvas colours follow the run; it only reads the session while the worker is idle.
+canvas colours follow the run.
+
+Comparisons are made off the GUI thread (``compare_worker``), one at a time: what a job
+needs of the run is copied while the execution worker is idle. A step or run while a job
+is in flight makes its result stale (a generation counter): it is dropped, and a new job
+starts once the worker is idle and the old one has ended. Cancel abandons a job (it may
+end in the background; its result is ignored).
 """
 
 from __future__ import annotations
 
+import atexit
 import html
+import logging
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QInputDialog
 
-from hexscope.engine.analysis.compare import (
-    Comparison,
-    Trace,
-    compare_reference,
-    compare_traces,
+from hexscope.app.compare_worker import (
+    CompareJob,
+    CompareOutcome,
+    CompareWorker,
+    GraphFile,
+    run_view,
 )
+from hexscope.engine.analysis.compare import Trace
 from hexscope.engine.analysis.compare_report import row_text
-from hexscope.engine.errors import EngineError
-from hexscope.engine.graph import Graph
 from hexscope.engine.session import Session
-from hexscope.widgets.compare_panel import ComparePanel
+from hexscope.widgets.compare_panel import TARGETS, ComparePanel
+from hexscope.widgets.theme_colors import theme_colors
 
 if TYPE_CHECKING:
     from hexscope.app.main_window import MainWindow
 
 DOCK = Qt.DockWidgetArea
+_LOG = logging.getLogger("hexscope.compare")
+
+#: Threads of comparisons still running when their window closed, with their workers.
+_DETACHED: dict[QThread, CompareWorker] = {}
+
+
+def _wait_for_detached() -> None:
+    # At exit: Qt aborts the process when a QThread is destroyed while it runs, so the
+    # interpreter waits for them (B's socket timeouts bound the wait).
+    for thread in list(_DETACHED):
+        thread.wait()
 
 
 class CompareController(QObject):
     """See the module docstring."""
+
+    #: How long closing the window waits for a comparison (a device reply may take longer).
+    SHUTDOWN_WAIT_MS = 10000
+
+    _job = Signal(object)              # to the worker on the compare thread
+    _shared_job = Signal(object)       # to the worker on the session's thread (same device)
 
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
@@ -42,12 +68,34 @@ class CompareController(QObject):
         self.panel = ComparePanel()
         self.dock = window.add_dock("Compare", self.panel, DOCK.BottomDockWidgetArea)
         self.pinned: Trace | None = None
-        self.other_graph: Graph | None = None
-        self.other_path = ""
+        self.other_file: GraphFile | None = None
         self.other_backend = ""
         self.active = False                 # a comparison is shown and follows the run
+        self.generation = 0                 # bumped whenever the run moves on
+        self.running: CompareJob | None = None
         self._timer = QTimer(self, singleShot=True, interval=150)
         self._timer.timeout.connect(self.refresh)
+        self._thread = QThread()            # no parent: shutdown() decides when it goes
+        self._thread.setObjectName("hexscope-compare")
+        self._worker = self._start_worker(self._job)
+        self._worker.moveToThread(self._thread)
+        self._thread.start()
+        self._shared: CompareWorker | None = None
+        self._notes: dict[int, str] = {}        # the canvas's compare notes, by node
+        self._notes_scene: object = None        # ... on this scene (a new graph: none)
+        self._build_actions()
+        self.panel.compare_requested.connect(self.compare)
+        self.panel.cancel_requested.connect(self.cancel)
+        self.panel.node_activated.connect(window.select_node)
+        self.panel.overlay_changed.connect(self._overlay)
+        window.node_selected.connect(self._on_node)
+        window.results_changed.connect(self._later)
+        window.session_changed.connect(lambda _s: self._later())
+        window.controller.idle.connect(lambda _k: self._later())
+        window.controller.busy_changed.connect(self._on_busy)
+
+    def _build_actions(self) -> None:
+        window = self.w
         self.pin_action = QAction("&Pin this run", window)
         self.pin_action.setShortcut(QKeySequence("Ctrl+Shift+P"))
         self.pin_action.setToolTip("Keep this run to compare later runs against (Compare panel)")
@@ -58,17 +106,20 @@ class CompareController(QObject):
             debug_menu.addSeparator()
             debug_menu.addAction(self.pin_action)
         window.addAction(self.pin_action)
-        self.panel.compare_requested.connect(self.compare)
-        self.panel.node_activated.connect(window.select_node)
-        self.panel.overlay_changed.connect(self._overlay)
-        window.node_selected.connect(self._on_node)
-        window.results_changed.connect(self._later)
-        window.session_changed.connect(lambda _s: self._later())
-        window.controller.idle.connect(lambda _k: self._later())
+
+    def _start_worker(self, signal: Signal) -> CompareWorker:
+        worker = CompareWorker()
+        signal.connect(worker.make)                 # queued: runs on the worker's thread
+        worker.progress.connect(self._progress)     # queued: arrive on the GUI thread
+        worker.finished.connect(self._arrived)
+        return worker
 
     # actions --------------------------------------------------------------------------------
     def pin(self) -> None:
         session = self.w.session
+        if self.w.controller.busy:      # the worker is changing the trace: not now
+            self.w.statusBar().showMessage("The graph is running: pin it once it pauses", 6000)
+            return
         if session is None or not session.executor.trace:
             self.w.statusBar().showMessage("Nothing to pin: run the graph first (F5)", 6000)
             return
@@ -86,20 +137,28 @@ class CompareController(QObject):
             return
         self.panel.set_target(key)
         self.active = True
+        self.generation += 1                # B, or its tolerance, may have changed
         self.dock.raise_()
         self.refresh()
+
+    def cancel(self) -> None:
+        """Abandon the comparison in flight; the panel stops following the run."""
+        if self.running is not None:
+            self.running.token.cancel()
+            self._abort(shared_too=False)
+        self.active = False
+        self.generation += 1
+        self._timer.stop()
+        self.panel.set_comparison(None, "Comparison cancelled: Compare makes it again.")
+        self.panel.set_busy(None)
 
     def _choose_graph(self) -> bool:
         path, _ = QFileDialog.getOpenFileName(self.w, "Compare with another graph", "",
                                               "Hexscope graphs (*.hexgraph);;All files (*)")
         if not path:
             return False
-        try:
-            self.other_graph, self.other_path = Graph.load(path), path
-        except EngineError as exc:
-            self.panel.set_comparison(None, f"Cannot open {html.escape(path)}: "
-                                            f"{html.escape(str(exc))}")
-            return False
+        if self.other_file is None or self.other_file.path != path:
+            self.other_file = GraphFile(path)       # read on the worker
         return True
 
     def _choose_backend(self) -> bool:
@@ -113,54 +172,160 @@ class CompareController(QObject):
 
     # following the run ----------------------------------------------------------------------
     def _later(self) -> None:
+        self.generation += 1
         if self.active:
             self._timer.start()
 
+    def _on_busy(self, busy: bool) -> None:
+        if busy:
+            self.generation += 1            # a step or run begins: the job in flight is stale
+
     def refresh(self) -> None:
-        """Make the comparison again from the current run (only while the worker is idle)."""
-        if not self.active:
+        """Start a comparison of the current run, unless one is in flight (then the next
+        starts when it ends) or the execution worker is busy (then when it is idle)."""
+        if not self.active or getattr(self.w, "_shut_down", False):
+            return
+        if self.running is not None:
+            if self.running.generation != self.generation:
+                self.panel.set_busy("Waiting for the last comparison to end…")
             return
         if self.w.controller.busy:
+            self.panel.set_busy("Comparing when the run pauses…")
             self._timer.start()
             return
         session = self.w.session
-        if session is None or not session.executor.trace:
-            self.panel.set_comparison(None, "No run yet: run (F5) or step (F10) the graph.")
-            return
         try:
-            comparison, note = self._make(session)
-        except EngineError as exc:
-            self.panel.set_comparison(None, html.escape(str(exc)))
-            return
-        self.panel.set_comparison(comparison, note)
+            job, note = (None, "No run yet: run (F5) or step (F10) the graph.") \
+                if session is None or not session.executor.trace else self._job_for(session)
+            if job is not None:
+                self._send(job)
+        except Exception as exc:  # noqa: BLE001 - never into Qt's event loop (a timer's slot)
+            job, note = None, html.escape(f"Cannot compare: internal error: "
+                                          f"{type(exc).__name__}: {exc}")
+        if job is None:
+            self.panel.set_busy(None)
+            self.panel.set_comparison(None, note)
 
-    def _make(self, session: Session) -> tuple[Comparison | None, str]:
+    def _send(self, job: CompareJob) -> None:
+        if job.backend is not None and not isinstance(job.backend, str):
+            signal = self._shared_job               # on the window's own connection
+            self._shared_worker()
+        else:
+            signal = self._job
+        self.running = job
+        self.panel.set_busy(f"Comparing against {job.b_name}…")
+        signal.emit(job)
+
+    def _job_for(self, session: Session) -> tuple[CompareJob | None, str]:
+        """The job for the panel's target, copied from the idle session (or why none)."""
         key = self.panel.target_key
-        tolerance = self.panel.tolerance.value()
+        job = CompareJob(self.generation, key, _target_text(key),
+                         self.panel.tolerance.value())
         if key in ("isolated", "accumulated"):
-            return compare_reference(session, key, tolerance), ""
-        current = Trace.from_session(session, "this run")
+            job.reference = run_view(session, job.token)
+            return job, ""
+        job.current = Trace.from_session(session, "this run")
         if key == "pinned":
             if self.pinned is None:
                 return None, "No pinned run: Debug ▸ Pin this run (Ctrl+Shift+P) first."
-            pinned = Trace(self.pinned.name, self.pinned.plan, self.pinned.nodes,
-                           self.pinned.outputs)
-            return compare_traces(pinned, current, tolerance), ""
+            job.pinned = Trace(self.pinned.name, self.pinned.plan, self.pinned.nodes,
+                               self.pinned.outputs)
+            return job, ""
+        job.inputs = session.inputs
         if key == "graph":
-            if self.other_graph is None:
+            if self.other_file is None:
                 return None, "Choose the other graph file (Compare)."
-            other = Session(self.other_graph, _same_device(session, session.backend.name))
-            name = self.other_path
+            job.graph_file, job.b_name = self.other_file, self.other_file.path
+            job.backend = _same_device(session, session.backend.name)
         else:
-            name = self.other_backend or "sim"
-            other = Session(self.w.graph, _same_device(session, name))
-        try:
-            other.execute(session.inputs)
-            b = Trace.from_session(other, name)
-        finally:
-            other.close()
-        return compare_traces(current, b, tolerance), ""
+            job.b_name = self.other_backend or "sim"
+            job.graph = self.w.graph.snapshot()
+            job.backend = _same_device(session, job.b_name)
+        return job, ""
 
+    def _shared_worker(self) -> CompareWorker:
+        """A worker on the session's thread, for jobs on the window's own connection."""
+        if self._shared is None:
+            thread = self.w.controller.findChild(QThread, "hexscope-session")
+            if thread is None:
+                raise RuntimeError("the execution controller has no session thread")
+            self._shared = self._start_worker(self._shared_job)
+            self._shared.moveToThread(thread)
+        return self._shared
+
+    # results from the worker ----------------------------------------------------------------
+    def _progress(self, generation: int, text: str) -> None:
+        job = self.running
+        if job is not None and job.generation == generation == self.generation:
+            self.panel.set_busy(f"Comparing against {job.b_name}: {text}")
+
+    def _arrived(self, outcome: CompareOutcome) -> None:
+        job, self.running = self.running, None
+        if outcome.graph_file is not None and self.other_file is not None \
+                and outcome.graph_file.path == self.other_file.path:
+            self.other_file = outcome.graph_file        # read once, until the file changes
+        if getattr(self.w, "_shut_down", False):
+            return
+        current = (job is not None and not outcome.cancelled and self.active
+                   and outcome.generation == self.generation)
+        if not current:
+            if self.active:
+                self.refresh()                          # the run moved on: compare again
+            else:
+                self.panel.set_busy(None)
+            return
+        self.panel.set_busy(None)
+        if outcome.error:
+            self.panel.set_comparison(None, html.escape(outcome.error))
+        else:
+            note = html.escape(outcome.note)
+            if note:        # B stopped short: say so as loudly as the rows beyond tolerance
+                note = f"<span style='color:{theme_colors().error_text.name()}'>{note}</span>"
+            self.panel.set_comparison(outcome.comparison, note)
+
+    def wait(self, timeout_ms: int = 30000) -> bool:
+        """Process events until no comparison is due or in flight (scripts, screenshots)."""
+        from PySide6.QtCore import QDeadlineTimer, QEventLoop
+        from PySide6.QtWidgets import QApplication
+
+        deadline = QDeadlineTimer(timeout_ms)
+        while (self.running is not None or self._timer.isActive()
+               or self.w.controller.busy) and not deadline.hasExpired():
+            QApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 50)
+        return self.running is None
+
+    def shutdown(self) -> None:
+        """Abandon the job in flight and stop the compare thread (the window is closing).
+
+        A job that does not end within ``SHUTDOWN_WAIT_MS`` (a device that does not answer)
+        keeps its thread, detached from the window, until it ends."""
+        self.active = False
+        self.generation += 1
+        self._timer.stop()
+        if self.running is not None:
+            self.running.token.cancel()
+            self._abort(shared_too=True)        # the window's connection goes anyway
+        thread = self._thread
+        thread.quit()
+        if thread.wait(self.SHUTDOWN_WAIT_MS):
+            return
+        _LOG.warning("a comparison is still running as the window closes; it ends on its own")
+        if not _DETACHED:
+            atexit.register(_wait_for_detached)
+        _DETACHED[thread] = self._worker
+        thread.finished.connect(lambda: _DETACHED.pop(thread, None),
+                                Qt.ConnectionType.QueuedConnection)
+
+    def _abort(self, shared_too: bool) -> None:
+        for worker in (self._worker, self._shared):
+            if worker is not None:
+                worker.abort(shared_too)
+
+    @property
+    def thread_running(self) -> bool:
+        return self._thread.isRunning()
+
+    # the selection and the canvas -----------------------------------------------------------
     def _on_node(self, node_id: int) -> None:
         if node_id >= 0 and self.panel.comparison is not None:
             self.panel.show_output(node_id)
@@ -168,24 +333,36 @@ class CompareController(QObject):
     def _overlay(self, colors: object, legend: object) -> None:
         self.w.set_overlay(colors, legend)  # type: ignore[arg-type]
         comparison = self.panel.comparison
-        notes: dict[int, list[str]] = {}
+        lines: dict[int, list[str]] = {}
         if colors and comparison is not None:
             for d in comparison.outputs:
-                notes.setdefault(d.node_id, []).append(f"output {d.index}: "
+                lines.setdefault(d.node_id, []).append(f"output {d.index}: "
                                                        + html.escape(row_text(d)))
-        for node_id in self.w.graph.order:
-            text = "<br>".join(notes.get(node_id, ()))
-            self.w.scene.set_look(node_id, overlay_note=(
-                f"<i>compare ({html.escape(comparison.b_name)})</i><br>{text}"
-                if text and comparison else ""))
+        head = f"<i>compare ({html.escape(comparison.b_name)})</i><br>" if comparison else ""
+        notes = {node_id: head + "<br>".join(texts) for node_id, texts in lines.items()}
+        # only the notes that changed: after a step most nodes' rows are the same, and a
+        # look set on every node of a large graph cost tens of ms after each comparison
+        scene, graph = self.w.scene, self.w.graph
+        shown = self._notes if self._notes_scene is scene else {}
+        for node_id in shown.keys() | notes.keys():
+            note = notes.get(node_id, "")
+            if shown.get(node_id, "") != note and node_id in graph:
+                scene.set_look(node_id, overlay_note=note)
+        self._notes, self._notes_scene = notes, scene
+
+
+def _target_text(key: str) -> str:
+    text = dict(TARGETS).get(key, key)
+    return text[0].lower() + text[1:] if key in ("isolated", "accumulated", "pinned") else text
 
 
 def _same_device(session: Session, name: str) -> str | object:
-    """``name``, or, when it is the device this session runs on, a sibling backend on the
-    same connection (a device agent serves one client: a second connection would be BUSY)."""
+    """``name``, or, when it is the device this session runs on, the session's backend: B
+    then runs on a sibling on the same connection (a device agent serves one client: a
+    second connection would be BUSY), on the session's thread."""
     backend = session.backend
     if getattr(backend, "runs_graph", False) and getattr(backend, "name", "") == name:
-        return backend.sibling()  # type: ignore[attr-defined]
+        return backend
     return name
 
 

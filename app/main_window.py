@@ -573,4 +573,7 @@ class MainWindow(QMainWindow):
         self._validate_timer.stop()
         for signal in (self.undo_stack.cleanChanged, self.undo_stack.indexChanged):
             signal.disconnect()
+        compare = getattr(self, "compare", None)     # its jobs may run on the session thread
+        if compare is not None:
+            compare.shutdown()
         self.controller.shutdown()

@@ -36,6 +36,7 @@ def main() -> int:
     compare = window.compare  # type: ignore[attr-defined]
     compare.panel.tolerance.setValue(1.0)
     compare.compare("isolated")
+    compare.wait()                           # made on its worker thread
     compare.panel.go_to_first_divergence()
     window.resizeDocks([compare.dock], [430], Qt.Orientation.Vertical)
     window.canvas.zoom_to_fit()

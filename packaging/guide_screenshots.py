@@ -73,6 +73,7 @@ def main() -> int:
     compare = window.compare  # type: ignore[attr-defined]
     compare.panel.tolerance.setValue(1.0)
     compare.compare("isolated")
+    compare.wait()                           # made on its worker thread
     compare.panel.go_to_first_divergence()
     window.canvas.zoom_to_fit()
     save(window, "dark_compare")

@@ -12,31 +12,28 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
+    QProgressBar,
     QPushButton,
     QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
+    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from hexscope.engine.analysis.compare import Comparison
-from hexscope.engine.analysis.compare_report import (
-    first_divergence_text,
-    fmt_number,
-    row_text,
-)
+from hexscope.engine.analysis.compare_report import first_divergence_text
 from hexscope.engine.analysis.diff import OutputDiff
 from hexscope.engine.tensor import Tensor
+from hexscope.widgets.compare_table import CompareTableModel
 from hexscope.widgets.tensor_heatmap import TensorHeatmapView
-from hexscope.widgets.theme_colors import theme_colors
 
 #: What to compare against, as (key, text) for the combo box.
 TARGETS = (("isolated", "Float reference (isolated)"),
@@ -53,9 +50,6 @@ METRICS = {
     "cosine": "1 − cosine",
     "sqnr": "SQNR (low is bad)",
 }
-
-COLUMNS = ("#", "node", "out", "max LSB", "RMS LSB", "max abs", "cosine", "SQNR dB",
-           "beyond %", "differing", "op")
 
 #: Colour scale of the overlay: (upper bound in units of the tolerance, colour, legend).
 SCALE = ((0.0, QColor("#2a9d8f"), "exact"), (0.5, QColor("#8ab17d"), "≤ ½ tol"),
@@ -111,25 +105,14 @@ def legend(metric: str) -> list[tuple[str, QColor]]:
     return [(text, color) for _, color, text in SCALE]
 
 
-class _Number(QTableWidgetItem):
-    """A cell that sorts by its number (None and NaN last)."""
-
-    def __init__(self, value: float | None, text: str) -> None:
-        super().__init__(text)
-        self.value = value
-        self.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-
-    def __lt__(self, other: QTableWidgetItem) -> bool:
-        a = self.value if self.value is not None and not math.isnan(self.value) else math.inf
-        b = getattr(other, "value", None)
-        b = b if b is not None and not math.isnan(b) else math.inf
-        return a < b
-
-
 class ComparePanel(QWidget):
     """See the module docstring."""
 
+    #: A comparison shows its busy row once it has taken this long.
+    BUSY_DELAY_MS = 250
+
     compare_requested = Signal(str)          # a TARGETS key: the controller compares
+    cancel_requested = Signal()              # abandon the comparison in flight
     node_activated = Signal(int)
     overlay_changed = Signal(object, object)  # ({node: QColor} | None, legend)
 
@@ -138,6 +121,8 @@ class ComparePanel(QWidget):
         self.comparison: Comparison | None = None
         self.selected: OutputDiff | None = None
         self._rows: list[OutputDiff] = []
+        self._sized = False
+        self._selecting = False
         self._build_ui()
 
     def _build_ui(self) -> None:
@@ -173,17 +158,24 @@ class ComparePanel(QWidget):
             bar.addWidget(w)
         bar.addStretch(1)
         lay.addLayout(bar)
+        lay.addWidget(self._build_busy_row())
         self.summary = QLabel("Run the graph, then Compare.")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.summary)
         split = QSplitter(Qt.Orientation.Horizontal)
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(COLUMNS)
-        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.model = CompareTableModel(self)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QTableView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        # column widths from the rows in view only: a pass over thousands of rows per
+        # comparison would undo what the model saves
+        self.table.horizontalHeader().setResizeContentsPrecision(0)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)     # plan order first
         split.addWidget(self.table)
@@ -211,10 +203,52 @@ class ComparePanel(QWidget):
             lambda _i: self.compare_requested.emit(self.target.currentData()))
         self.first_button.clicked.connect(self.go_to_first_divergence)
         self.metric_box.currentIndexChanged.connect(lambda _i: self._emit_overlay())
-        self.table.itemSelectionChanged.connect(self._on_row)
-        self.table.cellDoubleClicked.connect(lambda _r, _c: self._on_row())
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self._on_row())
+        self.table.doubleClicked.connect(lambda _i: self._on_row())
+
+    def _build_busy_row(self) -> QWidget:
+        # Shown while a comparison is made (on a worker): the table keeps the last result.
+        self.busy_row = QWidget()
+        row = QHBoxLayout(self.busy_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.busy_bar = QProgressBar()
+        self.busy_bar.setRange(0, 0)                 # no known end: Qt animates it
+        self.busy_bar.setTextVisible(False)
+        self.busy_bar.setMaximumWidth(120)
+        self.busy_bar.setMaximumHeight(14)
+        self.busy_label = QLabel()
+        self.busy_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop this comparison (its result is not shown)")
+        self.cancel_button.clicked.connect(self.cancel_requested)
+        row.addWidget(self.busy_bar)
+        row.addWidget(self.busy_label, 1)
+        row.addWidget(self.cancel_button)
+        self.busy_row.setVisible(False)
+        self._busy_text: str | None = None
+        # A comparison that ends within the delay never shows the row: following a stepped
+        # run, a row shown and hidden at every step would make the table jump.
+        self._busy_timer = QTimer(self, singleShot=True, interval=self.BUSY_DELAY_MS)
+        self._busy_timer.timeout.connect(lambda: self.busy_row.setVisible(True))
+        return self.busy_row
 
     # model ----------------------------------------------------------------------------------
+    def set_busy(self, text: str | None) -> None:
+        """Say what the comparison in flight is doing (shown after ``BUSY_DELAY_MS``);
+        None: nothing is in flight."""
+        self._busy_text = text
+        self.busy_label.setText(text or "")
+        if text is None:
+            self._busy_timer.stop()
+            self.busy_row.setVisible(False)
+        elif self.busy_row.isHidden() and not self._busy_timer.isActive():
+            self._busy_timer.start()
+
+    @property
+    def busy(self) -> bool:
+        """Whether a comparison is in flight (its row may not be shown yet)."""
+        return self._busy_text is not None
+
     @property
     def target_key(self) -> str:
         return str(self.target.currentData())
@@ -227,33 +261,10 @@ class ComparePanel(QWidget):
         keep = (self.selected.node_id, self.selected.index) if self.selected else None
         self.comparison = comparison
         self._rows = list(comparison.outputs) if comparison else []
-        self.table.setSortingEnabled(False)
-        self.table.setRowCount(len(self._rows))
-        for r, d in enumerate(self._rows):
-            m = d.metrics
-            cells = [
-                _Number(r, str(r)),
-                QTableWidgetItem(d.title + (" ✱" if d.exceeds else "")),
-                _Number(d.index, str(d.index)),
-                _Number(m.max_lsb if m else None, fmt_number(m.max_lsb if m else None)),
-                _Number(m.rms_lsb if m else None, fmt_number(m.rms_lsb if m else None)),
-                _Number(m.max_abs if m else None, fmt_number(m.max_abs if m else None, 6)),
-                _Number(m.cosine if m else None, fmt_number(m.cosine if m else None, 6)),
-                _Number(m.sqnr_db if m else None, fmt_number(m.sqnr_db if m else None, 1)),
-                _Number(100 * m.beyond_share if m else None,
-                        f"{100 * m.beyond_share:.1f}" if m else "-"),
-                _Number(d.differing, "-" if d.differing is None else str(d.differing)),
-                QTableWidgetItem(d.op),
-            ]
-            tip = row_text(d) + (f"\n{d.note}" if d.note else "")
-            for c, item in enumerate(cells):
-                item.setData(Qt.ItemDataRole.UserRole, r)
-                item.setToolTip(tip)
-                if d.exceeds:
-                    item.setForeground(theme_colors().error_text)
-                self.table.setItem(r, c, item)
-        self.table.setSortingEnabled(True)
-        self.table.resizeColumnsToContents()
+        self.model.set_rows(self._rows)
+        if self._rows and not self._sized:
+            self._sized = True                   # once: later the user's widths stay
+            self.table.resizeColumnsToContents()
         if comparison is None:
             self.summary.setText(note or "Run the graph, then Compare.")
         else:
@@ -274,37 +285,29 @@ class ComparePanel(QWidget):
             self._show(None)
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
-        # A theme switch: the rows beyond the tolerance take the new theme's error colour.
+        # A theme switch: the rows beyond the tolerance take the new theme's error colour
+        # (the model reads it as the view paints).
         if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
-            color = theme_colors().error_text
-            for r in range(self.table.rowCount()):
-                for c in range(self.table.columnCount()):
-                    item = self.table.item(r, c)
-                    if item is not None and self._rows[item.data(Qt.ItemDataRole.UserRole)].exceeds:
-                        item.setForeground(color)
+            self.table.viewport().update()
         super().changeEvent(event)
 
     def row_of(self, node_id: int, index: int = 0) -> int | None:
-        for row in range(self.table.rowCount()):
-            d = self._rows[self.table.item(row, 0).data(Qt.ItemDataRole.UserRole)]
-            if d.node_id == node_id and d.index == index:
-                return row
-        return None
+        return self.model.row_of(node_id, index)
 
     def show_output(self, node_id: int, index: int = 0, emit: bool = False) -> bool:
         """Select the row of (node, output) and show its A, B and A − B."""
-        row = self.row_of(node_id, index)
+        row = self.model.row_of(node_id, index)
         if row is None:
-            row = next((r for r in range(self.table.rowCount())
-                        if self._rows[self.table.item(r, 0).data(
-                            Qt.ItemDataRole.UserRole)].node_id == node_id), None)
+            row = self.model.row_of(node_id)
         if row is None:
             self._show(None)
             return False
-        self.table.blockSignals(True)
-        self.table.selectRow(row)
-        self.table.blockSignals(False)
-        self._show(self._rows[self.table.item(row, 0).data(Qt.ItemDataRole.UserRole)])
+        self._selecting = True               # no node_activated for our own selection
+        try:
+            self.table.selectRow(row)
+        finally:
+            self._selecting = False
+        self._show(self.model.diff(row))
         if emit and self.selected is not None:
             self.node_activated.emit(self.selected.node_id)
         return True
@@ -317,9 +320,9 @@ class ComparePanel(QWidget):
     # internals ------------------------------------------------------------------------------
     def _on_row(self) -> None:
         rows = self.table.selectionModel().selectedRows()
-        if not rows:
+        if not rows or self._selecting:
             return
-        d = self._rows[self.table.item(rows[0].row(), 0).data(Qt.ItemDataRole.UserRole)]
+        d = self.model.diff(rows[0].row())
         self._show(d)
         self.node_activated.emit(d.node_id)
 

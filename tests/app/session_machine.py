@@ -2,9 +2,11 @@
 
 It drives the main window through what a user touches: the palette, mouse drags between
 ports, clicks, the Delete key, the inspector's fields, the undo keys, the View toggles, the
-debugger keys (step, run, run to, breakpoints, restart, stop mid-run) and File's commands.
+debugger keys (step, run, run to, breakpoints, restart, stop mid-run), the Compare panel
+(a comparison is left in flight while the user goes on; pin, cancel) and File's commands.
 After every step it checks that the canvas shows exactly the graph, that the Problems panel
-shows exactly ``validate(graph)``, that undoing every step gives back the graph as opened
+shows exactly ``validate(graph)``, that a settled Compare panel shows the current run and
+no busy row, that undoing every step gives back the graph as opened
 (saved bytes equal) and redoing them the graph as it is, and that nothing raised.
 
 Run it as a script (the suite runs it in a child process, so a crash is a failing test with
@@ -41,7 +43,7 @@ from hypothesis.stateful import (  # noqa: E402
 )
 from PySide6.QtCore import QPointF, QSettings, Qt  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
-from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
+from PySide6.QtWidgets import QApplication, QInputDialog, QMessageBox  # noqa: E402
 
 from hexscope.app.main_window import MainWindow  # noqa: E402
 from hexscope.app.settings import AppSettings  # noqa: E402
@@ -91,6 +93,9 @@ class AppSession(RuleBasedStateMachine):
             lambda *a, **k: QMessageBox.StandardButton.Discard)
         QMessageBox.critical = staticmethod(lambda *a, **k: None)  # type: ignore[method-assign]
         QMessageBox.warning = staticmethod(lambda *a, **k: None)  # type: ignore[method-assign]
+        # Compare ▸ Other backend… asks for a name: this user always says the simulator.
+        QInputDialog.getText = staticmethod(  # type: ignore[method-assign]
+            lambda *a, **k: ("sim", True))
 
     # helpers ----------------------------------------------------------------------------------
     def _log(self, text: str) -> None:
@@ -316,6 +321,27 @@ class AppSession(RuleBasedStateMachine):
         QTest.keyClick(self.w.canvas, KEY.Key_F5, MOD.ShiftModifier)
         self._settle()
 
+    # comparing ------------------------------------------------------------------------------
+    @rule(b=st.sampled_from(["isolated", "accumulated", "pinned", "backend"]))
+    def compare(self, b: str) -> None:
+        # not settled: the comparison is made on its worker while the next steps go on
+        self._log(f"Compare panel: B = {b}, Compare")
+        panel = self.w.compare.panel  # type: ignore[attr-defined]
+        panel.target.setCurrentIndex(panel.target.findData(b))
+        QTest.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
+        self._settle()
+
+    @rule()
+    def cancel_compare(self) -> None:
+        self._log("Compare panel: Cancel")
+        self.w.compare.panel.cancel_button.click()  # type: ignore[attr-defined]
+        self._settle()
+
+    @rule()
+    def pin(self) -> None:
+        self._log("Ctrl+Shift+P (pin this run)")
+        self._key(KEY.Key_P, MOD.ControlModifier | MOD.ShiftModifier)
+
     # files ------------------------------------------------------------------------------------
     @rule()
     def save_as(self) -> None:
@@ -345,6 +371,18 @@ class AppSession(RuleBasedStateMachine):
     @invariant()
     def nothing_raised(self) -> None:
         assert not RAISED, RAISED[0]
+
+    @invariant()
+    def a_settled_compare_panel_shows_the_current_run(self) -> None:
+        compare = self.w.compare  # type: ignore[attr-defined]
+        if compare.running is not None or compare._timer.isActive() \
+                or self.w.controller.busy:  # noqa: SLF001
+            return                                  # in flight: not made to wait for
+        assert not compare.panel.busy, "the busy row stays with nothing in flight"
+        shown, session = compare.panel.comparison, self.w.session
+        if compare.active and shown is not None and session is not None:
+            ran = set(session.executor.trace)
+            assert {d.node_id for d in shown.outputs} <= ran, "a stale comparison is shown"
 
     @invariant()
     def canvas_shows_the_graph(self) -> None:

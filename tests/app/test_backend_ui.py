@@ -119,6 +119,7 @@ def test_compare_on_the_device_the_window_runs_on_shares_its_connection(qtbot, w
     panel.tolerance.setValue(0.0)
     panel.target.setCurrentIndex(panel.target.findData("backend"))
     qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.compare.running is None and not panel.busy, timeout=20000)
     comparison = panel.comparison
     assert comparison is not None, panel.summary.text()
     assert comparison.first_divergence is None

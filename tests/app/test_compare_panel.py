@@ -42,7 +42,15 @@ def _compare_good_with_bad(qtbot, window, files, monkeypatch):
     panel.tolerance.setValue(0.0)
     panel.target.setCurrentIndex(panel.target.findData("graph"))
     qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
+    _wait_result(qtbot, window)
     return panel
+
+
+def _wait_result(qtbot, window, timeout: int = 10000) -> None:
+    """Until the comparison made off the GUI thread is shown (or its error)."""
+    compare = window.compare
+    qtbot.waitUntil(lambda: compare.running is None and not compare.panel.busy
+                    and not compare._timer.isActive(), timeout=timeout)
 
 
 def test_injected_fault_found_in_the_app_and_shown_on_canvas_and_views(qtbot, window, files,
@@ -67,6 +75,11 @@ def test_injected_fault_found_in_the_app_and_shown_on_canvas_and_views(qtbot, wi
     assert looks[0x101].overlay.name() == "#2a9d8f"
     assert "output 0:" in looks[RELU_ID].overlay_note
     assert "■" in window.run_label.text()                       # the legend
+    panel.metric_box.setCurrentIndex(panel.metric_box.findData("sqnr"))   # same notes
+    assert "output 0:" in looks[RELU_ID].overlay_note
+    window.compare.cancel()                                     # no comparison: no notes
+    assert looks[RELU_ID].overlay_note == "" and looks[0x101].overlay_note == ""
+    assert looks[RELU_ID].overlay is None
 
 
 def test_pinned_run_against_itself_shows_no_difference(qtbot, window, files):
@@ -79,6 +92,7 @@ def test_pinned_run_against_itself_shows_no_difference(qtbot, window, files):
     panel = window.compare.panel
     panel.tolerance.setValue(0.0)
     window.compare.compare("pinned")
+    _wait_result(qtbot, window)
     c = panel.comparison
     assert c is not None and c.first_divergence is None
     assert all(d.bit_identical for d in c.outputs)
@@ -95,13 +109,16 @@ def test_stepping_updates_the_table_and_rows_sort(qtbot, window, files):
                     timeout=5000)
     _do(qtbot, window, "run")
     qtbot.waitUntil(lambda: len(panel.comparison.outputs) == 5, timeout=5000)
-    from hexscope.widgets.compare_panel import COLUMNS
+    from hexscope.widgets.compare_table import COLUMNS
 
     col = COLUMNS.index("max LSB")
-    panel.table.sortItems(col, Qt.SortOrder.DescendingOrder)      # worst first
-    values = [panel.table.item(r, col).value for r in range(panel.table.rowCount())]
+    panel.table.sortByColumn(col, Qt.SortOrder.DescendingOrder)   # worst first
+    model = panel.table.model()
+    values = [model.index(r, col).data(Qt.ItemDataRole.UserRole)
+              for r in range(model.rowCount())]
     finite = [v for v in values if v is not None]
-    assert finite == sorted(finite, reverse=True)
+    assert finite == sorted(finite, reverse=True) and len(finite) >= 2
+    assert None not in values[:len(finite)]                      # the missing come last
     # a click on a row selects its node on the canvas
     panel.table.selectRow(0)
     node = panel.selected.node_id
@@ -116,10 +133,13 @@ def test_rows_beyond_the_tolerance_follow_the_theme(qtbot, window, files, monkey
 
     panel = _compare_good_with_bad(qtbot, window, files, monkeypatch)
     row = panel.row_of(RELU_ID)
-    assert panel.table.item(row, 1).foreground().color() == LIGHT.error_text
+    cell = panel.table.model().index(row, 1)
+    assert cell.data(Qt.ItemDataRole.ForegroundRole) == LIGHT.error_text
+    assert panel.table.model().index(panel.row_of(0x101), 1).data(
+        Qt.ItemDataRole.ForegroundRole) is None                   # within the tolerance
     try:
         window.theme_actions[Theme.DARK].trigger()
         QApplication.processEvents()
-        assert panel.table.item(row, 1).foreground().color() == DARK.error_text
+        assert cell.data(Qt.ItemDataRole.ForegroundRole) == DARK.error_text
     finally:
         apply_theme(Theme.SYSTEM)
