@@ -28,10 +28,10 @@ from hexscope.app.compare_worker import (
     CompareOutcome,
     CompareWorker,
     GraphFile,
-    run_view,
 )
 from hexscope.engine.analysis.compare import Trace
 from hexscope.engine.analysis.compare_report import row_text
+from hexscope.engine.analysis.run_snapshot import RunSnapshot
 from hexscope.engine.session import Session
 from hexscope.widgets.compare_panel import TARGETS, ComparePanel
 from hexscope.widgets.theme_colors import theme_colors
@@ -222,7 +222,7 @@ class CompareController(QObject):
         job = CompareJob(self.generation, key, _target_text(key),
                          self.panel.tolerance.value())
         if key in ("isolated", "accumulated"):
-            job.reference = run_view(session, job.token)
+            job.reference = RunSnapshot.of(session, job.token)
             return job, ""
         job.current = Trace.from_session(session, "this run")
         if key == "pinned":

@@ -15,7 +15,6 @@ steps there one after the other, and the connection is never used by two threads
 from __future__ import annotations
 
 import os
-import socket
 import time
 from dataclasses import dataclass, field
 
@@ -27,10 +26,11 @@ from hexscope.engine.analysis.compare import (
     compare_reference,
     compare_traces,
 )
+from hexscope.engine.analysis.run_snapshot import RunSnapshot
 from hexscope.engine.backends import make_backend
-from hexscope.engine.errors import EngineError
+from hexscope.engine.errors import Cancelled, EngineError
 from hexscope.engine.events import NodeFailed, NodeFinished, RunStatus
-from hexscope.engine.executor import CancelToken, Executor
+from hexscope.engine.executor import CancelToken
 from hexscope.engine.gc_pause import gc_paused
 from hexscope.engine.graph import Graph, GraphSnapshot
 from hexscope.engine.session import Session
@@ -38,10 +38,6 @@ from hexscope.engine.tensor import Tensor
 
 #: Seconds between two progress messages of B's run (a message per node would flood Qt).
 PROGRESS_EVERY = 0.1
-
-
-class Cancelled(Exception):
-    """The job was cancelled; its outcome is dropped anyway."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +59,7 @@ class CompareJob:
     tolerance: float
     token: CancelToken = field(default_factory=CancelToken)
     current: Trace | None = None        # A, for traces compared with B
-    reference: _RunView | None = None   # A, for the float reference
+    reference: RunSnapshot | None = None  # A, for the float reference
     pinned: Trace | None = None
     graph: GraphSnapshot | None = None  # the window's graph, for "backend"
     graph_file: GraphFile | None = None
@@ -79,58 +75,6 @@ class CompareOutcome:
     error: str = ""
     cancelled: bool = False
     graph_file: GraphFile | None = None   # B's file as read, to keep for the next job
-
-
-class _Trace(dict):  # type: ignore[type-arg]
-    """A copy of the run's trace that stops the float-reference analyses once cancelled:
-    they look up each node in plan order, so a cancel takes effect within one node."""
-
-    def __init__(self, trace: dict, token: CancelToken) -> None:  # type: ignore[type-arg]
-        super().__init__(trace)
-        self._token = token
-
-    def get(self, key, default=None):  # type: ignore[no-untyped-def, override]
-        if self._token.cancelled:
-            raise Cancelled
-        return super().get(key, default)
-
-
-class _ExecutorView:
-    """What the float-reference analyses read of an executor, copied while it is idle."""
-
-    input_tensor = Executor.input_tensor      # reads only the attributes copied below
-
-    def __init__(self, ex: Executor, token: CancelToken) -> None:
-        self.prepared = ex.prepared
-        self.trace = _Trace(ex.trace, token)
-        self.stale = frozenset(ex.stale)
-        self.store = dict(ex.store)
-        self.graph_inputs = ex.graph_inputs
-
-
-class _BackendName:
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-
-class _RunView:
-    """A session as the float-reference analyses read it, frozen at one moment.
-
-    The analyses read the prepared graph (frozen), the trace's tensors (read-only) and the
-    inputs; copying the containers keeps a concurrent step from changing them underneath.
-    """
-
-    def __init__(self, session: Session, token: CancelToken) -> None:
-        self.prepared = session.prepared
-        self.registry = session.registry
-        self.inputs = session.inputs
-        self.backend = _BackendName(session.backend.name)
-        self.executor = _ExecutorView(session.executor, token)
-
-
-def run_view(session: Session, token: CancelToken) -> _RunView:
-    """A frozen view of ``session`` for :func:`compare_reference` (call it while idle)."""
-    return _RunView(session, token)
 
 
 class CompareWorker(QObject):
@@ -187,7 +131,9 @@ class CompareWorker(QObject):
             graph = outcome.graph_file.graph
         else:
             assert job.graph is not None
-            graph = _rebuild(job.graph)
+            # a graph of its own: B's session never reads (or follows the edits of) the
+            # graph the window edits
+            graph = Graph.from_snapshot(job.graph)
         assert graph is not None
         b, failure = self._run_b(job, graph)
         self.progress.emit(job.generation, "comparing…")
@@ -242,14 +188,9 @@ class CompareWorker(QObject):
 
 
 def _abort_connection(backend: object) -> None:
-    # TODO(issue #12): an AgentClient.abort() in the engine would say this without reaching
-    # into the client; shutdown() wakes a thread blocked in recv, close() would not.
-    sock = getattr(getattr(backend, "client", None), "_sock", None)
-    if isinstance(sock, socket.socket):
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass                          # closed meanwhile: nothing to break
+    abort = getattr(backend, "abort", None)       # a device backend; the simulator has none
+    if abort is not None:
+        abort()
 
 
 def _read(graph_file: GraphFile) -> GraphFile:
@@ -265,16 +206,4 @@ def _read(graph_file: GraphFile) -> GraphFile:
     return GraphFile(graph_file.path, stamp, Graph.load(graph_file.path))
 
 
-def _rebuild(snapshot: GraphSnapshot) -> Graph:
-    """A graph of its own from a snapshot's immutable nodes: B's session never reads (or
-    follows the edits of) the graph the window edits."""
-    graph = Graph()
-    for node in snapshot.nodes:
-        graph._append(node)  # noqa: SLF001 - as the loader: the append order as it was
-    for node in snapshot.duplicates:
-        graph._append(node)  # noqa: SLF001 - kept, so that B's validation reports them
-    graph.meta.update({k: v for k, v in snapshot.meta.items() if k != "duplicates"})
-    return graph
-
-
-__all__ = ["CompareJob", "CompareOutcome", "CompareWorker", "GraphFile", "run_view"]
+__all__ = ["CompareJob", "CompareOutcome", "CompareWorker", "GraphFile"]

@@ -74,3 +74,7 @@ class PluginError(EngineError):
 
 class BackendError(EngineError):
     """A backend (simulator or connected DSP) failed for reasons outside the graph."""
+
+
+class Cancelled(Exception):
+    """Work stopped because its caller cancelled it (not an error of the graph or engine)."""

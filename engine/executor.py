@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Container, MutableMapping, Sequence
+from collections.abc import Container, Mapping, MutableMapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from enum import Enum
 
@@ -66,6 +67,26 @@ class _NodePlan:
     spec: OpSpec
     input_ops: tuple[str, ...]
     output_checks: tuple[tuple[DType | None, int | None], ...]
+
+
+def lookup_input(prepared: Prepared, store: Mapping[tuple[int, int], Tensor],
+                 trace: Mapping[int, NodeResult], stale: AbstractSet[int],
+                 ref: tuple[int, int]) -> Tensor:
+    """The tensor an input reference names: a Const's data, a stored value, or the output
+    of a node that has run (and is not stale)."""
+    src, idx = ref
+    node = prepared.nodes.get(src)
+    if node is None:
+        raise EngineError(f"input refers to node 0x{src:x}, which prepare removed")
+    if node.is_const:
+        assert node.const is not None
+        return node.const
+    if (src, idx) in store:
+        return store[(src, idx)]
+    result = trace.get(src)
+    if result is None or src in stale:
+        raise EngineError(f"input 0x{src:x}:{idx} has not been computed yet")
+    return result.outputs[idx]
 
 
 class CancelToken:
@@ -249,19 +270,7 @@ class Executor:
         return event
 
     def input_tensor(self, ref: tuple[int, int]) -> Tensor:
-        src, idx = ref
-        node = self.prepared.nodes.get(src)
-        if node is None:
-            raise EngineError(f"input refers to node 0x{src:x}, which prepare removed")
-        if node.is_const:
-            assert node.const is not None
-            return node.const
-        if (src, idx) in self.store:
-            return self.store[(src, idx)]
-        result = self.trace.get(src)
-        if result is None or src in self.stale:
-            raise EngineError(f"input 0x{src:x}:{idx} has not been computed yet")
-        return result.outputs[idx]
+        return lookup_input(self.prepared, self.store, self.trace, self.stale, ref)
 
     def _context(self, node: Node, plan: _NodePlan) -> KernelContext:
         def sink(level: int, text: str) -> None:

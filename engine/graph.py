@@ -343,6 +343,18 @@ class Graph:
         """The graph as it is now, safe to save from another thread (nodes are immutable)."""
         return GraphSnapshot(tuple(self), tuple(self.duplicates), dict(self.meta))
 
+    @classmethod
+    def from_snapshot(cls, snapshot: GraphSnapshot) -> Graph:
+        """A graph of its own with a snapshot's nodes, duplicates and meta, in its append
+        order (the snapshot's nodes are immutable, so they are shared, not copied)."""
+        graph = cls()
+        for node in snapshot.nodes:
+            graph._append(node)
+        for node in snapshot.duplicates:
+            graph._append(node)      # kept, so that validation reports them as the file did
+        graph.meta.update({k: v for k, v in snapshot.meta.items() if k != "duplicates"})
+        return graph
+
     def to_bytes(self) -> bytes:
         """The bytes :meth:`save` writes; equal graphs give equal bytes."""
         from hexscope.engine.io.hexgraph import graph_bytes

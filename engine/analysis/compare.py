@@ -30,6 +30,7 @@ from hexscope.engine.analysis.diff import (
     values,
 )
 from hexscope.engine.analysis.metrics import error_metrics
+from hexscope.engine.analysis.run_snapshot import RunSnapshot
 from hexscope.engine.nodes import Node
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor
@@ -194,9 +195,10 @@ def compare_traces(a: Trace, b: Trace, tolerance_lsb: float = 0.0) -> Comparison
     return result
 
 
-def compare_reference(session: Session, mode: str = "isolated",
+def compare_reference(session: Session | RunSnapshot, mode: str = "isolated",
                       tolerance_lsb: float = 1.0) -> Comparison:
-    """The run in ``session`` against the float reference, isolated or accumulated."""
+    """The run in ``session`` (or a snapshot of it) against the float reference, isolated
+    or accumulated."""
     from hexscope.engine.analysis import float_run
 
     analyses: dict[str, Callable[..., tuple[list[OutputDiff], dict[int, str]]]] = {

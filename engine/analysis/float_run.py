@@ -5,8 +5,10 @@
 - **accumulated** ("what has the graph lost by here?"): the whole graph run in float from the
   same inputs (each op's reference, in plan order), against each node's dequantized output.
 
-Both read a finished (or part-run) :class:`~hexscope.engine.session.Session`: nodes that
-have not run are left out, so the analyses follow a stepped run.
+Both read a finished (or part-run) :class:`~hexscope.engine.session.Session`, or a
+:class:`~hexscope.engine.analysis.run_snapshot.RunSnapshot` of one (whose token can cancel
+them between two nodes): nodes that have not run are left out, so the analyses follow a
+stepped run.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from hexscope.engine.analysis.diff import (
     values,
 )
 from hexscope.engine.analysis.reuse import NodeWork, cache_for, same_inputs
+from hexscope.engine.analysis.run_snapshot import RunSnapshot, check_cancel
 from hexscope.engine.dtypes import DType
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.context import KernelContext
@@ -36,6 +39,7 @@ from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor, fresh, is_frozen
 
 RefValue = Tensor | np.ndarray | None
+FloatValues = dict[tuple[int, int], RefValue]
 
 
 class NoValue(Exception):
@@ -143,7 +147,7 @@ def _source(a: Tensor, mn: Tensor | None, mx: Tensor | None, k: int,
     return make
 
 
-def isolated(session: Session, tolerance_lsb: float = 1.0) -> tuple[list[OutputDiff],
+def isolated(session: Session | RunSnapshot, tolerance_lsb: float = 1.0) -> tuple[list[OutputDiff],
                                                                      dict[int, str]]:
     """Per node output: the reference on the run's own inputs against the node's output.
 
@@ -153,6 +157,7 @@ def isolated(session: Session, tolerance_lsb: float = 1.0) -> tuple[list[OutputD
     diffs: list[OutputDiff] = []
     skipped: dict[int, str] = {}
     for node_id in prepared.plan:
+        check_cancel(session)
         result = ex.trace.get(node_id)
         if result is None or node_id in ex.stale:
             continue
@@ -174,7 +179,7 @@ def isolated(session: Session, tolerance_lsb: float = 1.0) -> tuple[list[OutputD
     return diffs, skipped
 
 
-def _isolated_node(session: Session, node: Node, outputs: tuple[Tensor, ...],
+def _isolated_node(session: Session | RunSnapshot, node: Node, outputs: tuple[Tensor, ...],
                    inputs: list[Tensor], tolerance_lsb: float) -> NodeWork:
     spec = session.registry.get(node.op)
     graph_inputs = session.executor.graph_inputs
@@ -196,7 +201,7 @@ def _again(spec: OpSpec, node: Node, inputs: list[Tensor], graph_inputs: tuple[T
     return lambda: call_reference(spec, node, inputs, graph_inputs)
 
 
-def float_values(session: Session) -> tuple[dict[tuple[int, int], RefValue], dict[int, str]]:
+def float_values(session: Session | RunSnapshot) -> tuple[FloatValues, dict[int, str]]:
     """Run the prepared graph in float: every node's reference on its float inputs.
 
     Graph inputs are the session's inputs; Consts are their own data (read through their
@@ -214,7 +219,7 @@ def float_values(session: Session) -> tuple[dict[tuple[int, int], RefValue], dic
     return vals, missing
 
 
-def _float_run(session: Session) -> tuple[dict[tuple[int, int], RefValue], dict[int, str]]:
+def _float_run(session: Session | RunSnapshot) -> tuple[FloatValues, dict[int, str]]:
     prepared = session.prepared
     vals: dict[tuple[int, int], RefValue] = {}
     as_inputs: dict[tuple[int, int], Tensor] = {}     # each value made a Tensor once
@@ -224,6 +229,7 @@ def _float_run(session: Session) -> tuple[dict[tuple[int, int], RefValue], dict[
         if node.is_const and node.const is not None:
             vals[(node_id, 0)] = as_inputs[(node_id, 0)] = node.const
     for node_id in prepared.plan:
+        check_cancel(session)
         node = prepared.nodes[node_id]
         try:
             inputs = []
@@ -258,7 +264,7 @@ def _as_tensor(v: np.ndarray) -> Tensor:
     return Tensor.from_array(a, DType.FLOAT32)
 
 
-def accumulated(session: Session, tolerance_lsb: float = 1.0,
+def accumulated(session: Session | RunSnapshot, tolerance_lsb: float = 1.0,
                 vals: dict[tuple[int, int], RefValue] | None = None
                 ) -> tuple[list[OutputDiff], dict[int, str]]:
     """Per node output that has run: the float run's value against the node's output."""
@@ -269,6 +275,7 @@ def accumulated(session: Session, tolerance_lsb: float = 1.0,
     cache = cache_for(prepared)
     diffs: list[OutputDiff] = []
     for node_id in prepared.plan:
+        check_cancel(session)
         result = ex.trace.get(node_id)
         if result is None or node_id in ex.stale:
             continue

@@ -130,6 +130,11 @@ class RemoteBackend:
                 self.client.close()
             self._on_agent = None
 
+    def abort(self) -> None:
+        """Break the connection from any thread (see :meth:`AgentClient.abort`): a run
+        waiting for the device ends at once, reporting the lost connection."""
+        self.client.abort()
+
     def sibling(self) -> RemoteBackend:
         """Another backend on this connection (its own graph and cache; closing it leaves
         the connection open). Use it only while this one is not running."""

@@ -98,6 +98,18 @@ class AgentClient:
         self.hello = reply
         return reply
 
+    def abort(self) -> None:
+        """Break the connection from any thread: a call blocked on the agent's reply (in
+        another thread) ends at once with ConnectionLost instead of at its timeout. The
+        client is closed by its own thread afterwards (``close`` alone would not wake a
+        thread blocked in ``recv``)."""
+        sock = self._sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass                      # closed meanwhile: nothing to break
+
     def close(self) -> None:
         self.on_agent = None
         if self._sock is not None:

@@ -1,15 +1,13 @@
-"""The compare worker's parts without a window: the frozen view of a run that the float
-reference reads, and one job made on the calling thread (issue 12)."""
+"""The compare worker without a window: one job made on the calling thread (issue 12). The
+frozen run it hands the float reference is tested with the engine
+(tests/engine/analysis/test_run_snapshot.py)."""
 
 from __future__ import annotations
 
-import pytest
-
-from hexscope.app.compare_worker import Cancelled, CompareJob, CompareWorker, run_view
-from hexscope.engine.analysis.compare import Trace, compare_reference
-from hexscope.engine.executor import CancelToken
+from hexscope.app.compare_worker import CompareJob, CompareWorker
+from hexscope.engine.analysis.compare import Trace
 from hexscope.engine.session import Session
-from support.compare_graphs import RELU_ID, chain, chain_input
+from support.compare_graphs import chain, chain_input
 
 
 def _stepped(n: int) -> Session:
@@ -18,34 +16,6 @@ def _stepped(n: int) -> Session:
     for _ in range(n):
         session.step()
     return session
-
-
-def _rows(comparison) -> list[tuple]:
-    return [(d.node_id, d.index, d.exceeds, d.metrics.max_abs if d.metrics else None)
-            for d in comparison.outputs]
-
-
-@pytest.mark.parametrize("mode", ["isolated", "accumulated"])
-def test_run_view_is_the_run_as_it_was_when_copied(mode):
-    session = _stepped(3)                              # INPUT, quantize, relu
-    view = run_view(session, CancelToken())
-    before = compare_reference(session, mode, 1.0)
-    session.run()                                      # the live run moves on
-    after = compare_reference(session, mode, 1.0)
-    frozen = compare_reference(view, mode, 1.0)        # type: ignore[arg-type]
-    assert _rows(frozen) == _rows(before)
-    assert RELU_ID in {d.node_id for d in frozen.outputs}
-    assert len(after.outputs) > len(frozen.outputs)    # the run did move on
-    assert frozen.b_name == session.backend.name
-
-
-def test_run_view_stops_the_float_reference_once_cancelled():
-    session = _stepped(3)
-    token = CancelToken()
-    view = run_view(session, token)
-    token.cancel()
-    with pytest.raises(Cancelled):
-        compare_reference(view, "isolated", 1.0)       # type: ignore[arg-type]
 
 
 def _job(session: Session, **kw) -> CompareJob:
