@@ -13,6 +13,7 @@ import numpy as np
 from hexscope.engine.dtypes import DType, narrow_64bit
 from hexscope.engine.errors import InputError
 from hexscope.engine.graph import Graph
+from hexscope.engine.nodes import OutputDef
 from hexscope.engine.tensor import Tensor, as_shape
 
 KINDS = ("random", "constant", "npy", "image")
@@ -61,11 +62,22 @@ def input_sources(graph: Graph) -> list[InputSource]:
         raise InputError("the saved input settings are not a list with one entry per INPUT "
                          f"output (found {type(saved).__name__})")
     sources = []
+    node_id = input_node(graph)
+    outputs = graph.node(node_id).outputs if node_id is not None else ()
     for k, _ in enumerate(declared_shapes(graph)):
         entry = saved[k] if k < len(saved) and isinstance(saved[k], dict) else {}
         fields = {f: entry[f] for f in InputSource.__dataclass_fields__ if f in entry}
-        sources.append(_checked_source(k, fields) if fields else InputSource(seed=k))
+        sources.append(_checked_source(k, fields) if fields else _default(k, outputs[k]))
     return sources
+
+
+def _default(k: int, out: OutputDef) -> InputSource:
+    """A seeded random tensor of the type the INPUT output declares: one-byte elements are
+    quint8 codes (what a quantized graph's first op reads), anything else float32 in
+    [-1, 1]."""
+    if out.elementsize == 1:
+        return InputSource(seed=k, dtype="uint8", low=0.0, high=255.0)
+    return InputSource(seed=k)
 
 
 def _checked_source(k: int, fields: dict[str, Any]) -> InputSource:
