@@ -38,6 +38,7 @@ class TimingTable(QWidget):
         header.setStretchLastSection(True)
         # Op names tell hexagon_nn's variants apart by their suffix: never cut them.
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setResizeContentsPrecision(200)     # not every row of a large graph
         self.table.verticalHeader().setVisible(False)
         self.table.sortItems(3, Qt.SortOrder.DescendingOrder)   # the slowest nodes first
         self.total = QLabel()

@@ -119,7 +119,9 @@ def test_shift_f5_stops_a_long_run_between_nodes(qtbot, shown, gate):
     with qtbot.waitSignal(w.controller.node_started, timeout=5000,
                           check_params_cb=lambda e: e.node_id == first):
         qtbot.keyClick(w.canvas, KEY.Key_F5)
-    # a node is running: progress shows node 2 of 7, editing and stepping are refused
+    # a node is running: progress shows node 2 of 7 (within the bar's 50 ms between two
+    # repaints), editing and stepping are refused
+    qtbot.waitUntil(lambda: w.progress.value() == 2, timeout=1000)
     assert w.controller.busy and w.progress.isVisible()
     assert (w.progress.value(), w.progress.maximum()) == (2, 7)
     assert "node 2 of 7" in w.statusBar().currentMessage()
