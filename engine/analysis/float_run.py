@@ -67,21 +67,29 @@ def call_reference(spec: OpSpec, node: Node, inputs: Sequence[Tensor],
     ctx = reference_context(node, graph_inputs)
     n = len(node.outputs)
     try:
-        if ref is SELF:
-            if spec.kernel is None:
-                raise NoValue(f"{spec.name} is not simulated")
-            raw = list(spec.kernel(ctx, *inputs))
-            for k, value in enumerate(raw):
-                if isinstance(value, np.ndarray):
-                    port = spec.outputs.port(k, n)
-                    raw[k] = Tensor.from_array(value, port.dtype if port else None)
-        else:
-            raw = list(ref(ctx, *inputs))   # type: ignore[operator]
+        # a float run may overflow to inf or make NaN (a deep graph of random weights
+        # does): values the metrics define, not numpy warnings on the user's terminal
+        with np.errstate(all="ignore"):
+            raw = _reference_values_of(spec, ref, ctx, inputs, n)
     except NoValue:
         raise
     except Exception as exc:  # noqa: BLE001  (any kernel error: the node just has no value)
         raise NoValue(f"the float reference of {spec.name} failed: {exc}") from None
     return (raw + [None] * n)[:n]
+
+
+def _reference_values_of(spec: OpSpec, ref: object, ctx: KernelContext,
+                         inputs: Sequence[Tensor], n: int) -> list[RefValue]:
+    if ref is SELF:
+        if spec.kernel is None:
+            raise NoValue(f"{spec.name} is not simulated")
+        raw = list(spec.kernel(ctx, *inputs))
+        for k, value in enumerate(raw):
+            if isinstance(value, np.ndarray):
+                port = spec.outputs.port(k, n)
+                raw[k] = Tensor.from_array(value, port.dtype if port else None)
+        return raw
+    return list(ref(ctx, *inputs))   # type: ignore[operator]
 
 
 def compare_to_reference(node: Node, title: str, actual: tuple[Tensor, ...],

@@ -54,3 +54,22 @@ def test_a_failure_with_fine_ranges_gets_no_range_note():
     s.set_inputs([np.arange(8, dtype=np.uint8)])
     s.run()
     assert s.executor.failed == {}
+
+
+def test_a_float_run_that_overflows_gives_values_not_numpy_warnings(recwarn):
+    """A deep residual graph of random weights drives the float run to inf and NaN (the
+    app's 5,000-node graph did): the analysis defines those (metrics module text) and
+    numpy prints nothing."""
+    import warnings
+
+    from hexscope.engine.analysis.compare import compare_reference
+    from hexscope.engine.session import Session
+    from support.large_graph import input_tensor, residual_graph
+
+    session = Session(residual_graph(3000))
+    session.execute([input_tensor()])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        comparison = compare_reference(session, "accumulated", 1.0)
+    bad = [d for d in comparison.outputs if d.metrics and d.metrics.nonfinite]
+    assert comparison.outputs and bad, "the graph no longer overflows: pick a deeper one"
