@@ -108,7 +108,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     except EngineError as exc:
         err(str(exc))
         return EXIT_INVALID
-    for input_set in sets:
+    for lazy in sets:
+        input_set = lazy.loaded(graph)       # one set's tensors at a time
         run = CompareRun(input_set.name)
         result.runs.append(run)
         if input_set.error:

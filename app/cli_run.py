@@ -14,7 +14,7 @@ from hexscope.engine.batch.parallel import default_jobs
 from hexscope.engine.batch.runner import BatchResult, InputSet, Outcome, RunRecord, run_batch
 from hexscope.engine.errors import EngineError, InputError
 from hexscope.engine.graph import Graph
-from hexscope.engine.inputs import InputSource, input_node, input_sources, make_inputs
+from hexscope.engine.inputs import InputSource, input_node, input_sources
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp")
 INPUT_SUFFIXES = (".npy", *IMAGE_SUFFIXES)
@@ -151,12 +151,10 @@ def build_input_sets(graph: Graph, graph_path: str, inputs: list[str],
 
 def _materialise(graph: Graph, base_dir: Path, sources: list[InputSource],
                  name: str) -> InputSet:
-    described = [s.describe() for s in sources]
-    try:
-        tensors = make_inputs(graph, base_dir, sources)
-    except EngineError as exc:
-        return InputSet(name, sources=described, error=str(exc))
-    return InputSet(name, tensors, described)
+    """One run's input set, made when the run starts (``InputSet.recipe``): a batch over a
+    folder of images holds one of them at a time, not the folder."""
+    return InputSet(name, sources=[s.describe() for s in sources],
+                    recipe=(str(base_dir), list(sources)))
 
 
 class Progress:

@@ -34,6 +34,7 @@ from hexscope.engine.errors import (
 from hexscope.engine.events import NodeFailed, RunStatus
 from hexscope.engine.executor import NodeStatus
 from hexscope.engine.graph import Graph
+from hexscope.engine.inputs import InputSource, make_inputs
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor
 
@@ -66,12 +67,29 @@ def is_check_op(op: str) -> bool:
 
 @dataclass
 class InputSet:
-    """The tensors of one run (one per INPUT output), or why they could not be loaded."""
+    """The tensors of one run (one per INPUT output), or why they could not be loaded.
+
+    Given a ``recipe`` instead (where each input comes from, and the folder relative paths
+    start from), the tensors are made when the run starts, in the process that runs it: a
+    batch of 50,000 images holds one image at a time (per worker), not all of them, and a
+    worker is sent the recipe, not the pixels."""
 
     name: str
     tensors: list[Tensor] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     error: str = ""
+    recipe: tuple[str, list[InputSource]] | None = None     # (base dir, sources)
+
+    def loaded(self, graph: Graph) -> InputSet:
+        """This set with its tensors made (or the error that stopped them)."""
+        if self.recipe is None or self.error:
+            return self
+        base_dir, sources = self.recipe
+        try:
+            tensors = make_inputs(graph, base_dir, sources)
+        except EngineError as exc:
+            return InputSet(self.name, sources=self.sources, error=str(exc))
+        return InputSet(self.name, tensors, self.sources)
 
 
 @dataclass
@@ -287,6 +305,7 @@ def _device(backend: Backend) -> dict[str, object] | None:
 
 
 def _run_one(session: Session, recorder: _Recorder, input_set: InputSet) -> RunRecord:
+    input_set = input_set.loaded(session.graph)
     run = RunRecord(input_set.name, list(input_set.sources), Outcome.PASSED)
     if input_set.error:
         run.outcome, run.message = Outcome.INVALID, input_set.error

@@ -74,3 +74,64 @@ def test_the_command_line_gives_the_same_report_for_any_jobs(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "hexscope.app", "run", str(graph), "--jobs",
                           "0"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "not a number of jobs" in bad.stderr
+
+
+def test_a_long_batch_keeps_few_sets_in_flight_and_survives_two_deaths(dying_op, monkeypatch):
+    """Sets are queued a few per worker, not all at once: with one in flight per worker,
+    twelve sets over two workers go through several pools (each death breaks one); every
+    other run passes, in order, and each death is its own run's failure."""
+    from hexscope.engine.batch import parallel
+
+    monkeypatch.setattr(parallel, "IN_FLIGHT", 1)
+    submitted: list[int] = []
+
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=[OutputDef((1, 1, 1, 4), 4)])
+    g.append_node(0x11, "DieOnNegative_f", inputs=[(0x10, 0)], outputs=[OutputDef((1, 1, 1, 4),
+                                                                                4)])
+    g.append_node(0x12, "OUTPUT", inputs=[(0x11, 0)])
+    values = [1, 2, 3, -1, 5, 6, 7, 8, -2, 10, 11, 12]
+    sets = [InputSet(f"s{k}", [Tensor.from_array(np.full((1, 1, 1, 4), v, np.float32))])
+            for k, v in enumerate(values)]
+    seen_in_flight: list[int] = []
+
+    class Pool(parallel.ProcessPoolExecutor):
+        def submit(self, fn, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+            future = super().submit(fn, *args, **kwargs)
+            submitted.append(args[0])
+            live = sum(1 for f in self._pending_work_items.values() if not f.future.done())
+            seen_in_flight.append(live)
+            return future
+
+    monkeypatch.setattr(parallel, "ProcessPoolExecutor", Pool)
+    result = run_batch(g, sets, jobs=2)
+    outcomes = [r.outcome for r in result.runs]
+    want = [Outcome.BACKEND_ERROR if v < 0 else Outcome.PASSED for v in values]
+    assert outcomes == want and [r.name for r in result.runs] == [s.name for s in sets]
+    assert max(seen_in_flight) <= 2          # IN_FLIGHT x jobs
+    assert sorted(set(submitted)) == list(range(len(values)))
+
+
+def test_a_lazy_input_set_sends_its_recipe_not_its_pixels(tmp_path):
+    """An input set made from files (the command line's) is made where it runs: pickled to
+    a worker it is a few hundred bytes whatever the image size, and runs as the eager one."""
+    import pickle
+
+    from hexscope.engine.inputs import InputSource
+
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=[OutputDef((1, 64, 64, 3), 4)])
+    g.append_node(0x12, "OUTPUT", inputs=[(0x10, 0)])
+    data = np.random.default_rng(3).random((1, 64, 64, 3)).astype(np.float32)
+    np.save(tmp_path / "x.npy", data)
+    lazy = InputSet("x", sources=["npy x.npy"],
+                    recipe=(str(tmp_path), [InputSource(kind="npy", path="x.npy")]))
+    eager = InputSet("x", [Tensor.from_array(data)], ["npy x.npy"])
+    assert len(pickle.dumps(lazy)) < 1000 < data.nbytes < len(pickle.dumps(eager))
+    assert np.array_equal(lazy.loaded(g).tensors[0].array, data)
+    a, b = (run_batch(g, [s], jobs=1) for s in (lazy, eager))
+    assert _without_timings(report_document(a)) == _without_timings(report_document(b))
+    missing = InputSet("y", sources=["npy y.npy"],
+                       recipe=(str(tmp_path), [InputSource(kind="npy", path="y.npy")]))
+    bad = run_batch(g, [missing], jobs=1)
+    assert bad.runs[0].outcome is Outcome.INVALID and "y.npy" in bad.runs[0].message
