@@ -131,6 +131,17 @@ def tracked_extremes(values: npt.NDArray, zero: int) -> tuple[int, int]:
 def widen_after_addsub(ctx: KernelContext, r: OutRange, t: npt.NDArray,
                        s: AddSubScaling) -> bool:
     """§13.7 for add/sub: the tracked t as output values; a free end the data passed moves."""
-    lo, hi = tracked_extremes(t, s.intermed_zero)
+    if t.size == 0:
+        return widen_after_addsub_span(ctx, r, None, None, s)
+    return widen_after_addsub_span(ctx, r, int(t.min()), int(t.max()), s)
+
+
+def widen_after_addsub_span(ctx: KernelContext, r: OutRange, t_min: int | None,
+                            t_max: int | None, s: AddSubScaling) -> bool:
+    """:func:`widen_after_addsub` from t's min and max (None: no elements), which a compiled
+    kernel takes as it writes the codes."""
+    zero = s.intermed_zero
+    lo = zero if t_min is None else min(zero, t_min)
+    hi = zero if t_max is None else max(zero, t_max)
     amin, amax = addsub_actual(lo, s), addsub_actual(hi, s)
     return widen_after_run(ctx, r, amin, amax, amin < r.out_min, amax > r.out_max)

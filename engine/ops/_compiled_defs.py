@@ -196,3 +196,50 @@ def row_sums_i8(lhs, out):  # pragma: no cover - compiled
         for j in range(k):
             s += lhs[p, j]
         out[p] = s
+
+
+@njit(_both(lambda ro: types.void(_arr(types.uint8, 1, ro), _arr(types.uint8, 1, ro),
+                                   types.int64, types.int64, types.int64, types.int64,
+                                   _arr(types.uint8, 1), _arr(types.int64, 1))), **_OPTS)
+def addsub_normal(a, b, a_scale, b_scale, offset, rsh, out, bounds):  # pragma: no cover
+    """§13.5's normal mode (``_d32_engine.addsub_codes_of(addsub_intermediate(...))``):
+    t = floor((a A + b B) / 256), y = sat_u8((sat_i16(t + off) + rb) >> rsh); ``bounds``
+    gets t's min and max (the §13.7 tracking). Precondition: rsh >= 0 and a.size >= 1."""
+    rb = (1 << rsh) >> 1
+    lo = np.int64(9223372036854775807)
+    hi = np.int64(-9223372036854775807)
+    for i in range(a.size):
+        t = (np.int64(a[i]) * a_scale + np.int64(b[i]) * b_scale) >> 8
+        lo = min(lo, t)
+        hi = max(hi, t)
+        v = min(max(t + offset, -32768), 32767)
+        out[i] = min(max((v + rb) >> rsh, 0), 255)
+    bounds[0] = lo
+    bounds[1] = hi
+
+
+@njit(_both(lambda ro: types.void(_arr(types.uint8, 1, ro), _arr(types.uint8, 1, ro),
+                                   types.int64, types.int64, _arr(types.int64, 1))), **_OPTS)
+def mul_bounds(a, b, za, zb, bounds):  # pragma: no cover - compiled
+    """min and max of the exact products (a - za)(b - zb) (§12 step 2). a.size >= 1."""
+    lo = np.int64(9223372036854775807)
+    hi = np.int64(-9223372036854775807)
+    for i in range(a.size):
+        p = (np.int64(a[i]) - za) * (np.int64(b[i]) - zb)
+        lo = min(lo, p)
+        hi = max(hi, p)
+    bounds[0] = lo
+    bounds[1] = hi
+
+
+@njit(_both(lambda ro: types.void(_arr(types.uint8, 1, ro), _arr(types.uint8, 1, ro),
+                                   types.int64, types.int64, types.int64, types.int64,
+                                   types.int64, types.int64, _arr(types.uint8, 1))), **_OPTS)
+def mul_codes(a, b, za, zb, pmin, scale, offs, rsh, out):  # pragma: no cover - compiled
+    """§12 steps 6-7 (``elementwise.mul_requantize``): p0 = (p - pmin) & 0xFFFF, then
+    min(((wrap_i32(p0 * scale + offs) >> rsh) & 0xFFFF), 255)."""
+    for i in range(a.size):
+        p = (np.int64(a[i]) - za) * (np.int64(b[i]) - zb)
+        x = ((p - pmin) & 0xFFFF) * scale + offs
+        x = ((x + 2147483648) & 0xFFFFFFFF) - 2147483648
+        out[i] = min((x >> rsh) & 0xFFFF, 255)

@@ -24,8 +24,10 @@ from hexscope.engine.hexmath import (
     wrap_i16,
     wrap_i32,
 )
-from hexscope.engine.ops._addsub_range import OutRange, set_before_run, widen_after_addsub
+from hexscope.engine.ops import _compiled
+from hexscope.engine.ops._addsub_range import OutRange, set_before_run, widen_after_addsub_span
 from hexscope.engine.ops._d32_engine import (
+    AddSubScaling,
     Oper,
     addsub_codes,
     addsub_codes_of,
@@ -86,6 +88,17 @@ def mul_requantize(p: np.ndarray, sp: np.float32) -> tuple[np.ndarray, np.float3
     """Output range and codes from the exact products p = (a - za)(b - zb) (§12 steps 2-7)."""
     pmin = min(0, int(p.min())) if p.size else 0
     pmax = max(0, int(p.max())) if p.size else 0
+    scale, offs, rsh, out_min, out_max = _mul_scaling(pmin, pmax, sp)
+    p0 = (p.astype(np.int64) - pmin) & 0xFFFF
+    # Matches device: the shifted value is stored in a uint16 before the u8 saturation.
+    t = (wrap_i32(p0 * scale + offs) >> rsh) & 0xFFFF
+    return np.minimum(t, 255).astype(np.uint8), out_min, out_max
+
+
+def _mul_scaling(pmin: int, pmax: int, sp: np.float32
+                 ) -> tuple[int, int, int, np.float32, np.float32]:
+    """(scale, offset, shift, out_min, out_max) for products within [pmin, pmax] (both
+    including 0), §12 steps 3-6."""
     if pmin == pmax:
         pmax += 4
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -103,10 +116,35 @@ def mul_requantize(p: np.ndarray, sp: np.float32) -> tuple[np.ndarray, np.float3
     rsh = min(14 - getexp(scaleby), 23)
     scale = rndi1(f32(scaleby * f32(2.0 ** rsh)))
     offs = ((2 * zo + 1) << (rsh - 1)) + pmin * scale
-    p0 = (p.astype(np.int64) - pmin) & 0xFFFF
-    # Matches device: the shifted value is stored in a uint16 before the u8 saturation.
-    t = (wrap_i32(p0 * scale + offs) >> rsh) & 0xFFFF
-    return np.minimum(t, 255).astype(np.uint8), out_min, out_max
+    return scale, offs, rsh, out_min, out_max
+
+
+def _mul_compiled(a: np.ndarray, b: np.ndarray, za: int, zb: int, sp: np.float32
+                  ) -> tuple[np.ndarray, np.float32, np.float32] | None:
+    """mul_requantize((a - za)(b - zb), sp) in two compiled passes that never make the
+    products (the range, then the codes), or None where the kernels do not run."""
+    bounds_k, codes_k = _compiled.kernel("mul_bounds"), _compiled.kernel("mul_codes")
+    if bounds_k is None or codes_k is None or a.size == 0:
+        return None
+    fa, fb = _flat_pair(a, b)
+    bounds = np.empty(2, np.int64)
+    bounds_k(fa, fb, za, zb, bounds)
+    pmin, pmax = min(0, int(bounds[0])), max(0, int(bounds[1]))
+    scale, offs, rsh, out_min, out_max = _mul_scaling(pmin, pmax, sp)
+    y = np.empty(a.shape, np.uint8)
+    codes_k(fa, fb, za, zb, pmin, scale, offs, rsh, y.reshape(-1))
+    return y, out_min, out_max
+
+
+def _flat_pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Both operands flat, C-contiguous and read-only (the kernels' signatures take a pair
+    of the same kind; a read-only view of a writable array is allowed)."""
+    out = []
+    for x in (a, b):
+        flat = np.ascontiguousarray(x).reshape(-1).view()
+        flat.flags.writeable = False
+        out.append(flat)
+    return out[0], out[1]
 
 
 def mul_reference(ctx: KernelContext, a: Tensor, b: Tensor, a_min: Tensor, a_max: Tensor,
@@ -152,8 +190,12 @@ def quantized_mul_8x8to8(ctx: KernelContext, a: Tensor, b: Tensor, a_min: Tensor
     else:
         total = broadcast_shape(a.shape, b.shape)
         a_codes, b_codes = (_mul_operand(ctx, t, total, name) for t, name in ((a, "a"), (b, "b")))
-        p = (a_codes.astype(np.int32) - za) * (b_codes.astype(np.int32) - zb)
-        y, lo, hi = mul_requantize(p, f32(sa * sb))
+        a_codes, b_codes = np.broadcast_arrays(a_codes, b_codes)
+        done = _mul_compiled(a_codes, b_codes, za, zb, f32(sa * sb))
+        if done is None:
+            p = (a_codes.astype(np.int32) - za) * (b_codes.astype(np.int32) - zb)
+            done = mul_requantize(p, f32(sa * sb))
+        y, lo, hi = done
     return (y, _scalar_out(lo), _scalar_out(hi))
 
 
@@ -202,11 +244,27 @@ def _add_flat(ctx: KernelContext, r: OutRange, a: np.ndarray, b: np.ndarray,
     # "max not fixed" twice, §15).
     if r.max_fixed:
         return addsub_codes(a, b, sc)
-    t = addsub_intermediate(a, b, sc)       # not fully fixed: never under-range mode
-    if widen_after_addsub(ctx, r, t, sc):
+    y, lo, hi = _add_tracked(a, b, sc)      # not fully fixed: never under-range mode
+    if widen_after_addsub_span(ctx, r, lo, hi, sc):
         sc = addsub_scaling(za, sa, zb, sb, r.out_min, r.out_max, Oper.ADD, False)
         return addsub_codes(a, b, sc)
-    return addsub_codes_of(t, sc)
+    return y
+
+
+def _add_tracked(a: np.ndarray, b: np.ndarray, sc: AddSubScaling
+                 ) -> tuple[np.ndarray, int | None, int | None]:
+    """Normal-mode codes and the span of the intermediate t (None, None when empty): one
+    compiled pass where the kernel runs, else numpy's three."""
+    kernel = _compiled.kernel("addsub_normal")
+    if kernel is not None and a.size and not sc.underrange:
+        fa, fb = _flat_pair(a, b)
+        y = np.empty(a.shape, np.uint8)
+        bounds = np.empty(2, np.int64)
+        kernel(fa, fb, sc.a_scale, sc.b_scale, sc.offset, sc.rsh, y.reshape(-1), bounds)
+        return y, int(bounds[0]), int(bounds[1])
+    t = addsub_intermediate(a, b, sc)
+    span = (int(t.min()), int(t.max())) if t.size else (None, None)
+    return addsub_codes_of(t, sc), *span
 
 
 # --- QuantizedAdd_8p8to8: broadcast kernel (§15, low confidence) ---------------------------

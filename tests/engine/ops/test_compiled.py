@@ -180,3 +180,32 @@ def test_the_float_references_read_quint8_codes_with_numpy_s_bits(lo, span, froz
     by_hand = (codes.astype(np.float32) * np.float32((hi32 - lo32) / 255.0)) + np.float32(lo32)
     assert got.dtype == want.dtype == np.float32
     assert got.tobytes() == want.tobytes() == by_hand.tobytes()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 700), st.booleans(), st.booleans())
+def test_add_and_mul_compiled_equal_numpy_on_any_mix_of_read_only_inputs(seed, n, ro_a, ro_b):
+    # QuantizedAdd_8p8to8's flat path and QuantizedMul_8x8to8's general case (§15, §12)
+    # with a read-only input beside a writable one (the executor freezes outputs; a Const
+    # may be either)
+    from hexscope.engine.ops.elementwise import quantized_add_8p8to8, quantized_mul_8x8to8
+
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 256, (1, 1, 1, n), dtype=np.uint8)
+    b = rng.integers(0, 256, (1, 1, 1, n), dtype=np.uint8)
+    a, b = (_frozen(x) if ro else x for x, ro in ((a, ro_a), (b, ro_b)))
+    lo_a, lo_b = (float(v) for v in rng.uniform(-8, 0, 2))
+    span_a, span_b = (float(v) for v in rng.uniform(0.1, 16, 2))
+    args = (Tensor.from_array(a, DType.QUINT8), Tensor.from_array(b, DType.QUINT8),
+            *(Tensor.scalar(np.float32(v)) for v in (lo_a, lo_a + span_a, lo_b,
+                                                     lo_b + span_b)))
+    for kernel in (quantized_add_8p8to8, quantized_mul_8x8to8):
+        def run(kernel=kernel):  # type: ignore[no-untyped-def]
+            ctx = KernelContext(0x70, kernel.__name__)
+            out = []
+            for _ in range(2):                 # the add's range carries over (§1.9)
+                y, lo, hi = kernel(ctx, *args)
+                out.append((np.asarray(y).tobytes(), float(np.asarray(lo).reshape(-1)[0]),
+                            float(np.asarray(hi).reshape(-1)[0])))
+            return out
+        assert run() == _numpy(run)

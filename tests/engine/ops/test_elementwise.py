@@ -158,7 +158,8 @@ _RNG = st.tuples(st.floats(-8, 0, width=32), st.floats(0.125, 16, width=32)).map
 
 @settings(max_examples=40, deadline=None)
 @given(ar=_RNG, br=_RNG, n=st.integers(2, 40), seed=st.integers(0, 2 ** 16))
-def test_mul_matches_a_loop_reference_and_the_real_product(ar, br, n, seed) -> None:
+def test_mul_matches_a_loop_reference_and_the_real_product(kernels, ar, br, n, seed) -> None:
+    # on the compiled kernels (mul_bounds, mul_codes) and on numpy (the kernels fixture)
     rng = np.random.default_rng(seed)
     a, b = rng.integers(0, 256, (1, 1, 1, n)), rng.integers(0, 256, (1, 1, 1, n))
     y, lo, hi = _mul(a, b, ar, br)
@@ -332,7 +333,9 @@ _FIXED = st.sampled_from([(), (-np.inf, np.inf), (-2.0,), (-np.inf, 3.0), (-4.0,
 @settings(max_examples=40, deadline=None)
 @given(ar=_RNG, br=_RNG, fixed=_FIXED, n=st.integers(1, 300), seed=st.integers(0, 2 ** 16),
        runs=st.integers(1, 3))
-def test_add_flat_path_matches_a_loop_reference_over_runs(ar, br, fixed, n, seed, runs) -> None:
+def test_add_flat_path_matches_a_loop_reference_over_runs(kernels, ar, br, fixed, n, seed,
+                                                          runs) -> None:
+    # on the compiled kernel (addsub_normal) and on numpy (the kernels fixture)
     rng = np.random.default_rng(seed)
     ctx = KernelContext(node_id=0x60, op="QuantizedAdd_8p8to8")
     ref = _RefAdd(fixed)
