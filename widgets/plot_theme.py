@@ -47,6 +47,8 @@ class _PlotTheme(QObject):
                 item.label.setDefaultTextColor(ink)
             elif isinstance(item, pg.LegendItem):
                 item.setLabelTextColor(ink)
+                for _sample, label in item.items:      # the labels already made keep theirs
+                    label.setText(label.text, color=ink.name())
 
 
 def follow_palette(view: QGraphicsView) -> None:

@@ -48,5 +48,8 @@ def test_a_plot_takes_the_palette_s_colours_and_follows_a_switch(qtbot, make):
                 for axis in axes:
                     assert axis.pen().color() == QColor(ink)
                     assert axis.textPen().color() == QColor(ink)
+                for legend in (i for i in view.scene().items() if isinstance(i, pg.LegendItem)):
+                    for _sample, label in legend.items:
+                        assert QColor(label.opts["color"]) == QColor(ink)
     finally:
         app.setPalette(saved)
