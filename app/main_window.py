@@ -7,7 +7,6 @@ worker thread that runs the session lives in :class:`ExecutionController`.
 from __future__ import annotations
 
 import os
-import time
 
 from PySide6.QtCore import QPointF, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
@@ -38,6 +37,7 @@ from hexscope.app.execution_controller import ExecutionController
 from hexscope.app.file_actions import FileActions
 from hexscope.app.help_actions import HelpActions
 from hexscope.app.layout_actions import LayoutActions
+from hexscope.app.run_progress import RunProgress
 from hexscope.app.settings import AppSettings
 from hexscope.app.theme import add_theme_menu
 from hexscope.engine.events import GraphEdited, LogLine
@@ -159,16 +159,13 @@ class MainWindow(QMainWindow):
     def _build_status(self) -> None:
         self.setStatusBar(ElidingStatusBar(self))
         self.progress = QProgressBar()
-        self._progress_shown = 0.0         # when show_progress last drew (monotonic s)
-        self._progress_next: tuple[int, int, int] | None = None
-        self._progress_timer = QTimer(self, singleShot=True)
-        self._progress_timer.timeout.connect(self._apply_progress)
         self.progress.setMaximumWidth(220)
         self.progress.setFormat("node %v of %m")
         self.progress.hide()
         self.run_label = QLabel()
         self.statusBar().addPermanentWidget(self.run_label)
         self.statusBar().addPermanentWidget(self.progress)
+        self.run_progress = RunProgress(self.progress, self.statusBar())
 
     def _build_view_menu(self) -> None:
         menu = self.menuBar().addMenu("&View")
@@ -501,31 +498,10 @@ class MainWindow(QMainWindow):
         self.inspector.refresh()
 
     def show_progress(self, k: int, n: int, node_id: int) -> None:
-        """The bar and the status line at most every 50 ms, the latest node shown at the
-        latest 50 ms after it started: each repaint took ~0.6 ms, as long as a small node's
-        work, at every node of a run."""
-        self._progress_next = (k, n, node_id)
-        wait = self._progress_shown + 0.05 - time.monotonic()
-        if wait <= 0:
-            self._apply_progress()
-        elif not self._progress_timer.isActive():
-            self._progress_timer.start(max(1, int(wait * 1000)))
-
-    def _apply_progress(self) -> None:
-        if self._progress_next is None:
-            return
-        k, n, node_id = self._progress_next
-        self._progress_next = None
-        self._progress_shown = time.monotonic()
-        self.progress.setMaximum(n)
-        self.progress.setValue(k)
-        self.progress.show()
-        self.statusBar().showMessage(f"Running 0x{node_id:x} (node {k} of {n})")
+        self.run_progress.show(k, n, node_id)
 
     def hide_progress(self) -> None:
-        self._progress_timer.stop()
-        self._progress_next = None
-        self.progress.hide()
+        self.run_progress.hide()
 
     def _on_session(self, session: Session | None) -> None:
         self._session = session
