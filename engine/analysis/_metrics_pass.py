@@ -129,15 +129,19 @@ def finite_pass(a: np.ndarray, b: np.ndarray, wide: bool, scale: float, offset: 
         return None
     if not (math.isfinite(signal) and math.isfinite(cross) and math.isfinite(noise)):
         return None
-    other = max(0.0, noise - signal + 2.0 * cross)       # |B|^2, as metrics' numpy path
-    if signal == 0.0 and other == 0.0:
-        cosine = 1.0
-    elif signal == 0.0 or other == 0.0:
-        cosine = 0.0
-    else:
-        cosine = min(1.0, max(-1.0, cross / math.sqrt(signal * other)))
     return (float(err), int(worst), noise, signal, math.sqrt(noise / a.size), int(beyond),
-            cosine)
+            cosine_of(signal, cross, noise))
+
+
+def cosine_of(signal: float, cross: float, noise: float) -> float:
+    """The cosine of A and B from |A|^2, A.B and |A - B|^2 (|B|^2 = |A - B|^2 - |A|^2 +
+    2 A.B: no fourth sum), with the degenerate cases defined (metrics module text)."""
+    other = max(0.0, noise - signal + 2.0 * cross)
+    if signal == 0.0 and other == 0.0:
+        return 1.0
+    if signal == 0.0 or other == 0.0:
+        return 0.0
+    return min(1.0, max(-1.0, cross / math.sqrt(signal * other)))
 
 
 def load() -> bool:
@@ -145,4 +149,4 @@ def load() -> bool:
     return _kernels() is not None
 
 
-__all__ = ["finite_pass", "load"]
+__all__ = ["cosine_of", "finite_pass", "load"]

@@ -188,8 +188,6 @@ def _finite_metrics(a: np.ndarray, b: np.ndarray, limit: float, scratch: np.ndar
     noise = float(np.dot(d, d))
     if not math.isfinite(noise):
         return None
-    # |b|^2 from the three products already taken: |d|^2 = |a|^2 - 2 a.b + |b|^2
-    other = max(0.0, noise - signal + 2.0 * cross)
     # the first largest |d| from the extremes of d (no pass writing |d|): the first index
     # of the larger side, or the earlier of the two on a tie
     hi, lo = int(np.argmax(d)), int(np.argmin(d))
@@ -205,13 +203,8 @@ def _finite_metrics(a: np.ndarray, b: np.ndarray, limit: float, scratch: np.ndar
         # against the limit in float64, as the compiled pass compares
         beyond = int(np.count_nonzero(d > np.float64(limit))) + \
             int(np.count_nonzero(d < -np.float64(limit)))
-    if signal == 0.0 and other == 0.0:
-        cosine = 1.0
-    elif signal == 0.0 or other == 0.0:
-        cosine = 0.0
-    else:
-        cosine = min(1.0, max(-1.0, cross / math.sqrt(signal * other)))
-    return err, worst, noise, signal, math.sqrt(noise / a.size), beyond, cosine
+    return (err, worst, noise, signal, math.sqrt(noise / a.size), beyond,
+            _metrics_pass.cosine_of(signal, cross, noise))
 
 
 def _general_metrics(a: np.ndarray, b: np.ndarray, limit: float
