@@ -412,6 +412,40 @@ def _store_tile(bld, final, c, ldc, bounds) -> None:
     bld.store(hi, hi_ptr, align=4)
 
 
+def _k_loop(bld, blocks, init: list, row_ptrs: list, words, per_word: int, step) -> list:
+    """The K loop of a tile: ``words`` steps of ``per_word`` codes per row, each row's pair
+    of accumulators starting from ``init[row]``; emitted into ``blocks`` = (entry, loop,
+    after), the builder left at ``after``. Returns the accumulators there (the loop's, or
+    ``init`` when K has no whole word)."""
+    i16, i32, i64, v16, v8, p16, p32, const = _ir_types()
+    entry, loop, after = blocks
+    bld.position_at_end(loop)
+    k = bld.phi(i64)
+    accs = [[bld.phi(v8), bld.phi(v8)] for _ in init]
+    k.add_incoming(const(0), entry)
+    for acc, start in zip(accs, init, strict=True):
+        for h in range(2):
+            acc[h].add_incoming(start[h], entry)
+    # a word of codes is read as one unaligned i32 and broadcast by ``step``
+    loaded = [bld.load(bld.bitcast(bld.gep(ptr, [bld.mul(k, const(per_word))]), p32),
+                       align=1) for ptr in row_ptrs]
+    new = step(bld, accs, loaded, k)
+    k_next = bld.add(k, const(1))
+    k.add_incoming(k_next, loop)
+    for acc, acc_new in zip(accs, new, strict=True):
+        for h in range(2):
+            acc[h].add_incoming(acc_new[h], loop)
+    bld.cbranch(bld.icmp_signed("<", k_next, words), loop, after)
+
+    bld.position_at_end(after)
+    merged = [[bld.phi(v8), bld.phi(v8)] for _ in init]
+    for acc, start, acc_new in zip(merged, init, new, strict=True):
+        for h in range(2):
+            acc[h].add_incoming(start[h], entry)
+            acc[h].add_incoming(acc_new[h], loop)
+    return merged
+
+
 def _tile8(module, dot, rows: int):  # -> llvmlite.ir.Function
     """tile(A, lda, k, Bblock, off, C, ldc, bounds, rowterm): C[r, 0:16] = off + rowterm[r]
     + sum_k A[r, k] B[k, 0:16] for ``rows`` rows of int8 A and uint8 B, by ``vpdpbusd``
@@ -453,29 +487,7 @@ def _tile8(module, dot, rows: int):  # -> llvmlite.ir.Function
             new.append([builder.call(dot, [acc[h], w[h], x]) for h in range(2)])
         return new
 
-    bld.position_at_end(loop)
-    q = bld.phi(i64)
-    accs = [[bld.phi(v8), bld.phi(v8)] for _ in range(rows)]
-    q.add_incoming(const(0), entry)
-    for acc, start in zip(accs, init, strict=True):
-        for h in range(2):
-            acc[h].add_incoming(start[h], entry)
-    words = [bld.load(bld.bitcast(bld.gep(ptr, [bld.mul(q, const(4))]), p32), align=1)
-             for ptr in row_ptrs]
-    new = step(bld, accs, words, q)
-    q_next = bld.add(q, const(1))
-    q.add_incoming(q_next, loop)
-    for acc, acc_new in zip(accs, new, strict=True):
-        for h in range(2):
-            acc[h].add_incoming(acc_new[h], loop)
-    bld.cbranch(bld.icmp_signed("<", q_next, quads), loop, after)
-
-    bld.position_at_end(after)
-    merged = [[bld.phi(v8), bld.phi(v8)] for _ in range(rows)]
-    for acc, start, acc_new in zip(merged, init, new, strict=True):
-        for h in range(2):
-            acc[h].add_incoming(start[h], entry)
-            acc[h].add_incoming(acc_new[h], loop)
+    merged = _k_loop(bld, (entry, loop, after), init, row_ptrs, quads, 4, step)
     rem = bld.and_(k, const(3))
     bld.cbranch(bld.icmp_signed("!=", rem, const(0)), tail, store)
 
@@ -546,29 +558,7 @@ def _tile(module, pmadd, rows: int):  # -> llvmlite.ir.Function
                         builder.add(acc1, builder.call(pmadd, [x, w1]))))
         return new
 
-    bld.position_at_end(loop)
-    p = bld.phi(i64)
-    accs = [(bld.phi(v8), bld.phi(v8)) for _ in range(rows)]
-    p.add_incoming(const(0), entry)
-    for acc in accs:
-        for h in range(2):
-            acc[h].add_incoming(init[h], entry)
-    words = [bld.load(bld.bitcast(bld.gep(ptr, [bld.mul(p, const(2))]), p32), align=2)
-             for ptr in row_ptrs]
-    new = step(bld, accs, words, p)
-    p_next = bld.add(p, const(1))
-    p.add_incoming(p_next, loop)
-    for acc, acc_new in zip(accs, new, strict=True):
-        for h in range(2):
-            acc[h].add_incoming(acc_new[h], loop)
-    bld.cbranch(bld.icmp_signed("<", p_next, pairs), loop, after)
-
-    bld.position_at_end(after)
-    merged = [(bld.phi(v8), bld.phi(v8)) for _ in range(rows)]
-    for acc, acc_new in zip(merged, new, strict=True):
-        for h in range(2):
-            acc[h].add_incoming(init[h], entry)
-            acc[h].add_incoming(acc_new[h], loop)
+    merged = _k_loop(bld, (entry, loop, after), [init] * rows, row_ptrs, pairs, 2, step)
     bld.cbranch(bld.icmp_signed("!=", bld.and_(k, const(1)), const(0)), tail, store)
 
     # An odd K: the last code pairs with 0 (the packed filter holds 0 there too); reading
