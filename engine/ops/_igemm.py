@@ -229,7 +229,7 @@ def _compile() -> tuple[object, object]:
         vnni = bool(features.get("avx512vnni") and features.get("avx512vl"))
         machine = llvm.Target.from_default_triple().create_target_machine(
             cpu=llvm.get_host_cpu_name(), features=features.flatten(), opt=3)
-        name = _object_cache.key(Path(__file__).read_bytes(), llvm.llvm_version_info,
+        name = _object_cache.key(_source(vnni), llvm.llvm_version_info,
                                  _llvmlite_version(), llvm.get_host_cpu_name(),
                                  features.flatten(), vnni, llvm.get_process_triple())
         cached = _object_cache.read(name)
@@ -278,6 +278,17 @@ def _engine(llvm, machine, vnni: bool, name: str, cached: bytes | None):  # -> E
 
 #: [True] when this process's kernels came from the object cache (for tests and benches).
 LOADED_FROM_CACHE: list[bool] = []
+
+
+def _source(vnni: bool) -> bytes:
+    """What the kernels are made from: this module's source, or, where it is not on disk
+    (a PyInstaller bundle keeps only bytecode), the IR itself (0.1 s to build)."""
+    try:
+        return Path(__file__).read_bytes()
+    except OSError:
+        import llvmlite.binding as llvm
+
+        return str(_ir_module(llvm.get_process_triple(), vnni)).encode()
 
 
 def _llvmlite_version() -> str:

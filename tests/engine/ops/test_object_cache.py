@@ -75,3 +75,17 @@ def test_a_second_process_loads_the_kernels_and_a_damaged_file_is_compiled_again
     files[0].write_bytes(bytes(data))
     assert _child(str(tmp_path)) == {"cached": [False], "ok": True}
     assert _child(str(tmp_path)) == {"cached": [True], "ok": True}   # stored whole again
+
+
+@pytest.mark.skipif(not _igemm.available(), reason="the integer GEMM kernel does not run here")
+def test_without_the_module_source_the_kernels_still_compile(tmp_path, monkeypatch):
+    """A PyInstaller bundle keeps bytecode only: __file__ names a file that is not there. The
+    cache key is then taken from the IR, and the kernels compile as anywhere else."""
+    monkeypatch.setattr(_igemm, "__file__", str(tmp_path / "absent" / "_igemm.py"))
+    monkeypatch.setenv("HEXSCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    _igemm._kernel.cache_clear()
+    try:
+        assert _igemm._kernel() is not None
+        assert list((tmp_path / "cache").glob("kernels-*.o"))
+    finally:
+        _igemm._kernel.cache_clear()
