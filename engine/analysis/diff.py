@@ -10,7 +10,7 @@ import numpy as np
 
 from hexscope.engine.analysis.metrics import Metrics, code_metrics, error_metrics, json_number
 from hexscope.engine.dtypes import DType, Layout
-from hexscope.engine.ops.reference import real
+from hexscope.engine.ops.reference import code_scale, real
 from hexscope.engine.tensor import Tensor
 
 QUANTIZED = (DType.QUINT8, DType.QINT32)
@@ -56,13 +56,10 @@ def metrics_against(ref: np.ndarray, t: Tensor, mn: Tensor | None, mx: Tensor | 
     quantized output's float copy was a third of the comparison's time."""
     codes = np.asarray(t.array)
     if t.dtype in QUANTIZED and mn is not None and mx is not None:
-        lo, hi = float(mn.array.reshape(-1)[0]), float(mx.array.reshape(-1)[0])
-        if t.dtype is DType.QINT32:
-            return code_metrics(ref, codes, (hi - lo) / 2.0 ** 32, 0.0, lsb, tolerance_lsb)
-        return code_metrics(ref, codes, (hi - lo) / 255.0, lo, lsb, tolerance_lsb)
+        return code_metrics(ref, codes, *code_scale(t, mn, mx), lsb, tolerance_lsb)
     if t.dtype is DType.FLOAT32:
         return error_metrics(ref, codes, lsb, tolerance_lsb)
-    return code_metrics(ref, codes, 1.0, 0.0, lsb, tolerance_lsb)
+    return code_metrics(ref, codes, 1.0, None, lsb, tolerance_lsb)
 
 
 def values(t: Tensor, mn: Tensor | None, mx: Tensor | None) -> np.ndarray:

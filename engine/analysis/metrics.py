@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from hexscope.engine.analysis import _metrics_pass
+from hexscope.engine.ops.reference import read_codes
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +74,7 @@ def error_metrics(a: np.ndarray, b: np.ndarray, lsb: float | None = None,
     return _metrics(np.asarray(a), np.asarray(b), None, lsb, tolerance_lsb)
 
 
-def code_metrics(a: np.ndarray, codes: np.ndarray, scale: float, offset: float,
+def code_metrics(a: np.ndarray, codes: np.ndarray, scale: float, offset: float | None,
                  lsb: float | None = None, tolerance_lsb: float = 0.0) -> Metrics:
     """:func:`error_metrics` of ``b = codes * scale + offset`` against ``a``, with B read
     as :func:`~hexscope.engine.ops.reference.real` reads it (float32 steps for quint8,
@@ -82,7 +83,7 @@ def code_metrics(a: np.ndarray, codes: np.ndarray, scale: float, offset: float,
     return _metrics(np.asarray(a), np.asarray(codes), (scale, offset), lsb, tolerance_lsb)
 
 
-def _metrics(a_in: np.ndarray, b_in: np.ndarray, read: tuple[float, float] | None,
+def _metrics(a_in: np.ndarray, b_in: np.ndarray, read: tuple[float, float | None] | None,
              lsb: float | None, tolerance_lsb: float) -> Metrics:
     if a_in.shape != b_in.shape:
         raise ValueError(f"cannot compare shapes {a_in.shape} and {b_in.shape}")
@@ -98,7 +99,7 @@ def _metrics(a_in: np.ndarray, b_in: np.ndarray, read: tuple[float, float] | Non
     wide = not (a_in.dtype == np.float32 and b_type == np.float32)
     scale, offset = read if read else (1.0, 0.0)
     fast = _metrics_pass.finite_pass(a_in.reshape(-1), b_in.reshape(-1), wide, scale,
-                                     offset, limit) if a_in.dtype.kind == "f" else None
+                                     offset or 0.0, limit) if a_in.dtype.kind == "f" else None
     if fast is None:
         b_val = _read(b_in, read)
         return _numpy_metrics(a_in, b_val, limit, step)
@@ -110,21 +111,11 @@ def _metrics(a_in: np.ndarray, b_in: np.ndarray, read: tuple[float, float] | Non
                      0, float(a_in.reshape(-1)[worst]), float(b_worst))
 
 
-def _read(codes: np.ndarray, read: tuple[float, float] | None) -> np.ndarray:
+def _read(codes: np.ndarray, read: tuple[float, float | None] | None) -> np.ndarray:
     """The codes' values, as real() makes them (the same float steps)."""
     if read is None:
         return codes
-    scale, offset = read
-    if codes.dtype == np.uint8:
-        out = codes.astype(np.float32)
-        out *= np.float32(scale)
-        out += np.float32(offset)
-        return out
-    out = codes.astype(np.float64)
-    out *= scale
-    if offset:
-        out += offset
-    return out
+    return read_codes(codes, *read, np.float32 if codes.dtype == np.uint8 else np.float64)
 
 
 def _numpy_metrics(a_in: np.ndarray, b_in: np.ndarray, limit: float, step: float | None

@@ -56,7 +56,7 @@ class RunSnapshot:
 
     @property
     def plan(self) -> tuple[int, ...]:
-        return tuple(self.prepared.plan)
+        return self.prepared.plan
 
     @classmethod
     def of(cls, session: Session, cancel: CancelToken | None = None) -> RunSnapshot:

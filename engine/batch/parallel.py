@@ -95,17 +95,18 @@ def run_parallel(graph: Graph, input_sets: Sequence[InputSet], backend: str, see
     todo = deque(range(len(input_sets)))
     while todo:
         suspects: list[int] = []
+        broken = False
         with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init,
                                  initargs=init) as pool:
             pending: dict[Future, int] = {}
-            while (todo or pending) and not suspects:
+            while (todo or pending) and not broken:
                 try:
                     while todo and len(pending) < IN_FLIGHT * jobs:
                         k = todo.popleft()
                         pending[pool.submit(_task, k, input_sets[k])] = k
                 except BrokenProcessPool:
                     todo.appendleft(k)
-                    suspects.append(-1)            # broken before any result said so
+                    broken = True
                     break
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in finished:
@@ -114,13 +115,13 @@ def run_parallel(graph: Graph, input_sets: Sequence[InputSet], backend: str, see
                         done(*future.result())
                     except BrokenProcessPool:
                         suspects.append(k)
+                        broken = True
                     except Exception as exc:  # noqa: BLE001 - that run's failure
                         done(k, _lost(input_sets[k], f"{type(exc).__name__}: {exc}"), {}, "")
             # the pool broke: whatever it held may have been the culprit (and when it broke
             # before holding anything, the next set goes alone: each round moves on)
-            broke = bool(suspects)
-            suspects = sorted({*suspects, *pending.values()} - {-1})
-            if broke and not suspects and todo:
+            suspects = sorted({*suspects, *pending.values()})
+            if broken and not suspects and todo:
                 suspects.append(todo.popleft())
         for k in suspects:
             _run_alone(k, input_sets[k], context, init, done)

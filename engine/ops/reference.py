@@ -72,22 +72,37 @@ def real(t: Tensor, mn: Tensor | None = None, mx: Tensor | None = None,
         dtype = np.float32 if t.dtype in (DType.FLOAT32, DType.QUINT8) else np.float64
     if t.dtype is DType.FLOAT32 or t.dtype is DType.INT32:
         return np.asarray(a, dtype)
+    return read_codes(a, *code_scale(t, mn, mx), dtype)
+
+
+def code_scale(t: Tensor, mn: Tensor | None, mx: Tensor | None) -> tuple[float, float | None]:
+    """(scale, offset) that read ``t``'s codes as reals (:func:`real`): quint8 q is
+    min + q (max - min) / 255 (§1.1), qint32 s is s (max - min) / 2**32 with no offset
+    (None: nothing is added, §1.2)."""
     lo, hi = _scalar(mn), _scalar(mx)
-    if t.dtype is DType.QUINT8 and dtype is np.float32 and a.flags.c_contiguous:
+    if t.dtype is DType.QINT32:
+        return (hi - lo) / 2.0 ** 32, None
+    return (hi - lo) / 255.0, lo
+
+
+def read_codes(codes: np.ndarray, scale: float, offset: float | None,
+               dtype: type = np.float32) -> np.ndarray:
+    """``codes * scale (+ offset)`` in ``dtype``, each step rounded to it (in float32, the
+    scale and offset are rounded to float32 first): the one reading of codes that
+    :func:`real` and the comparison's metrics share, so their values agree bit for bit."""
+    if codes.dtype == np.uint8 and dtype is np.float32 and offset is not None \
+            and codes.flags.c_contiguous:
         kernel = _compiled.kernel("dequantize_u8")
         if kernel is not None:      # one pass where numpy takes three
-            out = np.empty(a.shape, np.float32)
-            kernel(a.reshape(-1), np.float32((hi - lo) / 255.0), np.float32(lo),
-                   out.reshape(-1))
+            out = np.empty(codes.shape, np.float32)
+            kernel(codes.reshape(-1), np.float32(scale), np.float32(offset), out.reshape(-1))
             return out
-    out = np.asarray(a, dtype)
-    if out is a or not out.flags.writeable:
+    out = np.asarray(codes, dtype)
+    if out is codes or not out.flags.writeable:
         out = out.copy()
-    if t.dtype is DType.QINT32:
-        out *= (hi - lo) / 2.0 ** 32
-        return out
-    out *= (hi - lo) / 255.0
-    out += lo
+    out *= scale
+    if offset is not None:
+        out += offset
     return out
 
 
