@@ -1,0 +1,146 @@
+"""Winograd's minimal filtering for the float convolution of the references (issue 12).
+
+The float analyses spend most of their time in 3x3 and 5x5 convolutions at stride 1, and the
+direct form (``_float_conv``) already runs them at the core's float32 peak; Winograd's
+F(m x m, r x r) (Lavin and Gray, 2015) computes an m x m block of outputs from an n x n tile
+of the input, n = m + r - 1, with n * n products per channel pair instead of m * m * r * r:
+
+    Y = A^T [ (G g G^T) * (B^T d B) ] A
+
+for each tile d and filter g, the products summed over the input channels (n * n GEMMs, one
+per point of the transform). Both forms here use n = 6 and the interpolation points
+0, 1, -1, 2, -2 and infinity, so they share B^T:
+
+- F(4 x 4, 3 x 3): 36 products for 16 outputs of 9 taps (144): 4 times fewer;
+- F(2 x 2, 5 x 5): 36 products for 4 outputs of 25 taps (100): 2.8 times fewer.
+
+The transforms are exact in rational arithmetic (``transforms`` builds them from the points
+with fractions; the kernels below spell out the same integer matrices). In float32 they add
+rounding: the results stay within a few 1e-6 of the output's magnitude (the tests hold them to
+the float64 sum), against an LSB of 1/255 of the range, so a reference computed either way
+reports the same errors to well below a thousandth of an LSB. A tile mixes the values of its
+pixels, so an infinite or NaN input would spread further than in the direct form: where the
+input or a result is not finite the direct form is used instead.
+
+The tiles are transformed, multiplied and transformed back by blocks of tile rows, so a
+block's transformed tiles and products stay in cache. Figures: bench/README.md
+(compare_bench.py, round 3).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import cache
+
+import numpy as np
+
+from hexscope.engine.ops import _compiled
+from hexscope.engine.ops._gemm import Window
+
+#: The finite interpolation points (with infinity: the n = 6 of both forms).
+POINTS = (0, 1, -1, 2, -2)
+N = 6
+
+#: Output block size m per filter size r (n = m + r - 1 = 6).
+M_OF = {3: 4, 5: 2}
+
+#: Bytes of products per block of tile rows (a block's transformed tiles take a little
+#: less): they stay in the core's L2 between the GEMMs and the output transform.
+_BLOCK_BYTES = 1 << 20
+
+
+@cache
+def transforms(m: int, r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A^T (m x n), G (n x r) and B^T (n x n) of F(m, r) on ``POINTS`` and infinity, computed
+    exactly (Cook-Toom): A^T evaluates at the points, G divides by each point's Lagrange
+    denominator, and B^T's rows are the Lagrange numerators and the points' product."""
+    n = m + r - 1
+    pts = [Fraction(p) for p in POINTS[:n - 1]]
+    if len(pts) != n - 1:
+        raise ValueError(f"F({m},{r}) needs {n - 1} points, there are {len(POINTS)}")
+    at = np.zeros((m, n))
+    g = np.zeros((n, r))
+    bt = np.zeros((n, n))
+    for k, a in enumerate(pts):
+        others = [b for b in pts if b != a]
+        denominator = np.prod([a - b for b in others]) if others else Fraction(1)
+        at[:, k] = [float(a ** i) for i in range(m)]
+        g[k] = [float(a ** j / denominator) for j in range(r)]
+        bt[k, :n - 1] = _coefficients(others)
+    at[m - 1, n - 1] = g[n - 1, r - 1] = 1.0
+    bt[n - 1] = _coefficients(pts)
+    for a in (at, g, bt):
+        a.setflags(write=False)      # kept (cache): shared by every call
+    return at, g, bt
+
+
+def _coefficients(roots: list[Fraction]) -> list[float]:
+    """The coefficients of prod (x - root), lowest power first."""
+    poly = [Fraction(1)]
+    for root in roots:
+        poly = [Fraction(0), *poly]
+        for t in range(len(poly) - 1):
+            poly[t] -= root * poly[t + 1]
+    return [float(c) for c in poly]
+
+
+def applies(w_shape: tuple[int, ...], rows: Window, cols: Window) -> bool:
+    """True where this form is used: a square 3x3 or 5x5 filter at stride 1 with enough
+    tiles and channels to pay for the transforms (measured on the InceptionV3 shapes)."""
+    fh, fw, cin, cout = w_shape
+    if fh != fw or fh not in M_OF or rows.s != 1 or cols.s != 1:
+        return False
+    m = M_OF[fh]
+    tiles = -(-rows.out // m) * -(-cols.out // m)
+    return tiles >= 64 and cin >= 16 and cout >= 16 and _compiled.enabled()
+
+
+def winograd_conv2d(xs: np.ndarray, w: np.ndarray, rows: Window,
+                    cols: Window) -> np.ndarray | None:
+    """The convolution of ``xs`` [B, H, W, Cin] by ``w`` [r, r, Cin, Cout] at stride 1 as in
+    ``float_conv2d``, or None when the kernels are missing or a value is not finite (the
+    caller then takes the direct form)."""
+    kernels = _kernels()
+    if kernels is None:
+        return None
+    input_tiles, output_tiles = kernels
+    r, _, cin, cout = w.shape
+    m = M_OF[r]
+    g = transforms(m, r)[1]
+    b, h, wd, _ = xs.shape
+    ty_n, tx_n = -(-rows.out // m), -(-cols.out // m)
+    # the filter's transform in float64, then float32: (n * n, Cin, Cout)
+    u = np.tensordot(g, np.tensordot(g, w.astype(np.float64), (1, 1)), (1, 1))
+    u = np.ascontiguousarray(u.reshape(N * N, cin, cout), np.float32)
+    xp = np.zeros((ty_n * m + r - 1, tx_n * m + r - 1, cin), np.float32)
+    hh, ww = min(h, len(xp) - rows.before), min(wd, xp.shape[1] - cols.before)
+    y = np.empty((b, rows.out, cols.out, cout), np.float32)
+    step = max(1, _BLOCK_BYTES // (4 * N * N * tx_n * cout))
+    v = np.empty((N * N, min(step, ty_n) * tx_n, cin), np.float32)
+    prod = np.empty((N * N, min(step, ty_n) * tx_n, cout), np.float32)
+    tmp_in = np.empty((N, N, cin), np.float32)
+    tmp_out = np.empty((m, N, cout), np.float32)
+    for bi in range(b):
+        xp[rows.before:rows.before + hh, cols.before:cols.before + ww] = xs[bi, :hh, :ww]
+        for ty0 in range(0, ty_n, step):
+            ty1 = min(ty_n, ty0 + step)
+            t = (ty1 - ty0) * tx_n
+            if not input_tiles(xp, m, ty0, ty1, tx_n, v, tmp_in):
+                return None
+            np.matmul(v[:, :t], u, out=prod[:, :t])
+            if not output_tiles(prod, m, ty0, ty1, tx_n, y[bi], tmp_out):
+                return None
+    return y
+
+
+def _kernels():  # type: ignore[no-untyped-def]
+    if not _compiled.enabled():
+        return None
+    try:
+        from hexscope.engine.ops import _winograd_defs
+    except Exception:  # noqa: BLE001 - no numba, or it cannot compile here: direct form
+        return None
+    return _winograd_defs.input_tiles, _winograd_defs.output_tiles
+
+
+__all__ = ["applies", "transforms", "winograd_conv2d"]

@@ -1,0 +1,124 @@
+"""The numba kernels behind :mod:`_float_winograd`: the input and output transforms of
+F(4x4, 3x3) and F(2x2, 5x5) on the points 0, 1, -1, 2, -2 and infinity, written out with
+the integer matrices that ``_float_winograd.transforms`` computes (the tests hold them equal):
+
+    B^T = [[4,  0, -5,  0, 1, 0],      A^T (m = 4) = [[1, 1,  1, 1,  1, 0],
+           [0, -4, -4,  1, 1, 0],                     [0, 1, -1, 2, -2, 0],
+           [0,  4, -4, -1, 1, 0],                     [0, 1,  1, 4,  4, 0],
+           [0, -2, -1,  2, 1, 0],                     [0, 1, -1, 8, -8, 1]]
+           [0,  2, -1, -2, 1, 0],
+           [0,  4,  0, -5, 0, 1]]      A^T (m = 2) = [[1, 1,  1, 1,  1, 0],
+                                                      [0, 1, -1, 2, -2, 1]]
+
+Each kernel runs over a block of tile rows, channels innermost (contiguous: LLVM vectorises
+those loops), in two passes through a small scratch tile, and returns False when it met a
+value that is not finite (the caller then uses the direct form)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types
+
+_OPTS = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
+_F3 = types.Array(types.float32, 3, "C")
+
+
+@njit(inline="always")
+def _bt(d0, d1, d2, d3, d4, d5):  # pragma: no cover - compiled
+    """B^T d for one column of six values."""
+    a, b = d1 + d2, d1 - d2
+    c = d1 - d3
+    return (np.float32(4) * d0 - np.float32(5) * d2 + d4,
+            d3 + d4 - np.float32(4) * a,
+            d4 - d3 + np.float32(4) * b,
+            d4 - d2 - np.float32(2) * c,
+            d4 - d2 + np.float32(2) * c,
+            np.float32(4) * d1 - np.float32(5) * d3 + d5)
+
+
+@njit(types.boolean(_F3, types.int64, types.int64, types.int64, types.int64, _F3, _F3),
+      **_OPTS)
+def input_tiles(xp, m, ty0, ty1, tx_n, v, tmp):  # pragma: no cover - compiled
+    """v[6 i + j, t, :] = (B^T d B)[i, j] for the tiles t of tile rows ty0 .. ty1 - 1 of the
+    padded image ``xp`` [H, W, C] (tile (ty, tx) starts at pixel (m ty, m tx)); t counts
+    from the block's first tile."""
+    c_n = xp.shape[2]
+    nonfinite = np.zeros(c_n, np.float32)     # x - x: 0, or NaN for inf and NaN
+    for ty in range(ty0, ty1):
+        for tx in range(tx_n):
+            t = (ty - ty0) * tx_n + tx
+            y0, x0 = ty * m, tx * m
+            for i in range(6):                 # each row of the tile: d B
+                row = xp[y0 + i]
+                s0, s1, s2, s3 = row[x0], row[x0 + 1], row[x0 + 2], row[x0 + 3]
+                s4, s5 = row[x0 + 4], row[x0 + 5]
+                o = tmp[i]
+                for c in range(c_n):
+                    d0, d1, d2, d3, d4, d5 = s0[c], s1[c], s2[c], s3[c], s4[c], s5[c]
+                    z0, z1, z2, z3, z4, z5 = _bt(d0, d1, d2, d3, d4, d5)
+                    o[0, c], o[1, c], o[2, c], o[3, c], o[4, c], o[5, c] = z0, z1, z2, z3, z4, z5
+                    nonfinite[c] += ((d0 - d0) + (d1 - d1)) + ((d2 - d2) + (d3 - d3)) \
+                        + ((d4 - d4) + (d5 - d5))
+            for j in range(6):                 # each column: B^T (d B)
+                q0, q1, q2, q3, q4, q5 = tmp[0, j], tmp[1, j], tmp[2, j], tmp[3, j], \
+                    tmp[4, j], tmp[5, j]
+                o0, o1, o2 = v[j, t], v[6 + j, t], v[12 + j, t]
+                o3, o4, o5 = v[18 + j, t], v[24 + j, t], v[30 + j, t]
+                for c in range(c_n):
+                    z0, z1, z2, z3, z4, z5 = _bt(q0[c], q1[c], q2[c], q3[c], q4[c], q5[c])
+                    o0[c], o1[c], o2[c], o3[c], o4[c], o5[c] = z0, z1, z2, z3, z4, z5
+    return bool(np.all(nonfinite == 0))
+
+
+@njit(inline="always")
+def _at(m, p0, p1, p2, p3, p4, p5):  # pragma: no cover - compiled
+    """A^T p for one column of six products: four values (m = 4) or the first two (m = 2;
+    its last row takes the infinity term where m = 4 takes it in the fourth)."""
+    a, b = p1 + p2, p1 - p2
+    c, d = p3 + p4, p3 - p4
+    if m == 4:
+        return (p0 + a + c, b + np.float32(2) * d, a + np.float32(4) * c,
+                b + np.float32(8) * d + p5)
+    return (p0 + a + c, b + np.float32(2) * d + p5, np.float32(0), np.float32(0))
+
+
+@njit(types.boolean(_F3, types.int64, types.int64, types.int64, types.int64, _F3, _F3),
+      **_OPTS)
+def output_tiles(prod, m, ty0, ty1, tx_n, y, tmp):  # pragma: no cover - compiled
+    """y[m ty + i, m tx + j, :] = (A^T p A)[i, j] for the tiles of tile rows ty0 .. ty1 - 1
+    (``prod`` [36, tiles, C] as ``input_tiles`` numbers them), inside y [H, W, C]."""
+    h, w, c_n = y.shape
+    nonfinite = np.zeros(c_n, np.float32)
+    for ty in range(ty0, ty1):
+        for tx in range(tx_n):
+            t = (ty - ty0) * tx_n + tx
+            for j in range(6):                 # each column of products: A^T p
+                q0, q1, q2 = prod[j, t], prod[6 + j, t], prod[12 + j, t]
+                q3, q4, q5 = prod[18 + j, t], prod[24 + j, t], prod[30 + j, t]
+                for c in range(c_n):
+                    z0, z1, z2, z3 = _at(m, q0[c], q1[c], q2[c], q3[c], q4[c], q5[c])
+                    tmp[0, j, c] = z0
+                    tmp[1, j, c] = z1
+                    if m == 4:
+                        tmp[2, j, c] = z2
+                        tmp[3, j, c] = z3
+            for i in range(m):                 # each row: (A^T p) A, inside the image
+                yy = ty * m + i
+                if yy >= h:
+                    break
+                r0, r1, r2 = tmp[i, 0], tmp[i, 1], tmp[i, 2]
+                r3, r4, r5 = tmp[i, 3], tmp[i, 4], tmp[i, 5]
+                x0 = tx * m
+                cols = min(m, w - x0)
+                out = y[yy]
+                for c in range(c_n):
+                    z0, z1, z2, z3 = _at(m, r0[c], r1[c], r2[c], r3[c], r4[c], r5[c])
+                    nonfinite[c] += (z0 - z0) + (z1 - z1) + (z2 - z2) + (z3 - z3)
+                    out[x0, c] = z0
+                    if cols > 1:
+                        out[x0 + 1, c] = z1
+                    if cols > 2:
+                        out[x0 + 2, c] = z2
+                    if cols > 3:
+                        out[x0 + 3, c] = z3
+    return bool(np.all(nonfinite == 0))

@@ -1,0 +1,188 @@
+"""Winograd's F(4x4, 3x3) and F(2x2, 5x5) for the float references (issue 12): the exact
+transforms, the compiled kernels against them, and the convolution against a float64 sum."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hexscope.engine.nodes import Padding
+from hexscope.engine.ops import _float_conv, _float_winograd
+from hexscope.engine.ops._float_conv import float_conv2d
+from hexscope.engine.ops._float_winograd import applies, transforms, winograd_conv2d
+from hexscope.engine.ops.conv import output_window
+
+pytest.importorskip("numba")
+
+
+def _correlate(d: np.ndarray, g: np.ndarray, m: int) -> np.ndarray:
+    return np.array([sum(g[k] * d[i + k] for k in range(len(g))) for i in range(m)])
+
+
+@pytest.mark.parametrize("m, r", [(4, 3), (2, 5), (2, 3), (3, 3)])
+def test_transforms_compute_the_correlation_exactly(m, r):
+    # in rational arithmetic on integers the identity y = A^T [(G g) * (B^T d)] is exact
+    at, g_mat, bt = transforms(m, r)
+    rng = np.random.default_rng(m * 10 + r)
+    for _ in range(20):
+        d = [Fraction(int(v)) for v in rng.integers(-50, 50, m + r - 1)]
+        g = [Fraction(int(v)) for v in rng.integers(-50, 50, r)]
+        gg = [sum(Fraction(g_mat[k, j]).limit_denominator(1000) * g[j] for j in range(r))
+              for k in range(m + r - 1)]
+        bd = [sum(Fraction(bt[k, j]) * d[j] for j in range(m + r - 1))
+              for k in range(m + r - 1)]
+        y = [sum(Fraction(at[i, k]) * gg[k] * bd[k] for k in range(m + r - 1))
+             for i in range(m)]
+        assert y == [sum(g[k] * d[i + k] for k in range(r)) for i in range(m)]
+
+
+def test_the_two_forms_share_the_input_transform_written_in_the_kernels():
+    # the integer matrices spelt out in _winograd_defs' docstring
+    bt = [[4, 0, -5, 0, 1, 0], [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0],
+          [0, -2, -1, 2, 1, 0], [0, 2, -1, -2, 1, 0], [0, 4, 0, -5, 0, 1]]
+    assert np.array_equal(transforms(4, 3)[2], bt)
+    assert np.array_equal(transforms(2, 5)[2], bt)
+    assert np.array_equal(transforms(4, 3)[0], [[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0],
+                                               [0, 1, 1, 4, 4, 0], [0, 1, -1, 8, -8, 1]])
+    assert np.array_equal(transforms(2, 5)[0], [[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 1]])
+
+
+@pytest.mark.parametrize("m", [4, 2])
+def test_the_compiled_transforms_are_the_matrices(m):
+    from hexscope.engine.ops import _winograd_defs as k
+
+    rng = np.random.default_rng(m)
+    at, _, bt = transforms(m, 7 - m)
+    c, tx_n, ty_n = 19, 3, 2
+    xp = rng.normal(size=(ty_n * m + 6 - m, tx_n * m + 6 - m, c)).astype(np.float32)
+    v = np.empty((36, ty_n * tx_n, c), np.float32)
+    assert k.input_tiles(xp, m, 0, ty_n, tx_n, v, np.empty((6, 6, c), np.float32))
+    for ty in range(ty_n):
+        for tx in range(tx_n):
+            d = xp[ty * m:ty * m + 6, tx * m:tx * m + 6].astype(np.float64)   # (6, 6, c)
+            want = np.einsum("ai,ijc,bj->abc", bt, d, bt).reshape(36, c)
+            np.testing.assert_allclose(v[:, ty * tx_n + tx], want, rtol=1e-5, atol=1e-4)
+    prod = rng.normal(size=(36, ty_n * tx_n, c)).astype(np.float32)
+    h, w = ty_n * m - 1, tx_n * m - 1            # partial tiles at the bottom and right
+    y = np.full((h, w, c), np.nan, np.float32)
+    assert k.output_tiles(prod, m, 0, ty_n, tx_n, y, np.empty((m, 6, c), np.float32))
+    for ty in range(ty_n):
+        for tx in range(tx_n):
+            p = prod[:, ty * tx_n + tx].reshape(6, 6, c).astype(np.float64)
+            want = np.einsum("ai,ijc,bj->abc", at, p, at)
+            got = y[ty * m:ty * m + m, tx * m:tx * m + m]
+            np.testing.assert_allclose(got, want[:got.shape[0], :got.shape[1]],
+                                       rtol=1e-5, atol=1e-4)
+
+
+def _direct64(xs: np.ndarray, w: np.ndarray, rows, cols) -> np.ndarray:
+    fh, fw, _, _ = w.shape
+    b, h, wd, _ = xs.shape
+    xp = np.zeros((b, rows.out + fh - 1, cols.out + fw - 1, xs.shape[3]))
+    hh = min(h, xp.shape[1] - rows.before)
+    ww = min(wd, xp.shape[2] - cols.before)
+    xp[:, rows.before:rows.before + hh, cols.before:cols.before + ww] = xs[:, :hh, :ww]
+    y = 0.0
+    for i in range(fh):
+        for j in range(fw):
+            y = y + xp[:, i:i + rows.out, j:j + cols.out] @ w[i, j].astype(np.float64)
+    return y
+
+
+def _close(y: np.ndarray, want: np.ndarray) -> None:
+    # float32 transforms: within a few 1e-6 of the output's magnitude (an LSB is 1/255)
+    scale = max(1.0, float(np.max(np.abs(want))))
+    assert np.max(np.abs(y - want)) <= 3e-5 * scale
+
+
+CASES = [
+    # (B, H, W, Cin), r, Cout, padding
+    ((1, 73, 73, 24), 3, 32, Padding.VALID),      # InceptionV3's 73x73: 18 x 18 tiles
+    ((1, 35, 35, 20), 3, 24, Padding.SAME),       # a partial last tile
+    ((1, 35, 35, 16), 5, 16, Padding.SAME),       # F(2x2, 5x5)
+    ((2, 30, 41, 17), 3, 19, Padding.SAME_CAFFE),  # a batch, odd channels
+    ((1, 60, 33, 16), 3, 16, Padding.NA),
+]
+
+
+@pytest.mark.parametrize("shape, r, cout, padding", CASES)
+def test_winograd_is_the_float64_sum_and_used_by_float_conv(rng, shape, r, cout, padding):
+    xs = rng.normal(size=shape).astype(np.float32)
+    w = rng.normal(size=(r, r, shape[3], cout)).astype(np.float32)
+    rows = output_window(shape[1], r, 1, padding)
+    cols = output_window(shape[2], r, 1, padding)
+    assert applies(w.shape, rows, cols)
+    y = float_conv2d(xs, w, rows, cols)
+    assert y.shape == (shape[0], rows.out, cols.out, cout) and y.flags.c_contiguous
+    assert y.dtype == np.float32
+    _close(y, _direct64(xs, w, rows, cols))
+    assert np.array_equal(y, winograd_conv2d(xs, w, rows, cols))
+
+
+@settings(max_examples=25, deadline=None)
+@given(h=st.integers(1, 30), wd=st.integers(1, 30), cin=st.integers(1, 9),
+       cout=st.integers(1, 9), r=st.sampled_from([3, 5]),
+       padding=st.sampled_from([Padding.VALID, Padding.SAME, Padding.SAME_CAFFE]),
+       seed=st.integers(0, 2**16))
+def test_winograd_on_any_shape_and_padding(h, wd, cin, cout, r, padding, seed):
+    rng = np.random.default_rng(seed)
+    rows = output_window(h, r, 1, padding)
+    cols = output_window(wd, r, 1, padding)
+    if rows.out <= 0 or cols.out <= 0:
+        return
+    xs = rng.normal(size=(1, h, wd, cin)).astype(np.float32)
+    w = rng.normal(size=(r, r, cin, cout)).astype(np.float32)
+    y = winograd_conv2d(xs, w, rows, cols)
+    assert y is not None
+    _close(y, _direct64(xs, w, rows, cols))
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_a_value_that_is_not_finite_takes_the_direct_form(rng, bad):
+    # a tile mixes its pixels: an inf would make NaN around it where the direct form keeps
+    # inf at the outputs that read it
+    xs = rng.normal(size=(1, 35, 35, 16)).astype(np.float32)
+    xs[0, 10, 12, 3] = bad
+    w = rng.normal(size=(3, 3, 16, 16)).astype(np.float32)
+    rows = cols = output_window(35, 3, 1, Padding.SAME)
+    assert winograd_conv2d(xs, w, rows, cols) is None
+    direct = _float_conv._im2col(xs, w, rows, cols)
+    assert np.array_equal(float_conv2d(xs, w, rows, cols), direct, equal_nan=True)
+    assert np.isfinite(direct[0, 0]).all()      # far from the bad pixel: finite values
+
+
+def test_overflow_inside_the_transform_takes_the_direct_form(rng):
+    # finite inputs near float32's top: the transform's sums overflow where the direct
+    # products may not
+    xs = np.full((1, 35, 35, 16), 3e37, np.float32)
+    w = np.full((3, 3, 16, 16), 1e-30, np.float32)
+    rows = cols = output_window(35, 3, 1, Padding.SAME)
+    assert winograd_conv2d(xs, w, rows, cols) is None
+    assert np.isfinite(float_conv2d(xs, w, rows, cols)).all()
+
+
+def test_where_it_applies(monkeypatch):
+    win = output_window(35, 3, 1, Padding.SAME)
+    assert applies((3, 3, 64, 64), win, win)
+    assert not applies((3, 3, 8, 64), win, win)              # few channels: direct
+    small = output_window(8, 3, 1, Padding.SAME)             # 2 x 2 tiles
+    assert not applies((3, 3, 448, 384), small, small)
+    assert not applies((3, 3, 64, 64), output_window(35, 3, 2, Padding.SAME),
+                       output_window(35, 3, 2, Padding.SAME))
+    assert not applies((1, 7, 64, 64), win, win) and not applies((7, 7, 64, 64), win, win)
+    monkeypatch.setenv("HEXSCOPE_KERNELS", "numpy")
+    assert not applies((3, 3, 64, 64), win, win)
+
+
+def test_blocks_of_one_tile_row_give_the_same_convolution(rng, monkeypatch):
+    xs = rng.normal(size=(1, 37, 29, 16)).astype(np.float32)
+    w = rng.normal(size=(3, 3, 16, 24)).astype(np.float32)
+    rows = output_window(37, 3, 1, Padding.SAME)
+    cols = output_window(29, 3, 1, Padding.SAME)
+    whole = winograd_conv2d(xs, w, rows, cols)
+    monkeypatch.setattr(_float_winograd, "_BLOCK_BYTES", 1)   # one tile row a block
+    _close(winograd_conv2d(xs, w, rows, cols), whole.astype(np.float64))
