@@ -37,12 +37,15 @@ import numpy as np
 from hexscope.engine.ops import _compiled
 from hexscope.engine.ops._gemm import Window
 
-#: The finite interpolation points (with infinity: the n = 6 of both forms).
-POINTS = (0, 1, -1, 2, -2)
+#: The finite interpolation points: a form of n points takes the first n - 1 and infinity.
+POINTS = (0, 1, -1, 2, -2, Fraction(1, 2), Fraction(-1, 2))
 N = 6
 
-#: Output block size m per filter size r (n = m + r - 1 = 6).
+#: Output block size m per filter size r of the square forms (n = m + r - 1 = 6).
 M_OF = {3: 4, 5: 2}
+
+#: The 1 x 7 and 7 x 1 filters take F(2, 7) along their long axis (n = 8).
+LINE = ((1, 7), (7, 1))
 
 #: Bytes of products per block of tile rows (a block's transformed tiles take a little
 #: less): they stay in the core's L2 between the GEMMs and the output transform.
@@ -88,30 +91,39 @@ def applies(w_shape: tuple[int, ...], rows: Window, cols: Window) -> bool:
     """True where this form is used: a square 3x3 or 5x5 filter at stride 1 with enough
     tiles and channels to pay for the transforms (measured on the InceptionV3 shapes)."""
     fh, fw, cin, cout = w_shape
-    if fh != fw or fh not in M_OF or rows.s != 1 or cols.s != 1:
+    if rows.s != 1 or cols.s != 1:
         return False
-    m = M_OF[fh]
-    tiles = -(-rows.out // m) * -(-cols.out // m)
+    if (fh, fw) in LINE:
+        tiles = rows.out * -(-cols.out // 2) if fh == 1 else -(-rows.out // 2) * cols.out
+    elif fh == fw and fh in M_OF:
+        m = M_OF[fh]
+        tiles = -(-rows.out // m) * -(-cols.out // m)
+    else:
+        return False
     return tiles >= 64 and cin >= 16 and cout >= 16 and _compiled.enabled()
 
 
 def winograd_conv2d(xs: np.ndarray, w: np.ndarray, rows: Window,
                     cols: Window) -> np.ndarray | None:
-    """The convolution of ``xs`` [B, H, W, Cin] by ``w`` [r, r, Cin, Cout] at stride 1 as in
-    ``float_conv2d``, or None when the kernels are missing or a value is not finite (the
-    caller then takes the direct form)."""
-    kernels = _kernels()
-    if kernels is None:
+    """The convolution of ``xs`` [B, H, W, Cin] by ``w`` [FH, FW, Cin, Cout] at stride 1 as
+    in ``float_conv2d`` (where ``applies``), or None when the kernels are missing or a value
+    is not finite (the caller then takes the direct form)."""
+    if _kernels() is None:
         return None
-    input_tiles, output_tiles = kernels
+    if w.shape[:2] in LINE:
+        return _line(xs, w, rows, cols)
+    return _square(xs, w, rows, cols)
+
+
+def _square(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window) -> np.ndarray | None:
+    from hexscope.engine.ops._winograd_defs import input_tiles, output_tiles
+
     r, _, cin, cout = w.shape
     m = M_OF[r]
-    g = transforms(m, r)[1]
     b, h, wd, _ = xs.shape
     ty_n, tx_n = -(-rows.out // m), -(-cols.out // m)
-    # the filter's transform in float64, then float32: (n * n, Cin, Cout)
-    u = np.tensordot(g, np.tensordot(g, w.astype(np.float64), (1, 1)), (1, 1))
-    u = np.ascontiguousarray(u.reshape(N * N, cin, cout), np.float32)
+    u = _filter_matrix(r, r) @ w.reshape(r * r, cin * cout)     # G g G^T: (n * n, Cin, Cout)
+    u = u.reshape(N * N, cin, cout)
     xp = np.zeros((ty_n * m + r - 1, tx_n * m + r - 1, cin), np.float32)
     hh, ww = min(h, len(xp) - rows.before), min(wd, xp.shape[1] - cols.before)
     y = np.empty((b, rows.out, cols.out, cout), np.float32)
@@ -133,6 +145,52 @@ def winograd_conv2d(xs: np.ndarray, w: np.ndarray, rows: Window,
     return y
 
 
+def _line(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window) -> np.ndarray | None:
+    """F(2, 7) along H (7 x 1) or W (1 x 7): tiles of eight pixels of one column or row."""
+    from hexscope.engine.ops._winograd_defs import line_input_tiles, line_output_tiles
+
+    fh, fw, cin, cout = w.shape
+    along_h = fh > 1
+    u = (_filter_matrix(fh, fw) @ w.reshape(7, cin * cout)).reshape(8, cin, cout)  # G g
+    b, h, wd, _ = xs.shape
+    if along_h:
+        outer, per_row = -(-rows.out // 2), cols.out
+        xp = np.zeros((outer * 2 + 6, cols.out + fw - 1, cin), np.float32)
+    else:
+        outer, per_row = rows.out, -(-cols.out // 2)
+        xp = np.zeros((rows.out + fh - 1, per_row * 2 + 6, cin), np.float32)
+    hh, ww = min(h, len(xp) - rows.before), min(wd, xp.shape[1] - cols.before)
+    y = np.empty((b, rows.out, cols.out, cout), np.float32)
+    step = max(1, _BLOCK_BYTES // (4 * 8 * per_row * cout))
+    v = np.empty((8, min(step, outer) * per_row, cin), np.float32)
+    prod = np.empty((8, min(step, outer) * per_row, cout), np.float32)
+    for bi in range(b):
+        xp[rows.before:rows.before + hh, cols.before:cols.before + ww] = xs[bi, :hh, :ww]
+        for r0 in range(0, outer, step):
+            r1 = min(outer, r0 + step)
+            t = (r1 - r0) * per_row
+            if not line_input_tiles(xp, along_h, r0, r1, per_row, v):
+                return None
+            np.matmul(v[:, :t], u, out=prod[:, :t])
+            if not line_output_tiles(prod, along_h, r0, r1, per_row, y[bi]):
+                return None
+    return y
+
+
+@cache
+def _filter_matrix(fh: int, fw: int) -> np.ndarray:
+    """G (x) G, or G alone along one axis: the filter's transform as one float32 GEMM
+    over the flattened taps (a filter is read once; a float64 transform took as long as a
+    tenth of the convolution)."""
+    if (fh, fw) in LINE:
+        g = transforms(2, 7)[1]
+    else:
+        g = np.kron(transforms(M_OF[fh], fh)[1], transforms(M_OF[fw], fw)[1])
+    out = g.astype(np.float32)
+    out.setflags(write=False)
+    return out
+
+
 def _kernels():  # type: ignore[no-untyped-def]
     if not _compiled.enabled():
         return None
@@ -140,7 +198,7 @@ def _kernels():  # type: ignore[no-untyped-def]
         from hexscope.engine.ops import _winograd_defs
     except Exception:  # noqa: BLE001 - no numba, or it cannot compile here: direct form
         return None
-    return _winograd_defs.input_tiles, _winograd_defs.output_tiles
+    return _winograd_defs
 
 
 __all__ = ["applies", "transforms", "winograd_conv2d"]

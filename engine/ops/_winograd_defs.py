@@ -122,3 +122,89 @@ def output_tiles(prod, m, ty0, ty1, tx_n, y, tmp):  # pragma: no cover - compile
                     if cols > 3:
                         out[x0 + 3, c] = z3
     return bool(np.all(nonfinite == 0))
+
+
+# F(2, 7) along one axis, for 1 x 7 and 7 x 1 filters: points 0, 1, -1, 2, -2, 1/2, -1/2 and
+# infinity, n = 8:
+#
+#     B^T = [[-1,    0,  5.25,     0, -5.25,     0, 1, 0],     A^T = [[1, 1,  1, 1,  1,   1,
+#            [ 0,    1,     1, -4.25, -4.25,     1, 1, 0],             1,    0],
+#            [ 0,   -1,     1,  4.25, -4.25,    -1, 1, 0],            [0, 1, -1, 2, -2, 0.5,
+#            [ 0,  0.5,  0.25,  -2.5, -1.25,     2, 1, 0],             -0.5, 1]]
+#            [ 0, -0.5,  0.25,   2.5, -1.25,    -2, 1, 0],
+#            [ 0,    2,     4,  -2.5,    -5,   0.5, 1, 0],
+#            [ 0,   -2,     4,   2.5,    -5,  -0.5, 1, 0],
+#            [ 0,   -1,     0,  5.25,     0, -5.25, 0, 1]]
+
+@njit(types.boolean(_F3, types.boolean, types.int64, types.int64, types.int64, _F3), **_OPTS)
+def line_input_tiles(xp, along_h, r0, r1, per_row, v):  # pragma: no cover - compiled
+    """v[k, t, :] = (B^T d)[k] for the eight-pixel tiles d of ``xp`` [H, W, C] along W (a
+    tile (r, p) reads xp[r, 2 p + j]) or along H (xp[2 r + j, p]), for r in r0 .. r1 - 1 and
+    p < per_row; t counts from the block's first tile."""
+    c_n = xp.shape[2]
+    nonfinite = np.zeros(c_n, np.float32)
+    f025, f05, f125, f2, f25 = np.float32(0.25), np.float32(0.5), np.float32(1.25), \
+        np.float32(2), np.float32(2.5)
+    f4, f425, f5, f525 = np.float32(4), np.float32(4.25), np.float32(5), np.float32(5.25)
+    for r in range(r0, r1):
+        for p in range(per_row):
+            t = (r - r0) * per_row + p
+            if along_h:
+                s0, s1, s2, s3 = xp[2 * r, p], xp[2 * r + 1, p], xp[2 * r + 2, p], \
+                    xp[2 * r + 3, p]
+                s4, s5, s6, s7 = xp[2 * r + 4, p], xp[2 * r + 5, p], xp[2 * r + 6, p], \
+                    xp[2 * r + 7, p]
+            else:
+                row = xp[r]
+                s0, s1, s2, s3 = row[2 * p], row[2 * p + 1], row[2 * p + 2], row[2 * p + 3]
+                s4, s5, s6, s7 = row[2 * p + 4], row[2 * p + 5], row[2 * p + 6], \
+                    row[2 * p + 7]
+            o0, o1, o2, o3 = v[0, t], v[1, t], v[2, t], v[3, t]
+            o4, o5, o6, o7 = v[4, t], v[5, t], v[6, t], v[7, t]
+            for c in range(c_n):
+                d0, d1, d2, d3 = s0[c], s1[c], s2[c], s3[c]
+                d4, d5, d6, d7 = s4[c], s5[c], s6[c], s7[c]
+                o0[c] = d6 - d0 + f525 * (d2 - d4)
+                o7[c] = d7 - d1 + f525 * (d3 - d5)
+                a, b = d1 + d5 - f425 * d3, d2 + d6 - f425 * d4
+                o1[c], o2[c] = b + a, b - a
+                a, b = f05 * d1 - f25 * d3 + f2 * d5, f025 * d2 - f125 * d4 + d6
+                o3[c], o4[c] = b + a, b - a
+                a, b = f2 * d1 - f25 * d3 + f05 * d5, f4 * d2 - f5 * d4 + d6
+                o5[c], o6[c] = b + a, b - a
+                nonfinite[c] += (((d0 - d0) + (d1 - d1)) + ((d2 - d2) + (d3 - d3))) \
+                    + (((d4 - d4) + (d5 - d5)) + ((d6 - d6) + (d7 - d7)))
+    return bool(np.all(nonfinite == 0))
+
+
+@njit(types.boolean(_F3, types.boolean, types.int64, types.int64, types.int64, _F3), **_OPTS)
+def line_output_tiles(prod, along_h, r0, r1, per_row, y):  # pragma: no cover - compiled
+    """The two outputs A^T p of each tile of ``line_input_tiles``, into y [H, W, C] (along W:
+    y[r, 2 p + i], along H: y[2 r + i, p]), inside the image."""
+    h, w, c_n = y.shape
+    nonfinite = np.zeros(c_n, np.float32)
+    f05, f2 = np.float32(0.5), np.float32(2)
+    for r in range(r0, r1):
+        for p in range(per_row):
+            t = (r - r0) * per_row + p
+            q0, q1, q2, q3 = prod[0, t], prod[1, t], prod[2, t], prod[3, t]
+            q4, q5, q6, q7 = prod[4, t], prod[5, t], prod[6, t], prod[7, t]
+            if along_h:
+                out0 = y[2 * r, p]
+                out1 = y[2 * r + 1, p] if 2 * r + 1 < h else out0
+                second = 2 * r + 1 < h
+            else:
+                out0 = y[r, 2 * p]
+                out1 = y[r, 2 * p + 1] if 2 * p + 1 < w else out0
+                second = 2 * p + 1 < w
+            for c in range(c_n):
+                p0, p1, p2, p3 = q0[c], q1[c], q2[c], q3[c]
+                p4, p5, p6, p7 = q4[c], q5[c], q6[c], q7[c]
+                a, b, e = p1 + p2, p3 + p4, p5 + p6
+                z0 = p0 + a + b + e
+                z1 = (p1 - p2) + f2 * (p3 - p4) + f05 * (p5 - p6) + p7
+                nonfinite[c] += (z0 - z0) + (z1 - z1)
+                out0[c] = z0
+                if second:
+                    out1[c] = z1
+    return bool(np.all(nonfinite == 0))

@@ -23,7 +23,7 @@ def _correlate(d: np.ndarray, g: np.ndarray, m: int) -> np.ndarray:
     return np.array([sum(g[k] * d[i + k] for k in range(len(g))) for i in range(m)])
 
 
-@pytest.mark.parametrize("m, r", [(4, 3), (2, 5), (2, 3), (3, 3)])
+@pytest.mark.parametrize("m, r", [(4, 3), (2, 5), (2, 7), (2, 3), (3, 3)])
 def test_transforms_compute_the_correlation_exactly(m, r):
     # in rational arithmetic on integers the identity y = A^T [(G g) * (B^T d)] is exact
     at, g_mat, bt = transforms(m, r)
@@ -33,7 +33,7 @@ def test_transforms_compute_the_correlation_exactly(m, r):
         g = [Fraction(int(v)) for v in rng.integers(-50, 50, r)]
         gg = [sum(Fraction(g_mat[k, j]).limit_denominator(1000) * g[j] for j in range(r))
               for k in range(m + r - 1)]
-        bd = [sum(Fraction(bt[k, j]) * d[j] for j in range(m + r - 1))
+        bd = [sum(Fraction(bt[k, j]).limit_denominator(100) * d[j] for j in range(m + r - 1))
               for k in range(m + r - 1)]
         y = [sum(Fraction(at[i, k]) * gg[k] * bd[k] for k in range(m + r - 1))
              for i in range(m)]
@@ -79,6 +79,35 @@ def test_the_compiled_transforms_are_the_matrices(m):
                                        rtol=1e-5, atol=1e-4)
 
 
+def test_the_line_kernels_are_f2_7_along_either_axis():
+    from hexscope.engine.ops import _winograd_defs as k
+
+    rng = np.random.default_rng(7)
+    at, _, bt = transforms(2, 7)
+    np.testing.assert_array_equal(bt[[0, 3, 5]], [[-1, 0, 5.25, 0, -5.25, 0, 1, 0],
+                                                  [0, 0.5, 0.25, -2.5, -1.25, 2, 1, 0],
+                                                  [0, 2, 4, -2.5, -5, 0.5, 1, 0]])
+    c, outer, per_row = 21, 3, 4
+    for along_h in (False, True):
+        shape = (outer * 2 + 6, per_row, c) if along_h else (outer, per_row * 2 + 6, c)
+        xp = rng.normal(size=shape).astype(np.float32)
+        v = np.empty((8, outer * per_row, c), np.float32)
+        assert k.line_input_tiles(xp, along_h, 0, outer, per_row, v)
+        prod = rng.normal(size=(8, outer * per_row, c)).astype(np.float32)
+        out_shape = (outer * 2 - 1, per_row, c) if along_h else (outer, per_row * 2 - 1, c)
+        y = np.full(out_shape, np.nan, np.float32)
+        assert k.line_output_tiles(prod, along_h, 0, outer, per_row, y)
+        for r in range(outer):
+            for p in range(per_row):
+                t = r * per_row + p
+                d = xp[2 * r:2 * r + 8, p] if along_h else xp[r, 2 * p:2 * p + 8]
+                np.testing.assert_allclose(v[:, t], bt @ d.astype(np.float64),
+                                           rtol=1e-5, atol=1e-4)
+                want = at @ prod[:, t].astype(np.float64)
+                got = y[2 * r:2 * r + 2, p] if along_h else y[r, 2 * p:2 * p + 2]
+                np.testing.assert_allclose(got, want[:len(got)], rtol=1e-5, atol=1e-4)
+
+
 def _direct64(xs: np.ndarray, w: np.ndarray, rows, cols) -> np.ndarray:
     fh, fw, _, _ = w.shape
     b, h, wd, _ = xs.shape
@@ -106,15 +135,20 @@ CASES = [
     ((1, 35, 35, 16), 5, 16, Padding.SAME),       # F(2x2, 5x5)
     ((2, 30, 41, 17), 3, 19, Padding.SAME_CAFFE),  # a batch, odd channels
     ((1, 60, 33, 16), 3, 16, Padding.NA),
+    ((1, 17, 17, 24), (1, 7), 16, Padding.SAME),   # F(2, 7) along W: a partial last tile
+    ((1, 17, 17, 24), (7, 1), 16, Padding.SAME),   # along H
+    ((2, 24, 19, 16), (7, 1), 20, Padding.VALID),
+    ((1, 13, 30, 16), (1, 7), 17, Padding.SAME_CAFFE),
 ]
 
 
 @pytest.mark.parametrize("shape, r, cout, padding", CASES)
 def test_winograd_is_the_float64_sum_and_used_by_float_conv(rng, shape, r, cout, padding):
+    fh, fw = r if isinstance(r, tuple) else (r, r)
     xs = rng.normal(size=shape).astype(np.float32)
-    w = rng.normal(size=(r, r, shape[3], cout)).astype(np.float32)
-    rows = output_window(shape[1], r, 1, padding)
-    cols = output_window(shape[2], r, 1, padding)
+    w = rng.normal(size=(fh, fw, shape[3], cout)).astype(np.float32)
+    rows = output_window(shape[1], fh, 1, padding)
+    cols = output_window(shape[2], fw, 1, padding)
     assert applies(w.shape, rows, cols)
     y = float_conv2d(xs, w, rows, cols)
     assert y.shape == (shape[0], rows.out, cols.out, cout) and y.flags.c_contiguous
@@ -125,30 +159,33 @@ def test_winograd_is_the_float64_sum_and_used_by_float_conv(rng, shape, r, cout,
 
 @settings(max_examples=25, deadline=None)
 @given(h=st.integers(1, 30), wd=st.integers(1, 30), cin=st.integers(1, 9),
-       cout=st.integers(1, 9), r=st.sampled_from([3, 5]),
+       cout=st.integers(1, 9), f=st.sampled_from([(3, 3), (5, 5), (1, 7), (7, 1)]),
        padding=st.sampled_from([Padding.VALID, Padding.SAME, Padding.SAME_CAFFE]),
        seed=st.integers(0, 2**16))
-def test_winograd_on_any_shape_and_padding(h, wd, cin, cout, r, padding, seed):
+def test_winograd_on_any_shape_and_padding(h, wd, cin, cout, f, padding, seed):
     rng = np.random.default_rng(seed)
-    rows = output_window(h, r, 1, padding)
-    cols = output_window(wd, r, 1, padding)
+    rows = output_window(h, f[0], 1, padding)
+    cols = output_window(wd, f[1], 1, padding)
     if rows.out <= 0 or cols.out <= 0:
         return
     xs = rng.normal(size=(1, h, wd, cin)).astype(np.float32)
-    w = rng.normal(size=(r, r, cin, cout)).astype(np.float32)
+    w = rng.normal(size=(*f, cin, cout)).astype(np.float32)
     y = winograd_conv2d(xs, w, rows, cols)
     assert y is not None
     _close(y, _direct64(xs, w, rows, cols))
 
 
 @pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
-def test_a_value_that_is_not_finite_takes_the_direct_form(rng, bad):
+@pytest.mark.parametrize("f", [(3, 3), (1, 7), (7, 1)])
+def test_a_value_that_is_not_finite_takes_the_direct_form(rng, bad, f):
     # a tile mixes its pixels: an inf would make NaN around it where the direct form keeps
     # inf at the outputs that read it
     xs = rng.normal(size=(1, 35, 35, 16)).astype(np.float32)
     xs[0, 10, 12, 3] = bad
-    w = rng.normal(size=(3, 3, 16, 16)).astype(np.float32)
-    rows = cols = output_window(35, 3, 1, Padding.SAME)
+    w = rng.normal(size=(*f, 16, 16)).astype(np.float32)
+    rows = output_window(35, f[0], 1, Padding.SAME)
+    cols = output_window(35, f[1], 1, Padding.SAME)
+    assert applies(w.shape, rows, cols)
     assert winograd_conv2d(xs, w, rows, cols) is None
     direct = _float_conv._im2col(xs, w, rows, cols)
     assert np.array_equal(float_conv2d(xs, w, rows, cols), direct, equal_nan=True)
@@ -173,7 +210,8 @@ def test_where_it_applies(monkeypatch):
     assert not applies((3, 3, 448, 384), small, small)
     assert not applies((3, 3, 64, 64), output_window(35, 3, 2, Padding.SAME),
                        output_window(35, 3, 2, Padding.SAME))
-    assert not applies((1, 7, 64, 64), win, win) and not applies((7, 7, 64, 64), win, win)
+    assert applies((1, 7, 64, 64), win, win) and applies((7, 1, 64, 64), win, win)
+    assert not applies((7, 7, 64, 64), win, win) and not applies((1, 5, 64, 64), win, win)
     monkeypatch.setenv("HEXSCOPE_KERNELS", "numpy")
     assert not applies((3, 3, 64, 64), win, win)
 
