@@ -3,8 +3,9 @@
 The float analyses spend most of their time here, so the products are laid out for BLAS:
 
 - a 1x1 filter at stride 1 is one GEMM over the whole image;
-- 3x3 and 5x5 filters at stride 1 on enough tiles take Winograd's F(4x4, 3x3) and
-  F(2x2, 5x5) (``_float_winograd``: 4 and 2.8 times fewer products);
+- 3x3, 5x5, 1x7 and 7x1 filters at stride 1 on enough tiles take Winograd's minimal
+  filtering (``_float_winograd``: 1.75 to 4 times fewer products; where the caller asks for
+  a precise result, 3x3 filters only, by a form that rounds no more than the direct one);
 - from 400 output pixels, and for every 1 x N filter, the patches of a block of output rows
   are copied out (one strided view, one copy) and multiplied in one GEMM with K = FH * FW *
   Cin (``_im2col``): the taps' GEMMs below, with K = Cin, ran at half of BLAS's speed on
@@ -62,9 +63,13 @@ _IM2COL_K = 2048
 _PATCH_BYTES = 1 << 20
 
 
-def float_conv2d(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window) -> np.ndarray:
+def float_conv2d(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window,
+                 precise: bool = False) -> np.ndarray:
     """Convolution of ``xs`` [B, H, W, Cin] by ``w`` [FH, FW, Cin, Cout] (float32), taps
-    outside the image adding nothing; [B, rows.out, cols.out, Cout], C-contiguous."""
+    outside the image adding nothing; [B, rows.out, cols.out, Cout], C-contiguous.
+
+    ``precise``: round no more than the direct form (the Winograd forms with larger
+    coefficients are left out; see ``_float_winograd``)."""
     fh, fw, cin, cout = w.shape
     b = xs.shape[0]
     if rows.out == 0 or cols.out == 0 or b == 0 or fh * fw == 0:
@@ -73,8 +78,8 @@ def float_conv2d(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window) -> n
             and not (rows.before or cols.before) and (rows.out, cols.out) == xs.shape[1:3]:
         flat = np.ascontiguousarray(xs).reshape(-1, cin)
         return (flat @ w.reshape(cin, cout)).reshape(1, rows.out, cols.out, cout)
-    if _float_winograd.applies(w.shape, rows, cols):
-        y = _float_winograd.winograd_conv2d(xs, w, rows, cols)
+    if _float_winograd.applies(w.shape, rows, cols, precise):
+        y = _float_winograd.winograd_conv2d(xs, w, rows, cols, precise)
         if y is not None:
             return y
     if rows.out * cols.out >= _IM2COL_PIXELS or fh == 1 or fh * fw * cin >= _IM2COL_K:

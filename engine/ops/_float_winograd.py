@@ -8,19 +8,28 @@ of the input, n = m + r - 1, with n * n products per channel pair instead of m *
     Y = A^T [ (G g G^T) * (B^T d B) ] A
 
 for each tile d and filter g, the products summed over the input channels (n * n GEMMs, one
-per point of the transform). Both forms here use n = 6 and the interpolation points
-0, 1, -1, 2, -2 and infinity, so they share B^T:
+per point of the transform). The fast forms use the points 0, 1, -1, 2, -2 (and 1/2, -1/2 for
+r = 7) and infinity:
 
-- F(4 x 4, 3 x 3): 36 products for 16 outputs of 9 taps (144): 4 times fewer;
-- F(2 x 2, 5 x 5): 36 products for 4 outputs of 25 taps (100): 2.8 times fewer.
+- F(4 x 4, 3 x 3), n = 6: 36 products for 16 outputs of 9 taps (144): 4 times fewer;
+- F(2 x 2, 5 x 5), n = 6 (the same B^T): 36 products for 4 outputs of 25 taps: 2.8 times;
+- F(2, 7) along the long axis of 1 x 7 and 7 x 1 filters, n = 8: 8 products for 14.
 
 The transforms are exact in rational arithmetic (``transforms`` builds them from the points
-with fractions; the kernels below spell out the same integer matrices). In float32 they add
-rounding: the results stay within a few 1e-6 of the output's magnitude (the tests hold them to
-the float64 sum), against an LSB of 1/255 of the range, so a reference computed either way
-reports the same errors to well below a thousandth of an LSB. A tile mixes the values of its
-pixels, so an infinite or NaN input would spread further than in the direct form: where the
-input or a result is not finite the direct form is used instead.
+with fractions; the kernels spell out the same matrices), but in float32 their larger
+coefficients add rounding: the results stay within a few 1e-6 of the output's magnitude (the
+tests hold them to the float64 sum). Against an 8-bit output's LSB (1/255 of its range) that
+is nothing. Against a 32-bit accumulator's LSB it is not: on InceptionV3's layers the isolated
+error of a QuantizedConv2d_8x8to32 (exact integers, so only the reference's rounding shows)
+was 0.07-0.22 LSB with the direct form and up to 0.74 with F(4x4, 3x3), near the default
+tolerance of one LSB. So the **precise** form, asked for where that output is compared with
+the run's own inputs, is F(2 x 2, 3 x 3) on the points 0, 1, -1 and infinity: coefficients 0
+and +-1 (and halves in G), whose sums rounded less than the direct form's on every such
+layer it takes here (0.04-0.12 LSB), with 2.25 times fewer products; other filters then
+take the direct form.
+
+A tile mixes the values of its pixels, so an infinite or NaN input would spread further than
+in the direct form: where the input or a result is not finite the direct form is used instead.
 
 The tiles are transformed, multiplied and transformed back by blocks of tile rows, so a
 block's transformed tiles and products stay in cache. Figures: bench/README.md
@@ -41,7 +50,7 @@ from hexscope.engine.ops._gemm import Window
 POINTS = (0, 1, -1, 2, -2, Fraction(1, 2), Fraction(-1, 2))
 N = 6
 
-#: Output block size m per filter size r of the square forms (n = m + r - 1 = 6).
+#: Output block size m per filter size r of the fast square forms (n = m + r - 1 = 6).
 M_OF = {3: 4, 5: 2}
 
 #: The 1 x 7 and 7 x 1 filters take F(2, 7) along their long axis (n = 8).
@@ -87,51 +96,69 @@ def _coefficients(roots: list[Fraction]) -> list[float]:
     return [float(c) for c in poly]
 
 
-def applies(w_shape: tuple[int, ...], rows: Window, cols: Window) -> bool:
-    """True where this form is used: a square 3x3 or 5x5 filter at stride 1 with enough
-    tiles and channels to pay for the transforms (measured on the InceptionV3 shapes)."""
+def _square_form(fh: int, fw: int, precise: bool) -> tuple[int, int] | None:
+    """(m, n) of the square form for an fh x fw filter, or None."""
+    if fh != fw:
+        return None
+    if precise:
+        return (2, 4) if fh == 3 else None
+    return (M_OF[fh], N) if fh in M_OF else None
+
+
+def applies(w_shape: tuple[int, ...], rows: Window, cols: Window,
+            precise: bool = False) -> bool:
+    """True where a form is used: 3x3 and 5x5 filters (3x3 only when ``precise``), 1x7 and
+    7x1 (not precise) at stride 1, with enough tiles and channels to pay for the transforms
+    (measured on the InceptionV3 shapes)."""
     fh, fw, cin, cout = w_shape
     if rows.s != 1 or cols.s != 1:
         return False
-    if (fh, fw) in LINE:
+    square = _square_form(fh, fw, precise)
+    if (fh, fw) in LINE and not precise:
         tiles = rows.out * -(-cols.out // 2) if fh == 1 else -(-rows.out // 2) * cols.out
-    elif fh == fw and fh in M_OF:
-        m = M_OF[fh]
+    elif square is not None:
+        m = square[0]
         tiles = -(-rows.out // m) * -(-cols.out // m)
     else:
         return False
     return tiles >= 64 and cin >= 16 and cout >= 16 and _compiled.enabled()
 
 
-def winograd_conv2d(xs: np.ndarray, w: np.ndarray, rows: Window,
-                    cols: Window) -> np.ndarray | None:
+def winograd_conv2d(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window,
+                    precise: bool = False) -> np.ndarray | None:
     """The convolution of ``xs`` [B, H, W, Cin] by ``w`` [FH, FW, Cin, Cout] at stride 1 as
     in ``float_conv2d`` (where ``applies``), or None when the kernels are missing or a value
     is not finite (the caller then takes the direct form)."""
     if _kernels() is None:
         return None
-    if w.shape[:2] in LINE:
+    if w.shape[:2] in LINE and not precise:
         return _line(xs, w, rows, cols)
-    return _square(xs, w, rows, cols)
+    form = _square_form(w.shape[0], w.shape[1], precise)
+    if form is None:
+        raise ValueError(f"no Winograd form for a {w.shape[0]}x{w.shape[1]} filter"
+                         f"{' (precise)' if precise else ''}")
+    return _square(xs, w, rows, cols, *form)
 
 
-def _square(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window) -> np.ndarray | None:
-    from hexscope.engine.ops._winograd_defs import input_tiles, output_tiles
+def _square(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window, m: int,
+            n: int) -> np.ndarray | None:
+    from hexscope.engine.ops import _winograd_defs as k
 
+    input_tiles, output_tiles = (k.input_tiles, k.output_tiles) if n == N else \
+        (k.input_tiles4, k.output_tiles4)
     r, _, cin, cout = w.shape
-    m = M_OF[r]
     b, h, wd, _ = xs.shape
     ty_n, tx_n = -(-rows.out // m), -(-cols.out // m)
-    u = _filter_matrix(r, r) @ w.reshape(r * r, cin * cout)     # G g G^T: (n * n, Cin, Cout)
-    u = u.reshape(N * N, cin, cout)
+    u = _filter_matrix(r, r, m) @ w.reshape(r * r, cin * cout)   # G g G^T: (n * n, Cin, Cout)
+    u = u.reshape(n * n, cin, cout)
     xp = np.zeros((ty_n * m + r - 1, tx_n * m + r - 1, cin), np.float32)
     hh, ww = min(h, len(xp) - rows.before), min(wd, xp.shape[1] - cols.before)
     y = np.empty((b, rows.out, cols.out, cout), np.float32)
-    step = max(1, _BLOCK_BYTES // (4 * N * N * tx_n * cout))
-    v = np.empty((N * N, min(step, ty_n) * tx_n, cin), np.float32)
-    prod = np.empty((N * N, min(step, ty_n) * tx_n, cout), np.float32)
-    tmp_in = np.empty((N, N, cin), np.float32)
-    tmp_out = np.empty((m, N, cout), np.float32)
+    step = max(1, _BLOCK_BYTES // (4 * n * n * tx_n * cout))
+    v = np.empty((n * n, min(step, ty_n) * tx_n, cin), np.float32)
+    prod = np.empty((n * n, min(step, ty_n) * tx_n, cout), np.float32)
+    tmp_in = np.empty((n, n, cin), np.float32)
+    tmp_out = np.empty((m, n, cout), np.float32)
     for bi in range(b):
         xp[rows.before:rows.before + hh, cols.before:cols.before + ww] = xs[bi, :hh, :ww]
         for ty0 in range(0, ty_n, step):
@@ -151,7 +178,7 @@ def _line(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window) -> np.ndarr
 
     fh, fw, cin, cout = w.shape
     along_h = fh > 1
-    u = (_filter_matrix(fh, fw) @ w.reshape(7, cin * cout)).reshape(8, cin, cout)  # G g
+    u = (_filter_matrix(fh, fw, 2) @ w.reshape(7, cin * cout)).reshape(8, cin, cout)  # G g
     b, h, wd, _ = xs.shape
     if along_h:
         outer, per_row = -(-rows.out // 2), cols.out
@@ -178,14 +205,14 @@ def _line(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window) -> np.ndarr
 
 
 @cache
-def _filter_matrix(fh: int, fw: int) -> np.ndarray:
+def _filter_matrix(fh: int, fw: int, m: int) -> np.ndarray:
     """G (x) G, or G alone along one axis: the filter's transform as one float32 GEMM
     over the flattened taps (a filter is read once; a float64 transform took as long as a
     tenth of the convolution)."""
     if (fh, fw) in LINE:
         g = transforms(2, 7)[1]
     else:
-        g = np.kron(transforms(M_OF[fh], fh)[1], transforms(M_OF[fw], fw)[1])
+        g = np.kron(transforms(m, fh)[1], transforms(m, fw)[1])
     out = g.astype(np.float32)
     out.setflags(write=False)
     return out

@@ -208,3 +208,72 @@ def line_output_tiles(prod, along_h, r0, r1, per_row, y):  # pragma: no cover - 
                 if second:
                     out1[c] = z1
     return bool(np.all(nonfinite == 0))
+
+
+# F(2x2, 3x3) on the points 0, 1, -1 and infinity, n = 4: coefficients 0 and +-1 only, so its
+# sums round no more than the direct form's (the precise form of ``_float_winograd``):
+#
+#     B^T = [[-1,  0, 1, 0],     A^T = [[1, 1,  1, 0],
+#            [ 0,  1, 1, 0],            [0, 1, -1, 1]]
+#            [ 0, -1, 1, 0],
+#            [ 0, -1, 0, 1]]
+
+@njit(types.boolean(_F3, types.int64, types.int64, types.int64, types.int64, _F3, _F3),
+      **_OPTS)
+def input_tiles4(xp, m, ty0, ty1, tx_n, v, tmp):  # pragma: no cover - compiled
+    """``input_tiles`` for n = 4 (m = 2): v[4 i + j, t, :] = (B^T d B)[i, j]."""
+    c_n = xp.shape[2]
+    nonfinite = np.zeros(c_n, np.float32)
+    for ty in range(ty0, ty1):
+        for tx in range(tx_n):
+            t = (ty - ty0) * tx_n + tx
+            y0, x0 = ty * m, tx * m
+            for i in range(4):
+                row = xp[y0 + i]
+                s0, s1, s2, s3 = row[x0], row[x0 + 1], row[x0 + 2], row[x0 + 3]
+                o = tmp[i]
+                for c in range(c_n):
+                    d0, d1, d2, d3 = s0[c], s1[c], s2[c], s3[c]
+                    o[0, c], o[1, c], o[2, c], o[3, c] = d2 - d0, d1 + d2, d2 - d1, d3 - d1
+                    nonfinite[c] += ((d0 - d0) + (d1 - d1)) + ((d2 - d2) + (d3 - d3))
+            for j in range(4):
+                q0, q1, q2, q3 = tmp[0, j], tmp[1, j], tmp[2, j], tmp[3, j]
+                o0, o1, o2, o3 = v[j, t], v[4 + j, t], v[8 + j, t], v[12 + j, t]
+                for c in range(c_n):
+                    e0, e1, e2, e3 = q0[c], q1[c], q2[c], q3[c]
+                    o0[c], o1[c], o2[c], o3[c] = e2 - e0, e1 + e2, e2 - e1, e3 - e1
+    return bool(np.all(nonfinite == 0))
+
+
+@njit(types.boolean(_F3, types.int64, types.int64, types.int64, types.int64, _F3, _F3),
+      **_OPTS)
+def output_tiles4(prod, m, ty0, ty1, tx_n, y, tmp):  # pragma: no cover - compiled
+    """``output_tiles`` for n = 4 (m = 2)."""
+    h, w, c_n = y.shape
+    nonfinite = np.zeros(c_n, np.float32)
+    for ty in range(ty0, ty1):
+        for tx in range(tx_n):
+            t = (ty - ty0) * tx_n + tx
+            for j in range(4):
+                q0, q1, q2, q3 = prod[j, t], prod[4 + j, t], prod[8 + j, t], prod[12 + j, t]
+                for c in range(c_n):
+                    p1, p2 = q1[c], q2[c]
+                    tmp[0, j, c] = q0[c] + p1 + p2
+                    tmp[1, j, c] = p1 - p2 + q3[c]
+            x0 = tx * m
+            for i in range(2):
+                yy = ty * m + i
+                if yy >= h:
+                    break
+                r0, r1, r2, r3 = tmp[i, 0], tmp[i, 1], tmp[i, 2], tmp[i, 3]
+                out0 = y[yy, x0]
+                second = x0 + 1 < w
+                out1 = y[yy, x0 + 1] if second else out0
+                for c in range(c_n):
+                    p1, p2 = r1[c], r2[c]
+                    z0, z1 = r0[c] + p1 + p2, p1 - p2 + r3[c]
+                    nonfinite[c] += (z0 - z0) + (z1 - z1)
+                    out0[c] = z0
+                    if second:
+                        out1[c] = z1
+    return bool(np.all(nonfinite == 0))

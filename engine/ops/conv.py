@@ -294,17 +294,22 @@ def _converted(ctx: KernelContext, slot: str, filt: Tensor, zero: int,
 
 def conv2d_reference(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor,
                      x_max: Tensor, f_min: Tensor, f_max: Tensor,
-                     stride: Tensor) -> tuple[np.ndarray, ...]:
+                     stride: Tensor, *, precise: bool | None = None) -> tuple[np.ndarray, ...]:
     """the float convolution of the dequantized data and filter (same padding and stride)."""
     # float32 GEMMs: 8-bit data and weights are exact in float32; the sums carry ~1e-7
-    # relative error, far below an output LSB
+    # relative error, far below an 8-bit output's LSB. The 32-bit output's LSB is the data
+    # step times the filter step: where the data are the run's own codes (the isolated
+    # analysis) the quantized sums are exact and only the reference's rounding shows, so it
+    # takes the float forms that round no more than the direct one
+    if precise is None:
+        precise = x.dtype is not _F32
     xs = real(x, x_min, x_max, np.float32)
     w = real(filt, f_min, f_max, np.float32)
     fh, fw, _, _ = filt.shape
     rows = output_window(x.shape[1], fh, stride.shape[1], ctx.padding)
     cols = output_window(x.shape[2], fw, stride.shape[2], ctx.padding)
     # zero padding: taps outside the image add nothing, as in the quantized kernel
-    y = float_conv2d(xs, w, rows, cols)
+    y = float_conv2d(xs, w, rows, cols, precise)
     return ranged(y)
 
 

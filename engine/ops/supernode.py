@@ -334,7 +334,7 @@ def supernode_reference(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
                         o_max: Tensor) -> tuple[np.ndarray, ...]:
     """the float convolution plus the dequantized bias, clamped to the finite bounds of the
     output range (a Relu's 0, a ReluX's maximum)."""
-    y = conv2d_reference(ctx, x, filt, x_min, x_max, f_min, f_max, stride)[0]
+    y = conv2d_reference(ctx, x, filt, x_min, x_max, f_min, f_max, stride, precise=False)[0]
     y = y + real(bias, b_min, b_max).reshape(-1)[:y.shape[-1]]
     lo, hi = float(real(o_min).reshape(-1)[0]), float(real(o_max).reshape(-1)[0])
     if np.isfinite(lo):

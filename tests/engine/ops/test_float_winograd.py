@@ -51,28 +51,30 @@ def test_the_two_forms_share_the_input_transform_written_in_the_kernels():
     assert np.array_equal(transforms(2, 5)[0], [[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 1]])
 
 
-@pytest.mark.parametrize("m", [4, 2])
-def test_the_compiled_transforms_are_the_matrices(m):
+@pytest.mark.parametrize("m, n", [(4, 6), (2, 6), (2, 4)])
+def test_the_compiled_transforms_are_the_matrices(m, n):
     from hexscope.engine.ops import _winograd_defs as k
 
+    input_tiles, output_tiles = (k.input_tiles, k.output_tiles) if n == 6 else \
+        (k.input_tiles4, k.output_tiles4)
     rng = np.random.default_rng(m)
-    at, _, bt = transforms(m, 7 - m)
+    at, _, bt = transforms(m, n + 1 - m)
     c, tx_n, ty_n = 19, 3, 2
-    xp = rng.normal(size=(ty_n * m + 6 - m, tx_n * m + 6 - m, c)).astype(np.float32)
-    v = np.empty((36, ty_n * tx_n, c), np.float32)
-    assert k.input_tiles(xp, m, 0, ty_n, tx_n, v, np.empty((6, 6, c), np.float32))
+    xp = rng.normal(size=(ty_n * m + n - m, tx_n * m + n - m, c)).astype(np.float32)
+    v = np.empty((n * n, ty_n * tx_n, c), np.float32)
+    assert input_tiles(xp, m, 0, ty_n, tx_n, v, np.empty((n, n, c), np.float32))
     for ty in range(ty_n):
         for tx in range(tx_n):
-            d = xp[ty * m:ty * m + 6, tx * m:tx * m + 6].astype(np.float64)   # (6, 6, c)
-            want = np.einsum("ai,ijc,bj->abc", bt, d, bt).reshape(36, c)
+            d = xp[ty * m:ty * m + n, tx * m:tx * m + n].astype(np.float64)   # (n, n, c)
+            want = np.einsum("ai,ijc,bj->abc", bt, d, bt).reshape(n * n, c)
             np.testing.assert_allclose(v[:, ty * tx_n + tx], want, rtol=1e-5, atol=1e-4)
-    prod = rng.normal(size=(36, ty_n * tx_n, c)).astype(np.float32)
+    prod = rng.normal(size=(n * n, ty_n * tx_n, c)).astype(np.float32)
     h, w = ty_n * m - 1, tx_n * m - 1            # partial tiles at the bottom and right
     y = np.full((h, w, c), np.nan, np.float32)
-    assert k.output_tiles(prod, m, 0, ty_n, tx_n, y, np.empty((m, 6, c), np.float32))
+    assert output_tiles(prod, m, 0, ty_n, tx_n, y, np.empty((m, n, c), np.float32))
     for ty in range(ty_n):
         for tx in range(tx_n):
-            p = prod[:, ty * tx_n + tx].reshape(6, 6, c).astype(np.float64)
+            p = prod[:, ty * tx_n + tx].reshape(n, n, c).astype(np.float64)
             want = np.einsum("ai,ijc,bj->abc", at, p, at)
             got = y[ty * m:ty * m + m, tx * m:tx * m + m]
             np.testing.assert_allclose(got, want[:got.shape[0], :got.shape[1]],
@@ -155,6 +157,69 @@ def test_winograd_is_the_float64_sum_and_used_by_float_conv(rng, shape, r, cout,
     assert y.dtype == np.float32
     _close(y, _direct64(xs, w, rows, cols))
     assert np.array_equal(y, winograd_conv2d(xs, w, rows, cols))
+
+
+@pytest.mark.parametrize("shape, cout, padding", [((1, 35, 35, 24), 20, Padding.SAME),
+                                                  ((2, 30, 41, 17), 19, Padding.VALID)])
+def test_the_precise_form_is_the_float64_sum(rng, shape, cout, padding):
+    xs = rng.normal(size=shape).astype(np.float32)
+    w = rng.normal(size=(3, 3, shape[3], cout)).astype(np.float32)
+    rows = output_window(shape[1], 3, 1, padding)
+    cols = output_window(shape[2], 3, 1, padding)
+    assert applies(w.shape, rows, cols, precise=True)
+    y = float_conv2d(xs, w, rows, cols, precise=True)
+    _close(y, _direct64(xs, w, rows, cols))
+    assert np.array_equal(y, winograd_conv2d(xs, w, rows, cols, precise=True))
+
+
+def test_the_precise_form_rounds_no_more_than_the_direct_one():
+    # dequantized codes, as the isolated analysis feeds a QuantizedConv2d_8x8to32: its
+    # 32-bit output's LSB is the data step times the filter step, and the fast form's
+    # rounding came near it (module docstring)
+    rng = np.random.default_rng(5)
+    sx, sw = 6.0 / 255, 0.8 / 255
+    xs = (sx * (rng.integers(0, 256, (1, 73, 73, 80)) - 0)).astype(np.float32)
+    w = (sw * (rng.integers(0, 256, (3, 3, 80, 96)) - 131)).astype(np.float32)
+    rows = cols = output_window(73, 3, 1, Padding.VALID)
+    want = _direct64(xs, w, rows, cols)
+    lsb = sx * sw
+
+    def error(y: np.ndarray) -> float:
+        return float(np.max(np.abs(y - want))) / lsb
+
+    direct = error(_float_conv._im2col(xs, w, rows, cols))
+    precise = error(float_conv2d(xs, w, rows, cols, precise=True))
+    fast = error(float_conv2d(xs, w, rows, cols))
+    assert precise <= direct < fast
+
+
+def test_precise_takes_3x3_only_and_the_isolated_conv_asks_for_it(monkeypatch, rng):
+    from hexscope.engine.dtypes import DType
+    from hexscope.engine.ops import conv
+    from hexscope.engine.ops.context import KernelContext
+    from hexscope.engine.tensor import Tensor
+
+    win = output_window(35, 3, 1, Padding.SAME)
+    assert applies((3, 3, 64, 64), win, win, precise=True)
+    assert not applies((5, 5, 64, 64), win, win, precise=True)
+    assert not applies((1, 7, 64, 64), win, win, precise=True)
+    asked = []
+    real_conv = conv.float_conv2d
+    monkeypatch.setattr(conv, "float_conv2d",
+                        lambda *a: asked.append(a[-1]) or real_conv(*a))
+    ctx = KernelContext(node_id=1, op="QuantizedConv2d_8x8to32", padding=Padding.SAME)
+
+    def scalar(v: float) -> Tensor:
+        return Tensor.from_array(np.full((1, 1, 1, 1), v, np.float32), DType.FLOAT32)
+
+    codes = Tensor.from_array(rng.integers(0, 256, (1, 9, 9, 4), dtype=np.uint8), DType.QUINT8)
+    floats = Tensor.from_array(rng.normal(size=(1, 9, 9, 4)).astype(np.float32), DType.FLOAT32)
+    filt = Tensor.from_array(rng.integers(0, 256, (3, 3, 4, 2), dtype=np.uint8), DType.QUINT8)
+    stride = Tensor.from_array(np.zeros((1, 1, 1, 1), np.int32), DType.INT32)
+    for x in (codes, floats):
+        conv.conv2d_reference(ctx, x, filt, scalar(-1), scalar(1), scalar(-1), scalar(1),
+                              stride)
+    assert asked == [True, False]
 
 
 @settings(max_examples=25, deadline=None)
