@@ -545,8 +545,15 @@ class MainWindow(QMainWindow):
 
     def set_overlay(self, colors: dict[int, QColor] | None,
                     legend: list[tuple[str, QColor]] = ()) -> None:  # type: ignore[assignment]
+        # only the nodes whose colour changes: a look set on all 5,000 nodes of a large
+        # graph took ~120 ms after every step of a coloured comparison
+        colors = colors or {}
+        looks = self.scene.looks
         for node_id in self.graph.order:
-            self.scene.set_look(node_id, overlay=(colors or {}).get(node_id))
+            color = colors.get(node_id)
+            look = looks.get(node_id)
+            if (look.overlay if look is not None else None) != color:
+                self.scene.set_look(node_id, overlay=color)
         self._overlay_legend = list(legend) if colors else []
         text = "  ".join(f"<span style='color:{c.name()}'>■</span> {name}"
                          for name, c in self._overlay_legend)
