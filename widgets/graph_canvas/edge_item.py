@@ -22,6 +22,10 @@ MIN_BEND = 40.0
 # rendered at powers of two: at 1/32 they have no edges, at 1/16 they do.)
 EDGE_MIN_LOD = 0.04
 
+#: Opacity of an edge passing over other nodes, and of its halo, while not highlighted.
+_PASSING_LINE_ALPHA = 0.55
+_PASSING_HALO_ALPHA = 0.35
+
 
 def curve_segments(sx: float, sy: float, ex: float, ey: float,
                    gap_y: float | None = None) -> list[Segment]:
@@ -118,7 +122,15 @@ class EdgeItem(QGraphicsPathItem):
             # above it) stays visible across its colour, and a 7-pixel white band around
             # every crossing edge would wash out the overview.
             if self.highlighted or self.crossing:
-                halo = QPen(colors.halo, 7.0)
+                halo_color = QColor(colors.halo)
+                if not self.highlighted:
+                    # a passing edge, translucent: the ports and names it crosses stay
+                    # readable through it (opaque, it hid them on large graphs)
+                    halo_color.setAlphaF(_PASSING_HALO_ALPHA)
+                    color = QColor(pen.color())
+                    color.setAlphaF(_PASSING_LINE_ALPHA)
+                    pen.setColor(color)
+                halo = QPen(halo_color, 7.0)
                 halo.setCosmetic(True)
                 painter.setPen(halo)
                 painter.drawPath(self.path())
