@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hexscope.engine.batch.parallel import Done, _lost, _plugin_files
+from hexscope.engine.batch.parallel import IN_FLIGHT, Done, _lost, _plugin_files
 from hexscope.engine.batch.stats import RangeAccumulator, RangePartial
 from hexscope.engine.errors import BackendError
 
@@ -153,9 +153,26 @@ def run_on_cluster(graph_bytes: bytes, input_sets: Sequence[InputSet], backend: 
                                  dump_dir is not None, fusions, pure=False,
                                  key=f"hexscope-run-{k}-{id(input_sets)}-{_next()}")
 
-        futures = {submit(k, graph_future): k for k in range(len(input_sets))}
+        # A few sets per worker at a time, as --jobs does: the scheduler and the workers
+        # hold the queued sets (whole tensors, when they are not recipes) and the results
+        # not yet collected, so submitting a batch of thousands at once held all of them.
+        todo = iter(range(len(input_sets)))
+        futures: dict[object, int] = {}
+        queue = as_completed(loop=client.loop)
+
+        def top_up() -> None:
+            workers = len(client.scheduler_info().get("workers", {}))
+            while len(futures) < IN_FLIGHT * max(1, workers):
+                k = next(todo, None)
+                if k is None:
+                    return
+                future = submit(k, graph_future)
+                futures[future] = k
+                queue.add(future)
+
+        top_up()
         killed: list[int] = []
-        for future in as_completed(futures, loop=client.loop):
+        for future in queue:
             k = futures.pop(future)
             try:
                 finish(*future.result())
@@ -163,6 +180,7 @@ def run_on_cluster(graph_bytes: bytes, input_sets: Sequence[InputSet], backend: 
                 killed.append(k)
             except Exception as exc:  # noqa: BLE001 - a run's trouble is that run's failure
                 done(k, _lost(input_sets[k], f"{type(exc).__name__}: {exc}"), {}, "")
+            top_up()
         for k in sorted(killed):          # alone now: only the run that kills is lost
             try:
                 fresh = client.scatter(graph_bytes, broadcast=True, hash=False)

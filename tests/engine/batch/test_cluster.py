@@ -118,3 +118,31 @@ def test_the_command_line_sends_the_runs_to_the_scheduler(scheduler, tmp_path):
                     graph_name="g.hexgraph", jobs=1)
     local = _without_timings(json.loads(json.dumps(report_document(one, str(graph)))))
     assert far["summary"]["runs"] == 4 and far == local
+
+
+def test_a_few_sets_per_worker_are_queued_at_a_time(scheduler, monkeypatch):
+    # the scheduler and the workers hold what is queued: a large batch is let out a few
+    # sets per worker at a time, as --jobs does (2 workers, 1 each here)
+    from hexscope.engine.batch import cluster
+
+    monkeypatch.setattr(cluster, "IN_FLIGHT", 1)
+    submitted = []
+    real_next = cluster._next
+    monkeypatch.setattr(cluster, "_next", lambda: submitted.append(1) or real_next())
+    queued: list[int] = []
+    real_run = cluster.run_on_cluster
+
+    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        done = args[6]
+
+        def seen(k, run, partial, error):  # type: ignore[no-untyped-def]
+            queued.append(len(submitted) - len(queued))    # submitted, not yet done
+            done(k, run, partial, error)
+        return real_run(*args[:6], seen, *args[7:], **kwargs)
+
+    monkeypatch.setattr(cluster, "run_on_cluster", counting)
+    sets = _sets(9, np.random.default_rng(3))
+    result = run_batch(_graph(), sets, scheduler=scheduler)
+    assert result.outcome is Outcome.PASSED, result.message
+    assert len(result.runs) == 9 and len(submitted) == 9
+    assert max(queued) <= 2 and queued[0] <= 2
