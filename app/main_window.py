@@ -514,7 +514,7 @@ class MainWindow(QMainWindow):
 
     def _update_log_title(self) -> None:
         n = len(self.log_panel.lines)
-        n_errors = sum(line.level == 0 for line in self.log_panel.lines)
+        n_errors = self.log_panel.errors
         title = f"Log ({n})" if n else "Log"
         # The error marker stays on the tab until the log is cleared (New, Open, Clear).
         self.log_dock.setWindowTitle(f"{title} ✖ {n_errors} error(s)" if n_errors else title)

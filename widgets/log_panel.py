@@ -44,6 +44,7 @@ class LogPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.lines: list[LogLine] = []
+        self.errors = 0            # lines at level 0 (kept as lines come: the tab shows it)
         self.selected_node: int | None = None
         self._build_ui()
         self.level.currentIndexChanged.connect(self.refilter)
@@ -84,6 +85,7 @@ class LogPanel(QWidget):
 
     def append(self, line: LogLine) -> None:
         self.lines.append(line)
+        self.errors += line.level == 0
         if self._passes(line):
             self._add_row(line)
             self.list.scrollToBottom()
@@ -91,6 +93,7 @@ class LogPanel(QWidget):
 
     def clear(self) -> None:
         self.lines.clear()
+        self.errors = 0
         self.list.clear()
         self._update_count()
 

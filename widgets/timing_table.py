@@ -55,6 +55,9 @@ class TimingTable(QWidget):
         column (the simulator has no device)."""
         sorting = self.table.isSortingEnabled()
         self.table.setSortingEnabled(False)
+        # emptied first: replacing the items of a filled table cost 1.7 s for 2,000 rows
+        # (each replaced item is taken out of the model one by one), filling it 70 ms
+        self.table.setRowCount(0)
         self.table.setRowCount(len(rows))
         right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
         for r, row in enumerate(rows):

@@ -34,6 +34,7 @@ def test_log_panel_filters_by_level_and_node_and_saves(qtbot, tmp_path):
     for line in (LogLine(0, "bad", 0x10), LogLine(2, "progress", 0x10), LogLine(1, "hi", 0x20)):
         log.append(line)
     assert log.list.count() == 3
+    assert log.errors == 1                            # the tab's marker, kept as lines come
     log.level.setCurrentIndex(1)                      # info and below
     assert [line.text for line in log.visible_lines()] == ["bad", "hi"]
     log.node_filter.setText("0x10")
@@ -42,6 +43,10 @@ def test_log_panel_filters_by_level_and_node_and_saves(qtbot, tmp_path):
     path = tmp_path / "log.txt"
     log.save(str(path))
     assert path.read_text() == "[error] 0x10: bad\n"
+    log.append(LogLine(0, "worse", 0x20))
+    assert log.errors == 2                            # filtered out of view, still counted
+    log.clear()
+    assert log.errors == 0 and log.lines == []
 
 
 def test_timing_table_sorts_numerically(qtbot):
