@@ -158,3 +158,20 @@ def test_a_selected_block_is_framed_in_the_overview(qtbot, canvas):
     scene.select_only(item.node_id)
     QApplication.processEvents()
     assert blue_near_top()
+
+
+def test_a_look_set_again_unchanged_is_not_drawn_again(qtbot, canvas):
+    # after each step every node's look is set again: only the changed ones redraw (and
+    # make the overview's tiles be drawn again)
+    canvas.zoom_to(0.05)
+    _settle(qtbot, canvas)
+    scene = canvas.scene()
+    item = [i for i in scene.items_by_id.values() if i.node.op == "QuantizedRelu_8"][3]
+    redrawn: list[int] = []
+    for other in scene.items_by_id.values():
+        other.set_look = (lambda nid: lambda: redrawn.append(nid))(other.node_id)
+    scene.reset_looks(status="", error="", seconds=None)     # as they are
+    assert redrawn == []
+    scene.set_look(item.node_id, status="done", seconds=0.001)
+    scene.set_look(item.node_id, status="done", seconds=0.001)
+    assert redrawn == [item.node_id]

@@ -309,10 +309,15 @@ class GraphScene(QGraphicsScene):
     # looks ----------------------------------------------------------------------------------------
     def set_look(self, node_id: int, **changes: object) -> None:
         look = self.looks.setdefault(node_id, NodeLook())
+        changed = False
         for key, value in changes.items():
-            setattr(look, key, value)
+            if getattr(look, key) != value:
+                setattr(look, key, value)
+                changed = True
         item = self.items_by_id.get(node_id)
-        if item is not None:
+        # a look that did not change is not redrawn: after each step every node's look is
+        # set again, and each redraw also made the overview's tiles be drawn again
+        if item is not None and changed:
             item.set_look()
 
     def hide_prepared_away(self, hidden: bool) -> None:
