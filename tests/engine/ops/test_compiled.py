@@ -209,3 +209,36 @@ def test_add_and_mul_compiled_equal_numpy_on_any_mix_of_read_only_inputs(seed, n
                             float(np.asarray(hi).reshape(-1)[0])))
             return out
         assert run() == _numpy(run)
+
+
+def _awkward_floats(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """float32 values with the cases whose bits a compiled loop could get wrong: signed
+    zeros, NaN, infinities, ties."""
+    x = rng.normal(0.0, 2.0, shape).astype(np.float32)
+    picks = rng.integers(0, 8, shape)
+    for k, v in enumerate((0.0, -0.0, np.nan, np.inf, -np.inf, 1.5)):
+        x[picks == k] = v if rng.random() < 0.5 else x[picks == k]
+    return x
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.tuples(st.integers(1, 2), st.integers(1, 9),
+                                            st.integers(1, 9), st.integers(1, 5)),
+       st.integers(1, 5), st.integers(1, 5), st.integers(1, 3), st.integers(1, 3),
+       st.sampled_from(["SAME", "VALID"]), st.booleans(), st.booleans())
+def test_pool_references_compiled_equal_numpy(seed, shape, fh, fw, sh, sw, pad, average,
+                                              frozen):
+    from hexscope.engine.nodes import Padding
+    from hexscope.engine.ops.pooling import _pool_reference
+
+    x = _awkward_floats(np.random.default_rng(seed), shape)
+    x = _frozen(x) if frozen else x
+    ctx = KernelContext(0x10, "pool", padding=Padding.parse(pad))
+    args = (ctx, x, Tensor.shape_only((1, fh, fw, 1)), Tensor.shape_only((1, sh, sw, 1)),
+            average)
+    with np.errstate(all="ignore"):     # inf - inf in the numpy path's sums: NaN, as wanted
+        got = _pool_reference(*args)
+        want = _numpy(_pool_reference, *args)
+    assert got.dtype == want.dtype == np.float32
+    assert got.shape == want.shape
+    assert got.tobytes() == want.tobytes()      # NaN, infinities and zero signs included
