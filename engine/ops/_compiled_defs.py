@@ -295,3 +295,24 @@ def pool_f32(x, fh, fw, sh, sw, top, left, average, out):  # pragma: no cover - 
                     n = np.float32(max(inside, 1))
                     for c in range(d):
                         o[c] = o[c] / n
+
+
+@njit(_both(lambda ro: types.void(_arr(types.float32, 1, ro), _arr(types.float32, 1))),
+      **_OPTS)
+def relu_f32(x, out):  # pragma: no cover - compiled
+    """out = np.maximum(x, 0) with numpy's bits: NaN stays, -0.0 becomes +0.0 (numpy takes
+    the second operand of an equal pair)."""
+    zero = np.float32(0.0)
+    for i in range(x.size):
+        v = x[i]
+        out[i] = v if (v > zero or v != v) else zero
+
+
+@njit(_both(lambda ro: types.void(_arr(types.uint8, 1, ro), types.float32, types.float32,
+                                   _arr(types.float32, 1))), **_OPTS)
+def relu_u8(codes, scale, offset, out):  # pragma: no cover - compiled
+    """:func:`relu_f32` of :func:`dequantize_u8`'s values, without the float copy between."""
+    zero = np.float32(0.0)
+    for i in range(codes.size):
+        v = np.float32(codes[i]) * scale + offset
+        out[i] = v if (v > zero or v != v) else zero

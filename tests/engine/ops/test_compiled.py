@@ -242,3 +242,26 @@ def test_pool_references_compiled_equal_numpy(seed, shape, fh, fw, sh, sw, pad, 
     assert got.dtype == want.dtype == np.float32
     assert got.shape == want.shape
     assert got.tobytes() == want.tobytes()      # NaN, infinities and zero signs included
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.floats(-1e4, 1e4, width=32),
+       st.floats(2.0 ** -20, 2e4, width=32), st.booleans(), st.booleans())
+def test_relu_reference_compiled_equals_numpy(seed, lo, span, floats, frozen):
+    # quint8 codes (the isolated analysis) and float32 values (the float run), whose
+    # NaN, infinities and -0.0 must come out as numpy's maximum makes them
+    from hexscope.engine.ops.activation import relu_reference
+
+    rng = np.random.default_rng(seed)
+    if floats:
+        x = Tensor.from_array(_awkward_floats(rng, (1, 3, 5, 7)), DType.FLOAT32)
+    else:
+        codes = rng.integers(0, 256, (1, 3, 5, 7), np.uint8)
+        x = Tensor.from_array(_frozen(codes) if frozen else codes, DType.QUINT8)
+    mn, mx = Tensor.scalar(np.float32(lo)), Tensor.scalar(np.float32(lo + span))
+    ctx = KernelContext(0x10, "QuantizedRelu_8")
+    got = relu_reference(ctx, x, mn, mx)
+    want = _numpy(relu_reference, ctx, x, mn, mx)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype
+        assert g.tobytes() == w.tobytes()
