@@ -10,7 +10,7 @@ import numpy as np
 
 from hexscope.engine.analysis.metrics import Metrics, code_metrics, error_metrics, json_number
 from hexscope.engine.dtypes import DType, Layout
-from hexscope.engine.ops.reference import code_scale, real
+from hexscope.engine.ops.reference import code_scale, real, scalar_of
 from hexscope.engine.tensor import Tensor
 
 QUANTIZED = (DType.QUINT8, DType.QINT32)
@@ -33,9 +33,13 @@ def range_slots(outputs: tuple[Tensor, ...]) -> dict[int, tuple[int, int]]:
     return slots
 
 
-def data_slots(outputs: tuple[Tensor, ...]) -> list[int]:
-    """The outputs worth comparing: everything but the range companions."""
-    companions = {j for pair in range_slots(outputs).values() for j in pair}
+def data_slots(outputs: tuple[Tensor, ...],
+               ranges: dict[int, tuple[int, int]] | None = None) -> list[int]:
+    """The outputs worth comparing: everything but the range companions (``ranges``:
+    :func:`range_slots` of ``outputs``, when the caller has it)."""
+    if ranges is None:
+        ranges = range_slots(outputs)
+    companions = {j for pair in ranges.values() for j in pair}
     return [k for k in range(len(outputs)) if k not in companions]
 
 
@@ -46,7 +50,7 @@ def lsb_of(t: Tensor, mn: Tensor | None, mx: Tensor | None) -> float | None:
         return None
     if mn is None or mx is None:
         return 1.0
-    lo, hi = float(mn.array.reshape(-1)[0]), float(mx.array.reshape(-1)[0])
+    lo, hi = scalar_of(mn), scalar_of(mx)
     return (hi - lo) / (255.0 if t.dtype is DType.QUINT8 else 2.0 ** 32)
 
 

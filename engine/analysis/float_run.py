@@ -102,7 +102,7 @@ def compare_to_reference(node: Node, title: str, actual: tuple[Tensor, ...],
     reference computed anew) when given, else from ``ref`` itself, which they then keep."""
     ranges = range_slots(actual)
     diffs = []
-    for k in data_slots(actual):
+    for k in data_slots(actual, ranges):
         a = actual[k]
         r = ref[k] if k < len(ref) else None
         if r is None or not a.has_data:

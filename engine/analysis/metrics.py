@@ -106,7 +106,7 @@ def _metrics(a_in: np.ndarray, b_in: np.ndarray, read: tuple[float, float | None
     max_abs, worst, noise, signal, rms_abs, beyond, cosine = fast
     b_worst = b_in.reshape(-1)[worst]
     if read:
-        b_worst = _read(np.asarray([b_worst]), read)[0]
+        b_worst = _read_one(b_worst, read, b_type)
     return _assemble(a_in, n, step, max_abs, worst, noise, signal, rms_abs, beyond, cosine,
                      0, float(a_in.reshape(-1)[worst]), float(b_worst))
 
@@ -116,6 +116,16 @@ def _read(codes: np.ndarray, read: tuple[float, float | None] | None) -> np.ndar
     if read is None:
         return codes
     return read_codes(codes, *read, np.float32 if codes.dtype == np.uint8 else np.float64)
+
+
+def _read_one(code: np.generic, read: tuple[float, float | None], dtype: np.dtype) -> float:
+    """One code's value as :func:`_read` makes it (the same steps in numpy scalars: each
+    rounded to ``dtype``, as the array operations round), without an array per call."""
+    t = dtype.type
+    value = t(code) * t(read[0])
+    if read[1] is not None:
+        value = value + t(read[1])
+    return float(value)
 
 
 def _numpy_metrics(a_in: np.ndarray, b_in: np.ndarray, limit: float, step: float | None

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hexscope.engine.dtypes import DType
+from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.ops import _compiled
 from hexscope.engine.tensor import Tensor
 
@@ -50,9 +50,13 @@ class _Self:
 SELF = _Self()
 
 
-def _scalar(t: Tensor | None) -> float:
+def scalar_of(t: Tensor | None) -> float:
+    """The first element of a range tensor as a Python float (its value, not its bits
+    reinterpreted: an int32 range reads as its integer)."""
     if t is None:
         raise ValueError("a quantized tensor needs its range to be read as real values")
+    if t.dtype is DType.FLOAT32 and t.layout is Layout.FLAT and t.has_data and t.elements:
+        return t.scalar_value(float)    # the same value, without an array (per node, twice)
     return float(np.asarray(t.array, np.float64).reshape(-1)[0])
 
 
@@ -79,7 +83,7 @@ def code_scale(t: Tensor, mn: Tensor | None, mx: Tensor | None) -> tuple[float, 
     """(scale, offset) that read ``t``'s codes as reals (:func:`real`): quint8 q is
     min + q (max - min) / 255 (§1.1), qint32 s is s (max - min) / 2**32 with no offset
     (None: nothing is added, §1.2)."""
-    lo, hi = _scalar(mn), _scalar(mx)
+    lo, hi = scalar_of(mn), scalar_of(mx)
     if t.dtype is DType.QINT32:
         return (hi - lo) / 2.0 ** 32, None
     return (hi - lo) / 255.0, lo
