@@ -316,3 +316,18 @@ def relu_u8(codes, scale, offset, out):  # pragma: no cover - compiled
     for i in range(codes.size):
         v = np.float32(codes[i]) * scale + offset
         out[i] = v if (v > zero or v != v) else zero
+
+
+@njit(_both(lambda ro: types.void(_arr(types.float32, 2, ro), _arr(types.float32, 1, ro),
+                                   types.float32, types.float32, _arr(types.float32, 2))),
+      **_OPTS)
+def bias_clamp_f32(y, bias, lo, hi, out):  # pragma: no cover - compiled
+    """The Supernode reference's epilogue for y (N, C): out = np.minimum(np.maximum(y +
+    bias, lo), hi) with numpy's bits (NaN kept; of an equal pair, the second operand: lo
+    or hi). An infinite bound is a no-op, as the numpy path's skipped step."""
+    n, c = y.shape
+    for i in range(n):
+        for j in range(c):
+            v = y[i, j] + bias[j]
+            v = v if (v > lo or v != v) else lo
+            out[i, j] = v if (v < hi or v != v) else hi

@@ -296,6 +296,13 @@ def conv2d_reference(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor,
                      x_max: Tensor, f_min: Tensor, f_max: Tensor,
                      stride: Tensor) -> tuple[np.ndarray, ...]:
     """the float convolution of the dequantized data and filter (same padding and stride)."""
+    return ranged(conv2d_reals(ctx, x, filt, x_min, x_max, f_min, f_max, stride))
+
+
+def conv2d_reals(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: Tensor,
+                 f_min: Tensor, f_max: Tensor, stride: Tensor) -> np.ndarray:
+    """:func:`conv2d_reference`'s values, without their range (the Supernode's takes it
+    after its bias and clamp)."""
     # float32 GEMMs: 8-bit data and weights are exact in float32; the sums carry ~1e-7
     # relative error, far below an output LSB
     xs = real(x, x_min, x_max, np.float32)
@@ -304,8 +311,7 @@ def conv2d_reference(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor,
     rows = output_window(x.shape[1], fh, stride.shape[1], ctx.padding)
     cols = output_window(x.shape[2], fw, stride.shape[2], ctx.padding)
     # zero padding: taps outside the image add nothing, as in the quantized kernel
-    y = float_conv2d(xs, w, rows, cols)
-    return ranged(y)
+    return float_conv2d(xs, w, rows, cols)
 
 
 for _name in ("QuantizedConv2d_8x8to32", "QuantizedConv2d_8x8to32_ref"):
