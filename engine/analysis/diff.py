@@ -10,7 +10,7 @@ import numpy as np
 
 from hexscope.engine.analysis.metrics import Metrics, code_metrics, error_metrics, json_number
 from hexscope.engine.dtypes import DType, Layout
-from hexscope.engine.ops.reference import code_scale, real, scalar_of
+from hexscope.engine.ops.reference import Reals, code_scale, real, scalar_of
 from hexscope.engine.tensor import Tensor
 
 QUANTIZED = (DType.QUINT8, DType.QINT32)
@@ -54,13 +54,20 @@ def lsb_of(t: Tensor, mn: Tensor | None, mx: Tensor | None) -> float | None:
     return (hi - lo) / (255.0 if t.dtype is DType.QUINT8 else 2.0 ** 32)
 
 
-def metrics_against(ref: np.ndarray, t: Tensor, mn: Tensor | None, mx: Tensor | None,
-                    lsb: float | None, tolerance_lsb: float) -> Metrics:
+def metrics_against(ref: np.ndarray | Reals, t: Tensor, mn: Tensor | None,
+                    mx: Tensor | None, lsb: float | None, tolerance_lsb: float) -> Metrics:
     """``error_metrics(ref, values(t, mn, mx), ...)``, reading ``t``'s codes in place: a
-    quantized output's float copy was a third of the comparison's time."""
+    quantized output's float copy was a third of the comparison's time. ``ref`` has
+    ``t``'s number of elements; given as :class:`Reals`, its sums are read in the same
+    pass."""
     codes = np.asarray(t.array)
     if t.dtype in QUANTIZED and mn is not None and mx is not None:
-        return code_metrics(ref, codes, *code_scale(t, mn, mx), lsb, tolerance_lsb)
+        if isinstance(ref, Reals):
+            return code_metrics(ref.codes.reshape(codes.shape), codes,
+                                *code_scale(t, mn, mx), lsb, tolerance_lsb, ref.scale)
+        return code_metrics(ref.reshape(codes.shape), codes, *code_scale(t, mn, mx), lsb,
+                            tolerance_lsb)
+    ref = (ref.array() if isinstance(ref, Reals) else ref).reshape(codes.shape)
     if t.dtype is DType.FLOAT32:
         return error_metrics(ref, codes, lsb, tolerance_lsb)
     return code_metrics(ref, codes, 1.0, None, lsb, tolerance_lsb)

@@ -33,12 +33,12 @@ from hexscope.engine.analysis.run_snapshot import RunSnapshot, check_cancel
 from hexscope.engine.dtypes import DType
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.reference import SELF, NoReference, ranges_unused, real
+from hexscope.engine.ops.reference import SELF, NoReference, Reals, ranges_unused, real
 from hexscope.engine.ops.registry import OpSpec
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor, fresh, is_frozen
 
-RefValue = Tensor | np.ndarray | None
+RefValue = Tensor | np.ndarray | Reals | None
 FloatValues = dict[tuple[int, int], RefValue]
 
 
@@ -111,9 +111,9 @@ def compare_to_reference(node: Node, title: str, actual: tuple[Tensor, ...],
                 and not (isinstance(r, Tensor) and r.dtype is a.dtype)):
             continue    # codes without a range (Convert_to_d32) cannot be read as reals
         mn, mx = (actual[ranges[k][0]], actual[ranges[k][1]]) if k in ranges else (None, None)
-        bv = _reference_values(r, a, mn, mx)
+        bv = r if isinstance(r, Reals) else _reference_values(r, a, mn, mx)
         diff = OutputDiff(node.node_id, node.op, title, k, tuple(a.shape))
-        if bv.size != a.elements:
+        if int(np.prod(bv.shape)) != a.elements:
             diff.note = f"the reference has shape {bv.shape}, the output {tuple(a.shape)}"
             diff.exceeds = True
             diffs.append(diff)
@@ -121,7 +121,7 @@ def compare_to_reference(node: Node, title: str, actual: tuple[Tensor, ...],
         lsb = lsb_of(a, mn, mx)
         # A is the reference side of the metrics (signal for SQNR), B the quantized output,
         # read from its codes where it has them
-        diff.metrics = metrics_against(bv.reshape(a.shape), a, mn, mx, lsb, tolerance_lsb)
+        diff.metrics = metrics_against(bv, a, mn, mx, lsb, tolerance_lsb)
         diff.unit = unit_of(a, lsb)
         diff.exceeds = diff.metrics.beyond > 0
         diff.source = _source(a, mn, mx, k, r if ref_again is None else None, ref_again)
@@ -129,8 +129,10 @@ def compare_to_reference(node: Node, title: str, actual: tuple[Tensor, ...],
     return diffs
 
 
-def _reference_values(r: Tensor | np.ndarray, a: Tensor, mn: Tensor | None,
+def _reference_values(r: Tensor | np.ndarray | Reals, a: Tensor, mn: Tensor | None,
                       mx: Tensor | None) -> np.ndarray:
+    if isinstance(r, Reals):
+        return r.array()
     if isinstance(r, Tensor):
         # a byte mover's value: codes mean what the node's own range says
         return values(r, mn, mx) if r.dtype is a.dtype else real(r, mn, mx)
@@ -255,6 +257,8 @@ def _float_run(session: Session | RunSnapshot) -> tuple[FloatValues, dict[int, s
             missing[node_id] = str(exc)
             continue
         for k, v in enumerate(ref):
+            if isinstance(v, Reals):       # only within ranges_unused(); never kept
+                v = v.array()
             if isinstance(v, np.ndarray):
                 v.setflags(write=False)    # shared by the consumers and kept for reuse
             vals[(node_id, k)] = v

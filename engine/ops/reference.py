@@ -29,7 +29,7 @@ from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.ops import _compiled
 from hexscope.engine.tensor import Tensor
 
-RefOutput = np.ndarray | Tensor | None
+RefOutput = np.ndarray | Tensor | None     # or Reals, within ranges_unused()
 Reference = Callable[..., Sequence[RefOutput]]
 
 
@@ -110,6 +110,34 @@ def read_codes(codes: np.ndarray, scale: float, offset: float | None,
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Reals:
+    """qint32 sums not yet read as reals: the value ``real()`` would make of them (float64
+    ``codes * scale``), left to a comparison that reads the sums in its own pass. Given by
+    a reference whose value is its input's (a requantize) within :func:`ranges_unused`:
+    on InceptionV3 the float64 copy of 9 M sums cost more than comparing them."""
+
+    codes: np.ndarray       # int32
+    scale: float
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.codes.shape
+
+    def array(self) -> np.ndarray:
+        """The values themselves (as :func:`real` makes them)."""
+        return read_codes(self.codes, self.scale, None, np.float64)
+
+
+def real_or_deferred(t: Tensor, mn: Tensor | None, mx: Tensor | None) -> np.ndarray | Reals:
+    """``real(t, mn, mx)``; within :func:`ranges_unused`, qint32 sums come as
+    :class:`Reals` instead (the caller only compares the value)."""
+    if _RANGES_UNUSED.get() and t.dtype is DType.QINT32 and t.has_data:
+        scale, _ = code_scale(t, mn, mx)
+        return Reals(np.asarray(t.array), scale)
+    return real(t, mn, mx)
+
+
 _RANGES_UNUSED: ContextVar[bool] = ContextVar("hexscope_ranges_unused", default=False)
 
 
@@ -118,7 +146,8 @@ def ranges_unused() -> Iterator[None]:
     """While active, :func:`ranged` leaves the range outputs out (``None``, no float
     meaning): for a caller that reads only the data output, min and max are two passes
     over it for nothing (the isolated analysis of a node whose other outputs are its
-    range)."""
+    range). Such a caller only compares that output, so a reference may also give it as
+    :class:`Reals` (:func:`real_or_deferred`)."""
     token = _RANGES_UNUSED.set(True)
     try:
         yield

@@ -192,3 +192,43 @@ def test_the_accumulated_comparison_of_a_new_run_is_made_again():
     again = compare_reference(session, "accumulated")
     assert all(p is not q for p, q in zip(again.outputs, first.outputs, strict=True))
     assert _metrics(again) == _metrics(first)
+
+
+def test_the_isolated_analysis_reads_requantize_sums_in_place(monkeypatch):
+    # within ranges_unused() a requantize's reference is its input's sums (Reals), read by
+    # the comparison's own pass: the same metrics as from the float64 values, and the
+    # values shown are still arrays
+    from hexscope.engine.ops import reference
+    from hexscope.engine.ops.reference import Reals
+    from support.large_graph import input_tensor, residual_graph
+
+    session = Session(residual_graph(60))
+    session.execute([input_tensor()])
+    seen = []
+    original = float_run.call_reference
+
+    def spy(*args):
+        result = original(*args)
+        seen.append(result)
+        return result
+
+    monkeypatch.setattr(float_run, "call_reference", spy)
+    deferred = compare_reference(session, "isolated")
+    assert any(r and isinstance(r[0], Reals) for r in seen)
+    monkeypatch.setattr(reference, "real_or_deferred",
+                        lambda t, mn, mx: reference.real(t, mn, mx))
+    import hexscope.engine.ops.requantize as requantize
+
+    monkeypatch.setattr(requantize, "real_or_deferred",
+                        lambda t, mn, mx: reference.real(t, mn, mx))
+    seen.clear()
+    forget(session.prepared)
+    assert _metrics(compare_reference(session, "isolated")) == _metrics(deferred)
+    assert not any(r and isinstance(r[0], Reals) for r in seen)
+    requantizes = [d for d in deferred.outputs if d.op == "QuantizeDownAndShrinkRange_32to8"]
+    assert len(requantizes) >= 4
+    for d in requantizes:
+        a, b = d.values()
+        assert a.dtype == np.float64 and a.shape == b.shape == d.shape
+        assert (a[d.metrics.worst_index], b[d.metrics.worst_index]) == (
+            d.metrics.worst_a, d.metrics.worst_b)
