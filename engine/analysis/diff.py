@@ -20,17 +20,20 @@ def range_slots(outputs: tuple[Tensor, ...]) -> dict[int, tuple[int, int]]:
     """Data output -> (min slot, max slot): a quantized output followed by two float
     scalars is read through them (the hexagon_nn convention: data, min, max)."""
     slots: dict[int, tuple[int, int]] = {}
-    k = 0
-    while k < len(outputs):
+    k, n = 0, len(outputs)
+    while k < n:
         t = outputs[k]
-        if (t.dtype in QUANTIZED and k + 2 < len(outputs) and t.has_data
-                and all(outputs[j].dtype is DType.FLOAT32 and outputs[j].elements == 1
-                        and outputs[j].has_data for j in (k + 1, k + 2))):
+        if (k + 2 < n and t.dtype in QUANTIZED and t.has_data
+                and _range_word(outputs[k + 1]) and _range_word(outputs[k + 2])):
             slots[k] = (k + 1, k + 2)
             k += 3
         else:
             k += 1
     return slots
+
+
+def _range_word(t: Tensor) -> bool:
+    return t.dtype is DType.FLOAT32 and t.has_data and t.elements == 1
 
 
 def data_slots(outputs: tuple[Tensor, ...],
@@ -55,17 +58,19 @@ def lsb_of(t: Tensor, mn: Tensor | None, mx: Tensor | None) -> float | None:
 
 
 def metrics_against(ref: np.ndarray | Reals, t: Tensor, mn: Tensor | None,
-                    mx: Tensor | None, lsb: float | None, tolerance_lsb: float) -> Metrics:
+                    mx: Tensor | None, lsb: float | None, tolerance_lsb: float,
+                    read: tuple[float, float | None] | None = None) -> Metrics:
     """``error_metrics(ref, values(t, mn, mx), ...)``, reading ``t``'s codes in place: a
     quantized output's float copy was a third of the comparison's time. ``ref`` has
     ``t``'s number of elements; given as :class:`Reals`, its sums are read in the same
-    pass."""
+    pass. ``read``: ``code_scale(t, mn, mx)``, when the caller has it."""
     codes = np.asarray(t.array)
     if t.dtype in QUANTIZED and mn is not None and mx is not None:
+        scale, offset = read if read is not None else code_scale(t, mn, mx)
         if isinstance(ref, Reals):
-            return code_metrics(ref.codes.reshape(codes.shape), codes,
-                                *code_scale(t, mn, mx), lsb, tolerance_lsb, ref.scale)
-        return code_metrics(ref.reshape(codes.shape), codes, *code_scale(t, mn, mx), lsb,
+            return code_metrics(ref.codes.reshape(codes.shape), codes, scale, offset, lsb,
+                                tolerance_lsb, ref.scale)
+        return code_metrics(ref.reshape(codes.shape), codes, scale, offset, lsb,
                             tolerance_lsb)
     ref = (ref.array() if isinstance(ref, Reals) else ref).reshape(codes.shape)
     if t.dtype is DType.FLOAT32:

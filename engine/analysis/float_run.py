@@ -33,7 +33,14 @@ from hexscope.engine.analysis.run_snapshot import RunSnapshot, check_cancel
 from hexscope.engine.dtypes import DType
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.reference import SELF, NoReference, Reals, ranges_unused, real
+from hexscope.engine.ops.reference import (
+    SELF,
+    NoReference,
+    Reals,
+    code_scale,
+    ranges_unused,
+    real,
+)
 from hexscope.engine.ops.registry import OpSpec
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor, fresh, is_frozen
@@ -118,10 +125,13 @@ def compare_to_reference(node: Node, title: str, actual: tuple[Tensor, ...],
             diff.exceeds = True
             diffs.append(diff)
             continue
-        lsb = lsb_of(a, mn, mx)
+        # a quantized output's step is the scale its codes are read with (one reading of
+        # its range for both)
+        read = code_scale(a, mn, mx) if mn is not None and a.dtype in QUANTIZED else None
+        lsb = read[0] if read is not None else lsb_of(a, mn, mx)
         # A is the reference side of the metrics (signal for SQNR), B the quantized output,
         # read from its codes where it has them
-        diff.metrics = metrics_against(bv, a, mn, mx, lsb, tolerance_lsb)
+        diff.metrics = metrics_against(bv, a, mn, mx, lsb, tolerance_lsb, read)
         diff.unit = unit_of(a, lsb)
         diff.exceeds = diff.metrics.beyond > 0
         diff.source = _source(a, mn, mx, k, r if ref_again is None else None, ref_again)

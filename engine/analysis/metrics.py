@@ -199,12 +199,21 @@ def _assemble(a: np.ndarray, n: int, step: float | None, max_abs: float, worst: 
         sqnr = -math.inf
     else:
         sqnr = 10.0 * math.log10(signal / noise)
-    idx = tuple(int(i) for i in np.unravel_index(worst, a.shape))
+    idx = _unravel(worst, a.shape)
     return Metrics(
         count=n, max_abs=max_abs, rms_abs=rms_abs,
         max_lsb=max_abs / step if step else None, rms_lsb=rms_abs / step if step else None,
         cosine=cosine, sqnr_db=sqnr, beyond=beyond, nonfinite=n_bad, worst_index=idx,
         worst_a=worst_a, worst_b=worst_b, lsb=step)
+
+
+def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``np.unravel_index`` (C order) in plain ints: once per output compared."""
+    idx = []
+    for dim in reversed(shape):
+        flat, i = divmod(flat, dim) if dim else (flat, 0)
+        idx.append(i)
+    return tuple(reversed(idx))
 
 
 def _common(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
