@@ -18,6 +18,7 @@ Ops with no float meaning declare ``reference=NoReference("why")``; float ops de
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -165,11 +166,12 @@ def ranged(y: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | N
         return y, None, None
     lo = float(y.min()) if y.size else 0.0
     hi = float(y.max()) if y.size else 0.0
-    if not (np.isfinite(lo) and np.isfinite(hi)):     # rare: the range of the finite part
+    if not (math.isfinite(lo) and math.isfinite(hi)):     # rare: the finite part's range
         finite = y[np.isfinite(y)]
         lo = float(finite.min()) if finite.size else 0.0
         hi = float(finite.max()) if finite.size else 0.0
-    return y, np.full((1, 1, 1, 1), lo, np.float32), np.full((1, 1, 1, 1), hi, np.float32)
+    # np.array rather than np.full: the same words in half the time (per node, twice)
+    return y, np.array([[[[lo]]]], np.float32), np.array([[[[hi]]]], np.float32)
 
 
 def codes_with_range(t: Tensor) -> tuple[Tensor, None, None]:
