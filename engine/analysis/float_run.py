@@ -102,13 +102,16 @@ def _reference_values_of(spec: OpSpec, ref: object, ctx: KernelContext,
 
 def compare_to_reference(node: Node, title: str, actual: tuple[Tensor, ...],
                          ref: Sequence[RefValue], tolerance_lsb: float,
-                         ref_again: Callable[[], Sequence[RefValue]] | None = None
+                         ref_again: Callable[[], Sequence[RefValue]] | None = None,
+                         ranges: dict[int, tuple[int, int]] | None = None
                          ) -> list[OutputDiff]:
     """Each data output of a node against its float reference value.
 
     The diffs can make their values again for the views: from ``ref_again()`` (the
-    reference computed anew) when given, else from ``ref`` itself, which they then keep."""
-    ranges = range_slots(actual)
+    reference computed anew) when given, else from ``ref`` itself, which they then keep.
+    ``ranges``: ``range_slots(actual)``, when the caller has it."""
+    if ranges is None:
+        ranges = range_slots(actual)
     diffs = []
     for k in data_slots(actual, ranges):
         a = actual[k]
@@ -206,14 +209,15 @@ def _isolated_node(session: Session | RunSnapshot, node: Node, outputs: tuple[Te
     graph_inputs = session.executor.graph_inputs
     # only the data outputs are compared: when the others are all its range, the reference
     # need not take min and max of its result
-    only_data = data_slots(outputs) == [0]
+    ranges = range_slots(outputs)
+    only_data = data_slots(outputs, ranges) == [0]
     try:
         with ranges_unused() if only_data else nullcontext():
             ref = call_reference(spec, node, inputs, graph_inputs)
     except NoValue as exc:
         return NodeWork((), tolerance_lsb, [], str(exc))
     diffs = compare_to_reference(node, node.title, outputs, ref, tolerance_lsb,
-                                 _again(spec, node, inputs, graph_inputs))
+                                 _again(spec, node, inputs, graph_inputs), ranges)
     return NodeWork((), tolerance_lsb, diffs)
 
 
