@@ -31,14 +31,17 @@ from hexscope.engine.analysis.diff import (
 )
 from hexscope.engine.analysis.reuse import NodeWork, cache_for, same_inputs
 from hexscope.engine.analysis.run_snapshot import RunSnapshot, check_cancel
-from hexscope.engine.dtypes import DType
+from hexscope.engine.d32 import NO_PADDING
+from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.reference import (
     SELF,
+    DeferredBound,
     NoReference,
     Reals,
     code_scale,
+    ranges_deferred,
     ranges_unused,
     real,
 )
@@ -46,7 +49,7 @@ from hexscope.engine.ops.registry import OpSpec
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor, fresh, is_frozen
 
-RefValue = Tensor | np.ndarray | Reals | None
+RefValue = Tensor | np.ndarray | Reals | DeferredBound | None
 FloatValues = dict[tuple[int, int], RefValue]
 
 
@@ -115,7 +118,7 @@ def compare_to_reference(node: Node, title: str, actual: tuple[Tensor, ...],
     diffs = []
     for k in data_slots(actual, ranges):
         a = actual[k]
-        r = ref[k] if k < len(ref) else None
+        r = _reals_of(ref[k]) if k < len(ref) else None
         if r is None or not a.has_data:
             continue
         if (a.dtype in QUANTIZED and k not in ranges
@@ -166,6 +169,7 @@ def _source(a: Tensor, mn: Tensor | None, mx: Tensor | None, k: int,
                 return None
         if r is None:
             return None
+        r = _reals_of(r)
         av = values(a, mn, mx)
         return _reference_values(r, a, mn, mx).reshape(av.shape), av
     return make
@@ -265,9 +269,12 @@ def _float_run(session: Session | RunSnapshot) -> tuple[FloatValues, dict[int, s
                     if v is None:
                         raise NoValue(missing[src] if src in missing else
                                       f"input 0x{src:x}:{idx} has no float value")
-                    t = as_inputs[(src, idx)] = v if isinstance(v, Tensor) else _as_tensor(v)
+                    t = as_inputs[(src, idx)] = v if isinstance(v, Tensor) else \
+                        _DeferredWord.of(v) if isinstance(v, DeferredBound) else _as_tensor(v)
                 inputs.append(t)
-            ref = call_reference(session.registry.get(node.op), node, inputs, session.inputs)
+            with ranges_deferred():
+                ref = call_reference(session.registry.get(node.op), node, inputs,
+                                     session.inputs)
         except NoValue as exc:
             missing[node_id] = str(exc)
             continue
@@ -278,6 +285,30 @@ def _float_run(session: Session | RunSnapshot) -> tuple[FloatValues, dict[int, s
                 v.setflags(write=False)    # shared by the consumers and kept for reuse
             vals[(node_id, k)] = v
     return vals, missing
+
+
+class _DeferredWord(Tensor):
+    """A range output of the float run as its consumers' input: a [1,1,1,1] float32
+    tensor whose word (the min or max of the producer's data) is made when first read.
+    Most consumers never read it (``real()`` reads a float input as it is)."""
+
+    __slots__ = ("_bound",)
+
+    @classmethod
+    def of(cls, bound: DeferredBound) -> Tensor:
+        t = object.__new__(cls)
+        t.shape, t.dtype, t.layout, t.padding, t._tag = (1, 1, 1, 1), DType.FLOAT32, \
+            Layout.FLAT, NO_PADDING, None
+        t._bound = bound
+        return t
+
+    @property  # type: ignore[override]
+    def _raw(self) -> np.ndarray:       # Tensor's own slot, read through the bound
+        return self._bound.word().reshape(-1).view(np.uint8)
+
+
+def _reals_of(r: RefValue) -> RefValue:
+    return r.word() if isinstance(r, DeferredBound) else r
 
 
 def _as_tensor(v: np.ndarray) -> Tensor:

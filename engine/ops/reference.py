@@ -156,7 +156,48 @@ def ranges_unused() -> Iterator[None]:
         _RANGES_UNUSED.reset(token)
 
 
-def ranged(y: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+_RANGES_DEFERRED: ContextVar[bool] = ContextVar("hexscope_ranges_deferred", default=False)
+
+
+@contextmanager
+def ranges_deferred() -> Iterator[None]:
+    """While active, :func:`ranged` gives its range outputs as :class:`DeferredBound`s,
+    taken from the data only when read: in a float run a consumer reads its float input as
+    it is (:func:`real` ignores the range), so min and max were two passes over every
+    output for nothing. The caller turns them into tensors (the float run does)."""
+    token = _RANGES_DEFERRED.set(True)
+    try:
+        yield
+    finally:
+        _RANGES_DEFERRED.reset(token)
+
+
+@dataclass(eq=False, slots=True)
+class _Bounds:
+    y: np.ndarray
+    words: tuple[np.ndarray, np.ndarray] | None = None
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class DeferredBound:
+    """The min (``which`` 0) or max (1) that :func:`ranged` would give for its data, made
+    on the first :meth:`word` (the data is read-only, so the answer is the same)."""
+
+    bounds: _Bounds
+    which: int
+
+    def word(self) -> np.ndarray:
+        """The [1,1,1,1] float32 word :func:`ranged` makes (read-only)."""
+        b = self.bounds
+        if b.words is None:
+            b.words = _range_words(b.y)
+            for w in b.words:
+                w.setflags(write=False)
+        return b.words[self.which]
+
+
+def ranged(y: np.ndarray) -> tuple[np.ndarray, np.ndarray | DeferredBound | None,
+                                   np.ndarray | DeferredBound | None]:
     """(y, min, max) for an op with data + range outputs; the range is y's own, which is
     what a float run has (no quantization, so nothing to widen)."""
     y = np.asarray(y)
@@ -164,6 +205,15 @@ def ranged(y: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | N
         y = y.astype(np.float64)
     if _RANGES_UNUSED.get():
         return y, None, None
+    if _RANGES_DEFERRED.get():
+        y.setflags(write=False)      # what the bounds are read from cannot change (the
+        # float run freezes its values anyway)
+        bounds = _Bounds(y)
+        return y, DeferredBound(bounds, 0), DeferredBound(bounds, 1)
+    return (y, *_range_words(y))
+
+
+def _range_words(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     lo = float(y.min()) if y.size else 0.0
     hi = float(y.max()) if y.size else 0.0
     if not (math.isfinite(lo) and math.isfinite(hi)):     # rare: the finite part's range
@@ -171,7 +221,7 @@ def ranged(y: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | N
         lo = float(finite.min()) if finite.size else 0.0
         hi = float(finite.max()) if finite.size else 0.0
     # np.array rather than np.full: the same words in half the time (per node, twice)
-    return y, np.array([[[[lo]]]], np.float32), np.array([[[[hi]]]], np.float32)
+    return np.array([[[[lo]]]], np.float32), np.array([[[[hi]]]], np.float32)
 
 
 def codes_with_range(t: Tensor) -> tuple[Tensor, None, None]:

@@ -232,3 +232,40 @@ def test_the_isolated_analysis_reads_requantize_sums_in_place(monkeypatch):
         assert a.dtype == np.float64 and a.shape == b.shape == d.shape
         assert (a[d.metrics.worst_index], b[d.metrics.worst_index]) == (
             d.metrics.worst_a, d.metrics.worst_b)
+
+
+@pytest.mark.parametrize("y", [np.array([[-2.0, 3.5]], np.float32),
+                               np.array([np.nan, -np.inf, 1.5, -0.25], np.float32),
+                               np.array([np.nan, np.inf], np.float32),
+                               np.zeros((0, 3), np.float64)])
+def test_a_deferred_range_is_the_range_ranged_makes(y):
+    from hexscope.engine.analysis.float_run import _DeferredWord
+    from hexscope.engine.ops.reference import DeferredBound, ranges_deferred
+
+    _, lo, hi = ranged(y.copy())
+    with ranges_deferred():
+        out, d_lo, d_hi = ranged(y.copy())
+    assert isinstance(d_lo, DeferredBound) and d_lo.bounds.words is None   # nothing taken
+    assert not out.flags.writeable
+    assert d_lo.word().tobytes() == lo.tobytes() and d_hi.word().tobytes() == hi.tobytes()
+    t = _DeferredWord.of(d_hi)         # as a consumer sees it
+    assert t.shape == (1, 1, 1, 1) and t.has_data
+    assert t.array.tobytes() == hi.tobytes() and t.scalar_value() == float(hi.item())
+
+
+def test_the_float_run_takes_no_range_nobody_reads(monkeypatch):
+    # the chain's consumers read their float inputs as they are: every range output of the
+    # float run stays untaken, and the comparison is the one made with the ranges taken
+    from hexscope.engine.ops.reference import DeferredBound
+
+    session = Session(chain())
+    session.execute([chain_input()])
+    deferred = compare_reference(session, "accumulated")
+    vals, _ = float_values(session)
+    bounds = [v for v in vals.values() if isinstance(v, DeferredBound)]
+    assert len(bounds) >= 4 and all(b.bounds.words is None for b in bounds)
+    monkeypatch.setattr(float_run, "ranges_deferred", nullcontext)
+    forget(session.prepared)
+    assert _metrics(compare_reference(session, "accumulated")) == _metrics(deferred)
+    vals, _ = float_values(session)
+    assert not any(isinstance(v, DeferredBound) for v in vals.values())
