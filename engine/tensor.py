@@ -242,6 +242,11 @@ class Tensor:
     @property
     def array(self) -> npt.NDArray:
         """The logical NHWC data, without padding: a view for flat tensors, a copy for d32."""
+        if self.layout is Layout.FLAT and self._raw is not None:
+            # memory's steps inline (the analyses read a few arrays per node)
+            b, h, w, d = self.shape
+            typed = _NUMPY_OF[self.dtype]
+            return self._raw[:b * h * w * d * typed.itemsize].view(typed).reshape(self.shape)
         mem = self.memory
         if self.layout is Layout.FLAT:
             return mem

@@ -37,10 +37,12 @@ def _make() -> list[Any]:
     lanes = 16
     block = 4096        # elements between two looks at the largest error so far
 
-    def factory(ct):  # type: ignore[no-untyped-def]
+    def factory(ct, a_codes):  # type: ignore[no-untyped-def]
         # ct: the type the difference is taken in (float32 for a float32 pair, as numpy's
-        # path computes it; float64 otherwise)
-        def one_pass(a, b, scale, offset, limit):  # pragma: no cover - compiled
+        # path computes it; float64 otherwise). a_codes: A is codes too, read as
+        # ct(a) * a_scale (read_codes' steps with no offset: qint32 sums), a constant that
+        # LLVM folds away when False
+        def one_pass(a, b, scale, offset, limit, a_scale):  # pragma: no cover - compiled
             hi = np.full(lanes, -np.inf, ct)
             lo = np.full(lanes, np.inf, ct)
             saa = np.zeros(lanes)
@@ -60,7 +62,7 @@ def _make() -> list[Any]:
                 for j in range(0, span, lanes):
                     for k in range(lanes):
                         i = blk * block + j + k
-                        x = ct(a[i])
+                        x = ct(a[i]) * a_scale if a_codes else ct(a[i])
                         v = ct(b[i]) * scale + offset
                         d = x - v
                         hi[k] = d if d > hi[k] else hi[k]
@@ -71,7 +73,7 @@ def _make() -> list[Any]:
                         cnt[k] += (d > limit) | (d < -limit)
                 if blk == full:
                     for i in range(full * block + span, n):     # the tail, in lane 0
-                        x = ct(a[i])
+                        x = ct(a[i]) * a_scale if a_codes else ct(a[i])
                         v = ct(b[i]) * scale + offset
                         d = x - v
                         hi[0] = d if d > hi[0] else hi[0]
@@ -88,13 +90,15 @@ def _make() -> list[Any]:
                     best, at = top, blk * block
             err = best
             for i in range(at, n):
-                if abs(ct(a[i]) - (ct(b[i]) * scale + offset)) == err:
+                x = ct(a[i]) * a_scale if a_codes else ct(a[i])
+                if abs(x - (ct(b[i]) * scale + offset)) == err:
                     return err, i, saa.sum(), sab.sum(), sdd.sum(), cnt.sum()
             return err, 0, saa.sum(), sab.sum(), sdd.sum(), cnt.sum()
 
         return njit(**opts)(one_pass)
 
-    return [factory(np.float32), factory(np.float64)]
+    return [factory(np.float32, False), factory(np.float64, False),
+            factory(np.float64, True)]
 
 
 def _kernels() -> list[Any] | None:
@@ -112,19 +116,22 @@ def _kernels() -> list[Any] | None:
 
 
 def finite_pass(a: np.ndarray, b: np.ndarray, wide: bool, scale: float, offset: float,
-                limit: float) -> tuple[float, int, float, float, float, int, float] | None:
+                limit: float, a_scale: float | None = None
+                ) -> tuple[float, int, float, float, float, int, float] | None:
     """(max |A - B|, its first index, |D|^2, |A|^2, RMS, count beyond, cosine) of A against
     ``b * scale + offset`` (flat arrays), in float64 (``wide``) or float32 arithmetic; None
     if a value is not finite (the caller's general path then defines the answer), or the
-    compiled kernels are off."""
+    compiled kernels are off. With ``a_scale``, A is codes read as ``a * a_scale`` in
+    float64 (``wide`` then)."""
     kernels = _kernels()
     if kernels is None:
         return None
     ct = np.float64 if wide else np.float32
     s, o = ct(scale), ct(offset)
+    kernel = kernels[2] if a_scale is not None else kernels[1 if wide else 0]
     try:
-        err, worst, signal, cross, noise, beyond = kernels[1 if wide else 0](a, b, s, o,
-                                                                              limit)
+        err, worst, signal, cross, noise, beyond = kernel(a, b, s, o, limit,
+                                                          ct(1.0 if a_scale is None else a_scale))
     except Exception:  # noqa: BLE001 - a dtype numba cannot take: the numpy path
         return None
     if not (math.isfinite(signal) and math.isfinite(cross) and math.isfinite(noise)):

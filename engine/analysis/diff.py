@@ -10,7 +10,7 @@ import numpy as np
 
 from hexscope.engine.analysis.metrics import Metrics, code_metrics, error_metrics, json_number
 from hexscope.engine.dtypes import DType, Layout
-from hexscope.engine.ops.reference import code_scale, real
+from hexscope.engine.ops.reference import Reals, code_scale, real, scalar_of
 from hexscope.engine.tensor import Tensor
 
 QUANTIZED = (DType.QUINT8, DType.QINT32)
@@ -20,12 +20,11 @@ def range_slots(outputs: tuple[Tensor, ...]) -> dict[int, tuple[int, int]]:
     """Data output -> (min slot, max slot): a quantized output followed by two float
     scalars is read through them (the hexagon_nn convention: data, min, max)."""
     slots: dict[int, tuple[int, int]] = {}
-    k = 0
-    while k < len(outputs):
+    k, n = 0, len(outputs)
+    while k < n:
         t = outputs[k]
-        if (t.dtype in QUANTIZED and k + 2 < len(outputs) and t.has_data
-                and all(outputs[j].dtype is DType.FLOAT32 and outputs[j].elements == 1
-                        and outputs[j].has_data for j in (k + 1, k + 2))):
+        if (k + 2 < n and t.dtype in QUANTIZED and t.has_data
+                and _range_word(outputs[k + 1]) and _range_word(outputs[k + 2])):
             slots[k] = (k + 1, k + 2)
             k += 3
         else:
@@ -33,9 +32,17 @@ def range_slots(outputs: tuple[Tensor, ...]) -> dict[int, tuple[int, int]]:
     return slots
 
 
-def data_slots(outputs: tuple[Tensor, ...]) -> list[int]:
-    """The outputs worth comparing: everything but the range companions."""
-    companions = {j for pair in range_slots(outputs).values() for j in pair}
+def _range_word(t: Tensor) -> bool:
+    return t.dtype is DType.FLOAT32 and t.has_data and t.elements == 1
+
+
+def data_slots(outputs: tuple[Tensor, ...],
+               ranges: dict[int, tuple[int, int]] | None = None) -> list[int]:
+    """The outputs worth comparing: everything but the range companions (``ranges``:
+    :func:`range_slots` of ``outputs``, when the caller has it)."""
+    if ranges is None:
+        ranges = range_slots(outputs)
+    companions = {j for pair in ranges.values() for j in pair}
     return [k for k in range(len(outputs)) if k not in companions]
 
 
@@ -46,17 +53,26 @@ def lsb_of(t: Tensor, mn: Tensor | None, mx: Tensor | None) -> float | None:
         return None
     if mn is None or mx is None:
         return 1.0
-    lo, hi = float(mn.array.reshape(-1)[0]), float(mx.array.reshape(-1)[0])
+    lo, hi = scalar_of(mn), scalar_of(mx)
     return (hi - lo) / (255.0 if t.dtype is DType.QUINT8 else 2.0 ** 32)
 
 
-def metrics_against(ref: np.ndarray, t: Tensor, mn: Tensor | None, mx: Tensor | None,
-                    lsb: float | None, tolerance_lsb: float) -> Metrics:
+def metrics_against(ref: np.ndarray | Reals, t: Tensor, mn: Tensor | None,
+                    mx: Tensor | None, lsb: float | None, tolerance_lsb: float,
+                    read: tuple[float, float | None] | None = None) -> Metrics:
     """``error_metrics(ref, values(t, mn, mx), ...)``, reading ``t``'s codes in place: a
-    quantized output's float copy was a third of the comparison's time."""
+    quantized output's float copy was a third of the comparison's time. ``ref`` has
+    ``t``'s number of elements; given as :class:`Reals`, its sums are read in the same
+    pass. ``read``: ``code_scale(t, mn, mx)``, when the caller has it."""
     codes = np.asarray(t.array)
     if t.dtype in QUANTIZED and mn is not None and mx is not None:
-        return code_metrics(ref, codes, *code_scale(t, mn, mx), lsb, tolerance_lsb)
+        scale, offset = read if read is not None else code_scale(t, mn, mx)
+        if isinstance(ref, Reals):
+            return code_metrics(ref.codes.reshape(codes.shape), codes, scale, offset, lsb,
+                                tolerance_lsb, ref.scale)
+        return code_metrics(ref.reshape(codes.shape), codes, scale, offset, lsb,
+                            tolerance_lsb)
+    ref = (ref.array() if isinstance(ref, Reals) else ref).reshape(codes.shape)
     if t.dtype is DType.FLOAT32:
         return error_metrics(ref, codes, lsb, tolerance_lsb)
     return code_metrics(ref, codes, 1.0, None, lsb, tolerance_lsb)

@@ -13,6 +13,7 @@ stepped run.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 
@@ -30,15 +31,25 @@ from hexscope.engine.analysis.diff import (
 )
 from hexscope.engine.analysis.reuse import NodeWork, cache_for, same_inputs
 from hexscope.engine.analysis.run_snapshot import RunSnapshot, check_cancel
-from hexscope.engine.dtypes import DType
+from hexscope.engine.d32 import NO_PADDING
+from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.reference import SELF, NoReference, ranges_unused, real
+from hexscope.engine.ops.reference import (
+    SELF,
+    DeferredBound,
+    NoReference,
+    Reals,
+    code_scale,
+    ranges_deferred,
+    ranges_unused,
+    real,
+)
 from hexscope.engine.ops.registry import OpSpec
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor, fresh, is_frozen
 
-RefValue = Tensor | np.ndarray | None
+RefValue = Tensor | np.ndarray | Reals | DeferredBound | None
 FloatValues = dict[tuple[int, int], RefValue]
 
 
@@ -94,34 +105,40 @@ def _reference_values_of(spec: OpSpec, ref: object, ctx: KernelContext,
 
 def compare_to_reference(node: Node, title: str, actual: tuple[Tensor, ...],
                          ref: Sequence[RefValue], tolerance_lsb: float,
-                         ref_again: Callable[[], Sequence[RefValue]] | None = None
+                         ref_again: Callable[[], Sequence[RefValue]] | None = None,
+                         ranges: dict[int, tuple[int, int]] | None = None
                          ) -> list[OutputDiff]:
     """Each data output of a node against its float reference value.
 
     The diffs can make their values again for the views: from ``ref_again()`` (the
-    reference computed anew) when given, else from ``ref`` itself, which they then keep."""
-    ranges = range_slots(actual)
+    reference computed anew) when given, else from ``ref`` itself, which they then keep.
+    ``ranges``: ``range_slots(actual)``, when the caller has it."""
+    if ranges is None:
+        ranges = range_slots(actual)
     diffs = []
-    for k in data_slots(actual):
+    for k in data_slots(actual, ranges):
         a = actual[k]
-        r = ref[k] if k < len(ref) else None
+        r = _reals_of(ref[k]) if k < len(ref) else None
         if r is None or not a.has_data:
             continue
         if (a.dtype in QUANTIZED and k not in ranges
                 and not (isinstance(r, Tensor) and r.dtype is a.dtype)):
             continue    # codes without a range (Convert_to_d32) cannot be read as reals
         mn, mx = (actual[ranges[k][0]], actual[ranges[k][1]]) if k in ranges else (None, None)
-        bv = _reference_values(r, a, mn, mx)
+        bv = r if isinstance(r, Reals) else _reference_values(r, a, mn, mx)
         diff = OutputDiff(node.node_id, node.op, title, k, tuple(a.shape))
-        if bv.size != a.elements:
+        if math.prod(bv.shape) != a.elements:
             diff.note = f"the reference has shape {bv.shape}, the output {tuple(a.shape)}"
             diff.exceeds = True
             diffs.append(diff)
             continue
-        lsb = lsb_of(a, mn, mx)
+        # a quantized output's step is the scale its codes are read with (one reading of
+        # its range for both)
+        read = code_scale(a, mn, mx) if mn is not None and a.dtype in QUANTIZED else None
+        lsb = read[0] if read is not None else lsb_of(a, mn, mx)
         # A is the reference side of the metrics (signal for SQNR), B the quantized output,
         # read from its codes where it has them
-        diff.metrics = metrics_against(bv.reshape(a.shape), a, mn, mx, lsb, tolerance_lsb)
+        diff.metrics = metrics_against(bv, a, mn, mx, lsb, tolerance_lsb, read)
         diff.unit = unit_of(a, lsb)
         diff.exceeds = diff.metrics.beyond > 0
         diff.source = _source(a, mn, mx, k, r if ref_again is None else None, ref_again)
@@ -129,8 +146,10 @@ def compare_to_reference(node: Node, title: str, actual: tuple[Tensor, ...],
     return diffs
 
 
-def _reference_values(r: Tensor | np.ndarray, a: Tensor, mn: Tensor | None,
+def _reference_values(r: Tensor | np.ndarray | Reals, a: Tensor, mn: Tensor | None,
                       mx: Tensor | None) -> np.ndarray:
+    if isinstance(r, Reals):
+        return r.array()
     if isinstance(r, Tensor):
         # a byte mover's value: codes mean what the node's own range says
         return values(r, mn, mx) if r.dtype is a.dtype else real(r, mn, mx)
@@ -150,6 +169,7 @@ def _source(a: Tensor, mn: Tensor | None, mx: Tensor | None, k: int,
                 return None
         if r is None:
             return None
+        r = _reals_of(r)
         av = values(a, mn, mx)
         return _reference_values(r, a, mn, mx).reshape(av.shape), av
     return make
@@ -193,14 +213,15 @@ def _isolated_node(session: Session | RunSnapshot, node: Node, outputs: tuple[Te
     graph_inputs = session.executor.graph_inputs
     # only the data outputs are compared: when the others are all its range, the reference
     # need not take min and max of its result
-    only_data = data_slots(outputs) == [0]
+    ranges = range_slots(outputs)
+    only_data = data_slots(outputs, ranges) == [0]
     try:
         with ranges_unused() if only_data else nullcontext():
             ref = call_reference(spec, node, inputs, graph_inputs)
     except NoValue as exc:
         return NodeWork((), tolerance_lsb, [], str(exc))
     diffs = compare_to_reference(node, node.title, outputs, ref, tolerance_lsb,
-                                 _again(spec, node, inputs, graph_inputs))
+                                 _again(spec, node, inputs, graph_inputs), ranges)
     return NodeWork((), tolerance_lsb, diffs)
 
 
@@ -248,17 +269,46 @@ def _float_run(session: Session | RunSnapshot) -> tuple[FloatValues, dict[int, s
                     if v is None:
                         raise NoValue(missing[src] if src in missing else
                                       f"input 0x{src:x}:{idx} has no float value")
-                    t = as_inputs[(src, idx)] = v if isinstance(v, Tensor) else _as_tensor(v)
+                    t = as_inputs[(src, idx)] = v if isinstance(v, Tensor) else \
+                        _DeferredWord.of(v) if isinstance(v, DeferredBound) else _as_tensor(v)
                 inputs.append(t)
-            ref = call_reference(session.registry.get(node.op), node, inputs, session.inputs)
+            with ranges_deferred():
+                ref = call_reference(session.registry.get(node.op), node, inputs,
+                                     session.inputs)
         except NoValue as exc:
             missing[node_id] = str(exc)
             continue
         for k, v in enumerate(ref):
+            if isinstance(v, Reals):       # only within ranges_unused(); never kept
+                v = v.array()
             if isinstance(v, np.ndarray):
                 v.setflags(write=False)    # shared by the consumers and kept for reuse
             vals[(node_id, k)] = v
     return vals, missing
+
+
+class _DeferredWord(Tensor):
+    """A range output of the float run as its consumers' input: a [1,1,1,1] float32
+    tensor whose word (the min or max of the producer's data) is made when first read.
+    Most consumers never read it (``real()`` reads a float input as it is)."""
+
+    __slots__ = ("_bound",)
+
+    @classmethod
+    def of(cls, bound: DeferredBound) -> Tensor:
+        t = object.__new__(cls)
+        t.shape, t.dtype, t.layout, t.padding, t._tag = (1, 1, 1, 1), DType.FLOAT32, \
+            Layout.FLAT, NO_PADDING, None
+        t._bound = bound
+        return t
+
+    @property  # type: ignore[override]
+    def _raw(self) -> np.ndarray:       # Tensor's own slot, read through the bound
+        return self._bound.word().reshape(-1).view(np.uint8)
+
+
+def _reals_of(r: RefValue) -> RefValue:
+    return r.word() if isinstance(r, DeferredBound) else r
 
 
 def _as_tensor(v: np.ndarray) -> Tensor:

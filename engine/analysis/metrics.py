@@ -75,24 +75,41 @@ def error_metrics(a: np.ndarray, b: np.ndarray, lsb: float | None = None,
 
 
 def code_metrics(a: np.ndarray, codes: np.ndarray, scale: float, offset: float | None,
-                 lsb: float | None = None, tolerance_lsb: float = 0.0) -> Metrics:
+                 lsb: float | None = None, tolerance_lsb: float = 0.0,
+                 a_scale: float | None = None) -> Metrics:
     """:func:`error_metrics` of ``b = codes * scale + offset`` against ``a``, with B read
     as :func:`~hexscope.engine.ops.reference.real` reads it (float32 steps for quint8,
     float64 for qint32), but without making B: the same answer, bit for bit, in one pass
-    over the codes when the compiled kernels are on."""
-    return _metrics(np.asarray(a), np.asarray(codes), (scale, offset), lsb, tolerance_lsb)
+    over the codes when the compiled kernels are on. With ``a_scale``, ``a`` is int32
+    codes standing for ``a * a_scale`` in float64 (qint32 sums, as real() reads them),
+    read in the same pass."""
+    a = np.asarray(a)
+    if a_scale is not None:
+        if a.dtype != np.int32:
+            raise ValueError(f"codes read with a scale are int32, not {a.dtype}")
+        return _metrics(a, np.asarray(codes), (scale, offset), lsb, tolerance_lsb,
+                        (a_scale, None))
+    return _metrics(a, np.asarray(codes), (scale, offset), lsb, tolerance_lsb)
 
 
 def _metrics(a_in: np.ndarray, b_in: np.ndarray, read: tuple[float, float | None] | None,
-             lsb: float | None, tolerance_lsb: float) -> Metrics:
+             lsb: float | None, tolerance_lsb: float,
+             a_read: tuple[float, None] | None = None) -> Metrics:
     if a_in.shape != b_in.shape:
         raise ValueError(f"cannot compare shapes {a_in.shape} and {b_in.shape}")
-    step = lsb if lsb is not None and lsb > 0 and math.isfinite(lsb) else None
+    if a_read is not None:
+        fast = _metrics_pass.finite_pass(
+            a_in.reshape(-1), b_in.reshape(-1), True, read[0], read[1] or 0.0,
+            _limit(lsb, tolerance_lsb), a_read[0]) if a_in.size and read else None
+        if fast is None:    # the values, then the general path (NaN, inf, no numba)
+            return _metrics(_read(a_in, a_read), b_in, read, lsb, tolerance_lsb)
+        return _assembled(a_in, b_in, read, lsb, fast, a_read)
+    step = _step(lsb)
     n = a_in.size
     if n == 0:
         zero = 0.0 if step else None
         return Metrics(0, 0.0, 0.0, zero, zero, 1.0, math.inf, 0, 0, None, None, None, step)
-    limit = tolerance_lsb * step if step else tolerance_lsb
+    limit = _limit(lsb, tolerance_lsb)
     # the type real() gives the codes: float32 for quint8, float64 for qint32 and the rest
     b_type = np.dtype(np.float32 if b_in.dtype == np.uint8 else np.float64) if read else \
         b_in.dtype
@@ -103,12 +120,33 @@ def _metrics(a_in: np.ndarray, b_in: np.ndarray, read: tuple[float, float | None
     if fast is None:
         b_val = _read(b_in, read)
         return _numpy_metrics(a_in, b_val, limit, step)
+    return _assembled(a_in, b_in, read, lsb, fast, None)
+
+
+def _step(lsb: float | None) -> float | None:
+    return lsb if lsb is not None and lsb > 0 and math.isfinite(lsb) else None
+
+
+def _limit(lsb: float | None, tolerance_lsb: float) -> float:
+    step = _step(lsb)
+    return tolerance_lsb * step if step else tolerance_lsb
+
+
+def _assembled(a_in: np.ndarray, b_in: np.ndarray, read: tuple[float, float | None] | None,
+               lsb: float | None, fast: tuple[float, int, float, float, float, int, float],
+               a_read: tuple[float, None] | None) -> Metrics:
+    """The metrics from the compiled pass's figures, the worst element's values read as
+    the pass read them."""
     max_abs, worst, noise, signal, rms_abs, beyond, cosine = fast
     b_worst = b_in.reshape(-1)[worst]
     if read:
-        b_worst = _read(np.asarray([b_worst]), read)[0]
-    return _assemble(a_in, n, step, max_abs, worst, noise, signal, rms_abs, beyond, cosine,
-                     0, float(a_in.reshape(-1)[worst]), float(b_worst))
+        b_worst = _read_one(b_worst, read, np.dtype(
+            np.float32 if b_in.dtype == np.uint8 else np.float64))
+    a_worst = a_in.reshape(-1)[worst]
+    if a_read:
+        a_worst = _read_one(a_worst, a_read, np.dtype(np.float64))
+    return _assemble(a_in, a_in.size, _step(lsb), max_abs, worst, noise, signal, rms_abs,
+                     beyond, cosine, 0, float(a_worst), float(b_worst))
 
 
 def _read(codes: np.ndarray, read: tuple[float, float | None] | None) -> np.ndarray:
@@ -116,6 +154,16 @@ def _read(codes: np.ndarray, read: tuple[float, float | None] | None) -> np.ndar
     if read is None:
         return codes
     return read_codes(codes, *read, np.float32 if codes.dtype == np.uint8 else np.float64)
+
+
+def _read_one(code: np.generic, read: tuple[float, float | None], dtype: np.dtype) -> float:
+    """One code's value as :func:`_read` makes it (the same steps in numpy scalars: each
+    rounded to ``dtype``, as the array operations round), without an array per call."""
+    t = dtype.type
+    value = t(code) * t(read[0])
+    if read[1] is not None:
+        value = value + t(read[1])
+    return float(value)
 
 
 def _numpy_metrics(a_in: np.ndarray, b_in: np.ndarray, limit: float, step: float | None
@@ -151,12 +199,21 @@ def _assemble(a: np.ndarray, n: int, step: float | None, max_abs: float, worst: 
         sqnr = -math.inf
     else:
         sqnr = 10.0 * math.log10(signal / noise)
-    idx = tuple(int(i) for i in np.unravel_index(worst, a.shape))
+    idx = _unravel(worst, a.shape)
     return Metrics(
         count=n, max_abs=max_abs, rms_abs=rms_abs,
         max_lsb=max_abs / step if step else None, rms_lsb=rms_abs / step if step else None,
         cosine=cosine, sqnr_db=sqnr, beyond=beyond, nonfinite=n_bad, worst_index=idx,
         worst_a=worst_a, worst_b=worst_b, lsb=step)
+
+
+def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``np.unravel_index`` (C order) in plain ints: once per output compared."""
+    idx = []
+    for dim in reversed(shape):
+        flat, i = divmod(flat, dim) if dim else (flat, 0)
+        idx.append(i)
+    return tuple(reversed(idx))
 
 
 def _common(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -243,3 +243,91 @@ def mul_codes(a, b, za, zb, pmin, scale, offs, rsh, out):  # pragma: no cover - 
         x = ((p - pmin) & 0xFFFF) * scale + offs
         x = ((x + 2147483648) & 0xFFFFFFFF) - 2147483648
         out[i] = min((x >> rsh) & 0xFFFF, 255)
+
+
+# The float references' kernels (issue 12's budget): each gives numpy's bits, step for step.
+
+@njit(_both(lambda ro: types.void(_arr(types.float32, 4, ro), types.int64, types.int64,
+                                   types.int64, types.int64, types.int64, types.int64,
+                                   types.boolean, _arr(types.float32, 4))), **_OPTS)
+def pool_f32(x, fh, fw, sh, sw, top, left, average, out):  # pragma: no cover - compiled
+    """``pooling._pool_reference`` without its padded copy: the cells in the same order,
+    a cell outside the input read as the pad value (0 for the mean, -inf for the max),
+    numpy's maximum (NaN wins, an equal second operand is taken), then the mean's division
+    by the count of cells inside the input (at least 1)."""
+    nb, h, w, d = x.shape
+    oh, ow = out.shape[1], out.shape[2]
+    pad = np.float32(0.0) if average else np.float32(-np.inf)
+    for b in range(nb):
+        for oy in range(oh):
+            y0 = oy * sh - top
+            for ox in range(ow):
+                x0 = ox * sw - left
+                o = out[b, oy, ox]
+                inside = 0
+                for fy in range(fh):
+                    yy = y0 + fy
+                    for fx in range(fw):
+                        xx = x0 + fx
+                        first = fy == 0 and fx == 0
+                        if 0 <= yy < h and 0 <= xx < w:
+                            inside += 1
+                            cell = x[b, yy, xx]
+                            if first:
+                                o[:] = cell
+                            elif average:
+                                for c in range(d):
+                                    o[c] = o[c] + cell[c]
+                            else:
+                                for c in range(d):
+                                    v, u = o[c], cell[c]
+                                    o[c] = v if (v > u or v != v) else u
+                        elif first:
+                            o[:] = pad
+                        elif average:
+                            for c in range(d):
+                                o[c] = o[c] + pad
+                        else:
+                            for c in range(d):
+                                v = o[c]
+                                o[c] = v if (v > pad or v != v) else pad
+                if average:
+                    n = np.float32(max(inside, 1))
+                    for c in range(d):
+                        o[c] = o[c] / n
+
+
+@njit(_both(lambda ro: types.void(_arr(types.float32, 1, ro), _arr(types.float32, 1))),
+      **_OPTS)
+def relu_f32(x, out):  # pragma: no cover - compiled
+    """out = np.maximum(x, 0) with numpy's bits: NaN stays, -0.0 becomes +0.0 (numpy takes
+    the second operand of an equal pair)."""
+    zero = np.float32(0.0)
+    for i in range(x.size):
+        v = x[i]
+        out[i] = v if (v > zero or v != v) else zero
+
+
+@njit(_both(lambda ro: types.void(_arr(types.uint8, 1, ro), types.float32, types.float32,
+                                   _arr(types.float32, 1))), **_OPTS)
+def relu_u8(codes, scale, offset, out):  # pragma: no cover - compiled
+    """:func:`relu_f32` of :func:`dequantize_u8`'s values, without the float copy between."""
+    zero = np.float32(0.0)
+    for i in range(codes.size):
+        v = np.float32(codes[i]) * scale + offset
+        out[i] = v if (v > zero or v != v) else zero
+
+
+@njit(_both(lambda ro: types.void(_arr(types.float32, 2, ro), _arr(types.float32, 1, ro),
+                                   types.float32, types.float32, _arr(types.float32, 2))),
+      **_OPTS)
+def bias_clamp_f32(y, bias, lo, hi, out):  # pragma: no cover - compiled
+    """The Supernode reference's epilogue for y (N, C): out = np.minimum(np.maximum(y +
+    bias, lo), hi) with numpy's bits (NaN kept; of an equal pair, the second operand: lo
+    or hi). An infinite bound is a no-op, as the numpy path's skipped step."""
+    n, c = y.shape
+    for i in range(n):
+        for j in range(c):
+            v = y[i, j] + bias[j]
+            v = v if (v > lo or v != v) else lo
+            out[i, j] = v if (v < hi or v != v) else hi

@@ -8,7 +8,7 @@ from hexscope.engine.dtypes import DType
 from hexscope.engine.hexmath import exact_memo, quantize_uint8
 from hexscope.engine.ops import _compiled
 from hexscope.engine.ops.context import KernelContext, scalar_f
-from hexscope.engine.ops.reference import ranged, real
+from hexscope.engine.ops.reference import code_scale, ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, fresh
 
@@ -65,7 +65,26 @@ def _max_with(codes: np.ndarray, z: int) -> np.ndarray:
 def relu_reference(ctx: KernelContext, x: Tensor, x_min: Tensor,
                    x_max: Tensor) -> tuple[np.ndarray, ...]:
     """max(x, 0) of the dequantized input."""
-    return ranged(np.maximum(real(x, x_min, x_max), 0.0))
+    y = _relu_of_reals(x, x_min, x_max)
+    return ranged(np.maximum(real(x, x_min, x_max), 0.0) if y is None else y)
+
+
+def _relu_of_reals(x: Tensor, x_min: Tensor, x_max: Tensor) -> np.ndarray | None:
+    """``np.maximum(real(x, x_min, x_max), 0.0)`` with numpy's bits in one compiled pass
+    (numpy's maximum against a scalar has no vector loop here: 4x slower), or None."""
+    a = x.array
+    if not a.flags.c_contiguous or x.dtype not in (DType.FLOAT32, DType.QUINT8):
+        return None
+    kernel = _compiled.kernel("relu_f32" if x.dtype is DType.FLOAT32 else "relu_u8")
+    if kernel is None:
+        return None
+    y = np.empty(a.shape, np.float32)
+    if x.dtype is DType.FLOAT32:
+        kernel(a.reshape(-1), y.reshape(-1))
+    else:       # the steps real() takes (reference.read_codes), fused with the clamp
+        scale, offset = code_scale(x, x_min, x_max)
+        kernel(a.reshape(-1), np.float32(scale), np.float32(offset), y.reshape(-1))
+    return y
 
 
 @op("QuantizedRelu_8", Category.ACTIVATION,

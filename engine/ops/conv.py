@@ -296,6 +296,15 @@ def conv2d_reference(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor,
                      x_max: Tensor, f_min: Tensor, f_max: Tensor,
                      stride: Tensor, *, precise: bool | None = None) -> tuple[np.ndarray, ...]:
     """the float convolution of the dequantized data and filter (same padding and stride)."""
+    return ranged(conv2d_reals(ctx, x, filt, x_min, x_max, f_min, f_max, stride,
+                               precise=precise))
+
+
+def conv2d_reals(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: Tensor,
+                 f_min: Tensor, f_max: Tensor, stride: Tensor, *,
+                 precise: bool | None = None) -> np.ndarray:
+    """:func:`conv2d_reference`'s values, without their range (the Supernode's takes it
+    after its bias and clamp)."""
     # float32 GEMMs: 8-bit data and weights are exact in float32; the sums carry ~1e-7
     # relative error, far below an 8-bit output's LSB. The 32-bit output's LSB is the data
     # step times the filter step: where the data are the run's own codes (the isolated
@@ -309,8 +318,7 @@ def conv2d_reference(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor,
     rows = output_window(x.shape[1], fh, stride.shape[1], ctx.padding)
     cols = output_window(x.shape[2], fw, stride.shape[2], ctx.padding)
     # zero padding: taps outside the image add nothing, as in the quantized kernel
-    y = float_conv2d(xs, w, rows, cols, precise)
-    return ranged(y)
+    return float_conv2d(xs, w, rows, cols, precise)
 
 
 for _name in ("QuantizedConv2d_8x8to32", "QuantizedConv2d_8x8to32_ref"):

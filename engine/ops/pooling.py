@@ -160,6 +160,12 @@ def _pool_reference(ctx: KernelContext, x: np.ndarray, window: Tensor, stride: T
         return np.zeros((b, hs.out, ws.out, d), np.float32)
     pads = ((0, 0), (hs.pad_before, max(0, (hs.out - 1) * sh + fh - h - hs.pad_before)),
             (ws.pad_before, max(0, (ws.out - 1) * sw + fw - w - ws.pad_before)), (0, 0))
+    if x.dtype == np.float32 and x.flags.c_contiguous:
+        kernel = _compiled.kernel("pool_f32")
+        if kernel is not None:      # no padded copy, one pass per output
+            y = np.empty((b, hs.out, ws.out, d), np.float32)
+            kernel(x, fh, fw, sh, sw, hs.pad_before, ws.pad_before, average, y)
+            return y
     xp = np.pad(x, pads, constant_values=0.0 if average else -np.inf)
     y = np.empty((b, hs.out, ws.out, d), xp.dtype)
     combine = np.add if average else np.maximum

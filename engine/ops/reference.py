@@ -18,6 +18,7 @@ Ops with no float meaning declare ``reference=NoReference("why")``; float ops de
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -25,11 +26,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hexscope.engine.dtypes import DType
+from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.ops import _compiled
 from hexscope.engine.tensor import Tensor
 
-RefOutput = np.ndarray | Tensor | None
+RefOutput = np.ndarray | Tensor | None     # or Reals, within ranges_unused()
 Reference = Callable[..., Sequence[RefOutput]]
 
 
@@ -50,9 +51,13 @@ class _Self:
 SELF = _Self()
 
 
-def _scalar(t: Tensor | None) -> float:
+def scalar_of(t: Tensor | None) -> float:
+    """The first element of a range tensor as a Python float (its value, not its bits
+    reinterpreted: an int32 range reads as its integer)."""
     if t is None:
         raise ValueError("a quantized tensor needs its range to be read as real values")
+    if t.dtype is DType.FLOAT32 and t.layout is Layout.FLAT and t.has_data and t.elements:
+        return t.scalar_value(float)    # the same value, without an array (per node, twice)
     return float(np.asarray(t.array, np.float64).reshape(-1)[0])
 
 
@@ -79,7 +84,7 @@ def code_scale(t: Tensor, mn: Tensor | None, mx: Tensor | None) -> tuple[float, 
     """(scale, offset) that read ``t``'s codes as reals (:func:`real`): quint8 q is
     min + q (max - min) / 255 (§1.1), qint32 s is s (max - min) / 2**32 with no offset
     (None: nothing is added, §1.2)."""
-    lo, hi = _scalar(mn), _scalar(mx)
+    lo, hi = scalar_of(mn), scalar_of(mx)
     if t.dtype is DType.QINT32:
         return (hi - lo) / 2.0 ** 32, None
     return (hi - lo) / 255.0, lo
@@ -106,6 +111,34 @@ def read_codes(codes: np.ndarray, scale: float, offset: float | None,
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Reals:
+    """qint32 sums not yet read as reals: the value ``real()`` would make of them (float64
+    ``codes * scale``), left to a comparison that reads the sums in its own pass. Given by
+    a reference whose value is its input's (a requantize) within :func:`ranges_unused`:
+    on InceptionV3 the float64 copy of 9 M sums cost more than comparing them."""
+
+    codes: np.ndarray       # int32
+    scale: float
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.codes.shape
+
+    def array(self) -> np.ndarray:
+        """The values themselves (as :func:`real` makes them)."""
+        return read_codes(self.codes, self.scale, None, np.float64)
+
+
+def real_or_deferred(t: Tensor, mn: Tensor | None, mx: Tensor | None) -> np.ndarray | Reals:
+    """``real(t, mn, mx)``; within :func:`ranges_unused`, qint32 sums come as
+    :class:`Reals` instead (the caller only compares the value)."""
+    if _RANGES_UNUSED.get() and t.dtype is DType.QINT32 and t.has_data:
+        scale, _ = code_scale(t, mn, mx)
+        return Reals(np.asarray(t.array), scale)
+    return real(t, mn, mx)
+
+
 _RANGES_UNUSED: ContextVar[bool] = ContextVar("hexscope_ranges_unused", default=False)
 
 
@@ -114,7 +147,8 @@ def ranges_unused() -> Iterator[None]:
     """While active, :func:`ranged` leaves the range outputs out (``None``, no float
     meaning): for a caller that reads only the data output, min and max are two passes
     over it for nothing (the isolated analysis of a node whose other outputs are its
-    range)."""
+    range). Such a caller only compares that output, so a reference may also give it as
+    :class:`Reals` (:func:`real_or_deferred`)."""
     token = _RANGES_UNUSED.set(True)
     try:
         yield
@@ -122,7 +156,48 @@ def ranges_unused() -> Iterator[None]:
         _RANGES_UNUSED.reset(token)
 
 
-def ranged(y: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+_RANGES_DEFERRED: ContextVar[bool] = ContextVar("hexscope_ranges_deferred", default=False)
+
+
+@contextmanager
+def ranges_deferred() -> Iterator[None]:
+    """While active, :func:`ranged` gives its range outputs as :class:`DeferredBound`s,
+    taken from the data only when read: in a float run a consumer reads its float input as
+    it is (:func:`real` ignores the range), so min and max were two passes over every
+    output for nothing. The caller turns them into tensors (the float run does)."""
+    token = _RANGES_DEFERRED.set(True)
+    try:
+        yield
+    finally:
+        _RANGES_DEFERRED.reset(token)
+
+
+@dataclass(eq=False, slots=True)
+class _Bounds:
+    y: np.ndarray
+    words: tuple[np.ndarray, np.ndarray] | None = None
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class DeferredBound:
+    """The min (``which`` 0) or max (1) that :func:`ranged` would give for its data, made
+    on the first :meth:`word` (the data is read-only, so the answer is the same)."""
+
+    bounds: _Bounds
+    which: int
+
+    def word(self) -> np.ndarray:
+        """The [1,1,1,1] float32 word :func:`ranged` makes (read-only)."""
+        b = self.bounds
+        if b.words is None:
+            b.words = _range_words(b.y)
+            for w in b.words:
+                w.setflags(write=False)
+        return b.words[self.which]
+
+
+def ranged(y: np.ndarray) -> tuple[np.ndarray, np.ndarray | DeferredBound | None,
+                                   np.ndarray | DeferredBound | None]:
     """(y, min, max) for an op with data + range outputs; the range is y's own, which is
     what a float run has (no quantization, so nothing to widen)."""
     y = np.asarray(y)
@@ -130,13 +205,23 @@ def ranged(y: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | N
         y = y.astype(np.float64)
     if _RANGES_UNUSED.get():
         return y, None, None
+    if _RANGES_DEFERRED.get():
+        y.setflags(write=False)      # what the bounds are read from cannot change (the
+        # float run freezes its values anyway)
+        bounds = _Bounds(y)
+        return y, DeferredBound(bounds, 0), DeferredBound(bounds, 1)
+    return (y, *_range_words(y))
+
+
+def _range_words(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     lo = float(y.min()) if y.size else 0.0
     hi = float(y.max()) if y.size else 0.0
-    if not (np.isfinite(lo) and np.isfinite(hi)):     # rare: the range of the finite part
+    if not (math.isfinite(lo) and math.isfinite(hi)):     # rare: the finite part's range
         finite = y[np.isfinite(y)]
         lo = float(finite.min()) if finite.size else 0.0
         hi = float(finite.max()) if finite.size else 0.0
-    return y, np.full((1, 1, 1, 1), lo, np.float32), np.full((1, 1, 1, 1), hi, np.float32)
+    # np.array rather than np.full: the same words in half the time (per node, twice)
+    return np.array([[[[lo]]]], np.float32), np.array([[[[hi]]]], np.float32)
 
 
 def codes_with_range(t: Tensor) -> tuple[Tensor, None, None]:

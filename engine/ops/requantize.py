@@ -10,7 +10,7 @@ from hexscope.engine.ops import _compiled
 from hexscope.engine.ops._code_bounds import known
 from hexscope.engine.ops.activation import range_words
 from hexscope.engine.ops.context import KernelContext, scalar_f
-from hexscope.engine.ops.reference import ranged, real
+from hexscope.engine.ops.reference import Reals, ranged, real_or_deferred
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.quant import adjust_range
 from hexscope.engine.tensor import Tensor, fresh
@@ -158,7 +158,8 @@ _BLOCK = 131072
 def requantize_reference(ctx: KernelContext, x: Tensor, x_min: Tensor,
                          x_max: Tensor) -> tuple[np.ndarray, ...]:
     """the value itself: requantizing changes the codes, not what they stand for."""
-    return ranged(real(x, x_min, x_max))
+    y = real_or_deferred(x, x_min, x_max)
+    return (y, None, None) if isinstance(y, Reals) else ranged(y)
 
 
 @op("QuantizeDownAndShrinkRange_32to8", Category.QUANTIZE,

@@ -33,7 +33,7 @@ from hexscope.engine.ops.conv import (
     _f32_out,
     _filter_rhs,
     _word,
-    conv2d_reference,
+    conv2d_reals,
     conv_sums,
     level_size,
     output_window,
@@ -334,9 +334,20 @@ def supernode_reference(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
                         o_max: Tensor) -> tuple[np.ndarray, ...]:
     """the float convolution plus the dequantized bias, clamped to the finite bounds of the
     output range (a Relu's 0, a ReluX's maximum)."""
-    y = conv2d_reference(ctx, x, filt, x_min, x_max, f_min, f_max, stride, precise=False)[0]
-    y = y + real(bias, b_min, b_max).reshape(-1)[:y.shape[-1]]
+    # an 8-bit output: the float forms that round more are nothing against its LSB
+    y = conv2d_reals(ctx, x, filt, x_min, x_max, f_min, f_max, stride, precise=False)
+    b = real(bias, b_min, b_max).reshape(-1)[:y.shape[-1]]
     lo, hi = float(real(o_min).reshape(-1)[0]), float(real(o_max).reshape(-1)[0])
+    kernel = _compiled.kernel("bias_clamp_f32")
+    if kernel is not None and y.dtype == b.dtype == np.float32 and y.size \
+            and b.size == y.shape[-1] and y.flags.c_contiguous:
+        # one pass where numpy takes three, each with a fresh array
+        out = np.empty(y.shape, np.float32)
+        kernel(y.reshape(-1, b.size), np.ascontiguousarray(b),
+               np.float32(lo if np.isfinite(lo) else -np.inf),
+               np.float32(hi if np.isfinite(hi) else np.inf), out.reshape(-1, b.size))
+        return ranged(out)
+    y = y + b
     if np.isfinite(lo):
         y = np.maximum(y, lo)
     if np.isfinite(hi):

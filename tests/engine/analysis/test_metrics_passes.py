@@ -132,3 +132,35 @@ def test_a_non_finite_value_takes_the_defined_path(kernels, bad):
     b[4321] = bad
     m = error_metrics(a, b, 0.01, 1.0)
     assert (m.nonfinite, m.worst_index, m.max_abs, m.sqnr_db) == (1, (4321,), np.inf, -np.inf)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sums_read_in_the_pass_give_the_metrics_of_their_values_bit_for_bit(kernels, seed):
+    # a requantize's reference given as its qint32 sums (reference.Reals): the metrics
+    # read them as real() does (float64 sums * scale) in the same pass, every field equal
+    # to error_metrics on the values, worst element and NaN-free ties included
+    from hexscope.engine.analysis.metrics import code_metrics
+    from hexscope.engine.ops.reference import read_codes
+
+    rng = np.random.default_rng(seed)
+    sums = rng.integers(-2 ** 31, 2 ** 31, (1, 23, 19, 7), dtype=np.int64).astype(np.int32)
+    sums[0, 0, :3, 0] = [-2 ** 31, 2 ** 31 - 1, 0]
+    a_scale = 9.5 / 2.0 ** 32
+    values = read_codes(sums, a_scale, None, np.float64)
+    lo, hi = float(np.float32(values.min())), float(np.float32(values.max()))
+    scale = (hi - lo) / 255.0
+    codes = np.clip(np.round((values - lo) / scale) + rng.integers(-1, 2, sums.shape),
+                    0, 255).astype(np.uint8)
+    for tol in (0.0, 0.5, 1.0, 3.0):
+        got = code_metrics(sums, codes, scale, lo, scale, tol, a_scale)
+        assert got == code_metrics(values, codes, scale, lo, scale, tol)
+        assert got.worst_a == float(values[got.worst_index])
+        if tol == 0.0:
+            assert got.beyond > 0                   # the +-1 codes added are seen
+
+
+def test_sums_read_with_a_scale_must_be_int32():
+    from hexscope.engine.analysis.metrics import code_metrics
+
+    with pytest.raises(ValueError, match="int32"):
+        code_metrics(np.zeros(3, np.int64), np.zeros(3, np.uint8), 1.0, 0.0, 1.0, 1.0, 0.5)

@@ -192,3 +192,80 @@ def test_the_accumulated_comparison_of_a_new_run_is_made_again():
     again = compare_reference(session, "accumulated")
     assert all(p is not q for p, q in zip(again.outputs, first.outputs, strict=True))
     assert _metrics(again) == _metrics(first)
+
+
+def test_the_isolated_analysis_reads_requantize_sums_in_place(monkeypatch):
+    # within ranges_unused() a requantize's reference is its input's sums (Reals), read by
+    # the comparison's own pass: the same metrics as from the float64 values, and the
+    # values shown are still arrays
+    from hexscope.engine.ops import reference
+    from hexscope.engine.ops.reference import Reals
+    from support.large_graph import input_tensor, residual_graph
+
+    session = Session(residual_graph(60))
+    session.execute([input_tensor()])
+    seen = []
+    original = float_run.call_reference
+
+    def spy(*args):
+        result = original(*args)
+        seen.append(result)
+        return result
+
+    monkeypatch.setattr(float_run, "call_reference", spy)
+    deferred = compare_reference(session, "isolated")
+    assert any(r and isinstance(r[0], Reals) for r in seen)
+    monkeypatch.setattr(reference, "real_or_deferred",
+                        lambda t, mn, mx: reference.real(t, mn, mx))
+    import hexscope.engine.ops.requantize as requantize
+
+    monkeypatch.setattr(requantize, "real_or_deferred",
+                        lambda t, mn, mx: reference.real(t, mn, mx))
+    seen.clear()
+    forget(session.prepared)
+    assert _metrics(compare_reference(session, "isolated")) == _metrics(deferred)
+    assert not any(r and isinstance(r[0], Reals) for r in seen)
+    requantizes = [d for d in deferred.outputs if d.op == "QuantizeDownAndShrinkRange_32to8"]
+    assert len(requantizes) >= 4
+    for d in requantizes:
+        a, b = d.values()
+        assert a.dtype == np.float64 and a.shape == b.shape == d.shape
+        assert (a[d.metrics.worst_index], b[d.metrics.worst_index]) == (
+            d.metrics.worst_a, d.metrics.worst_b)
+
+
+@pytest.mark.parametrize("y", [np.array([[-2.0, 3.5]], np.float32),
+                               np.array([np.nan, -np.inf, 1.5, -0.25], np.float32),
+                               np.array([np.nan, np.inf], np.float32),
+                               np.zeros((0, 3), np.float64)])
+def test_a_deferred_range_is_the_range_ranged_makes(y):
+    from hexscope.engine.analysis.float_run import _DeferredWord
+    from hexscope.engine.ops.reference import DeferredBound, ranges_deferred
+
+    _, lo, hi = ranged(y.copy())
+    with ranges_deferred():
+        out, d_lo, d_hi = ranged(y.copy())
+    assert isinstance(d_lo, DeferredBound) and d_lo.bounds.words is None   # nothing taken
+    assert not out.flags.writeable
+    assert d_lo.word().tobytes() == lo.tobytes() and d_hi.word().tobytes() == hi.tobytes()
+    t = _DeferredWord.of(d_hi)         # as a consumer sees it
+    assert t.shape == (1, 1, 1, 1) and t.has_data
+    assert t.array.tobytes() == hi.tobytes() and t.scalar_value() == float(hi.item())
+
+
+def test_the_float_run_takes_no_range_nobody_reads(monkeypatch):
+    # the chain's consumers read their float inputs as they are: every range output of the
+    # float run stays untaken, and the comparison is the one made with the ranges taken
+    from hexscope.engine.ops.reference import DeferredBound
+
+    session = Session(chain())
+    session.execute([chain_input()])
+    deferred = compare_reference(session, "accumulated")
+    vals, _ = float_values(session)
+    bounds = [v for v in vals.values() if isinstance(v, DeferredBound)]
+    assert len(bounds) >= 4 and all(b.bounds.words is None for b in bounds)
+    monkeypatch.setattr(float_run, "ranges_deferred", nullcontext)
+    forget(session.prepared)
+    assert _metrics(compare_reference(session, "accumulated")) == _metrics(deferred)
+    vals, _ = float_values(session)
+    assert not any(isinstance(v, DeferredBound) for v in vals.values())

@@ -209,3 +209,117 @@ def test_add_and_mul_compiled_equal_numpy_on_any_mix_of_read_only_inputs(seed, n
                             float(np.asarray(hi).reshape(-1)[0])))
             return out
         assert run() == _numpy(run)
+
+
+def _awkward_floats(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """float32 values with the cases whose bits a compiled loop could get wrong: signed
+    zeros, NaN, infinities, ties."""
+    x = rng.normal(0.0, 2.0, shape).astype(np.float32)
+    picks = rng.integers(0, 8, shape)
+    for k, v in enumerate((0.0, -0.0, np.nan, np.inf, -np.inf, 1.5)):
+        x[picks == k] = v if rng.random() < 0.5 else x[picks == k]
+    return x
+
+
+def _same_floats(got: np.ndarray, want: np.ndarray) -> bool:
+    """The same values bit for bit, zero signs and infinities included, NaN where numpy has
+    NaN (a NaN's sign and payload follow whichever operand the CPU returned, which the
+    compiler may commute: no metric reads them)."""
+    nan = np.isnan(want)
+    return (got.dtype == want.dtype and got.shape == want.shape
+            and np.array_equal(np.isnan(got), nan)
+            and got[~nan].tobytes() == want[~nan].tobytes())
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.tuples(st.integers(1, 2), st.integers(1, 9),
+                                            st.integers(1, 9), st.integers(1, 5)),
+       st.integers(1, 5), st.integers(1, 5), st.integers(1, 3), st.integers(1, 3),
+       st.sampled_from(["SAME", "VALID"]), st.booleans(), st.booleans())
+def test_pool_references_compiled_equal_numpy(seed, shape, fh, fw, sh, sw, pad, average,
+                                              frozen):
+    from hexscope.engine.nodes import Padding
+    from hexscope.engine.ops.pooling import _pool_reference
+
+    x = _awkward_floats(np.random.default_rng(seed), shape)
+    x = _frozen(x) if frozen else x
+    ctx = KernelContext(0x10, "pool", padding=Padding.parse(pad))
+    args = (ctx, x, Tensor.shape_only((1, fh, fw, 1)), Tensor.shape_only((1, sh, sw, 1)),
+            average)
+    with np.errstate(all="ignore"):     # inf - inf in the numpy path's sums: NaN, as wanted
+        got = _pool_reference(*args)
+        want = _numpy(_pool_reference, *args)
+    assert got.dtype == want.dtype == np.float32
+    assert _same_floats(got, want)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.floats(-1e4, 1e4, width=32),
+       st.floats(2.0 ** -20, 2e4, width=32), st.booleans(), st.booleans())
+def test_relu_reference_compiled_equals_numpy(seed, lo, span, floats, frozen):
+    # quint8 codes (the isolated analysis) and float32 values (the float run), whose
+    # NaN, infinities and -0.0 must come out as numpy's maximum makes them
+    from hexscope.engine.ops.activation import relu_reference
+
+    rng = np.random.default_rng(seed)
+    if floats:
+        x = Tensor.from_array(_awkward_floats(rng, (1, 3, 5, 7)), DType.FLOAT32)
+    else:
+        codes = rng.integers(0, 256, (1, 3, 5, 7), np.uint8)
+        x = Tensor.from_array(_frozen(codes) if frozen else codes, DType.QUINT8)
+    mn, mx = Tensor.scalar(np.float32(lo)), Tensor.scalar(np.float32(lo + span))
+    ctx = KernelContext(0x10, "QuantizedRelu_8")
+    got = relu_reference(ctx, x, mn, mx)
+    want = _numpy(relu_reference, ctx, x, mn, mx)
+    for g, w in zip(got, want, strict=True):
+        assert _same_floats(g, w)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 9),
+       st.sampled_from([-np.inf, 0.0, -0.0, -1.0, np.nan]),
+       st.sampled_from([np.inf, 0.0, 6.0, 0.5, np.nan]), st.booleans())
+def test_supernode_epilogue_reference_compiled_equals_numpy(seed, c, lo, hi, frozen):
+    # y + bias, then max with the output range's low end and min with its high end:
+    # NaN, infinities and signed zeros in y and the bias come out as numpy makes them
+    from hexscope.engine.ops import _compiled_defs
+
+    rng = np.random.default_rng(seed)
+    y = _awkward_floats(rng, (13, c))
+    bias = _awkward_floats(rng, (c,))
+    y, bias = (_frozen(y), _frozen(bias)) if frozen else (y, bias)
+    with np.errstate(all="ignore"):     # inf + -inf: NaN, as wanted
+        want = y + bias
+        if np.isfinite(lo):
+            want = np.maximum(want, lo)
+        if np.isfinite(hi):
+            want = np.minimum(want, hi)
+    got = np.empty_like(want)
+    _compiled_defs.bias_clamp_f32(y, bias, np.float32(lo if np.isfinite(lo) else -np.inf),
+                                  np.float32(hi if np.isfinite(hi) else np.inf), got)
+    assert _same_floats(got, want)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([(0.0, np.inf), (0.0, 6.0),
+                                                    (-np.inf, np.inf), (-2.0, 0.5)]))
+def test_supernode_reference_compiled_equals_numpy(seed, out_range):
+    from hexscope.engine.nodes import Padding
+    from hexscope.engine.ops.supernode import supernode_reference
+
+    rng = np.random.default_rng(seed)
+
+    def q(shape):  # type: ignore[no-untyped-def]
+        return Tensor.from_array(rng.integers(0, 256, shape, np.uint8), DType.QUINT8)
+
+    def f(v):  # type: ignore[no-untyped-def]
+        return Tensor.scalar(np.float32(v))
+
+    args = (q((1, 5, 6, 3)), q((3, 3, 3, 4)), f(-1.0), f(2.0), f(-0.5), f(0.25),
+            Tensor.shape_only((1, 1, 1, 1)), q((1, 1, 1, 4)), f(-3.0), f(1.0),
+            f(out_range[0]), f(out_range[1]))
+    ctx = KernelContext(0x10, "Supernode_8x8p8to8", padding=Padding.parse("SAME"))
+    got = supernode_reference(ctx, *args)
+    want = _numpy(supernode_reference, ctx, *args)
+    for g, w in zip(got, want, strict=True):
+        assert np.asarray(g).tobytes() == np.asarray(w).tobytes()
