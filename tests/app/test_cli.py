@@ -66,7 +66,12 @@ def test_passing_run_writes_valid_reports(check_graph, tmp_path):
     result = hexscope("run", check_graph, "--inputs-dir", f"0x2024a:0={tmp_path / 'good'}",
                       "--report", report, "--junit", junit)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "run 1/2 a.npy: passed" in result.stdout        # plain lines off a terminal
+    # plain lines off a terminal, one per run as it ends: "run <ended>/<total> <set>";
+    # the sets run in parallel (--jobs defaults to the cores), so in either order
+    lines = sorted(line.split(" (")[0] for line in result.stdout.splitlines()
+                   if line.startswith("run "))
+    assert lines in (["run 1/2 a.npy: passed", "run 2/2 b.npy: passed"],
+                     ["run 1/2 b.npy: passed", "run 2/2 a.npy: passed"])
     doc = json.loads(report.read_text())
     jsonschema.validate(doc, SCHEMA)
     assert (doc["exit_code"], doc["summary"]["runs"], doc["summary"]["checks"]) == (0, 2, 2)
