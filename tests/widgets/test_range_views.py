@@ -51,6 +51,26 @@ def test_range_panel_rows_figures_and_sorting(qtbot):
     assert blocker.args == [0x10]
 
 
+def test_range_panel_fits_its_columns_to_the_first_rows_and_keeps_the_users(qtbot):
+    stats, _ = _stats()
+    panel = RangePanel()
+    qtbot.addWidget(panel)
+    panel.resize(900, 300)
+    panel.show()
+    header = panel._table.horizontalHeader()
+    before = header.sectionSize(1)
+    panel.set_stats(stats)                      # the first rows: fitted to their text
+    fitted = header.sectionSize(1)
+    metrics = panel._table.fontMetrics()
+    assert fitted >= metrics.horizontalAdvance(panel.model.data(panel.model.index(0, 1)))
+    header.resizeSection(1, fitted + 77)        # the user widens a column
+    panel.set_stats(stats[:2])                  # the next run: not fitted again
+    assert header.sectionSize(1) == fitted + 77
+    panel.set_stats([])
+    panel.set_stats(stats)                      # rows after none (a new graph): fitted
+    assert header.sectionSize(1) == fitted and before > 0
+
+
 def test_range_panel_overlay_colours_by_clipping(qtbot):
     stats, (a, _, _) = _stats()
     panel = RangePanel()
