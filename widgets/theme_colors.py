@@ -87,7 +87,33 @@ def is_dark(palette: QPalette | None = None) -> bool:
 
 def theme_colors(palette: QPalette | None = None) -> ThemeColors:
     """The set for ``palette`` (default: the application's)."""
-    return DARK if is_dark(palette) else LIGHT
+    if palette is not None:
+        return DARK if is_dark(palette) else LIGHT
+    return DARK if _application_is_dark() else LIGHT
+
+
+class _Application:
+    """Whether the application's palette is dark, kept until it changes: every node and
+    edge painted asks (23,000 times at the end of a 5,000-node run, 8 us each)."""
+
+    dark: bool | None = None
+    watching: object = None        # the application whose paletteChanged clears ``dark``
+
+
+def _application_is_dark() -> bool:
+    app = QGuiApplication.instance()
+    if app is None:
+        return is_dark()
+    if _Application.watching is not app:
+        app.paletteChanged.connect(_palette_changed)
+        _Application.watching, _Application.dark = app, None
+    if _Application.dark is None:
+        _Application.dark = is_dark()
+    return _Application.dark
+
+
+def _palette_changed(_palette: QPalette) -> None:
+    _Application.dark = None
 
 
 

@@ -55,3 +55,18 @@ def test_tags_pick_the_ink_that_reads():
         assert contrast(ink_on(color), color) >= TEXT, status
     assert ink_on(QColor("#ff9f1c")) != QColor("white")     # the orange "next" tag
     assert ink_on(QColor("#1f78d1")) == QColor("white")
+
+
+def test_the_application_set_follows_every_palette_change(qapp):
+    # kept between paints (every node and edge asks), cleared when the palette changes
+    before = qapp.palette()
+    try:
+        qapp.setPalette(dark_palette())
+        assert theme_colors() is DARK and theme_colors() is DARK
+        qapp.setPalette(light_palette())
+        assert theme_colors() is LIGHT
+        qapp.setPalette(dark_palette())
+        assert theme_colors() is DARK
+    finally:
+        qapp.setPalette(before)
+    assert theme_colors() is (DARK if is_dark(before) else LIGHT)
