@@ -33,7 +33,7 @@ in the direct form: where the input or a result is not finite the direct form is
 
 The tiles are transformed, multiplied and transformed back by blocks of tile rows, so a
 block's transformed tiles and products stay in cache. Figures: bench/README.md
-(compare_bench.py, round 3).
+(compare_bench.py, round 4).
 """
 
 from __future__ import annotations
