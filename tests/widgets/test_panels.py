@@ -49,6 +49,18 @@ def test_log_panel_filters_by_level_and_node_and_saves(qtbot, tmp_path):
     assert log.errors == 0 and log.lines == []
 
 
+def test_the_log_shows_its_newest_line_after_a_burst(qtbot):
+    log = LogPanel()
+    qtbot.addWidget(log)
+    log.resize(400, 120)
+    log.show()
+    for k in range(300):
+        log.append(LogLine(1, f"line {k}", 0x10))
+    last = log.list.item(log.list.count() - 1)
+    qtbot.waitUntil(lambda: log.list.visualItemRect(last).intersects(
+        log.list.viewport().rect()), timeout=2000)
+
+
 def test_timing_table_sorts_numerically(qtbot):
     t = TimingTable()
     qtbot.addWidget(t)
