@@ -38,6 +38,7 @@ block's transformed tiles and products stay in cache. Figures: bench/README.md
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 from functools import cache
 
@@ -147,29 +148,15 @@ def _square(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window, m: int,
     input_tiles, output_tiles = (k.input_tiles, k.output_tiles) if n == N else \
         (k.input_tiles4, k.output_tiles4)
     r, _, cin, cout = w.shape
-    b, h, wd, _ = xs.shape
     ty_n, tx_n = -(-rows.out // m), -(-cols.out // m)
     u = _filter_matrix(r, r, m) @ w.reshape(r * r, cin * cout)   # G g G^T: (n * n, Cin, Cout)
-    u = u.reshape(n * n, cin, cout)
     xp = np.zeros((ty_n * m + r - 1, tx_n * m + r - 1, cin), np.float32)
-    hh, ww = min(h, len(xp) - rows.before), min(wd, xp.shape[1] - cols.before)
-    y = np.empty((b, rows.out, cols.out, cout), np.float32)
-    step = max(1, _BLOCK_BYTES // (4 * n * n * tx_n * cout))
-    v = np.empty((n * n, min(step, ty_n) * tx_n, cin), np.float32)
-    prod = np.empty((n * n, min(step, ty_n) * tx_n, cout), np.float32)
     tmp_in = np.empty((n, n, cin), np.float32)
     tmp_out = np.empty((m, n, cout), np.float32)
-    for bi in range(b):
-        xp[rows.before:rows.before + hh, cols.before:cols.before + ww] = xs[bi, :hh, :ww]
-        for ty0 in range(0, ty_n, step):
-            ty1 = min(ty_n, ty0 + step)
-            t = (ty1 - ty0) * tx_n
-            if not input_tiles(xp, m, ty0, ty1, tx_n, v, tmp_in):
-                return None
-            np.matmul(v[:, :t], u, out=prod[:, :t])
-            if not output_tiles(prod, m, ty0, ty1, tx_n, y[bi], tmp_out):
-                return None
-    return y
+    return _by_blocks(
+        xs, rows, cols, xp, u.reshape(n * n, cin, cout), ty_n, tx_n,
+        lambda v, r0, r1: input_tiles(xp, m, r0, r1, tx_n, v, tmp_in),
+        lambda prod, r0, r1, y: output_tiles(prod, m, r0, r1, tx_n, y, tmp_out))
 
 
 def _line(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window) -> np.ndarray | None:
@@ -179,27 +166,43 @@ def _line(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window) -> np.ndarr
     fh, fw, cin, cout = w.shape
     along_h = fh > 1
     u = (_filter_matrix(fh, fw, 2) @ w.reshape(7, cin * cout)).reshape(8, cin, cout)  # G g
-    b, h, wd, _ = xs.shape
     if along_h:
         outer, per_row = -(-rows.out // 2), cols.out
         xp = np.zeros((outer * 2 + 6, cols.out + fw - 1, cin), np.float32)
     else:
         outer, per_row = rows.out, -(-cols.out // 2)
         xp = np.zeros((rows.out + fh - 1, per_row * 2 + 6, cin), np.float32)
+    return _by_blocks(
+        xs, rows, cols, xp, u, outer, per_row,
+        lambda v, r0, r1: line_input_tiles(xp, along_h, r0, r1, per_row, v),
+        lambda prod, r0, r1, y: line_output_tiles(prod, along_h, r0, r1, per_row, y))
+
+
+def _by_blocks(xs: np.ndarray, rows: Window, cols: Window, xp: np.ndarray, u: np.ndarray,
+               outer: int, per_row: int,
+               tiles_in: Callable[[np.ndarray, int, int], bool],
+               tiles_out: Callable[[np.ndarray, int, int, np.ndarray], bool]
+               ) -> np.ndarray | None:
+    """Each image padded into ``xp``, then by blocks of tile rows (``per_row`` tiles each,
+    ``outer`` in all): ``tiles_in`` transforms a block's tiles into v, one GEMM per point
+    with ``u`` [points, Cin, Cout], ``tiles_out`` transforms the products back into the
+    image's output. None where a kernel met a value that is not finite."""
+    points, _, cout = u.shape
+    b, h, wd, cin = xs.shape
     hh, ww = min(h, len(xp) - rows.before), min(wd, xp.shape[1] - cols.before)
     y = np.empty((b, rows.out, cols.out, cout), np.float32)
-    step = max(1, _BLOCK_BYTES // (4 * 8 * per_row * cout))
-    v = np.empty((8, min(step, outer) * per_row, cin), np.float32)
-    prod = np.empty((8, min(step, outer) * per_row, cout), np.float32)
+    step = max(1, _BLOCK_BYTES // (4 * points * per_row * cout))
+    v = np.empty((points, min(step, outer) * per_row, cin), np.float32)
+    prod = np.empty((points, min(step, outer) * per_row, cout), np.float32)
     for bi in range(b):
         xp[rows.before:rows.before + hh, cols.before:cols.before + ww] = xs[bi, :hh, :ww]
         for r0 in range(0, outer, step):
             r1 = min(outer, r0 + step)
             t = (r1 - r0) * per_row
-            if not line_input_tiles(xp, along_h, r0, r1, per_row, v):
+            if not tiles_in(v, r0, r1):
                 return None
             np.matmul(v[:, :t], u, out=prod[:, :t])
-            if not line_output_tiles(prod, along_h, r0, r1, per_row, y[bi]):
+            if not tiles_out(prod, r0, r1, y[bi]):
                 return None
     return y
 
