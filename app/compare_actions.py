@@ -81,8 +81,6 @@ class CompareController(QObject):
         self._worker.moveToThread(self._thread)
         self._thread.start()
         self._shared: CompareWorker | None = None
-        self._notes: dict[int, str] = {}        # the canvas's compare notes, by node
-        self._notes_scene: object = None        # ... on this scene (a new graph: none)
         self._build_actions()
         self.panel.compare_requested.connect(self.compare)
         self.panel.cancel_requested.connect(self.cancel)
@@ -340,15 +338,9 @@ class CompareController(QObject):
                                                        + html.escape(row_text(d)))
         head = f"<i>compare ({html.escape(comparison.b_name)})</i><br>" if comparison else ""
         notes = {node_id: head + "<br>".join(texts) for node_id, texts in lines.items()}
-        # only the notes that changed: after a step most nodes' rows are the same, and a
-        # look set on every node of a large graph cost tens of ms after each comparison
-        scene, graph = self.w.scene, self.w.graph
-        shown = self._notes if self._notes_scene is scene else {}
-        for node_id in shown.keys() | notes.keys():
-            note = notes.get(node_id, "")
-            if shown.get(node_id, "") != note and node_id in graph:
-                scene.set_look(node_id, overlay_note=note)
-        self._notes, self._notes_scene = notes, scene
+        scene = self.w.scene
+        for node_id in self.w.graph.order:      # (an unchanged look is not redrawn)
+            scene.set_look(node_id, overlay_note=notes.get(node_id, ""))
 
 
 def _target_text(key: str) -> str:
