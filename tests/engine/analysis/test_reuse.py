@@ -93,11 +93,9 @@ def test_ranged_leaves_the_range_out_only_when_asked():
     assert ranged(y)[1] is not None                  # the flag ends with the block
 
 
-def test_the_isolated_analysis_gives_the_same_results_without_the_ranges(monkeypatch):
-    session = Session(chain())
-    session.execute([chain_input()])
-    skipping = _metrics(compare_reference(session, "isolated"))
-    seen = []
+def _spy_references(monkeypatch) -> list:
+    """What every float reference of the analyses returns, in call order."""
+    seen: list = []
     original = float_run.call_reference
 
     def spy(*args):
@@ -106,6 +104,14 @@ def test_the_isolated_analysis_gives_the_same_results_without_the_ranges(monkeyp
         return result
 
     monkeypatch.setattr(float_run, "call_reference", spy)
+    return seen
+
+
+def test_the_isolated_analysis_gives_the_same_results_without_the_ranges(monkeypatch):
+    session = Session(chain())
+    session.execute([chain_input()])
+    skipping = _metrics(compare_reference(session, "isolated"))
+    seen = _spy_references(monkeypatch)
     monkeypatch.setattr(float_run, "ranges_unused", nullcontext)
     forget(session.prepared)                         # nothing kept from the first analysis
     assert _metrics(compare_reference(session, "isolated")) == skipping
@@ -204,15 +210,7 @@ def test_the_isolated_analysis_reads_requantize_sums_in_place(monkeypatch):
 
     session = Session(residual_graph(60))
     session.execute([input_tensor()])
-    seen = []
-    original = float_run.call_reference
-
-    def spy(*args):
-        result = original(*args)
-        seen.append(result)
-        return result
-
-    monkeypatch.setattr(float_run, "call_reference", spy)
+    seen = _spy_references(monkeypatch)
     deferred = compare_reference(session, "isolated")
     assert any(r and isinstance(r[0], Reals) for r in seen)
     monkeypatch.setattr(reference, "real_or_deferred",
