@@ -11,7 +11,8 @@ from typing import Any, TextIO
 from tqdm import tqdm
 
 from hexscope.engine.batch.parallel import default_jobs
-from hexscope.engine.batch.runner import BatchResult, InputSet, Outcome, RunRecord, run_batch
+from hexscope.engine.batch.records import BatchResult, InputSet, Outcome, RunRecord
+from hexscope.engine.batch.runner import run_batch
 from hexscope.engine.errors import EngineError, InputError
 from hexscope.engine.graph import Graph
 from hexscope.engine.inputs import InputSource, input_node, input_sources

@@ -35,9 +35,9 @@ import numpy as np  # noqa: E402
 from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 
 from hexscope.engine import Graph, Padding, Session  # noqa: E402
-from hexscope.engine.ops import _compiled, _gemm, _igemm, _winograd  # noqa: E402
 from hexscope.engine.ops.context import Shared  # noqa: E402
-from hexscope.engine.ops.conv import output_window  # noqa: E402
+from hexscope.engine.ops.conv.conv2d import output_window  # noqa: E402
+from hexscope.engine.ops.kernels import compiled, gemm, igemm, winograd  # noqa: E402
 
 RNG = np.random.default_rng(0)
 
@@ -290,11 +290,11 @@ def best(fn, repeat: int) -> float:
 def simulator(realistic: bool = False) -> tuple[Session, np.ndarray, dict]:
     """The prepared session, its input and static figures, after one warm-up run; the peak
     RSS is read here, before onnxruntime is loaded."""
-    _igemm.available()                  # LLVM and the compiled kernel count as the process
+    igemm.available()                  # LLVM and the compiled kernel count as the process
     # numba's kernels too: prepare loads them (from numba's disk cache after the first
     # process) when a graph uses them; timed on their own, not as prepare
     start = time.perf_counter()
-    _compiled.load()
+    compiled.load()
     kernels_s = time.perf_counter() - start
     base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     nb = HexBuilder(realistic)
@@ -321,22 +321,22 @@ def _gemm_bytes(value: object) -> int:
     """Bytes of weights a conv or matmul keeps for its GEMMs: the packing of the integer
     kernel (int16, or the codes for VNNI), or the float32 copies of the BLAS path (direct
     and F(2,3))."""
-    if isinstance(value, _gemm.Rhs):           # each exists once a GEMM used it
+    if isinstance(value, gemm.Rhs):           # each exists once a GEMM used it
         made = value.__dict__
         return sum(made[name].nbytes for name in ("mat",) if name in made) \
             + sum(made[name].blocks.nbytes for name in ("packed", "packed8") if name in made)
-    if isinstance(value, _winograd.WinogradRhs):
+    if isinstance(value, winograd.WinogradRhs):
         return sum(m.nbytes for m in value.mats)
     return 0
 
 
 def simulator_run(session: Session, x: np.ndarray) -> tuple[float, float, float, dict]:
     """One timed execution: (seconds, GEMM seconds, im2col seconds, seconds per op)."""
-    _gemm.TIMES.reset()
+    gemm.TIMES.reset()
     start = time.perf_counter()
     session.execute([x])
     total = time.perf_counter() - start
-    return total, _gemm.TIMES.gemm, _gemm.TIMES.im2col, _per_op(session)
+    return total, gemm.TIMES.gemm, gemm.TIMES.im2col, _per_op(session)
 
 
 def _per_op(session: Session) -> dict[str, float]:
@@ -395,7 +395,8 @@ def batch_child(mode: str, images: int) -> None:
     their own)."""
     import json
 
-    from hexscope.engine.batch.runner import InputSet, run_batch
+    from hexscope.engine.batch.records import InputSet
+    from hexscope.engine.batch.runner import run_batch
     from hexscope.engine.tensor import Tensor
 
     nb = HexBuilder(realistic=True)
@@ -460,8 +461,8 @@ def main() -> None:
                 for i in threadpool_info()]
         print(f"BLAS: {blas}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}")
         print("GEMM: " + ("integer kernel (int8 x uint8 -> int32, AVX-512 VNNI)"
-                          if _igemm.available8() else
-                          "integer kernel (int16 x int16 -> int32, AVX2)" if _igemm.available()
+                          if igemm.available8() else
+                          "integer kernel (int16 x int16 -> int32, AVX2)" if igemm.available()
                           else "float32 BLAS in exact K chunks (HEXSCOPE_GEMM=float or no "
                                "AVX2/llvmlite)"))
         shapes = {}

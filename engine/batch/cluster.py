@@ -21,14 +21,13 @@ import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from hexscope.engine.batch.parallel import IN_FLIGHT, Done, _lost, _plugin_files
+from hexscope.engine.batch.dump import dump_run
+from hexscope.engine.batch.parallel import IN_FLIGHT, Done
+from hexscope.engine.batch.records import BatchResult, InputSet, Outcome, RunRecord, lost_run
+from hexscope.engine.batch.single_run import open_session, plugin_files, run_one
 from hexscope.engine.batch.stats import RangeAccumulator, RangePartial
 from hexscope.engine.errors import BackendError
-
-if TYPE_CHECKING:
-    from hexscope.engine.batch.runner import InputSet, RunRecord
 
 CONNECT_TIMEOUT = "20s"
 DIED = "the worker process running it died (a crash or the system killed it)"
@@ -70,7 +69,6 @@ def _load_plugins(plugins: Sequence[tuple[str, str]]) -> None:
 
 def _session(graph_bytes: bytes, plugins: Sequence[tuple[str, str]], backend: str, seed: int,
              fusions: bool):  # type: ignore[no-untyped-def]
-    from hexscope.engine.batch.runner import BatchResult, _open_session
     from hexscope.engine.graph import Graph
 
     sessions = getattr(_local, "sessions", None)
@@ -84,26 +82,24 @@ def _session(graph_bytes: bytes, plugins: Sequence[tuple[str, str]], backend: st
             path.write_bytes(graph_bytes)
             graph = Graph.load(path)
         sessions.clear()            # one graph at a time per thread: bounded memory
-        sessions[key] = _open_session(graph, backend, seed, BatchResult("", backend), fusions)
+        sessions[key] = open_session(graph, backend, seed, BatchResult("", backend), fusions)
     return sessions[key]
 
 
 def _task(k: int, input_set: InputSet, graph_bytes: bytes, plugins: list[tuple[str, str]],
           backend: str, seed: int, dump: bool, fusions: bool
           ) -> tuple[int, RunRecord, RangePartial, dict[str, bytes]]:
-    from hexscope.engine.batch.runner import Outcome, RunRecord, _dump_run, _run_one
-
     session = _session(graph_bytes, plugins, backend, seed, fusions)
     if session is None:
         return k, RunRecord(input_set.name, list(input_set.sources), Outcome.BACKEND_ERROR,
                             message="the worker could not prepare the graph"), {}, {}
-    run = _run_one(session, session.backend, input_set)
+    run = run_one(session, session.backend, input_set)
     partial = RangeAccumulator().partial(session, run.nodes)
     files: dict[str, bytes] = {}
     if dump:
         with tempfile.TemporaryDirectory(prefix="hexscope-dump-") as folder:
             root = Path(folder)
-            _dump_run(root, k, run, session)
+            dump_run(root, k, run, session)
             files = {p.relative_to(root).as_posix(): p.read_bytes()
                      for p in sorted(root.rglob("*")) if p.is_file()}
     return k, run, partial, files
@@ -134,7 +130,7 @@ def run_on_cluster(graph_bytes: bytes, input_sets: Sequence[InputSet], backend: 
     # a dead worker also loses the graph's bytes it held; tasks waiting on them are cancelled
     retry = (KilledWorker, CancelledError)
 
-    plugins = [(Path(p).name, Path(p).read_text(encoding="utf-8")) for p in _plugin_files()]
+    plugins = [(Path(p).name, Path(p).read_text(encoding="utf-8")) for p in plugin_files()]
     client = _client(address)
     dump_failed = ""
 
@@ -179,16 +175,16 @@ def run_on_cluster(graph_bytes: bytes, input_sets: Sequence[InputSet], backend: 
             except retry:
                 killed.append(k)
             except Exception as exc:  # noqa: BLE001 - a run's trouble is that run's failure
-                done(k, _lost(input_sets[k], f"{type(exc).__name__}: {exc}"), {}, "")
+                done(k, lost_run(input_sets[k], f"{type(exc).__name__}: {exc}"), {}, "")
             top_up()
         for k in sorted(killed):          # alone now: only the run that kills is lost
             try:
                 fresh = client.scatter(graph_bytes, broadcast=True, hash=False)
                 finish(*submit(k, fresh).result())
             except retry:
-                done(k, _lost(input_sets[k], DIED), {}, "")
+                done(k, lost_run(input_sets[k], DIED), {}, "")
             except Exception as exc:  # noqa: BLE001
-                done(k, _lost(input_sets[k], f"{type(exc).__name__}: {exc}"), {}, "")
+                done(k, lost_run(input_sets[k], f"{type(exc).__name__}: {exc}"), {}, "")
     finally:
         client.close()
 

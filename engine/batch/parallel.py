@@ -17,14 +17,12 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from hexscope.engine.batch.dump import dump_run, dumped
+from hexscope.engine.batch.records import BatchResult, InputSet, Outcome, RunRecord, lost_run
+from hexscope.engine.batch.single_run import open_session, plugin_files, run_one
 from hexscope.engine.batch.stats import RangeAccumulator, RangePartial
 from hexscope.engine.graph import Graph
-from hexscope.engine.ops.registry import REGISTRY
-
-if TYPE_CHECKING:   # the runner imports this module
-    from hexscope.engine.batch.runner import InputSet, RunRecord
 
 Done = Callable[[int, "RunRecord", RangePartial, str], None]
 
@@ -40,15 +38,8 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _plugin_files() -> list[str]:
-    """The files the parent's user ops came from: a fresh worker loads them too."""
-    return sorted({spec.source.rsplit(":", 1)[0] for spec in REGISTRY.specs()
-                   if spec.user and spec.source})
-
-
 def _init(graph_bytes: bytes, plugins: list[str], backend: str, seed: int,
           dump_dir: str | None, fusions: bool = True) -> None:
-    from hexscope.engine.batch.runner import BatchResult, _open_session
     from hexscope.engine.plugins import load_plugin
 
     for path in plugins:
@@ -60,21 +51,19 @@ def _init(graph_bytes: bytes, plugins: list[str], backend: str, seed: int,
         path = Path(folder) / "graph.hexgraph"
         path.write_bytes(graph_bytes)
         graph = Graph.load(path)
-    session = _open_session(graph, backend, seed, BatchResult("", backend), fusions)
+    session = open_session(graph, backend, seed, BatchResult("", backend), fusions)
     _WORKER.update(session=session, ranges=RangeAccumulator(), dump_dir=dump_dir)
 
 
 def _task(k: int, input_set: InputSet) -> tuple[int, RunRecord, RangePartial, str]:
-    from hexscope.engine.batch.runner import Outcome, RunRecord, _dump_run, _dumped, _run_one
-
     session = _WORKER.get("session")
     if session is None:
         return k, RunRecord(input_set.name, list(input_set.sources), Outcome.BACKEND_ERROR,
                             message="the worker could not prepare the graph"), {}, ""
-    run = _run_one(session, session.backend, input_set)  # type: ignore[attr-defined]
+    run = run_one(session, session.backend, input_set)  # type: ignore[attr-defined]
     partial = _WORKER["ranges"].partial(session, run.nodes)  # type: ignore[attr-defined]
     dump_dir = _WORKER["dump_dir"]
-    error = _dumped(dump_dir, _dump_run, Path(dump_dir), k, run, session) if dump_dir else ""
+    error = dumped(dump_dir, dump_run, Path(dump_dir), k, run, session) if dump_dir else ""
     return k, run, partial, error  # type: ignore[return-value]
 
 
@@ -91,7 +80,7 @@ def run_parallel(graph: Graph, input_sets: Sequence[InputSet], backend: str, see
     failure; the others go on in a new pool."""
     # spawn, not fork: the parent may hold Qt, BLAS and compiler threads (and their locks)
     context = multiprocessing.get_context("spawn")
-    init = (graph.to_bytes(), _plugin_files(), backend, seed, dump_dir, fusions)
+    init = (graph.to_bytes(), plugin_files(), backend, seed, dump_dir, fusions)
     todo = deque(range(len(input_sets)))
     while todo:
         suspects: list[int] = []
@@ -117,7 +106,7 @@ def run_parallel(graph: Graph, input_sets: Sequence[InputSet], backend: str, see
                         suspects.append(k)
                         broken = True
                     except Exception as exc:  # noqa: BLE001 - that run's failure
-                        done(k, _lost(input_sets[k], f"{type(exc).__name__}: {exc}"), {}, "")
+                        done(k, lost_run(input_sets[k], f"{type(exc).__name__}: {exc}"), {}, "")
             # the pool broke: whatever it held may have been the culprit (and when it broke
             # before holding anything, the next set goes alone: each round moves on)
             suspects = sorted({*suspects, *pending.values()})
@@ -139,17 +128,10 @@ def _run_alone(k: int, input_set: InputSet, context: object, init: tuple,
         try:
             done(*alone.submit(_task, k, input_set).result())
         except BrokenProcessPool:
-            done(k, _lost(input_set, "the worker process running it died "
+            done(k, lost_run(input_set, "the worker process running it died "
                           "(a crash or the system killed it)"), {}, "")
         except Exception as exc:  # noqa: BLE001
-            done(k, _lost(input_set, f"{type(exc).__name__}: {exc}"), {}, "")
-
-
-def _lost(input_set: InputSet, why: str) -> RunRecord:
-    from hexscope.engine.batch.runner import Outcome, RunRecord
-
-    return RunRecord(input_set.name, list(input_set.sources), Outcome.BACKEND_ERROR,
-                     message=f"run lost: {why}")
+            done(k, lost_run(input_set, f"{type(exc).__name__}: {exc}"), {}, "")
 
 
 __all__ = ["default_jobs", "run_parallel"]

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 from os import PathLike
 from pathlib import Path
 
-from hexscope.engine.batch.runner import BatchResult, NodeRecord, RunRecord
+from hexscope.engine.batch.records import BatchResult, NodeRecord, RunRecord
 
 FORMAT = "hexscope-report"
 VERSION = 2   # 2: percentiles from a sketch, with their error bound ("sampled" gone)

@@ -11,11 +11,11 @@ import numpy as np
 
 from hexscope.engine.batch.sketch import RELATIVE_ACCURACY, new_sketch, quantile, sketch_of
 from hexscope.engine.dtypes import DType, Layout
-from hexscope.engine.ops import _compiled
+from hexscope.engine.ops.kernels import compiled
 from hexscope.engine.tensor import Tensor
 
 if TYPE_CHECKING:
-    from hexscope.engine.batch.runner import NodeRecord
+    from hexscope.engine.batch.records import NodeRecord
     from hexscope.engine.session import Session
 
 PERCENTILES = (0.1, 1.0, 5.0, 50.0, 95.0, 99.0, 99.9)
@@ -171,7 +171,7 @@ class RangeAccumulator:
 
 def count_codes(values: np.ndarray) -> np.ndarray:
     """How many of the uint8 ``values`` hold each code (256 int64 counts)."""
-    kernel = _compiled.kernel("count_codes")
+    kernel = compiled.kernel("count_codes")
     if kernel is None:
         return np.bincount(values, minlength=256)
     counts = np.zeros(256, np.int64)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 
 from hexscope.app.cli_run import Progress
-from hexscope.engine.batch.runner import Outcome, RunRecord
+from hexscope.engine.batch.records import Outcome, RunRecord
 
 
 class _Terminal(io.StringIO):

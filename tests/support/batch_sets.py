@@ -6,7 +6,7 @@ import textwrap
 
 import numpy as np
 
-from hexscope.engine.batch.runner import InputSet
+from hexscope.engine.batch.records import InputSet
 from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import OutputDef
 from hexscope.engine.tensor import Tensor

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from hexscope.engine.backends import FakeBackend
+from hexscope.engine.batch.records import InputSet, Outcome
 from hexscope.engine.batch.report import junit_tree, report_document
-from hexscope.engine.batch.runner import InputSet, Outcome, run_batch
+from hexscope.engine.batch.runner import run_batch
 from hexscope.engine.batch.stats import tensor_stats
 from hexscope.engine.errors import BackendError, CheckFailed, NotSimulatedError
 from hexscope.engine.graph import Graph

@@ -9,8 +9,9 @@ import json
 import numpy as np
 import pytest
 
+from hexscope.engine.batch.records import InputSet, Outcome
 from hexscope.engine.batch.report import junit_tree, report_document
-from hexscope.engine.batch.runner import InputSet, Outcome, run_batch
+from hexscope.engine.batch.runner import run_batch
 from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import OutputDef
 from hexscope.engine.tensor import Tensor
