@@ -124,9 +124,9 @@ def _compare(session: object, path: str, out: TextIO) -> int:
           file=out)
     # A bundle that lost llvmlite's library still passes (the float path is exact too), so
     # say which path ran: a packager sees it here.
-    from hexscope.engine.ops import _igemm
+    from hexscope.engine.ops.kernels import igemm
 
-    path_name = "integer kernel (llvmlite)" if _igemm.available() else "float32 BLAS"
+    path_name = "integer kernel (llvmlite)" if igemm.available() else "float32 BLAS"
     print(f"self-test: convolutions used the {path_name} path", file=out)
     print("self-test: passed", file=out)
     return 0

@@ -64,12 +64,12 @@ def gemm_backend(request, monkeypatch) -> str:
     """Runs a test with each GEMM path: the integer kernel this machine prefers (VNNI where
     it runs), the int16 AVX2 kernel (``HEXSCOPE_GEMM=int16``; both skipped where they do not
     run), and the float32 BLAS path (``HEXSCOPE_GEMM=float``): all must be exact."""
-    from hexscope.engine.ops import _igemm
+    from hexscope.engine.ops.kernels import igemm
 
     monkeypatch.delenv("HEXSCOPE_GEMM", raising=False)
     if request.param in ("float", "int16"):
         monkeypatch.setenv("HEXSCOPE_GEMM", request.param)
-    if request.param != "float" and not _igemm.available():
+    if request.param != "float" and not igemm.available():
         pytest.skip("the integer GEMM kernel does not run on this machine")
     return request.param
 
@@ -81,13 +81,13 @@ def kernels(request) -> Iterator[str]:
     exact. Module-scoped (it sets the variable itself), so hypothesis tests may use it."""
     import os
 
-    from hexscope.engine.ops import _compiled
+    from hexscope.engine.ops.kernels import compiled
 
     saved = os.environ.pop("HEXSCOPE_KERNELS", None)
     try:
         if request.param == "numpy":
             os.environ["HEXSCOPE_KERNELS"] = "numpy"
-        elif _compiled.kernel("supernode_epilogue") is None:
+        elif compiled.kernel("supernode_epilogue") is None:
             pytest.skip("the compiled kernels do not load on this machine")
         yield request.param
     finally:

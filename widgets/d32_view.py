@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from hexscope.engine import Layout, QuantRange, Tensor
 from hexscope.engine.analysis.padding_regions import Region
 from hexscope.engine.errors import EngineError
-from hexscope.engine.ops.pprint import limit_range, pprint_lines
+from hexscope.engine.ops.debug.pprint import limit_range, pprint_lines
 from hexscope.widgets._plane import Index, raw_text, value_at
 from hexscope.widgets.d32_layout_strip import D32LayoutStrip, inside_padded
 from hexscope.widgets.memory_picture import REGION_COLORS, MemoryPicture, PixelIndex

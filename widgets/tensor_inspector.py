@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from hexscope.engine import DType, Layout, QuantRange, Tensor
-from hexscope.engine.ops.pprint import pprint_lines
+from hexscope.engine.ops.debug.pprint import pprint_lines
 from hexscope.widgets._plane import Index, quant_range_of
 from hexscope.widgets.code_histogram import CodeHistogramView
 from hexscope.widgets.flow_layout import FlowLayout

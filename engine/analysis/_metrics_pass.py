@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from hexscope.engine.ops import _compiled
+from hexscope.engine.ops.kernels import compiled
 
 _LOCK = threading.Lock()
 _KERNELS: list[Any] = []          # [narrow, wide] once compiled
@@ -102,7 +102,7 @@ def _make() -> list[Any]:
 
 
 def _kernels() -> list[Any] | None:
-    if not _compiled.enabled() or _FAILED:
+    if not compiled.enabled() or _FAILED:
         return None
     if not _KERNELS:
         with _LOCK:

@@ -20,13 +20,13 @@ if TYPE_CHECKING:
 
 def _uses_gemm(spec: OpSpec | None) -> bool:
     module = sys.modules.get(getattr(spec.kernel, "__module__", "")) if spec else None
-    # the convolution's module holds _gemm; the Supernode's (and a plugin's) its conv_sums
-    return module is not None and (hasattr(module, "_gemm") or hasattr(module, "conv_sums"))
+    # the convolution's module holds gemm; the Supernode's (and a plugin's) its conv_sums
+    return module is not None and (hasattr(module, "gemm") or hasattr(module, "conv_sums"))
 
 
 def _uses_compiled(spec: OpSpec | None) -> bool:
     module = sys.modules.get(getattr(spec.kernel, "__module__", "")) if spec else None
-    return module is not None and hasattr(module, "_compiled")
+    return module is not None and hasattr(module, "compiled")
 
 
 class SimBackend:
@@ -37,17 +37,17 @@ class SimBackend:
         # The integer GEMM kernel compiles on first use (a few hundred ms): do it here, so a
         # run's first convolution is not charged with it. An op needs it when its kernel's
         # module uses the GEMM (conv, matmul, and any plugin built on them).
-        # Likewise numba's elementwise kernels (engine/ops/_compiled.py).
+        # Likewise numba's elementwise kernels (engine/ops/kernels/compiled.py).
         specs = [REGISTRY.get(op) for op in {node.op for node in prepared.nodes.values()}
                  if op in REGISTRY]
         if any(_uses_gemm(spec) for spec in specs):
-            from hexscope.engine.ops import _igemm
+            from hexscope.engine.ops.kernels import igemm
 
-            _igemm.available()
+            igemm.available()
         if any(_uses_compiled(spec) for spec in specs):
-            from hexscope.engine.ops import _compiled
+            from hexscope.engine.ops.kernels import compiled
 
-            _compiled.load()
+            compiled.load()
 
     def run_node(self, node: Node, spec: OpSpec, inputs: Sequence[Tensor],
                  ctx: KernelContext) -> Sequence[Tensor | np.ndarray]:

@@ -1,28 +1,28 @@
-"""Importing this package registers every op. Each family module declares its ops once."""
+"""Importing this package registers every op. Each family folder declares its ops once; the
+compiled kernels they call live apart in :mod:`kernels` and declare none."""
 
-from hexscope.engine.ops import (  # noqa: F401  (importing a family registers its ops)
-    activation,
-    checks,
-    close_d32,
-    concat,
-    concat_d32,
-    conv,
-    d32_arith,
-    d32_convert,
-    elementwise,
-    fill_padding,
-    float_ops,
-    gather,
-    io,
-    matmul,
-    pooling,
-    pprint,
-    quantize,
-    requantize,
-    shape,
-    state,
-    supernode,
-)
+# importing a family module registers its ops
+import hexscope.engine.ops.conv.conv2d
+import hexscope.engine.ops.conv.matmul
+import hexscope.engine.ops.conv.supernode
+import hexscope.engine.ops.d32.arith
+import hexscope.engine.ops.d32.concat
+import hexscope.engine.ops.d32.convert
+import hexscope.engine.ops.d32.fill_padding
+import hexscope.engine.ops.debug.checks
+import hexscope.engine.ops.debug.close_d32
+import hexscope.engine.ops.debug.pprint
+import hexscope.engine.ops.elementwise.activation
+import hexscope.engine.ops.elementwise.arith
+import hexscope.engine.ops.floating.ops
+import hexscope.engine.ops.plumbing.io
+import hexscope.engine.ops.plumbing.state
+import hexscope.engine.ops.pooling.pool
+import hexscope.engine.ops.quant.quantize
+import hexscope.engine.ops.quant.requantize
+import hexscope.engine.ops.shape.concat
+import hexscope.engine.ops.shape.flatten
+import hexscope.engine.ops.shape.gather  # noqa: F401
 from hexscope.engine.ops.registry import REGISTRY, Category, OpRegistry, OpSpec, Port, Repeat, op
 
 __all__ = ["REGISTRY", "Category", "OpRegistry", "OpSpec", "Port", "Repeat", "op"]

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hexscope.engine.dtypes import DType, Layout
-from hexscope.engine.ops import _compiled
+from hexscope.engine.ops.kernels import compiled
 from hexscope.engine.tensor import Tensor
 
 RefOutput = np.ndarray | Tensor | None     # or Reals, within ranges_unused()
@@ -97,7 +97,7 @@ def read_codes(codes: np.ndarray, scale: float, offset: float | None,
     :func:`real` and the comparison's metrics share, so their values agree bit for bit."""
     if codes.dtype == np.uint8 and dtype is np.float32 and offset is not None \
             and codes.flags.c_contiguous:
-        kernel = _compiled.kernel("dequantize_u8")
+        kernel = compiled.kernel("dequantize_u8")
         if kernel is not None:      # one pass where numpy takes three
             out = np.empty(codes.shape, np.float32)
             kernel(codes.reshape(-1), np.float32(scale), np.float32(offset), out.reshape(-1))

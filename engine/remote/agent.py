@@ -216,9 +216,9 @@ def _warm_up() -> None:
     """Compile the integer GEMM kernel now (a few hundred ms), not inside a client's first
     convolution, where it would be counted as that node's time."""
     try:
-        from hexscope.engine.ops import _igemm
+        from hexscope.engine.ops.kernels import igemm
 
-        _igemm.available()
+        igemm.available()
     except Exception:  # noqa: BLE001 - without it the kernels keep their float32 path
         pass
 

@@ -9,14 +9,14 @@ import textwrap
 
 import pytest
 
-from hexscope.engine.ops import _igemm
+from hexscope.engine.ops.kernels import igemm
 from hexscope.engine.prepare import prepare
 from support.supernode_graphs import chain_graph
 
 SCRIPT = textwrap.dedent("""
     import numpy as np
     from hexscope.engine import Graph, Session
-    from hexscope.engine.ops import _igemm
+    from hexscope.engine.ops.kernels import igemm
     g = Graph()
     g.append_node(0x10, "INPUT", outputs=1)
     if len(__import__("sys").argv) > 2:
@@ -34,13 +34,13 @@ SCRIPT = textwrap.dedent("""
     if len(__import__("sys").argv) <= 2:
         g.append_node(0x30, "OUTPUT", inputs=[(0x20, 0)])
     s = Session(g)
-    from hexscope.engine.ops import _compiled
-    print("compiled at prepare:", bool(_igemm._COMPILED))
-    print("numba kernels at prepare:", bool(_compiled._KERNELS))
+    from hexscope.engine.ops.kernels import compiled
+    print("compiled at prepare:", bool(igemm._COMPILED))
+    print("numba kernels at prepare:", bool(compiled._KERNELS))
 """)
 
 
-@pytest.mark.skipif(not _igemm.available(), reason="the integer GEMM kernel does not run here")
+@pytest.mark.skipif(not igemm.available(), reason="the integer GEMM kernel does not run here")
 @pytest.mark.parametrize("kind, compiled", [("conv", True), ("nop", False)])
 def test_the_kernel_compiles_at_prepare_only_for_graphs_that_use_it(kind, compiled):
     out = subprocess.run([sys.executable, "-c", SCRIPT, kind], capture_output=True, text=True,
@@ -50,7 +50,7 @@ def test_the_kernel_compiles_at_prepare_only_for_graphs_that_use_it(kind, compil
     assert "numba kernels at prepare: False" in out.stdout      # no op here needs them
 
 
-@pytest.mark.skipif(not _igemm.available(), reason="the integer GEMM kernel does not run here")
+@pytest.mark.skipif(not igemm.available(), reason="the integer GEMM kernel does not run here")
 def test_the_kernel_compiles_at_prepare_for_a_graph_whose_convolution_becomes_a_supernode(
         tmp_path):
     """The Supernode's kernel computes its sums with the convolution's GEMM: its first run
@@ -63,5 +63,5 @@ def test_the_kernel_compiles_at_prepare_for_a_graph_whose_convolution_becomes_a_
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "compiled at prepare: True" in out.stdout
-    # its output step is a numba kernel (engine/ops/_compiled.py), loaded at prepare too
+    # its output step is a numba kernel (engine/ops/kernels/compiled.py), loaded at prepare too
     assert "numba kernels at prepare: True" in out.stdout

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from hexscope.engine.dtypes import DType
-from hexscope.engine.ops.activation import quantized_relu_8
 from hexscope.engine.ops.context import KernelContext
+from hexscope.engine.ops.elementwise.activation import quantized_relu_8
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor
 

@@ -215,7 +215,7 @@ def test_the_isolated_analysis_reads_requantize_sums_in_place(monkeypatch):
     assert any(r and isinstance(r[0], Reals) for r in seen)
     monkeypatch.setattr(reference, "real_or_deferred",
                         lambda t, mn, mx: reference.real(t, mn, mx))
-    import hexscope.engine.ops.requantize as requantize
+    import hexscope.engine.ops.quant.requantize as requantize
 
     monkeypatch.setattr(requantize, "real_or_deferred",
                         lambda t, mn, mx: reference.real(t, mn, mx))

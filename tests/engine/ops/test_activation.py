@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hexscope.engine.ops import REGISTRY
-from hexscope.engine.ops.activation import quantized_relu_8, quantized_relux_8
 from hexscope.engine.ops.context import KernelContext
+from hexscope.engine.ops.elementwise.activation import quantized_relu_8, quantized_relux_8
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor
 

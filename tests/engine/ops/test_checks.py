@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from hexscope.engine import Graph
 from hexscope.engine.errors import CheckFailed, NodeError
 from hexscope.engine.ops import REGISTRY
-from hexscope.engine.ops._cfmt import c_a, c_f
 from hexscope.engine.ops.context import KernelContext
+from hexscope.engine.ops.debug.cfmt import c_a, c_f
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor
 

@@ -14,8 +14,8 @@ from hexscope.engine.d32 import D32Padding
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import CheckFailed, KernelError
 from hexscope.engine.nodes import Padding
-from hexscope.engine.ops.close_d32 import block_sum, close_d32
 from hexscope.engine.ops.context import KernelContext
+from hexscope.engine.ops.debug.close_d32 import block_sum, close_d32
 from hexscope.engine.tensor import Tensor
 
 f32 = np.float32

@@ -1,4 +1,4 @@
-"""The span a convolution notes for its output (engine/ops/_code_bounds.py), and its use by
+"""The span a convolution notes for its output (engine/ops/kernels/code_bounds.py), and its use by
 QuantizeDownAndShrinkRange (quantized-ops spec §7: the shrink reads the codes' min and max)."""
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ from hypothesis import strategies as st
 
 from hexscope.engine import Graph, Session
 from hexscope.engine.nodes import Padding
-from hexscope.engine.ops import _code_bounds, requantize
 from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.conv import quantized_conv2d_8x8to32
-from hexscope.engine.ops.requantize import quantize_down_and_shrink_range_32to8
+from hexscope.engine.ops.conv.conv2d import quantized_conv2d_8x8to32
+from hexscope.engine.ops.kernels import code_bounds
+from hexscope.engine.ops.quant import requantize
+from hexscope.engine.ops.quant.requantize import quantize_down_and_shrink_range_32to8
 from hexscope.engine.tensor import Tensor
 from support.ref_conv import ref_zero
 
@@ -42,20 +43,20 @@ def test_the_noted_span_is_the_outputs_min_and_max(data, pad, gemm_backend) -> N
     wt = rng.integers(0, 256, (fh, fw, c, n), dtype=np.uint8)
     y = _conv(x, wt, stride, pad).readonly()
     if not y.elements:
-        assert _code_bounds.known(y.raw) is None
+        assert code_bounds.known(y.raw) is None
         return
-    assert _code_bounds.known(y.raw) == (int(y.array.min()), int(y.array.max()))
+    assert code_bounds.known(y.raw) == (int(y.array.min()), int(y.array.max()))
 
 
 def test_a_span_is_trusted_only_for_its_frozen_buffer() -> None:
     rng = np.random.default_rng(1)
     y = _conv(rng.integers(0, 256, (1, 5, 5, 3), dtype=np.uint8),
               rng.integers(0, 256, (3, 3, 3, 2), dtype=np.uint8))
-    assert _code_bounds.known(y.raw) is None            # still writable: could change
+    assert code_bounds.known(y.raw) is None            # still writable: could change
     y.readonly()
-    assert _code_bounds.known(y.raw) is not None
+    assert code_bounds.known(y.raw) is not None
     copy = y.copy().readonly()                          # same data, another buffer
-    assert _code_bounds.known(copy.raw) is None
+    assert code_bounds.known(copy.raw) is None
 
 
 def test_requantize_gives_the_same_codes_with_or_without_a_noted_span() -> None:
@@ -71,10 +72,10 @@ def test_requantize_gives_the_same_codes_with_or_without_a_noted_span() -> None:
     measured = [t if isinstance(t, np.ndarray) else t.array
                 for t in quantize_down_and_shrink_range_32to8(ctx, y.copy().readonly(), mn, mx)]
     assert all(np.array_equal(a, b) for a, b in zip(with_span, measured, strict=True))
-    lo, hi = _code_bounds.known(y.raw)
-    narrow = _code_bounds.Span()
+    lo, hi = code_bounds.known(y.raw)
+    narrow = code_bounds.Span()
     narrow.add(np.array([lo // 2, hi // 2]))
-    _code_bounds.note(y.raw, narrow)                    # a deliberately wrong span ...
+    code_bounds.note(y.raw, narrow)                    # a deliberately wrong span ...
     wrong = quantize_down_and_shrink_range_32to8(ctx, y, mn, mx)
     assert not np.array_equal(np.asarray(wrong[2]), np.asarray(measured[2]))  # ... shows
 
@@ -134,7 +135,7 @@ def test_improper_ranges_note_the_span_of_the_final_sums(x_rng, f_rng, pad, n,
         Tensor.from_array(rng.integers(0, 256, (3, 3, 5, n), dtype=np.uint8)),
         *(Tensor.scalar(v) for v in (*x_rng, *f_rng)), Tensor.shape_only((1, 1, 1, 1)))
     y.readonly()
-    noted = _code_bounds.known(y.raw)
+    noted = code_bounds.known(y.raw)
     assert noted is None or noted == (int(y.array.min()), int(y.array.max()))
     if ref_zero(*x_rng) >= 0 or pad is Padding.VALID:
         assert noted is not None                        # the GEMM paths note a span

@@ -1,4 +1,4 @@
-"""The compiled elementwise kernels (engine/ops/_compiled_defs.py) against the numpy paths
+"""The compiled elementwise kernels (engine/ops/kernels/compiled_defs.py) against the numpy paths
 they replace, on the read-only tensors the executor hands them and on writable ones, plus
 the span the bias add notes for the requantize after it. The op tests themselves run on
 both paths (the ``kernels`` fixture)."""
@@ -13,14 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hexscope.engine.dtypes import DType
-from hexscope.engine.ops import _compiled
-from hexscope.engine.ops._code_bounds import known
 from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.matmul import quantized_biasadd_8p8to32
-from hexscope.engine.ops.requantize import path_a
+from hexscope.engine.ops.conv.matmul import quantized_biasadd_8p8to32
+from hexscope.engine.ops.kernels import compiled
+from hexscope.engine.ops.kernels.code_bounds import known
+from hexscope.engine.ops.quant.requantize import path_a
 from hexscope.engine.tensor import Tensor
 
-pytestmark = pytest.mark.skipif(_compiled.kernel("supernode_epilogue") is None,
+pytestmark = pytest.mark.skipif(compiled.kernel("supernode_epilogue") is None,
                                 reason="the compiled kernels do not load on this machine")
 
 
@@ -84,7 +84,7 @@ def test_bias_add_compiled_equals_numpy_and_notes_its_span(seed, d, frozen, rang
        st.sampled_from(["SAME", "VALID"]), st.booleans(), st.booleans(), st.booleans())
 def test_pools_compiled_equal_numpy(seed, shape, fh, fw, sh, sw, pad, average, frozen, full):
     from hexscope.engine.nodes import Padding
-    from hexscope.engine.ops.pooling import quantized_avg_pool_8, quantized_max_pool_8
+    from hexscope.engine.ops.pooling.pool import quantized_avg_pool_8, quantized_max_pool_8
 
     rng = np.random.default_rng(seed)
     x = np.full(shape, 255, np.uint8) if full else rng.integers(0, 256, shape, np.uint8)
@@ -106,7 +106,7 @@ def test_pools_compiled_equal_numpy(seed, shape, fh, fw, sh, sw, pad, average, f
                                                      st.floats(0.0625, 8.0, width=32)),
                                            min_size=1, max_size=4), st.booleans())
 def test_concat_compiled_equals_numpy(seed, parts, frozen):
-    from hexscope.engine.ops.concat import quantized_concat_8
+    from hexscope.engine.ops.shape.concat import quantized_concat_8
 
     rng = np.random.default_rng(seed)
     xs = [rng.integers(0, 256, (1, 3, 2, d), np.uint8) for d, _, _ in parts]
@@ -126,7 +126,7 @@ def test_concat_compiled_equals_numpy(seed, parts, frozen):
 @given(st.integers(0, 2**32 - 1), st.floats(-8.0, 0.0, width=32),
        st.floats(0.0625, 8.0, width=32), st.floats(-9.0, 9.0, width=32), st.booleans())
 def test_relus_compiled_equal_numpy(seed, lo, hi, cap, frozen):
-    from hexscope.engine.ops.activation import quantized_relu_8, quantized_relux_8
+    from hexscope.engine.ops.elementwise.activation import quantized_relu_8, quantized_relux_8
 
     x = np.random.default_rng(seed).integers(0, 256, (1, 4, 5, 7), np.uint8)
     x = _frozen(x) if frozen else x
@@ -145,20 +145,20 @@ def test_without_numba_the_numpy_paths_run(monkeypatch):
     their numpy paths, and the results stay the same."""
     import sys
 
-    from hexscope.engine.ops.activation import quantized_relu_8
+    from hexscope.engine.ops.elementwise.activation import quantized_relu_8
 
     x = Tensor.from_array(np.arange(24, dtype=np.uint8).reshape(1, 2, 3, 4), DType.QUINT8)
     args = (x, Tensor.scalar(np.float32(-1.0)), Tensor.scalar(np.float32(1.0)))
     want = quantized_relu_8(KernelContext(0x10, "relu"), *args)[0]
-    monkeypatch.setattr(_compiled, "_KERNELS", {})
-    monkeypatch.setattr(_compiled, "_FAILED", set())
-    import hexscope.engine.ops as ops_package
+    monkeypatch.setattr(compiled, "_KERNELS", {})
+    monkeypatch.setattr(compiled, "_FAILED", set())
+    import hexscope.engine.ops.kernels as kernels_package
 
-    monkeypatch.delitem(sys.modules, "hexscope.engine.ops._compiled_defs", raising=False)
-    monkeypatch.delattr(ops_package, "_compiled_defs", raising=False)
+    monkeypatch.delitem(sys.modules, "hexscope.engine.ops.kernels.compiled_defs", raising=False)
+    monkeypatch.delattr(kernels_package, "compiled_defs", raising=False)
     monkeypatch.setitem(sys.modules, "numba", None)          # import numba fails
-    assert _compiled.kernel("clamp_codes") is None
-    assert _compiled.kernel("clamp_codes") is None           # remembered, not retried
+    assert compiled.kernel("clamp_codes") is None
+    assert compiled.kernel("clamp_codes") is None           # remembered, not retried
     got = quantized_relu_8(KernelContext(0x10, "relu"), *args)[0]
     assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
 
@@ -188,7 +188,7 @@ def test_add_and_mul_compiled_equal_numpy_on_any_mix_of_read_only_inputs(seed, n
     # QuantizedAdd_8p8to8's flat path and QuantizedMul_8x8to8's general case (§15, §12)
     # with a read-only input beside a writable one (the executor freezes outputs; a Const
     # may be either)
-    from hexscope.engine.ops.elementwise import quantized_add_8p8to8, quantized_mul_8x8to8
+    from hexscope.engine.ops.elementwise.arith import quantized_add_8p8to8, quantized_mul_8x8to8
 
     rng = np.random.default_rng(seed)
     a = rng.integers(0, 256, (1, 1, 1, n), dtype=np.uint8)
@@ -239,7 +239,7 @@ def _same_floats(got: np.ndarray, want: np.ndarray) -> bool:
 def test_pool_references_compiled_equal_numpy(seed, shape, fh, fw, sh, sw, pad, average,
                                               frozen):
     from hexscope.engine.nodes import Padding
-    from hexscope.engine.ops.pooling import _pool_reference
+    from hexscope.engine.ops.pooling.pool import _pool_reference
 
     x = _awkward_floats(np.random.default_rng(seed), shape)
     x = _frozen(x) if frozen else x
@@ -259,7 +259,7 @@ def test_pool_references_compiled_equal_numpy(seed, shape, fh, fw, sh, sw, pad, 
 def test_relu_reference_compiled_equals_numpy(seed, lo, span, floats, frozen):
     # quint8 codes (the isolated analysis) and float32 values (the float run), whose
     # NaN, infinities and -0.0 must come out as numpy's maximum makes them
-    from hexscope.engine.ops.activation import relu_reference
+    from hexscope.engine.ops.elementwise.activation import relu_reference
 
     rng = np.random.default_rng(seed)
     if floats:
@@ -282,7 +282,7 @@ def test_relu_reference_compiled_equals_numpy(seed, lo, span, floats, frozen):
 def test_supernode_epilogue_reference_compiled_equals_numpy(seed, c, lo, hi, frozen):
     # y + bias, then max with the output range's low end and min with its high end:
     # NaN, infinities and signed zeros in y and the bias come out as numpy makes them
-    from hexscope.engine.ops import _compiled_defs
+    from hexscope.engine.ops.kernels import compiled_defs
 
     rng = np.random.default_rng(seed)
     y = _awkward_floats(rng, (13, c))
@@ -295,7 +295,7 @@ def test_supernode_epilogue_reference_compiled_equals_numpy(seed, c, lo, hi, fro
         if np.isfinite(hi):
             want = np.minimum(want, hi)
     got = np.empty_like(want)
-    _compiled_defs.bias_clamp_f32(y, bias, np.float32(lo if np.isfinite(lo) else -np.inf),
+    compiled_defs.bias_clamp_f32(y, bias, np.float32(lo if np.isfinite(lo) else -np.inf),
                                   np.float32(hi if np.isfinite(hi) else np.inf), got)
     assert _same_floats(got, want)
 
@@ -305,7 +305,7 @@ def test_supernode_epilogue_reference_compiled_equals_numpy(seed, c, lo, hi, fro
                                                     (-np.inf, np.inf), (-2.0, 0.5)]))
 def test_supernode_reference_compiled_equals_numpy(seed, out_range):
     from hexscope.engine.nodes import Padding
-    from hexscope.engine.ops.supernode import supernode_reference
+    from hexscope.engine.ops.conv.supernode import supernode_reference
 
     rng = np.random.default_rng(seed)
 

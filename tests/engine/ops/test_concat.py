@@ -13,8 +13,8 @@ from hexscope.engine import Graph
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops import REGISTRY
-from hexscope.engine.ops.concat import quantized_concat_8
 from hexscope.engine.ops.context import KernelContext
+from hexscope.engine.ops.shape.concat import quantized_concat_8
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor
 

@@ -11,7 +11,7 @@ from hexscope.engine import Graph
 from hexscope.engine.d32 import D32Padding
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import NodeError
-from hexscope.engine.ops.concat_d32 import gain_offset
+from hexscope.engine.ops.d32.concat import gain_offset
 from hexscope.engine.quant import adjust_range_for_zero
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from hexscope.engine import Graph
 from hexscope.engine.errors import KernelError, NodeError
 from hexscope.engine.nodes import Padding
-from hexscope.engine.ops import _gemm
 from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.conv import quantized_conv2d_8x8to32, zero_code
+from hexscope.engine.ops.conv.conv2d import quantized_conv2d_8x8to32, zero_code
+from hexscope.engine.ops.kernels import gemm
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor
 from support.ref_conv import ref_conv, ref_zero
@@ -261,6 +261,6 @@ def test_offset_gemm_matches_integer_product(gemm_backend):
     lhs = rng.integers(0, 256, (5, 3000), dtype=np.uint8)
     rhs = rng.integers(0, 256, (3000, 4), dtype=np.uint8)
     a, b = 10**10 + 3, -7
-    got = _gemm.offset_gemm(_gemm.center(lhs), _gemm.Rhs.from_codes(rhs), a, b)
+    got = gemm.offset_gemm(gemm.center(lhs), gemm.Rhs.from_codes(rhs), a, b)
     exact = (lhs.astype(object) - 128 + a).dot(rhs.astype(object) - 128 + b)
     assert np.array_equal(got, ((exact + 2**31) % 2**32 - 2**31).astype(np.int64))

@@ -15,14 +15,14 @@ from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import OutputDef
 from hexscope.engine.ops import REGISTRY
 from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.d32_convert import (
+from hexscope.engine.ops.d32.convert import (
     auto_quantize_d32,
     auto_quantize_d32_ref,
     convert_from_d32,
     convert_to_d32,
     quantize_for_test_d32,
 )
-from hexscope.engine.ops.quantize import auto_quantize
+from hexscope.engine.ops.quant.quantize import auto_quantize
 from hexscope.engine.quant import adjust_range_for_zero
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor

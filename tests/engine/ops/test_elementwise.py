@@ -14,15 +14,15 @@ from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import adjust_with_constraints
 from hexscope.engine.nodes import OutputDef
 from hexscope.engine.ops import REGISTRY
-from hexscope.engine.ops._addsub_range import OutRange, set_before_run
-from hexscope.engine.ops._d32_engine import (
+from hexscope.engine.ops.context import KernelContext
+from hexscope.engine.ops.elementwise.arith import quantized_add_8p8to8, quantized_mul_8x8to8
+from hexscope.engine.ops.kernels.addsub_range import OutRange, set_before_run
+from hexscope.engine.ops.kernels.d32_engine import (
     Oper,
     addsub_codes,
     addsub_intermediate,
     addsub_scaling,
 )
-from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.elementwise import quantized_add_8p8to8, quantized_mul_8x8to8
 from hexscope.engine.quant import adjust_range_for_zero
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor

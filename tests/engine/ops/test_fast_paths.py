@@ -23,18 +23,18 @@ from hexscope.engine.hexmath import (
     rndi1,
 )
 from hexscope.engine.nodes import Padding
-from hexscope.engine.ops import _gemm
-from hexscope.engine.ops.activation import _relu_plan, quantized_relu_8, range_words
-from hexscope.engine.ops.concat import rescale_codes, rescale_table
 from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.conv import conv_scalars, quantized_conv2d_8x8to32
-from hexscope.engine.ops.requantize import (
+from hexscope.engine.ops.conv.conv2d import conv_scalars, quantized_conv2d_8x8to32
+from hexscope.engine.ops.elementwise.activation import _relu_plan, quantized_relu_8, range_words
+from hexscope.engine.ops.kernels import gemm
+from hexscope.engine.ops.quant.requantize import (
     path_a,
     quantize_down_and_shrink_range_32to8,
     requantize_plan,
     shrink_plan,
     shrink_range,
 )
+from hexscope.engine.ops.shape.concat import rescale_codes, rescale_table
 from hexscope.engine.tensor import Tensor, fresh
 from support.conv_graph import append_conv_consts
 from support.ref_conv import ref_conv, ref_zero
@@ -172,7 +172,7 @@ def test_blocked_conv_with_k_chunks_and_extreme_codes(monkeypatch_block, gemm_ba
 @pytest.fixture
 def monkeypatch_block(monkeypatch):
     def set_block(n: int) -> None:
-        monkeypatch.setattr(_gemm, "BLOCK_BYTES", n)
+        monkeypatch.setattr(gemm, "BLOCK_BYTES", n)
     return set_block
 
 
@@ -187,7 +187,7 @@ def test_rhs_chunks_keep_every_partial_sum_within_float32(zero) -> None:
     far = 0 if zero >= 128 else 255
     codes = np.stack([np.full(k, far), rng.integers(0, 256, k), np.full(k, zero)],
                      axis=1).astype(np.uint8)
-    rhs = _gemm.Rhs.from_codes(codes, zero)
+    rhs = gemm.Rhs.from_codes(codes, zero)
     edges = rhs.edges
     assert edges[0] == 0 and edges[-1] == k and list(edges) == sorted(set(edges))
     mag = np.abs(codes.astype(np.int64) - zero)
@@ -198,7 +198,7 @@ def test_rhs_chunks_keep_every_partial_sum_within_float32(zero) -> None:
     top = max(zero, 255 - zero)               # the adversarial column sets the chunk size
     assert edges[1] == 2**24 // (128 * top)
     with pytest.raises(ValueError):
-        _gemm.Rhs.from_codes(codes, 256)
+        gemm.Rhs.from_codes(codes, 256)
 
 
 def test_gemm_is_exact_with_uneven_chunks_and_extreme_codes(gemm_backend) -> None:
@@ -208,12 +208,12 @@ def test_gemm_is_exact_with_uneven_chunks_and_extreme_codes(gemm_backend) -> Non
     k = 2500
     codes = np.stack([np.full(k, 255), rng.integers(0, 256, k), rng.integers(120, 137, k)],
                      axis=1).astype(np.uint8)
-    rhs = _gemm.Rhs.from_codes(codes, 0)
+    rhs = gemm.Rhs.from_codes(codes, 0)
     assert len(rhs.edges) > 3
     x = np.zeros((4, k), np.uint8)
     x[1] = 255
     x[2] = rng.integers(0, 256, k)
-    got = _gemm.offset_gemm(_gemm.center(x), rhs, _gemm.CENTER - 0, 0)
+    got = gemm.offset_gemm(gemm.center(x), rhs, gemm.CENTER - 0, 0)
     expect = x.astype(np.int64) @ codes.astype(np.int64)
     assert np.array_equal(got, ((expect + 2**31) % 2**32 - 2**31).astype(np.int32))
 
@@ -332,7 +332,7 @@ def test_sibling_1x1_convolutions_share_the_centred_input_and_stay_exact() -> No
 
 
 def test_centred_inputs_are_not_taken_from_a_dead_or_writable_buffer() -> None:
-    from hexscope.engine.ops.conv import quantized_conv2d_8x8to32
+    from hexscope.engine.ops.conv.conv2d import quantized_conv2d_8x8to32
     rng = np.random.default_rng(4)
     w = Tensor.from_array(rng.integers(0, 256, (1, 1, 5, 2), dtype=np.uint8)).readonly()
     ranges = [Tensor.scalar(v) for v in (-1.0, 1.0, 0.0, 1.0)]
@@ -357,19 +357,19 @@ def test_a_cached_centred_input_follows_a_switch_of_the_gemm_path(monkeypatch) -
     """One frozen input, 1x1 convolutions run by turns with the integer kernel and with
     HEXSCOPE_GEMM=float: the cached centred input is taken only on its own path (the float
     runs never reach the kernel, as A/B runs need), and every result is exact (§2)."""
-    from hexscope.engine.ops import _igemm
-    from hexscope.engine.ops.conv import quantized_conv2d_8x8to32
+    from hexscope.engine.ops.conv.conv2d import quantized_conv2d_8x8to32
+    from hexscope.engine.ops.kernels import igemm
     monkeypatch.delenv("HEXSCOPE_GEMM", raising=False)
-    if not _igemm.available():
+    if not igemm.available():
         pytest.skip("the integer GEMM kernel does not run on this machine")
     calls = []
-    real = _igemm.gemm_into
+    real = igemm.gemm_into
 
     def spy(out, lhs, rhs, offsets, rowterm=None):
         calls.append(lhs.dtype)
         return real(out, lhs, rhs, offsets, rowterm)
 
-    monkeypatch.setattr(_igemm, "gemm_into", spy)
+    monkeypatch.setattr(igemm, "gemm_into", spy)
     rng = np.random.default_rng(5)
     codes = rng.integers(0, 256, (2, 3, 4, 6), dtype=np.uint8)
     x = Tensor.from_array(codes).readonly()
@@ -386,7 +386,7 @@ def test_a_cached_centred_input_follows_a_switch_of_the_gemm_path(monkeypatch) -
             ctx = KernelContext(0x10, "QuantizedConv2d_8x8to32", padding=Padding.SAME)
             y, _, _ = quantized_conv2d_8x8to32(ctx, x, w, *ranges, stride)
             assert np.array_equal(y.array, _conv_1x1_ref(codes, w.array, 128, 0))
-        kernel = np.int8 if _igemm.available8() else np.int16
+        kernel = np.int8 if igemm.available8() else np.int16
         assert calls == ([kernel] * 2 if path == "int" else [])
 
 # average pool: the scaling without saturation where the window is small ---------------------
@@ -418,7 +418,7 @@ def _avg_pool_reference(x: np.ndarray, fh: int, fw: int, pad: Padding) -> np.nda
     ((1, 20, 20, 2), 13, 13, Padding.SAME, "255"),       # 169 inside, fewer at the edges
 ])
 def test_avg_pool_matches_the_window_loop(shape, fh, fw, pad, codes, kernels) -> None:
-    from hexscope.engine.ops.pooling import quantized_avg_pool_8
+    from hexscope.engine.ops.pooling.pool import quantized_avg_pool_8
     rng = np.random.default_rng(11)
     x = (np.full(shape, 255, np.uint8) if codes == "255"
          else rng.integers(0, 256, shape, dtype=np.uint8))
@@ -586,7 +586,7 @@ def test_memoised_kernels_follow_a_range_that_changes_between_runs() -> None:
 
 def test_rhs_offsets_cached_per_zero_codes_equal_the_integer_formula() -> None:
     codes = np.random.default_rng(4).integers(0, 256, (9, 5)).astype(np.uint8)
-    rhs = _gemm.Rhs.from_codes(codes, 100)
+    rhs = gemm.Rhs.from_codes(codes, 100)
     colsum = [int(c) for c in (codes.astype(np.int64) - 100).sum(axis=0)]
     for a, b in [(3, -7), (-128, 2 ** 31), (3, -7), (0, 0), (3, -7)]:
         want = [((a * c + 9 * a * b + 2 ** 31) % 2 ** 32) - 2 ** 31 for c in colsum]

@@ -13,7 +13,7 @@ from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import OutputDef
 from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.fill_padding import Lcg, fill_padding_8_d32
+from hexscope.engine.ops.d32.fill_padding import Lcg, fill_padding_8_d32
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor
 

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hexscope.engine.nodes import Padding
-from hexscope.engine.ops import _float_conv, _float_winograd
-from hexscope.engine.ops._float_conv import float_conv2d
-from hexscope.engine.ops._float_winograd import applies, transforms, winograd_conv2d
-from hexscope.engine.ops.conv import output_window
+from hexscope.engine.ops.conv.conv2d import output_window
+from hexscope.engine.ops.kernels import float_conv, float_winograd
+from hexscope.engine.ops.kernels.float_conv import float_conv2d
+from hexscope.engine.ops.kernels.float_winograd import applies, transforms, winograd_conv2d
 
 pytest.importorskip("numba")
 
@@ -53,7 +53,7 @@ def test_the_two_forms_share_the_input_transform_written_in_the_kernels():
 
 @pytest.mark.parametrize("m, n", [(4, 6), (2, 6), (2, 4)])
 def test_the_compiled_transforms_are_the_matrices(m, n):
-    from hexscope.engine.ops import _winograd_defs as k
+    from hexscope.engine.ops.kernels import winograd_defs as k
 
     input_tiles, output_tiles = (k.input_tiles, k.output_tiles) if n == 6 else \
         (k.input_tiles4, k.output_tiles4)
@@ -82,7 +82,7 @@ def test_the_compiled_transforms_are_the_matrices(m, n):
 
 
 def test_the_line_kernels_are_f2_7_along_either_axis():
-    from hexscope.engine.ops import _winograd_defs as k
+    from hexscope.engine.ops.kernels import winograd_defs as k
 
     rng = np.random.default_rng(7)
     at, _, bt = transforms(2, 7)
@@ -187,7 +187,7 @@ def test_the_precise_form_rounds_no_more_than_the_direct_one():
     def error(y: np.ndarray) -> float:
         return float(np.max(np.abs(y - want))) / lsb
 
-    direct = error(_float_conv._im2col(xs, w, rows, cols))
+    direct = error(float_conv._im2col(xs, w, rows, cols))
     precise = error(float_conv2d(xs, w, rows, cols, precise=True))
     fast = error(float_conv2d(xs, w, rows, cols))
     assert precise <= direct < fast
@@ -195,8 +195,8 @@ def test_the_precise_form_rounds_no_more_than_the_direct_one():
 
 def test_precise_takes_3x3_only_and_the_isolated_conv_asks_for_it(monkeypatch, rng):
     from hexscope.engine.dtypes import DType
-    from hexscope.engine.ops import conv
     from hexscope.engine.ops.context import KernelContext
+    from hexscope.engine.ops.conv import conv2d as conv
     from hexscope.engine.tensor import Tensor
 
     win = output_window(35, 3, 1, Padding.SAME)
@@ -252,7 +252,7 @@ def test_a_value_that_is_not_finite_takes_the_direct_form(rng, bad, f):
     cols = output_window(35, f[1], 1, Padding.SAME)
     assert applies(w.shape, rows, cols)
     assert winograd_conv2d(xs, w, rows, cols) is None
-    direct = _float_conv._im2col(xs, w, rows, cols)
+    direct = float_conv._im2col(xs, w, rows, cols)
     assert np.array_equal(float_conv2d(xs, w, rows, cols), direct, equal_nan=True)
     assert np.isfinite(direct[0, 0]).all()      # far from the bad pixel: finite values
 
@@ -287,5 +287,5 @@ def test_blocks_of_one_tile_row_give_the_same_convolution(rng, monkeypatch):
     rows = output_window(37, 3, 1, Padding.SAME)
     cols = output_window(29, 3, 1, Padding.SAME)
     whole = winograd_conv2d(xs, w, rows, cols)
-    monkeypatch.setattr(_float_winograd, "_BLOCK_BYTES", 1)   # one tile row a block
+    monkeypatch.setattr(float_winograd, "_BLOCK_BYTES", 1)   # one tile row a block
     _close(winograd_conv2d(xs, w, rows, cols), whole.astype(np.float64))

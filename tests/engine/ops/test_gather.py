@@ -14,7 +14,7 @@ from hexscope.engine.errors import KernelError, NodeError
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops import REGISTRY
 from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.gather import apparent_rank, gather_plan
+from hexscope.engine.ops.shape.gather import apparent_rank, gather_plan
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor
 

@@ -17,7 +17,7 @@ from hexscope.engine.hexmath import (
     rndi,
     rndi1,
 )
-from hexscope.engine.ops._d32_engine import Oper, addsub_scaling, mul_scaling
+from hexscope.engine.ops.kernels.d32_engine import Oper, addsub_scaling, mul_scaling
 
 f32 = np.float32
 NAN = float("nan")

@@ -1,4 +1,4 @@
-"""The integer GEMM kernel (engine/ops/_igemm.py): int16 x int16 into wrapping int32.
+"""The integer GEMM kernel (engine/ops/kernels/igemm.py): int16 x int16 into wrapping int32.
 
 The convolution's and matmul's sums are int32 and wrap modulo 2**32 (quantized-ops spec
 §1.3, §2, §3). The reference here is numpy's int64 product, wrapped: an independent
@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hexscope.engine.ops import _gemm, _igemm
+from hexscope.engine.ops.kernels import gemm, igemm
 
-pytestmark = pytest.mark.skipif(not _igemm.available(),
+pytestmark = pytest.mark.skipif(not igemm.available(),
                                 reason="the integer GEMM kernel does not run on this machine")
 
 
@@ -33,7 +33,7 @@ def reference(lhs: np.ndarray, rhs: np.ndarray, offsets: np.ndarray) -> np.ndarr
 def run(lhs: np.ndarray, rhs: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """The kernel's result; its (min, max) must be the result's own."""
     out = np.full((lhs.shape[0], rhs.shape[1]), 0x5A5A5A5A, np.int32)   # never read
-    bounds = _igemm.gemm_into(out, lhs, _igemm.PackedRhs.pack(rhs), offsets)
+    bounds = igemm.gemm_into(out, lhs, igemm.PackedRhs.pack(rhs), offsets)
     assert bounds == ((int(out.min()), int(out.max())) if out.size else None)
     return out
 
@@ -74,14 +74,14 @@ def test_the_largest_sums_wrap_as_the_device_accumulator(x, w) -> None:
 def test_row_chunks_and_strided_operands(monkeypatch) -> None:
     """Chunks of 6 rows (the smallest), a left-hand side and an output that are views with
     row strides of their own: the result lands in the view and nowhere else."""
-    monkeypatch.setattr(_igemm, "CHUNK_BYTES", 1)
+    monkeypatch.setattr(igemm, "CHUNK_BYTES", 1)
     rng = np.random.default_rng(4)
     base = rng.integers(-128, 128, (31, 51)).astype(np.int16)
     lhs = base[::2, 3:40]                             # (16, 37), an odd row stride: 102 B
     rhs = rng.integers(-255, 256, (37, 35)).astype(np.int16)
     offsets = rng.integers(-1000, 1000, 70).astype(np.int32)[::2]      # strided too
     big = np.zeros((16, 50), np.int32)
-    bounds = _igemm.gemm_into(big[:, 7:42], lhs, _igemm.PackedRhs.pack(rhs), offsets)
+    bounds = igemm.gemm_into(big[:, 7:42], lhs, igemm.PackedRhs.pack(rhs), offsets)
     expect = reference(lhs, rhs, offsets)
     assert np.array_equal(big[:, 7:42], expect)
     assert bounds == (expect.min(), expect.max())
@@ -93,7 +93,7 @@ def test_a_column_strided_output_is_written_through_a_copy() -> None:
     lhs = rng.integers(-128, 128, (9, 20)).astype(np.int16)
     rhs = rng.integers(-255, 256, (20, 8)).astype(np.int16)
     big = np.zeros((9, 16), np.int32)
-    _igemm.gemm_into(big[:, ::2], lhs, _igemm.PackedRhs.pack(rhs), np.zeros(8, np.int32))
+    igemm.gemm_into(big[:, ::2], lhs, igemm.PackedRhs.pack(rhs), np.zeros(8, np.int32))
     assert np.array_equal(big[:, ::2], reference(lhs, rhs, np.zeros(8, np.int64)))
     assert not big[:, 1::2].any()
 
@@ -108,19 +108,19 @@ def test_bounds_skip_the_padding_columns_of_a_partial_block() -> None:
 
 
 def test_mismatched_operands_are_refused() -> None:
-    packed = _igemm.PackedRhs.pack(np.zeros((4, 3), np.int16))
+    packed = igemm.PackedRhs.pack(np.zeros((4, 3), np.int16))
     with pytest.raises(ValueError, match="shapes differ"):
-        _igemm.gemm_into(np.empty((2, 3), np.int32), np.zeros((2, 5), np.int16), packed,
+        igemm.gemm_into(np.empty((2, 3), np.int32), np.zeros((2, 5), np.int16), packed,
                          np.zeros(3, np.int32))
     with pytest.raises(ValueError, match="operands must be"):
-        _igemm.gemm_into(np.empty((2, 3), np.int32), np.zeros((2, 4), np.float32), packed,
+        igemm.gemm_into(np.empty((2, 3), np.int32), np.zeros((2, 4), np.float32), packed,
                          np.zeros(3, np.int32))
 
 
 def test_packing_holds_pairs_of_k_in_blocks_of_16_columns() -> None:
     """Block j, pair p, column c, half h holds rhs[2p + h, 16j + c]; zero beyond K and N."""
     rhs = np.arange(5 * 20, dtype=np.int16).reshape(5, 20)
-    blocks = _igemm.PackedRhs.pack(rhs).blocks
+    blocks = igemm.PackedRhs.pack(rhs).blocks
     assert blocks.shape == (2, 3, 16, 2)
     assert blocks[1, 2, 3, 0] == rhs[4, 19] and blocks[1, 2, 3, 1] == 0
     assert blocks[0, 1, 5, 1] == rhs[3, 5]
@@ -130,13 +130,13 @@ def test_packing_holds_pairs_of_k_in_blocks_of_16_columns() -> None:
 def test_the_environment_switches_the_engine_to_float32(monkeypatch) -> None:
     """``HEXSCOPE_GEMM=float`` turns the kernel off: the patches are float32 again;
     ``int16`` keeps the AVX2 kernel where VNNI would run."""
-    assert _gemm.patch_dtype() is (np.int8 if _igemm.available8() else np.int16)
+    assert gemm.patch_dtype() is (np.int8 if igemm.available8() else np.int16)
     monkeypatch.setenv("HEXSCOPE_GEMM", "int16")
-    assert _gemm.patch_dtype() is np.int16 and not _igemm.available8()
+    assert gemm.patch_dtype() is np.int16 and not igemm.available8()
     monkeypatch.setenv("HEXSCOPE_GEMM", "float")
-    assert not _igemm.available()
-    assert _gemm.patch_dtype() is np.float32
-    assert _gemm.center(np.array([0, 255], np.uint8)).dtype == np.float32
+    assert not igemm.available()
+    assert gemm.patch_dtype() is np.float32
+    assert gemm.center(np.array([0, 255], np.uint8)).dtype == np.float32
 
 
 @pytest.mark.parametrize("layout", ["reversed", "fortran", "broadcast"])
@@ -150,7 +150,7 @@ def test_any_numpy_layout_of_the_operands(layout) -> None:
     rhs = rng.integers(-32768, 32768, (21, 19)).astype(np.int16)
     offsets = rng.integers(-2**31, 2**31, 19).astype(np.int32)
     out = np.zeros((13, 19), np.int32, order="F")[::-1]
-    _igemm.gemm_into(out, lhs, _igemm.PackedRhs.pack(rhs), offsets)
+    igemm.gemm_into(out, lhs, igemm.PackedRhs.pack(rhs), offsets)
     assert np.array_equal(out, reference(lhs, rhs, offsets))
 
 
@@ -159,18 +159,18 @@ def test_without_llvmlite_the_engine_falls_back_to_float32(monkeypatch) -> None:
     patches, and a convolution through the engine still gives the integer sums."""
     from hexscope.engine.nodes import Padding
     from hexscope.engine.ops.context import KernelContext
-    from hexscope.engine.ops.conv import quantized_conv2d_8x8to32
+    from hexscope.engine.ops.conv.conv2d import quantized_conv2d_8x8to32
     from hexscope.engine.tensor import Tensor
     from support.ref_conv import ref_conv, ref_zero
 
     monkeypatch.setitem(sys.modules, "llvmlite.binding", None)
-    _igemm._kernel.cache_clear()
+    igemm._kernel.cache_clear()
     try:
-        assert not _igemm.available()
-        assert _gemm.patch_dtype() is np.float32
+        assert not igemm.available()
+        assert gemm.patch_dtype() is np.float32
         with pytest.raises(RuntimeError, match="not available"):
-            _igemm.gemm_into(np.empty((1, 1), np.int32), np.zeros((1, 1), np.int16),
-                             _igemm.PackedRhs.pack(np.zeros((1, 1), np.int16)),
+            igemm.gemm_into(np.empty((1, 1), np.int32), np.zeros((1, 1), np.int16),
+                             igemm.PackedRhs.pack(np.zeros((1, 1), np.int16)),
                              np.zeros(1, np.int32))
         rng = np.random.default_rng(2)
         x = rng.integers(0, 256, (1, 6, 5, 3), dtype=np.uint8)
@@ -185,8 +185,8 @@ def test_without_llvmlite_the_engine_falls_back_to_float32(monkeypatch) -> None:
         assert np.array_equal(y.array, expect)
     finally:
         monkeypatch.undo()
-        _igemm._kernel.cache_clear()
-    assert _igemm.available()
+        igemm._kernel.cache_clear()
+    assert igemm.available()
 
 
 
@@ -198,11 +198,11 @@ def test_a_read_only_output_is_refused_and_left_untouched(n) -> None:
     only (32) or a partial one too (35)."""
     rng = np.random.default_rng(7)
     lhs = rng.integers(-128, 128, (7, 5)).astype(np.int16)
-    packed = _igemm.PackedRhs.pack(rng.integers(-255, 256, (5, n)).astype(np.int16))
+    packed = igemm.PackedRhs.pack(rng.integers(-255, 256, (5, n)).astype(np.int16))
     out = np.zeros((7, n), np.int32)
     out.flags.writeable = False
     with pytest.raises(ValueError, match="read-only"):
-        _igemm.gemm_into(out, lhs, packed, np.ones(n, np.int32))
+        igemm.gemm_into(out, lhs, packed, np.ones(n, np.int32))
     assert not out.any()
 
 
@@ -224,7 +224,7 @@ def test_an_output_overlapping_an_operand_gets_the_product_of_the_operands(opera
         lhs[...] = rng.integers(-128, 128, (m, k))
         offsets = rng.integers(-1000, 1000, n).astype(np.int32)
     expect = reference(lhs.copy(), rhs, offsets.copy())
-    bounds = _igemm.gemm_into(out, lhs, _igemm.PackedRhs.pack(rhs), offsets)
+    bounds = igemm.gemm_into(out, lhs, igemm.PackedRhs.pack(rhs), offsets)
     assert np.array_equal(out, expect)
     assert bounds == (expect.min(), expect.max())
 
@@ -233,14 +233,14 @@ def test_an_output_overlapping_an_operand_gets_the_product_of_the_operands(opera
 def test_packed_blocks_that_do_not_match_k_and_n_are_refused(bad) -> None:
     """The kernel reads ceil(K/2) pairs of every block by address: blocks of another shape,
     layout or type would be read out of bounds, so PackedRhs refuses them."""
-    blocks = _igemm.PackedRhs.pack(np.ones((6, 20), np.int16)).blocks     # (2, 3, 16, 2)
+    blocks = igemm.PackedRhs.pack(np.ones((6, 20), np.int16)).blocks     # (2, 3, 16, 2)
     k, n = {"k": (100, 20), "n": (6, 40)}.get(bad, (6, 20))
     if bad == "strided":
         blocks = np.zeros((2, 6, 16, 2), np.int16)[:, ::2]
     elif bad == "dtype":
         blocks = blocks.astype(np.int32)
     with pytest.raises(ValueError, match="packed blocks"):
-        _igemm.PackedRhs(blocks, k, n)
+        igemm.PackedRhs(blocks, k, n)
 
 
 def test_concurrent_first_calls_compile_the_kernel_once(monkeypatch, tmp_path) -> None:
@@ -249,21 +249,21 @@ def test_concurrent_first_calls_compile_the_kernel_once(monkeypatch, tmp_path) -
     import threading
     import time
 
-    real, compiled = _igemm._ir_module, []
+    real, compiled = igemm._ir_module, []
 
     def slow_ir(triple, *rest):
         compiled.append(triple)
         time.sleep(0.05)                # widen the window in which the others ask too
         return real(triple, *rest)
 
-    monkeypatch.setattr(_igemm, "_ir_module", slow_ir)
+    monkeypatch.setattr(igemm, "_ir_module", slow_ir)
     monkeypatch.setenv("HEXSCOPE_CACHE_DIR", str(tmp_path))     # nothing cached: compiled
-    _igemm._kernel.cache_clear()
+    igemm._kernel.cache_clear()
     barrier, got = threading.Barrier(4), []
 
     def ask() -> None:
         barrier.wait()
-        got.append(_igemm._kernel())
+        got.append(igemm._kernel())
 
     try:
         threads = [threading.Thread(target=ask) for _ in range(4)]
@@ -275,22 +275,22 @@ def test_concurrent_first_calls_compile_the_kernel_once(monkeypatch, tmp_path) -
         monkeypatch.undo()
     assert len(compiled) == 1
     assert len(got) == 4 and all(kernel is got[0] for kernel in got) and got[0] is not None
-    assert _igemm._kernel() is got[0]
+    assert igemm._kernel() is got[0]
 
 
 def test_the_integer_path_makes_none_of_the_float32_forms_of_a_filter() -> None:
     """Memory and prepare time: a filter run by the integer kernel keeps only its packed
     form (int16, or the codes for VNNI); the float32 copy and the float path's K chunks are
     never made."""
-    rhs = _gemm.Rhs.from_codes(np.full((300, 20), 255, np.uint8), 0)
-    x = _gemm.center(np.zeros((5, 300), np.uint8))
-    got = _gemm.offset_gemm(x, rhs, _gemm.CENTER, 0)
+    rhs = gemm.Rhs.from_codes(np.full((300, 20), 255, np.uint8), 0)
+    x = gemm.center(np.zeros((5, 300), np.uint8))
+    got = gemm.offset_gemm(x, rhs, gemm.CENTER, 0)
     assert (got == 0).all()
-    assert ("packed8" if _igemm.available8() else "packed") in rhs.__dict__
+    assert ("packed8" if igemm.available8() else "packed") in rhs.__dict__
     assert "mat" not in rhs.__dict__ and "edges" not in rhs.__dict__
 
 
-vnni = pytest.mark.skipif(not _igemm.available8(),
+vnni = pytest.mark.skipif(not igemm.available8(),
                           reason="the VNNI kernel does not run on this machine")
 
 
@@ -309,7 +309,7 @@ def test_vnni_equals_the_int64_product_for_every_shape(m, k, n, seed, term) -> N
     offsets = rng.integers(-2**31, 2**31, n).astype(np.int32)
     rows = rng.integers(-2**31, 2**31, m).astype(np.int32) if term else None
     out = np.full((m, n), 0x5A5A5A5A, np.int32)
-    bounds = _igemm.gemm_into(out, lhs, _igemm.PackedRhs.pack8(rhs), offsets, rows)
+    bounds = igemm.gemm_into(out, lhs, igemm.PackedRhs.pack8(rhs), offsets, rows)
     want = lhs.astype(np.int64) @ rhs.astype(np.int64) + offsets
     if term:
         want += rows[:, None]
@@ -324,10 +324,10 @@ def test_vnni_and_int16_give_the_same_convolution_sums(monkeypatch) -> None:
     rng = np.random.default_rng(11)
     for zero, a, b in ((0, 128, -7), (255, -3, 0), (128, 0, 0), (37, 91, 200)):
         codes = rng.integers(0, 256, (77, 45)).astype(np.uint8)
-        rhs = _gemm.Rhs.from_codes(codes, zero)
+        rhs = gemm.Rhs.from_codes(codes, zero)
         x = rng.integers(0, 256, (31, 77)).astype(np.uint8)
-        got = _gemm.offset_gemm(_gemm.center(x, np.int8), rhs, a, b)
-        ref = _gemm.offset_gemm(_gemm.center(x, np.int16), rhs, a, b)
+        got = gemm.offset_gemm(gemm.center(x, np.int8), rhs, a, b)
+        ref = gemm.offset_gemm(gemm.center(x, np.int16), rhs, a, b)
         want = wrapped((x.astype(np.int64) - 128 + a) @ (codes.astype(np.int64) - zero + b))
         assert np.array_equal(got, want) and np.array_equal(ref, want)
 
@@ -342,5 +342,5 @@ def test_vnni_sums_the_last_one_to_three_codes_of_a_row(monkeypatch) -> None:
         rhs = rng.integers(0, 256, (k, 16)).astype(np.uint8)
         offsets = np.zeros(16, np.int32)
         out = np.empty((9, 16), np.int32)
-        _igemm.gemm_into(out, lhs, _igemm.PackedRhs.pack8(rhs), offsets)
+        igemm.gemm_into(out, lhs, igemm.PackedRhs.pack8(rhs), offsets)
         assert np.array_equal(out, wrapped(lhs.astype(np.int64) @ rhs.astype(np.int64)))

@@ -1,4 +1,4 @@
-"""The integer GEMM kernel compiles wherever it can (engine/ops/_igemm.py).
+"""The integer GEMM kernel compiles wherever it can (engine/ops/kernels/igemm.py).
 
 Kept apart from test_igemm.py, whose tests all skip when the kernel is not available: a
 kernel that failed to build would fall back to float32 silently and skip them too.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from hexscope.engine.ops import _igemm
+from hexscope.engine.ops.kernels import igemm
 
 
 def _host_has_avx2() -> bool:
@@ -25,5 +25,5 @@ def test_the_kernel_runs_where_it_can() -> None:
     there would otherwise fall back to float32 silently and skip the tests of test_igemm.py."""
     import llvmlite.binding  # noqa: F401  (a dependency of the project)
 
-    _igemm._kernel.cache_clear()
-    assert _igemm._kernel() is not None
+    igemm._kernel.cache_clear()
+    assert igemm._kernel() is not None

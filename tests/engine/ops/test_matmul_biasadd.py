@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.matmul import (
+from hexscope.engine.ops.conv.matmul import (
     quantized_biasadd_8p8to32,
     quantized_matmul_8x8to32,
     quantized_matmul_8x8to32_ref,

@@ -11,7 +11,7 @@ from hexscope.engine import Graph
 from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.pooling import (
+from hexscope.engine.ops.pooling.pool import (
     Span,
     out_size_and_pad,
     quantized_avg_pool_8,

@@ -14,7 +14,7 @@ from hexscope.engine.d32 import D32Padding
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops import REGISTRY
 from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.pprint import limit_range, pprint_lines
+from hexscope.engine.ops.debug.pprint import limit_range, pprint_lines
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hexscope.engine import Graph
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.quantize import auto_quantize, dequantize, dequantize_ref, quantize
+from hexscope.engine.ops.quant.quantize import auto_quantize, dequantize, dequantize_ref, quantize
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor
 

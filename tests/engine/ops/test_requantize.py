@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from hexscope.engine.dtypes import DType
 from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.requantize import (
+from hexscope.engine.ops.quant.requantize import (
     quantize_down_and_shrink_range_32to8,
     requantize_i32_to_u8,
 )

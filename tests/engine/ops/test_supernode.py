@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Padding
-from hexscope.engine.ops import supernode
 from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.supernode import initial_range, requantize_sums, supernode_8x8p8to8
+from hexscope.engine.ops.conv import supernode
+from hexscope.engine.ops.conv.supernode import initial_range, requantize_sums, supernode_8x8p8to8
 from hexscope.engine.tensor import Tensor
 
 GOLDEN = Path(__file__).parents[2] / "data" / "oracle" / "supernode_8x8p8to8_ref.json"
@@ -139,10 +139,10 @@ def epilogue(request, monkeypatch):
     general int64 formula (what the other two must equal)."""
     import functools
 
-    from hexscope.engine.ops import _compiled
+    from hexscope.engine.ops.kernels import compiled
 
     monkeypatch.delenv("HEXSCOPE_KERNELS", raising=False)
-    if request.param == "compiled" and _compiled.kernel("supernode_epilogue") is None:
+    if request.param == "compiled" and compiled.kernel("supernode_epilogue") is None:
         pytest.skip("the compiled kernels do not load on this machine")
     if request.param != "compiled":
         monkeypatch.setenv("HEXSCOPE_KERNELS", "numpy")
@@ -180,7 +180,7 @@ def test_the_golden_file_covers_every_kind_of_output_range():
 def test_the_output_step_is_the_same_on_every_path(data, scale, recip, offset):
     """Compiled kernel, numpy passes and the general int64 formula agree, including sums and
     offsets at the edges where the fast paths must hand over (wrap, saturation)."""
-    from hexscope.engine.ops import _compiled
+    from hexscope.engine.ops.kernels import compiled
 
     n, c = data.draw(st.integers(1, 40)), data.draw(st.integers(1, 9))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
@@ -191,7 +191,7 @@ def test_the_output_step_is_the_same_on_every_path(data, scale, recip, offset):
     offset = np.float32(offset)
     want = requantize_sums(sums.copy(), bias, offset, recip, bounds, fast=False)
     assert np.array_equal(requantize_sums(sums.copy(), bias, offset, recip, None), want)
-    kernel = _compiled.kernel("supernode_epilogue")
+    kernel = compiled.kernel("supernode_epilogue")
     if kernel is not None:
         assert np.array_equal(requantize_sums(sums.copy(), bias, offset, recip, bounds), want)
     import os
@@ -212,7 +212,7 @@ def test_the_remembered_fit_gives_what_widen_range_gives(out_range, level, sums)
     """fitted_offset skips widen_range for sums inside ones that already fitted the same
     range: run after run it must give the offset and the range widen_range gives."""
     from hexscope.engine.errors import KernelError
-    from hexscope.engine.ops.supernode import fitted_offset, widen_range
+    from hexscope.engine.ops.conv.supernode import fitted_offset, widen_range
 
     level = np.float32(level)
     memo = list(initial_range(*out_range))

@@ -1,4 +1,4 @@
-"""F(2,3) along the rows (engine/ops/_winograd.py): bit-identical int32 sums.
+"""F(2,3) along the rows (engine/ops/kernels/winograd.py): bit-identical int32 sums.
 
 The convolution's sums are exact integers, wrapped to int32 (quantized-ops spec §1.3, §2).
 These tests compare the Winograd path with the spec's tap-by-tap loop (tests/support/
@@ -14,25 +14,25 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hexscope.engine.nodes import Padding
-from hexscope.engine.ops import _gemm, _igemm, _winograd
 from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.conv import output_window, quantized_conv2d_8x8to32
+from hexscope.engine.ops.conv.conv2d import output_window, quantized_conv2d_8x8to32
+from hexscope.engine.ops.kernels import gemm, igemm, winograd
 from hexscope.engine.tensor import Tensor
 from support.ref_conv import ref_conv, ref_zero
 
 _PADS = [Padding.SAME, Padding.VALID, Padding.SAME_CAFFE, Padding.NA]
 
 
-def winograd(x, w, zx, zf, sw, pad):
+def winograd_rows(x, w, zx, zf, sw, pad):
     """The Winograd path alone, for a filter offset by its own zero code ``zf``."""
     _, h, wd, _ = x.shape
     fh, fw, c, n = w.shape
     rows, cols = output_window(h, fh, 1, pad), output_window(wd, fw, sw, pad)
-    rhs = _gemm.Rhs.from_codes(w.reshape(fh * fw * c, n), zf)
-    wrhs = _winograd.WinogradRhs.from_codes(w, zf)
+    rhs = gemm.Rhs.from_codes(w.reshape(fh * fw * c, n), zf)
+    wrhs = winograd.WinogradRhs.from_codes(w, zf)
     padded = rows.before or cols.before or rows.after or cols.after
-    out = _winograd.winograd_conv(x, rows, cols, zx if padded else 0, wrhs,
-                                  rhs.offsets(_gemm.CENTER - zx, 0))
+    out = winograd.winograd_conv(x, rows, cols, zx if padded else 0, wrhs,
+                                  rhs.offsets(gemm.CENTER - zx, 0))
     return out.reshape(x.shape[0], rows.out, cols.out, n)
 
 
@@ -46,7 +46,7 @@ def float_gemm(monkeypatch):
 @pytest.fixture
 def block(monkeypatch):
     def set_block(n: int) -> None:
-        monkeypatch.setattr(_gemm, "BLOCK_BYTES", n)
+        monkeypatch.setattr(gemm, "BLOCK_BYTES", n)
     return set_block
 
 
@@ -63,11 +63,11 @@ def test_winograd_equals_the_reference_loop(data, pad, block_bytes, block) -> No
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
     x = rng.integers(0, 256, (b, h, wd, c), dtype=np.uint8)
     w = rng.integers(0, 256, (3, fw, c, n), dtype=np.uint8)
-    if not _winograd.applies(output_window(h, 3, 1, pad)) or \
+    if not winograd.applies(output_window(h, 3, 1, pad)) or \
             output_window(wd, fw, sw, pad).out == 0:
         return
     block(block_bytes)
-    assert np.array_equal(winograd(x, w, zx, zf, sw, pad),
+    assert np.array_equal(winograd_rows(x, w, zx, zf, sw, pad),
                           ref_conv(x, w, zx, zf, 1, sw, pad))
 
 
@@ -78,9 +78,9 @@ def test_extreme_codes_need_many_chunks_and_stay_exact(x_code, w_code, zx, zf) -
     of 3 * 3 * 200 * 255 * 255 (beyond 2**24 and 2**23 by far), odd output height."""
     x = np.full((1, 7, 6, 200), x_code, np.uint8)
     w = np.full((3, 3, 200, 4), w_code, np.uint8)
-    wrhs = _winograd.WinogradRhs.from_codes(w, zf)
+    wrhs = winograd.WinogradRhs.from_codes(w, zf)
     assert len(wrhs.bounds) > 3                          # several chunks
-    got = winograd(x, w, zx, zf, 1, Padding.SAME)
+    got = winograd_rows(x, w, zx, zf, 1, Padding.SAME)
     expect = ref_conv(x, w, zx, zf, 1, 1, Padding.SAME)
     assert np.abs(expect.astype(np.int64)).max() > 2**24
     assert np.array_equal(got, expect)
@@ -105,7 +105,7 @@ def test_chunks_keep_every_sum_exact_and_are_maximal(seed) -> None:
     rng = np.random.default_rng(seed)
     zero = int(rng.integers(0, 256))
     w = rng.integers(0, 256, (3, 3, 250, 7), dtype=np.uint8)
-    wrhs = _winograd.WinogradRhs.from_codes(w, zero)
+    wrhs = winograd.WinogradRhs.from_codes(w, zero)
     edges = wrhs.bounds
     assert edges[0] == 0 and edges[-1] == wrhs.k and list(edges) == sorted(set(edges))
     assert len(edges) > 2
@@ -121,10 +121,10 @@ def test_the_combination_is_exact_where_the_old_single_bound_needed_chunks() -> 
     rng = np.random.default_rng(11)
     x = rng.integers(0, 256, (1, 9, 7, 96), dtype=np.uint8)
     w = rng.integers(0, 256, (3, 3, 96, 5), dtype=np.uint8)
-    wrhs = _winograd.WinogradRhs.from_codes(w, 128)
+    wrhs = winograd.WinogradRhs.from_codes(w, 128)
     loose = sum(np.abs(m.astype(np.float64)).sum(axis=0) for m in wrhs.mats[:3]).max()
     assert 255 * loose > 2**23 and wrhs.bounds == (0, wrhs.k)
-    assert np.array_equal(winograd(x, w, 100, 128, 1, Padding.SAME),
+    assert np.array_equal(winograd_rows(x, w, 100, 128, 1, Padding.SAME),
                           ref_conv(x, w, 100, 128, 1, 1, Padding.SAME))
 
 
@@ -141,7 +141,7 @@ def test_u1_reaches_minus_256_and_stays_exact(seed) -> None:
     taps = rng.choice(c, int(rng.integers(1, 20)), replace=False)
     x[0, int(rng.integers(1, 3)), 0, taps] = rng.integers(1, 4, taps.size)
     w = np.full((3, 1, c, 4), 255, np.uint8)
-    got = winograd(x, w, 0, 0, 1, Padding.VALID)
+    got = winograd_rows(x, w, 0, 0, 1, Padding.VALID)
     assert np.array_equal(got, ref_conv(x, w, 0, 0, 1, 1, Padding.VALID))
 
 
@@ -157,9 +157,9 @@ def test_sums_at_the_edge_of_the_bounds_stay_exact(c) -> None:
     x[0, 3] = 90
     w = np.zeros((3, 1, c, 1), np.uint8)
     w[0], w[1], w[2] = 255, 254, 0                   # g = w - 128
-    wrhs = _winograd.WinogradRhs.from_codes(w, 128)
+    wrhs = winograd.WinogradRhs.from_codes(w, 128)
     assert wrhs.bounds[1] == 344 or wrhs.bounds == (0, c)
-    got = winograd(x, w, 128, 128, 1, Padding.VALID)
+    got = winograd_rows(x, w, 128, 128, 1, Padding.VALID)
     expect = ref_conv(x, w, 128, 128, 1, 1, Padding.VALID)
     assert expect[0, 0, 0, 0] == 48515 * c
     assert np.array_equal(got, expect)
@@ -168,14 +168,14 @@ def test_sums_at_the_edge_of_the_bounds_stay_exact(c) -> None:
 def test_transformed_filter_is_f23_of_the_rows() -> None:
     """G0 = g0, G1 = (g0 + g1 + g2) / 2, G2 = (g0 - g1 + g2) / 2, G3 = g2, offset by zero."""
     w = np.arange(3 * 2 * 2 * 1, dtype=np.uint8).reshape(3, 2, 2, 1) * 20
-    wrhs = _winograd.WinogradRhs.from_codes(w, 100)
+    wrhs = winograd.WinogradRhs.from_codes(w, 100)
     g = w.reshape(3, 4, 1).astype(float) - 100
     assert np.array_equal(wrhs.mats[0], g[0])
     assert np.array_equal(wrhs.mats[1], (g[0] + g[1] + g[2]) / 2)
     assert np.array_equal(wrhs.mats[2], (g[0] - g[1] + g[2]) / 2)
     assert np.array_equal(wrhs.mats[3], g[2])
     with pytest.raises(ValueError, match="3-row"):
-        _winograd.WinogradRhs.from_codes(np.zeros((2, 2, 2, 1), np.uint8), 0)
+        winograd.WinogradRhs.from_codes(np.zeros((2, 2, 2, 1), np.uint8), 0)
 
 
 def _run_conv(x, w, x_rng, f_rng, stride):
@@ -197,13 +197,13 @@ def _run_conv(x, w, x_rng, f_rng, stride):
 def test_the_kernel_takes_winograd_exactly_when_it_applies(monkeypatch, fh, stride, f_rng,
                                                            used) -> None:
     calls = []
-    real = _winograd.winograd_conv
+    real = winograd.winograd_conv
 
     def spy(*args):
         calls.append(args[1])
         return real(*args)
 
-    monkeypatch.setattr(_winograd, "winograd_conv", spy)
+    monkeypatch.setattr(winograd, "winograd_conv", spy)
     rng = np.random.default_rng(7)
     x = rng.integers(0, 256, (1, 9, 8, 5), dtype=np.uint8)
     w = rng.integers(0, 256, (fh, 3, 5, 4), dtype=np.uint8)
@@ -217,10 +217,10 @@ def test_the_kernel_takes_winograd_exactly_when_it_applies(monkeypatch, fh, stri
 def test_the_integer_kernel_replaces_winograd(monkeypatch) -> None:
     """With the integer kernel, a 3-row stride-1 layer runs direct and stays exact."""
     monkeypatch.delenv("HEXSCOPE_GEMM")
-    if not _igemm.available():
+    if not igemm.available():
         pytest.skip("the integer GEMM kernel does not run on this machine")
     calls = []
-    monkeypatch.setattr(_winograd, "winograd_conv", lambda *args: calls.append(args))
+    monkeypatch.setattr(winograd, "winograd_conv", lambda *args: calls.append(args))
     rng = np.random.default_rng(8)
     x = rng.integers(0, 256, (1, 9, 8, 5), dtype=np.uint8)
     w = rng.integers(0, 256, (3, 3, 5, 4), dtype=np.uint8)
@@ -248,7 +248,7 @@ def test_a_winograd_layer_never_makes_the_direct_float32_filter() -> None:
 
 def test_an_rhs_does_not_follow_later_writes_to_its_source() -> None:
     codes = np.full((4, 2), 200, np.uint8)
-    rhs = _gemm.Rhs.from_codes(codes, 128)
+    rhs = gemm.Rhs.from_codes(codes, 128)
     codes[:] = 0
     assert np.array_equal(rhs.mat, np.full((4, 2), 72, np.float32))
     assert rhs.colsum.tolist() == [288, 288]
@@ -261,7 +261,7 @@ def test_no_input_channels_gives_zero_sums() -> None:
     del junk                                       # leave recognisable bytes on the heap
     x = np.zeros((1, 64, 64, 0), np.uint8)
     w = np.zeros((3, 3, 0, 16), np.uint8)
-    got = winograd(x, w, 100, 128, 1, Padding.SAME)
+    got = winograd_rows(x, w, 100, 128, 1, Padding.SAME)
     assert got.shape == (1, 64, 64, 16) and not got.any()
     ctx = KernelContext(node_id=1, op="QuantizedConv2d_8x8to32", padding=Padding.SAME)
     y, _, _ = quantized_conv2d_8x8to32(

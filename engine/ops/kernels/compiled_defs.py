@@ -1,4 +1,4 @@
-"""The numba kernels behind :mod:`_compiled` (imported, and so compiled or loaded from
+"""The numba kernels behind :mod:`compiled` (imported, and so compiled or loaded from
 numba's cache, on first use). Each mirrors a numpy path of the op that calls it, step for
 step; the callers check the preconditions written here before they call."""
 
@@ -202,7 +202,7 @@ def row_sums_i8(lhs, out):  # pragma: no cover - compiled
                                    types.int64, types.int64, types.int64, types.int64,
                                    _arr(types.uint8, 1), _arr(types.int64, 1))), **_OPTS)
 def addsub_normal(a, b, a_scale, b_scale, offset, rsh, out, bounds):  # pragma: no cover
-    """§13.5's normal mode (``_d32_engine.addsub_codes_of(addsub_intermediate(...))``):
+    """§13.5's normal mode (``d32_engine.addsub_codes_of(addsub_intermediate(...))``):
     t = floor((a A + b B) / 256), y = sat_u8((sat_i16(t + off) + rb) >> rsh); ``bounds``
     gets t's min and max (the §13.7 tracking). Precondition: rsh >= 0 and a.size >= 1."""
     rb = (1 << rsh) >> 1

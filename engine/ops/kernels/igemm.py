@@ -2,7 +2,7 @@
 
 The quantized convolution and matrix multiply are int32 sums of products of offset uint8
 codes (quantized-ops spec §1.3, §2, §3). Float32 BLAS computes them exactly only in K chunks
-(:mod:`_gemm`); an integer kernel needs no chunks at all. AVX2's ``vpmaddwd`` multiplies 16
+(:mod:`gemm`); an integer kernel needs no chunks at all. AVX2's ``vpmaddwd`` multiplies 16
 pairs of int16 and adds adjacent products into 8 int32 lanes: 16 multiply-adds per
 instruction where a float32 FMA does 8, and this is what onnxruntime's uint8 kernels use too.
 The operands here are centred data codes (|x - 128| <= 128, or a padding code) and filter
@@ -20,9 +20,9 @@ The right-hand side is packed once per filter (:class:`PackedRhs`): blocks of 16
 each (ceil(K/2), 16, 2), so one k-pair of a block is 64 contiguous bytes; a pair (x[2p],
 x[2p+1]) of a row is read as one int32 and broadcast. An odd K ends with the pair (x, 0)
 against (w, 0). The kernel adds a per-column int32 ``offsets`` row (the zero-point terms of
-:func:`_gemm.offset_gemm`) and writes the int32 result; it never reads ``out``. It keeps the
+:func:`gemm.offset_gemm`) and writes the int32 result; it never reads ``out``. It keeps the
 result's min and max as it stores each tile, while the values are still in registers: the
-requantize that follows a convolution needs them (:mod:`_code_bounds`).
+requantize that follows a convolution needs them (:mod:`code_bounds`).
 
 Register tiling: 6 rows by 16 columns, 12 ymm accumulators; the rows are walked in chunks
 whose slice of the left-hand side stays in the L2 cache while every column block passes.
@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from hexscope.engine.ops import _object_cache
+from hexscope.engine.ops.kernels import object_cache
 
 I16 = npt.NDArray[np.int16]
 I32 = npt.NDArray[np.int32]
@@ -229,10 +229,10 @@ def _compile() -> tuple[object, object]:
         vnni = bool(features.get("avx512vnni") and features.get("avx512vl"))
         machine = llvm.Target.from_default_triple().create_target_machine(
             cpu=llvm.get_host_cpu_name(), features=features.flatten(), opt=3)
-        name = _object_cache.key(_source(vnni), llvm.llvm_version_info,
+        name = object_cache.key(_source(vnni), llvm.llvm_version_info,
                                  _llvmlite_version(), llvm.get_host_cpu_name(),
                                  features.flatten(), vnni, llvm.get_process_triple())
-        cached = _object_cache.read(name)
+        cached = object_cache.read(name)
         engine = _engine(llvm, machine, vnni, name, cached)
         if cached is not None and not engine.get_function_address("igemm"):
             engine = _engine(llvm, machine, vnni, name, None)    # an unusable object
@@ -272,7 +272,7 @@ def _engine(llvm, machine, vnni: bool, name: str, cached: bytes | None):  # -> E
     engine.finalize_object()
     LOADED_FROM_CACHE[:] = [cached is not None]
     if cached is None and made:
-        _object_cache.write(name, made[0])
+        object_cache.write(name, made[0])
     return engine
 
 

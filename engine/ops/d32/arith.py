@@ -19,16 +19,16 @@ from hexscope.engine.hexmath import (
     rndi1,
     sat_i16,
 )
-from hexscope.engine.ops import _d32_engine as eng
-from hexscope.engine.ops._addsub_range import (
+from hexscope.engine.ops.context import KernelContext, f32_scalar, output_fits, scalar_f
+from hexscope.engine.ops.kernels import d32_engine as eng
+from hexscope.engine.ops.kernels.addsub_range import (
     OutRange,
     set_before_run,
     tracked_extremes,
     widen_after_addsub,
     widen_after_run,
 )
-from hexscope.engine.ops._d32_engine import Oper, f32
-from hexscope.engine.ops.context import KernelContext, f32_scalar, output_fits, scalar_f
+from hexscope.engine.ops.kernels.d32_engine import Oper, f32
 from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op, shared_doc
 from hexscope.engine.tensor import Tensor

@@ -35,12 +35,12 @@ reduction is cut into chunks (:func:`chunk_bounds`) where, for every output colu
 
 which bound every partial sum BLAS may form for m_i, and s, e, y0, y1 (|g0 + g2| <= |g0| +
 |g2|); y0 and y1 of a chunk are then exact integers, converted to int32, and the chunks and
-the zero-point offsets add in int32 as in :mod:`_gemm` (which wraps as the device's
+the zero-point offsets add in int32 as in :mod:`gemm` (which wraps as the device's
 accumulator does). The bound uses the filter's actual values, so typical filters need one
 chunk and adversarial ones (all 255 against zero code 0) many.
 
 Used by the convolution for 3-row filters at row stride 1 whose filter is offset by its own
-zero code (``_gemm.Rhs.zero == zf``, so no row sums of the patches are needed); bench/README.md
+zero code (``gemm.Rhs.zero == zf``, so no row sums of the patches are needed); bench/README.md
 (round 4) has the figures.
 """
 
@@ -52,9 +52,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from hexscope.engine.ops import _gemm
-from hexscope.engine.ops._code_bounds import Span
-from hexscope.engine.ops._gemm import CENTER, Window
+from hexscope.engine.ops.kernels import gemm
+from hexscope.engine.ops.kernels.code_bounds import Span
+from hexscope.engine.ops.kernels.gemm import CENTER, Window
 
 F32 = npt.NDArray[np.float32]
 I32 = npt.NDArray[np.int32]
@@ -110,7 +110,7 @@ def chunk_bounds(g: F32, mats: tuple[F32, F32, F32, F32]) -> tuple[int, ...]:
 
     a0, a1, a2, a3 = (np.abs(m) for m in mats)
     direct = np.abs(g[0]) + np.abs(g[1]) + np.abs(g[2])
-    return _gemm.greedy_edges([
+    return gemm.greedy_edges([
         (running(a0), 2 ** 24 / U_MAX), (running(a3), 2 ** 24 / U_MAX),
         (running(a1), HALF_LIMIT / U1_MAX), (running(a2), HALF_LIMIT / U_MAX),
         (running(direct), 2 ** 24 / CENTER)])
@@ -125,7 +125,7 @@ def applies(rows: Window) -> bool:
 def winograd_conv(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: int,
                   wrhs: WinogradRhs, offsets: I32, span: Span | None = None) -> I32:
     """``sum (x - 128)(w - zero) + offsets`` per output, int32 (B*OH*OW, N): the same sums
-    as ``_gemm.conv_gemm(x, rows, cols, fill, rhs, a, 0)`` with ``offsets = rhs.offsets(a,
+    as ``gemm.conv_gemm(x, rows, cols, fill, rhs, a, 0)`` with ``offsets = rhs.offsets(a,
     0)``, by F(2,3) along the rows (:func:`applies` must hold). ``span`` takes the result's
     min and max while each block is in cache."""
     bsz, _, _, c = x.shape
@@ -134,13 +134,13 @@ def winograd_conv(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: in
         raise ValueError(f"inner dimensions differ: {k} vs {wrhs.k}")
     start = time.perf_counter()
     pairs = -(-oh // 2)
-    xp = _gemm.padded(x, rows, cols, fill, 2 * pairs + 2, np.float32)
-    _gemm.TIMES.im2col += time.perf_counter() - start
+    xp = gemm.padded(x, rows, cols, fill, 2 * pairs + 2, np.float32)
+    gemm.TIMES.im2col += time.perf_counter() - start
     out = np.empty((bsz, oh, ow, n), np.int32)
     if k == 0:                      # no taps (no input channels): the sums are the offsets
         out[...] = offsets
         return out.reshape(bsz * oh * ow, n)
-    tb = max(1, min(pairs, _gemm.BLOCK_BYTES // max(1, 4 * ow * k * 4)))
+    tb = max(1, min(pairs, gemm.BLOCK_BYTES // max(1, 4 * ow * k * 4)))
     patches = np.empty((4, tb * ow, k), np.float32)
     prods = np.empty((5, tb * ow, n), np.float32)          # m0..m3 and s
     sy, sx, sc = xp.strides[1:]
@@ -150,7 +150,7 @@ def winograd_conv(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: in
             start = time.perf_counter()
             _transformed_patches(patches[:, :nt * ow].reshape(4, nt, ow, k), xp[bi], t0,
                                  cols.s, (sy, sx, sc))
-            _gemm.TIMES.im2col += time.perf_counter() - start
+            gemm.TIMES.im2col += time.perf_counter() - start
             start = time.perf_counter()
             n_odd = min(nt, (oh - 2 * t0) // 2)          # the last pair may have no row 2t+1
             even = out[bi, 2 * t0:2 * (t0 + nt):2]
@@ -159,8 +159,8 @@ def winograd_conv(x: npt.NDArray[np.uint8], rows: Window, cols: Window, fill: in
                       nt, n_odd)
             if span is not None:
                 span.add(out[bi, 2 * t0:2 * t0 + nt + n_odd])
-            _gemm.TIMES.gemm += time.perf_counter() - start
-            _gemm.TIMES.calls["gemm"] += 1
+            gemm.TIMES.gemm += time.perf_counter() - start
+            gemm.TIMES.calls["gemm"] += 1
     return out.reshape(bsz * oh * ow, n)
 
 

@@ -23,11 +23,8 @@ from hexscope.engine.hexmath import (
     wrap_i32,
     za_scaled,
 )
-from hexscope.engine.ops import _compiled
-from hexscope.engine.ops._code_bounds import Span
-from hexscope.engine.ops._gemm import Window
 from hexscope.engine.ops.context import KernelContext, data_of, scalar_f
-from hexscope.engine.ops.conv import (
+from hexscope.engine.ops.conv.conv2d import (
     _CONV_IN,
     _centred,
     _f32_out,
@@ -39,6 +36,9 @@ from hexscope.engine.ops.conv import (
     output_window,
     range_ports,
 )
+from hexscope.engine.ops.kernels import compiled
+from hexscope.engine.ops.kernels.code_bounds import Span
+from hexscope.engine.ops.kernels.gemm import Window
 from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, fresh
@@ -305,7 +305,7 @@ def requantize_sums(sums: np.ndarray, biasbuf: np.ndarray, offset: np.float32, r
         with np.errstate(all="ignore"):
             f_lo, f_hi = f32(f32(lo) + offset), f32(f32(hi) + offset)
         if -2**31 <= lo and hi < 2**31 and -2.0**31 <= f_lo and f_hi < 2.0**31:
-            kernel = _compiled.kernel("supernode_epilogue") if sums.ndim == 2 else None
+            kernel = compiled.kernel("supernode_epilogue") if sums.ndim == 2 else None
             if kernel is not None:
                 out = np.empty(sums.shape, np.uint8)
                 kernel(np.ascontiguousarray(sums), biasbuf.astype(np.int32), offset, recip, out)
@@ -338,7 +338,7 @@ def supernode_reference(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
     y = conv2d_reals(ctx, x, filt, x_min, x_max, f_min, f_max, stride, precise=False)
     b = real(bias, b_min, b_max).reshape(-1)[:y.shape[-1]]
     lo, hi = float(real(o_min).reshape(-1)[0]), float(real(o_max).reshape(-1)[0])
-    kernel = _compiled.kernel("bias_clamp_f32")
+    kernel = compiled.kernel("bias_clamp_f32")
     if kernel is not None and y.dtype == b.dtype == np.float32 and y.size \
             and b.size == y.shape[-1] and y.flags.c_contiguous:
         # one pass where numpy takes three, each with a fresh array

@@ -21,7 +21,6 @@ from hexscope.engine.d32 import (
 )
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
-from hexscope.engine.ops import _quantizer as hq
 from hexscope.engine.ops.context import (
     KernelContext,
     data_of,
@@ -30,7 +29,8 @@ from hexscope.engine.ops.context import (
     require_d32,
     scalar_i,
 )
-from hexscope.engine.ops.quantize import auto_params, log_params
+from hexscope.engine.ops.kernels import quantizer as hq
+from hexscope.engine.ops.quant.quantize import auto_params, log_params
 from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor

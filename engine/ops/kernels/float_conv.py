@@ -4,7 +4,7 @@ The float analyses spend most of their time here, so the products are laid out f
 
 - a 1x1 filter at stride 1 is one GEMM over the whole image;
 - 3x3, 5x5, 1x7 and 7x1 filters at stride 1 on enough tiles take Winograd's minimal
-  filtering (``_float_winograd``: 1.75 to 4 times fewer products; where the caller asks for
+  filtering (``float_winograd``: 1.75 to 4 times fewer products; where the caller asks for
   a precise result, 3x3 filters only, by a form that rounds no more than the direct one);
 - from 400 output pixels, and for every 1 x N filter, the patches of a block of output rows
   are copied out (one strided view, one copy) and multiplied in one GEMM with K = FH * FW *
@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hexscope.engine.ops import _float_winograd
-from hexscope.engine.ops._gemm import Window
+from hexscope.engine.ops.kernels import float_winograd
+from hexscope.engine.ops.kernels.gemm import Window
 
 #: Most extra work (dropped columns) the wide layout may cost before the strided form wins
 #: (measured on the InceptionV3-shaped graph: 3x3 on 35 columns gains, 5x5 on 35 loses).
@@ -69,7 +69,7 @@ def float_conv2d(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window,
     outside the image adding nothing; [B, rows.out, cols.out, Cout], C-contiguous.
 
     ``precise``: round no more than the direct form (the Winograd forms with larger
-    coefficients are left out; see ``_float_winograd``)."""
+    coefficients are left out; see ``float_winograd``)."""
     fh, fw, cin, cout = w.shape
     b = xs.shape[0]
     if rows.out == 0 or cols.out == 0 or b == 0 or fh * fw == 0:
@@ -78,8 +78,8 @@ def float_conv2d(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window,
             and not (rows.before or cols.before) and (rows.out, cols.out) == xs.shape[1:3]:
         flat = np.ascontiguousarray(xs).reshape(-1, cin)
         return (flat @ w.reshape(cin, cout)).reshape(1, rows.out, cols.out, cout)
-    if _float_winograd.applies(w.shape, rows, cols, precise):
-        y = _float_winograd.winograd_conv2d(xs, w, rows, cols, precise)
+    if float_winograd.applies(w.shape, rows, cols, precise):
+        y = float_winograd.winograd_conv2d(xs, w, rows, cols, precise)
         if y is not None:
             return y
     if rows.out * cols.out >= _IM2COL_PIXELS or fh == 1 or fh * fw * cin >= _IM2COL_K:

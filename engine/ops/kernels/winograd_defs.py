@@ -1,6 +1,6 @@
-"""The numba kernels behind :mod:`_float_winograd`: the input and output transforms of
+"""The numba kernels behind :mod:`float_winograd`: the input and output transforms of
 F(4x4, 3x3) and F(2x2, 5x5) on the points 0, 1, -1, 2, -2 and infinity, written out with
-the integer matrices that ``_float_winograd.transforms`` computes (the tests hold them equal):
+the integer matrices that ``float_winograd.transforms`` computes (the tests hold them equal):
 
     B^T = [[4,  0, -5,  0, 1, 0],      A^T (m = 4) = [[1, 1,  1, 1,  1, 0],
            [0, -4, -4,  1, 1, 0],                     [0, 1, -1, 2, -2, 0],
@@ -211,7 +211,7 @@ def line_output_tiles(prod, along_h, r0, r1, per_row, y):  # pragma: no cover - 
 
 
 # F(2x2, 3x3) on the points 0, 1, -1 and infinity, n = 4: coefficients 0 and +-1 only, so its
-# sums round no more than the direct form's (the precise form of ``_float_winograd``):
+# sums round no more than the direct form's (the precise form of ``float_winograd``):
 #
 #     B^T = [[-1,  0, 1, 0],     A^T = [[1, 1,  1, 0],
 #            [ 0,  1, 1, 0],            [0, 1, -1, 1]]

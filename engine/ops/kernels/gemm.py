@@ -1,6 +1,6 @@
 """Exact integer GEMM on uint8 codes, and the im2col that feeds it.
 
-Where the integer kernel of :mod:`_igemm` runs (AVX2 and llvmlite), the centred codes are
+Where the integer kernel of :mod:`igemm` runs (AVX2 and llvmlite), the centred codes are
 int16 and the sums are exact by construction, with no chunks. Elsewhere, and with
 ``HEXSCOPE_GEMM=float``, they are float32 and go through BLAS as follows.
 
@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from hexscope.engine.ops import _compiled, _igemm
-from hexscope.engine.ops._code_bounds import Span
+from hexscope.engine.ops.kernels import compiled, igemm
+from hexscope.engine.ops.kernels.code_bounds import Span
 
 CENTER = 128
 LIMIT = 2 ** 24         # float32 holds every integer up to this magnitude
@@ -108,15 +108,15 @@ class Rhs:
         return mat
 
     @functools.cached_property
-    def packed(self) -> _igemm.PackedRhs:
+    def packed(self) -> igemm.PackedRhs:
         """The codes minus ``zero`` packed for the integer kernel, made on first use."""
-        return _igemm.PackedRhs.pack(self.codes.astype(np.int16) - np.int16(self.zero))
+        return igemm.PackedRhs.pack(self.codes.astype(np.int16) - np.int16(self.zero))
 
     @functools.cached_property
-    def packed8(self) -> _igemm.PackedRhs:
+    def packed8(self) -> igemm.PackedRhs:
         """The codes themselves packed for the VNNI kernel, made on first use (``zero``
         enters as a row term: :func:`gemm_into`)."""
-        return _igemm.PackedRhs.pack8(self.codes)
+        return igemm.PackedRhs.pack8(self.codes)
 
     @classmethod
     def from_codes(cls, codes: npt.NDArray[np.uint8], zero: int = CENTER) -> Rhs:
@@ -156,11 +156,11 @@ class Rhs:
 
 def patch_dtype() -> type[np.int8] | type[np.int16] | type[np.float32]:
     """The type of the left-hand sides :func:`center` and :func:`im2col` make: int8 for the
-    VNNI kernel where it runs (:func:`_igemm.available8`), int16 for the AVX2 one
-    (:func:`_igemm.available`), else float32."""
-    if _igemm.available8():
+    VNNI kernel where it runs (:func:`igemm.available8`), int16 for the AVX2 one
+    (:func:`igemm.available`), else float32."""
+    if igemm.available8():
         return np.int8
-    return np.int16 if _igemm.available() else np.float32
+    return np.int16 if igemm.available() else np.float32
 
 
 def center(codes: npt.NDArray[np.uint8], dtype: npt.DTypeLike = None) -> Lhs:
@@ -200,7 +200,7 @@ def gemm_into(out: I32, lhs: Lhs, rhs: Rhs, offsets: I32, b: int,
               span: Span | None = None) -> None:
     """``out = lhs @ rhs_c + offsets + b * rowsum(lhs)`` in int32 (wrapping), exact.
 
-    An int16 ``lhs`` goes to the integer kernel (:mod:`_igemm`), exact by construction.
+    An int16 ``lhs`` goes to the integer kernel (:mod:`igemm`), exact by construction.
     A float32 one takes one float32 GEMM per K chunk of ``rhs.edges``; each chunk's result
     is an integer of magnitude <= 2**24, so it converts to int32 exactly, and the chunks and
     the offsets are added in int32, which wraps as the device's accumulator does. ``span``
@@ -213,14 +213,14 @@ def gemm_into(out: I32, lhs: Lhs, rhs: Rhs, offsets: I32, b: int,
         # multiplies by the codes themselves and adds the row term as it starts each tile
         coef = wrap32(b - rhs.zero)
         rowterm = (_row_sums(lhs) * np.int32(coef)) if coef and k else None
-        bounds = _igemm.gemm_into(out, lhs, rhs.packed8, offsets, rowterm)
+        bounds = igemm.gemm_into(out, lhs, rhs.packed8, offsets, rowterm)
         if span is not None and bounds is not None:
             span.add_bounds(*bounds)
         TIMES.gemm += time.perf_counter() - start
         TIMES.calls["gemm"] += 1
         return
     if lhs.dtype == np.int16:
-        bounds = _igemm.gemm_into(out, lhs, rhs.packed, offsets)
+        bounds = igemm.gemm_into(out, lhs, rhs.packed, offsets)
         if span is not None and bounds is not None and not (b and k and wrap32(b)):
             span.add_bounds(*bounds)
             span = None                     # taken: the row-sum term below did not apply
@@ -272,7 +272,7 @@ def _row_sums(lhs: Lhs) -> I32:
     GEMV on chunks of 2**17 columns (|partial sums| <= 2**17 * 128 = 2**24)."""
     p, k = lhs.shape
     if lhs.dtype == np.int8:
-        kernel = _compiled.kernel("row_sums_i8") if lhs.flags.c_contiguous else None
+        kernel = compiled.kernel("row_sums_i8") if lhs.flags.c_contiguous else None
         if kernel is None:
             return lhs.sum(axis=1, dtype=np.int32)     # |sum| <= 128 K: exact below 2**24
         out = np.empty(p, np.int32)

@@ -13,8 +13,8 @@ import numpy as np
 import numpy.typing as npt
 
 from hexscope.engine.hexmath import adjust_with_constraints, fmaxf, fminf
-from hexscope.engine.ops._d32_engine import AddSubScaling, addsub_actual
 from hexscope.engine.ops.context import KernelContext
+from hexscope.engine.ops.kernels.d32_engine import AddSubScaling, addsub_actual
 
 f32 = np.float32
 

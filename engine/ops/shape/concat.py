@@ -7,8 +7,8 @@ import numpy as np
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import div255, exact_memo, rndi1, sat_u8, wrap_i16
-from hexscope.engine.ops import _compiled
 from hexscope.engine.ops.context import KernelContext, scalar_f, scalar_i
+from hexscope.engine.ops.kernels import compiled
 from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, Repeat, op
 from hexscope.engine.tensor import Tensor, fresh
@@ -69,7 +69,7 @@ def _rescale_into(y: np.ndarray, d0: int, codes: np.ndarray, in_min: float, in_m
     if lut is None:
         dst[...] = codes
         return
-    kernel = _compiled.kernel("lookup_into")
+    kernel = compiled.kernel("lookup_into")
     if kernel is not None and codes.size:
         kernel(np.ascontiguousarray(codes).reshape(-1, codes.shape[3]), lut,
                y.reshape(-1, y.shape[3]), d0)

@@ -13,9 +13,9 @@ import numpy as np
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Padding
-from hexscope.engine.ops import _compiled
-from hexscope.engine.ops.activation import range_words
 from hexscope.engine.ops.context import KernelContext, scalar_f
+from hexscope.engine.ops.elementwise.activation import range_words
+from hexscope.engine.ops.kernels import compiled
 from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, fresh
@@ -97,9 +97,9 @@ def _pool(a: np.ndarray, hs: Span, ws: Span, fh: int, fw: int, sh: int, sw: int,
 
 def _compiled_pool(a: np.ndarray, hs: Span, ws: Span, fh: int, fw: int, sh: int, sw: int,
                    average: bool) -> np.ndarray | None:
-    """Both pools in one compiled pass (engine/ops/_compiled_defs.py), or None (numpy then):
+    """Both pools in one compiled pass (engine/ops/kernels/compiled_defs.py), or None (numpy then):
     when numba is off, or some window would hold no input cell."""
-    kernel = _compiled.kernel("pool")
+    kernel = compiled.kernel("pool")
     if kernel is None or a.dtype != np.uint8:
         return None
     b, h, w, d = a.shape
@@ -161,7 +161,7 @@ def _pool_reference(ctx: KernelContext, x: np.ndarray, window: Tensor, stride: T
     pads = ((0, 0), (hs.pad_before, max(0, (hs.out - 1) * sh + fh - h - hs.pad_before)),
             (ws.pad_before, max(0, (ws.out - 1) * sw + fw - w - ws.pad_before)), (0, 0))
     if x.dtype == np.float32 and x.flags.c_contiguous:
-        kernel = _compiled.kernel("pool_f32")
+        kernel = compiled.kernel("pool_f32")
         if kernel is not None:      # no padded copy, one pass per output
             y = np.empty((b, hs.out, ws.out, d), np.float32)
             kernel(x, fh, fw, sh, sw, hs.pad_before, ws.pad_before, average, y)

@@ -1,7 +1,7 @@
 """Compiled elementwise kernels (numba, from PyPI), one pass over the data where numpy needs
 several; numpy stays the fallback and the reference, and the exactness tests run both.
 
-Why numba rather than more LLVM IR built by hand (``_igemm``): these kernels are short loops
+Why numba rather than more LLVM IR built by hand (``igemm``): these kernels are short loops
 of integer and float32 steps whose exact order matters (the device's wrap, rounding and
 saturation), and numba lets them be written and reviewed as plain Python loops that LLVM then
 vectorises; the GEMM kernel needs instruction-level control numba does not give. Figures are
@@ -31,7 +31,7 @@ def enabled() -> bool:
 
 
 def kernel(name: str) -> Callable[..., Any] | None:
-    """The compiled kernel ``name`` of :mod:`_compiled_defs`, or None (numpy then)."""
+    """The compiled kernel ``name`` of :mod:`compiled_defs`, or None (numpy then)."""
     if not enabled():
         return None
     found = _KERNELS.get(name)
@@ -41,9 +41,9 @@ def kernel(name: str) -> Callable[..., Any] | None:
         if name in _KERNELS or name in _FAILED:
             return _KERNELS.get(name)
         try:
-            from hexscope.engine.ops import _compiled_defs
+            from hexscope.engine.ops.kernels import compiled_defs
 
-            _KERNELS[name] = getattr(_compiled_defs, name)
+            _KERNELS[name] = getattr(compiled_defs, name)
         except Exception:  # noqa: BLE001 - no numba, or it cannot compile here: numpy runs
             _FAILED.add(name)
             return None

@@ -11,8 +11,8 @@ import numpy as np
 
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import CheckFailed
-from hexscope.engine.ops._cfmt import c_a, c_f, c_ptr, c_x
 from hexscope.engine.ops.context import KernelContext, scalar_f
+from hexscope.engine.ops.debug.cfmt import c_a, c_f, c_ptr, c_x
 from hexscope.engine.ops.reference import NoReference
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Shape, Tensor

@@ -24,9 +24,14 @@ from hexscope.engine.hexmath import (
     wrap_i16,
     wrap_i32,
 )
-from hexscope.engine.ops import _compiled
-from hexscope.engine.ops._addsub_range import OutRange, set_before_run, widen_after_addsub_span
-from hexscope.engine.ops._d32_engine import (
+from hexscope.engine.ops.context import KernelContext, scalar_f
+from hexscope.engine.ops.kernels import compiled
+from hexscope.engine.ops.kernels.addsub_range import (
+    OutRange,
+    set_before_run,
+    widen_after_addsub_span,
+)
+from hexscope.engine.ops.kernels.d32_engine import (
     AddSubScaling,
     Oper,
     addsub_codes,
@@ -34,7 +39,6 @@ from hexscope.engine.ops._d32_engine import (
     addsub_intermediate,
     addsub_scaling,
 )
-from hexscope.engine.ops.context import KernelContext, scalar_f
 from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.quant import adjust_range_for_zero
@@ -123,7 +127,7 @@ def _mul_compiled(a: np.ndarray, b: np.ndarray, za: int, zb: int, sp: np.float32
                   ) -> tuple[np.ndarray, np.float32, np.float32] | None:
     """mul_requantize((a - za)(b - zb), sp) in two compiled passes that never make the
     products (the range, then the codes), or None where the kernels do not run."""
-    bounds_k, codes_k = _compiled.kernel("mul_bounds"), _compiled.kernel("mul_codes")
+    bounds_k, codes_k = compiled.kernel("mul_bounds"), compiled.kernel("mul_codes")
     if bounds_k is None or codes_k is None or a.size == 0:
         return None
     fa, fb = _flat_pair(a, b)
@@ -255,7 +259,7 @@ def _add_tracked(a: np.ndarray, b: np.ndarray, sc: AddSubScaling
                  ) -> tuple[np.ndarray, int | None, int | None]:
     """Normal-mode codes and the span of the intermediate t (None, None when empty): one
     compiled pass where the kernel runs, else numpy's three."""
-    kernel = _compiled.kernel("addsub_normal")
+    kernel = compiled.kernel("addsub_normal")
     if kernel is not None and a.size and not sc.underrange:
         fa, fb = _flat_pair(a, b)
         y = np.empty(a.shape, np.uint8)

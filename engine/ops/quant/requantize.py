@@ -6,10 +6,10 @@ import numpy as np
 
 from hexscope.engine.dtypes import DType
 from hexscope.engine.hexmath import exact_memo, f2i, f2i1, rndi1, sat_i32, sat_u8
-from hexscope.engine.ops import _compiled
-from hexscope.engine.ops._code_bounds import known
-from hexscope.engine.ops.activation import range_words
 from hexscope.engine.ops.context import KernelContext, scalar_f
+from hexscope.engine.ops.elementwise.activation import range_words
+from hexscope.engine.ops.kernels import compiled
+from hexscope.engine.ops.kernels.code_bounds import known
 from hexscope.engine.ops.reference import Reals, ranged, real_or_deferred
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.quant import adjust_range
@@ -116,7 +116,7 @@ def path_a(codes: np.ndarray, gi: int, oi: int,
         return np.full(codes.shape, 255, np.uint8)
     flat = np.ascontiguousarray(codes).reshape(-1)
     out = np.empty(flat.size, np.uint8)
-    kernel = _compiled.kernel("requantize_path_a") if flat.dtype == np.int32 else None
+    kernel = compiled.kernel("requantize_path_a") if flat.dtype == np.int32 else None
     if kernel is not None:                  # one pass of the integer formula itself
         kernel(flat, gi, oi, out)
         return out.reshape(codes.shape)

@@ -1,7 +1,7 @@
 """QuantizedMatMul_8x8to32 and QuantizedBiasAdd_8p8to32 into qint32 (quantized-ops spec §3,
 §4), on the rules they share with Conv2d (:mod:`conv`).
 
-The integer sums are exact (see :mod:`hexscope.engine.ops._gemm`); the ranges are evaluated in
+The integer sums are exact (see :mod:`kernels.gemm`); the ranges are evaluated in
 float32 in the library's order. Each op has a ``_ref`` twin; only MatMul's differs (§3).
 """
 
@@ -12,11 +12,8 @@ import numpy as np
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import f2i
-from hexscope.engine.ops import _compiled, _gemm
-from hexscope.engine.ops._code_bounds import Span, note
-from hexscope.engine.ops._gemm import Rhs, offset_gemm
 from hexscope.engine.ops.context import KernelContext, Shared, data_of, f32_scalar, scalar_f
-from hexscope.engine.ops.conv import (
+from hexscope.engine.ops.conv.conv2d import (
     RANGE_OUT,
     level_size,
     product_range,
@@ -25,6 +22,9 @@ from hexscope.engine.ops.conv import (
     warn_inexact,
     zero_code,
 )
+from hexscope.engine.ops.kernels import compiled, gemm
+from hexscope.engine.ops.kernels.code_bounds import Span, note
+from hexscope.engine.ops.kernels.gemm import Rhs, offset_gemm
 from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor
@@ -66,8 +66,8 @@ def _matmul(ctx: KernelContext, a: Tensor, bmat: Tensor, a_min: Tensor, a_max: T
         rhs = _prepare_time_b(ctx, b_codes)
     else:
         rhs = Rhs.from_codes(b_codes)
-    out = offset_gemm(_gemm.center(codes[:m * k].reshape(m, k)), rhs,
-                      _gemm.CENTER - za, _gemm.CENTER - zb)
+    out = offset_gemm(gemm.center(codes[:m * k].reshape(m, k)), rhs,
+                      gemm.CENTER - za, gemm.CENTER - zb)
     return qint32_tensor((1, 1, m, n), out), f32_scalar(y_min), f32_scalar(y_max)
 
 
@@ -185,7 +185,7 @@ def quantized_biasadd_8p8to32(ctx: KernelContext, x: Tensor, bias: Tensor, x_min
         b_codes = data_of(bias, "bias").reshape(d).astype(np.int64)
         b_terms = (b_codes - zb).astype(f32) * gb
         codes = data_of(x, "input x")
-        kernel = _compiled.kernel("bias_add")
+        kernel = compiled.kernel("bias_add")
         if kernel is not None:
             out, bounds = np.empty(codes.shape, np.int32), np.zeros(2, np.int64)
             args = (np.ascontiguousarray(codes).reshape(-1, d),
@@ -194,7 +194,7 @@ def quantized_biasadd_8p8to32(ctx: KernelContext, x: Tensor, bias: Tensor, x_min
             lo_f = f32(f32(x_terms.min() + b_terms.min()) + f32(0.5)) if d else f32(0)
             hi_f = f32(f32(x_terms.max() + b_terms.max()) + f32(0.5)) if d else f32(0)
             if -2.0**31 < lo_f and hi_f < 2.0**31:    # so every sum is (NaN fails too)
-                _compiled.kernel("bias_add_in_range")(*args)  # type: ignore[misc]
+                compiled.kernel("bias_add_in_range")(*args)  # type: ignore[misc]
                 bad = 0
             else:
                 bad = kernel(*args)

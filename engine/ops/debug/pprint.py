@@ -13,8 +13,8 @@ import numpy as np
 
 from hexscope.engine.dtypes import Layout
 from hexscope.engine.errors import KernelError
-from hexscope.engine.ops._cfmt import c_f, c_ptr, c_x
 from hexscope.engine.ops.context import KernelContext, require_d32, scalar_i
+from hexscope.engine.ops.debug.cfmt import c_f, c_ptr, c_x
 from hexscope.engine.ops.reference import NoReference
 from hexscope.engine.ops.registry import Category, Port, op, shared_doc
 from hexscope.engine.tensor import Tensor

@@ -1,7 +1,7 @@
 """Winograd's minimal filtering for the float convolution of the references (issue 12).
 
 The float analyses spend most of their time in 3x3 and 5x5 convolutions at stride 1, and the
-direct form (``_float_conv``) already runs them at the core's float32 peak; Winograd's
+direct form (``float_conv``) already runs them at the core's float32 peak; Winograd's
 F(m x m, r x r) (Lavin and Gray, 2015) computes an m x m block of outputs from an n x n tile
 of the input, n = m + r - 1, with n * n products per channel pair instead of m * m * r * r:
 
@@ -44,8 +44,8 @@ from functools import cache
 
 import numpy as np
 
-from hexscope.engine.ops import _compiled
-from hexscope.engine.ops._gemm import Window
+from hexscope.engine.ops.kernels import compiled
+from hexscope.engine.ops.kernels.gemm import Window
 
 #: The finite interpolation points: a form of n points takes the first n - 1 and infinity.
 POINTS = (0, 1, -1, 2, -2, Fraction(1, 2), Fraction(-1, 2))
@@ -122,7 +122,7 @@ def applies(w_shape: tuple[int, ...], rows: Window, cols: Window,
         tiles = -(-rows.out // m) * -(-cols.out // m)
     else:
         return False
-    return tiles >= 64 and cin >= 16 and cout >= 16 and _compiled.enabled()
+    return tiles >= 64 and cin >= 16 and cout >= 16 and compiled.enabled()
 
 
 def winograd_conv2d(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window,
@@ -143,7 +143,7 @@ def winograd_conv2d(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window,
 
 def _square(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window, m: int,
             n: int) -> np.ndarray | None:
-    from hexscope.engine.ops import _winograd_defs as k
+    from hexscope.engine.ops.kernels import winograd_defs as k
 
     input_tiles, output_tiles = (k.input_tiles, k.output_tiles) if n == N else \
         (k.input_tiles4, k.output_tiles4)
@@ -161,7 +161,7 @@ def _square(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window, m: int,
 
 def _line(xs: np.ndarray, w: np.ndarray, rows: Window, cols: Window) -> np.ndarray | None:
     """F(2, 7) along H (7 x 1) or W (1 x 7): tiles of eight pixels of one column or row."""
-    from hexscope.engine.ops._winograd_defs import line_input_tiles, line_output_tiles
+    from hexscope.engine.ops.kernels.winograd_defs import line_input_tiles, line_output_tiles
 
     fh, fw, cin, cout = w.shape
     along_h = fh > 1
@@ -222,13 +222,13 @@ def _filter_matrix(fh: int, fw: int, m: int) -> np.ndarray:
 
 
 def _kernels():  # type: ignore[no-untyped-def]
-    if not _compiled.enabled():
+    if not compiled.enabled():
         return None
     try:
-        from hexscope.engine.ops import _winograd_defs
+        from hexscope.engine.ops.kernels import winograd_defs
     except Exception:  # noqa: BLE001 - no numba, or it cannot compile here: direct form
         return None
-    return _winograd_defs
+    return winograd_defs
 
 
 __all__ = ["applies", "transforms", "winograd_conv2d"]

@@ -1,6 +1,6 @@
 """Float <-> quint8 conversion: Quantize, AutoQuantize, Dequantize (quantized-ops spec §17-§19).
 
-The plain ops run hexagon_nn's HVX routines, emulated bit for bit in ``_quantizer``: the
+The plain ops run hexagon_nn's HVX routines, emulated bit for bit in ``quantizer``: the
 fixed-point quantizer (not float rounding) and the round-half-up dequantizer.
 """
 
@@ -11,8 +11,8 @@ import numpy as np
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import level_size_zero_floored
-from hexscope.engine.ops import _quantizer as hq
 from hexscope.engine.ops.context import KernelContext, data_of, f32_scalar, scalar_f
+from hexscope.engine.ops.kernels import quantizer as hq
 from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor

@@ -1,7 +1,7 @@
 """Quantized convolution into qint32 (quantized-ops spec §2), and the rules it shares with
 MatMul and BiasAdd (:mod:`matmul`): zero codes, level sizes, the product range.
 
-The integer sums are exact (see :mod:`hexscope.engine.ops._gemm`); the ranges are evaluated in
+The integer sums are exact (see :mod:`kernels.gemm`); the ranges are evaluated in
 float32 in the library's order. Conv2d's ``_ref`` twin runs the same code.
 """
 
@@ -20,11 +20,11 @@ from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import c_roundf_int1, exact_memo, za_scaled
 from hexscope.engine.nodes import Padding
-from hexscope.engine.ops import _gemm, _winograd
-from hexscope.engine.ops._code_bounds import Span, note
-from hexscope.engine.ops._float_conv import float_conv2d
-from hexscope.engine.ops._gemm import Rhs, Window, conv_gemm, im2col, offset_gemm, wrap32
 from hexscope.engine.ops.context import KernelContext, Shared, data_of, scalar_f
+from hexscope.engine.ops.kernels import gemm, winograd
+from hexscope.engine.ops.kernels.code_bounds import Span, note
+from hexscope.engine.ops.kernels.float_conv import float_conv2d
+from hexscope.engine.ops.kernels.gemm import Rhs, Window, conv_gemm, im2col, offset_gemm, wrap32
 from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, fresh
@@ -127,7 +127,7 @@ def quantized_conv2d_8x8to32(ctx: KernelContext, x: Tensor, filt: Tensor, x_min:
     codes outside 0..255 and are computed as the device does. The sums are exact for every
     input (an int16 x int16 -> int32 kernel where the processor has AVX2; elsewhere float32
     GEMM on offset codes in K chunks bounded by the filter's own values, and F(2,3) along
-    the rows for 3-row filters at row stride 1; see ``_igemm``, ``_gemm`` and ``_winograd``).
+    the rows for 3-row filters at row stride 1; see ``igemm``, ``gemm`` and ``winograd``).
 
     Outputs 1 and 2 are min and max (the code's order; the seed list says max, min):
     ±f32(2**31 * f32(lx * lf)) with l = f32((max - min) / 255). A min == max range gives
@@ -162,8 +162,8 @@ def quantized_conv2d_8x8to32(ctx: KernelContext, x: Tensor, filt: Tensor, x_min:
     # F(2,3) saves a third of the products of float32 BLAS; the integer kernel does twice
     # the products per instruction and beats it without the transforms (bench/README.md).
     wrhs = _filter_winograd(ctx, filt, rhs.zero) \
-        if rhs.zero == zf and _winograd.applies(rows) \
-        and _gemm.patch_dtype() is np.float32 else None
+        if rhs.zero == zf and winograd.applies(rows) \
+        and gemm.patch_dtype() is np.float32 else None
     span = Span()
     out = conv_sums(data, rhs, rows, cols, zx, zf, _centred(x, rows, cols), wrhs, span)
     y = qint32_tensor((b, rows.out, cols.out, cout), out)
@@ -178,11 +178,11 @@ def _centred(x: Tensor, rows: Window, cols: Window) -> np.ndarray | None:
     of an Inception block); the last two conversions are kept, for frozen (read-only)
     tensors only, keyed by the tensor's buffer (a weak reference: a dead buffer never
     matches)."""
-    if not (_gemm.is_plain(rows, cols) and x.has_data and x.layout is Layout.FLAT) \
+    if not (gemm.is_plain(rows, cols) and x.has_data and x.layout is Layout.FLAT) \
             or x.raw.flags.writeable:
         return None
-    dtype = np.dtype(_gemm.patch_dtype())
-    if x.elements * dtype.itemsize > _gemm.BLOCK_BYTES:
+    dtype = np.dtype(gemm.patch_dtype())
+    if x.elements * dtype.itemsize > gemm.BLOCK_BYTES:
         return None
     raw = x.raw
     with _CENTRED_LOCK:
@@ -191,9 +191,9 @@ def _centred(x: Tensor, rows: Window, cols: Window) -> np.ndarray | None:
                 return value
     b, h, w, c = x.shape
     start = time.perf_counter()
-    value = _gemm.center(x.array, dtype).reshape(b * h * w, c)
+    value = gemm.center(x.array, dtype).reshape(b * h * w, c)
     value.flags.writeable = False
-    _gemm.TIMES.im2col += time.perf_counter() - start
+    gemm.TIMES.im2col += time.perf_counter() - start
     with _CENTRED_LOCK:
         _CENTRED.insert(0, (weakref.ref(raw), x.shape, value))
         del _CENTRED[2:]
@@ -233,7 +233,7 @@ def _f32_out(word: np.ndarray) -> Tensor:
 
 def conv_sums(x: np.ndarray, rhs: Rhs, rows: Window, cols: Window, zx: int, zf: int,
               centred: np.ndarray | None = None,
-              wrhs: _winograd.WinogradRhs | None = None, span: Span | None = None
+              wrhs: winograd.WinogradRhs | None = None, span: Span | None = None
               ) -> np.ndarray:
     """int32 (B*OH*OW, Cout): sums of (x - zx)(w - zf) over the taps inside the image.
 
@@ -243,40 +243,40 @@ def conv_sums(x: np.ndarray, rhs: Rhs, rows: Window, cols: Window, zx: int, zf: 
     b, cout = x.shape[0], rhs.n
     if rows.out == 0 or cols.out == 0 or b == 0:
         return np.zeros((0, cout), np.int32)
-    a, c = _gemm.CENTER - zx, rhs.zero - zf
+    a, c = gemm.CENTER - zx, rhs.zero - zf
     padded = rows.before or cols.before or rows.after or cols.after
     if 0 <= zx <= 255 or not padded:
         # Padding taps read zx, so (x - zx) is 0 there: the same as skipping them.
-        if wrhs is not None and c == 0 and _winograd.applies(rows):
-            return _winograd.winograd_conv(x, rows, cols, zx if padded else 0, wrhs,
+        if wrhs is not None and c == 0 and winograd.applies(rows):
+            return winograd.winograd_conv(x, rows, cols, zx if padded else 0, wrhs,
                                            rhs.offsets(a, 0), span)
         return conv_gemm(x, rows, cols, zx if padded else 0, rhs, a, c, centred, span)
     # zx outside 0..255 cannot be stored as a pad code: pad with 128 (centred 0) and take
     # the padding taps' share a * sum (w - zf) back out with a 0/1 mask of padding taps.
     # (int16 at least: the mask's 128 below is not an int8)
-    dtype = np.int16 if _gemm.patch_dtype() is np.int8 else None
-    total = offset_gemm(im2col(x, rows, cols, _gemm.CENTER, dtype), rhs, a, c)
+    dtype = np.int16 if gemm.patch_dtype() is np.int8 else None
+    total = offset_gemm(im2col(x, rows, cols, gemm.CENTER, dtype), rhs, a, c)
     mask = im2col(np.zeros(x.shape, np.uint8), rows, cols, 1, dtype)
-    mask += mask.dtype.type(_gemm.CENTER)
+    mask += mask.dtype.type(gemm.CENTER)
     return total - offset_gemm(mask, rhs, 0, c) * np.int32(wrap32(a))
 
 
-_Filter = TypeVar("_Filter", Rhs, _winograd.WinogradRhs)
+_Filter = TypeVar("_Filter", Rhs, winograd.WinogradRhs)
 
 
 def _filter_rhs(ctx: KernelContext, filt: Tensor, zf: int) -> Rhs:
     """The filter as a GEMM right-hand side, offset by its zero code when that is a code
     (so no row sums of the patches are needed)."""
-    zero = zf if 0 <= zf <= 255 else _gemm.CENTER
+    zero = zf if 0 <= zf <= 255 else gemm.CENTER
     fh, fw, din, dout = filt.shape
     return _converted(ctx, "rhs", filt, zero, lambda codes: Rhs.from_codes(
         codes.reshape(fh * fw * din, dout), zero))
 
 
-def _filter_winograd(ctx: KernelContext, filt: Tensor, zero: int) -> _winograd.WinogradRhs:
+def _filter_winograd(ctx: KernelContext, filt: Tensor, zero: int) -> winograd.WinogradRhs:
     """The filter transformed for F(2,3) along the rows."""
     return _converted(ctx, "winograd", filt, zero,
-                      lambda codes: _winograd.WinogradRhs.from_codes(codes, zero))
+                      lambda codes: winograd.WinogradRhs.from_codes(codes, zero))
 
 
 def _converted(ctx: KernelContext, slot: str, filt: Tensor, zero: int,

@@ -6,8 +6,8 @@ import numpy as np
 
 from hexscope.engine.dtypes import DType
 from hexscope.engine.hexmath import exact_memo, quantize_uint8
-from hexscope.engine.ops import _compiled
 from hexscope.engine.ops.context import KernelContext, scalar_f
+from hexscope.engine.ops.kernels import compiled
 from hexscope.engine.ops.reference import code_scale, ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, fresh
@@ -43,7 +43,7 @@ def _relu_plan(mn: float, mx: float) -> tuple[int, np.ndarray, np.ndarray]:
 
 def _clamped(codes: np.ndarray, lo: int, hi: int) -> np.ndarray | None:
     """``min(max(codes, lo), hi)`` in one compiled pass, or None (numpy then)."""
-    kernel = _compiled.kernel("clamp_codes")
+    kernel = compiled.kernel("clamp_codes")
     if kernel is None or codes.dtype != np.uint8:
         return None
     y = np.empty(codes.shape, np.uint8)
@@ -75,7 +75,7 @@ def _relu_of_reals(x: Tensor, x_min: Tensor, x_max: Tensor) -> np.ndarray | None
     a = x.array
     if not a.flags.c_contiguous or x.dtype not in (DType.FLOAT32, DType.QUINT8):
         return None
-    kernel = _compiled.kernel("relu_f32" if x.dtype is DType.FLOAT32 else "relu_u8")
+    kernel = compiled.kernel("relu_f32" if x.dtype is DType.FLOAT32 else "relu_u8")
     if kernel is None:
         return None
     y = np.empty(a.shape, np.float32)

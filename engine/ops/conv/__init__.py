@@ -1,0 +1,1 @@
+"""The convolution family: QuantizedConv2d, the Supernodes, QuantizedMatMul."""

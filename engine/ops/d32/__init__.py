@@ -1,0 +1,1 @@
+"""Ops on d32 tensors: conversions, arithmetic, concat, FillPadding."""

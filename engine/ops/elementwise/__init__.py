@@ -1,0 +1,1 @@
+"""Elementwise ops on flat quantized tensors: arithmetic and activations."""

@@ -1,0 +1,1 @@
+"""Float ops (the _f family)."""

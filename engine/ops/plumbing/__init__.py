@@ -1,0 +1,1 @@
+"""What every graph needs: INPUT, OUTPUT, Nop, Const, and Variable/Assign state."""

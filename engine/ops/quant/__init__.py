@@ -1,0 +1,1 @@
+"""Quantize, dequantize and requantize ops."""
