@@ -3,11 +3,17 @@
 Every Session call happens on the worker thread (STYLE §6); the GUI thread only sends
 requests and the cancel token, and receives engine events through queued signals. The
 session is created lazily on the worker, on the first step or run.
+
+The worker never reads the editor's graph, which the GUI thread edits at any time (an undo
+during a run): a request that runs carries a snapshot of it, taken on the GUI thread when
+it was edited since the last one, with the ids of the nodes whose edits affect results. The
+session runs its own copy and re-prepares those nodes before it runs again (issue 32: an
+undo made while the run's thread was preparing the shared graph was lost for good).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
@@ -22,7 +28,7 @@ from hexscope.engine.events import (
     RunFinished,
 )
 from hexscope.engine.executor import CancelToken
-from hexscope.engine.graph import Graph
+from hexscope.engine.graph import Graph, GraphSnapshot
 from hexscope.engine.inputs import make_inputs
 from hexscope.engine.session import Session
 
@@ -34,8 +40,11 @@ class Request:
     node_id: int | None = None
     breakpoints: frozenset[int] = field(default_factory=frozenset)
     new_run_if_done: bool = False
-    graph: Graph | None = None         # "graph": follow this graph from now on
-    base_dir: str | None = None
+    base_dir: str | None = None        # "graph": where the new graph's input files are
+    # the editor's graph as it is now, when edited since the last request (None: unchanged),
+    # and the nodes whose edits since then affect results
+    snapshot: GraphSnapshot | None = None
+    changed: frozenset[int] = frozenset()
     backend: str = "sim"               # "backend": run on this from now on (dsp://HOST:PORT)
     token: str | None = None
 
@@ -78,8 +87,7 @@ class SessionWorker(QObject):
             return
         if request.kind == "graph":
             self.close_session()
-            assert request.graph is not None
-            self.graph, self.base_dir = request.graph, request.base_dir
+            self.base_dir = request.base_dir
             return
         if request.kind == "backend":
             self._set_backend(request.backend, request.token)
@@ -89,6 +97,10 @@ class SessionWorker(QObject):
                 self.close_session()      # a new session uploads to the new connection
                 self.remote.connect()
             return
+        if request.snapshot is not None:
+            self.graph = Graph.from_snapshot(request.snapshot)
+            if self.session is not None:
+                self.session.follow(self.graph, request.changed)
         session = self.session or self._create()
         if session is None:
             return
@@ -174,7 +186,7 @@ class ExecutionController(QObject):
         # One worker for the controller's life: a QObject deleted on the worker thread
         # (deleteLater) while the GUI thread deletes another one can deadlock PySide6 (each
         # side holds what the other waits for: the GIL, and Qt's connection lock).
-        worker = SessionWorker(graph, base_dir, self.token)
+        worker = SessionWorker(Graph(), base_dir, self.token)
         worker.moveToThread(self._thread)
         self._request.connect(worker.handle)
         worker.event.connect(self._relay)
@@ -188,18 +200,31 @@ class ExecutionController(QObject):
         self._thread.start()
         self.graph = graph
         self._unfollow = graph.edited.connect(self._on_edit)
+        self._edited = True                  # since the last snapshot sent (none yet)
+        self._changed: set[int] = set()     # of which these affect results
 
     def set_graph(self, graph: Graph, base_dir: str | None) -> None:
         """Follow another graph; the old session (if any) is closed on the worker."""
         self.token.cancel()
-        self._send(Request("graph", graph=graph, base_dir=base_dir))
+        self._send(Request("graph", base_dir=base_dir))
         self._unfollow()
         self.graph = graph
         self._unfollow = graph.edited.connect(self._on_edit)
+        self._edited, self._changed = True, set()
 
     def _on_edit(self, event: GraphEdited) -> None:
+        self._edited = True
         if event.affects_results:
             self.edited_since_run = True
+            self._changed |= event.changed
+
+    def _with_graph(self, request: Request) -> Request:
+        """The request with the graph as edited since the last one sent (GUI thread)."""
+        if not self._edited:
+            return request
+        snapshot, changed = self.graph.snapshot(), frozenset(self._changed)
+        self._edited, self._changed = False, set()
+        return replace(request, snapshot=snapshot, changed=changed)
 
     @property
     def busy(self) -> bool:
@@ -207,6 +232,8 @@ class ExecutionController(QObject):
 
     # requests -------------------------------------------------------------------------------
     def _send(self, request: Request) -> None:
+        if request.kind in ("step", "run", "run_to", "restart"):
+            request = self._with_graph(request)
         if request.kind in ("run", "run_to"):
             self.token.reset()
         if request.kind not in ("close", "graph"):     # not runs the user waits for

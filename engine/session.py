@@ -12,7 +12,7 @@ step or run re-prepares and re-runs only the nodes downstream of the edit.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -76,9 +76,13 @@ class Session:
     # preparation ------------------------------------------------------------------------
     def prepare(self) -> None:
         """Validate and prepare from scratch; node state and Variables are reset."""
-        self.prepared = self._checked_prepare()
+        edits, self._pending_edits = self._pending_edits, set()
+        try:
+            self.prepared = self._checked_prepare()
+        except BaseException:
+            self._pending_edits |= edits
+            raise
         self._new_executor({}, {})
-        self._pending_edits.clear()
 
     def _checked_prepare(self) -> Prepared:
         self.issues = validate(self.graph, self.registry)
@@ -102,13 +106,29 @@ class Session:
         if event.affects_results:
             self._pending_edits |= set(event.changed)
 
+    def follow(self, graph: Graph, changed: Iterable[int] = ()) -> None:
+        """Run ``graph`` from now on: this session's graph as edited elsewhere (the app's
+        editor keeps its own and sends a snapshot), ``changed`` the nodes whose edits affect
+        results. They are prepared again before the next step or run."""
+        self._disconnect()
+        self.graph = graph
+        self._disconnect = graph.edited.connect(self._on_edit)
+        self._pending_edits |= set(changed)
+
     def _apply_edits(self) -> None:
         """Re-prepare after edits, keeping results of nodes the edits cannot affect."""
         if not self._pending_edits:
             return
+        # Taken before preparing: an edit made while prepare reads the graph stays pending
+        # for the next call instead of being cleared with the ones prepared here.
+        edits, self._pending_edits = self._pending_edits, set()
         old = self.executor
-        self.prepared = self._checked_prepare()
-        stale = self.graph.downstream(self._pending_edits) | self._pending_edits
+        try:
+            self.prepared = self._checked_prepare()
+        except BaseException:
+            self._pending_edits |= edits
+            raise
+        stale = self.graph.downstream(edits) | edits
         # an edit can make or unmake a fusion far from where it was made (a second reader of
         # a requantize): a node that prepare now makes differently has a stale result too
         remade = {i for i, n in self.prepared.nodes.items() if not n.is_const
@@ -128,7 +148,6 @@ class Session:
                 self.executor.trace[node_id] = result
                 if node_id in stale or node_id in old.stale:
                     self.executor.stale.add(node_id)
-        self._pending_edits.clear()
 
     # inputs and runs ----------------------------------------------------------------------
     def set_inputs(self, inputs: Sequence[Tensor | np.ndarray]) -> None:

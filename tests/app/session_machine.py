@@ -4,6 +4,10 @@ It drives the main window through what a user touches: the palette, mouse drags 
 ports, clicks, the Delete key, the inspector's fields, the undo keys, the View toggles, the
 debugger keys (step, run, run to, breakpoints, restart, stop mid-run), the Compare panel
 (a comparison is left in flight while the user goes on; pin, cancel) and File's commands.
+It also edits, undoes and redoes *during* runs (F5, then at once a const edit, Ctrl+Z or
+Ctrl+Shift+Z), and after a run that reached the end it checks the run's outputs against a
+fresh session on the saved bytes, started from the node state the run started from (issue
+32: an undo during a run was lost by the simulator).
 After every step it checks that the canvas shows exactly the graph, that the Problems panel
 shows exactly ``validate(graph)``, that a settled Compare panel shows the current run and
 no busy row, that undoing every step gives back the graph as opened
@@ -21,6 +25,7 @@ Every step is printed before it runs; a crash leaves the last one on stdout.
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import shutil
 import sys
@@ -31,6 +36,7 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import numpy as np  # noqa: E402
 from hypothesis import HealthCheck, Phase, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.stateful import (  # noqa: E402
@@ -47,6 +53,8 @@ from PySide6.QtWidgets import QApplication, QInputDialog, QMessageBox  # noqa: E
 
 from hexscope.app.main_window import MainWindow  # noqa: E402
 from hexscope.app.settings import AppSettings  # noqa: E402
+from hexscope.engine import Graph, Session  # noqa: E402
+from hexscope.engine.errors import EngineError  # noqa: E402
 from hexscope.engine.validate import validate  # noqa: E402
 from hexscope.widgets.graph_canvas.edge_item import EdgeItem  # noqa: E402
 
@@ -312,6 +320,79 @@ class AppSession(RuleBasedStateMachine):
     def restart(self) -> None:
         self._log("Ctrl+Shift+F5")
         self._key(KEY.Key_F5, MOD.ControlModifier | MOD.ShiftModifier)
+
+    def _float_consts(self) -> list[int]:
+        return [n.node_id for n in self.w.graph
+                if n.is_const and n.const is not None and n.const.has_data
+                and n.const.array.dtype.kind == "f" and 0 < n.const.array.size <= 4096]
+
+    def _edit_const(self, node_id: int, scale: float) -> None:
+        array = self.w.graph.node(node_id).const.array
+        self.w.edits.set_const(node_id, (array * np.float32(scale)).astype(array.dtype))
+
+    @precondition(lambda self: bool(self._float_consts()))
+    @rule(data=st.data(), scale=st.sampled_from([0.5, 2.0, -1.0, 0.0]))
+    def edit_a_const(self, data: st.DataObject, scale: float) -> None:
+        node_id = data.draw(st.sampled_from(self._float_consts()), "const")
+        self._log(f"const 0x{node_id:x} times {scale} in the inspector")
+        self._edit_const(node_id, scale)
+        self._settle()
+
+    @rule(data=st.data(), what=st.sampled_from(["const", "undo", "redo", "undo-redo"]))
+    def edit_during_a_run(self, data: st.DataObject, what: str) -> None:
+        consts = self._float_consts()
+        node_id = data.draw(st.sampled_from(consts), "const") if consts else None
+        if what == "const" and node_id is None:
+            what = "undo"
+        self._log(f"F5 then at once {what}" + (f" 0x{node_id:x}" if what == "const" else ""))
+        self.w.canvas.setFocus()
+        QTest.keyClick(self.w.canvas, KEY.Key_F5)
+        if what == "const":
+            self._edit_const(node_id, 3.0)
+        if what in ("undo", "undo-redo"):
+            QTest.keyClick(self.w.canvas, KEY.Key_Z, MOD.ControlModifier)
+        if what in ("redo", "undo-redo"):
+            QTest.keyClick(self.w.canvas, KEY.Key_Z, MOD.ControlModifier | MOD.ShiftModifier)
+        self._settle()
+
+    @rule()
+    def run_to_the_end_and_check_against_the_file(self) -> None:
+        self._log("F5 until the run ends; check it against a fresh session on the file")
+        ran: list[object] = []
+        self.w.controller.run_finished.connect(ran.append)
+        try:
+            for _ in range(60):                 # through every breakpoint
+                before = len(ran)
+                self._key(KEY.Key_F5)
+                session = self.w.session
+                if len(ran) == before or session is None or session.next_node is None \
+                        or session.executor.failed:
+                    break                       # refused (an invalid graph), ended or failed
+        finally:
+            self.w.controller.run_finished.disconnect(ran.append)
+        session = self.w.session
+        if not ran or session is None or session.next_node is not None \
+                or session.executor.failed or not session.executor.finished:
+            return
+        path = self.tmp / "check.hexgraph"
+        self.w.graph.save(path)
+        try:
+            fresh = Session(Graph.load(path))
+        except EngineError:
+            # the editor's graph does not validate: then the app must not have run it
+            raise AssertionError("a run finished on a graph that does not validate") from None
+        try:
+            fresh.set_inputs(session.inputs)
+            states, store = session._snapshot            # noqa: SLF001 - the run's start
+            fresh.executor.states.update(copy.deepcopy(states))
+            fresh.executor.store.update(store)
+            fresh.run()
+            got = [t.array.tobytes() for t in session.graph_outputs()]
+            want = [t.array.tobytes() for t in fresh.graph_outputs()]
+        finally:
+            fresh.close()
+        assert got == want, "the run's outputs differ from a fresh session on the saved graph"
+        say(f"    {len(got)} output(s) as a fresh session computes them")
 
     @rule()
     def stop_mid_run(self) -> None:
