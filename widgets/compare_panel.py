@@ -42,6 +42,24 @@ TARGETS = (("isolated", "Float reference (isolated)"),
            ("graph", "Other graph file…"),
            ("backend", "Other backend…"))
 
+#: What each B can and cannot see (issue 32: a broken const is invisible to the float
+#: reference, which computes with the same const).
+SEES = {
+    "isolated": "Each node's float reference on the run's own inputs: the error each node "
+                "adds (judged by excess error over ideal rounding). It cannot see a wrong "
+                "const or weight: the reference computes with the same one. For that, compare "
+                "with the other graph file (the good one) or look at the accumulated analysis.",
+    "accumulated": "The whole graph in float from the same inputs: what the graph has lost "
+                   "by each node. Errors add up along the graph, so deep graphs drift past "
+                   "one step; a wrong const is still computed with in both runs.",
+    "pinned": "A run you pinned (Ctrl+Shift+P): what your edit changed downstream, byte "
+              "for byte.",
+    "graph": "The same inputs through another graph file: finds a changed const or weight "
+             "(nodes matched by id, then label).",
+    "backend": "The same graph on another backend (a connected DSP): where the simulator "
+               "and the device first disagree.",
+}
+
 #: Metric -> (text, how to read it from an OutputDiff: larger is worse).
 METRICS = {
     "max_lsb": "max error (LSB)",
@@ -63,6 +81,8 @@ def badness(d: OutputDiff, metric: str) -> float | None:
     if m is None:
         return math.inf if d.exceeds else None
     if metric == "max_lsb":
+        if m.by_excess and m.excess_lsb is not None:
+            return m.excess_lsb        # what the verdict is taken on (a float reference)
         return m.max_lsb if m.max_lsb is not None else (m.max_abs if m.lsb is None else None)
     if metric == "rms_lsb":
         return m.rms_lsb if m.rms_lsb is not None else m.rms_abs
@@ -132,7 +152,11 @@ class ComparePanel(QWidget):
         self.target = QComboBox()
         for key, text in TARGETS:
             self.target.addItem(text, key)
-        self.target.setToolTip("What the run (A) is compared against (B)")
+            self.target.setItemData(self.target.count() - 1, SEES[key],
+                                    Qt.ItemDataRole.ToolTipRole)
+        self.target.setToolTip(SEES[TARGETS[0][0]])
+        self.target.currentIndexChanged.connect(
+            lambda _i: self.target.setToolTip(SEES.get(self.target.currentData(), "")))
         self.compare_button = QPushButton("Compare")
         self.compare_button.setToolTip("Compare the current run with B (again)")
         self.tolerance = QDoubleSpinBox()

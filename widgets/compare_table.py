@@ -17,39 +17,46 @@ from hexscope.engine.analysis.compare_report import fmt_number, row_text
 from hexscope.engine.analysis.diff import OutputDiff
 from hexscope.widgets.theme_colors import theme_colors
 
-COLUMNS = ("#", "node", "out", "max LSB", "RMS LSB", "max abs", "cosine", "SQNR dB",
-           "beyond %", "differing", "op")
-_TEXT_COLUMNS = (1, 10)
+COLUMNS = ("#", "node", "out", "max LSB", "excess LSB", "RMS LSB", "max abs", "cosine",
+           "SQNR dB", "beyond %", "differing", "op")
+_TEXT_COLUMNS = (COLUMNS.index("node"), COLUMNS.index("op"))
 _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 Role = Qt.ItemDataRole
+_DIGITS = {"max abs": 6, "cosine": 6, "SQNR dB": 1}
 
 
 def _value(plan_row: int, d: OutputDiff, column: int) -> float | str | None:
-    m = d.metrics
-    if column == 0:
+    name, m = COLUMNS[column], d.metrics
+    if name == "#":
         return plan_row
-    if column == 1:
+    if name == "node":
         return d.title + (" ✱" if d.exceeds else "")
-    if column == 2:
-        return d.index
-    if column == 9:
-        return d.differing
-    if column == 10:
-        return d.op
+    if name in ("out", "differing", "op"):
+        return {"out": d.index, "differing": d.differing, "op": d.op}[name]
     if m is None:
         return None
-    return (m.max_lsb, m.rms_lsb, m.max_abs, m.cosine, m.sqnr_db,
-            100 * m.beyond_share)[column - 3]
+    if name == "excess LSB":
+        # within the tolerance the excess was not taken: it is at most the plain error
+        if not m.by_excess:
+            return None
+        return m.excess_lsb if m.excess_lsb is not None else m.max_lsb
+    return {"max LSB": m.max_lsb, "RMS LSB": m.rms_lsb, "max abs": m.max_abs,
+            "cosine": m.cosine, "SQNR dB": m.sqnr_db,
+            "beyond %": 100 * m.beyond_share}[name]
 
 
 def _text(d: OutputDiff, column: int, value: float | str | None) -> str:
-    if column in (0, 1, 2, 10):
+    name = COLUMNS[column]
+    if name in ("#", "node", "out", "op"):
         return str(value)
-    if column == 9:
+    if name == "differing":
         return "-" if value is None else str(value)
-    if column == 8:
+    if name == "beyond %":
         return "-" if value is None else f"{value:.1f}"
-    digits = {5: 6, 6: 6, 7: 1}.get(column)
+    if name == "excess LSB" and d.metrics is not None and d.metrics.excess_lsb is None \
+            and value is not None:
+        return "≤ " + fmt_number(value)  # type: ignore[arg-type]
+    digits = _DIGITS.get(name)
     return fmt_number(value, digits) if digits is not None else fmt_number(value)  # type: ignore[arg-type]
 
 

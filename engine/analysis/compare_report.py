@@ -12,6 +12,7 @@ from pathlib import Path
 
 from hexscope.engine.analysis.compare import Comparison
 from hexscope.engine.analysis.diff import OutputDiff
+from hexscope.engine.analysis.metrics import Metrics
 
 FORMAT = "hexscope-compare"
 VERSION = 1
@@ -125,12 +126,21 @@ def row_text(d: OutputDiff) -> str:
     if m.worst_index is not None:
         where = (f" worst at {list(m.worst_index)}: {fmt_number(m.worst_a, 5)} vs "
                  f"{fmt_number(m.worst_b, 5)}")
-    return (f"max {fmt_number(m.max_lsb)} LSB, max abs {fmt_number(m.max_abs, 6)}, "
+    excess = f", excess {fmt_number(m.excess_lsb)} LSB" if m.excess_lsb is not None else ""
+    return (f"max {fmt_number(m.max_lsb)} LSB{excess}, max abs {fmt_number(m.max_abs, 6)}, "
             f"{m.beyond} beyond the tolerance{where}")
 
 
-HEADER = ("node", "output", "max LSB", "RMS LSB", "max abs", "cosine", "SQNR dB", "beyond",
-          "differing")
+HEADER = ("node", "output", "max LSB", "excess", "RMS LSB", "max abs", "cosine", "SQNR dB",
+          "beyond", "differing")
+
+
+def excess_text(m: Metrics | None) -> str:
+    """The excess error (against a float reference); within the tolerance it was not
+    taken, and is at most the plain error."""
+    if m is None or m.max_lsb is None or not m.by_excess:
+        return "-"
+    return fmt_number(m.excess_lsb) if m.excess_lsb is not None else "≤ " + fmt_number(m.max_lsb)
 
 
 def table(comparison: Comparison, top: int = 20) -> str:
@@ -139,7 +149,8 @@ def table(comparison: Comparison, top: int = 20) -> str:
     for d in comparison.worst_first()[:top]:
         m = d.metrics
         rows.append((d.title[:34] + ("*" if d.exceeds else ""), str(d.index),
-                     fmt_number(m.max_lsb if m else None), fmt_number(m.rms_lsb if m else None),
+                     fmt_number(m.max_lsb if m else None), excess_text(m),
+                     fmt_number(m.rms_lsb if m else None),
                      fmt_number(m.max_abs if m else None, 6),
                      fmt_number(m.cosine if m else None, 5),
                      fmt_number(m.sqnr_db if m else None, 1),

@@ -69,9 +69,9 @@ def metrics_against(ref: np.ndarray | Reals, t: Tensor, mn: Tensor | None,
         scale, offset = read if read is not None else code_scale(t, mn, mx)
         if isinstance(ref, Reals):
             return code_metrics(ref.codes.reshape(codes.shape), codes, scale, offset, lsb,
-                                tolerance_lsb, ref.scale)
+                                tolerance_lsb, ref.scale, excess=True)
         return code_metrics(ref.reshape(codes.shape), codes, scale, offset, lsb,
-                            tolerance_lsb)
+                            tolerance_lsb, excess=True)
     ref = (ref.array() if isinstance(ref, Reals) else ref).reshape(codes.shape)
     if t.dtype is DType.FLOAT32:
         return error_metrics(ref, codes, lsb, tolerance_lsb)

@@ -11,12 +11,19 @@ Every case has a defined answer and no numpy warning:
 - NaN or inf: an element where both sides hold the same non-finite value matches; any other
   non-finite element counts as an infinite error (beyond every tolerance, SQNR -inf), and
   RMS and cosine are taken over the finite elements only.
+
+Against a float reference, a quantized output is judged by its *excess error*, as hexagon_nn's
+Close_d32 judges a result (graph spec §4.10): ``|t - r| - |roundf(r) - r|`` in steps, ``r``
+the reference in codes (unclamped) and ``t`` the output's code. It is how much worse the
+output is than the ideal rounding of the reference, so an op that rounds once to its output
+grid is not failed for that rounding (a healthy Supernode reaches 1.2 LSB of plain error),
+while a saturated range or a wrong weight still is: |round(r) - r| is at most half a step.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -41,6 +48,11 @@ class Metrics:
     worst_a: float | None
     worst_b: float | None
     lsb: float | None
+    # the largest excess error in LSB (see the module docstring): against a float
+    # reference, where the plain error is beyond the tolerance (within it, the excess is
+    # too: it is never larger); ``beyond`` then counts elements by their excess
+    excess_lsb: float | None = None
+    by_excess: bool = False            # judged by the excess error (a float reference's)
 
     @property
     def beyond_share(self) -> float:
@@ -76,20 +88,52 @@ def error_metrics(a: np.ndarray, b: np.ndarray, lsb: float | None = None,
 
 def code_metrics(a: np.ndarray, codes: np.ndarray, scale: float, offset: float | None,
                  lsb: float | None = None, tolerance_lsb: float = 0.0,
-                 a_scale: float | None = None) -> Metrics:
+                 a_scale: float | None = None, excess: bool = False) -> Metrics:
     """:func:`error_metrics` of ``b = codes * scale + offset`` against ``a``, with B read
     as :func:`~hexscope.engine.ops.reference.real` reads it (float32 steps for quint8,
     float64 for qint32), but without making B: the same answer, bit for bit, in one pass
     over the codes when the compiled kernels are on. With ``a_scale``, ``a`` is int32
     codes standing for ``a * a_scale`` in float64 (qint32 sums, as real() reads them),
-    read in the same pass."""
+    read in the same pass. ``excess``: ``a`` is a float reference of the codes, judged by
+    the excess error (module docstring)."""
     a = np.asarray(a)
     if a_scale is not None:
         if a.dtype != np.int32:
             raise ValueError(f"codes read with a scale are int32, not {a.dtype}")
-        return _metrics(a, np.asarray(codes), (scale, offset), lsb, tolerance_lsb,
-                        (a_scale, None))
-    return _metrics(a, np.asarray(codes), (scale, offset), lsb, tolerance_lsb)
+        m = _metrics(a, np.asarray(codes), (scale, offset), lsb, tolerance_lsb,
+                     (a_scale, None))
+    else:
+        m = _metrics(a, np.asarray(codes), (scale, offset), lsb, tolerance_lsb)
+    if not excess or m.max_lsb is None:
+        return m
+    m = replace(m, by_excess=True)
+    if m.max_lsb > tolerance_lsb and not m.nonfinite and scale > 0 and math.isfinite(scale):
+        reals = a.astype(np.float64) * a_scale if a_scale is not None else a
+        worst, beyond = excess_error(reals, np.asarray(codes), scale, offset or 0.0,
+                                     tolerance_lsb)
+        m = replace(m, excess_lsb=worst, beyond=beyond)
+    return m
+
+
+def excess_error(reals: np.ndarray, codes: np.ndarray, scale: float, offset: float,
+                 tolerance_lsb: float) -> tuple[float, int]:
+    """(largest excess error, elements whose excess is beyond ``tolerance_lsb``), in steps:
+    ``|t - r| - |roundf(r) - r|`` with ``r = (reals - offset) / scale`` unclamped and ``t``
+    the code (graph spec §4.10; C ``roundf`` rounds halves away from zero)."""
+    if reals.size == 0:
+        return 0.0, 0
+    with np.errstate(all="ignore"):
+        r = (np.asarray(reals, np.float64).reshape(-1) - offset) / scale
+        t = np.asarray(codes, np.float64).reshape(-1)
+        ideal = np.abs(np.copysign(np.floor(np.abs(r) + 0.5), r) - r)
+        e = np.abs(t - r)
+        e -= ideal
+    # a miss by whole codes is a whole excess in exact arithmetic; its float64 evaluation
+    # may land a hair above (1 + 2e-15): that is not beyond a tolerance of 1
+    return float(e.max()), int(np.count_nonzero(e > tolerance_lsb + _EXCESS_SLACK))
+
+
+_EXCESS_SLACK = 1e-9
 
 
 def _metrics(a_in: np.ndarray, b_in: np.ndarray, read: tuple[float, float | None] | None,

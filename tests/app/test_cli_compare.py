@@ -76,7 +76,9 @@ def test_float_reference_report_is_valid_and_tolerance_decides_exit(graphs, caps
     report = graphs / "c.json"
     args = ["compare", str(graphs / "good.hexgraph"), "--reference", "float",
             "--analysis", "accumulated", "--report", str(report)]
-    assert cli.main([*args, "--tolerance-lsb", "0.1"]) == 1
+    # judged by excess error: AutoQuantize's fixed-point rounding (spec §17) misses the
+    # ideal rounding by 0.002 of a step on these inputs, so 0.001 fails and 5 passes
+    assert cli.main([*args, "--tolerance-lsb", "0.001"]) == 1
     jsonschema.validate(json.loads(report.read_text()), SCHEMA)
     assert cli.main([*args, "--tolerance-lsb", "5"]) == 0
     doc = json.loads(report.read_text())
