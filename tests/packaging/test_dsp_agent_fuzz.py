@@ -92,7 +92,7 @@ requests = st.one_of(
 
 
 def _session(port: int, frames: list[bytes]) -> None:
-    sock = raw_connection(port, peek=0.02)
+    sock = raw_connection(port)
     try:
         sock.sendall(p.encode(p.Hello(TOKEN), 1))
         for raw in frames:
@@ -138,7 +138,7 @@ framing = st.one_of(
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(after_hello=st.booleans(), frame=framing)
 def test_dsp_agent_survives_any_framing(agent, after_hello, frame):
-    sock = raw_connection(agent.port, peek=0.02)
+    sock = raw_connection(agent.port)
     try:
         if after_hello:
             sock.sendall(p.encode(p.Hello(TOKEN), 1))

@@ -58,22 +58,9 @@ def running_agent(*args: str, env: dict[str, str] | None = None) -> Iterator[Age
         agent.kill()
 
 
-def raw_connection(port: int, timeout: float = 5.0, peek: float = 0.1) -> socket.socket:
-    """A connection the agent is serving (retries while it still finishes the last client)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        sock = socket.create_connection(("127.0.0.1", port), timeout)
-        sock.settimeout(peek)
-        try:
-            head = sock.recv(p.HEADER_SIZE, socket.MSG_PEEK)
-        except TimeoutError:
-            head = b""                    # nothing said: we are being served
-        if len(head) >= 8 and head[6] == p.MsgType.BUSY and time.monotonic() < deadline:
-            sock.close()
-            time.sleep(0.05)
-            continue
-        sock.settimeout(timeout)
-        return sock
+def raw_connection(port: int, timeout: float = 5.0) -> socket.socket:
+    """A new connection, not yet greeted (the agent says BUSY only in answer to a HELLO)."""
+    return socket.create_connection(("127.0.0.1", port), timeout)
 
 
 def read_reply(sock: socket.socket) -> p.Message:

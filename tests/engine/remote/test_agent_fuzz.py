@@ -56,7 +56,7 @@ frames = st.one_of(
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(after_hello=st.booleans(), frame=frames, read_reply=st.booleans())
 def test_the_agent_survives_any_frame(agent, after_hello, frame, read_reply):
-    sock = raw_connection(agent.port, peek=0.02)
+    sock = raw_connection(agent.port)
     try:
         if after_hello:
             sock.sendall(_good_hello())
