@@ -23,7 +23,7 @@ from hexscope.engine.remote import protocol as p
 from hexscope.engine.remote.agent import Agent
 from hexscope.engine.remote.client import AgentBusy, AgentClient, AgentError
 from hexscope.engine.remote.wire import send
-from support.agent_process import connected_client, read_reply, running_agent
+from support.agent_process import closed_after, connected_client, read_reply, running_agent
 
 HELLO_S = 1.0
 
@@ -37,17 +37,6 @@ def agent():
 
 def _connect(port: int) -> socket.socket:
     return socket.create_connection(("127.0.0.1", port), 5)
-
-
-def _closed_after(sock: socket.socket, limit: float = 5.0) -> tuple[p.Message | None, float]:
-    """What the agent says before closing, and after how long (``limit``: give up)."""
-    start = time.monotonic()
-    sock.settimeout(limit)
-    try:
-        reply: p.Message | None = read_reply(sock)
-    except Exception:  # noqa: BLE001 - closed without a reply
-        reply = None
-    return reply, time.monotonic() - start
 
 
 def _rss(pid: int) -> int:
@@ -77,7 +66,7 @@ def test_a_silent_connection_does_not_take_the_client_slot(agent):
         assert time.monotonic() - start < 0.5
         assert client.getlog() == ""
         client.close()
-        reply, waited = _closed_after(silent)
+        reply, waited = closed_after(silent)
     finally:
         silent.close()
     # told why, and closed at the HELLO deadline, not the 900 s idle timeout
@@ -98,7 +87,7 @@ def test_a_trickled_hello_is_cut_at_the_deadline_though_each_byte_is_in_time(age
             except OSError:
                 break
             if select.select([sock], [], [], 0.3)[0]:
-                reply, _ = _closed_after(sock)
+                reply, _ = closed_after(sock)
                 break
         waited = time.monotonic() - start
     assert isinstance(reply, p.ErrorReply) and reply.code == p.ErrorCode.TIMEOUT, reply
@@ -200,7 +189,7 @@ def test_a_full_greeting_table_pushes_out_the_oldest_not_the_new_client():
         for _ in range(4):
             socks.append(_connect(port))
             time.sleep(0.1)
-        reply, waited = _closed_after(socks[0], 3.0)       # the oldest: pushed out
+        reply, waited = closed_after(socks[0], 3.0)       # the oldest: pushed out
         assert reply is None and waited < 1.0
         client = AgentClient("127.0.0.1", port, "s3cret")  # pushes out the second, served
         client.connect(busy_wait=0)
@@ -222,7 +211,7 @@ def test_a_huge_first_frame_is_refused_from_its_header(agent, msg_type):
     before = _rss(agent.proc.pid)
     with _connect(agent.port) as sock:
         sock.sendall(p.HEADER.pack(p.MAGIC, p.VERSION, msg_type, 1, 8, 255 * 1024 * 1024, 0))
-        reply, waited = _closed_after(sock)
+        reply, waited = closed_after(sock)
     grown = _rss(agent.proc.pid) - before
     assert isinstance(reply, p.ErrorReply) and reply.code == p.ErrorCode.TOO_LARGE
     assert f"before HELLO a frame holds at most {p.MAX_HELLO_FRAME} bytes" in reply.message
@@ -234,7 +223,7 @@ def test_an_upload_before_hello_is_refused_unread(agent):
     frame = p.encode(p.Upload(tuple(_float_graph(4096))), 1)
     with _connect(agent.port) as sock:
         sock.sendall(frame)
-        reply, _ = _closed_after(sock)
+        reply, _ = closed_after(sock)
     assert isinstance(reply, p.ErrorReply) and reply.code == p.ErrorCode.TOO_LARGE
 
 
