@@ -88,7 +88,7 @@ class Agent:
         self.sock = socket.socket(family, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind((host, port))
-        self.sock.listen(16)
+        self.sock.listen(64)         # room for a burst of connections saying HELLO
         self.address = self.sock.getsockname()[:2]
         self._busy = threading.Lock()
         self._client = ""

@@ -204,3 +204,20 @@ def test_dsp_agent_refuses_an_empty_token_in_one_line(binary):
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.splitlines() == [
         "dsp-agent: --token is empty: give a token, or leave --token out to accept any client"]
+
+
+def test_dsp_agent_a_full_greeting_table_pushes_out_the_oldest(agent):
+    """32 connections may greet at once; the 33rd pushes out the one waiting longest, and a
+    real client (the 34th) is still served."""
+    socks = [_connect(agent.port)]
+    try:
+        time.sleep(0.05)
+        socks += [_connect(agent.port) for _ in range(32)]
+        reply, waited = closed_after(socks[0], 3.0)
+        assert reply is None and waited < 0.5                 # closed without a word
+        with connected_client(agent.port, TOKEN, timeout=2.0) as client:
+            _session(client)
+    finally:
+        for s in socks:
+            s.close()
+    assert agent.alive()

@@ -287,7 +287,7 @@ static int listen_on(const char *spec, char *bound, size_t cap)
     int fd = socket(res->ai_family, SOCK_STREAM, 0), one = 1;
     if (fd >= 0)
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 8) != 0) {
+    if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 64) != 0) {
         fprintf(stderr, "dsp-agent: cannot listen on %s:%s: %s\n", host, port,
                 strerror(errno));
         freeaddrinfo(res);
