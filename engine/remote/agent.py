@@ -127,6 +127,9 @@ class Agent:
             greeting = self._greet(conn, peer)
         except OSError:
             greeting = None
+        except Exception as exc:  # noqa: BLE001 - a bad greeting must not leak its connection
+            self._log(f"{peer}: internal error before HELLO: {type(exc).__name__}: {exc}")
+            greeting = None
         with self._greeting_lock:        # pushed out meanwhile: the HELLO came too late
             if self._greeting.pop(conn, None) is None:
                 greeting = None
@@ -150,32 +153,33 @@ class Agent:
 
     def _greet(self, conn: socket.socket, peer: str) -> tuple[int, p.HelloOk] | None:
         """The HELLO_OK for this connection's HELLO, or None once it was refused (and told
-        why) or went away."""
+        why) or went away. Nothing but a HELLO is decoded before the token is checked."""
         deadline = time.monotonic() + self.hello_timeout
-        rid = 0
-        try:
-            while True:
+        while True:
+            rid = 0
+            try:
                 frame = read_frame(conn, max_frame=p.MAX_HELLO_FRAME, deadline=deadline,
                                    frame_timeout=self.frame_timeout)
-                rid = frame.header.request_id
-                if frame.header.type in p.REQUESTS:
-                    return rid, self._hello(frame.message())
-                # a reply type or an unknown one: told, and still waiting for HELLO
-                self._reply_error(conn, p.ProtocolError(
-                    p.ErrorCode.BAD_TYPE, f"message type 0x{frame.header.type:04x} is not a "
-                    "request"), rid)
-        except p.ProtocolError as exc:
-            if exc.code is p.ErrorCode.TIMEOUT and time.monotonic() >= deadline:
-                exc = p.ProtocolError(exc.code, f"no whole HELLO within "
-                                      f"{self.hello_timeout:g} s of connecting ({exc})")
-            elif exc.code is p.ErrorCode.TOO_LARGE:
-                exc = p.ProtocolError(exc.code, f"before HELLO a frame holds at most "
-                                      f"{p.MAX_HELLO_FRAME} bytes ({exc})")
-            self._log(f"{peer}: refused before HELLO")
-            self._reply_error(conn, exc, rid)
-        except ConnectionClosed:
-            pass
-        return None
+                rid, kind = frame.header.request_id, frame.header.type
+                if kind not in p.REQUESTS:          # told, and still waiting for HELLO
+                    raise p.ProtocolError(p.ErrorCode.BAD_TYPE, f"message type "
+                                          f"0x{kind:04x} is not a request")
+                if kind != p.MsgType.HELLO:
+                    raise p.ProtocolError(p.ErrorCode.AUTH, "the first message must be HELLO")
+                return rid, self._hello(frame.message())
+            except p.ProtocolError as exc:
+                if exc.code is p.ErrorCode.TIMEOUT and time.monotonic() >= deadline:
+                    exc = p.ProtocolError(exc.code, f"no whole HELLO within "
+                                          f"{self.hello_timeout:g} s of connecting ({exc})")
+                elif exc.code is p.ErrorCode.TOO_LARGE:
+                    exc = p.ProtocolError(exc.code, f"before HELLO a frame holds at most "
+                                          f"{p.MAX_HELLO_FRAME} bytes ({exc})")
+                self._reply_error(conn, exc, rid)
+                if exc.fatal:
+                    self._log(f"{peer}: refused before HELLO")
+                    return None
+            except ConnectionClosed:
+                return None
 
     def _refuse(self, conn: socket.socket, peer: str) -> None:
         self._log(f"busy: refused {peer} (serving {self._client})")

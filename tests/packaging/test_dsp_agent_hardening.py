@@ -221,3 +221,16 @@ def test_dsp_agent_a_full_greeting_table_pushes_out_the_oldest(agent):
         for s in socks:
             s.close()
     assert agent.alive()
+
+
+def test_dsp_agent_decodes_nothing_but_a_hello_before_the_token(agent):
+    with _connect(agent.port) as sock:
+        sock.sendall(p.encode_frame(p.MsgType.UPLOAD, 1, b"\x01" * 30))
+        reply, _ = closed_after(sock)
+    assert isinstance(reply, p.ErrorReply) and reply.code == p.ErrorCode.AUTH
+    with _connect(agent.port) as sock:
+        sock.sendall(p.encode_frame(p.MsgType.HELLO, 1, b"\x01\x00"))    # 2 bytes, not 8
+        reply = read_reply(sock)
+        assert isinstance(reply, p.ErrorReply) and reply.code == p.ErrorCode.MALFORMED
+        sock.sendall(p.encode(p.Hello(TOKEN.encode()), 2))
+        assert isinstance(read_reply(sock), (p.HelloOk, p.Busy))

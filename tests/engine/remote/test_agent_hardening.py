@@ -322,3 +322,18 @@ def test_a_too_small_output_fails_its_node_through_the_backend_and_keeps_the_res
             assert dsp.backend.cache[2][0].raw.tobytes() == sim.output(2).raw.tobytes()
         finally:
             dsp.close()
+
+
+def test_nothing_but_a_hello_is_decoded_before_the_token(agent):
+    """A small malformed UPLOAD before HELLO is AUTH (not decoded: MALFORMED would say it
+    was); a malformed HELLO is told so and the connection may still greet in time."""
+    with _connect(agent.port) as sock:
+        sock.sendall(p.encode_frame(p.MsgType.UPLOAD, 1, b"\x01" * 30))
+        reply, _ = closed_after(sock)
+    assert isinstance(reply, p.ErrorReply) and reply.code == p.ErrorCode.AUTH
+    with _connect(agent.port) as sock:
+        sock.sendall(p.encode_frame(p.MsgType.HELLO, 1, b"\x01\x00"))    # 2 bytes, not 8
+        reply = read_reply(sock)
+        assert isinstance(reply, p.ErrorReply) and reply.code == p.ErrorCode.MALFORMED
+        send(sock, p.Hello(b"s3cret"), 2)
+        assert isinstance(read_reply(sock), (p.HelloOk, p.Busy))
