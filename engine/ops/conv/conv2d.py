@@ -76,6 +76,11 @@ def product_range(lx: np.float32, lw: np.float32) -> tuple[np.float32, np.float3
 def output_window(n: int, f: int, s: int, padding: Padding) -> Window:
     """Output size and padding before for one dimension (quantized-ops spec §1.7).
 
+    As ``nn_pad_compute_outsize_padding`` (nnlib nn_graph_padding.h): where the output is
+    empty the padding before is 0 too. That matters to callers that pass an *output* size
+    as ``n`` (the Supernode's ``nn_pad_compute_before(out_width, ...)``): NA padding with
+    ``n`` below the stride pads nothing.
+
     Cached: a pure function of its arguments, and a Window is immutable."""
     if padding is Padding.VALID:
         return Window(n, f, s, (n - f) // s + 1 if n >= f else 0, 0)
@@ -86,7 +91,7 @@ def output_window(n: int, f: int, s: int, padding: Padding) -> Window:
     else:
         return Window(n, f, s, 0, 0)     # MIRROR_*: out size 0 (unconfirmed downstream)
     total = (out - 1) * s - (n - f)
-    if total <= 0:
+    if out == 0 or total <= 0:
         return Window(n, f, s, out, 0)
     before = (total + 1) // 2 if padding is Padding.SAME_CAFFE else total // 2
     return Window(n, f, s, out, before)

@@ -122,7 +122,9 @@ def widen_range(maxsum: int, minsum: int, level: np.float32, state: list) -> np.
 def _window(n: int, f: int, s: int, ctx: KernelContext) -> Window:
     """The output size of ``n``, but the padding before of the *output* size: the C calls
     ``nn_pad_compute_before(out_width, ...)`` where Conv2d passes the input width. The two
-    agree at stride 1; at larger strides the window starts elsewhere, as on the device."""
+    agree at stride 1; at larger strides the window starts elsewhere, as on the device.
+    With NA padding an output size below the stride gives no padding at all
+    (``nn_pad_compute_outsize_padding`` returns 0 when ``n < stride``)."""
     out = output_window(n, f, s, ctx.padding).out
     return Window(n, f, s, out, output_window(out, f, s, ctx.padding).before)
 
