@@ -24,18 +24,15 @@ from hexscope.engine.hexmath import (
     za_scaled,
 )
 from hexscope.engine.ops.context import KernelContext, data_of, scalar_f
-from hexscope.engine.ops.conv.conv2d import (
-    _CONV_IN,
-    _centred,
-    _f32_out,
-    _filter_rhs,
-    _word,
-    conv2d_reals,
-    conv_sums,
-    level_size,
-    output_window,
+from hexscope.engine.ops.conv.common import (
+    CONV_IN,
+    centred_input,
+    f32_output,
+    f32_word,
+    filter_rhs,
     range_ports,
 )
+from hexscope.engine.ops.conv.conv2d import conv2d_reals, conv_sums, level_size, output_window
 from hexscope.engine.ops.kernels import compiled
 from hexscope.engine.ops.kernels.code_bounds import Span
 from hexscope.engine.ops.kernels.gemm import Window
@@ -47,7 +44,7 @@ f32 = np.float32
 _U8, _F32 = DType.QUINT8, DType.FLOAT32
 _MAX_DOUBLINGS = 600        # float32 doubling takes a range to inf in under 300 steps
 
-SUPERNODE_IN = (*_CONV_IN, Port("bias", _U8), *range_ports("bias_min", "bias_max"),
+SUPERNODE_IN = (*CONV_IN, Port("bias", _U8), *range_ports("bias_min", "bias_max"),
                 *range_ports("out_low", "out_high"))   # not *_min/_max: +-inf is meant
 SUPERNODE_OUT = (Port("y", _U8), Port("y_min", _F32), Port("y_max", _F32))
 
@@ -202,8 +199,8 @@ def supernode_8x8p8to8(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tenso
 
     rows, cols = _window(h, fh, sh, ctx), _window(w, fw, sw, ctx)
     span = Span()                   # the GEMM takes the sums' min and max while in cache
-    sums = conv_sums(data_of(x, "input x"), _filter_rhs(ctx, filt, zf), rows, cols, zx, zf,
-                     _centred(x, rows, cols), None, span)
+    sums = conv_sums(data_of(x, "input x"), filter_rhs(ctx, filt, zf), rows, cols, zx, zf,
+                     centred_input(x, rows, cols), None, span)
     if sums.size and (span.lo is None or span.hi is None):
         span.add(sums)
     maxsum = max(0, span.hi) if sums.size else 0     # type: ignore[type-var]
@@ -223,7 +220,7 @@ def supernode_8x8p8to8(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tenso
     bounds = None if not sums.size else (span.lo, span.hi)
     out = requantize_sums(sums, biasbuf, f32(offset), recip, bounds)
     y = Tensor.from_array(fresh(out.reshape(b, rows.out, cols.out, cout)), _U8)
-    return y, _f32_out(_word(mn)), _f32_out(_word(mx))
+    return y, f32_output(f32_word(mn)), f32_output(f32_word(mx))
 
 
 @exact_memo
