@@ -5,6 +5,7 @@ compiled kernels they call live apart in :mod:`kernels` and declare none."""
 import hexscope.engine.ops.conv.conv2d
 import hexscope.engine.ops.conv.matmul
 import hexscope.engine.ops.conv.supernode
+import hexscope.engine.ops.conv.supernode32
 import hexscope.engine.ops.d32.arith
 import hexscope.engine.ops.d32.concat
 import hexscope.engine.ops.d32.convert

@@ -117,7 +117,13 @@ for _op, _expected in D32_ARITH.items():
 CASES["QuantizedConcat_8_d32"] = ([i32(3), d32([10], (1, 1, 1, 1)), d32([255], (1, 1, 1, 1)),
                                    word(0), word(0), word(255), word(2)], Padding.NA,
                                   [10.0, 2.0])
+# Supernode_8x8p32to8: the same with a 32-bit bias of 2 steps (range +-2**31: 1 per step)
+CASES["Supernode_8x8p32to8"] = (
+    [u8(X22, (1, 2, 2, 1)), u8([1, 0, 0, 1], (2, 2, 1, 1)), word(0), word(255), word(0),
+     word(255), shape(1, 1, 1, 1), i32(2), word(-2.0**31), word(2.0**31), word(0),
+     word(5.5)], Padding.SAME, [5.5, 4, 5, 5.5])
 SHARED = {"QuantizedConv2d_8x8to32_ref": "QuantizedConv2d_8x8to32",
+          "Supernode_8x8p32to8_ref": "Supernode_8x8p32to8",
           "Supernode_8x8p8to8_ref": "Supernode_8x8p8to8",
           "QuantizedMatMul_8x8to32_ref": "QuantizedMatMul_8x8to32",
           "QuantizedBiasAdd_8p8to32_ref": "QuantizedBiasAdd_8p8to32",

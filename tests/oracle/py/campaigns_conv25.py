@@ -14,8 +14,82 @@ import sys
 
 import campaigns_sn  # noqa: F401 (registers the Supernode campaigns this file extends)
 import numpy as np
-from campaigns import CAMPAIGNS
+from campaigns import CAMPAIGNS, Campaign, Case, F
 from common import T
+
+
+# ---------------------------------------------------------------- Supernode_8x8p32to8
+def _bias32(rng, cout, i):
+    """int32 bias values: small, realistic, near the int32 limits (saturating), constant."""
+    k = i % 5
+    if k == 0:
+        return rng.integers(-300, 300, cout).astype(np.int32), "small"
+    if k == 1:
+        return rng.integers(-2**20, 2**20, cout).astype(np.int32), "medium"
+    if k == 2:
+        return rng.choice(np.array([-2**31, 2**31 - 1, -2**31 + 1, 2**31 - 64], np.int64),
+                          cout).astype(np.int32), "near int32 limits"
+    if k == 3:
+        return np.full(cout, int(rng.integers(-2**31, 2**31)), np.int32), "constant"
+    return rng.integers(-2**31, 2**31, cout, dtype=np.int64).astype(np.int32), "any int32"
+
+
+def _sn32_case(rng, i, small=False):
+    """Supernode_8x8p32to8 as the delegate builds it (bias range = +-2**31 x data step x
+    filter step, so a bias of 1 is one step of the sums) and with edge ranges; a ChannelScale
+    13th input now and then (the flat C ignores it)."""
+    from campaigns import qrange, u8
+    from campaigns_sn import _out_range, _realistic
+
+    from hexscope.engine.nodes import Padding
+    from hexscope.engine.ops.conv.conv2d import output_window
+    b = int(rng.integers(1, 3))
+    big = 1 if small else 2     # the golden file's cases are smaller (a few KB each)
+    h, w = int(rng.integers(1, 5 * big + 1)), int(rng.integers(1, 5 * big + 1))
+    cin = int(rng.choice([1, 3, 5, 33] if small else [1, 3, 8, 13, 31, 33, 40]))
+    cout = int(rng.integers(1, 5 * big + 1))
+    fh, fw = int(rng.integers(1, 2 * big + 2)), int(rng.integers(1, 2 * big + 2))
+    sh, sw = [(1, 1), (2, 2), (1, 2), (2, 1), (3, 3), (3, 1), (1, 3), (2, 3)][int(rng.integers(0, 8))]
+    pad = ["SAME", "VALID", "SAME", "VALID", "SAME_CAFFE", "NA"][i % 6]
+    x = u8(rng, (b, h, w, cin)); f = u8(rng, (fh, fw, cin, cout))
+    bias, bwhy = _bias32(rng, cout, i // 2)
+    if i % 3 == 0:
+        (xl, xh), (fl, fhh), _ = _realistic(rng)
+        step = np.float32(np.float32(xh - xl) / 255) * np.float32(np.float32(fhh - fl) / 255)
+        bl, bh = float(np.float32(-2.0**31 * step)), float(np.float32(2.0**31 * step))
+        why = "delegate-like"
+    else:
+        xl, xh, xw = qrange(rng, i); fl, fhh, fwhy = qrange(rng, i // 3 + 5)
+        bl, bh, bw = qrange(rng, i // 7 + 3)
+        why = f"x {xw} f {fwhy} b {bw}"
+    ol, oh, owhy = _out_range(rng, i // 2 if i % 5 else i)
+    ohh = output_window(h, fh, sh, Padding.parse(pad)).out
+    oww = output_window(w, fw, sw, Padding.parse(pad)).out
+    dm = (b, max(ohh, 1), max(oww, 1), cout)
+    ins = [T.of(x, "u8"), T.of(f, "u8"), F(xl), F(xh), F(fl), F(fhh), T.shape_only((1, sh, sw, 1)),
+           T.of(bias.reshape(1, 1, 1, cout), "i32"), F(bl), F(bh), F(ol), F(oh)]
+    if i % 4 == 1:
+        ins.append(T.of(rng.uniform(0.1, 1.0, cout).astype(np.float32).reshape(1, 1, 1, cout), "f32"))
+    return Case(ins, [("u8", (int(np.prod(dm)) + 127) & ~127), ("f32", 128), ("f32", 128)], pad,
+                def_max=[dm, (1, 1, 1, 1), (1, 1, 1, 1)],
+                desc=f"x{(b, h, w, cin)} f{(fh, fw, cin, cout)} s{(sh, sw)} {pad} "
+                     f"x[{xl:.6g},{xh:.6g}] f[{fl:.6g},{fhh:.6g}] b[{bl:.6g},{bh:.6g}] ({why}) "
+                     f"bias {bwhy} out [{ol},{oh}] ({owhy}){' +scale' if len(ins) == 13 else ''}")
+
+
+def _sn32_cls(case, c, h, diffs):
+    return diffs[0].split(":")[0][:120]
+
+
+CAMPAIGNS["Supernode_8x8p32to8"] = Campaign(_sn32_case, c_op="Supernode_8x8p32to8_ref",
+                                            hs_op="Supernode_8x8p32to8", classify=_sn32_cls)
+CAMPAIGNS["Supernode_8x8p32to8_small"] = Campaign(
+    lambda rng, i: _sn32_case(rng, i, small=True), c_op="Supernode_8x8p32to8_ref",
+    hs_op="Supernode_8x8p32to8", classify=_sn32_cls)
+# nnlib's own op: supernode_execute_hvx's checks, then HVX (unavailable here) or the ref
+# fallback when out_height <= 3
+CAMPAIGNS["Supernode_8x8p32to8_plain"] = Campaign(_sn32_case, c_op="Supernode_8x8p32to8",
+                                                  hs_op="Supernode_8x8p32to8", classify=_sn32_cls)
 
 
 def _spec(t: T) -> dict:
