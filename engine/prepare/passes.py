@@ -4,6 +4,7 @@
 * dead nodes (no consumer, not retained) are removed, whole chains at once;
 * the convolution chains become Supernodes (:mod:`supernode`), unless ``fusions`` is off (run
   the graph as authored);
+* a flat Supernode's ChannelScale input is folded into its weights (:mod:`channelscale`);
 * Consts move to the front, keeping the relative order of the rest.
 
 The d32 conversions of the library only change layouts and are not modelled.
@@ -17,6 +18,7 @@ from functools import cached_property
 from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
+from hexscope.engine.prepare.channelscale import FLAT_SUPERNODES, apply_channel_scales
 from hexscope.engine.prepare.supernode import SUPERNODE, WHERE, find_chains
 
 
@@ -75,6 +77,9 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
     notes: list[str] = []
     if fusions and any(nodes[i].op == "QuantizedConv2d_8x8to32" for i in order):
         order, notes = _fuse_supernodes(nodes, order, rewrites)
+    if any(nodes[i].op in FLAT_SUPERNODES and len(nodes[i].inputs) > 12 for i in order):
+        order, folded = apply_channel_scales(nodes, order)
+        rewrites += [Rewrite(node_id, "replaced", why) for node_id, why in folded]
     consts = [i for i in order if nodes[i].is_const]
     rest = [i for i in order if not nodes[i].is_const]
     kept = {i: nodes[i] for i in consts + rest}

@@ -42,7 +42,9 @@ def supernode_8x8p32to8(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
     ReluX's maximum (the delegate passes the activation's bounds; prepare's Relu folding
     sets the same inputs). Input 12, optional, is the delegate's ChannelScale (per-channel
     int8 weights): ``supernode_check_ref`` ignores it ("it should end up being just a
-    scalar [1.0] if the supernode doesn't convert to d32"), and so does this op.
+    scalar [1.0] if the supernode doesn't convert to d32"), and so does this op: prepare
+    folds the scales into the weights first (:mod:`hexscope.engine.prepare.channelscale`,
+    nnlib's ``handle_channelscaled_supernode``) and leaves 1.0 here.
 
     The bias b counts steps of (bias max - bias min) / 2**32 with no zero code: in steps of
     the sums (data step x filter step) it is round_even(float32(b) * bias step / sum step).
