@@ -122,7 +122,13 @@ CASES["Supernode_8x8p32to8"] = (
     [u8(X22, (1, 2, 2, 1)), u8([1, 0, 0, 1], (2, 2, 1, 1)), word(0), word(255), word(0),
      word(255), shape(1, 1, 1, 1), i32(2), word(-2.0**31), word(2.0**31), word(0),
      word(5.5)], Padding.SAME, [5.5, 4, 5, 5.5])
+# depthwise, multiplier 2: pixel 0 sees both taps, pixel 1 only the first (SAME, 1x2 filter)
+CASES["QuantizedDepthwiseConv2d_8x8to32"] = (
+    [u8([1, 2, 3, 4], (1, 1, 2, 2)), u8([1, 10, 3, 30, 2, 20, 4, 40], (1, 2, 2, 2)), word(0),
+     word(255), word(0), word(255), shape(1, 1, 1, 1)], Padding.SAME,
+    [7, 70, 22, 220, 3, 30, 12, 120])
 SHARED = {"QuantizedConv2d_8x8to32_ref": "QuantizedConv2d_8x8to32",
+          "QuantizedDepthwiseConv2d_8x8to32_ref": "QuantizedDepthwiseConv2d_8x8to32",
           "Supernode_8x8p32to8_ref": "Supernode_8x8p32to8",
           "Supernode_8x8p8to8_ref": "Supernode_8x8p8to8",
           "QuantizedMatMul_8x8to32_ref": "QuantizedMatMul_8x8to32",

@@ -92,6 +92,47 @@ CAMPAIGNS["Supernode_8x8p32to8_plain"] = Campaign(_sn32_case, c_op="Supernode_8x
                                                   hs_op="Supernode_8x8p32to8", classify=_sn32_cls)
 
 
+# ---------------------------------------------------------------- QuantizedDepthwiseConv2d
+def _dw_case(rng, i, small=False):
+    """Depthwise convolutions: depth multipliers 1-3, depths not multiples of 32, filters up
+    to 7x7, strides 1-3, every padding mode, ranges with edge cases (zero codes outside
+    0..255 among them); the declared output is the C's size, or smaller now and then."""
+    from campaigns import qrange, u8
+
+    from hexscope.engine.nodes import Padding
+    from hexscope.engine.ops.conv.conv2d import output_window
+    b = int(rng.integers(1, 3))
+    big = 1 if small else 2
+    h, w = int(rng.integers(1, 5 * big + 1)), int(rng.integers(1, 5 * big + 1))
+    c = int(rng.choice([1, 2, 3, 5, 8] if small else [1, 3, 7, 16, 31, 33, 40]))
+    m = int(rng.choice([1, 1, 1, 2, 3]))
+    fh, fw = int(rng.integers(1, 3 * big + 2)), int(rng.integers(1, 3 * big + 2))
+    sh, sw = [(1, 1), (2, 2), (1, 2), (2, 1), (3, 3), (3, 1), (1, 3)][int(rng.integers(0, 7))]
+    pad = ["SAME", "VALID", "SAME", "VALID", "SAME_CAFFE", "NA"][i % 6]
+    x = u8(rng, (b, h, w, c)); f = u8(rng, (fh, fw, c, m))
+    xl, xh, xw = qrange(rng, i); fl, fhh, fwhy = qrange(rng, i // 3 + 5)
+    if rng.random() < 0.3:
+        xl, xh, xw = 0.0, 6.0, "relu6"
+    oh = output_window(h, fh, sh, Padding.parse(pad)).out
+    ow = output_window(w, fw, sw, Padding.parse(pad)).out
+    dm = (b, max(oh, 1), max(ow, 1), c * m)
+    if i % 11 == 5:
+        dm = (1, 1, 1, max(1, (b * oh * ow * c * m) // 2))       # too small: both fail
+    cap = (4 * int(np.prod(dm)) + 127) & ~127       # compute_max_size_with_pad rounds up
+    return Case([T.of(x, "u8"), T.of(f, "u8"), F(xl), F(xh), F(fl), F(fhh),
+                 T.shape_only((1, sh, sw, 1))], [("i32", cap), ("f32", 4), ("f32", 4)], pad,
+                def_max=[dm, (1, 1, 1, 1), (1, 1, 1, 1)],
+                desc=f"x{(b, h, w, c)} f{(fh, fw, c, m)} s{(sh, sw)} {pad} "
+                     f"x[{xl:.6g},{xh:.6g}]({xw}) f[{fl:.6g},{fhh:.6g}]({fwhy})")
+
+
+CAMPAIGNS["QuantizedDepthwiseConv2d_8x8to32"] = Campaign(
+    _dw_case, c_op="QuantizedDepthwiseConv2d_8x8to32_ref", hs_op="QuantizedDepthwiseConv2d_8x8to32")
+CAMPAIGNS["QuantizedDepthwiseConv2d_8x8to32_small"] = Campaign(
+    lambda rng, i: _dw_case(rng, i, small=True), c_op="QuantizedDepthwiseConv2d_8x8to32_ref",
+    hs_op="QuantizedDepthwiseConv2d_8x8to32")
+
+
 def _spec(t: T) -> dict:
     return {"dtype": t.dtype, "shape": list(t.shape),
             "hex": None if t.data is None else t.memory().tobytes().hex()}
