@@ -19,7 +19,7 @@ from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
 from hexscope.engine.prepare.channelscale import FLAT_SUPERNODES, apply_channel_scales
-from hexscope.engine.prepare.supernode import SUPERNODE, WHERE, find_chains
+from hexscope.engine.prepare.supernode import WHERE, find_chains
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,10 +101,10 @@ def _fuse_supernodes(nodes: dict[int, Node], order: list[int], rewrites: list[Re
         nodes[sid] = f.supernode
         for node_id in f.fused:
             del nodes[node_id]
-            rewrites.append(Rewrite(node_id, "fused", f"fused into {SUPERNODE} 0x{sid:x} "
+            rewrites.append(Rewrite(node_id, "fused", f"fused into {f.supernode.op} 0x{sid:x} "
                                     f"({WHERE})", sid))
         rewrites.append(Rewrite(sid, "replaced", f"{' → '.join(f.chain)} becomes one "
-                                f"{SUPERNODE} under this id ({WHERE}); it runs in the "
+                                f"{f.supernode.op} under this id ({WHERE}); it runs in the "
                                 f"convolution's place"))
     # the library's unread -inf (a Relu replaced it) goes with its next dead-node pass
     read = {src for f in fusions for src, _ in f.supernode.inputs}

@@ -1,10 +1,14 @@
 """Prepare's convolution-chain fusion (nnlib ``try_make_supernode_flavored``, prepare.c).
 
 QuantizedConv2d_8x8to32 → QuantizeDownAndShrinkRange_32to8 → QuantizedBiasAdd_8p8to32 →
-QuantizeDownAndShrinkRange_32to8 [→ QuantizedRelu_8 | QuantizedReluX_8], each the unique
-consumer of the one before (:mod:`consumers`), becomes one Supernode_8x8p8to8 under the last
-node's id, output definitions and place of the convolution. Its output range inputs are
-±inf (find it) from a QuantizeDownAndShrinkRange, 0 from a Relu, a ReluX's maximum.
+QuantizeDownAndShrinkRange_32to8 [→ QuantizedRelu_8 | QuantizedReluX_8 | QuantizedClamp_8],
+each the unique consumer of the one before (:mod:`consumers`), becomes one Supernode_8x8p8to8
+under the last node's id, output definitions and place of the convolution; with a 32-bit bias
+(QuantizedConv2d_8x8to32 → QuantizedBiasAdd_32p32to32 → requantize [→ relu]) it becomes a
+Supernode_8x8p32to8. Either requantize may be a Requantize_32to8. The output range inputs
+(``requantize_op_minmax_inputs``, ``extract_min_max_from_relu``) are ±inf (find it) after a
+QuantizeDownAndShrinkRange, a Requantize_32to8's own range inputs, then 0 from a Relu, 0 and
+the maximum from a ReluX, a Clamp's two bounds.
 
 What the library does and this pass follows:
 
@@ -15,8 +19,8 @@ What the library does and this pass follows:
   ``nn_graph_new_internal_node_id`` numbers them, one of each at most (the library caches
   them).
 
-Only the ops of the seed list are matched (Requantize_32to8, Clamp, ChannelScale and the
-depthwise, matmul and 16-bit flavours are not in it).
+The ChannelScale node and the depthwise, matmul and 16-bit flavours are not matched; nor is
+the library's conversion of an 8-bit bias to 32 bits for flavours without an 8-bit form.
 """
 
 from __future__ import annotations
@@ -30,9 +34,12 @@ from hexscope.engine.prepare.consumers import Consumers
 
 CONV = "QuantizedConv2d_8x8to32"
 QDOWN = "QuantizeDownAndShrinkRange_32to8"
+REQUANT = "Requantize_32to8"
 BIASADD = "QuantizedBiasAdd_8p8to32"
-RELUS = ("QuantizedRelu_8", "QuantizedReluX_8")
+BIASADD32 = "QuantizedBiasAdd_32p32to32"
+RELUS = ("QuantizedRelu_8", "QuantizedReluX_8", "QuantizedClamp_8")
 SUPERNODE = "Supernode_8x8p8to8"
+SUPERNODE32 = "Supernode_8x8p32to8"
 FIRST_INTERNAL_ID = 0xFFFFFFFF
 WHERE = "hexagon_nn prepare: try_make_supernode_flavored"
 
@@ -84,23 +91,35 @@ def find_chains(nodes: dict[int, Node], order: list[int]) -> tuple[list[Fusion],
 
 def _match(conv: Node, nodes: dict[int, Node], consumers: Consumers, scalars: _Scalars,
            notes: list[str]) -> Fusion | None:
-    qdown0 = consumers.unique(conv.node_id, (QDOWN,))
-    if qdown0 is None:
+    first = consumers.unique(conv.node_id, (QDOWN, REQUANT, BIASADD32))
+    if first is None:
         return None
-    bias = consumers.unique(qdown0.node_id, (BIASADD,))
-    if bias is None:
-        return None                                  # no bias: the library does not fuse
-    qdown1 = consumers.unique(bias.node_id, (QDOWN,))
+    if first.op == BIASADD32:                    # the 32-bit bias form: no requantize before
+        qdown0, bias, op = None, first, SUPERNODE32
+    else:
+        qdown0, op = first, SUPERNODE
+        bias = consumers.unique(qdown0.node_id, (BIASADD,))
+        if bias is None:
+            return None                              # no bias: the library does not fuse
+    qdown1 = consumers.unique(bias.node_id, (QDOWN, REQUANT))
     if qdown1 is None:
         return None
-    lo, hi = scalars.ref("-inf", -np.inf), scalars.ref("+inf", np.inf)
+    if qdown1.op == REQUANT:                     # requantize_op_minmax_inputs: its range
+        lo, hi = qdown1.inputs[3], qdown1.inputs[4]
+    else:
+        lo, hi = scalars.ref("-inf", -np.inf), scalars.ref("+inf", np.inf)
     relu = consumers.unique(qdown1.node_id, RELUS)
     last = qdown1
-    if relu is not None:
-        lo, last = scalars.ref("0", 0.0), relu
-        if relu.op == "QuantizedReluX_8":
-            hi = relu.inputs[3]
-    chain = tuple(n.op for n in (conv, qdown0, bias, qdown1, *(() if relu is None else (relu,))))
+    if relu is not None:                         # extract_min_max_from_relu
+        last = relu
+        if relu.op == "QuantizedClamp_8":
+            lo, hi = relu.inputs[3], relu.inputs[4]
+        else:
+            lo = scalars.ref("0", 0.0)
+            if relu.op == "QuantizedReluX_8":
+                hi = relu.inputs[3]
+    steps = (conv, qdown0, bias, qdown1, relu)
+    chain = tuple(n.op for n in steps if n is not None)
     if _would_be_superfc(conv, last, nodes):
         notes.append(f"0x{conv.node_id:x}: the chain {' → '.join(chain)} becomes "
                      f"SuperFC_8x8p32to8 on the device (prepare: "
@@ -108,9 +127,10 @@ def _match(conv: Node, nodes: dict[int, Node], consumers: Consumers, scalars: _S
                      "it runs as authored")
         return None
     inputs = (*conv.inputs[:7], bias.inputs[1], bias.inputs[4], bias.inputs[5], lo, hi)
-    supernode = Node(last.node_id, SUPERNODE, inputs=inputs, outputs=last.outputs,
+    supernode = Node(last.node_id, op, inputs=inputs, outputs=last.outputs,
                      padding=conv.padding, label=last.label, position=last.position)
-    fused = tuple(n.node_id for n in (conv, qdown0, bias, qdown1) if n is not last)
+    fused = tuple(n.node_id for n in (conv, qdown0, bias, qdown1)
+                  if n is not None and n is not last)
     return Fusion(supernode, fused, chain)
 
 
