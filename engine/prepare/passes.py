@@ -75,7 +75,8 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
         rewrites.append(Rewrite(node_id, "fused" if fused_into else "removed", why, fused_into))
     order = [i for i in order if i not in removed]
     notes: list[str] = []
-    if fusions and any(nodes[i].op == "QuantizedConv2d_8x8to32" for i in order):
+    if fusions and any(nodes[i].op in ("QuantizedConv2d_8x8to32",
+                                       "QuantizedDepthwiseConv2d_8x8to32") for i in order):
         order, notes = _fuse_supernodes(nodes, order, rewrites)
     if any(nodes[i].op in FLAT_SUPERNODES and len(nodes[i].inputs) > 12 for i in order):
         order, folded = apply_channel_scales(nodes, order)

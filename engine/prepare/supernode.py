@@ -40,6 +40,7 @@ BIASADD32 = "QuantizedBiasAdd_32p32to32"
 RELUS = ("QuantizedRelu_8", "QuantizedReluX_8", "QuantizedClamp_8")
 SUPERNODE = "Supernode_8x8p8to8"
 SUPERNODE32 = "Supernode_8x8p32to8"
+DEPTHWISE = "QuantizedDepthwiseConv2d_8x8to32"
 FIRST_INTERNAL_ID = 0xFFFFFFFF
 WHERE = "hexagon_nn prepare: try_make_supernode_flavored"
 
@@ -81,6 +82,8 @@ def find_chains(nodes: dict[int, Node], order: list[int]) -> tuple[list[Fusion],
     notes: list[str] = []
     for node_id in order:
         conv = nodes[node_id]
+        if conv.op == DEPTHWISE:
+            _note_depthwise(conv, nodes, consumers, scalars, notes)
         if conv.op != CONV:
             continue
         fusion = _match(conv, nodes, consumers, scalars, notes)
@@ -89,15 +92,36 @@ def find_chains(nodes: dict[int, Node], order: list[int]) -> tuple[list[Fusion],
     return fusions, notes, list(scalars.made.values())
 
 
-def _match(conv: Node, nodes: dict[int, Node], consumers: Consumers, scalars: _Scalars,
-           notes: list[str]) -> Fusion | None:
+@dataclass(frozen=True, slots=True)
+class _Chain:
+    """A matched chain: its nodes (None where a step is absent), the output range inputs."""
+
+    steps: tuple[Node | None, ...]      # conv, qdown0, bias add, qdown1, relu
+    lo: tuple[int, int]
+    hi: tuple[int, int]
+
+    @property
+    def bias32(self) -> bool:
+        return self.steps[2] is not None and self.steps[2].op == BIASADD32
+
+    @property
+    def last(self) -> Node:
+        return next(n for n in reversed(self.steps) if n is not None)
+
+    @property
+    def ops(self) -> tuple[str, ...]:
+        return tuple(n.op for n in self.steps if n is not None)
+
+
+def _chain(conv: Node, consumers: Consumers, scalars: _Scalars) -> _Chain | None:
+    """``try_make_supernode_flavored``'s match from ``conv`` on (see the module doc)."""
     first = consumers.unique(conv.node_id, (QDOWN, REQUANT, BIASADD32))
     if first is None:
         return None
     if first.op == BIASADD32:                    # the 32-bit bias form: no requantize before
-        qdown0, bias, op = None, first, SUPERNODE32
+        qdown0, bias = None, first
     else:
-        qdown0, op = first, SUPERNODE
+        qdown0 = first
         bias = consumers.unique(qdown0.node_id, (BIASADD,))
         if bias is None:
             return None                              # no bias: the library does not fuse
@@ -109,17 +133,25 @@ def _match(conv: Node, nodes: dict[int, Node], consumers: Consumers, scalars: _S
     else:
         lo, hi = scalars.ref("-inf", -np.inf), scalars.ref("+inf", np.inf)
     relu = consumers.unique(qdown1.node_id, RELUS)
-    last = qdown1
     if relu is not None:                         # extract_min_max_from_relu
-        last = relu
         if relu.op == "QuantizedClamp_8":
             lo, hi = relu.inputs[3], relu.inputs[4]
         else:
             lo = scalars.ref("0", 0.0)
             if relu.op == "QuantizedReluX_8":
                 hi = relu.inputs[3]
-    steps = (conv, qdown0, bias, qdown1, relu)
-    chain = tuple(n.op for n in steps if n is not None)
+    return _Chain((conv, qdown0, bias, qdown1, relu), lo, hi)
+
+
+def _match(conv: Node, nodes: dict[int, Node], consumers: Consumers, scalars: _Scalars,
+           notes: list[str]) -> Fusion | None:
+    found = _chain(conv, consumers, scalars)
+    if found is None:
+        return None
+    _, qdown0, bias, qdown1, _ = found.steps
+    assert bias is not None and qdown1 is not None      # _chain matched both
+    op = SUPERNODE32 if found.bias32 else SUPERNODE
+    last, lo, hi, chain = found.last, found.lo, found.hi, found.ops
     if _would_be_superfc(conv, last, nodes):
         notes.append(f"0x{conv.node_id:x}: the chain {' → '.join(chain)} becomes "
                      f"SuperFC_8x8p32to8 on the device (prepare: "
@@ -153,3 +185,26 @@ def _would_be_superfc(conv: Node, last: Node, nodes: dict[int, Node]) -> bool:
         return False
     shape = producer.outputs[idx].max_sizes
     return len(shape) >= 3 and shape[1] == fh and shape[2] == fw
+
+
+def _note_depthwise(conv: Node, nodes: dict[int, Node], consumers: Consumers,
+                    scalars: _Scalars, notes: list[str]) -> None:
+    """A depthwise chain that the device's prepare makes a DepthwiseSupernode (its
+    ``dwconv_extrachecks``: const weights and stride, stride width <= 2, multiplier 1,
+    filter height >= 2 and width 3, 5 or 7), which Hexscope does not simulate: noted, and
+    run as authored."""
+    wts, stride = (nodes.get(conv.inputs[k][0]) if len(conv.inputs) > k else None
+                   for k in (1, 6))
+    if wts is None or wts.const is None or stride is None or not stride.is_const \
+            or stride.const is None:
+        return
+    fh, fw, _, mult = wts.const.shape
+    if stride.const.shape[2] > 2 or mult != 1 or fh < 2 or fw not in (3, 5, 7):
+        return
+    found = _chain(conv, consumers, scalars)
+    if found is None:
+        return
+    op = "DepthwiseSupernode_8x8p32to8" if found.bias32 else "DepthwiseSupernode_8x8p8to8"
+    notes.append(f"0x{conv.node_id:x}: the chain {' → '.join(found.ops)} becomes {op} on "
+                 "the device (prepare: try_make_supernode_flavored), then its d32 form, which "
+                 "Hexscope does not simulate; it runs as authored")

@@ -126,3 +126,18 @@ def test_a_requantize_gives_its_range_and_a_relu_its_zero():
     sn = p.nodes[0x24]
     assert float(p.nodes[sn.inputs[10][0]].const.array.reshape(-1)[0]) == 0.0
     assert sn.inputs[11] == (0x17, 0)
+
+
+def test_a_depthwise_chain_is_noted_as_a_depthwise_supernode_and_runs_as_authored():
+    g = _bias32_chain(tail="QuantizedRelu_8")
+    conv = g.node(0x20)
+    g.append_const_node(0x1A, np.full((3, 3, 3, 1), 130, np.uint8))
+    g.replace_node(conv.with_(op="QuantizedDepthwiseConv2d_8x8to32",
+                              inputs=(conv.inputs[0], (0x1A, 0), *conv.inputs[2:])))
+    p = prepare(g)
+    assert p.nodes[0x20].op == "QuantizedDepthwiseConv2d_8x8to32" and 0x24 in p.plan
+    assert any(n.startswith("0x20:") and "DepthwiseSupernode_8x8p32to8" in n for n in p.notes)
+    # a 1x1 filter with multiplier 16 is not one dwconv_extrachecks accepts: no note
+    g2 = _bias32_chain(tail="QuantizedRelu_8")
+    g2.replace_node(g2.node(0x20).with_(op="QuantizedDepthwiseConv2d_8x8to32"))
+    assert not prepare(g2).notes
