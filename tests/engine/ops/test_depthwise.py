@@ -163,3 +163,30 @@ def test_the_float_reference_is_the_real_depthwise_sum():
     y, _, _ = depthwise_reference(ctx, _u8(x), _u8(w), _w(0), _w(255), _w(0), _w(255),
                                   Tensor.shape_only((1, 1, 1, 1)))
     assert np.asarray(y).reshape(-1).tolist() == [7, 70, 22, 220, 3, 30, 12, 120]
+
+
+def test_a_delegate_depthwise_supernode_validates_and_stops_the_simulator_by_name():
+    # what TFLite's delegate emits for DEPTHWISE_CONV_2D (13 inputs with the channel scales)
+    from hexscope.engine import Graph, Session
+    from hexscope.engine.errors import NodeError
+    from hexscope.engine.validate import validate
+
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=[OutputDef((1, 4, 4, 3), 1)])
+    for nid, v in ((0x11, 0.0), (0x12, 6.0), (0x13, -1.0), (0x14, 1.0), (0x17, -np.inf),
+                   (0x18, np.inf)):
+        g.append_const_node(nid, np.array([v], np.float32))
+    g.append_const_node(0x15, np.full((3, 3, 3, 1), 130, np.uint8))
+    g.append_const_node(0x16, None, shape=(1, 1, 1, 1))
+    g.append_const_node(0x19, np.zeros((1, 1, 1, 3), np.int32))
+    g.append_const_node(0x1A, np.ones((1, 1, 1, 3), np.float32))
+    g.append_node(0x20, "DepthwiseSupernode_8x8p32to8",
+                  inputs=[(0x10, 0), (0x15, 0), (0x11, 0), (0x12, 0), (0x13, 0), (0x14, 0),
+                          (0x16, 0), (0x19, 0), (0x13, 0), (0x14, 0), (0x17, 0), (0x18, 0),
+                          (0x1A, 0)],
+                  outputs=[OutputDef((1, 4, 4, 3), 1), OutputDef(), OutputDef()],
+                  padding="SAME")
+    g.append_node(0x30, "OUTPUT", inputs=[(0x20, 0)])
+    assert not [i for i in validate(g) if i.severity.name == "ERROR"]
+    with pytest.raises(NodeError, match="DepthwiseSupernode_8x8p32to8 is not simulated"):
+        Session(g).execute([np.zeros((1, 4, 4, 3), np.uint8)])
