@@ -3,6 +3,7 @@ compiled kernels they call live apart in :mod:`kernels` and declare none."""
 
 # importing a family module registers its ops
 import hexscope.engine.ops.conv.conv2d
+import hexscope.engine.ops.conv.fully_connected
 import hexscope.engine.ops.conv.matmul
 import hexscope.engine.ops.conv.supernode
 import hexscope.engine.ops.d32.arith
@@ -20,6 +21,7 @@ import hexscope.engine.ops.plumbing.state
 import hexscope.engine.ops.pooling.pool
 import hexscope.engine.ops.quant.quantize
 import hexscope.engine.ops.quant.requantize
+import hexscope.engine.ops.quant.requantize_fixed
 import hexscope.engine.ops.shape.concat
 import hexscope.engine.ops.shape.flatten
 import hexscope.engine.ops.shape.gather  # noqa: F401

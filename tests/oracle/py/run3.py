@@ -16,6 +16,7 @@ import time
 import traceback
 
 import campaigns
+import campaigns_fc  # noqa: F401 (issue 25: FULLY_CONNECTED chain, ...)
 import campaigns_sn  # noqa: F401 (Supernode campaigns)
 import hs
 import hs_exec
