@@ -15,6 +15,8 @@ import hexscope.engine.ops.debug.close_d32
 import hexscope.engine.ops.debug.pprint
 import hexscope.engine.ops.elementwise.activation
 import hexscope.engine.ops.elementwise.arith
+import hexscope.engine.ops.elementwise.delegate_only
+import hexscope.engine.ops.elementwise.mul_wide
 import hexscope.engine.ops.floating.ops
 import hexscope.engine.ops.plumbing.io
 import hexscope.engine.ops.plumbing.state
@@ -24,7 +26,8 @@ import hexscope.engine.ops.quant.requantize
 import hexscope.engine.ops.quant.requantize_fixed
 import hexscope.engine.ops.shape.concat
 import hexscope.engine.ops.shape.flatten
-import hexscope.engine.ops.shape.gather  # noqa: F401
+import hexscope.engine.ops.shape.gather
+import hexscope.engine.ops.shape.space_batch  # noqa: F401
 from hexscope.engine.ops.registry import REGISTRY, Category, OpRegistry, OpSpec, Port, Repeat, op
 
 __all__ = ["REGISTRY", "Category", "OpRegistry", "OpSpec", "Port", "Repeat", "op"]

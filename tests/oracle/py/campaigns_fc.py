@@ -33,6 +33,22 @@ def _i32(rng, shape, i):
     return np.clip(x, -2 ** 31, 2 ** 31 - 1).astype(np.int32)
 
 
+# ---------------------------------------------------------------- shared filter
+def nan_payload_filter(case, c, h, diffs):
+    """A range output that is NaN on both sides differs only in its NaN bits (x86's default
+    NaN in C, numpy's here; the DSP's is a third, all ones): explained, not a difference."""
+    keep = []
+    for d in diffs:
+        if " data: " in d and d.startswith("out") and not d.startswith("out0"):
+            k = int(d[3])
+            cv, hv = c.outs[k].logical().ravel(), h.outs[k].logical().ravel()
+            if np.isnan(cv).all() and np.isnan(hv).all():
+                continue
+        keep.append(d)
+    return keep
+
+
+
 # ---------------------------------------------------------------- Requantize_32to8
 def _rq32_case(rng, i):
     n_kind = i % 3
@@ -151,20 +167,88 @@ CAMPAIGNS["SuperFC_8x8p32to8"] = Campaign(_superfc_case, c_op="SuperFC_8x8p32to8
 CAMPAIGNS["SuperFC_8x8p32to8_ref"] = Campaign(_superfc_case)
 
 
-# ---------------------------------------------------------------- shared filter
-def nan_payload_filter(case, c, h, diffs):
-    """A range output that is NaN on both sides differs only in its NaN bits (x86's default
-    NaN in C, numpy's here; the DSP's is a third, all ones): explained, not a difference."""
-    keep = []
-    for d in diffs:
-        if " data: " in d and d.startswith("out") and not d.startswith("out0"):
-            k = int(d[3])
-            cv, hv = c.outs[k].logical().ravel(), h.outs[k].logical().ravel()
-            if np.isnan(cv).all() and np.isnan(hv).all():
-                continue
-        keep.append(d)
-    return keep
-
-
 for _n in ("SuperFC_8x8p32to8", "SuperFC_8x8p32to8_ref"):
     CAMPAIGNS[_n].filter = nan_payload_filter
+
+
+# ---------------------------------------------------------------- QuantizedMul_8x8to32
+def _mul832_case(rng, i):
+    shape = rand_shape(rng, maxh=5, maxw=6, maxd=37)
+    k = i % 5
+    if k == 0:
+        bshape = shape
+    elif k == 1:
+        bshape = (1, 1, 1, 1)
+    elif k == 2:
+        bshape = (1, 1, 1, shape[3])
+    elif k == 3:
+        bshape = tuple(d if rng.random() < 0.5 else 1 for d in shape)
+    else:                   # incompatible unless equal
+        bshape = rand_shape(rng, maxh=3, maxw=3, maxd=5)
+    a, b = u8(rng, shape), u8(rng, bshape)
+    if i % 2:
+        a, b = b, a
+    al, ah, aw = qrange(rng, i)
+    bl, bh, bw = qrange(rng, i // 2 + 3)
+    n = int(np.prod(np.maximum(np.array(a.shape), np.array(b.shape))))
+    return Case([T.of(a, "u8"), T.of(b, "u8"), F(al), F(ah), F(bl), F(bh)],
+                [("i32", 4 * n + 128), ("f32", 4), ("f32", 4)],
+                desc=f"a{a.shape} b{b.shape} a[{al:.6g},{ah:.6g}]({aw}) b[{bl:.6g},{bh:.6g}]({bw})")
+
+
+# the plain op's HVX loops are not run by the oracle: both names compare with the _ref's C
+CAMPAIGNS["QuantizedMul_8x8to32"] = Campaign(_mul832_case, c_op="QuantizedMul_8x8to32_ref",
+                                             filter=nan_payload_filter)
+CAMPAIGNS["QuantizedMul_8x8to32_ref"] = Campaign(_mul832_case, filter=nan_payload_filter)
+
+
+# ---------------------------------------------------------------- SpaceToBatchND_8 / BatchToSpaceND_8
+def _bs_geometry(rng, i):
+    n = 2 if i % 4 else 1
+    s = [int(v) for v in rng.integers(1, 4, size=n)]
+    p = [int(v) for v in rng.integers(0, 4, size=2 * n)]
+    if i % 7 == 0:
+        p = [0] * (2 * n)                     # the transpose path
+    return n, s, p
+
+
+def _s2b_case(rng, i):
+    n, s, p = _bs_geometry(rng, i)
+    sh, sw = (s[0], s[1]) if n == 2 else (s[0], 1)
+    b, h, w, d = rand_shape(rng, maxh=9, maxw=9, maxd=37)
+    if i % 5:                                 # make the padded size divisible, mostly
+        h = max(1, h + (-(h + p[0] + p[1]) % sh))
+        if n == 2:
+            w = max(1, w + (-(w + p[2] + p[3]) % sw))
+        if (h + p[0] + p[1]) % sh or (n == 2 and (w + p[2] + p[3]) % sw):
+            h += 0
+    if i % 11 == 3:
+        p[0] = -1                             # a negative pad crops
+    x = u8(rng, (b, h, w, d))
+    xl, xh, xw = qrange(rng, i)
+    hp, wp = h + p[0] + p[1], w + (p[2] + p[3] if n == 2 else 0)
+    cap = max(1, b * sh * sw * (hp // sh + 1) * (wp // sw + 1) * d) + 128
+    return Case([T.of(x, "u8"), T.of(np.array(s, np.int32).reshape(1, 1, 1, n), "i32"),
+                 T.of(np.array(p, np.int32).reshape(1, 1, n, 2), "i32"), F(xl), F(xh)],
+                [("u8", cap), ("f32", 4), ("f32", 4)],
+                desc=f"x{(b, h, w, d)} block {s} pad {p} x[{xl:.6g},{xh:.6g}]({xw})")
+
+
+def _b2s_case(rng, i):
+    n, s, p = _bs_geometry(rng, i)
+    sh, sw = (s[0], s[1]) if n == 2 else (s[0], 1)
+    ob, h, w, d = rand_shape(rng, maxh=6, maxw=6, maxd=37)
+    b = ob * sh * sw + (1 if i % 13 == 5 else 0)      # sometimes not divisible
+    ph, pw = p[0] + p[1], (p[2] + p[3] if n == 2 else 0)
+    h, w = max(h, (ph + sh - 1) // sh), max(w, (pw + sw - 1) // sw)
+    x = u8(rng, (b, h, w, d))
+    xl, xh, xw = qrange(rng, i)
+    cap = max(1, ob * (sh * h) * (sw * w) * d) + 128
+    return Case([T.of(x, "u8"), T.of(np.array(s, np.int32).reshape(1, 1, 1, n), "i32"),
+                 T.of(np.array(p, np.int32).reshape(1, 1, n, 2), "i32"), F(xl), F(xh)],
+                [("u8", cap), ("f32", 4), ("f32", 4)],
+                desc=f"x{(b, h, w, d)} block {s} crop {p} x[{xl:.6g},{xh:.6g}]({xw})")
+
+
+CAMPAIGNS["SpaceToBatchND_8"] = Campaign(_s2b_case)
+CAMPAIGNS["BatchToSpaceND_8"] = Campaign(_b2s_case)
