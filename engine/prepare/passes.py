@@ -2,8 +2,9 @@
 
 * Quantize fed by Min_f (input 1) and Max_f (input 2) becomes AutoQuantize under the same id;
 * dead nodes (no consumer, not retained) are removed, whole chains at once;
-* the convolution chains become Supernodes (:mod:`supernode`), unless ``fusions`` is off (run
-  the graph as authored);
+* the convolution chains become Supernodes (:mod:`supernode`), and the fully-connected
+  chains SuperFC_8x8p32to8 (:mod:`superfc`), unless ``fusions`` is off (run the graph as
+  authored);
 * Consts move to the front, keeping the relative order of the rest.
 
 The d32 conversions of the library only change layouts and are not modelled.
@@ -17,6 +18,7 @@ from functools import cached_property
 from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
+from hexscope.engine.prepare.superfc import MATMUL, fuse_superfc
 from hexscope.engine.prepare.supernode import SUPERNODE, WHERE, find_chains
 
 
@@ -75,6 +77,10 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
     notes: list[str] = []
     if fusions and any(nodes[i].op == "QuantizedConv2d_8x8to32" for i in order):
         order, notes = _fuse_supernodes(nodes, order, rewrites)
+    if fusions and any(nodes[i].op == MATMUL for i in order):     # the delegate's FC chain
+        order, done, fc_notes = fuse_superfc(nodes, order)
+        rewrites += [Rewrite(*r) for r in done]
+        notes += fc_notes
     consts = [i for i in order if nodes[i].is_const]
     rest = [i for i in order if not nodes[i].is_const]
     kept = {i: nodes[i] for i in consts + rest}

@@ -60,10 +60,9 @@ def _requantize_32to8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tenso
     Errors: none beyond arity and types (nnlib checks only the output capacity).
     """
     codes = x.array
-    level = f32(f32(f32(scalar_f(x_max)) - f32(scalar_f(x_min))) * f32(2.0 ** -32))
-    mn, mx = adjust_range(scalar_f(out_min), scalar_f(out_max))
-    mn, mx = f32(mn), f32(mx)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):     # inf/NaN ranges follow the C's float arithmetic
+        level = f32(f32(f32(scalar_f(x_max)) - f32(scalar_f(x_min))) * f32(2.0 ** -32))
+        mn, mx = (f32(v) for v in adjust_range(scalar_f(out_min), scalar_f(out_max)))
         y = requantize_i32_to_u8(codes, level, mn, mx, bounds=code_bounds(codes))
     w_min, w_max = range_words(mn, mx)
     return fresh(np.asarray(y).astype(np.uint8, copy=False).reshape(x.shape)), \
@@ -156,7 +155,8 @@ def requantize_8to8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
     compared to in range").
     """
     o_min, o_max = f32(scalar_f(out_min)), f32(scalar_f(out_max))
-    a_min, a_max = adjust_range(o_min, o_max)
+    with np.errstate(all="ignore"):
+        a_min, a_max = adjust_range(o_min, o_max)
     if f32(a_min) != o_min or f32(a_max) != o_max:
         raise KernelError(f"Requantize_8to8: the output range ({o_min:g}, {o_max:g}) does not "
                           f"give an integer zero code; use ({a_min:.9g}, {a_max:.9g})")

@@ -11,10 +11,26 @@ Hexscope agree byte for byte (and those where both fail) as compact JSON.
 from __future__ import annotations
 
 import numpy as np
-from campaigns import CAMPAIGNS, Campaign, Case, F, qrange, rand_shape, u8
+from campaigns import CAMPAIGNS, Campaign, Case, F, qrange, u8
+from campaigns import rand_shape as _rand_shape
 from common import T
 
 f32 = np.float32
+
+#: Set by export_fc.py: smaller tensors (same kinds of case) so the golden files stay small.
+SMALL = False
+
+
+def rand_shape(rng, maxb=2, maxh=9, maxw=9, maxd=40):
+    """campaigns.rand_shape, shrunk when SMALL: h, w <= 3 and mostly shallow depths (a
+    quarter of the cases still cross 32)."""
+    if not SMALL:
+        return _rand_shape(rng, maxb, maxh, maxw, maxd)
+    if rng.random() < 0.25 and maxd > 31:      # deep: one small image
+        return (1, int(rng.integers(1, 3)), int(rng.integers(1, 3)),
+                int(rng.integers(31, maxd + 1)))
+    return (int(rng.integers(1, maxb + 1)), int(rng.integers(1, min(maxh, 3) + 1)),
+            int(rng.integers(1, min(maxw, 3) + 1)), int(rng.integers(1, min(maxd, 9) + 1)))
 
 
 def _i32(rng, shape, i):
@@ -126,8 +142,11 @@ CAMPAIGNS["QuantizedBiasAdd_32p32to32_ref"] = Campaign(_bias32_case)
 INF = float("inf")
 
 
-def _superfc_case(rng, i):
-    rows, din, dout = int(rng.integers(1, 9)), int(rng.integers(1, 70)), int(rng.integers(1, 45))
+def _superfc_case(rng, i, small=False):
+    if small:     # for the golden file: the same kinds of case, smaller matrices
+        rows, din, dout = int(rng.integers(1, 4)), int(rng.integers(1, 20)), int(rng.integers(1, 11))
+    else:
+        rows, din, dout = int(rng.integers(1, 9)), int(rng.integers(1, 70)), int(rng.integers(1, 45))
     k = i % 4
     if k == 0:
         xshape, fshape = (1, 1, rows, din), (1, 1, din, dout)
@@ -165,6 +184,8 @@ def _superfc_case(rng, i):
 
 CAMPAIGNS["SuperFC_8x8p32to8"] = Campaign(_superfc_case, c_op="SuperFC_8x8p32to8_ref")
 CAMPAIGNS["SuperFC_8x8p32to8_ref"] = Campaign(_superfc_case)
+CAMPAIGNS["SuperFC_small"] = Campaign(lambda r, i: _superfc_case(r, i, small=True),
+                                      c_op="SuperFC_8x8p32to8_ref", hs_op="SuperFC_8x8p32to8_ref")
 
 
 for _n in ("SuperFC_8x8p32to8", "SuperFC_8x8p32to8_ref"):
@@ -243,7 +264,7 @@ def _b2s_case(rng, i):
     h, w = max(h, (ph + sh - 1) // sh), max(w, (pw + sw - 1) // sw)
     x = u8(rng, (b, h, w, d))
     xl, xh, xw = qrange(rng, i)
-    cap = max(1, ob * (sh * h) * (sw * w) * d) + 128
+    cap = max(1, (b // (sh * sw)) * (sh * h) * (sw * w) * d) + 128
     return Case([T.of(x, "u8"), T.of(np.array(s, np.int32).reshape(1, 1, 1, n), "i32"),
                  T.of(np.array(p, np.int32).reshape(1, 1, n, 2), "i32"), F(xl), F(xh)],
                 [("u8", cap), ("f32", 4), ("f32", 4)],
