@@ -81,8 +81,19 @@ def _rq32_case(rng, i):
                 desc=f"x{shape} in[{xl:.6g},{xh:.6g}]({xw}) out[{ol:.6g},{oh:.6g}]({ow})")
 
 
-CAMPAIGNS["Requantize_32to8"] = Campaign(_rq32_case)
-CAMPAIGNS["Requantize_32to8_ref"] = Campaign(_rq32_case)
+def _rq32_classify(case, c, h, diffs):
+    """The scalar twin truncates the 64-bit rounded product to int32 (quantize.c
+    scalar_requantize_i32_to_qu8: ``int32_t scaled = Q6_P_asrrnd_PI(p,31)``): with a gain
+    code of INT32_MIN (an infinite gain: empty output range, max < min input range) and a
+    code of INT32_MIN the product 2**62 wraps; the HVX path Hexscope models saturates."""
+    x = case.inputs[0].data
+    if (x == -2 ** 31).any() and float(case.inputs[2].data.ravel()[0]) < float(case.inputs[1].data.ravel()[0]):
+        return "explained: INT32_MIN x INT32_MIN gain wraps in nnlib's scalar twin (HVX saturates)"
+    return diffs[0].split(":")[0]
+
+
+CAMPAIGNS["Requantize_32to8"] = Campaign(_rq32_case, classify=_rq32_classify)
+CAMPAIGNS["Requantize_32to8_ref"] = Campaign(_rq32_case, classify=_rq32_classify)
 
 
 # ---------------------------------------------------------------- Requantize_8to8
