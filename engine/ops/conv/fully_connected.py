@@ -125,6 +125,11 @@ def superfc_8x8p32to8(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor
     Each code is sat_u8(int32((int64(sum + add) * s31 + 2^30) >> 31)) with
     add = fast_roundf(-min / step), s31 = fast_roundf(f32(step / div255(max - min)) * 2^31).
 
+    Two C facts kept: when the output step is finer than the sums' step the 31-bit gain
+    saturates at 2^31 - 1 (a gain of 1, codes not stretched); the weights' zero code is rule
+    ZB, which can differ by one from the MatMul's rule ZA (127 vs 128 on [-1, 1]), so the
+    fused graph can differ from the authored chain, as on the device.
+
     Fidelity: byte-exact with nnlib's ``SuperFC_8x8p32to8_ref``. The plain op's HVX body
     (d32 tiles, a range found by retries) is not modelled: Hexscope runs the ``_ref``
     arithmetic for both names, so a fixed output range gives the same codes as the device

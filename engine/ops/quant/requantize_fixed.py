@@ -138,8 +138,7 @@ def requantize_8to8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
     gain = f32(f32(x_max - x_min) / f32(out_max - out_min)); in_offset =
     sat_u8(roundf_i32(-255 * x_min / in_range)) and out_offset likewise; each code becomes
     sat_u8(out_offset + gain * (x - in_offset)) in the 16-bit fixed point of
-    ``nn_requantize_qu8_to_qu8_hvx`` (see :func:`requantize_u8_lanes`). Outputs 1 and 2 are
-    the given range.
+    ``nn_requantize_qu8_to_qu8_hvx`` (see :func:`requantize_u8_lanes`).
 
     Fidelity: nnlib has only the HVX body (no ``_ref``, no scalar twin). The oracle runs
     nnlib's op with that function replaced by a lane-by-lane C emulation of its HVX
