@@ -240,3 +240,24 @@ def test_hardswish_on_hand_computed_codes():
                     w(-10), w(245), w(-1), w(254))
     assert flat(y) == [1, 1, 1, 2, 3, 4, 101]
     assert (float(mn.ravel()[0]), float(mx.ravel()[0])) == (-1.0, 254.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-2**31, 2**31 - 1), min_size=1, max_size=12), st.data())
+def test_biasadd32_with_a_zero_bias_is_the_identity(codes, data):
+    bias = [0] * len(codes)
+    lo = data.draw(st.floats(-100, -0.015625, width=32))
+    y, mn, mx = run("QuantizedBiasAdd_32p32to32", t(codes, DType.QINT32),
+                    t(bias, DType.QINT32), w(lo), w(-lo), w(-1), w(1))
+    assert flat(y) == codes and float(mn.ravel()[0]) == np.float32(lo)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 255), min_size=1, max_size=12), st.integers(0, 255),
+       st.floats(-10, -0.125, width=32), st.floats(0.125, 10, width=32))
+def test_mul_8x8to32_is_commutative_with_its_ranges(codes, b, lo, hi):
+    one = run("QuantizedMul_8x8to32", t(codes, DType.QUINT8), t([b], DType.QUINT8),
+              w(lo), w(hi), w(0), w(255))
+    two = run("QuantizedMul_8x8to32", t([b], DType.QUINT8), t(codes, DType.QUINT8),
+              w(0), w(255), w(lo), w(hi))
+    assert all(np.array_equal(p, q) for p, q in zip(one, two, strict=True))
