@@ -154,6 +154,47 @@ MOVERS = {"Convert_to_d32": lambda: [u8([7, 9], (1, 1, 2, 1))],
           "FillPadding_8_d32": lambda: [d32([7, 9], (1, 1, 2, 1)), i32(1), i32(1)]}
 
 
+def q32(codes: list) -> Tensor:
+    return Tensor.from_array(np.array(codes, np.int32).reshape(1, 1, 1, -1), DType.QINT32)
+
+
+def i32s(values: list, dims: tuple[int, ...]) -> Tensor:
+    return Tensor.from_array(np.array(values, np.int32).reshape(dims), DType.INT32)
+
+
+# issue 25 (fc25): qint32 2**30 in [-2, 2] is 1.0, 2**29 is 0.5
+CASES.update({
+    "QuantizedBiasAdd_32p32to32": ([q32([2**30]), q32([2**29]), word(-2), word(2), word(-2),
+                                    word(2)], Padding.NA, [1.5]),
+    "Requantize_32to8": ([q32([2**30]), word(-2), word(2), word(0), word(0.5)], Padding.NA,
+                         [0.5]),          # clamped to the requested range
+    "Requantize_8to8": (q([0, 255], rng=(-1, 1)) + [word(-0.5), word(0.5)], Padding.NA,
+                        [-0.5, 0.5]),
+    # [1, 2] x [[3], [4]] + 0 = 11
+    "SuperFC_8x8p32to8": ([u8([1, 2]), u8([3, 4], (1, 1, 2, 1)), word(0), word(255), word(0),
+                           word(255), q32([0]), word(-1), word(1), word(0), word(255)],
+                          Padding.NA, [11.0]),
+    "QuantizedMul_8x8to32": ([u8([3]), u8([255]), word(0), word(255), word(0), word(-2)],
+                             Padding.NA, [-6.0]),
+    "SpaceToBatchND_8": (q([1, 2, 3, 4], (1, 2, 2, 1))[:1] + [i32s([2, 2], (1, 1, 1, 2)),
+                         i32s([0, 0, 0, 0], (1, 1, 2, 2)), word(0), word(255)], Padding.NA,
+                         [1.0, 2.0, 3.0, 4.0]),
+    "BatchToSpaceND_8": ([u8([1, 2, 3, 4], (4, 1, 1, 1)), i32s([2, 2], (1, 1, 1, 2)),
+                          i32s([0, 0, 0, 0], (1, 1, 2, 2)), word(0), word(255)], Padding.NA,
+                         [1.0, 2.0, 3.0, 4.0]),
+    "Quantized_CastInt8ToUInt8": ([Tensor.from_array(np.array([-128, 127], np.int8).reshape(
+        1, 1, 1, 2), DType.QINT8), word(-1), word(1)], Padding.NA, [-1.0, 1.0]),
+    "Quantized_CastUInt8ToInt8": (q([0, 255], rng=(-1, 1)), Padding.NA, [-1.0, 1.0]),
+    # reals -3 and 3: hard swish 0 and 3, inside the output range [-1, 4]
+    "QuantizedHardSwish_8": (q([0, 255], rng=(-3, 3)) + [word(-1), word(4)], Padding.NA,
+                             [0.0, 3.0]),
+})
+SHARED.update({"QuantizedBiasAdd_32p32to32_ref": "QuantizedBiasAdd_32p32to32",
+               "Requantize_32to8_ref": "Requantize_32to8",
+               "SuperFC_8x8p32to8_ref": "SuperFC_8x8p32to8",
+               "QuantizedMul_8x8to32_ref": "QuantizedMul_8x8to32"})
+
+
 @pytest.mark.parametrize("spec", REGISTRY.specs(), ids=lambda s: s.name)
 def test_every_op_declares_a_reference_or_why_not(spec):
     ref = spec.reference

@@ -17,6 +17,7 @@ import traceback
 
 import campaigns
 import campaigns_conv25  # noqa: F401 (convolution family, issue 25)
+import campaigns_fc  # noqa: F401 (issue 25: FULLY_CONNECTED chain, ...)
 import campaigns_sn  # noqa: F401 (Supernode campaigns)
 import hs
 import hs_exec
