@@ -20,9 +20,16 @@ import hexscope.engine.ops.plumbing.state
 import hexscope.engine.ops.pooling.pool
 import hexscope.engine.ops.quant.quantize
 import hexscope.engine.ops.quant.requantize
+import hexscope.engine.ops.resize.nearest
 import hexscope.engine.ops.shape.concat
+import hexscope.engine.ops.shape.depthspace
 import hexscope.engine.ops.shape.flatten
-import hexscope.engine.ops.shape.gather  # noqa: F401
+import hexscope.engine.ops.shape.gather
+import hexscope.engine.ops.shape.pack
+import hexscope.engine.ops.shape.pad
+import hexscope.engine.ops.shape.reshape
+import hexscope.engine.ops.shape.slice
+import hexscope.engine.ops.shape.strided_slice  # noqa: F401
 from hexscope.engine.ops.registry import REGISTRY, Category, OpRegistry, OpSpec, Port, Repeat, op
 
 __all__ = ["REGISTRY", "Category", "OpRegistry", "OpSpec", "Port", "Repeat", "op"]

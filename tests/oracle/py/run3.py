@@ -16,6 +16,7 @@ import time
 import traceback
 
 import campaigns
+import campaigns_ops26b  # noqa: F401 (issue 26 shape and resize ops)
 import campaigns_sn  # noqa: F401 (Supernode campaigns)
 import hs
 import hs_exec
