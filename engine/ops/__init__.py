@@ -20,6 +20,7 @@ import hexscope.engine.ops.plumbing.state
 import hexscope.engine.ops.pooling.pool
 import hexscope.engine.ops.quant.quantize
 import hexscope.engine.ops.quant.requantize
+import hexscope.engine.ops.resize.bilinear
 import hexscope.engine.ops.resize.nearest
 import hexscope.engine.ops.shape.concat
 import hexscope.engine.ops.shape.depthspace

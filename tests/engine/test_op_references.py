@@ -138,6 +138,10 @@ CASES.update({
     "ResizeNearestNeighbor_8": ([u8([1, 2], (1, 1, 2, 1)),
                                  Tensor.from_array(np.array([1, 4], np.int32)), word(0),
                                  word(255)], Padding.NA, [1, 1, 2, 2]),
+    # positions 0, 0.5, 1, 1.5 between columns 0 and 100 (the last capped at column 1)
+    "QuantizedResizeBilinear_8": ([u8([0, 100], (1, 1, 2, 1)),
+                                   Tensor.from_array(np.array([1, 4], np.int32)), word(0),
+                                   word(255)], Padding.NA, [0, 50, 100, 100]),
 })
 SHARED = {"QuantizedConv2d_8x8to32_ref": "QuantizedConv2d_8x8to32",
           "Supernode_8x8p8to8_ref": "Supernode_8x8p8to8",

@@ -234,6 +234,17 @@ def test_resize_nearest_truncates_or_rounds_with_align_corners():
     assert y.reshape(2, 5)[0].tolist() == [10, 20, 20, 30, 30]    # round(i * 0.5), half up
 
 
+def test_resize_bilinear_blends_in_float32_and_rounds_half_up():
+    x = u8([0, 100, 255, 1], (1, 2, 2, 1))
+    (y, _, _), _ = run("QuantizedResizeBilinear_8", x, i32([2, 4]), *RANGE)
+    # columns at 0, 0.5, 1, 1.5 (the last two capped at column 1); rows 0 and 1
+    assert y.reshape(2, 4).tolist() == [[0, 50, 100, 100], [255, 128, 1, 1]]
+    (y, _, _), _ = run("QuantizedResizeBilinear_8", x, i32([2, 2]), *RANGE)   # same size: copy
+    assert y.reshape(-1).tolist() == [0, 100, 255, 1]
+    with pytest.raises(KernelError, match="divide by zero"):
+        run("QuantizedResizeBilinear_8", x, i32([1, 3]), *RANGE, i32([1]))
+
+
 # -- through a session: errors name the node ------------------------------------------------
 def test_an_uneven_split_stops_the_run_naming_the_node():
     g = Graph()

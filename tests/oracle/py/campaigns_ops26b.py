@@ -367,3 +367,37 @@ CAMPAIGNS["ResizeNearestNeighbor_8"] = Campaign(_near_case)
 OPS = ["QuantizedPad_8", "MirrorPad_8", "Reshape", "Transpose_8", "QuantizedSplit_8",
        "QuantizedSlice_8", "QuantizedStridedSlice_8", "QuantizedPack_8", "SpaceToDepth_8",
        "DepthToSpace_8", "ResizeNearestNeighbor_8"]
+
+
+# ---------------------------------------------------------------- QuantizedResizeBilinear_8
+def _bilin_case(rng, i):
+    s = _shape(rng, maxb=2, maxh=9, maxw=9, maxd=7)
+    k = i % 8
+    if k == 0:
+        nh, nw = 2 * s[1] + int(rng.integers(0, 2)), 2 * s[2]
+    elif k == 1:
+        nh, nw = s[1], s[2]
+    elif k == 2:
+        nh, nw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    elif k == 3:
+        nh, nw = 3 * s[1], 3 * s[2]
+    else:
+        nh, nw = int(rng.integers(1, 20)), int(rng.integers(1, 20))
+    lo, hi, _ = _range(rng, i)
+    ins = [T.of(u8(rng, s), "u8"), _i32([nh, nw]), F(lo), F(hi)]
+    align = None
+    if i % 3:
+        align = int(rng.choice([0, 1, 1, 5]))
+        ins.append(T.i(align))
+    outs, dm = _outs(rng, i, max(1, s[0] * nh * nw * s[3]))
+    return Case(ins, outs, def_max=dm, desc=f"x{s} -> {nh}x{nw} align {align}")
+
+
+def _bilin_cls(case, c, h, diffs):
+    if c.ok and not h.ok and "divide by zero" in h.error:
+        return "align_corners to a size of 1: C divides by zero and reads before its input; Hexscope fails"
+    return diffs[0].split(":")[0]
+
+
+CAMPAIGNS["QuantizedResizeBilinear_8"] = Campaign(_bilin_case, classify=_bilin_cls)
+OPS.append("QuantizedResizeBilinear_8")
