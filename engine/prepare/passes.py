@@ -6,7 +6,8 @@
   the graph as authored);
 * Consts move to the front, keeping the relative order of the rest.
 
-The d32 conversions of the library only change layouts and are not modelled.
+The d32 conversions of the library only change layouts and are not modelled; the shape
+and resize ops it would move to d32 get a note (:mod:`d32_shape`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from functools import cached_property
 from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
+from hexscope.engine.prepare.d32_shape import RULES as D32_RULES
+from hexscope.engine.prepare.d32_shape import d32_notes
 from hexscope.engine.prepare.supernode import SUPERNODE, WHERE, find_chains
 
 
@@ -75,6 +78,8 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
     notes: list[str] = []
     if fusions and any(nodes[i].op == "QuantizedConv2d_8x8to32" for i in order):
         order, notes = _fuse_supernodes(nodes, order, rewrites)
+    if any(nodes[i].op in D32_RULES for i in order):
+        notes += d32_notes(nodes, order)
     consts = [i for i in order if nodes[i].is_const]
     rest = [i for i in order if not nodes[i].is_const]
     kept = {i: nodes[i] for i in consts + rest}

@@ -80,9 +80,12 @@ def strided_plan(shape: Shape, start: Tensor, stop: Tensor, step: Tensor,
 
 
 def strided_array(x: np.ndarray, plan: StridedPlan) -> np.ndarray:
-    index = [np.arange(c) * s + a for a, s, c in zip(plan.starts, plan.steps, plan.counts,
-                                                      strict=True)]
-    return np.ascontiguousarray(x[np.ix_(*index)]).reshape(plan.out_shape)
+    """The selection as basic slices (a view; the plan has checked every index)."""
+    index = []
+    for a, s, c in zip(plan.starts, plan.steps, plan.counts, strict=True):
+        stop = a + s * (c - 1) + (1 if s > 0 else -1)
+        index.append(slice(a, None if stop < 0 else stop, s))
+    return np.ascontiguousarray(x[tuple(index)]).reshape(plan.out_shape)
 
 
 def _plan(x: Tensor, start: Tensor, stop: Tensor, step: Tensor, begin_mask: Tensor,
