@@ -142,6 +142,9 @@ CASES.update({
     "QuantizedResizeBilinear_8": ([u8([0, 100], (1, 1, 2, 1)),
                                    Tensor.from_array(np.array([1, 4], np.int32)), word(0),
                                    word(255)], Padding.NA, [0, 50, 100, 100]),
+    "QuantizedPad_8_d32": ([d32([1, 2], (1, 1, 2, 1)), word(0), word(255),
+                            Tensor.from_array(np.array([[1, 0], [0, 0]], np.int32))],
+                           Padding.NA, [0, 1, 2]),
 })
 SHARED = {"QuantizedConv2d_8x8to32_ref": "QuantizedConv2d_8x8to32",
           "Supernode_8x8p8to8_ref": "Supernode_8x8p8to8",

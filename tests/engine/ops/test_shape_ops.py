@@ -245,6 +245,24 @@ def test_resize_bilinear_blends_in_float32_and_rounds_half_up():
         run("QuantizedResizeBilinear_8", x, i32([1, 3]), *RANGE, i32([1]))
 
 
+# -- QuantizedPad_8_d32 (op_pad_d32.c) -------------------------------------------------------
+def test_pad_d32_logical_values_and_what_it_leaves_in_the_padding():
+    x = Tensor.from_array(np.array([[7, 8], [9, 10]], np.uint8).reshape(1, 2, 2, 1),
+                          DType.QUINT8).to_d32(fill=0x33)
+    ctx = KernelContext(node_id=1, op="QuantizedPad_8_d32")
+    y, mn, mx = REGISTRY.get("QuantizedPad_8_d32").kernel(
+        ctx, x, f(0.0), f(255.0), i32([[1, 0], [0, 2], [0, 0]]), f(5.0))
+    assert tuple(y.padding) == (4, 4, 4, 0, 0, 31)      # width 2 + 2 = 4: 4 + 4 + 0
+    assert y.array.reshape(3, 4).tolist() == [[5, 5, 5, 5], [7, 8, 5, 5], [9, 10, 5, 5]]
+    mem = y.padded_array()                               # logical + padding, (b, h, w, d)
+    assert mem[0, 3, 4, 0] == ctx.padding_fill          # the row above: never written
+    assert mem[0, 5, 4, 1] == 0x33                      # depth lanes copied from the input
+    assert (mem[0, 4, 4:8, :] == 5).all()                # pad rows and columns: all 32 lanes
+    assert (mem[0, 5:7, 6:8, :] == 5).all()
+    with pytest.raises(KernelError, match="can't pad in depth"):
+        REGISTRY.get("QuantizedPad_8_d32").kernel(ctx, x, f(0.0), f(1.0), i32([[0, 1]]))
+
+
 # -- through a session: errors name the node ------------------------------------------------
 def test_an_uneven_split_stops_the_run_naming_the_node():
     g = Graph()

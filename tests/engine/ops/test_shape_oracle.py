@@ -2,7 +2,8 @@
 
 ``tests/data/oracle/<op>.json`` holds cases drawn by ``tests/oracle/py/campaigns_ops26b.py``
 and run on nnlib's own op compiled as C (``tests/oracle``, ``golden_ops26b.py``): the C's
-status and, where it succeeded, its outputs (shape, type, bytes). Each case runs through the
+status and, where it succeeded, its outputs (shape, type, bytes; for a d32 output every
+byte of its memory, padding included, and the padding amounts). Each case runs through the
 op's kernel and the executor's capacity check with the same declared output sizes, and must
 give the same bytes, or fail where C failed.
 """
@@ -10,13 +11,15 @@ give the same bytes, or fail where C failed.
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from hexscope.engine.dtypes import DType
+from hexscope.engine.d32 import D32Padding
+from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import EngineError
 from hexscope.engine.nodes import OutputDef, Padding
 from hexscope.engine.ops import REGISTRY
@@ -26,14 +29,17 @@ from hexscope.engine.tensor import Tensor
 DATA = Path(__file__).parents[2] / "data" / "oracle"
 OPS = ["QuantizedPad_8", "MirrorPad_8", "Reshape", "Transpose_8", "QuantizedSplit_8",
        "QuantizedSlice_8", "QuantizedStridedSlice_8", "QuantizedPack_8", "SpaceToDepth_8",
-       "DepthToSpace_8", "ResizeNearestNeighbor_8", "QuantizedResizeBilinear_8"]
+       "DepthToSpace_8", "ResizeNearestNeighbor_8", "QuantizedResizeBilinear_8",
+       "QuantizedPad_8_d32"]
 _DT = {"u8": DType.QUINT8, "i32": DType.INT32, "f32": DType.FLOAT32}
 _NP = {"u8": np.uint8, "i32": np.int32, "f32": np.float32}
 
 
 def _tensor(spec: list) -> Tensor:
-    dtype, shape, data = spec
+    dtype, shape, data = spec[:3]
     raw = np.frombuffer(base64.b64decode(data), np.uint8).copy()
+    if len(spec) > 3:       # d32: the memory and its padding
+        return Tensor(tuple(shape), _DT[dtype], raw, Layout.D32, D32Padding(*spec[3]))
     return Tensor(tuple(shape), _DT[dtype], raw)
 
 
@@ -54,7 +60,10 @@ def _run(op: str, case: dict) -> tuple[Tensor, ...]:
 
 
 def _cases(op: str) -> list[dict]:
-    return json.loads((DATA / f"{op}.json").read_text())["cases"]
+    path = DATA / f"{op}.json"
+    if op.endswith("_d32"):     # d32 memories are mostly padding: kept gzipped
+        return json.loads(gzip.decompress((DATA / f"{op}.json.gz").read_bytes()))["cases"]
+    return json.loads(path.read_text())["cases"]
 
 
 @pytest.mark.parametrize("op", OPS)
@@ -78,8 +87,14 @@ def test_bit_exact_with_nnlib(op):
             bad.append(f"case {i} ({case['desc']}): C fails ({case['error']}), Hexscope runs")
             continue
         for k, (want, t) in enumerate(zip(case["outs"], got, strict=False)):
-            dtype, shape, data = want
-            have = np.ascontiguousarray(t.array, _NP[dtype]).tobytes()
-            if tuple(shape) != t.shape or have != base64.b64decode(data):
+            dtype, shape, data = want[:3]
+            if len(want) > 3:   # d32: every byte of the memory, padding included
+                same = (t.layout is Layout.D32 and tuple(t.padding) == tuple(want[3])
+                        and np.asarray(t.raw).tobytes()[:len(base64.b64decode(data))]
+                        == base64.b64decode(data))
+            else:
+                same = np.ascontiguousarray(t.array, _NP[dtype]).tobytes() == \
+                    base64.b64decode(data)
+            if tuple(shape) != t.shape or not same:
                 bad.append(f"case {i} ({case['desc']}): output {k} differs")
     assert not bad, "\n".join(bad[:10])

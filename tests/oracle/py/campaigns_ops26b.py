@@ -401,3 +401,38 @@ def _bilin_cls(case, c, h, diffs):
 
 CAMPAIGNS["QuantizedResizeBilinear_8"] = Campaign(_bilin_case, classify=_bilin_cls)
 OPS.append("QuantizedResizeBilinear_8")
+
+
+# ---------------------------------------------------------------- QuantizedPad_8_d32
+def _pad_d32_case(rng, i):
+    from campaigns import d32_capacity, rand_d32_pad
+    s = _shape(rng, maxb=2, maxh=6, maxw=7, maxd=70)
+    x = T(s, "u8", u8(rng, s), d32=rand_d32_pad(rng, s, True), d32_fill=int(rng.integers(0, 256)))
+    rows = [1, 2, 3, 4, 4, 4][int(rng.integers(0, 6))]
+    pads = rng.integers(0, 6, size=(rows, 2))
+    pads[-1] = 0 if i % 11 != 3 else pads[-1]            # depth padding is an error
+    if i % 13 == 1:
+        pads[int(rng.integers(0, rows)), 0] = -1
+    p = np.asarray(pads, I32)
+    if i % 29 == 5:
+        p = np.zeros((5, 2), I32)
+    lo, hi, why = _range(rng, i)
+    ins = [x, F(lo), F(hi), _i32(p)]
+    val = 0.0
+    if i % 4:
+        val = [lo, hi, (lo + hi) / 2, float("inf"), -float("inf"), hi + abs(hi - lo),
+               float(rng.uniform(-10, 10))][int(rng.integers(0, 7))]
+        ins.append(F(val))
+        if i % 4 == 3:
+            ins.append(T.i(int(rng.integers(0, 2))))
+    full = [0] * (8 - 2 * min(rows, 4)) + [int(v) for v in p.reshape(-1)[:8]]
+    out = tuple(s[j] + max(0, full[2 * j]) + max(0, full[2 * j + 1]) for j in range(4))
+    dm = out if i % 9 != 4 else (out[0], max(1, out[1] - 9), out[2], out[3])
+    return Case(ins, [("u8", d32_capacity(dm)), ("f32", 128), ("f32", 128)],
+                def_max=[dm, (1, 1, 1, 1), (1, 1, 1, 1)],
+                desc=f"x{s} d32{x.d32} pads{p.tolist()} range[{lo:.6g},{hi:.6g}]({why}) value {val!r}")
+
+
+CAMPAIGNS["QuantizedPad_8_d32"] = Campaign(_pad_d32_case, compare_kw={"compare_padding": True,
+                                                                      "tail": True})
+OPS.append("QuantizedPad_8_d32")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import gzip
 import json
 import os
 import sys
@@ -22,11 +23,15 @@ from oracle import Oracle
 
 
 def _t(t) -> list:
+    """[dtype, shape, bytes in memory order] (+ the d32 padding, h/w/d before/after)."""
     data = None if t.data is None else base64.b64encode(t.memory().tobytes()).decode()
-    return [t.dtype, list(t.shape), data]
+    return [t.dtype, list(t.shape), data] + ([list(t.d32)] if t.d32 is not None else [])
 
 
 def _o(o) -> list:
+    """A flat output's logical bytes; a d32 output's whole memory and its padding."""
+    if o.d32 is not None:
+        return [o.dtype, list(o.shape), base64.b64encode(o.raw.tobytes()).decode(), list(o.d32)]
     return [o.dtype, list(o.shape), base64.b64encode(o.logical().tobytes()).decode()]
 
 
@@ -72,8 +77,9 @@ def main() -> int:
     oracle = Oracle()
     for op in args.ops or c26.OPS:
         g = golden(oracle, op, args.n, args.seed, args.max_bytes)
-        path = os.path.join(args.out, f"{op}.json")
-        with open(path, "w") as f:
+        # d32 memories are mostly padding: those files are kept gzipped
+        path = os.path.join(args.out, f"{op}.json" + (".gz" if op.endswith("_d32") else ""))
+        with (gzip.open(path, "wt") if path.endswith(".gz") else open(path, "w")) as f:
             head = {k: g[k] for k in ("op", "source", "seed", "drawn", "skipped")}
             f.write(json.dumps(head)[:-1] + ',\n"cases": [\n')
             f.write(",\n".join(json.dumps(c, separators=(",", ":")) for c in g["cases"]))
