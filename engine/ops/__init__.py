@@ -9,6 +9,7 @@ import hexscope.engine.ops.d32.arith
 import hexscope.engine.ops.d32.concat
 import hexscope.engine.ops.d32.convert
 import hexscope.engine.ops.d32.fill_padding
+import hexscope.engine.ops.d32.mirror_pad
 import hexscope.engine.ops.d32.pad
 import hexscope.engine.ops.debug.checks
 import hexscope.engine.ops.debug.close_d32

@@ -145,6 +145,9 @@ CASES.update({
     "QuantizedPad_8_d32": ([d32([1, 2], (1, 1, 2, 1)), word(0), word(255),
                             Tensor.from_array(np.array([[1, 0], [0, 0]], np.int32))],
                            Padding.NA, [0, 1, 2]),
+    "MirrorPad_8_d32": ([d32([1, 2, 3], (1, 1, 3, 1)),
+                         Tensor.from_array(np.array([[0, 0], [0, 0], [1, 1], [0, 0]], np.int32)),
+                         word(0), word(255)], Padding.MIRROR_REFLECT, [2, 1, 2, 3, 2]),
 })
 SHARED = {"QuantizedConv2d_8x8to32_ref": "QuantizedConv2d_8x8to32",
           "Supernode_8x8p8to8_ref": "Supernode_8x8p8to8",

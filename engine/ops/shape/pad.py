@@ -137,18 +137,22 @@ def _mirror_pads(ctx: KernelContext, x: Tensor, paddings: Tensor) -> tuple[list[
     return pads, shape
 
 
-def mirror_pad(x: np.ndarray, pads: list[int], reflect: bool) -> np.ndarray:
-    """``x`` mirrored into its pads, dimension by dimension (the edge repeated if not
+def mirror_pad(x: np.ndarray, width: list[tuple[int, int]], reflect: bool) -> np.ndarray:
+    """``x`` mirrored into its pads, (before, after) per axis (the edge repeated if not
     ``reflect``)."""
-    width = [(pads[2 * i], pads[2 * i + 1]) for i in range(4)]
     return np.pad(x, width, mode="reflect" if reflect else "symmetric")
+
+
+def pad_pairs(pads: list[int]) -> list[tuple[int, int]]:
+    """(before, after) per dimension from the flat list of 8."""
+    return [(pads[2 * i], pads[2 * i + 1]) for i in range(4)]
 
 
 def mirror_pad_8_reference(ctx: KernelContext, x: Tensor, paddings: Tensor, x_min: Tensor,
                            x_max: Tensor) -> tuple[np.ndarray, ...]:
     """the real input mirrored into its pads."""
     pads, _ = _mirror_pads(ctx, x, paddings)
-    return ranged(mirror_pad(real(x, x_min, x_max), pads,
+    return ranged(mirror_pad(real(x, x_min, x_max), pad_pairs(pads),
                              ctx.padding is Padding.MIRROR_REFLECT))
 
 
@@ -175,5 +179,6 @@ def mirror_pad_8(ctx: KernelContext, x: Tensor, paddings: Tensor, x_min: Tensor,
     too small" when the result exceeds the output's declared size.
     """
     pads, _ = _mirror_pads(ctx, x, paddings)
-    y = mirror_pad(data_of(x, "the input"), pads, ctx.padding is Padding.MIRROR_REFLECT)
+    y = mirror_pad(data_of(x, "the input"), pad_pairs(pads),
+                   ctx.padding is Padding.MIRROR_REFLECT)
     return fresh(np.ascontiguousarray(y)), x_min.copy(), x_max.copy()

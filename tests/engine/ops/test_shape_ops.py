@@ -263,6 +263,27 @@ def test_pad_d32_logical_values_and_what_it_leaves_in_the_padding():
         REGISTRY.get("QuantizedPad_8_d32").kernel(ctx, x, f(0.0), f(1.0), i32([[0, 1]]))
 
 
+def test_mirror_pad_d32_moves_whole_lanes_and_keeps_nnlibs_bottom_pointer():
+    x = np.arange(2 * 3 * 2 * 1, dtype=np.uint8).reshape(2, 3, 2, 1) + 1
+    t = Tensor.from_array(x, DType.QUINT8).to_d32(fill=0x44)
+    ctx = KernelContext(node_id=1, op="MirrorPad_8_d32", padding=Padding.MIRROR_SYMMETRIC)
+    pads = i32([[0, 0], [1, 1], [1, 0], [0, 0]])
+    y, _, _ = REGISTRY.get("MirrorPad_8_d32").kernel(ctx, t, pads, f(0.0), f(1.0))
+    got = y.array
+    # batch 0 is the symmetric image; rows and columns of whole lanes (lane 1 is input padding)
+    want = np.pad(x[0, :, :, 0], ((1, 1), (1, 0)), mode="symmetric")
+    np.testing.assert_array_equal(got[0, :, :, 0], want)
+    assert (y.padded_array()[0, 4:9, 4:7, 1] == 0x44).all()
+    # batch 1's bottom row is written one row further down in batch 0's memory (nnlib's
+    # outp_post_h is not reset per batch): its own bottom row keeps the fill byte
+    assert (got[1, -1, :, 0] == ctx.padding_fill).all()
+    want1 = np.pad(x[1, :, :, 0], ((1, 1), (1, 0)), mode="symmetric")
+    np.testing.assert_array_equal(got[1, :-1, :, 0], want1[:-1])
+    with pytest.raises(KernelError, match="Can't pad batches"):
+        REGISTRY.get("MirrorPad_8_d32").kernel(ctx, t, i32([[1, 0], [0, 0], [0, 0], [0, 0]]),
+                                                f(0.0), f(1.0))
+
+
 # -- through a session: errors name the node ------------------------------------------------
 def test_an_uneven_split_stops_the_run_naming_the_node():
     g = Graph()

@@ -30,7 +30,7 @@ DATA = Path(__file__).parents[2] / "data" / "oracle"
 OPS = ["QuantizedPad_8", "MirrorPad_8", "Reshape", "Transpose_8", "QuantizedSplit_8",
        "QuantizedSlice_8", "QuantizedStridedSlice_8", "QuantizedPack_8", "SpaceToDepth_8",
        "DepthToSpace_8", "ResizeNearestNeighbor_8", "QuantizedResizeBilinear_8",
-       "QuantizedPad_8_d32"]
+       "QuantizedPad_8_d32", "MirrorPad_8_d32"]
 _DT = {"u8": DType.QUINT8, "i32": DType.INT32, "f32": DType.FLOAT32}
 _NP = {"u8": np.uint8, "i32": np.int32, "f32": np.float32}
 

@@ -436,3 +436,36 @@ def _pad_d32_case(rng, i):
 CAMPAIGNS["QuantizedPad_8_d32"] = Campaign(_pad_d32_case, compare_kw={"compare_padding": True,
                                                                       "tail": True})
 OPS.append("QuantizedPad_8_d32")
+
+
+# ---------------------------------------------------------------- MirrorPad_8_d32
+def _mirror_d32_case(rng, i):
+    from campaigns import d32_capacity, rand_d32_pad
+    s = _shape(rng, maxb=2, maxh=7, maxw=8, maxd=70)
+    x = T(s, "u8", u8(rng, s), d32=rand_d32_pad(rng, s, True), d32_fill=int(rng.integers(0, 256)))
+    pads = np.array([[0, 0]] + [[int(rng.integers(0, n + (1 if i % 7 == 0 else 0)))
+                                 for _ in range(2)] for n in s[1:3]] + [[0, 0]], I32)
+    if i % 13 == 2:
+        pads[0, int(rng.integers(0, 2))] = 1
+    if i % 13 == 5:
+        pads[3, int(rng.integers(0, 2))] = 1
+    if i % 17 == 6:
+        pads[1, 0] = -1
+    if i % 19 == 8:
+        pads = pads[:3]
+    pad = ["MIRROR_REFLECT", "MIRROR_SYMMETRIC"][i % 2] if i % 23 != 4 else "VALID"
+    hb, ha, wb, _, _, _ = x.d32
+    h = s[1] + int(pads[1:2].sum()) if len(pads) > 1 else s[1]
+    w = s[2] + int(pads[2:3].sum()) if len(pads) > 2 else s[2]
+    mem = (s[0], hb + h + ha, wb + w + (-(w + wb) % 4), -(-s[3] // 32) * 32)
+    dm = mem if i % 9 != 4 else (s[0], h, w, s[3])
+    lo, hi, _ = _range(rng, i)
+    return Case([x, _i32(pads), F(lo), F(hi)],
+                [("u8", d32_capacity(dm, d32_output=False)), ("f32", 128), ("f32", 128)], pad,
+                def_max=[dm, (1, 1, 1, 1), (1, 1, 1, 1)],
+                desc=f"x{s} d32{x.d32} pads{pads.tolist()} {pad} declared {dm}")
+
+
+CAMPAIGNS["MirrorPad_8_d32"] = Campaign(_mirror_d32_case, compare_kw={"compare_padding": True,
+                                                                     "tail": True})
+OPS.append("MirrorPad_8_d32")
