@@ -3,8 +3,9 @@
 nnlib's ``convert_to_depth32`` pass (prepare.c ``depth32_replacement_op``) replaces
 QuantizedPad_8, MirrorPad_8, QuantizedSplit_8, DepthToSpace_8 and QuantizedResizeBilinear_8
 by their ``_d32`` forms (with Convert_to_d32 / Convert_from_d32 around them) when its
-conditions hold. Hexscope does not model the d32 conversions (it runs the flat ops), so each
-such node gets a note in the prepared view saying what the device runs instead, and why.
+conditions hold. A QuantizedPad_8 fed by a Convert_from_d32 is rewritten as the device does
+(:func:`pad_rewrites`, shown as prepare's other rewrites); for the others, whose d32 forms
+Hexscope does not simulate, each such node gets a note saying what the device runs instead.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from hexscope.engine.nodes import Node
 #: followed by a Convert_from_d32 earlier in the graph.
 _FROM_D32 = ("Convert_from_d32", "Supernode_8x8p8to8")
 _WHERE = "nnlib prepare.c depth32_replacement_op"
+_PASS = "nnlib prepare.c convert_to_depth32"
 
 
 def _const_words(nodes: dict[int, Node], ref: tuple[int, int]) -> np.ndarray | None:
@@ -124,3 +126,44 @@ def d32_notes(nodes: dict[int, Node], order: list[int]) -> list[str]:
                          "runs the flat op (the same logical values for a pad, split or "
                          "depth-to-space; the d32 resize is HVX fixed-point)")
     return notes
+
+
+def pad_rewrites(nodes: dict[int, Node], order: list[int]
+                 ) -> tuple[list[int], list[tuple[int, str, int | None]]]:
+    """nnlib's d32 substitution of a QuantizedPad_8 fed by a Convert_from_d32, modelled
+    with the authored ids: the pad (id P) becomes QuantizedPad_8_d32 reading the converter's
+    d32 input, and the converter (id C) moves after it, converting the pad's result back for
+    the readers of P's output 0. Only where C has no other reader (the device would keep C
+    for them and add a new converter, which needs an id Hexscope does not invent).
+
+    Returns the new order and, per rewritten node, (id, why, the node it went with).
+    """
+    readers: dict[tuple[int, int], int] = {}
+    for node_id in order:
+        for ref in nodes[node_id].inputs:
+            readers[ref] = readers.get(ref, 0) + 1
+    done: list[tuple[int, str, int | None]] = []
+    for node_id in list(order):
+        node = nodes[node_id]
+        if node.op != "QuantizedPad_8" or not _pad(nodes, node):
+            continue
+        conv_id = node.inputs[0][0]
+        conv = nodes[conv_id]
+        if conv.op != "Convert_from_d32" or readers.get((conv_id, 0), 0) != 1 or \
+                len(conv.outputs) != 1 or not node.outputs:
+            continue
+        nodes[node_id] = node.with_(op="QuantizedPad_8_d32", inputs=(conv.inputs[0],
+                                                                     *node.inputs[1:]))
+        nodes[conv_id] = conv.with_(inputs=((node_id, 0),), outputs=(node.outputs[0],))
+        for other_id in order:
+            other = nodes[other_id]
+            if other_id != conv_id and (node_id, 0) in other.inputs:
+                nodes[other_id] = other.with_(inputs=tuple(
+                    (conv_id, 0) if ref == (node_id, 0) else ref for ref in other.inputs))
+        order.remove(conv_id)
+        order.insert(order.index(node_id) + 1, conv_id)
+        done.append((node_id, "fed by a Convert_from_d32 and padding no depth, it runs as "
+                     f"QuantizedPad_8_d32 on that converter's d32 input ({_PASS})", None))
+        done.append((conv_id, f"moved after 0x{node_id:x}: converts the d32 pad's result "
+                     f"back for its readers ({_PASS})", node_id))
+    return order, done

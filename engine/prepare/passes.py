@@ -19,7 +19,7 @@ from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
 from hexscope.engine.prepare.d32_shape import RULES as D32_RULES
-from hexscope.engine.prepare.d32_shape import d32_notes
+from hexscope.engine.prepare.d32_shape import d32_notes, pad_rewrites
 from hexscope.engine.prepare.supernode import SUPERNODE, WHERE, find_chains
 
 
@@ -79,6 +79,9 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
     if fusions and any(nodes[i].op == "QuantizedConv2d_8x8to32" for i in order):
         order, notes = _fuse_supernodes(nodes, order, rewrites)
     if any(nodes[i].op in D32_RULES for i in order):
+        if fusions:
+            order, moved = pad_rewrites(nodes, order)
+            rewrites += [Rewrite(node_id, "replaced", why, into) for node_id, why, into in moved]
         notes += d32_notes(nodes, order)
     consts = [i for i in order if nodes[i].is_const]
     rest = [i for i in order if not nodes[i].is_const]

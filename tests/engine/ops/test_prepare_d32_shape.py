@@ -43,10 +43,10 @@ def _notes(g: Graph) -> list[str]:
     return [n for n in prepare(g).notes if n.startswith("0x20:")]
 
 
-def test_pad_fed_from_d32_without_depth_padding_is_noted():
+def test_pad_fed_from_d32_without_depth_padding_is_noted_when_run_as_authored():
     pads = np.array([[0, 0], [1, 1], [1, 1], [0, 0]], np.int32)
     g = _graph("QuantizedPad_8", [*RANGE, pads], (1, 10, 10, 64), "Convert_from_d32")
-    (note,) = _notes(g)
+    (note,) = [n for n in prepare(g, fusions=False).notes if n.startswith("0x20:")]
     assert "QuantizedPad_8_d32" in note and "depth32_replacement_op" in note
     # flat input, or depth padding: stays flat on the device too
     assert not _notes(_graph("QuantizedPad_8", [*RANGE, pads], (1, 10, 10, 64)))
@@ -80,3 +80,25 @@ def test_resize_bilinear_of_depth_over_2_is_noted():
     size = np.array([16, 16], np.int32)
     assert _notes(_graph("QuantizedResizeBilinear_8", [*RANGE, size], (1, 16, 16, 64)))
     assert not _notes(_graph("QuantizedResizeBilinear_8", [*RANGE, size], (1, 16, 16, 2)))
+
+
+def test_pad_fed_from_d32_is_rewritten_and_runs_the_same_values():
+    from hexscope.engine.session import Session
+
+    pads = np.array([[0, 0], [1, 1], [1, 2], [0, 0]], np.int32)
+    g = _graph("QuantizedPad_8", [*RANGE, pads, np.array([0.5], np.float32)][:3],
+               (1, 10, 11, 64), "Convert_from_d32")
+    p = prepare(g)
+    assert p.nodes[0x20].op == "QuantizedPad_8_d32" and p.nodes[0x20].inputs[0] == (0x11, 0)
+    assert p.nodes[0x12].inputs == ((0x20, 0),)              # the converter moved after it
+    assert p.nodes[0x30].inputs[0] == (0x12, 0)
+    assert p.plan.index(0x12) == p.plan.index(0x20) + 1
+    kinds = {r.node_id: r.kind for r in p.rewrites}
+    assert kinds[0x20] == "replaced" and kinds[0x12] == "replaced"
+    assert not _notes(g)                                     # rewritten, so no note
+    x = np.random.default_rng(1).integers(0, 256, (1, 8, 8, 64), dtype=np.uint8)
+    out = Session(g).execute([x])
+    want = np.pad(x, ((0, 0), (1, 1), (1, 2), (0, 0)), constant_values=0)
+    np.testing.assert_array_equal(np.asarray(out[0].array), want)
+    # run as authored: no rewrite
+    assert prepare(g, fusions=False).nodes[0x20].op == "QuantizedPad_8"
