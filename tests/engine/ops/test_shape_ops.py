@@ -297,3 +297,37 @@ def test_an_uneven_split_stops_the_run_naming_the_node():
     with pytest.raises(NodeError) as info:
         Session(g).execute([np.arange(5, dtype=np.uint8)])
     assert info.value.node_id == 0x20 and "uneven split: 5 / 2" in info.value.reason
+
+
+# -- properties: the moves equal numpy's ----------------------------------------------------
+_SHAPES = st.tuples(*[st.integers(1, 4)] * 4)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_SHAPES, st.lists(st.integers(0, 3), min_size=8, max_size=8), st.integers(0, 255))
+def test_pad_equals_np_pad(shape, pads, value):
+    x = np.arange(int(np.prod(shape)), dtype=np.int64).astype(np.uint8).reshape(shape)
+    (y, _, _), _ = run("QuantizedPad_8", u8(x), f(0.0), f(255.0),
+                       i32(np.array(pads).reshape(4, 2)), f(float(value)))
+    np.testing.assert_array_equal(y, np.pad(x, np.array(pads).reshape(4, 2),
+                                            constant_values=value))
+
+
+@settings(max_examples=40, deadline=None)
+@given(_SHAPES, st.permutations([0, 1, 2, 3]), st.integers(1, 4))
+def test_transpose_equals_np_transpose_of_the_last_dimensions(shape, perm, n):
+    x = np.arange(int(np.prod(shape)), dtype=np.int64).astype(np.uint8).reshape(shape)
+    p = [v for v in perm if v < n]
+    (y, _, _), _ = run("Transpose_8", u8(x), i32(p), *RANGE)
+    np.testing.assert_array_equal(y, np.transpose(x, list(range(4 - n)) + [4 - n + k for k in p]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(_SHAPES, st.integers(-4, 3), st.integers(1, 3))
+def test_split_equals_np_split(shape, axis, n):
+    shape = list(shape)
+    shape[axis % 4] *= n
+    x = np.arange(int(np.prod(shape)), dtype=np.int64).astype(np.uint8).reshape(shape)
+    outs, _ = run("QuantizedSplit_8", i32([axis]), u8(x), *RANGE, n_out=n + 2)
+    for got, want in zip(outs[:n], np.split(x, n, axis=axis % 4), strict=True):
+        np.testing.assert_array_equal(got, want)
