@@ -248,6 +248,12 @@ def _sslice_case(rng, i):
         step = int(rng.choice([1, 1, 2, 3, -1, -2])) if i % 19 else 0
         a = int(rng.integers(-d - 1, d + 1))
         b = int(rng.integers(-d - 1, d + 2))
+        if rng.random() < 0.7 and step:     # a non-empty range in the step's direction
+            a = int(rng.integers(0, d))
+            b = int(rng.integers(a + 1, d + 1)) if step > 0 else int(rng.integers(-1, a))
+            if rng.random() < 0.3:          # the same, written with negative indices
+                a -= d
+                b = b - d if b >= 0 else b
         starts.append(a); stops.append(b); steps.append(step)
     masks = [int(rng.integers(0, 16)) if rng.random() < 0.4 else 0 for _ in range(3)]
     lo, hi, _ = _range(rng, i)
