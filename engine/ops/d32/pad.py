@@ -60,9 +60,14 @@ def pad_word(value: float, mn: float, mx: float, check: bool) -> int:
     return min(max(code, 0), 255)
 
 
-def _span(start: int, width: int, rows: int, stride: int) -> np.ndarray:
-    """Byte addresses of ``rows`` rows of ``width`` bytes, ``stride`` apart."""
-    return (start + np.arange(rows)[:, None] * stride + np.arange(width)).reshape(-1)
+def _rows(buf: np.ndarray, start: int, width: int, rows: int, stride: int) -> np.ndarray:
+    """A view of ``rows`` rows of ``width`` bytes of ``buf``, ``stride`` apart; KernelError
+    where they would leave the buffer."""
+    end = start + (rows - 1) * stride + width
+    if rows and (start < 0 or end > buf.size):
+        raise KernelError(f"the d32 pad would touch bytes {start}..{end} of a "
+                          f"{buf.size}-byte buffer")
+    return np.lib.stride_tricks.as_strided(buf[start:], (rows, width), (stride, 1))
 
 
 def output_padding(shape: Shape) -> D32Padding:
@@ -102,14 +107,12 @@ def pad_d32_memory(ctx: KernelContext, x: Tensor, pads: list[int], shape: Shape,
             after = base + o_row * nd32 * h_in
             mem[after:after + core + (nd32 * ha - 1) * o_row] = code
         rows = nd32 * h_in
-        reads = _span(i_data + ib * ig.batch_stride, w_in * 32, rows, i_row)
-        if reads.size and reads.max() >= src.size:
-            raise KernelError(f"the d32 core copy of {x.describe()} reads past its buffer")
-        mem[_span(base + wb * 32, w_in * 32, rows, o_row)] = src[reads]
+        _rows(mem, base + wb * 32, w_in * 32, rows, o_row)[...] = _rows(
+            src, i_data + ib * ig.batch_stride, w_in * 32, rows, i_row)
         if wb:
-            mem[_span(base, wb * 32, rows, o_row)] = code
+            _rows(mem, base, wb * 32, rows, o_row)[...] = code
         if wa:
-            mem[_span(base + (wb + w_in) * 32, wa * 32, rows, o_row)] = code
+            _rows(mem, base + (wb + w_in) * 32, wa * 32, rows, o_row)[...] = code
     return Tensor(shape, DType.QUINT8, mem, Layout.D32, pad)
 
 
