@@ -13,6 +13,8 @@ import hexscope.engine.ops.d32.arith
 import hexscope.engine.ops.d32.concat
 import hexscope.engine.ops.d32.convert
 import hexscope.engine.ops.d32.fill_padding
+import hexscope.engine.ops.d32.mirror_pad
+import hexscope.engine.ops.d32.pad
 import hexscope.engine.ops.debug.checks
 import hexscope.engine.ops.debug.close_d32
 import hexscope.engine.ops.debug.pprint
@@ -27,10 +29,18 @@ import hexscope.engine.ops.pooling.pool
 import hexscope.engine.ops.quant.quantize
 import hexscope.engine.ops.quant.requantize
 import hexscope.engine.ops.quant.requantize_fixed
+import hexscope.engine.ops.resize.bilinear
+import hexscope.engine.ops.resize.nearest
 import hexscope.engine.ops.shape.concat
+import hexscope.engine.ops.shape.depthspace
 import hexscope.engine.ops.shape.flatten
 import hexscope.engine.ops.shape.gather
+import hexscope.engine.ops.shape.pack
+import hexscope.engine.ops.shape.pad
+import hexscope.engine.ops.shape.reshape
+import hexscope.engine.ops.shape.slice
 import hexscope.engine.ops.shape.space_batch  # noqa: F401
+import hexscope.engine.ops.shape.strided_slice  # noqa: F401
 from hexscope.engine.ops.registry import REGISTRY, Category, OpRegistry, OpSpec, Port, Repeat, op
 
 __all__ = ["REGISTRY", "Category", "OpRegistry", "OpSpec", "Port", "Repeat", "op"]

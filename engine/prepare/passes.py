@@ -8,7 +8,8 @@
 * a flat Supernode's ChannelScale input is folded into its weights (:mod:`channelscale`);
 * Consts move to the front, keeping the relative order of the rest.
 
-The d32 conversions of the library only change layouts and are not modelled.
+The d32 conversions of the library only change layouts and are not modelled; the shape
+and resize ops it would move to d32 get a note (:mod:`d32_shape`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
 from hexscope.engine.prepare.channelscale import FLAT_SUPERNODES, apply_channel_scales
+from hexscope.engine.prepare.d32_shape import RULES as D32_RULES
+from hexscope.engine.prepare.d32_shape import d32_notes, pad_rewrites
 from hexscope.engine.prepare.superfc import MATMUL, fuse_superfc
 from hexscope.engine.prepare.supernode import WHERE, find_chains
 
@@ -87,6 +90,11 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
     if any(nodes[i].op in FLAT_SUPERNODES and len(nodes[i].inputs) > 12 for i in order):
         order, folded = apply_channel_scales(nodes, order)
         rewrites += [Rewrite(node_id, "replaced", why) for node_id, why in folded]
+    if any(nodes[i].op in D32_RULES for i in order):
+        if fusions:
+            order, moved = pad_rewrites(nodes, order)
+            rewrites += [Rewrite(node_id, "replaced", why, into) for node_id, why, into in moved]
+        notes += d32_notes(nodes, order)
     consts = [i for i in order if nodes[i].is_const]
     rest = [i for i in order if not nodes[i].is_const]
     kept = {i: nodes[i] for i in consts + rest}
