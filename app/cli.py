@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="hexscope", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"hexscope {version()}")
     parser.add_argument("--plugin", action="append", default=[], metavar="FILE",
                         help="load a user-op plugin (repeatable); load errors are reported, "
                              "never fatal")
@@ -72,6 +73,17 @@ def build_parser() -> argparse.ArgumentParser:
     from hexscope.app.cli_compare import add_compare_parser
     add_compare_parser(sub)
     return parser
+
+
+def version() -> str:
+    """The installed package's version (the bundle carries its metadata too)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("hexscope")
+    except PackageNotFoundError:
+        return "unknown (not installed as a package)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
