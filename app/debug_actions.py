@@ -39,6 +39,7 @@ class DebugActions:
         self.w = window
         self.breakpoints: set[int] = set()
         self.visual_stale: set[int] = set()
+        self.run_to_target: int | None = None     # Ctrl+F10's node, until the run ends
         self._build_actions()
         c = window.controller
         c.node_started.connect(self._on_started)
@@ -85,27 +86,60 @@ class DebugActions:
         self.visual_stale.clear()
         self.w.run_errors.clear()       # a new attempt: the last one's errors are answered
 
+    def _refused(self) -> bool:
+        """True (with a word in the status bar) when a debug command cannot start now."""
+        w = self.w
+        if w.welcome is not None and w.central.currentWidget() is w.welcome:
+            # the graph behind the welcome page is not what the user is looking at
+            w.statusBar().showMessage("Open a graph or an example first: the welcome page "
+                                      "is shown", 6000)
+            return True
+        return w.controller.busy
+
     def run(self) -> None:
-        if not self.w.controller.busy:
+        if not self._refused():
             self._start()
             self.w.controller.run(self.breakpoints)
 
     def step(self) -> None:
-        if not self.w.controller.busy:
+        if not self._refused():
             self._start()
             self.w.controller.step(self.breakpoints)
 
     def run_to(self) -> None:
+        """Run until the selected node is next: it stops *before* that node, as a
+        breakpoint does (one rule for both; F10 then runs it)."""
+        if self._refused():
+            return
         ids = self.w.scene.selected_ids()
         if not ids:
             self.w.statusBar().showMessage("Select the node to run to", 5000)
             return
-        if not self.w.controller.busy:
-            self._start()
-            self.w.controller.run_to(ids[0], self.breakpoints)
+        target = ids[0]
+        why = self._cannot_run_to(target)
+        if why:
+            self.w.statusBar().showMessage(why, 8000)
+            return
+        self._start()
+        self.run_to_target = target
+        self.w.controller.run(self.breakpoints | {target})
+
+    def _cannot_run_to(self, target: int) -> str:
+        session = self.w.session
+        if session is None:
+            return ""
+        if target not in session.prepared.nodes or session.prepared.nodes[target].is_const:
+            return (f"0x{target:x} does not run: prepare fused or removed it, or it is a "
+                    "Const (View ▸ Show prepared graph)")
+        if session.next_node == target:
+            return f"Already paused before 0x{target:x}: F10 runs it"
+        if session.next_node is not None and session.status(target) is NodeStatus.DONE:
+            return (f"0x{target:x} has already run in this run: Restart (Ctrl+Shift+F5) "
+                    "to run to it again")
+        return ""
 
     def restart(self) -> None:
-        if not self.w.controller.busy:
+        if not self._refused():
             self._start()
             self.w.controller.restart()
 
@@ -196,6 +230,12 @@ class DebugActions:
         self.w.results_changed.emit()
 
     def _on_run_finished(self, event: RunFinished) -> None:
+        target, self.run_to_target = self.run_to_target, None
+        if event.status is RunStatus.PAUSED and event.next_node == target and \
+                target is not None and target not in self.breakpoints:
+            self.w.statusBar().showMessage(f"Paused before 0x{target:x} (run to selected; "
+                                           "F10 runs it)", 15000)
+            return
         text = {RunStatus.FINISHED: "Run finished",
                 RunStatus.PAUSED: f"Paused before 0x{event.next_node:x}"
                 if event.next_node is not None else "Paused",
@@ -250,7 +290,7 @@ class DebugActions:
         self.w.show_problems(extra=[message.splitlines()[0]])
 
     def _on_busy(self, busy: bool) -> None:
-        self.w.scene.read_only = busy
+        # The canvas stays editable during a run: edits are taken in like undo (edit_actions).
         for key in ("run", "step", "run_to", "restart", "inputs"):
             self.actions[key].setEnabled(not busy)
         self.update_stop()

@@ -69,10 +69,11 @@ class EditActions:
 
     # the one door for edits ---------------------------------------------------------------
     def edit(self, method: str, *args: object, text: str = "") -> bool:
-        """Make one graph edit as an undo step; False (with a message) if refused."""
-        if self.w.controller.busy:
-            self.w.statusBar().showMessage("Stop the run (Shift+F5) before editing", 6000)
-            return False
+        """Make one graph edit as an undo step; False (with a message) if refused.
+
+        Edits are accepted during a run, as undo and redo are (one rule for every edit): the
+        session takes them in before its next step or run, and the nodes they touch are
+        marked stale."""
         try:
             push_edit(self.w.undo_stack, self.w.graph, method, *args, text=text)
         except (EngineError, ValueError) as exc:
@@ -81,9 +82,6 @@ class EditActions:
         return True
 
     def edit_many(self, text: str, calls: list[tuple[str, tuple[object, ...]]]) -> bool:
-        if self.w.controller.busy:
-            self.w.statusBar().showMessage("Stop the run (Shift+F5) before editing", 6000)
-            return False
         try:
             push_edits(self.w.undo_stack, self.w.graph, text, calls)
         except (EngineError, ValueError) as exc:
