@@ -67,6 +67,10 @@ class CompareController(QObject):
         self.w = window
         self.panel = ComparePanel()
         self.dock = window.add_dock("Compare", self.panel, DOCK.BottomDockWidgetArea)
+        # brought to the front, it gets room for its table and pictures, as the views do
+        self.dock.visibilityChanged.connect(
+            lambda shown: shown and hasattr(window, "make_room_for")
+            and window.make_room_for(self.dock))
         self.pinned: Trace | None = None
         self.other_file: GraphFile | None = None
         self.other_backend = ""

@@ -107,7 +107,7 @@ class MainWindow(QMainWindow):
         self._validate_timer.timeout.connect(self.revalidate)
         self._connect()
         self._follow_graph()
-        self.resize(1280, 800)
+        dock_layout.fit_to_screen(self)
         self.setWindowIcon(app_icon())
         self.update_title()
         self.revalidate()

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -23,7 +23,9 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSplitter,
+    QStackedWidget,
     QTableView,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -33,6 +35,7 @@ from hexscope.engine.analysis.compare_report import first_divergence_text
 from hexscope.engine.analysis.diff import OutputDiff
 from hexscope.engine.tensor import Tensor
 from hexscope.widgets.compare_table import CompareTableModel
+from hexscope.widgets.flow_layout import FlowLayout
 from hexscope.widgets.tensor_heatmap import TensorHeatmapView
 
 #: What to compare against, as (key, text) for the combo box.
@@ -110,6 +113,7 @@ class ComparePanel(QWidget):
 
     #: A comparison shows its busy row once it has taken this long.
     BUSY_DELAY_MS = 250
+    TABS_BELOW = 1100       # panel width (px) under which A, B and A − B become tabs
 
     compare_requested = Signal(str)          # a TARGETS key: the controller compares
     cancel_requested = Signal()              # abandon the comparison in flight
@@ -128,7 +132,7 @@ class ComparePanel(QWidget):
     def _build_ui(self) -> None:
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
-        bar = QHBoxLayout()
+        bar = FlowLayout()        # wraps in a narrow window rather than squeezing each control
         self.target = QComboBox()
         for key, text in TARGETS:
             self.target.addItem(text, key)
@@ -156,7 +160,6 @@ class ComparePanel(QWidget):
                   self.tolerance, QLabel("colour by"), self.metric_box, self.first_button,
                   self.legend):
             bar.addWidget(w)
-        bar.addStretch(1)
         lay.addLayout(bar)
         lay.addWidget(self._build_busy_row())
         self.summary = QLabel("Run the graph, then Compare.")
@@ -179,19 +182,7 @@ class ComparePanel(QWidget):
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)     # plan order first
         split.addWidget(self.table)
-        views = QWidget()
-        vlay = QHBoxLayout(views)
-        vlay.setContentsMargins(0, 0, 0, 0)
-        self.view_a, self.view_b, self.view_diff = (TensorHeatmapView() for _ in range(3))
-        self.view_titles = []
-        for title, view in (("A", self.view_a), ("B", self.view_b), ("A − B", self.view_diff)):
-            box = QVBoxLayout()
-            label = QLabel(f"<b>{title}</b>")
-            self.view_titles.append(label)
-            box.addWidget(label)
-            box.addWidget(view, 1)
-            vlay.addLayout(box, 1)
-            view.setMinimumWidth(140)     # squeeze the controls rather than scroll the dock
+        views = self._build_views()
         split.addWidget(views)
         split.setStretchFactor(0, 2)
         split.setStretchFactor(1, 3)
@@ -205,6 +196,54 @@ class ComparePanel(QWidget):
         self.metric_box.currentIndexChanged.connect(lambda _i: self._emit_overlay())
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._on_row())
         self.table.doubleClicked.connect(lambda _i: self._on_row())
+
+    def _build_views(self) -> QWidget:
+        """A, B and A − B side by side, or as tabs in a narrow panel (a 1024-wide window
+        left each heatmap too thin for its picture and controls)."""
+        self.view_a, self.view_b, self.view_diff = (TensorHeatmapView() for _ in range(3))
+        self.view_titles = []
+        self._view_boxes: list[QWidget] = []
+        self._side = QWidget()
+        QHBoxLayout(self._side).setContentsMargins(0, 0, 0, 0)
+        self.view_tabs = QTabWidget()
+        self.view_tabs.setDocumentMode(True)
+        for title, view in (("A", self.view_a), ("B", self.view_b), ("A − B", self.view_diff)):
+            box = QWidget()
+            lay = QVBoxLayout(box)
+            lay.setContentsMargins(0, 0, 0, 0)
+            label = QLabel(f"<b>{title}</b>")
+            self.view_titles.append(label)
+            lay.addWidget(label)
+            lay.addWidget(view, 1)
+            view.setMinimumWidth(140)     # squeeze the controls rather than scroll the dock
+            self._view_boxes.append(box)
+        self._views = QStackedWidget()
+        self._views.addWidget(self._side)
+        self._views.addWidget(self.view_tabs)
+        self._tabbed: bool | None = None
+        self._place_views(tabbed=False)
+        return self._views
+
+    def _place_views(self, tabbed: bool) -> None:
+        if tabbed == self._tabbed:
+            return
+        self._tabbed = tabbed
+        names = ("A", "B", "A − B")
+        for box, name in zip(self._view_boxes, names, strict=True):
+            if tabbed:
+                self.view_tabs.addTab(box, name)
+            else:
+                self._side.layout().addWidget(box, 1)
+        self._views.setCurrentWidget(self.view_tabs if tabbed else self._side)
+
+    @property
+    def tabbed(self) -> bool:
+        """Whether A, B and A − B are shown one at a time (a narrow panel)."""
+        return bool(self._tabbed)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        self._place_views(tabbed=event.size().width() < self.TABS_BELOW)
+        super().resizeEvent(event)
 
     def _build_busy_row(self) -> QWidget:
         # Shown while a comparison is made (on a worker): the table keeps the last result.

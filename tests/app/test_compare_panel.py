@@ -143,3 +143,26 @@ def test_rows_beyond_the_tolerance_follow_the_theme(qtbot, window, files, monkey
         assert cell.data(Qt.ItemDataRole.ForegroundRole) == DARK.error_text
     finally:
         apply_theme(Theme.SYSTEM)
+
+
+@pytest.mark.parametrize("size", [(1024, 700), (1280, 800)])
+def test_the_panel_fits_a_small_window(qtbot, window, files, monkeypatch, size):
+    """At 1024x700 A, B and A − B are tabs, each picture gets the panel's width, and the
+    controls wrap instead of being squeezed (issue 32)."""
+    window.resize(*size)
+    window.show()
+    qtbot.waitExposed(window)
+    window.default_dock_sizes()
+    panel = _compare_good_with_bad(qtbot, window, files, monkeypatch)
+    window.compare.dock.raise_()
+    qtbot.waitUntil(lambda: window.compare.dock.height() >= 0.4 * window.height())
+    qtbot.wait(20)
+    assert panel.tabbed == (panel.width() < panel.TABS_BELOW)
+    if size[0] == 1024:
+        assert panel.tabbed
+        assert panel.view_a.width() >= 0.4 * panel.width()
+    for control in (panel.target, panel.compare_button, panel.tolerance, panel.metric_box,
+                    panel.first_button):
+        assert control.width() >= control.minimumSizeHint().width()
+        assert control.isVisible()
+    assert panel.table.height() >= 120 and panel.view_a.height() >= 120

@@ -36,7 +36,7 @@ def _pixel(w, item, x: float, y: float) -> QColor:
     """The canvas's colour at (x, y) of the block, in screen pixels from its top left."""
     image = w.canvas.viewport().grab().toImage()
     top_left = w.canvas.mapFromScene(item.scenePos())
-    return image.pixelColor(int(top_left.x() + x), int(top_left.y() + y))
+    return image.pixelColor(round(top_left.x() + x), round(top_left.y() + y))
 
 
 def _distance(a: QColor, b: QColor) -> int:
@@ -78,7 +78,7 @@ def test_ran_is_a_badge_not_a_green_fill_and_failed_next_breakpoint_show(qtbot, 
     w.scene.clearSelection()
     qtbot.wait(20)
     # the breakpoint shows at the opening zoom: a red dot in the block's top left
-    assert _pixel(w, relu, 0.3 * r, 0.1 * r).name() == BREAKPOINT_COLOR.name()
+    assert _pixel(w, relu, 0.3 * r, -0.3 * r).name() == BREAKPOINT_COLOR.name()
     with qtbot.waitSignal(w.controller.idle, timeout=20000):
         qtbot.keyClick(w.canvas, Qt.Key.Key_F5)            # runs up to the breakpoint
     w.scene.clearSelection()
@@ -91,10 +91,12 @@ def test_ran_is_a_badge_not_a_green_fill_and_failed_next_breakpoint_show(qtbot, 
     w.scene.clearSelection()
     qtbot.wait(20)
     assert w.scene.looks[pool.node_id].status == "done"
+    lod = w.canvas.zoom
+    wpx, hpx = pool.width * lod, pool.height * lod
     # the block keeps pooling's colour (below its name) ...
     assert _pixel(w, pool, 3, hpx - 3).name() == category
     # ... and "ran" is a slate badge at its top right, not a green fill
-    corner = _pixel(w, pool, wpx - 0.3 * r + 0.45 * r, 0.1 * r + 0.6 * r)   # beside the ✓
+    corner = _pixel(w, pool, wpx - 0.3 * r + 0.3 * r, -0.3 * r + 0.45 * r)   # beside the ✓
     assert _distance(corner, STATUS_COLORS["done"]) < 30     # (smoothed edges)
     assert STATUS_COLORS["done"].name() not in {QColor(c).name()
                                                 for c in CATEGORY_COLORS.values()}

@@ -47,10 +47,10 @@ BLOCK_TEXT_PX = 11         # the overview's block names, in screen pixels
 BLOCK_TEXT_MIN_LOD = 0.125
 MAX_WIDTH = 320.0
 BLOCK_TEXT_SIZES = (11, 10, 9, 8)   # pixel sizes tried before a name is shortened
-OVERHANG = 13.0            # how far a block's name may reach past its sides (inside bounds)
+OVERHANG = 30.0            # how far a block's name may reach past its sides (inside bounds)
 BADGE_PX = 11              # a state badge on a block's corner, in screen pixels
 # The badges reach this far past the block (half a badge at the lowest zoom with names).
-BADGE_MARGIN = 48.0
+BADGE_MARGIN = 64.0
 BREAKPOINT_COLOR = QColor("#c1121f")
 
 
@@ -303,12 +303,12 @@ class NodeItem(QGraphicsItem):
         if look.breakpoint:
             painter.setPen(ring)
             painter.setBrush(BREAKPOINT_COLOR)
-            painter.drawEllipse(QPointF(r * 0.3, r * 0.1), r, r)
+            painter.drawEllipse(QPointF(r * 0.3, -r * 0.3), r, r)
         state = "failed" if look.status == "failed" else "next" if look.is_next \
             else look.status if look.status in ("done", "running") else ""
         if not state:
             return
-        c = QPointF(rect.width() - r * 0.3, r * 0.1)
+        c = QPointF(rect.width() - r * 0.3, -r * 0.3)
         painter.setPen(ring)
         painter.setBrush(STATUS_COLORS[state])
         painter.drawEllipse(c, r, r)
@@ -347,14 +347,14 @@ class NodeItem(QGraphicsItem):
     def _paint_block_name(self, painter: QPainter, lod: float, fill: QColor) -> None:
         """Zoomed out: a readable name on the block (see ``block_label``), as long as the
         block is tall enough on screen to hold it."""
-        if lod <= BLOCK_TEXT_MIN_LOD or self.height * lod < BLOCK_TEXT_SIZES[-1] + 2:
+        if lod <= BLOCK_TEXT_MIN_LOD:
             return
         text, size = self.block_label(lod)
         if not text:
             return
         wide = _block_metrics(size).horizontalAdvance(text) / lod + 6 / lod
-        if wide > self.width:          # overhangs the block: on a plate of its colour
-            h = size * 1.5 / lod
+        h = size * 1.4 / lod
+        if wide > self.width or h > self.height:   # overhangs: on a plate of its colour
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(fill)
             painter.drawRoundedRect(QRectF((self.width - wide) / 2, (self.height - h) / 2,
@@ -541,7 +541,7 @@ COMPACT_NAMES = {
     "Conv2d": "Conv", "Quantize": "Quant", "Requantize": "ReQ", "Dequantize": "DeQ",
     "AutoQuantize": "AutoQ", "QuantizeForTest": "QTest", "Supernode": "SNode",
     "FillPadding": "Fill", "PPrintWithPadding": "Print", "Variable": "Var",
-    "Sigmoid": "Sigm", "Softmax": "Smax", "ConcatV2": "Concat", "BiasAdd": "Bias",
+    "Sigmoid": "Sigm", "Softmax": "Smax", "ConcatV2": "Cat", "Concat": "Cat", "BiasAdd": "Bias",
     "Flatten": "Flat", "OUTPUT": "OUT", "INPUT": "IN", "MaxPool": "MaxP", "AvgPool": "AvgP",
     "Convert": "Cvt",
 }

@@ -1,0 +1,80 @@
+"""Bottom docks reach a usable height at 1280x800 and 1024x700, and a floated dock has a
+title bar of its own (issue 32: the views were squeezed to 20-100 px, a floated one had no
+frame)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDockWidget
+
+from hexscope.app.dock_layout import FloatingTitle
+
+EXAMPLE = Path(__file__).parents[2] / "resources" / "examples" / "classic_quantized.hexgraph"
+BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
+VIEWS = ("Tensor", "d32 padding", "FillPadding", "Ranges", "Compare")
+
+
+def _dock(w, title: str) -> QDockWidget:
+    return next(d for d in w.findChildren(QDockWidget) if d.windowTitle() == title)
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (1024, 700)])
+def test_each_view_tab_opens_tall_and_drags_taller(qtbot, window, size):
+    w = window
+    w.resize(*size)
+    w.show()
+    qtbot.waitExposed(w)
+    assert w.files.open_graph(str(EXAMPLE))
+    w.default_dock_sizes()
+    for title in VIEWS:
+        dock = _dock(w, title)
+        assert w.dockWidgetArea(dock) == BOTTOM
+        w.problems_dock.raise_()
+        w.resizeDocks([w.problems_dock], [120], Qt.Orientation.Vertical)
+        qtbot.wait(10)
+        dock.raise_()                         # the user clicks its tab
+        qtbot.waitUntil(lambda d=dock: d.height() >= 0.4 * w.height(), timeout=2000)
+        # and the separator goes further up: the canvas and side docks give way
+        w.resizeDocks([dock], [int(w.height() * 0.62)], Qt.Orientation.Vertical)
+        qtbot.wait(10)
+        assert dock.height() >= 0.5 * w.height(), (title, dock.height())
+        assert w.canvas.height() >= 120
+
+
+def test_a_floated_dock_has_a_title_bar_that_docks_it_back(qtbot, window):
+    w = window
+    w.show()
+    qtbot.waitExposed(w)
+    dock = _dock(w, "Compare")
+    dock.setFloating(True)
+    qtbot.waitUntil(dock.isFloating)
+    title = dock.titleBarWidget()
+    assert isinstance(title, FloatingTitle) and title.isVisible()
+    assert "Compare" in title.label.text() and title.height() >= 16
+    assert dock.windowFlags() & Qt.WindowType.FramelessWindowHint   # Qt draws the frame
+    dock.setFloating(False)
+    qtbot.waitUntil(lambda: not dock.isFloating())
+    assert dock.titleBarWidget() is None                          # the usual docked title
+
+
+def test_the_window_opens_within_a_small_screen(qtbot, settings, monkeypatch):
+    from PySide6.QtCore import QSize
+
+    from hexscope.app import dock_layout
+    from hexscope.app.main_window import MainWindow
+
+    monkeypatch.setattr(dock_layout, "screen_free_area", lambda w: QSize(1024, 700))
+    w = MainWindow(settings)
+    qtbot.addWidget(w)
+    try:
+        assert (w.width(), w.height()) == (1024, 700)
+        w.show()
+        qtbot.waitExposed(w)
+        # the side docks give way: the canvas keeps over half the width
+        qtbot.waitUntil(lambda: w.canvas.width() >= 0.5 * w.width(), timeout=3000)
+    finally:
+        w.close()
+        w.shutdown()
