@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from hexscope.app.main_window import MainWindow
 
 DOCK = Qt.DockWidgetArea
+START = "Run the graph, then Compare."
+READY = "The run is ready: choose B and press Compare."
 _LOG = logging.getLogger("hexscope.compare")
 
 #: Threads of comparisons still running when their window closed, with their workers.
@@ -177,6 +179,11 @@ class CompareController(QObject):
         self.generation += 1
         if self.active:
             self._timer.start()
+        else:
+            # what to do next, as the run moves on ("Run the graph" stayed after a run)
+            session = self.w.session
+            ran = session is not None and bool(session.executor.trace)
+            self.panel.show_hint(READY if ran else START)
 
     def _on_busy(self, busy: bool) -> None:
         if busy:

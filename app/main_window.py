@@ -37,6 +37,7 @@ from hexscope.app.execution_controller import ExecutionController
 from hexscope.app.file_actions import FileActions
 from hexscope.app.help_actions import HelpActions
 from hexscope.app.layout_actions import LayoutActions
+from hexscope.app.run_messages import rewrite_note
 from hexscope.app.run_progress import RunProgress
 from hexscope.app.settings import AppSettings
 from hexscope.app.theme import add_theme_menu
@@ -323,6 +324,7 @@ class MainWindow(QMainWindow):
         self.timing.set_times([])
         self.run_label.clear()
         self.hide_progress()
+        self.statusBar().clearMessage()     # "Run finished" was about the last graph
         self.next_node = None
         self._on_session(None)          # the old session is being closed on the worker
 
@@ -458,7 +460,11 @@ class MainWindow(QMainWindow):
                 " · stale: an edit changed its inputs" if self._is_stale(node_id) else "")
             self.outputs_panel.show_result(title, outputs, error, note)
         else:
-            self.outputs_panel.show_result(title, None, error, "has not run")
+            host, note = rewrite_note(session, node_id)
+            host_result = session.result(host) if host is not None else None
+            outputs = None if host_result is None else [
+                session.output(host, k) for k in range(len(host_result.outputs))]
+            self.outputs_panel.show_result(title, outputs, error, note or "has not run")
 
     def _show_state(self, node_id: int | None) -> None:
         """The node's state kept between executions, read only while the worker is idle."""

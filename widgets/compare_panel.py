@@ -323,6 +323,11 @@ class ComparePanel(QWidget):
         else:
             self._show(None)
 
+    def show_hint(self, text: str) -> None:
+        """Say what to do next while no comparison is shown (a comparison's summary stays)."""
+        if self.comparison is None and not self.busy and self.summary.text() != text:
+            self.summary.setText(text)
+
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
         # A theme switch: the rows beyond the tolerance take the new theme's error colour
         # (the model reads it as the view paints).
