@@ -116,6 +116,7 @@ class ComparePanel(QWidget):
     TABS_BELOW = 1100       # panel width (px) under which A, B and A − B become tabs
 
     compare_requested = Signal(str)          # a TARGETS key: the controller compares
+    change_requested = Signal(str)           # picked in the list: choose B's file or backend
     cancel_requested = Signal()              # abandon the comparison in flight
     node_activated = Signal(int)
     overlay_changed = Signal(object, object)  # ({node: QColor} | None, legend)
@@ -191,7 +192,7 @@ class ComparePanel(QWidget):
         self.compare_button.clicked.connect(
             lambda: self.compare_requested.emit(self.target.currentData()))
         self.target.activated.connect(
-            lambda _i: self.compare_requested.emit(self.target.currentData()))
+            lambda _i: self.change_requested.emit(self.target.currentData()))
         self.first_button.clicked.connect(self.go_to_first_divergence)
         self.metric_box.currentIndexChanged.connect(lambda _i: self._emit_overlay())
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._on_row())
@@ -235,6 +236,8 @@ class ComparePanel(QWidget):
             else:
                 self._side.layout().addWidget(box, 1)
         self._views.setCurrentWidget(self.view_tabs if tabbed else self._side)
+        if hasattr(self, "comparison"):
+            self._set_titles()
 
     @property
     def tabbed(self) -> bool:
@@ -295,6 +298,12 @@ class ComparePanel(QWidget):
     def set_target(self, key: str) -> None:
         self.target.setCurrentIndex(max(0, self.target.findData(key)))
 
+    def set_target_text(self, key: str, text: str) -> None:
+        """Name what B is for ``key`` (the chosen file) in the list."""
+        index = self.target.findData(key)
+        if index >= 0:
+            self.target.setItemText(index, text)
+
     def set_comparison(self, comparison: Comparison | None, note: str = "") -> None:
         """Show a comparison (keeps the selected output when it is still there)."""
         keep = (self.selected.node_id, self.selected.index) if self.selected else None
@@ -317,6 +326,7 @@ class ComparePanel(QWidget):
                                  f"<br><b>{first_divergence_text(comparison)}</b>"
                                  + extra + (f"<br>{note}" if note else ""))
         self.first_button.setEnabled(bool(comparison and comparison.first_divergence))
+        self._set_titles()
         self._emit_overlay()
         if keep:
             self.show_output(*keep, emit=False)
@@ -383,15 +393,22 @@ class ComparePanel(QWidget):
         diff = (a.astype(np.float64) - b) / (lsb if lsb else 1.0)
         unit = "LSB" if lsb else ("codes" if d.unit == "codes" else "real")
         self.view_titles[2].setText(f"<b>A − B</b> ({unit})")
-        c = self.comparison
-        self.view_titles[0].setText(f"<b>A</b> {c.a_name if c else ''}")
-        self.view_titles[1].setText(f"<b>B</b> {c.b_name if c else ''}")
         worst = d.metrics.worst_index if d.metrics else None
         for view, values in ((self.view_a, a), (self.view_b, b),
                              (self.view_diff, diff.astype(np.float32))):
             view.set_tensor(Tensor.from_array(np.nan_to_num(values, posinf=0, neginf=0)))
             if worst is not None and len(worst) == 4:
                 view.select(tuple(worst))
+
+    def _set_titles(self) -> None:
+        # with every comparison, not only when a row is shown: the last comparison's names
+        # ("float reference", "sim") stayed over another kind's pictures
+        c = self.comparison
+        for k, (name, label) in enumerate((("A", c.a_name if c else ""),
+                                           ("B", c.b_name if c else ""))):
+            self.view_titles[k].setText(f"<b>{name}</b> {label}")
+            if self.tabbed:
+                self.view_tabs.setTabText(k, f"{name}: {label}" if label else name)
 
     def _emit_overlay(self) -> None:
         if self.comparison is None:
