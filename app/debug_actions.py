@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMessageBox, QStyle
 
+from hexscope.app.warning_summary import WarningGroup, group_warnings
 from hexscope.engine.errors import InputError
 from hexscope.engine.events import (
     GraphEdited,
@@ -40,7 +41,10 @@ class DebugActions:
         self.breakpoints: set[int] = set()
         self.visual_stale: set[int] = set()
         self.run_to_target: int | None = None     # Ctrl+F10's node, until the run ends
+        self.warnings: dict[int, tuple[str, ...]] = {}   # what nodes warned, this session
         self._build_actions()
+        self._problems_timer = QTimer(window, singleShot=True, interval=250)
+        self._problems_timer.timeout.connect(lambda: self.w.show_problems())
         c = window.controller
         c.node_started.connect(self._on_started)
         c.node_finished.connect(self._on_finished)
@@ -186,11 +190,20 @@ class DebugActions:
             self.w.scene.set_look(node_id, status="stale", is_next=False)
         self.refresh_looks()
 
+    def warning_groups(self) -> list[WarningGroup]:
+        """The session's node warnings, one group per distinct text, in plan order."""
+        session = self.w.session
+        order = session.plan if session is not None else ()
+        ranked = sorted(self.warnings, key={n: k for k, n in enumerate(order)}.get
+                        if order else None)
+        return group_warnings((n, text) for n in ranked for text in self.warnings[n])
+
     def refresh_looks(self) -> None:
         """Every node's look from the session (when the worker is idle)."""
         session, scene = self.w.session, self.w.scene
         if session is None:
-            scene.reset_looks(status="", is_next=False, error="", seconds=None)
+            self.warnings.clear()
+            scene.reset_looks(status="", is_next=False, error="", seconds=None, warnings=[])
             return
         next_node = None
         for node_id in self.w.graph.order:
@@ -204,9 +217,12 @@ class DebugActions:
             if next_node is None and node_id in session.plan and status in (
                     NodeStatus.PENDING, NodeStatus.STALE, NodeStatus.FAILED):
                 next_node = node_id
+            if result is None:
+                self.warnings.pop(node_id, None)
             scene.set_look(node_id, status=status.value, is_next=False,
                            error=session.executor.failed.get(node_id, ""),
-                           seconds=result.seconds if result else None)
+                           seconds=result.seconds if result else None,
+                           warnings=list(self.warnings.get(node_id, ())))
         if next_node is not None:
             scene.set_look(next_node, is_next=True)
         self.w.next_node = next_node
@@ -219,7 +235,14 @@ class DebugActions:
         self.w.show_progress(event.index + 1, event.total, event.node_id)
 
     def _on_finished(self, event: NodeFinished) -> None:
-        self.w.scene.set_look(event.node_id, status="done", seconds=event.seconds, error="")
+        # a node's warnings: its badge, the Problems list and the Log's count agree
+        if event.warnings:
+            self.warnings[event.node_id] = tuple(event.warnings)
+            self._problems_timer.start()        # at most a few times a second in a run
+        else:
+            self.warnings.pop(event.node_id, None)
+        self.w.scene.set_look(event.node_id, status="done", seconds=event.seconds, error="",
+                              warnings=list(event.warnings))
         self.w.results_changed.emit()
 
     def _on_failed(self, event: NodeFailed) -> None:

@@ -400,9 +400,12 @@ class MainWindow(QMainWindow):
             failed = [(node_id, f"0x{node_id:x} ({nodes[node_id].op}) failed: {text}")
                       for node_id, text in session.executor.failed.items() if node_id in nodes]
         run = failed + list(self.run_errors)
-        self.problems.set_issues(self.issues, run)
-        total = len(self.issues) + len(run)
+        warned = [(g.first, g.line()) for g in self.debug.warning_groups()] \
+            if hasattr(self, "debug") else []
+        self.problems.set_issues(self.issues, run, warned)
+        total = len(self.issues) + len(run) + len(warned)
         self.problems_dock.setWindowTitle(f"Problems ({total})" if total else "Problems")
+        self._update_log_title()
         if extra or failed or errors(self.issues):
             self.problems_dock.raise_()
 
@@ -520,10 +523,14 @@ class MainWindow(QMainWindow):
 
     def _update_log_title(self) -> None:
         n = len(self.log_panel.lines)
-        n_errors = self.log_panel.errors
+        # a node's warning is a level-0 line too: counted as a warning, as Problems lists it
+        n_warn = sum(map(len, self.debug.warnings.values())) if hasattr(self, "debug") else 0
+        n_errors = max(0, self.log_panel.errors - n_warn)
         title = f"Log ({n})" if n else "Log"
         # The error marker stays on the tab until the log is cleared (New, Open, Clear).
-        self.log_dock.setWindowTitle(f"{title} ✖ {n_errors} error(s)" if n_errors else title)
+        marks = [f"✖ {n_errors} error(s)"] * bool(n_errors) + [f"⚠ {n_warn} warning(s)"] * bool(
+            n_warn)
+        self.log_dock.setWindowTitle(" ".join([title, *marks]))
 
     def report_startup_errors(self, messages: list[str]) -> None:
         """Show what failed at start-up (plugin files, with file and line) in the log panel."""

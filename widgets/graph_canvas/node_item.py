@@ -35,6 +35,7 @@ CATEGORY_COLORS: dict[Category | None, str] = {
 STATUS_COLORS = {
     "done": QColor("#3a414d"), "failed": QColor("#d62828"), "stale": QColor("#c9a227"),
     "running": QColor("#1f78d1"), "next": QColor("#ff9f1c"), "problem": QColor("#e4572e"),
+    "warned": QColor("#f2c94c"),       # ran, with warnings: an amber "!" badge
 }
 LOD_SIMPLE = 0.4
 PORTS_LOD = 0.49           # ports (dots and names) from this zoom up; the overview zoom is 0.5
@@ -79,6 +80,7 @@ class NodeLook:
     is_next: bool = False
     breakpoint: bool = False
     problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)   # what the node's last run warned
     error: str = ""
     seconds: float | None = None
     rewrite: str = ""           # "", "fused", "removed", "replaced"
@@ -185,6 +187,8 @@ class NodeItem(QGraphicsItem):
             lines.append(f"<span style='color:{failed}'>failed: {_esc(look.error)}</span>")
         lines += [f"<span style='color:{problem}'>problem: {_esc(p)}</span>"
                   for p in look.problems]
+        lines += [f"<span style='color:{problem}'>warning: {_esc(p)}</span>"
+                  for p in look.warnings]
         if look.rewrite:
             lines.append(f"<i>prepare: {look.rewrite} — {_esc(look.rewrite_reason)}</i>")
         if look.seconds is not None:
@@ -305,6 +309,7 @@ class NodeItem(QGraphicsItem):
             painter.setBrush(BREAKPOINT_COLOR)
             painter.drawEllipse(QPointF(r * 0.3, -r * 0.3), r, r)
         state = "failed" if look.status == "failed" else "next" if look.is_next \
+            else "warned" if look.status == "done" and look.warnings \
             else look.status if look.status in ("done", "running") else ""
         if not state:
             return
@@ -316,7 +321,10 @@ class NodeItem(QGraphicsItem):
         glyph.setCapStyle(Qt.PenCapStyle.RoundCap)
         painter.setPen(glyph)
         k = r * 0.45
-        if state == "done":
+        if state == "warned":
+            painter.drawLine(c + QPointF(0, -k * 1.1), c + QPointF(0, k * 0.25))
+            painter.drawPoint(c + QPointF(0, k * 0.95))
+        elif state == "done":
             painter.drawPolyline([c + QPointF(-k, 0), c + QPointF(-k * 0.3, k * 0.8),
                                   c + QPointF(k, -k * 0.7)])
         elif state == "failed":
@@ -507,6 +515,8 @@ class NodeItem(QGraphicsItem):
             return "running", STATUS_COLORS["running"]
         if look.status == "done":
             ms = f" {look.seconds * 1e3:.2f} ms" if look.seconds is not None else ""
+            if look.warnings:
+                return "! warning" + ms, STATUS_COLORS["warned"]
             return "✓" + ms, STATUS_COLORS["done"]
         if look.is_next:
             return "next", STATUS_COLORS["next"]
