@@ -37,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--self-test", action="store_true",
                         help="open the app offscreen on a bundled example, step it to the end, "
                              "check the results and exit (0: passed)")
+    parser.add_argument("--warm-up", action="store_true",
+                        help="compile the simulator's kernels now (once after install: the "
+                             "first run is then not kept waiting) and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     gui = sub.add_parser("gui", help="open the app (the default)",
                          description="Open the Hexscope app, optionally with a graph.")
@@ -98,6 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from hexscope.app.self_test import run_self_test
 
         return run_self_test()
+    if args.warm_up:
+        from hexscope.app.warm_up import warm_up
+
+        return warm_up()
     command = args.command or "gui"
     handler = {"gui": cmd_gui, "validate": cmd_validate, "info": cmd_info,
                "import": cmd_import, "export": cmd_export, "check-padding": cmd_check_padding,

@@ -37,10 +37,11 @@ from hexscope.app.execution_controller import ExecutionController
 from hexscope.app.file_actions import FileActions
 from hexscope.app.help_actions import HelpActions
 from hexscope.app.layout_actions import LayoutActions
-from hexscope.app.run_messages import rewrite_note
+from hexscope.app.run_messages import preparing_text, rewrite_note
 from hexscope.app.run_progress import RunProgress
 from hexscope.app.settings import AppSettings
 from hexscope.app.theme import add_theme_menu
+from hexscope.app.warm_up import mark_warm
 from hexscope.engine.events import GraphEdited, LogLine
 from hexscope.engine.gc_pause import gc_paused
 from hexscope.engine.graph import Graph
@@ -221,8 +222,7 @@ class MainWindow(QMainWindow):
         self.timing.node_activated.connect(self.select_node)
         self.controller.session_changed.connect(self._on_session)
         self.controller.preparing.connect(lambda n: self.statusBar().showMessage(
-            f"Preparing the graph ({n:,} nodes): validating and rewriting as hexagon_nn "
-            "prepare does…"))
+            preparing_text(n)))
         self.controller.log_line.connect(self.log_panel.append)
         self.controller.log_line.connect(lambda _line: self._update_log_title())
         self.log_panel.clear_button.clicked.connect(self._update_log_title)
@@ -515,6 +515,8 @@ class MainWindow(QMainWindow):
     def _on_session(self, session: Session | None) -> None:
         self._session = session
         self.debug.update_stop()
+        if session is not None:
+            mark_warm()            # prepared: its kernels are compiled and cached now
         if session is None:
             self.debug.visual_stale.clear()
             self.debug.refresh_looks()

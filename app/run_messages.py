@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hexscope.app.warm_up import is_warm
 from hexscope.engine.session import Session
 
 
@@ -23,4 +24,15 @@ def rewrite_note(session: Session, node_id: int) -> tuple[int | None, str]:
     return into, f"{where}: its outputs are shown (this node's own are never made)"
 
 
-__all__ = ["rewrite_note"]
+def preparing_text(nodes: int) -> str:
+    """The status bar's words while a first run validates and prepares; on a first run
+    after install (no ``hexscope --warm-up``), that the kernels compile, once."""
+    text = (f"Preparing the graph ({nodes:,} nodes): validating and rewriting as hexagon_nn "
+            "prepare does…")
+    if not is_warm():
+        text = ("Compiling kernels (once after install; `hexscope --warm-up` does it ahead) "
+                f"and preparing the graph ({nodes:,} nodes)…")
+    return text
+
+
+__all__ = ["preparing_text", "rewrite_note"]
