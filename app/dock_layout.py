@@ -65,6 +65,8 @@ class FloatingTitle(QWidget):
         row = QHBoxLayout(self)
         row.setContentsMargins(6, 3, 3, 3)
         self.label = QLabel(f"<b>{dock.windowTitle()}</b>")
+        # presses go to the dock, which moves its window (a rich-text label kept them)
+        self.label.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         row.addWidget(self.label, 1)
         for text, tip, slot in (("⇲", "Dock it back", lambda: dock.setFloating(False)),
                                 ("✕", "Close (View menu shows it again)", dock.close)):

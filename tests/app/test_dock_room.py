@@ -55,6 +55,18 @@ def test_a_floated_dock_has_a_title_bar_that_docks_it_back(qtbot, window):
     assert isinstance(title, FloatingTitle) and title.isVisible()
     assert "Compare" in title.label.text() and title.height() >= 16
     assert dock.windowFlags() & Qt.WindowType.FramelessWindowHint   # Qt draws the frame
+    # dragging the title (its name) moves the window
+    from PySide6.QtCore import QPoint
+    from PySide6.QtTest import QTest
+
+    before = dock.pos()
+    start = title.label.geometry().center()
+    QTest.mousePress(title, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
+    for step in range(1, 8):
+        QTest.mouseMove(title, start + QPoint(10 * step, 8 * step))
+    QTest.mouseRelease(title, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                       start + QPoint(70, 56))
+    assert dock.isFloating() and dock.pos() != before
     dock.setFloating(False)
     qtbot.waitUntil(lambda: not dock.isFloating())
     assert dock.titleBarWidget() is None                          # the usual docked title
