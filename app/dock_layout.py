@@ -30,11 +30,12 @@ def add_dock(w: MainWindow, title: str, widget: QWidget, area: Qt.DockWidgetArea
     dock.setObjectName(f"dock-{title.lower().replace(' ', '-')}")
     hint = widget.minimumSizeHint()
     tall = BOTTOM_MIN - 20 if area == DOCK.BottomDockWidgetArea else 160
-    if (hasattr(w, "view_menu") and (hint.height() > tall or hint.width() > 420)) \
-            or widget is getattr(w, "inspector", None):
+    side = area in (DOCK.LeftDockWidgetArea, DOCK.RightDockWidgetArea)
+    if (hasattr(w, "view_menu") and (hint.height() > tall or hint.width() > 420)) or side:
         # A tall or wide panel scrolls rather than forcing the window (or the bottom dock
-        # area, which the canvas shares) to grow; the inspector's list of ports can be
-        # longer than its dock.
+        # area, which the canvas shares) to grow. A side panel always scrolls: what it shows
+        # (the inspector's ports, a node's outputs and kept state) must not set its dock's
+        # least height, or the bottom docks' separator could not be dragged up past it.
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)

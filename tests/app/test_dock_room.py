@@ -44,6 +44,29 @@ def test_each_view_tab_opens_tall_and_drags_taller(qtbot, window, size):
         assert w.canvas.height() >= 120
 
 
+@pytest.mark.parametrize("size", [(1280, 800), (1024, 700)])
+def test_the_views_get_room_after_a_run_with_a_node_selected(qtbot, window, size):
+    """With a node's outputs and kept state in the side docks, the d32 view still opens
+    tall and drags taller (the side docks' contents had set their least height)."""
+    w = window
+    w.resize(*size)
+    w.show()
+    qtbot.waitExposed(w)
+    assert w.files.open_graph(str(EXAMPLE.parent / "d32_pipeline.hexgraph"))
+    w.default_dock_sizes()
+    with qtbot.waitSignal(w.controller.idle, timeout=30000):
+        w.debug.actions["run"].trigger()
+    add = next(n.node_id for n in w.graph if n.op == "QuantizedAdd_8p8to8_d32")
+    w.select_node(add)
+    qtbot.wait(50)
+    dock = _dock(w, "d32 padding")
+    dock.raise_()
+    qtbot.waitUntil(lambda: dock.height() >= 0.4 * w.height(), timeout=2000)
+    w.resizeDocks([dock], [int(w.height() * 0.62)], Qt.Orientation.Vertical)
+    qtbot.wait(10)
+    assert dock.height() >= 0.5 * w.height()
+
+
 def test_a_floated_dock_has_a_title_bar_that_docks_it_back(qtbot, window):
     w = window
     w.show()
