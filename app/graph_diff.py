@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from hexscope.engine.graph import Graph
+from hexscope.engine.graph_diff import diff_graphs
 from hexscope.engine.nodes import Node
 
 MAX_LINES = 4
@@ -14,18 +15,14 @@ MAX_LINES = 4
 
 def graph_differences(a: Graph, b: Graph) -> list[str]:
     """Lines naming each node that differs (const values, op, inputs, padding), added or
-    removed; at most ``MAX_LINES`` and a count of the rest."""
-    lines: list[str] = []
-    b_ids = {node.node_id for node in b}
-    for node in a:
-        if node.node_id not in b_ids:
-            lines.append(f"{node.title} ({node.op}) is only in this graph")
-            continue
-        why = _node_change(node, b.node(node.node_id))
-        if why:
-            lines.append(f"{node.title} ({node.op}): {why}")
-    a_ids = {node.node_id for node in a}
-    lines += [f"{node.title} ({node.op}) is only in B" for node in b if node.node_id not in a_ids]
+    removed, in words (the engine's ``diff_graphs`` finds them; a move is no difference
+    here); at most ``MAX_LINES`` and a count of the rest."""
+    diff = diff_graphs(a, b)
+    lines = [f"{a.node(i).title} ({a.node(i).op}) is only in this graph" for i in diff.removed]
+    for node_id in diff.changed:
+        why = _node_change(a.node(node_id), b.node(node_id))
+        lines.append(f"{a.node(node_id).title} ({a.node(node_id).op}): {why or 'differs'}")
+    lines += [f"{b.node(i).title} ({b.node(i).op}) is only in B" for i in diff.added]
     if len(lines) > MAX_LINES:
         lines = lines[:MAX_LINES] + [f"… and {len(lines) - MAX_LINES} more node(s)"]
     return lines
