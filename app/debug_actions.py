@@ -130,8 +130,8 @@ class DebugActions:
 
     def _cannot_run_to(self, target: int) -> str:
         session = self.w.session
-        if session is None:
-            return ""
+        if session is None or getattr(self.w.controller, "edited_since_run", False):
+            return ""           # the run prepares (again) first: nothing to check against
         if target not in session.prepared.nodes or session.prepared.nodes[target].is_const:
             return (f"0x{target:x} does not run: prepare fused or removed it, or it is a "
                     "Const (View ▸ Show prepared graph)")

@@ -179,3 +179,18 @@ def test_opening_graphs_reuses_one_worker_and_steps_the_new_graph(qtbot, window,
     assert second is not None and second is not first
     assert second.graph.node(A).label == "renamed"
     assert window.controller._worker is worker
+
+
+def test_run_to_a_node_added_since_the_last_run_runs_up_to_it(qtbot, window, graph_file):
+    """After an edit the session prepares again: a node it has not seen yet is no reason to
+    refuse Ctrl+F10 (it was named as fused or removed)."""
+    from hexscope.app.edit_actions import new_node
+
+    window.files.open_graph(graph_file)
+    _do(qtbot, window, "run")
+    added = window.graph.free_id()
+    assert window.edits.edit("add_node", new_node(added, "Nop", (900.0, 0.0)))
+    assert window.edits.connect(B, 0, added, 0)
+    window.select_node(added)
+    _do(qtbot, window, "run_to")          # (refused, nothing ran and idle never came)
+    assert "does not run" not in window.statusBar().currentMessage()
