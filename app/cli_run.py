@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -113,7 +114,9 @@ def _file_source(base: InputSource, path: Path) -> InputSource:
         raise InputError(f"{path}: expected a .npy file or an image "
                          f"({', '.join(IMAGE_SUFFIXES)})")
     kind = "npy" if suffix == ".npy" else "image"
-    return dataclasses.replace(base, kind=kind, path=str(path.resolve()))
+    # abspath, not resolve(): a symlink loop is then named when the file is read (resolve()
+    # raises RuntimeError on one)
+    return dataclasses.replace(base, kind=kind, path=os.path.abspath(path))
 
 
 def build_input_sets(graph: Graph, graph_path: str, inputs: list[str],
