@@ -9,10 +9,14 @@ from collections.abc import Sequence
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``hexscope`` script; returns the exit code."""
-    from hexscope.app.cli import main as cli_main
-
     try:
+        from hexscope.app.cli import main as cli_main
+
         return cli_main(argv)
+    except KeyboardInterrupt:
+        # Ctrl+C while Python still imports numpy and the rest: the same one line as later
+        print("hexscope: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:
         # The reader went away (`hexscope info g | head`): stop quietly, as Unix tools do.
         # Python would report the error again when it flushes stdout at exit.

@@ -12,27 +12,46 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from hexscope.engine.errors import BackendError, EngineError
 from hexscope.engine.graph import Graph
 from hexscope.engine.io.any_graph import load_any
 
 EXIT_OK, EXIT_CHECK, EXIT_INVALID, EXIT_BACKEND = 0, 1, 2, 3
+EXIT_INTERRUPTED = 130      # Ctrl+C, as shells report a SIGINT
 
 DESCRIPTION = """\
 Hexscope: a debugger for hexagon_nn graphs. Without a subcommand, opens the app.
 GRAPH is a .hexgraph file or a hexagon_nn graph-init C file (.c).
-Exit codes: 0 ok, 1 a check failed, 2 invalid graph or inputs, 3 backend failure."""
+Exit codes: 0 ok, 1 a check failed, 2 invalid graph or inputs, 3 backend failure,
+130 interrupted (Ctrl+C)."""
+
+PLUGINS_EPILOG = """\
+Plugins: every command (info and the agent included) first runs the bundled plugins, every
+*.py in the plugins folder ($XDG_CONFIG_HOME/hexscope/plugins, by default
+~/.config/hexscope/plugins) and each --plugin FILE. They are Python code: put there only
+files you trust. --verbose lists what was loaded."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse that reports a usage error on one line (exit 2), as every other error is:
+    CI logs and ``2>err`` get the reason, not the whole usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_INVALID, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
     from hexscope.app.cli_run import add_run_parser
 
-    parser = argparse.ArgumentParser(prog="hexscope", description=DESCRIPTION,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = OneLineParser(prog="hexscope", description=DESCRIPTION, epilog=PLUGINS_EPILOG,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--plugin", action="append", default=[], metavar="FILE",
-                        help="load a user-op plugin (repeatable); load errors are reported, "
-                             "never fatal")
+                        help="load a user-op plugin (repeatable): its Python code runs on "
+                             "every command; load errors are reported, never fatal")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="also list the plugins loaded (file and ops) on stderr")
     parser.add_argument("--self-test", action="store_true",
                         help="open the app offscreen on a bundled example, step it to the end, "
                              "check the results and exit (0: passed)")
@@ -81,20 +100,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         from hexscope.engine.backends.remote import TOKEN_ENV
 
         os.environ[TOKEN_ENV] = args.token
-    args.plugin_errors = load_plugins(args.plugin)
-    if args.self_test:
-        from hexscope.app.self_test import run_self_test
-
-        return run_self_test()
-    command = args.command or "gui"
-    handler = {"gui": cmd_gui, "validate": cmd_validate, "info": cmd_info,
-               "import": cmd_import, "export": cmd_export, "check-padding": cmd_check_padding,
-               "run": _cmd_run, "compare": _cmd_compare}[command]
     try:
+        # plugins run user code: a Ctrl+C there is an interruption like any other
+        args.plugin_errors = load_plugins(args.plugin, verbose=args.verbose)
+        if args.self_test:
+            from hexscope.app.self_test import run_self_test
+
+            return run_self_test()
+        command = args.command or "gui"
+        handler = {"gui": cmd_gui, "validate": cmd_validate, "info": cmd_info,
+                   "import": cmd_import, "export": cmd_export,
+                   "check-padding": cmd_check_padding,
+                   "run": _cmd_run, "compare": _cmd_compare}[command]
         return handler(args)
     except KeyboardInterrupt:
         print("hexscope: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -113,17 +134,21 @@ def err(message: str) -> None:
     print(f"hexscope: {message}", file=sys.stderr)
 
 
-def load_plugins(paths: Sequence[str]) -> list[str]:
-    """The bundled plugins, the user's plugin folder, then each --plugin; failures print.
+def load_plugins(paths: Sequence[str], verbose: bool = False) -> list[str]:
+    """The bundled plugins, the user's plugin folder, then each --plugin; failures print
+    (and with ``verbose``, each plugin loaded, with its ops).
 
     Returns the failure messages (each names the file and line) so the app can show them.
     """
-    from hexscope.engine.plugins import load_standard_plugins
+    from hexscope.engine.plugins import load_standard_plugins, loaded_plugins
 
     problems: list[Exception] = []
     load_standard_plugins(list(paths), errors=problems)  # type: ignore[arg-type]
     for exc in problems:
         err(str(exc))
+    if verbose:
+        for path, ops in loaded_plugins().items():
+            print(f"hexscope: plugin {path}: {', '.join(ops)}", file=sys.stderr)
     return [str(exc) for exc in problems]
 
 
