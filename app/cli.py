@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -152,8 +153,26 @@ def load_plugins(paths: Sequence[str], verbose: bool = False) -> list[str]:
     return [str(exc) for exc in problems]
 
 
+def special_file_problem(path: str) -> str:
+    """Why ``path`` cannot be a file to read ('' when it may be one): a named pipe would block
+    for ever, a device or socket is no graph. Missing files and folders are left to the
+    loader, which names them."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return ""
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return ""
+    what = "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device or socket"
+    return f"{path}: is {what}, not a file"
+
+
 def _load_or_report(path: str) -> Graph | None:
     notes: list[str] = []
+    problem = special_file_problem(path)
+    if problem:
+        err(problem)
+        return None
     try:
         graph = load_any(path, notes)
     except EngineError as exc:
@@ -209,6 +228,10 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     out = args.output or str(Path(args.source).with_suffix(".hexgraph"))
     notes: list[str] = []
+    problem = special_file_problem(args.source)
+    if problem:
+        err(problem)
+        return EXIT_INVALID
     try:
         graph = import_c(args.source, notes)
         graph.save(out)

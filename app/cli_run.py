@@ -281,6 +281,7 @@ def _dump_folder(path: str) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from hexscope.app.cli import special_file_problem
     from hexscope.engine.batch.report import write_json, write_junit
     from hexscope.engine.io.any_graph import load_any
 
@@ -294,6 +295,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = BatchResult(name, args.backend)
     notes: list[str] = []
     try:
+        problem = special_file_problem(args.graph)
+        if problem:
+            raise InputError(problem)
         graph = load_any(args.graph, notes)
         input_sets = build_input_sets(graph, args.graph, args.input, args.inputs_dir)
         if args.dump:

@@ -259,5 +259,8 @@ def load_standard_plugins(extra: list[str | os.PathLike[str]] | None = None,
 
 
 def _already_loaded(path: Path, registry: OpRegistry = REGISTRY) -> bool:
-    prefix = f"{Path(path).resolve()}:"
+    try:
+        prefix = f"{Path(path).resolve()}:"
+    except (OSError, RuntimeError):     # a symlink loop: load_plugin names it
+        return False
     return any(spec.user and spec.source.startswith(prefix) for spec in registry.specs())
