@@ -228,18 +228,23 @@ class FileActions:
         (it crashed or was killed); True if it was restored. Running instances' autosaves
         are never offered."""
         slots = orphaned_slots(self.w.settings.autosave_dir)
-        if not slots:
+        graph = None
+        while slots and graph is None:
+            slot = slots.pop(0)
+            try:
+                graph = Graph.load(slot.graph_path)
+            except GraphFileError as exc:
+                kept = slot.set_aside()     # never deleted: it may be recovered by hand
+                where = (f"It was kept as {kept}." if kept
+                         else f"It was left at {slot.graph_path}.")
+                QMessageBox.critical(self.w, "Cannot restore", f"{exc}\n\n{where}")
+                slot.release()
+        if graph is None:
             return False
-        slot, older = slots[0], slots[1:]
+        older = slots
         for other in older:
             other.unlock()          # offered at a later start
         info = slot.info() or {}
-        try:
-            graph = Graph.load(slot.graph_path)
-        except GraphFileError as exc:
-            QMessageBox.critical(self.w, "Cannot restore", str(exc))
-            slot.release()
-            return False
         original = str(info["original"]) if info.get("original") else None
         base = _load_or_none(slot.base_path) or _load_or_none(original)
         answer = QMessageBox.question(
@@ -280,6 +285,8 @@ def _restore_text(info: dict[str, object], original: str | None, graph: Graph,
         diff = f"{len(graph)} node(s); the graph it started from cannot be read"
     text = (f"Hexscope did not exit cleanly. Restore the unsaved work on {what}, "
             f"autosaved at {when}?\n\n{diff}.")
+    if info.get("problem"):
+        text += f"\n\n{info['problem']}"
     if n_older:
         text += f"\n\n{n_older} older autosave(s) will be offered at the next start."
     return text
