@@ -34,7 +34,7 @@ from hexscope.engine.errors import (
 from hexscope.engine.events import NodeFailed, RunStatus
 from hexscope.engine.executor import NodeStatus
 from hexscope.engine.graph import Graph
-from hexscope.engine.inputs import InputSource, make_inputs
+from hexscope.engine.inputs import InputSource, declared_shapes, make_inputs
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor
 
@@ -341,10 +341,23 @@ def _run_one(session: Session, recorder: _Recorder, input_set: InputSet) -> RunR
     run.checks = [_check_record(n, recorder, lines) for n in run.nodes if is_check_op(n.op)]
     if finished.status is not RunStatus.FINISHED:
         run.failed_node = finished.failed_node
-        run.message = finished.message
+        run.message = finished.message + _shape_note(session.graph, input_set)
         error = recorder.errors.get(finished.failed_node or -1)
         run.outcome = _classify(error)
     return run
+
+
+def _shape_note(graph: Graph, input_set: InputSet) -> str:
+    """When a run fails and an input's shape is not the one the INPUT node declares, say
+    which: the node that fails is often far from the file that caused it."""
+    notes = []
+    for k, (tensor, declared) in enumerate(zip(input_set.tensors, declared_shapes(graph),
+                                               strict=False)):
+        if declared is not None and tuple(tensor.shape) != tuple(declared):
+            source = input_set.sources[k] if k < len(input_set.sources) else f"input {k}"
+            notes.append(f"input {k} ({source}) is {'x'.join(map(str, tensor.shape))}, the "
+                         f"INPUT node declares {'x'.join(map(str, declared))}")
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def _classify(error: BaseException | None) -> Outcome:

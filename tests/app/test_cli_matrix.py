@@ -176,3 +176,25 @@ def test_the_matrix_covers_every_subcommand():
     assert commands >= {"validate", "info", "import", "export", "check-padding", "run",
                         "compare"}
     assert len(CASES) >= 190
+
+
+def test_a_wrong_shape_input_is_named_when_the_run_fails(files, capsys):
+    np.save(files / "wrong_shape.npy", np.zeros((1, 7, 5, 3), np.float32))
+    code = _run_cli(["run", str(files / "g.hexgraph"), "-q", "--input",
+                     f"{INPUT_ID}:0={files / 'wrong_shape.npy'}"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert (f"(input 0 (npy {files / 'wrong_shape.npy'}) is 1x7x5x3, the INPUT node "
+            "declares 1x16x16x3)") in err
+
+
+def test_a_dump_that_cannot_be_written_says_why(files, tmp_path, capsys):
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    (dump / "run-0001").write_text("a file where the run's folder goes")
+    code = _run_cli(["run", str(files / "g.hexgraph"), "-q", "--dump", str(dump)])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert err == (f"hexscope: invalid: cannot write the dump to {dump}: "
+                   f"{dump / 'run-0001'}: File exists\n")
+    assert "1 passed" in out
