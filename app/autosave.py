@@ -116,25 +116,28 @@ class AutosaveSlot:
         try:
             note = json.loads(self.info_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            note, problem = {}, "its note is missing"
+            note, problem = {}, "its note is missing: the file it belongs to is unknown"
         except (OSError, ValueError) as exc:
-            note, problem = {}, f"its note cannot be read ({_reason(exc)})"
+            note, problem = {}, (f"its note cannot be read ({_reason(exc)}): the file it "
+                                 "belongs to is unknown")
         else:
-            problem = "" if isinstance(note, dict) else "its note is not a JSON object"
+            problem = "" if isinstance(note, dict) else ("its note is not a JSON object: the "
+                                                         "file it belongs to is unknown")
         if not isinstance(note, dict):
             note = {}
         when = note.get("time")
         if not _plausible_time(when):
-            problem = problem or f"its note's time {when!r} is not a time"
+            problem = problem or (f"its note's time {when!r} is not a time: it is dated by "
+                                  "its file instead")
             when = graph_time
         original = note.get("original")
         if original is not None and not (isinstance(original, str) and original):
-            problem = problem or f"its note's file name {original!r} is not a path"
+            problem = problem or (f"its note's file name {original!r} is not a path: the "
+                                  "file it belongs to is unknown")
             original = None
         info = {**note, "original": original, "time": float(when)}  # type: ignore[arg-type]
         if problem:
-            info["problem"] = (f"The autosave {self.graph_path.name} was kept although "
-                               f"{problem}; the file it belongs to may be unknown.")
+            info["problem"] = f"The autosave {self.graph_path.name} was kept although {problem}."
         return info
 
     def discard(self) -> None:

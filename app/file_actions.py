@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QLabel, QMenu, QMessageBox
 
 from hexscope.app.autosave import Autosaver, orphaned_slots
 from hexscope.engine.errors import EngineError, GraphFileError
@@ -36,6 +36,11 @@ class FileActions:
         self._meta_dirty = False
         self.autosaver = Autosaver(window.settings.autosave_dir, window)
         self.autosaver.failed.connect(lambda text: window.statusBar().showMessage(text, 8000))
+        if self.autosaver.off_reason:       # for as long as the window is open, not 8 s
+            off = QLabel("Autosave off", window)
+            off.setObjectName("autosave_off")
+            off.setToolTip(self.autosaver.off_reason)
+            window.statusBar().addPermanentWidget(off)
         self._build_actions()
 
     def _build_actions(self) -> None:

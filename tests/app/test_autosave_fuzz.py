@@ -17,7 +17,7 @@ import hypothesis.strategies as st
 import numpy as np
 from hypothesis import HealthCheck, Phase, given, settings
 from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QLabel, QMessageBox
 
 from hexscope.app.autosave import orphaned_slots
 from hexscope.app.main_window import MainWindow
@@ -269,6 +269,8 @@ def test_the_app_starts_without_autosave_when_the_folder_cannot_be_made(
         assert not restored and asked == []
         qtbot.waitUntil(lambda: window.statusBar().currentMessage().startswith(
             "Autosave is off: the folder"), timeout=2000)
+        off = window.statusBar().findChild(QLabel, "autosave_off")
+        assert off.text() == "Autosave off" and "cannot be used" in off.toolTip()
         window.edits.add_op("Nop")                  # editing still works
         assert not window.files.autosave_now()
     finally:
