@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from hexscope.engine.errors import BackendError, EngineError
 from hexscope.engine.graph import Graph
@@ -26,7 +27,7 @@ DESCRIPTION = """\
 Hexscope: a debugger for hexagon_nn graphs. Without a subcommand, opens the app.
 GRAPH is a .hexgraph file or a hexagon_nn graph-init C file (.c).
 Exit codes: 0 ok, 1 a check failed, 2 invalid graph or inputs, 3 backend failure,
-130 interrupted (Ctrl+C)."""
+130 interrupted (Ctrl+C; 143 SIGTERM, 129 SIGHUP)."""
 
 PLUGINS_EPILOG = """\
 Plugins: every command (info and the agent included) first runs the bundled plugins, every
@@ -101,6 +102,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from hexscope.engine.backends.remote import TOKEN_ENV
 
         os.environ[TOKEN_ENV] = args.token
+    command = args.command or "gui"
+    # the app keeps the default: Qt's event loop would hold the exception back
+    previous = {} if command == "gui" or args.self_test else _terminate_as_interrupt()
     try:
         # plugins run user code: a Ctrl+C there is an interruption like any other
         args.plugin_errors = load_plugins(args.plugin, verbose=args.verbose)
@@ -108,15 +112,48 @@ def main(argv: Sequence[str] | None = None) -> int:
             from hexscope.app.self_test import run_self_test
 
             return run_self_test()
-        command = args.command or "gui"
         handler = {"gui": cmd_gui, "validate": cmd_validate, "info": cmd_info,
                    "import": cmd_import, "export": cmd_export,
                    "check-padding": cmd_check_padding,
                    "run": _cmd_run, "compare": _cmd_compare}[command]
         return handler(args)
+    except Terminated as exc:
+        print(f"hexscope: terminated ({signal.Signals(exc.signum).name})", file=sys.stderr)
+        return 128 + exc.signum
     except KeyboardInterrupt:
         print("hexscope: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: stopped as Ctrl+C stops (worker processes too), exit 128 + signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate_as_interrupt() -> dict[int, Any]:
+    """SIGTERM (kill, a CI timeout) and SIGHUP (the terminal closed) end the command the way
+    Ctrl+C does: the default would kill it at once and leave its worker processes behind.
+    Returns the handlers it replaced."""
+    def stop(signum: int, frame: object) -> None:
+        raise Terminated(signum)
+
+    replaced = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is None:
+            continue
+        try:
+            if signal.getsignal(number) == signal.SIG_DFL:
+                replaced[number] = signal.signal(number, stop)
+        except ValueError:       # not the main thread: leave the defaults
+            break
+    return replaced
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ import os
 import signal
 import tempfile
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -56,6 +57,7 @@ def _init(graph_bytes: bytes, plugins: list[str], backend: str, seed: int,
 
     # the parent handles Ctrl+C and stops the workers: no worker prints a traceback
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _watch_parent(os.getppid())
     for path in plugins:
         try:
             load_plugin(path)
@@ -67,6 +69,18 @@ def _init(graph_bytes: bytes, plugins: list[str], backend: str, seed: int,
         graph = Graph.load(path)
     session = _open_session(graph, backend, seed, BatchResult("", backend), fusions)
     _WORKER.update(session=session, ranges=RangeAccumulator(), dump_dir=dump_dir)
+
+
+def _watch_parent(parent: int, every_s: float = 0.5) -> None:
+    """End this worker when the parent is gone (killed with SIGKILL, say): its task queue
+    never reports the end of file (every worker holds the queue's write end too), so an
+    orphan would wait for tasks for ever."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="hexscope-parent-watch", daemon=True).start()
 
 
 def _task(k: int, input_set: InputSet) -> tuple[int, RunRecord, RangePartial, str]:

@@ -114,3 +114,25 @@ def test_ctrl_c_while_a_plugin_loads_is_one_line(batch, tmp_path):
     err = proc.stderr.read()
     assert proc.returncode == 130, err
     assert err == "hexscope: interrupted\n" and seconds < 5
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux /proc")
+def test_sigterm_stops_like_ctrl_c_and_a_killed_parent_leaves_no_worker(batch):
+    """SIGTERM (kill, a CI timeout) ends the batch as Ctrl+C does, exit 128 + 15; after a
+    SIGKILL of the parent, which nothing can catch, the workers notice and end (they waited
+    for tasks for ever)."""
+    tag = uuid.uuid4().hex
+    proc = _start(["run", "g.hexgraph", "--inputs-dir", "many", "-j", "2"], batch, tag)
+    assert proc.stdout.readline().startswith("run 1/1500")
+    os.kill(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=30)
+    assert proc.returncode == 143
+    assert proc.stderr.read() == "hexscope: terminated (SIGTERM)\n"
+    _wait_for(lambda: not _tagged_processes(tag), timeout=5)
+
+    tag = uuid.uuid4().hex
+    proc = _start(["run", "g.hexgraph", "--inputs-dir", "many", "-j", "2"], batch, tag)
+    assert proc.stdout.readline().startswith("run 1/1500")
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    _wait_for(lambda: not _tagged_processes(tag), timeout=5)
