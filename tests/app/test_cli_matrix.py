@@ -198,3 +198,26 @@ def test_a_dump_that_cannot_be_written_says_why(files, tmp_path, capsys):
     assert err == (f"hexscope: invalid: cannot write the dump to {dump}: "
                    f"{dump / 'run-0001'}: File exists\n")
     assert "1 passed" in out
+
+
+def test_a_report_that_fails_half_way_leaves_the_old_one_whole(files, tmp_path, capsys,
+                                                                monkeypatch):
+    """A full disk mid-write: the old JUnit file stays as it was (it was left 0 bytes, which
+    a CI parser reads as an empty suite), no temp is left, and the run says why (exit 2)."""
+    import errno
+
+    from hexscope.engine.batch import report
+
+    junit = tmp_path / "r.xml"
+    junit.write_text("<testsuites/>\n")
+
+    def full_disk(result, path):
+        Path(path).write_text("<testsui")
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(report, "write_junit", full_disk)
+    code = _run_cli(["run", str(files / "g.hexgraph"), "-q", "--junit", str(junit)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == f"hexscope: cannot write the report to {junit}: No space left on device\n"
+    assert junit.read_text() == "<testsuites/>\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.xml"]
