@@ -14,8 +14,9 @@ import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
+from hexscope.app.cli_signals import Terminated, terminate_as_interrupt
 from hexscope.engine.errors import BackendError, EngineError
 from hexscope.engine.graph import Graph
 from hexscope.engine.io.any_graph import load_any
@@ -104,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ[TOKEN_ENV] = args.token
     command = args.command or "gui"
     # the app keeps the default: Qt's event loop would hold the exception back
-    previous = {} if command == "gui" or args.self_test else _terminate_as_interrupt()
+    previous = {} if command == "gui" or args.self_test else terminate_as_interrupt()
     try:
         # plugins run user code: a Ctrl+C there is an interruption like any other
         args.plugin_errors = load_plugins(args.plugin, verbose=args.verbose)
@@ -126,34 +127,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP: stopped as Ctrl+C stops (worker processes too), exit 128 + signal."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _terminate_as_interrupt() -> dict[int, Any]:
-    """SIGTERM (kill, a CI timeout) and SIGHUP (the terminal closed) end the command the way
-    Ctrl+C does: the default would kill it at once and leave its worker processes behind.
-    Returns the handlers it replaced."""
-    def stop(signum: int, frame: object) -> None:
-        raise Terminated(signum)
-
-    replaced = {}
-    for name in ("SIGTERM", "SIGHUP"):
-        number = getattr(signal, name, None)
-        if number is None:
-            continue
-        try:
-            if signal.getsignal(number) == signal.SIG_DFL:
-                replaced[number] = signal.signal(number, stop)
-        except ValueError:       # not the main thread: leave the defaults
-            break
-    return replaced
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
