@@ -9,12 +9,19 @@ instance that still runs is never offered to another.
 
 Writing happens on a worker thread from a snapshot of the (immutable) nodes, so a large graph
 never stalls the editor; the next write waits for the one under way.
+
+Nothing here deletes a graph it could not account for: a slot whose note is damaged is still
+offered (from its graph's file time), a graph that cannot be read is set aside in
+``damaged/``, and a folder that cannot be used turns autosave off (the window says so)
+instead of stopping the app.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import stat
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -24,7 +31,7 @@ from typing import IO
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from hexscope.engine.graph import Graph, GraphSnapshot
-from hexscope.engine.io.atomic import atomic_write
+from hexscope.engine.io.atomic import atomic_write, remove_stale_temps
 
 try:
     import fcntl
@@ -73,7 +80,8 @@ class AutosaveSlot:
         return self.folder / f"{self.slot_id}.lock"
 
     def acquire(self) -> bool:
-        """Take the slot's lock; False while another live process holds it."""
+        """Take the slot's lock; False while another live process holds it. Raises OSError
+        when the folder or the lock file cannot be made or opened."""
         self.folder.mkdir(parents=True, exist_ok=True)
         handle = open(self.lock_path, "a+b")  # noqa: SIM115 - held for the slot's lifetime
         if not _try_lock(handle):
@@ -95,16 +103,59 @@ class AutosaveSlot:
             json.dump(info, handle)
 
     def info(self) -> dict[str, object] | None:
+        """The note about the saved work, checked: ``original`` a path or None, ``time`` a
+        time a clock can show; None when there is no graph. A damaged note does not hide the
+        graph: its time is the graph file's, and ``problem`` says what was wrong."""
         try:
-            info = json.loads(self.info_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            graph_stat = self.graph_path.stat()
+        except OSError:
             return None
-        return info if isinstance(info, dict) and self.graph_path.exists() else None
+        if not stat.S_ISREG(graph_stat.st_mode):
+            return None         # a folder of that name is nobody's graph: left alone
+        graph_time = graph_stat.st_mtime
+        try:
+            note = json.loads(self.info_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            note, problem = {}, "its note is missing: the file it belongs to is unknown"
+        except (OSError, ValueError) as exc:
+            note, problem = {}, (f"its note cannot be read ({_reason(exc)}): the file it "
+                                 "belongs to is unknown")
+        else:
+            problem = "" if isinstance(note, dict) else ("its note is not a JSON object: the "
+                                                         "file it belongs to is unknown")
+        if not isinstance(note, dict):
+            note = {}
+        when = note.get("time")
+        if not _plausible_time(when):
+            problem = problem or (f"its note's time {when!r} is not a time: it is dated by "
+                                  "its file instead")
+            when = graph_time
+        original = note.get("original")
+        if original is not None and not (isinstance(original, str) and original):
+            problem = problem or (f"its note's file name {original!r} is not a path: the "
+                                  "file it belongs to is unknown")
+            original = None
+        info = {**note, "original": original, "time": float(when)}  # type: ignore[arg-type]
+        if problem:
+            info["problem"] = f"The autosave {self.graph_path.name} was kept although {problem}."
+        return info
 
     def discard(self) -> None:
         """Remove the saved work (kept: the lock, while the slot is in use)."""
         for path in (self.info_path, self.graph_path, self.base_path):
-            path.unlink(missing_ok=True)
+            _remove_file(path)
+            remove_stale_temps(path)
+
+    def set_aside(self) -> Path | None:
+        """Move a graph that cannot be read to ``damaged/`` (never deleted: someone may
+        recover it by hand); returns where it went, None if it could not be moved."""
+        target = self.folder / DAMAGED / self.graph_path.name
+        try:
+            target.parent.mkdir(exist_ok=True)
+            os.replace(self.graph_path, target)
+        except OSError:
+            return None
+        return target
 
     def unlock(self) -> None:
         """Give the lock back and keep the files (another start may offer them)."""
@@ -116,30 +167,91 @@ class AutosaveSlot:
         """Remove everything and give the lock back."""
         self.discard()
         if self._lock is not None:
-            self.lock_path.unlink(missing_ok=True)
+            _remove_file(self.lock_path)
             self._lock.close()
             self._lock = None
 
 
+#: Where graphs that cannot be read are kept, inside the autosave folder.
+DAMAGED = "damaged"
+
+
+def _reason(exc: BaseException) -> str:
+    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+
+
+def _plausible_time(value: object) -> bool:
+    """A number of seconds since 1970 that the clock can show (not 1e400, not -1e20)."""
+    if type(value) not in (int, float) or not math.isfinite(value):  # type: ignore[arg-type]
+        return False
+    try:
+        time.localtime(value)  # type: ignore[arg-type]
+    except (OverflowError, OSError, ValueError):
+        return False
+    return value >= 0  # type: ignore[operator]
+
+
+def _remove_file(path: Path) -> None:
+    """Unlink a regular file or link; anything else (a folder someone put there) stays."""
+    try:
+        if not path.is_dir() or path.is_symlink():
+            path.unlink(missing_ok=True)
+    except OSError:
+        pass        # a read-only folder: the files stay, and are offered again next time
+
+
 def new_slot(folder: Path) -> AutosaveSlot:
+    """A fresh slot for this instance, locked. Raises OSError when the folder cannot be
+    used (read-only, a file in its place)."""
     slot = AutosaveSlot(folder, f"{os.getpid()}-{time.time_ns():x}")
     slot.acquire()
     return slot
 
 
+def _slot_ids(folder: Path) -> set[str]:
+    """Every slot id the folder mentions: notes, graphs, locks, and temps of killed saves."""
+    ids = set()
+    for path in folder.iterdir():
+        name = path.name
+        if name.startswith(".") and name.endswith(".tmp"):
+            name = name[1:].split(".", 1)[0] + ".tmp"      # .<id>.json.XXXX.tmp
+        stem, dot, _ = name.partition(".")
+        if dot and stem and name != DAMAGED:
+            ids.add(stem)
+    return ids
+
+
 def orphaned_slots(folder: Path) -> list[AutosaveSlot]:
     """Slots left by instances that are gone (their lock is free), newest first; each comes
-    back locked by this process, so two new instances never offer the same work."""
+    back locked by this process, so two new instances never offer the same work. Slots
+    without work (a lock, temps, a note whose graph is gone) are cleaned up. Never raises:
+    a folder that cannot be read offers nothing."""
     found = []
-    for info_path in folder.glob("*.json") if folder.is_dir() else ():
-        slot = AutosaveSlot(folder, info_path.stem)
-        if slot.acquire():
-            if slot.info() is not None:
-                found.append(slot)
-            else:
-                slot.release()      # a slot without usable work: clean it up
-    found.sort(key=lambda s: float(s.info().get("time", 0) or 0), reverse=True)  # type: ignore[union-attr,arg-type]
+    try:
+        ids = _slot_ids(folder) if folder.is_dir() else set()
+    except OSError:
+        return []
+    for slot_id in sorted(ids):
+        slot = AutosaveSlot(folder, slot_id)
+        try:
+            if not slot.acquire():
+                continue                # a live instance's
+        except OSError:
+            pass        # no lock can be taken (a folder in its place, a read-only folder):
+            # no live instance holds it either, so the work is offered all the same
+        for target in (slot.graph_path, slot.info_path, slot.base_path):
+            remove_stale_temps(target)      # its killed saves' leftovers
+        if slot.info() is not None:
+            found.append(slot)
+        else:
+            slot.release()      # no work to offer: only its lock, temps or note were left
+    found.sort(key=_slot_time, reverse=True)
     return found
+
+
+def _slot_time(slot: AutosaveSlot) -> float:
+    info = slot.info()
+    return float(info["time"]) if info else 0.0  # type: ignore[arg-type]
 
 
 class Autosaver(QObject):
@@ -150,7 +262,16 @@ class Autosaver(QObject):
 
     def __init__(self, folder: Path, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.slot = new_slot(folder)
+        self.off_reason = ""            # why autosave is off ('' while it works)
+        try:
+            self.slot = new_slot(folder)
+        except OSError as exc:
+            # The app starts all the same, without autosave, and says so once it can (the
+            # window connects ``failed`` after this returns).
+            self.slot = AutosaveSlot(folder, f"{os.getpid()}-off")
+            self.off_reason = (f"Autosave is off: the folder {folder} cannot be used "
+                               f"({_reason(exc)})")
+            QTimer.singleShot(0, lambda: self.failed.emit(self.off_reason))
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hexscope-autosave")
         self._pending: Future[None] | None = None
         self._graph: Graph | None = None
@@ -176,7 +297,7 @@ class Autosaver(QObject):
     def save_now(self) -> None:
         self._quiet.stop()
         self._deadline.stop()
-        if self._graph is None:
+        if self._graph is None or self.off_reason:
             return
         snapshot, original = self._graph.snapshot(), self._original
         base = self._base if self._base is not self._base_written else None
@@ -204,7 +325,8 @@ class Autosaver(QObject):
         self._deadline.stop()
         self._graph = None
         self.wait()
-        self.slot.discard()
+        if not self.off_reason:
+            self.slot.discard()
         self._base_written = None
 
     def close(self, keep: bool = False) -> None:
@@ -216,10 +338,11 @@ class Autosaver(QObject):
         else:
             self.clean()
         self._pool.shutdown(wait=True)
-        if keep:
+        if keep or self.off_reason:
             self.slot.unlock()
         else:
             self.slot.release()
 
 
-__all__ = ["AutosaveSlot", "Autosaver", "DEBOUNCE_MS", "MAX_WAIT_MS", "orphaned_slots"]
+__all__ = ["DAMAGED", "DEBOUNCE_MS", "MAX_WAIT_MS", "AutosaveSlot", "Autosaver",
+           "orphaned_slots"]

@@ -9,31 +9,53 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
+import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
+from hexscope.app.cli_signals import Terminated, terminate_as_interrupt
 from hexscope.engine.errors import BackendError, EngineError
 from hexscope.engine.graph import Graph
 from hexscope.engine.io.any_graph import load_any
 
 EXIT_OK, EXIT_CHECK, EXIT_INVALID, EXIT_BACKEND = 0, 1, 2, 3
+EXIT_INTERRUPTED = 130      # Ctrl+C, as shells report a SIGINT
 
 DESCRIPTION = """\
 Hexscope: a debugger for hexagon_nn graphs. Without a subcommand, opens the app.
 GRAPH is a .hexgraph file or a hexagon_nn graph-init C file (.c).
-Exit codes: 0 ok, 1 a check failed, 2 invalid graph or inputs, 3 backend failure."""
+Exit codes: 0 ok, 1 a check failed, 2 invalid graph or inputs, 3 backend failure,
+130 interrupted (Ctrl+C; 143 SIGTERM, 129 SIGHUP)."""
+
+PLUGINS_EPILOG = """\
+Plugins: every command (info and the agent included) first runs the bundled plugins, every
+*.py in the plugins folder ($XDG_CONFIG_HOME/hexscope/plugins, by default
+~/.config/hexscope/plugins) and each --plugin FILE. They are Python code: put there only
+files you trust. --verbose lists what was loaded."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse that reports a usage error on one line (exit 2), as every other error is:
+    CI logs and ``2>err`` get the reason, not the whole usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_INVALID, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
     from hexscope.app.cli_run import add_run_parser
 
-    parser = argparse.ArgumentParser(prog="hexscope", description=DESCRIPTION,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = OneLineParser(prog="hexscope", description=DESCRIPTION, epilog=PLUGINS_EPILOG,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"hexscope {version()}")
     parser.add_argument("--plugin", action="append", default=[], metavar="FILE",
-                        help="load a user-op plugin (repeatable); load errors are reported, "
-                             "never fatal")
+                        help="load a user-op plugin (repeatable): its Python code runs on "
+                             "every command; load errors are reported, never fatal")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="also list the plugins loaded (file and ops) on stderr")
     parser.add_argument("--self-test", action="store_true",
                         help="open the app offscreen on a bundled example, step it to the end, "
                              "check the results and exit (0: passed)")
@@ -96,24 +118,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         from hexscope.engine.backends.remote import TOKEN_ENV
 
         os.environ[TOKEN_ENV] = args.token
-    args.plugin_errors = load_plugins(args.plugin)
-    if args.self_test:
-        from hexscope.app.self_test import run_self_test
-
-        return run_self_test()
-    if args.warm_up:
-        from hexscope.app.warm_up import warm_up
-
-        return warm_up()
     command = args.command or "gui"
-    handler = {"gui": cmd_gui, "validate": cmd_validate, "info": cmd_info,
-               "import": cmd_import, "export": cmd_export, "check-padding": cmd_check_padding,
-               "run": _cmd_run, "compare": _cmd_compare}[command]
+    # the app keeps the default: Qt's event loop would hold the exception back
+    previous = {} if command == "gui" or args.self_test else terminate_as_interrupt()
     try:
+        # plugins run user code: a Ctrl+C there is an interruption like any other
+        args.plugin_errors = load_plugins(args.plugin, verbose=args.verbose)
+        if args.self_test:
+            from hexscope.app.self_test import run_self_test
+
+            return run_self_test()
+        if args.warm_up:
+            from hexscope.app.warm_up import warm_up
+
+            return warm_up()
+        handler = {"gui": cmd_gui, "validate": cmd_validate, "info": cmd_info,
+                   "import": cmd_import, "export": cmd_export,
+                   "check-padding": cmd_check_padding,
+                   "run": _cmd_run, "compare": _cmd_compare}[command]
         return handler(args)
+    except Terminated as exc:
+        print(f"hexscope: terminated ({signal.Signals(exc.signum).name})", file=sys.stderr)
+        return 128 + exc.signum
     except KeyboardInterrupt:
         print("hexscope: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -132,22 +164,44 @@ def err(message: str) -> None:
     print(f"hexscope: {message}", file=sys.stderr)
 
 
-def load_plugins(paths: Sequence[str]) -> list[str]:
-    """The bundled plugins, the user's plugin folder, then each --plugin; failures print.
+def load_plugins(paths: Sequence[str], verbose: bool = False) -> list[str]:
+    """The bundled plugins, the user's plugin folder, then each --plugin; failures print
+    (and with ``verbose``, each plugin loaded, with its ops).
 
     Returns the failure messages (each names the file and line) so the app can show them.
     """
-    from hexscope.engine.plugins import load_standard_plugins
+    from hexscope.engine.plugins import load_standard_plugins, loaded_plugins
 
     problems: list[Exception] = []
     load_standard_plugins(list(paths), errors=problems)  # type: ignore[arg-type]
     for exc in problems:
         err(str(exc))
+    if verbose:
+        for path, ops in loaded_plugins().items():
+            print(f"hexscope: plugin {path}: {', '.join(ops)}", file=sys.stderr)
     return [str(exc) for exc in problems]
+
+
+def special_file_problem(path: str) -> str:
+    """Why ``path`` cannot be a file to read ('' when it may be one): a named pipe would block
+    for ever, a device or socket is no graph. Missing files and folders are left to the
+    loader, which names them."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return ""
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return ""
+    what = "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device or socket"
+    return f"{path}: is {what}, not a file"
 
 
 def _load_or_report(path: str) -> Graph | None:
     notes: list[str] = []
+    problem = special_file_problem(path)
+    if problem:
+        err(problem)
+        return None
     try:
         graph = load_any(path, notes)
     except EngineError as exc:
@@ -203,6 +257,10 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     out = args.output or str(Path(args.source).with_suffix(".hexgraph"))
     notes: list[str] = []
+    problem = special_file_problem(args.source)
+    if problem:
+        err(problem)
+        return EXIT_INVALID
     try:
         graph = import_c(args.source, notes)
         graph.save(out)

@@ -4,6 +4,7 @@ node by node, with the first divergence named (issue 12)."""
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import Any
 
@@ -66,7 +67,7 @@ def add_compare_parser(sub: Any) -> None:
     p.add_argument("--inputs-dir", action="append", default=[], metavar="[NODE:IDX=]DIR",
                    help="one comparison per .npy/image file in DIR (repeatable)")
     add_token_argument(p)
-    p.add_argument("--tolerance-lsb", type=float, metavar="X",
+    p.add_argument("--tolerance-lsb", type=_tolerance, metavar="X",
                    help="an output diverges beyond X LSB (default: see below)")
     p.add_argument("--report", metavar="OUT.json", help="write the JSON report")
     p.add_argument("--junit", metavar="OUT.xml", help="write a JUnit XML report")
@@ -76,10 +77,33 @@ def add_compare_parser(sub: Any) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no table, only the summary")
 
 
+def _tolerance(text: str) -> float:
+    """A tolerance in LSB: a finite number >= 0 (nan or inf would pass everything)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a tolerance in LSB (a finite "
+                                         "number, 0 or more)")
+    return value
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from hexscope.app.cli import EXIT_BACKEND, EXIT_INVALID, _load_or_report, err
-    from hexscope.app.cli_run import build_input_sets
+    from hexscope.app.cli_run import (
+        backend_problem,
+        build_input_sets,
+        report_problem,
+        write_report,
+    )
 
+    problem = (backend_problem(args.backend)
+               or (backend_problem(args.backend_b) if args.backend_b else "")
+               or report_problem(args.report, args.junit))
+    if problem:
+        err(problem)
+        return EXIT_INVALID
     graph = _load_or_report(args.graph)
     if graph is None:
         return EXIT_INVALID
@@ -132,10 +156,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
             print(f"A: {args.backend}   B: {b_name}   tolerance {tolerance:g} LSB")
             print(table(run.comparison, args.top))
     _print_summary(result)
-    if args.report:
-        write_json(result, args.report)
-    if args.junit:
-        write_junit(result, args.junit)
+    problem = ((write_report(args.report, lambda tmp: write_json(result, tmp))
+                if args.report else "")
+               or (write_report(args.junit, lambda tmp: write_junit(result, tmp))
+                   if args.junit else ""))
+    if problem:
+        err(problem)
+        return max(result.exit_code, EXIT_INVALID)
     return result.exit_code
 
 

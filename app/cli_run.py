@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -76,6 +78,10 @@ def add_token_argument(parser: Any) -> None:
                              "$HEXSCOPE_AGENT_TOKEN)")
 
 
+#: More worker processes than this is a typing error, not a machine (each holds the graph).
+MAX_JOBS = 1024
+
+
 def _jobs(text: str) -> int:
     try:
         value = int(text)
@@ -83,7 +89,61 @@ def _jobs(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"'{text}' is not a number of jobs (1 or more)")
+    if value > MAX_JOBS:
+        raise argparse.ArgumentTypeError(f"'{text}' jobs is too many (at most {MAX_JOBS}; "
+                                         "each job is a process that holds the graph)")
     return value
+
+
+def backend_problem(name: str) -> str:
+    """Why ``name`` is no backend ('' when it may be one): an invalid argument (exit 2), not
+    a backend that failed (exit 3)."""
+    from hexscope.engine.backends import BACKENDS
+
+    if name in BACKENDS or name.startswith("dsp://"):
+        return ""
+    return (f"unknown backend {name!r}; choose one of {', '.join(sorted(BACKENDS))} or "
+            "dsp://HOST:PORT")
+
+
+def scheduler_problem(address: str) -> str:
+    """Why ``address`` is no Dask scheduler address ('' when it looks like one): checked
+    before Dask sees it (garbage made it hang for 40 s, then print a traceback)."""
+    scheme, sep, rest = address.partition("://")
+    host, colon, port = rest.rpartition(":")
+    if sep and scheme in ("tcp", "tls") and colon and host and port.isdigit() \
+            and 0 < int(port) < 65536:
+        return ""
+    return f"--scheduler {address!r}: expected tcp://HOST:PORT (or tls://HOST:PORT)"
+
+
+def report_problem(*paths: str | None) -> str:
+    """Why a report could not be written where asked ('' when it can): checked before the
+    runs, so a typo costs nothing."""
+    for path in paths:
+        if not path:
+            continue
+        folder = Path(path).parent
+        if Path(path).is_dir():
+            return f"cannot write the report to {path}: it is a folder"
+        if not folder.is_dir():
+            return f"cannot write the report to {path}: the folder {folder} does not exist"
+        if not os.access(folder, os.W_OK):
+            return f"cannot write the report to {path}: the folder {folder} is not writable"
+    return ""
+
+
+def write_report(path: str, write: Callable[[Path], None]) -> str:
+    """Write one report atomically (a full disk never leaves a 0-byte file a CI parser then
+    reads as empty); '' when it worked, else why not."""
+    from hexscope.engine.io.atomic import atomic_path
+
+    try:
+        with atomic_path(path) as tmp:
+            write(tmp)
+    except OSError as exc:
+        return f"cannot write the report to {path}: {exc.strerror or exc}"
+    return ""
 
 
 def parse_target(text: str, graph: Graph) -> tuple[int, str]:
@@ -115,7 +175,9 @@ def _file_source(base: InputSource, path: Path) -> InputSource:
         raise InputError(f"{path}: expected a .npy file or an image "
                          f"({', '.join(IMAGE_SUFFIXES)})")
     kind = "npy" if suffix == ".npy" else "image"
-    return dataclasses.replace(base, kind=kind, path=str(path.resolve()))
+    # abspath, not resolve(): a symlink loop is then named when the file is read (resolve()
+    # raises RuntimeError on one)
+    return dataclasses.replace(base, kind=kind, path=os.path.abspath(path))
 
 
 def build_input_sets(graph: Graph, graph_path: str, inputs: list[str],
@@ -183,15 +245,20 @@ class Progress:
                   + (f": {run.message}" if run.message else ""), file=self.stream, flush=True)
 
 
-def print_summary(result: BatchResult, out: TextIO) -> None:
+def print_summary(result: BatchResult, out: TextIO, errors: TextIO | None = None) -> None:
+    """The warnings and the summary on ``out``; each failure on ``errors`` (default: out),
+    one line each with the ``hexscope:`` prefix."""
+    errors = errors or out
     # one line per distinct warning ("… and N more like it"), so the verdict stays in view
     for group in group_warnings(w for run in result.runs for w in run.warnings):
         print(f"warning: {group.line()}", file=out)
     for run in result.runs:
         if run.outcome is not Outcome.PASSED and result.outcome is not Outcome.PASSED:
-            print(f"run {run.name}: {run.outcome.value}: {run.message}", file=out)
-    if not result.runs and result.message:
-        print(f"{result.outcome.value}: {result.message}", file=out)
+            print(f"hexscope: run {run.name}: {run.outcome.value}: {run.message}", file=errors)
+    told = {run.message for run in result.runs}
+    if result.outcome is not Outcome.PASSED and result.message and result.message not in told:
+        # nothing ran, or the runs passed and something else failed (the dump)
+        print(f"hexscope: {result.outcome.value}: {result.message}", file=errors)
         for issue in result.issues:
             print(f"  {issue}", file=out)
     checks = [c for r in result.runs for c in r.checks]
@@ -214,13 +281,23 @@ def _dump_folder(path: str) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from hexscope.app.cli import special_file_problem
     from hexscope.engine.batch.report import write_json, write_junit
     from hexscope.engine.io.any_graph import load_any
 
+    problem = (backend_problem(args.backend)
+               or (scheduler_problem(args.scheduler) if args.scheduler else "")
+               or report_problem(args.report, args.junit))
+    if problem:
+        print(f"hexscope: {problem}", file=sys.stderr)
+        return 2
     name = Path(args.graph).name
     result = BatchResult(name, args.backend)
     notes: list[str] = []
     try:
+        problem = special_file_problem(args.graph)
+        if problem:
+            raise InputError(problem)
         graph = load_any(args.graph, notes)
         input_sets = build_input_sets(graph, args.graph, args.input, args.inputs_dir)
         if args.dump:
@@ -237,14 +314,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                            seed=args.seed,
                            jobs=args.jobs if args.jobs is not None else default_jobs(),
                            fusions=not args.as_authored, scheduler=args.scheduler)
-    try:
-        if args.report:
-            write_json(result, args.report, args.graph)
-        if args.junit:
-            write_junit(result, args.junit)
-    except OSError as exc:
-        print(f"hexscope: cannot write the report: {exc}", file=sys.stderr)
-        print_summary(result, sys.stdout)
+    problem = ((write_report(args.report, lambda tmp: write_json(result, tmp, args.graph))
+                if args.report else "")
+               or (write_report(args.junit, lambda tmp: write_junit(result, tmp))
+                   if args.junit else ""))
+    print_summary(result, sys.stdout, sys.stderr)
+    if problem:
+        print(f"hexscope: {problem}", file=sys.stderr)
         return max(result.exit_code, 2)
-    print_summary(result, sys.stdout)
     return result.exit_code

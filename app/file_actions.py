@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QLabel, QMenu, QMessageBox
 
 from hexscope.app.autosave import Autosaver, orphaned_slots
 from hexscope.engine.errors import EngineError, GraphFileError
@@ -36,6 +36,11 @@ class FileActions:
         self._meta_dirty = False
         self.autosaver = Autosaver(window.settings.autosave_dir, window)
         self.autosaver.failed.connect(lambda text: window.statusBar().showMessage(text, 8000))
+        if self.autosaver.off_reason:       # for as long as the window is open, not 8 s
+            off = QLabel("Autosave off", window)
+            off.setObjectName("autosave_off")
+            off.setToolTip(self.autosaver.off_reason)
+            window.statusBar().addPermanentWidget(off)
         self._build_actions()
 
     def _build_actions(self) -> None:
@@ -228,18 +233,23 @@ class FileActions:
         (it crashed or was killed); True if it was restored. Running instances' autosaves
         are never offered."""
         slots = orphaned_slots(self.w.settings.autosave_dir)
-        if not slots:
+        graph = None
+        while slots and graph is None:
+            slot = slots.pop(0)
+            try:
+                graph = Graph.load(slot.graph_path)
+            except GraphFileError as exc:
+                kept = slot.set_aside()     # never deleted: it may be recovered by hand
+                where = (f"It was kept as {kept}." if kept
+                         else f"It was left at {slot.graph_path}.")
+                QMessageBox.critical(self.w, "Cannot restore", f"{exc}\n\n{where}")
+                slot.release()
+        if graph is None:
             return False
-        slot, older = slots[0], slots[1:]
+        older = slots
         for other in older:
             other.unlock()          # offered at a later start
         info = slot.info() or {}
-        try:
-            graph = Graph.load(slot.graph_path)
-        except GraphFileError as exc:
-            QMessageBox.critical(self.w, "Cannot restore", str(exc))
-            slot.release()
-            return False
         original = str(info["original"]) if info.get("original") else None
         base = _load_or_none(slot.base_path) or _load_or_none(original)
         answer = QMessageBox.question(
@@ -280,6 +290,8 @@ def _restore_text(info: dict[str, object], original: str | None, graph: Graph,
         diff = f"{len(graph)} node(s); the graph it started from cannot be read"
     text = (f"Hexscope did not exit cleanly. Restore the unsaved work on {what}, "
             f"autosaved at {when}?\n\n{diff}.")
+    if info.get("problem"):
+        text += f"\n\n{info['problem']}"
     if n_older:
         text += f"\n\n{n_older} older autosave(s) will be offered at the next start."
     return text

@@ -107,7 +107,21 @@ class HelpActions:
                        for name, value in versions())
         QMessageBox.about(self.w, "About Hexscope",
                           "<h3>Hexscope</h3><p>A debugger for hexagon_nn graphs.</p>"
-                          f"<table>{rows}</table>")
+                          f"<table>{rows}</table>{plugins_html()}")
 
 
-__all__ = ["HelpActions", "shortcut_rows", "versions"]
+def plugins_html() -> str:
+    """The plugins loaded, each with its ops: their Python code runs inside Hexscope."""
+    from html import escape
+
+    from hexscope.engine.plugins import loaded_plugins
+
+    found = loaded_plugins()
+    if not found:
+        return "<p>No plugins loaded.</p>"
+    items = "".join(f"<li>{escape(path)}: {escape(', '.join(ops))}</li>"
+                    for path, ops in found.items())
+    return f"<p>Plugins loaded (their Python code runs in Hexscope):</p><ul>{items}</ul>"
+
+
+__all__ = ["HelpActions", "plugins_html", "shortcut_rows", "versions"]

@@ -3,12 +3,16 @@ or a seeded random tensor. The choice is saved with the graph (``graph.meta["inp
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 import tokenize
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
+from numpy.lib import format as npformat
 
 from hexscope.engine.dtypes import DType, narrow_64bit
 from hexscope.engine.errors import InputError
@@ -163,7 +167,11 @@ def make_input(src: InputSource, declared: tuple[int, int, int, int] | None,
     if base_dir is not None and not path.is_absolute():
         path = Path(base_dir) / path
     if src.kind == "npy":
-        return _load_npy(path)
+        tensor = _load_npy(path, declared)
+        if tensor.array.size == 0:
+            raise InputError(f"{path}: holds no elements (shape {list(tensor.array.shape)}); "
+                             "an input needs data")
+        return tensor
     if src.kind == "image":
         return _load_image(path, shape, dtype)  # type: ignore[arg-type]
     raise InputError(f"unknown input kind {src.kind!r}; choose one of {', '.join(KINDS)}")
@@ -173,12 +181,83 @@ def make_input(src: InputSource, declared: tuple[int, int, int, int] | None,
 _MAX_INPUT_BYTES = 2 ** 32 - 1
 
 
-def _load_npy(path: Path) -> Tensor:
+def open_regular(path: Path) -> BinaryIO:
+    """Open ``path`` for reading only if it is a regular file: a FIFO would block for ever, a
+    device or a folder is no input, and a symlink loop gets its own words. The file is opened
+    non-blocking first and checked on the descriptor, so nothing can swap it in between.
+
+    Raises InputError naming the file."""
     try:
-        arr = np.load(path, allow_pickle=False)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(f"{path}: a symbolic link loop (the link points back to "
+                             "itself)") from None
+        raise InputError(f"{path}: cannot open: {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        what = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a folder"
+                if stat.S_ISDIR(mode) else "a device or socket")
+        raise InputError(f"{path}: is {what}, not a regular file; inputs are read from "
+                         "files only")
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def npy_header(handle: BinaryIO, path: Path) -> tuple[tuple[int, ...], np.dtype, bool]:
+    """The shape, dtype and Fortran order an ``.npy`` file declares, checked before anything
+    is allocated: a zip archive (an ``.npz`` under another name), text, a pickle, or a shape
+    larger than the file (or than a hexagon_nn tensor) is refused here, naming the file."""
+    magic = handle.read(6)
+    handle.seek(0)
+    if magic.startswith(b"PK\x03\x04") or magic.startswith(b"PK\x05\x06"):
+        raise InputError(f"{path}: is a zip archive (an .npz?), not a .npy file; save one "
+                         "array with numpy.save")
+    if magic != b"\x93NUMPY":
+        raise InputError(f"{path}: is not a .npy file (no NumPy header); save the array with "
+                         "numpy.save")
+    try:
+        version = npformat.read_magic(handle)
+        read = (npformat.read_array_header_1_0 if version == (1, 0)
+                else npformat.read_array_header_2_0)
+        shape, fortran, dtype = read(handle)
     # A damaged header reaches numpy's literal parser: SyntaxError or tokenize's TokenError.
     except (OSError, ValueError, EOFError, SyntaxError, tokenize.TokenError) as exc:
-        raise InputError(f"{path}: cannot read as .npy: {exc}") from None
+        raise InputError(f"{path}: the .npy header is damaged: {exc}") from None
+    if dtype.hasobject:
+        raise InputError(f"{path}: holds Python objects (pickled data), which are never "
+                         "loaded; save a numeric array")
+    nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    if nbytes > _MAX_INPUT_BYTES:
+        raise InputError(f"{path}: declares shape {list(shape)} ({_size(nbytes)}), more than "
+                         "a hexagon_nn tensor can hold (4 GiB)")
+    available = os.fstat(handle.fileno()).st_size - handle.tell()
+    if nbytes > available:
+        raise InputError(f"{path}: declares shape {list(shape)} ({_size(nbytes)}) but holds "
+                         f"{_size(max(available, 0))} of data: the file is truncated")
+    return shape, dtype, fortran
+
+
+def _size(nbytes: int) -> str:
+    for unit, scale in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.1f} {unit}"
+    return f"{nbytes} bytes"
+
+
+def _load_npy(path: Path, declared: tuple[int, int, int, int] | None = None) -> Tensor:
+    with open_regular(path) as handle:
+        shape, _, _ = npy_header(handle, path)
+        if declared is not None and len(shape) > 4:
+            raise InputError(f"{path}: holds a {len(shape)}-D array {list(shape)}; the INPUT "
+                             f"declares {list(declared)} (a tensor has at most 4 dimensions)")
+        handle.seek(0)
+        try:
+            arr = npformat.read_array(handle, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as exc:
+            raise InputError(f"{path}: cannot read as .npy: {exc}") from None
     try:
         return Tensor.from_array(narrow_64bit(arr))
     except ValueError as exc:
@@ -192,10 +271,14 @@ def _load_image(path: Path, shape: tuple[int, int, int, int], dtype: np.dtype) -
     except ImportError:  # pragma: no cover - Pillow is a dependency
         raise InputError("reading images needs Pillow") from None
     try:
-        with Image.open(path) as img:
+        with open_regular(path) as handle, Image.open(handle) as img:
             img = img.convert("L" if shape[3] == 1 else "RGB").resize((shape[2], shape[1]))
             data = np.asarray(img)
-    except OSError as exc:
+    except Image.DecompressionBombError:
+        raise InputError(f"{path}: the image has too many pixels to decode safely (Pillow "
+                         "refuses it as a possible decompression bomb); scale it down "
+                         "first") from None
+    except (OSError, ValueError, EOFError, SyntaxError) as exc:
         raise InputError(f"{path}: cannot read as an image: {exc}") from None
     data = data.reshape(shape[1], shape[2], -1)[..., : shape[3]]
     if data.shape[2] != shape[3]:

@@ -20,7 +20,8 @@ def dumped(dump_dir: str | Path, write: Callable[..., None], *args: object) -> s
     try:
         write(*args)
     except OSError as exc:
-        return f"cannot write the dump to {dump_dir}: {exc.strerror or exc}"
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"cannot write the dump to {dump_dir}: {where}{exc.strerror or exc}"
     return ""
 
 

@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import tempfile
+import threading
+import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from pathlib import Path
 
 from hexscope.engine.batch.dump import dump_run, dumped
@@ -42,6 +46,9 @@ def _init(graph_bytes: bytes, plugins: list[str], backend: str, seed: int,
           dump_dir: str | None, fusions: bool = True) -> None:
     from hexscope.engine.plugins import load_plugin
 
+    # the parent handles Ctrl+C and stops the workers: no worker prints a traceback
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _watch_parent(os.getppid())
     for path in plugins:
         try:
             load_plugin(path)
@@ -53,6 +60,18 @@ def _init(graph_bytes: bytes, plugins: list[str], backend: str, seed: int,
         graph = Graph.load(path)
     session = open_session(graph, backend, seed, BatchResult("", backend), fusions)
     _WORKER.update(session=session, ranges=RangeAccumulator(), dump_dir=dump_dir)
+
+
+def _watch_parent(parent: int, every_s: float = 0.5) -> None:
+    """End this worker when the parent is gone (killed with SIGKILL, say): its task queue
+    never reports the end of file (every worker holds the queue's write end too), so an
+    orphan would wait for tasks for ever."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="hexscope-parent-watch", daemon=True).start()
 
 
 def _task(k: int, input_set: InputSet) -> tuple[int, RunRecord, RangePartial, str]:
@@ -81,18 +100,19 @@ def run_parallel(graph: Graph, input_sets: Sequence[InputSet], backend: str, see
     # spawn, not fork: the parent may hold Qt, BLAS and compiler threads (and their locks)
     context = multiprocessing.get_context("spawn")
     init = (graph.to_bytes(), plugin_files(), backend, seed, dump_dir, fusions)
+    jobs = max(1, min(jobs, len(input_sets)))     # never more processes than sets
     todo = deque(range(len(input_sets)))
     while todo:
         suspects: list[int] = []
         broken = False
-        with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init,
-                                 initargs=init) as pool:
+        with _pool(jobs, context, init) as pool:
             pending: dict[Future, int] = {}
             while (todo or pending) and not broken:
                 try:
                     while todo and len(pending) < IN_FLIGHT * jobs:
                         k = todo.popleft()
-                        pending[pool.submit(_task, k, input_sets[k])] = k
+                        with _sigint_blocked():     # the workers it may start inherit it
+                            pending[pool.submit(_task, k, input_sets[k])] = k
                 except BrokenProcessPool:
                     todo.appendleft(k)
                     broken = True
@@ -121,12 +141,59 @@ def run_parallel(graph: Graph, input_sets: Sequence[InputSet], backend: str, see
 IN_FLIGHT = 4
 
 
+@contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """Block SIGINT in this thread while it starts worker processes: a spawned worker keeps
+    the blocked mask, so a Ctrl+C at the terminal (sent to the whole process group) reaches
+    only the parent, which stops the workers itself. A SIGINT that arrives meanwhile is held,
+    not lost: it is delivered when the block ends."""
+    if not hasattr(signal, "pthread_sigmask") or \
+            threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+@contextmanager
+def _pool(workers: int, context: object, init: tuple) -> Iterator[ProcessPoolExecutor]:
+    """A process pool that, on Ctrl+C, stops its workers at once (they ignore SIGINT, so
+    none prints a traceback) instead of waiting for the sets they hold; otherwise it waits
+    for them, as ``with ProcessPoolExecutor`` does."""
+    pool = ProcessPoolExecutor(workers, mp_context=context,  # type: ignore[arg-type]
+                               initializer=_init, initargs=init)
+    interrupted = False
+    try:
+        yield pool
+    except KeyboardInterrupt:
+        interrupted = True
+        _stop_workers()
+        raise
+    finally:
+        pool.shutdown(wait=not interrupted, cancel_futures=interrupted)
+
+
+def _stop_workers() -> None:
+    """Terminate this process's worker processes and reap them."""
+    children = multiprocessing.active_children()
+    for child in children:
+        child.terminate()
+    for child in children:
+        child.join(timeout=5)
+        if child.is_alive():
+            child.kill()
+
+
 def _run_alone(k: int, input_set: InputSet, context: object, init: tuple,
                done: Done) -> None:
-    with ProcessPoolExecutor(1, mp_context=context, initializer=_init,  # type: ignore[arg-type]
-                             initargs=init) as alone:
+    with _pool(1, context, init) as alone:
         try:
-            done(*alone.submit(_task, k, input_set).result())
+            with _sigint_blocked():
+                future = alone.submit(_task, k, input_set)
+            done(*future.result())
         except BrokenProcessPool:
             done(k, lost_run(input_set, "the worker process running it died "
                           "(a crash or the system killed it)"), {}, "")

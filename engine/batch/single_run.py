@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from hexscope.engine.backends import Backend, make_backend
 from hexscope.engine.batch.records import (
@@ -28,6 +29,7 @@ from hexscope.engine.errors import (
 from hexscope.engine.events import NodeFailed, RunStatus
 from hexscope.engine.executor import NodeStatus
 from hexscope.engine.graph import Graph
+from hexscope.engine.inputs import declared_shapes
 from hexscope.engine.ops.registry import REGISTRY
 from hexscope.engine.session import Session
 
@@ -128,10 +130,23 @@ def run_one(session: Session, recorder: Recorder, input_set: InputSet) -> RunRec
     run.checks = [_check_record(n, recorder, lines) for n in run.nodes if is_check_op(n.op)]
     if finished.status is not RunStatus.FINISHED:
         run.failed_node = finished.failed_node
-        run.message = finished.message
+        run.message = finished.message + _shape_note(session.graph, input_set)
         error = recorder.errors.get(finished.failed_node or -1)
         run.outcome = _classify(error)
     return run
+
+
+def _shape_note(graph: Graph, input_set: InputSet) -> str:
+    """When a run fails and an input's shape is not the one the INPUT node declares, say
+    which: the node that fails is often far from the file that caused it."""
+    notes = []
+    for k, (tensor, declared) in enumerate(zip(input_set.tensors, declared_shapes(graph),
+                                               strict=False)):
+        if declared is not None and tuple(tensor.shape) != tuple(declared):
+            source = input_set.sources[k] if k < len(input_set.sources) else f"input {k}"
+            notes.append(f"input {k} ({source}) is {'x'.join(map(str, tensor.shape))}, the "
+                         f"INPUT node declares {'x'.join(map(str, declared))}")
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def _classify(error: BaseException | None) -> Outcome:
@@ -176,5 +191,8 @@ def _check_record(node: NodeRecord, recorder: Recorder, lines: Sequence[object]
 
 def plugin_files() -> list[str]:
     """The files this process's user ops came from: a fresh worker loads them too."""
-    return sorted({spec.source.rsplit(":", 1)[0] for spec in REGISTRY.specs()
-                   if spec.user and spec.source})
+    # user ops without an nnlib id that the engine declares itself (the TFLite delegate's
+    # casts) name no file: the worker has them already
+    files = {spec.source.rsplit(":", 1)[0] for spec in REGISTRY.specs()
+             if spec.user and spec.source}
+    return sorted(f for f in files if Path(f).is_file())

@@ -92,7 +92,7 @@ def test_backend_b_by_name(graphs, capsys):
     assert cli.main(["compare", str(graphs / "good.hexgraph"), "--backend-b", "sim"]) == 0
     assert cli.main(["compare", str(graphs / "good.hexgraph"),
                      "--backend-b", "dsp://127.0.0.1:1"]) == 3
-    assert cli.main(["compare", str(graphs / "good.hexgraph"), "--backend-b", "nope"]) == 3
+    assert cli.main(["compare", str(graphs / "good.hexgraph"), "--backend-b", "nope"]) == 2
     assert "unknown backend 'nope'" in capsys.readouterr().err
 
 
@@ -100,7 +100,11 @@ def test_invalid_inputs_exit_2(graphs, capsys):
     assert cli.main(["compare", str(graphs / "missing.hexgraph")]) == 2
     assert cli.main(["compare", str(graphs / "good.hexgraph"), "--against",
                      str(graphs / "missing.hexgraph")]) == 2
-    assert cli.main(["compare", str(graphs / "good.hexgraph"), "--tolerance-lsb", "-1"]) == 2
+    for bad in ("-1", "nan", "inf"):      # nan and inf would pass everything
+        with pytest.raises(SystemExit) as exited:
+            cli.main(["compare", str(graphs / "good.hexgraph"), "--tolerance-lsb", bad])
+        assert exited.value.code == 2
+        assert "is not a tolerance in LSB" in capsys.readouterr().err
     assert cli.main(["compare", str(graphs / "good.hexgraph"), "--input",
                      str(graphs / "nothing.npy")]) == 2
 

@@ -89,11 +89,11 @@ def test_a_wrong_token_exits_3_with_a_clear_message(agent, tmp_path):
     result = hexscope("run", EXAMPLES / "classic_quantized.hexgraph", "--backend",
                       agent.address, "--token", "guess")
     assert result.returncode == 3
-    assert "refused the connection (AUTH: wrong token)" in result.stdout
-    assert "--token" in result.stdout and "Traceback" not in result.stderr
+    assert "refused the connection (AUTH: wrong token)" in result.stderr
+    assert "--token" in result.stderr and "Traceback" not in result.stderr
     result = hexscope("run", EXAMPLES / "classic_quantized.hexgraph", "--backend",
                       agent.address)                              # no token at all
-    assert result.returncode == 3 and "needs a token" in result.stdout
+    assert result.returncode == 3 and "needs a token" in result.stderr
 
 
 def test_killing_the_agent_mid_run_fails_it_and_keeps_what_was_received(tmp_path):

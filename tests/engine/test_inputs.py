@@ -58,5 +58,5 @@ def test_a_damaged_npy_header_names_the_file(tmp_path):
     raw = bytearray(path.read_bytes())
     raw[8:10] = (43).to_bytes(2, "little")       # a header length that cuts the dict open
     path.write_bytes(bytes(raw))
-    with pytest.raises(InputError, match="x.npy: cannot read as .npy"):
+    with pytest.raises(InputError, match="x.npy: the .npy header is damaged"):
         make_input(InputSource(kind="npy", path=str(path)), None)
