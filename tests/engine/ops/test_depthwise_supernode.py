@@ -5,6 +5,9 @@ host, so these check hand-computed vectors and an independent float64 formula.""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,6 +25,7 @@ from hexscope.engine.ops.conv.depthwise_supernode import (
     depthwise_supernode_8x8p32to8,
 )
 from hexscope.engine.ops.kernels import dwise_requant
+from hexscope.engine.ops.kernels.depthwise import depthwise_sums
 from hexscope.engine.tensor import Tensor
 
 f32 = np.float32
@@ -211,3 +215,39 @@ def test_within_a_step_of_the_float64_requantization(data, fw, fh, sw, sh, c, pa
         assert ideal.max() <= 255 + tol or free == "none"
         if free == "both":
             assert ideal.min() >= -tol
+
+
+# --- the integer path against nnlib's C model of the HVX kernels ---------------------------
+GOLDEN = Path(__file__).parents[2] / "data" / "oracle" / "dwconv2dbbb_mxn_cn.json"
+
+
+def _golden() -> list[dict]:
+    return json.loads(GOLDEN.read_text())["cases"]
+
+
+def _arr(spec: dict) -> np.ndarray:
+    return np.frombuffer(bytes.fromhex(spec["hex"]), np.uint8).reshape(spec["shape"])
+
+
+@pytest.mark.parametrize("case", _golden(), ids=lambda c: f"{c['padding']}-{c['stride']}-"
+                         f"{c['x']['shape']}-{c['w']['shape'][:2]}")
+def test_the_integer_path_is_the_c_model_of_the_hvx_kernel(case, path):
+    # exported by tests/oracle/py/campaigns_dwise.py from dwconv2dbbb_MxN_cn
+    # (hexagon/asm_ref/dwconv2dbbb_c.c): padded d32 input, rearranged filter, bias buffer,
+    # one multiplier and shift; padded channels (sum 0, bias 0) join the min/max
+    x, w, zx, zf = _arr(case["x"]), _arr(case["w"]), case["zx"], case["zf"]
+    (_, h, wd, c), (fh, fw) = x.shape, w.shape[:2]
+    sh, sw = case["stride"]
+    pad = Padding[case["padding"]]
+    rows, cols = output_window(h, fh, sh, pad), output_window(wd, fw, sw, pad)
+    sums = depthwise_sums(x, w, zx, zf, sh, sw, rows.before, cols.before, rows.out, cols.out)
+    gemsumb = w.reshape(-1, c).astype(np.int64).sum(0) - zf * fh * fw
+    dd = (c + 31) // 32 * 32
+    full = np.zeros(sums.shape[:3] + (dd,), np.int32)
+    full[..., :c] = sums
+    bias = np.zeros(dd, np.int64)
+    bias[:c] = np.asarray(case["bias"], np.int64) + gemsumb * zx
+    codes, lo, hi = dwise_requant.dwise_requantize(full, bias, np.full(dd, case["recip"]),
+                                                   case["shamt"])
+    assert codes[..., :c].tobytes().hex() == case["codes"]
+    assert (lo, hi) == (case["min"], case["max"])
