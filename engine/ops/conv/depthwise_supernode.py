@@ -155,7 +155,10 @@ hexagon/asm_ref/dwconv2dbbb_c.c (``sum <<= recip_shift; lsum = sum * recip + 0x4
 >> 31``), and ``fast_i64_roundf`` of the bias buffer is read as Hexagon's convert_sf2d
 (round half to even): both unconfirmed on the device. The 3x3 kernels' extra padding
 columns, which the device also computes and counts in its range search, are not modelled
-(unconfirmed on the device). Tested against a float64 formula (docs/oracle-dwise.md).
+(unconfirmed on the device). The integer path (sums, bias buffer, shift, multiplier,
+rounding, clamp, min/max) is bit for bit with ``dwconv2dbbb_MxN_cn`` in the host oracle
+(300/300, golden file dwconv2dbbb_mxn_cn.json); the float set-up is tested against a float64
+formula (docs/oracle-dwise.md).
 
 **Errors** (KernelError): data or filter not quint8; input depth differs from the filter's;
 a bad stride tensor; filter width over 7, not 3/5/7, or stride width not 1 or 2 (no device
