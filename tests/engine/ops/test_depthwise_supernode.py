@@ -213,6 +213,12 @@ def test_within_a_step_of_the_float64_requantization(data, fw, fh, sw, sh, c, pa
     top = max(1.0, float(np.abs(ideal).max()))
     tol = 0.5 + 0.5 * gain + top * (0.5 / recip + 1e-5)
     assert np.all(np.abs(y - np.clip(ideal, 0, 255)) <= tol)
+    if free == "max":     # a free max is the first guess (255 sum steps / 1.75, or the
+        # initial 0.125) or a quarter octave that round_up_quarter_octave picked
+        mant = mx / 2.0 ** np.floor(np.log2(mx))
+        quarter = min(abs(mant - 2 ** (q / 4)) for q in range(5)) < 1e-6
+        first = abs(mx * 1.75 / (255 * sum_step) - 1) < 1e-5 or mx == 0.125
+        assert quarter or first, mx
     if free != "none":    # the search stops only once every output fits its free bounds
         assert ideal.max() <= 255 + tol or free == "none"
         if free == "both":
