@@ -259,3 +259,16 @@ def test_the_integer_path_is_the_c_model_of_the_hvx_kernel(case, path):
                                                    case["shamt"])
     assert codes[..., :c].tobytes().hex() == case["codes"]
     assert (lo, hi) == (case["min"], case["max"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(x=st.floats(2.0**-30, 2.0**30), sign=st.sampled_from([1.0, -1.0]))
+def test_round_up_quarter_octave_is_a_power_of_the_fourth_root_of_2_above_x(x, sign):
+    # supernode_utils.h: "the first power of 2^(1/4) which is > x, and then ... the one after
+    # that. So y/x > 1.189 but <= 1.414" (float32 steps: a few ulps either side)
+    y = float(dwise_scaling.round_up_quarter_octave(f32(sign * x)))
+    xf = abs(float(f32(x)))
+    assert np.sign(y) == sign
+    assert 1.189 * (1 - 1e-6) < abs(y) / xf <= 1.4143
+    q = np.log2(abs(y)) * 4
+    assert abs(q - round(q)) < 1e-5
