@@ -99,10 +99,7 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
     if not isinstance(state, DwiseRange):
         state = initial_range(scalar_f(o_min), scalar_f(o_max))
         ctx.state["dwise_range"] = state
-    codes = np.asarray(bias.array).reshape(-1)[:channels]
-    offset_code = 0 if bias32 else quantize_uint8(0.0, scalar_f(b_min), scalar_f(b_max))
-    bias_vals = np.full(channels, offset_code, np.int64)   # missing values read as zero
-    bias_vals[:codes.size] = codes
+    bias_vals = np.asarray(bias.array)
     sums = None
     for attempt in range(_MAX_RETRIES + 1):
         sc = minmax_basics(state, scalar_f(x_min), scalar_f(x_max), w_level, k, channels)

@@ -145,11 +145,17 @@ def bias_buffer(bias: np.ndarray, bias32: bool, b_min: float, b_max: float, rng:
                 sc: Scaling, gemsumb: np.ndarray, kinv: np.ndarray | None) -> np.ndarray:
     """``fill_bias_buf``: per channel round(f32(f32(bias in product steps - out_min in
     product steps) * kinv) - gemsumb * in_offset), int64; raises where it leaves int32.
+    ``bias`` holds the bias tensor's values; channels past its end take its zero code
+    (``quantize_uint``, unclamped above, as the C).
 
     The C's ``fast_i64_roundf`` is Hexagon's convert_sf2d, rounding half to even (the
     host build's roundf rounds half away: unconfirmed on the device which one the C meets)."""
     bmn, bmx = f32(b_min), f32(b_max)
     offset = 0 if bias32 else max(0, c_roundf_int1(za_scaled(0.0, bmn, bmx)))
+    channels = gemsumb.size
+    given = np.asarray(bias).reshape(-1)[:channels].astype(np.int64)
+    bias = np.full(channels, offset, np.int64)      # channels past the bias read its zero
+    bias[:given.size] = given
     with np.errstate(all="ignore"):
         level = f32(f32(bmx - bmn) / f32(2.0**32 if bias32 else 255.0))
         ratio = f32(level / sc.prod_level)

@@ -95,6 +95,20 @@ def test_by_hand_an_8bit_bias_with_its_zero_code(path):
     assert y.reshape(-1).tolist() == [79]
 
 
+def test_by_hand_channels_past_the_bias_read_its_zero_code(path):
+    # fill_bias_buf: "if (i >= bias_depth) biasval = bias_offset": channel 1 has no bias
+    x = np.repeat(_HAND_X, 2, axis=3)
+    w = np.repeat(_HAND_W, 2, axis=2)
+    y, _, _ = _run(x, w, [133], br=(-128.0, 127.0), bias32=False)
+    assert y.reshape(-1).tolist() == [79, 74]
+    y, _, _ = _run(x, w, [5], bias32=True)
+    assert y.reshape(-1).tolist() == [79, 74]
+    # a bias range below 0: quantize_uint's zero code is 510 (not clamped to 255), so the
+    # missing bias is still 0 (74); code 133 is (133 - 510) / 255 = -1.478 -> 72.52 -> 73
+    y, _, _ = _run(x, w, [133], br=(-2.0, -1.0), bias32=False)
+    assert y.reshape(-1).tolist() == [73, 74]
+
+
 def test_round_up_quarter_octave_by_hand():
     # the next power of 2**(1/4) above x * 1.189 (supernode_utils.h)
     assert dwise_scaling.round_up_quarter_octave(1.0) == f32(1.4142135)
