@@ -4,6 +4,7 @@ compiled kernels they call live apart in :mod:`kernels` and declare none."""
 # importing a family module registers its ops
 import hexscope.engine.ops.conv.conv2d
 import hexscope.engine.ops.conv.depthwise
+import hexscope.engine.ops.conv.depthwise_supernode
 import hexscope.engine.ops.conv.fully_connected
 import hexscope.engine.ops.conv.matmul
 import hexscope.engine.ops.conv.supernode

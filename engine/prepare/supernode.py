@@ -5,7 +5,9 @@ QuantizeDownAndShrinkRange_32to8 [→ QuantizedRelu_8 | QuantizedReluX_8 | Quant
 each the unique consumer of the one before (:mod:`consumers`), becomes one Supernode_8x8p8to8
 under the last node's id, output definitions and place of the convolution; with a 32-bit bias
 (QuantizedConv2d_8x8to32 → QuantizedBiasAdd_32p32to32 → requantize [→ relu]) it becomes a
-Supernode_8x8p32to8. Either requantize may be a Requantize_32to8. The output range inputs
+Supernode_8x8p32to8. Either requantize may be a Requantize_32to8. After a
+QuantizedDepthwiseConv2d_8x8to32 the same chain becomes a DepthwiseSupernode_8x8p8to8 or
+_8x8p32to8 (``ReplaceConv_DwiseSuperNode`` with ``dwconv_extrachecks``). The output range inputs
 (``requantize_op_minmax_inputs``, ``extract_min_max_from_relu``) are ±inf (find it) after a
 QuantizeDownAndShrinkRange, a Requantize_32to8's own range inputs, then 0 from a Relu, 0 and
 the maximum from a ReluX, a Clamp's two bounds.
@@ -19,7 +21,7 @@ What the library does and this pass follows:
   ``nn_graph_new_internal_node_id`` numbers them, one of each at most (the library caches
   them).
 
-The ChannelScale node and the depthwise, matmul and 16-bit flavours are not matched; nor is
+The ChannelScale node and the matmul and 16-bit flavours are not matched; nor is
 the library's conversion of an 8-bit bias to 32 bits for flavours without an 8-bit form.
 """
 
@@ -41,6 +43,7 @@ RELUS = ("QuantizedRelu_8", "QuantizedReluX_8", "QuantizedClamp_8")
 SUPERNODE = "Supernode_8x8p8to8"
 SUPERNODE32 = "Supernode_8x8p32to8"
 DEPTHWISE = "QuantizedDepthwiseConv2d_8x8to32"
+DWISE, DWISE32 = "DepthwiseSupernode_8x8p8to8", "DepthwiseSupernode_8x8p32to8"
 FIRST_INTERNAL_ID = 0xFFFFFFFF
 WHERE = "hexagon_nn prepare: try_make_supernode_flavored"
 
@@ -83,10 +86,11 @@ def find_chains(nodes: dict[int, Node], order: list[int]) -> tuple[list[Fusion],
     for node_id in order:
         conv = nodes[node_id]
         if conv.op == DEPTHWISE:
-            _note_depthwise(conv, nodes, consumers, scalars, notes)
-        if conv.op != CONV:
+            fusion = _match_depthwise(conv, nodes, consumers, scalars)
+        elif conv.op == CONV:
+            fusion = _match(conv, nodes, consumers, scalars, notes)
+        else:
             continue
-        fusion = _match(conv, nodes, consumers, scalars, notes)
         if fusion is not None:
             fusions.append(fusion)
     return fusions, notes, list(scalars.made.values())
@@ -187,24 +191,32 @@ def _would_be_superfc(conv: Node, last: Node, nodes: dict[int, Node]) -> bool:
     return len(shape) >= 3 and shape[1] == fh and shape[2] == fw
 
 
-def _note_depthwise(conv: Node, nodes: dict[int, Node], consumers: Consumers,
-                    scalars: _Scalars, notes: list[str]) -> None:
-    """A depthwise chain that the device's prepare makes a DepthwiseSupernode (its
-    ``dwconv_extrachecks``: const weights and stride, stride width <= 2, multiplier 1,
-    filter height >= 2 and width 3, 5 or 7), which Hexscope does not simulate: noted, and
-    run as authored."""
-    wts, stride = (nodes.get(conv.inputs[k][0]) if len(conv.inputs) > k else None
-                   for k in (1, 6))
-    if wts is None or wts.const is None or stride is None or not stride.is_const \
-            or stride.const is None:
-        return
+def _match_depthwise(conv: Node, nodes: dict[int, Node], consumers: Consumers,
+                     scalars: _Scalars) -> Fusion | None:
+    """``ReplaceConv_DwiseSuperNode``: the same chain after a depthwise convolution becomes a
+    DepthwiseSupernode (8- or 32-bit bias) when ``dwconv_extrachecks`` passes: const weights
+    and stride (output 0), stride width <= 2, multiplier 1, filter height >= 2, width 3, 5
+    or 7. Its channel scales stay an input (the op applies them; prepare's
+    ``try_unimplemented_channelscale`` leaves depthwise Supernodes alone)."""
+    (wsrc, widx), (ssrc, sidx) = conv.inputs[1], conv.inputs[6]
+    wts, stride = nodes.get(wsrc), nodes.get(ssrc)
+    if widx != 0 or sidx != 0 or wts is None or wts.const is None or stride is None \
+            or not stride.is_const:
+        return None
+    sshape = stride.const.shape if stride.const is not None else stride.outputs[0].max_sizes
     fh, fw, _, mult = wts.const.shape
-    if stride.const.shape[2] > 2 or mult != 1 or fh < 2 or fw not in (3, 5, 7):
-        return
+    if len(sshape) < 3 or sshape[2] > 2 or mult != 1 or fh < 2 or fw not in (3, 5, 7):
+        return None
     found = _chain(conv, consumers, scalars)
     if found is None:
-        return
-    op = "DepthwiseSupernode_8x8p32to8" if found.bias32 else "DepthwiseSupernode_8x8p8to8"
-    notes.append(f"0x{conv.node_id:x}: the chain {' → '.join(found.ops)} becomes {op} on "
-                 "the device (prepare: try_make_supernode_flavored), then its d32 form, which "
-                 "Hexscope does not simulate; it runs as authored")
+        return None
+    _, _, bias, _, _ = found.steps
+    assert bias is not None                       # _chain matched it
+    op = DWISE32 if found.bias32 else DWISE
+    last = found.last
+    inputs = (*conv.inputs[:7], bias.inputs[1], bias.inputs[4], bias.inputs[5], found.lo,
+              found.hi)
+    supernode = Node(last.node_id, op, inputs=inputs, outputs=last.outputs,
+                     padding=conv.padding, label=last.label, position=last.position)
+    fused = tuple(n.node_id for n in found.steps[:4] if n is not None and n is not last)
+    return Fusion(supernode, fused, found.ops)

@@ -128,16 +128,70 @@ def test_a_requantize_gives_its_range_and_a_relu_its_zero():
     assert sn.inputs[11] == (0x17, 0)
 
 
-def test_a_depthwise_chain_is_noted_as_a_depthwise_supernode_and_runs_as_authored():
-    g = _bias32_chain(tail="QuantizedRelu_8")
+def _dwise_chain(tail: str | None = "QuantizedRelu_8"):
+    g = _bias32_chain(tail=tail)
     conv = g.node(0x20)
     g.append_const_node(0x1A, np.full((3, 3, 3, 1), 130, np.uint8))
+    g.append_const_node(0x1B, np.arange(3, dtype=np.int32).reshape(1, 1, 1, 3))
     g.replace_node(conv.with_(op="QuantizedDepthwiseConv2d_8x8to32",
                               inputs=(conv.inputs[0], (0x1A, 0), *conv.inputs[2:])))
+    bias = g.node(0x22)
+    g.replace_node(bias.with_(inputs=(bias.inputs[0], (0x1B, 0), *bias.inputs[2:])))
+    return g
+
+
+def test_a_depthwise_chain_becomes_a_depthwise_supernode_that_runs():
+    # prepare.c ReplaceConv_DwiseSuperNode: the bias32 chain after a depthwise convolution
+    g = _dwise_chain()
     p = prepare(g)
-    assert p.nodes[0x20].op == "QuantizedDepthwiseConv2d_8x8to32" and 0x24 in p.plan
-    assert any(n.startswith("0x20:") and "DepthwiseSupernode_8x8p32to8" in n for n in p.notes)
-    # a 1x1 filter with multiplier 16 is not one dwconv_extrachecks accepts: no note
+    sn = p.nodes[0x24]
+    assert sn.op == "DepthwiseSupernode_8x8p32to8"
+    assert sn.inputs[:10] == ((0x10, 0), (0x1A, 0), (0x11, 0), (0x12, 0), (0x13, 0), (0x12, 0),
+                              (0x14, 0), (0x1B, 0), (0x11, 0), (0x12, 0))
+    assert float(p.nodes[sn.inputs[10][0]].const.array.reshape(-1)[0]) == 0.0   # the Relu
+    assert sn.inputs[11] == (0x17, 0)                     # the Requantize_32to8's max
+    assert p.plan == (0x10, 0x24, 0x30) and not p.notes
+    assert {r.node_id: r.into for r in p.rewrites if r.kind == "fused"} == \
+        {0x20: 0x24, 0x22: 0x24, 0x23: 0x24}
+    assert "DepthwiseSupernode_8x8p32to8" in p.rewrite_of(0x24).reason
+
+
+def test_an_8bit_depthwise_chain_becomes_a_depthwise_supernode_near_the_chains_result():
+    from support.supernode_graphs import chain_graph
+    g = chain_graph("relux", filt=(3, 3, 3, 1))
+    g.append_const_node(0x1A, (np.arange(27) * 5 + 60).astype(np.uint8).reshape(3, 3, 3, 1))
+    g.append_const_node(0x1B, np.array([128, 100, 200], np.uint8).reshape(1, 1, 1, 3))
+    conv, bias, relu = g.node(0x20), g.node(0x22), g.node(0x24)
+    g.replace_node(conv.with_(op="QuantizedDepthwiseConv2d_8x8to32",
+                              inputs=(conv.inputs[0], (0x1A, 0), *conv.inputs[2:])))
+    g.replace_node(bias.with_(inputs=(bias.inputs[0], (0x1B, 0), *bias.inputs[2:])))
+    g.replace_node(relu.with_(outputs=(OutputDef((1, 4, 4, 3), 1), OutputDef(), OutputDef())))
+    p = prepare(g)
+    assert p.nodes[0x24].op == "DepthwiseSupernode_8x8p8to8"
+    assert p.plan == (0x10, 0x24, 0x30)
+    x = (np.arange(48) * 5 % 256).astype(np.uint8).reshape(1, 4, 4, 3)
+    s_fused, s_authored = Session(g), Session(g, fusions=False)
+    s_fused.execute([x])
+    s_authored.execute([x])
+    assert s_fused.prepared.nodes[0x24].op == "DepthwiseSupernode_8x8p8to8"
+    assert s_authored.prepared.nodes[0x24].op == "QuantizedReluX_8"
+
+    def real(s: Session) -> np.ndarray:
+        lo, hi = (float(np.asarray(s.output(0x24, k).array).reshape(-1)[0]) for k in (1, 2))
+        return lo + np.asarray(s.output(0x24).array, float) * (hi - lo) / 255
+
+    a, b = real(s_fused), real(s_authored)
+    assert a.shape == b.shape == (1, 4, 4, 3) and a.max() > 0
+    # the same real values: the chain rounds twice (its first requantize to 8 bits, then
+    # the bias add's), the Supernode once, into ranges of different widths: within two of
+    # the wider range's steps
+    step = max(float(np.ptp(a)), float(np.ptp(b)), 6.0) / 255
+    assert np.abs(a - b).max() <= 2 * step
+
+
+def test_a_depthwise_chain_the_device_would_not_fuse_runs_as_authored():
+    # dwconv_extrachecks refuses a 1x1 filter with multiplier 16
     g2 = _bias32_chain(tail="QuantizedRelu_8")
     g2.replace_node(g2.node(0x20).with_(op="QuantizedDepthwiseConv2d_8x8to32"))
-    assert not prepare(g2).notes
+    p = prepare(g2)
+    assert p.nodes[0x20].op == "QuantizedDepthwiseConv2d_8x8to32" and not p.notes

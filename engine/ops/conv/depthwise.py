@@ -1,8 +1,8 @@
 """QuantizedDepthwiseConv2d_8x8to32: the depthwise convolution into qint32 sums, after nnlib's
 plain-C ``depthwiseconv2d_execute_ref`` (hexagon/ops/src/op_depthwiseconv.c), which both
 names run; the sums come from :mod:`hexscope.engine.ops.kernels.depthwise` (numba).
-Prepare fuses its chain into a DepthwiseSupernode on the device: those are declared here
-with their ports and float meaning, not simulated (their only running form is HVX).
+Prepare fuses its chain into a DepthwiseSupernode (:mod:`depthwise_supernode`), whose float
+meaning is here too.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops.context import KernelContext, data_of, scalar_f
-from hexscope.engine.ops.conv.common import CONV_IN, f32_output, range_ports
+from hexscope.engine.ops.conv.common import CONV_IN, f32_output
 from hexscope.engine.ops.conv.conv2d import (
     RANGE_OUT,
     conv_scalars,
@@ -20,15 +20,15 @@ from hexscope.engine.ops.conv.conv2d import (
     qint32_tensor,
     warn_inexact,
 )
-from hexscope.engine.ops.conv.supernode import CHANNEL_SCALE, SUPERNODE_OUT, bias_clamp_reference
+from hexscope.engine.ops.conv.supernode import bias_clamp_reference
 from hexscope.engine.ops.kernels.depthwise import depthwise_sums
 from hexscope.engine.ops.kernels.gemm import Window
 from hexscope.engine.ops.reference import ranged, real
-from hexscope.engine.ops.registry import Category, Port, declare_op, op
+from hexscope.engine.ops.registry import Category, op
 from hexscope.engine.tensor import Tensor
 
 
-def _windows(ctx: KernelContext, x: Tensor, filt: Tensor, stride: Tensor
+def dwise_windows(ctx: KernelContext, x: Tensor, filt: Tensor, stride: Tensor
              ) -> tuple[Window, Window]:
     """The rows' and columns' windows, after the C's checks (in its order)."""
     _, h, w, cin = x.shape
@@ -69,7 +69,7 @@ def quantized_depthwiseconv2d_8x8to32(ctx: KernelContext, x: Tensor, filt: Tenso
     **Errors** (KernelError): the input depth differs from the filter's; a stride tensor
     with batches or depth != 1; a stride of 0 (the device divides by zero).
     """
-    rows, cols = _windows(ctx, x, filt, stride)
+    rows, cols = dwise_windows(ctx, x, filt, stride)
     zx, ok_x, zf, ok_f, y_min, y_max = conv_scalars(scalar_f(x_min), scalar_f(x_max),
                                                     scalar_f(f_min), scalar_f(f_max))
     warn_inexact(ctx, "input", ok_x)
@@ -84,7 +84,7 @@ def depthwise_reference(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
                         stride: Tensor) -> tuple[np.ndarray, ...]:
     """the float depthwise convolution of the dequantized data and filter (same padding and
     stride; taps in the padding add nothing)."""
-    rows, cols = _windows(ctx, x, filt, stride)
+    rows, cols = dwise_windows(ctx, x, filt, stride)
     xs = real(x, x_min, x_max, np.float64)
     ws = real(filt, f_min, f_max, np.float64)
     nb, h, w, c = xs.shape
@@ -126,31 +126,3 @@ def depthwise_supernode_reference(ctx: KernelContext, x: Tensor, filt: Tensor,
     else:
         b = np.asarray(bias.array, np.float64) * ((scalar_f(b_max) - scalar_f(b_min)) / 2.0**32)
     return bias_clamp_reference(y.astype(np.float32), b.astype(np.float32), o_min, o_max)
-
-
-_DWISE_DOC = """A depthwise convolution, bias and requantization to quint8 in one op ({bias}).
-
-**Semantics.** Inputs 0-6 are QuantizedDepthwiseConv2d_8x8to32's (filter [FH,FW,C,M]), 7
-the bias ({bias}, one per output channel), 8-9 its range, 10-11 the output range (±inf:
-found at run time; a Relu's 0, a ReluX's or Clamp's bounds), 12 (optional) the delegate's
-per-channel scales. Its float meaning (the reference Compare uses): the depthwise
-convolution of the dequantized data and filter, times each output channel's scale, plus
-the bias, clamped to the finite output bounds.
-
-**Fidelity.** Not simulated: nnlib's flat op refuses to run ("Non-D32 supernode not
-supported", ``dwise_unsup_nond32`` in op_supernode.c); prepare turns it into
-{name}_d32 (op_dwise_snode_8bit.c), HVX code with its own requantization and range search
-(initial range ±0.125), which the host oracle cannot run. A connected device runs it; the
-simulator stops here with "not simulated". Its chain, authored op by op
-(QuantizedDepthwiseConv2d_8x8to32 → ...), runs in Hexscope with a note.
-
-**Errors.** The simulator reports the node as not simulated."""
-
-for _name, _bias, _what in (("DepthwiseSupernode_8x8p8to8", Port("bias", DType.QUINT8),
-                             "8-bit bias"),
-                            ("DepthwiseSupernode_8x8p32to8", Port("bias", DType.QINT32),
-                             "32-bit bias")):
-    declare_op(_name, Category.MATH, inputs=(*CONV_IN, _bias, *range_ports("bias_min", "bias_max"),
-                                             *range_ports("out_low", "out_high"), CHANNEL_SCALE),
-               outputs=SUPERNODE_OUT, doc=_DWISE_DOC.format(bias=_what, name=_name),
-               reference=depthwise_supernode_reference, uses_padding=True)

@@ -1,0 +1,197 @@
+"""DepthwiseSupernode_8x8p8to8 / _8x8p32to8: the depthwise convolution chain as one op, what
+TFLite's Hexagon delegate makes of every DEPTHWISE_CONV_2D. nnlib's flat op only refuses to
+run ("Non-D32 supernode not supported"); prepare turns it into its d32 form
+(hexagon/ops/src/op_dwise_snode_8bit.c), which is what this simulates: the C set-up
+(:mod:`dwise_scaling`), the exact sums of QuantizedDepthwiseConv2d_8x8to32 (numba), and the
+HVX requantization as its C model writes it (:mod:`hexscope.engine.ops.kernels.dwise_requant`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hexscope.engine.dtypes import DType
+from hexscope.engine.errors import KernelError
+from hexscope.engine.hexmath import quantize_uint8
+from hexscope.engine.ops.context import KernelContext, data_of, scalar_f
+from hexscope.engine.ops.conv.common import CONV_IN, f32_output, f32_word, range_ports
+from hexscope.engine.ops.conv.depthwise import depthwise_supernode_reference, dwise_windows
+from hexscope.engine.ops.conv.dwise_scaling import (
+    DwiseRange,
+    bias_buffer,
+    initial_range,
+    minmax_basics,
+    retry,
+)
+from hexscope.engine.ops.conv.supernode import CHANNEL_SCALE, SUPERNODE_OUT
+from hexscope.engine.ops.kernels.depthwise import depthwise_sums
+from hexscope.engine.ops.kernels.dwise_requant import dwise_requantize
+from hexscope.engine.ops.registry import Category, Port, op
+from hexscope.engine.tensor import Tensor, fresh
+
+f32 = np.float32
+_MAX_RETRIES = 4          # dwise_supernode_execute: "if( ++loopcount > 4)" fails the node
+
+
+def _check_shapes(filt: Tensor, stride: Tensor) -> None:
+    """The refusals of dwise_supernode_check / _recalculate_strategy, in their order."""
+    fh, fw, _, m = filt.shape
+    if fw > 7:
+        raise KernelError(f"filter width {fw} > 7 (device: 'Oops: implement depthwise support "
+                          "for filt width > 7')")
+    if m != 1:
+        raise KernelError(f"depth multiplier {m}: the device's depthwise Supernode writes its "
+                          "channels out of the standard order ('needs shuffling'); nnlib's "
+                          "prepare only fuses multiplier 1")
+    if fh < 2:
+        raise KernelError(f"filter height {fh} (device: 'Only currently support filter "
+                          "height >= 2')")
+    sw = stride.shape[2]
+    if sw not in (1, 2) or fw not in (3, 5, 7):
+        raise KernelError(f"stride width {sw} with filter width {fw}: the device has kernels "
+                          "for stride width 1 or 2 and filter width 3, 5 or 7 only ('sorry, "
+                          "horizontal stride currently only 1 or 2' / 'filter width currently "
+                          "only 3, 5, 7')")
+
+
+def _channel_scales(channel_scale: tuple[Tensor, ...], channels: int
+                    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """(k, 1/k) from input 12 as ``check_channelscale_present`` and ``load_channel_scales``
+    read it, or (None, None) when it is absent or a single 1.0."""
+    if not channel_scale or not channel_scale[0].has_data:
+        return None, None
+    s = np.asarray(channel_scale[0].array, np.float32).reshape(-1)
+    if s.size == 1 and s[0] == 1.0:
+        return None, None
+    if s.size != channels:
+        raise KernelError(f"expected size {channels} vector for channel_scale, got {s.size} "
+                          "(device's message)")
+    bad = np.flatnonzero(~((s <= 1.0) & (s >= f32(1.0 / 2048.0))))
+    if bad.size:
+        raise KernelError(f"bad channel scale[{bad[0]}]= {s[bad[0]]:.8f}: scales must lie in "
+                          "[1/2048, 1] (device's message)")
+    with np.errstate(divide="ignore"):
+        kinv = np.where(s == 1.0, f32(1.0), (f32(1.0) / s).astype(np.float32))
+    return s, kinv.astype(np.float32)
+
+
+def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor,
+                        x_max: Tensor, f_min: Tensor, f_max: Tensor, stride: Tensor,
+                        bias: Tensor, b_min: Tensor, b_max: Tensor, o_min: Tensor,
+                        o_max: Tensor, *channel_scale: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Both names: the bias dtype tells them apart (quint8 codes or int32 values)."""
+    for name, t in (("input x", x), ("filter", filt)):
+        if t.dtype is not DType.QUINT8:
+            raise KernelError(f"{name} is {t.dtype.name.lower()}; the Supernode reads quint8")
+    bias32 = bias.dtype is not DType.QUINT8
+    _check_shapes(filt, stride)
+    rows, cols = dwise_windows(ctx, x, filt, stride)
+    channels = filt.shape[2]
+    fmn, fmx = scalar_f(f_min), scalar_f(f_max)
+    zf = quantize_uint8(0.0, fmn, fmx)
+    with np.errstate(all="ignore"):
+        w_level = f32(f32(f32(fmx) - f32(fmn)) / f32(255.0))
+    w = data_of(filt, "filter")
+    # dwise_sumb: the filter's taps summed, less zf per tap (width padding adds zeros)
+    gemsumb = w.reshape(-1, channels).astype(np.int64).sum(0) - zf * w.shape[0] * w.shape[1]
+    k, kinv = _channel_scales(channel_scale, channels)
+    state = ctx.state.get("dwise_range")
+    if not isinstance(state, DwiseRange):
+        state = initial_range(scalar_f(o_min), scalar_f(o_max))
+        ctx.state["dwise_range"] = state
+    bias_vals = np.asarray(bias.array)
+    sums = None
+    for attempt in range(_MAX_RETRIES + 1):
+        sc = minmax_basics(state, scalar_f(x_min), scalar_f(x_max), w_level, k, channels)
+        biasbuf = bias_buffer(bias_vals, bias32, scalar_f(b_min), scalar_f(b_max), state, sc,
+                              gemsumb, kinv)
+        if sums is None or sums[0] != sc.in_offset:
+            sums = (sc.in_offset, depthwise_sums(data_of(x, "input x"), w, sc.in_offset, zf,
+                                                 rows.s, cols.s, rows.before, cols.before,
+                                                 rows.out, cols.out))
+        # the HVX kernel sums x (w - zf) with padding taps reading zx, that is the exact sum
+        # plus zx * gemsumb, which the bias buffer takes off again (in float32)
+        out, lo, hi = dwise_requantize(sums[1], biasbuf + gemsumb * sc.in_offset, sc.recip,
+                                       sc.shamt)
+        ctx.log(2, f"dwise supernode try {attempt}: range [{state.mn}, {state.mx}] "
+                   f"recip_shamt={sc.shamt} out {lo}..{hi}")
+        if not retry(state, sc, lo, hi):
+            y = Tensor.from_array(fresh(out), DType.QUINT8)
+            return y, f32_output(f32_word(state.mn)), f32_output(f32_word(state.mx))
+    raise KernelError(f"can't find range for depthwise (device's message): still "
+                      f"[{state.mn}, {state.mx}] after {_MAX_RETRIES} retries")
+
+
+_DOC = """A depthwise convolution, bias and requantization to quint8 in one op ({bias}).
+
+**Semantics.** Inputs 0-6 are QuantizedDepthwiseConv2d_8x8to32's (filter [FH,FW,C,1]), 7 the
+bias ({bias}, one per channel; missing values count as zero), 8-9 its range, 10-11 the
+output range (±inf: found at run time; a Relu's 0, a ReluX's or Clamp's bounds), 12
+(optional) the delegate's per-channel scales k (each in [1/2048, 1]; a single 1.0 means
+none). As nnlib's ``dwise_supernode_check`` and ``fill_info_minmax_basics`` (float32
+throughout): zx, the input's ``get_qu8_level_size_zero`` zero code, zf = quantize_uint8(0)
+of the filter range, s the exact depthwise sum of (x - zx)(w - zf) (padding taps add
+nothing), a free output bound starting at ∓0.125 (a first gain over 1.75 widens it), the
+gain g = data step x filter step / output step, shamt = 0 if g <= 1 else frexp exponent,
+recip = round(g k 2**(31-shamt)); the bias folded as ``fill_bias_buf`` does,
+B = round((bias in sum steps - out_min / sum step) / k); then, as the HVX kernel's C model
+(``dwconv2dbbb_MxN_cn``), v = ((s + B) << shamt) x recip + 2**30 >> 31, code =
+clamp(v, 0, 255). Where v leaves 0..255 at a free bound, that bound moves to the next
+quarter octave past the extreme (``round_up_quarter_octave``), the range is nudged to a
+proper zero and the node runs again, at most 4 times; the range stays in the node for
+later runs, as on the device. Its float meaning (the reference Compare uses): the
+depthwise convolution of the dequantized data and filter, times each channel's scale,
+plus the bias, clamped to the finite output bounds.
+
+**Fidelity.** The set-up (zero codes, steps, multipliers, bias buffer, range growth) is
+nnlib's C read line by line (op_dwise_snode_8bit.c, supernode_utils.h); the sums are
+QuantizedDepthwiseConv2d_8x8to32's (oracle-exact, docs/oracle-conv.md). The device runs
+the requantization in HVX assembly (hexagon/asm_src/dwconv2dbbb_s1_3x3_h.S and its
+siblings), which the host oracle cannot run: its rounding follows the C model
+hexagon/asm_ref/dwconv2dbbb_c.c (``sum <<= recip_shift; lsum = sum * recip + 0x40000000
+>> 31``), and ``fast_i64_roundf`` of the bias buffer is read as Hexagon's convert_sf2d
+(round half to even): both unconfirmed on the device. The 3x3 kernels' extra padding
+columns, which the device also computes and counts in its range search, are not modelled
+(unconfirmed on the device). The integer path (sums, bias buffer, shift, multiplier,
+rounding, clamp, min/max) is bit for bit with ``dwconv2dbbb_MxN_cn`` in the host oracle
+(300/300, golden file dwconv2dbbb_mxn_cn.json); the float set-up is tested against a float64
+formula (docs/oracle-dwise.md).
+
+**Errors** (KernelError): data or filter not quint8; input depth differs from the filter's;
+a bad stride tensor; filter width over 7, not 3/5/7, or stride width not 1 or 2 (no device
+kernel); filter height under 2; depth multiplier not 1; a channel-scale input of the wrong
+size or a scale outside [1/2048, 1]; an output range without 0 or with min >= max; a
+non-finite input range; a bias beyond int32 in steps of the sums ('Final too big'); no
+range found after 4 retries ("can't find range for depthwise")."""
+
+_IN8 = (*CONV_IN, Port("bias", DType.QUINT8), *range_ports("bias_min", "bias_max"),
+        *range_ports("out_low", "out_high"), CHANNEL_SCALE)
+_IN32 = (*CONV_IN, Port("bias", DType.QINT32), *range_ports("bias_min", "bias_max"),
+         *range_ports("out_low", "out_high"), CHANNEL_SCALE)
+
+
+def depthwise_supernode_8x8p8to8(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor,
+                                 x_max: Tensor, f_min: Tensor, f_max: Tensor, stride: Tensor,
+                                 bias: Tensor, b_min: Tensor, b_max: Tensor, o_min: Tensor,
+                                 o_max: Tensor, *channel_scale: Tensor
+                                 ) -> tuple[Tensor, Tensor, Tensor]:
+    return depthwise_supernode(ctx, x, filt, x_min, x_max, f_min, f_max, stride, bias, b_min,
+                               b_max, o_min, o_max, *channel_scale)
+
+
+def depthwise_supernode_8x8p32to8(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor,
+                                  x_max: Tensor, f_min: Tensor, f_max: Tensor, stride: Tensor,
+                                  bias: Tensor, b_min: Tensor, b_max: Tensor, o_min: Tensor,
+                                  o_max: Tensor, *channel_scale: Tensor
+                                  ) -> tuple[Tensor, Tensor, Tensor]:
+    return depthwise_supernode(ctx, x, filt, x_min, x_max, f_min, f_max, stride, bias, b_min,
+                               b_max, o_min, o_max, *channel_scale)
+
+
+depthwise_supernode_8x8p8to8.__doc__ = _DOC.format(bias="8-bit bias")
+depthwise_supernode_8x8p32to8.__doc__ = _DOC.format(bias="32-bit bias")
+for _name, _inputs, _kernel in (("DepthwiseSupernode_8x8p8to8", _IN8, depthwise_supernode_8x8p8to8),
+                                ("DepthwiseSupernode_8x8p32to8", _IN32,
+                                 depthwise_supernode_8x8p32to8)):
+    op(_name, Category.MATH, reference=depthwise_supernode_reference, uses_padding=True,
+       inputs=_inputs, outputs=SUPERNODE_OUT)(_kernel)

@@ -1,0 +1,206 @@
+"""The float32 set-up of nnlib's depthwise Supernode (op_dwise_snode_8bit.c and the helpers of
+hexagon/include/supernode_utils.h it calls): the output range, the per-channel multipliers,
+the folded bias and the range retry. Every step is float32 in the C's order, so the
+integers it hands to the requantization are the C's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hexscope.engine.errors import KernelError
+from hexscope.engine.hexmath import (
+    adjust_with_constraints,
+    c_roundf_int1,
+    fmaxf,
+    fminf,
+    getexp,
+    level_size_zero,
+    za_scaled,
+)
+
+f32 = np.float32
+_R4 = (f32(0.594603539), f32(0.7071067691), f32(0.8408964276))   # 2**(k/4) / 2
+
+
+@dataclass
+class DwiseRange:
+    """The output range the node keeps (``supernode_info_new``): its bounds, which of them
+    the inputs fix (bit 0 min, bit 1 max), the inputs' values, and whether the first-guess
+    adjustment is still due."""
+
+    mn: np.float32
+    mx: np.float32
+    flags: int
+    spec_mn: np.float32
+    spec_mx: np.float32
+    first_guess: bool
+
+
+def ldexp_f(x: float, e: int) -> np.float32:
+    """``flt_ldexp``: x times the float32 power of two (a float32 product)."""
+    with np.errstate(over="ignore"):
+        return f32(f32(x) * f32(2.0 ** e))
+
+
+def roundf_u32(x: float) -> int:
+    """``roundf_u32`` on Hexagon: convert_sf2uw:chop(x + 0.5f), negatives to 0, saturating."""
+    v = f32(f32(x) + f32(0.5))
+    if not np.isfinite(v):
+        return 0 if v != v or v < 0 else 0xFFFFFFFF
+    return int(min(max(np.floor(float(v)), 0.0), 4294967295.0))
+
+
+def round_up_quarter_octave(x: float) -> np.float32:
+    """``round_up_quarter_octave``: the next power of 2**(1/4) above x*1.189 (sign kept)."""
+    xk = f32(f32(x) * f32(1.18920708))
+    bits = int(np.asarray(xk).view(np.uint32))
+    frac = abs(np.asarray((bits & 0x807FFFFF) | (126 << 23), np.uint32).view(np.float32)[()])
+    if frac >= _R4[1]:
+        mant = f32(1.0) if frac >= _R4[2] else _R4[2]
+    else:
+        mant = _R4[1] if frac >= _R4[0] else _R4[0]
+    return f32(np.copysign(ldexp_f(mant, getexp(xk)), f32(x)))
+
+
+def initial_range(o_min: float, o_max: float) -> DwiseRange:
+    """``setup_initial_output_range(.., -0.125f, 0.125f)`` of ``dwise_supernode_check``."""
+    mn, mx = f32(o_min), f32(o_max)
+    if mn > 0 or mx < 0 or not mn < mx:
+        raise KernelError(f"output range [{mn}, {mx}] must hold 0 and have min < max "
+                          "(device: 'supernode: invalid input min/max')")
+    flags = (0 if np.isinf(mx) and mx > 0 else 2) | (0 if np.isinf(mn) and mn < 0 else 1)
+    lo = mn if flags & 1 else f32(-0.125)
+    hi = mx if flags & 2 else f32(0.125)
+    if lo < 0:
+        lo, hi = adjust_with_constraints(lo, hi, flags)
+    return DwiseRange(f32(lo), f32(hi), flags, mn, mx, flags != 3)
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """What ``fill_info_minmax_basics`` leaves: steps, zero code and multipliers."""
+
+    in_offset: int
+    prod_level: np.float32
+    out_level: np.float32
+    shamt: int
+    recip: np.ndarray        # int64, one per output channel
+
+
+def minmax_basics(rng: DwiseRange, x_min: float, x_max: float, w_level: np.float32,
+                  scales: np.ndarray | None, channels: int) -> Scaling:
+    """``fill_info_minmax_basics`` for max_k = 1 (channel scales are all <= 1); may move the
+    output range on the first guess. ``scales`` are the channel scales (k), or None."""
+    in_min = f32(x_min)
+    in_max = fmaxf(f32(x_max), f32(in_min + f32(1e-18)))
+    if not (np.isfinite(in_min) and np.isfinite(in_max)):
+        raise KernelError("input range to supernode, not finite (device's message)")
+    in_offset, in_level = level_size_zero(in_min, in_max)
+    with np.errstate(all="ignore"):
+        prod = f32(in_level * w_level)
+        _, out_level = level_size_zero(rng.mn, rng.mx)
+        scaling = f32(f32(f32(1.0) * prod) / out_level)
+        if rng.first_guess:
+            scaling, out_level = _first_guess(rng, prod, scaling, out_level)
+            rng.first_guess = False
+        shamt = 0 if not scaling > 1.0 else getexp(scaling)
+        if scales is None:
+            recip = np.full(channels, min(roundf_u32(ldexp_f(scaling, 31 - shamt)),
+                                          0x7FFFFFFF), np.int64)
+        else:
+            common = ldexp_f(f32(prod / out_level), 31 - shamt)
+            recip = np.array([min(roundf_u32(f32(common * k)), 0x7FFFFFFF) for k in scales],
+                             np.int64)
+    return Scaling(in_offset, prod, out_level, shamt, recip)
+
+
+def _first_guess(rng: DwiseRange, prod: np.float32, scaling: np.float32,
+                 out_level: np.float32) -> tuple[np.float32, np.float32]:
+    """The ``outrange_firstguess`` branch: a first gain over 1.75 widens a free range."""
+    if not scaling > f32(1.75):
+        return scaling, out_level
+    out_level = f32(prod / f32(1.75))
+    need_adjust = False
+    if rng.flags == 1:
+        rng.mx = f32(rng.mn + f32(f32(255.0) * out_level))
+        need_adjust = bool(rng.mn < 0)
+    elif rng.flags == 2:
+        rng.mn = f32(rng.mx - f32(f32(255.0) * out_level))
+        need_adjust = True
+    else:
+        rng.mn = f32(f32(-63.0) * out_level)
+        rng.mx = f32(f32(192.0) * out_level)
+    scaling = f32(1.75)
+    if need_adjust:
+        rng.mn, rng.mx = adjust_with_constraints(rng.mn, rng.mx, rng.flags)
+        _, out_level = level_size_zero(rng.mn, rng.mx)
+        scaling = f32(prod / out_level)
+    return scaling, out_level
+
+
+def bias_buffer(bias: np.ndarray, bias32: bool, b_min: float, b_max: float, rng: DwiseRange,
+                sc: Scaling, gemsumb: np.ndarray, kinv: np.ndarray | None) -> np.ndarray:
+    """``fill_bias_buf``: per channel round(f32(f32(bias in product steps - out_min in
+    product steps) * kinv) - gemsumb * in_offset), int64; raises where it leaves int32.
+    ``bias`` holds the bias tensor's values; channels past its end take its zero code
+    (``quantize_uint``, unclamped above, as the C).
+
+    The C's ``fast_i64_roundf`` is Hexagon's convert_sf2d, rounding half to even (the
+    host build's roundf rounds half away: unconfirmed on the device which one the C meets)."""
+    bmn, bmx = f32(b_min), f32(b_max)
+    offset = 0 if bias32 else max(0, c_roundf_int1(za_scaled(0.0, bmn, bmx)))
+    channels = gemsumb.size
+    given = np.asarray(bias).reshape(-1)[:channels].astype(np.int64)
+    bias = np.full(channels, offset, np.int64)      # channels past the bias read its zero
+    bias[:given.size] = given
+    with np.errstate(all="ignore"):
+        level = f32(f32(bmx - bmn) / f32(2.0**32 if bias32 else 255.0))
+        ratio = f32(level / sc.prod_level)
+        out_off = f32(f32(-rng.mn) / sc.prod_level)
+        vals = (bias.astype(np.int64) - offset).astype(np.int32).astype(np.float32)
+        fval = (vals * ratio).astype(np.float32)
+        minout = (fval + out_off).astype(np.float32)
+        if kinv is not None:
+            minout = (minout * kinv.astype(np.float32)).astype(np.float32)
+        g = (gemsumb.astype(np.int64) * sc.in_offset).astype(np.int32).astype(np.float32)
+        final = (minout - g).astype(np.float32)
+    if not np.isfinite(final).all():
+        raise KernelError("the bias in steps of the sums is not finite (an empty filter or "
+                          "input range): the device's bias buffer is undefined")
+    rounded = np.rint(final.astype(np.float64))
+    if np.any((rounded < -(2.0**31)) | (rounded >= 2.0**31)):
+        raise KernelError("the bias in steps of the sums leaves int32 (device: 'Final too big, "
+                          "will cause overflow.')")
+    return rounded.astype(np.int64)
+
+
+def retry(rng: DwiseRange, sc: Scaling, lo: int, hi: int) -> bool:
+    """``supernode_execute_workitem_check_for_retry``: widen a free bound the outputs
+    (``lo``..``hi`` before clamping) left; True when the node must run again."""
+    if rng.flags == 3:
+        return False
+    moved = False
+    with np.errstate(all="ignore"):
+        if not rng.flags & 2 and hi > 255:
+            ext = f32(f32(sc.out_level * f32(f32(hi) + f32(0.5))) + rng.mn)
+            rng.mx = round_up_quarter_octave(fmaxf(ext, f32(2.0**-4)))
+            moved = True
+        if not rng.flags & 1 and lo < 0:
+            ext = f32(f32(sc.out_level * f32(f32(lo) - f32(0.5))) + rng.mn)
+            rng.mn = round_up_quarter_octave(fminf(ext, f32(-(2.0**-8))))
+            moved = True
+    if moved:
+        if rng.flags & 1:
+            rng.mn = rng.spec_mn
+        if rng.flags & 2:
+            rng.mx = rng.spec_mx
+        mn, mx = adjust_with_constraints(rng.mn, rng.mx, rng.flags)
+        rng.mn, rng.mx = f32(mn), f32(mx)
+    return moved
+
+
+__all__ = ["DwiseRange", "Scaling", "bias_buffer", "initial_range", "minmax_basics", "retry",
+           "round_up_quarter_octave", "roundf_u32"]
