@@ -1,0 +1,97 @@
+"""Issue 26 campaigns (ops26a): unary, activation, normalisation and reduction ops.
+
+Where nnlib's op is HVX only, the campaign runs its plain-C ``_ref`` twin (c_op) against
+Hexscope's op (see each op's doc, Fidelity). ``golden.py`` stores the cases as
+tests/data/oracle/<op>.json for the replay test.
+"""
+from __future__ import annotations
+
+import numpy as np
+from campaigns import CAMPAIGNS, Campaign, Case, F, qrange, rand_shape, u8
+from common import T
+
+
+def _cap(shape, elsize=1, extra=128):
+    return elsize * int(np.prod(shape)) + extra
+
+
+def _unary_range(rng, i):
+    """Ranges for the unary ops: the shared edge set, plus realistic activation ranges."""
+    k = i % 5
+    if k == 0:
+        a = float(np.float32(rng.uniform(0.5, 12)))
+        return -a, float(np.float32(rng.uniform(0.5, 12))), "activation (crosses 0)"
+    if k == 1:
+        return float(np.float32(rng.uniform(-8, 8))), float(np.float32(rng.uniform(8, 16))), "misses or crosses 0"
+    return qrange(rng, i)
+
+
+def _small_shape(rng, i):
+    if i % 7 == 0:
+        return (1, 1, 1, int(rng.integers(1, 300)))       # not a multiple of 4 / 32 / 128
+    return rand_shape(rng, maxb=2, maxh=3, maxw=3, maxd=37)
+
+
+def _unary_case(rng, i):
+    shape = (1, 1, 1, 256) if i % 4 == 0 else _small_shape(rng, i)
+    x = u8(rng, shape)
+    if i % 4 == 0:       # every code once: the whole table of this range
+        x = np.arange(256, dtype=np.uint8).reshape(shape)
+    lo, hi, why = _unary_range(rng, i)
+    return Case([T.of(x, "u8"), F(lo), F(hi)], [("u8", _cap(shape)), ("f32", 4), ("f32", 4)],
+                desc=f"x{shape} [{lo:.6g},{hi:.6g}] ({why})")
+
+
+CAMPAIGNS["QuantizedTanh_8"] = Campaign(_unary_case, c_op="QuantizedTanh_8_ref")
+CAMPAIGNS["QuantizedSigmoid_8"] = Campaign(_unary_case, c_op="QuantizedSigmoid_8_ref")
+# HVX only in nnlib: the C side stops at its first vector instruction after its checks
+CAMPAIGNS["QuantizedSqrt_8"] = Campaign(_unary_case)
+CAMPAIGNS["QuantizedNeg_8"] = Campaign(_unary_case)
+
+
+# ---------------------------------------------------------------- golden files
+def _spec(t: T) -> dict:
+    return {"dtype": t.dtype, "shape": list(t.shape),
+            "hex": None if t.data is None else t.memory().tobytes().hex()}
+
+
+def export(op: str, n: int, seed: int, path: str) -> dict:
+    """Run ``op``'s campaign on both sides; keep every case the C side ran (outputs or its
+    error) as a golden file, and count how many Hexscope matches bit for bit."""
+    import json
+
+    import hs_exec
+    from common import compare
+    from oracle import Oracle
+    oracle, camp = Oracle(), CAMPAIGNS[op]
+    rng = np.random.default_rng(seed)
+    cases, exact = [], 0
+    for i in range(n):
+        case = camp.gen(rng, i)
+        c = oracle.run(camp.c_op or op, case.inputs, case.outs, case.padding, def_max=case.def_max)
+        if not c.ok and c.kind != "error":
+            continue            # the C path is not available (HVX), or crashed
+        h = hs_exec.run(camp.hs_op or op, case.inputs, len(case.outs), case.padding,
+                        def_max=case.def_max, elsizes=case.elsizes(), outs=case.outs)
+        diffs = compare(c, h, **camp.compare_kw)
+        exact += not diffs
+        entry = {"desc": case.desc, "padding": case.padding,
+                 "inputs": [_spec(t) for t in case.inputs],
+                 "outs": [list(o) for o in case.outs]}
+        if c.ok:
+            entry["outputs"] = [{"dtype": o.dtype, "shape": list(o.shape),
+                                 "hex": o.logical().tobytes().hex()} for o in c.outs]
+        else:
+            entry["error"] = c.error.split(": ", 1)[-1][:200]
+        cases.append(entry)
+    doc = {"op": op, "c_op": camp.c_op or op, "source": "nnlib host oracle (tests/oracle), "
+           "campaigns_ops26a.py", "seed": seed, "cases": cases}
+    with open(path, "w") as f:
+        json.dump(doc, f, separators=(",", ":"))
+    return {"op": op, "kept": len(cases), "exact": exact}
+
+
+if __name__ == "__main__":
+    import sys
+    op_name, count, out_path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    print(export(op_name, count, int(sys.argv[4]) if len(sys.argv) > 4 else 1, out_path))
