@@ -117,6 +117,13 @@ for _op, _expected in D32_ARITH.items():
 CASES["QuantizedConcat_8_d32"] = ([i32(3), d32([10], (1, 1, 1, 1)), d32([255], (1, 1, 1, 1)),
                                    word(0), word(0), word(255), word(2)], Padding.NA,
                                   [10.0, 2.0])
+# issue 26 (ops26a): unary, activation, normalisation and reduction ops
+CASES.update({
+    "QuantizedNeg_8": (q([0, 255], rng=(-1, 3)), Padding.NA, [1.0, -3.0]),
+    "QuantizedSqrt_8": (q([0, 255], rng=(0, 4)), Padding.NA, [0.0, 2.0]),
+    "QuantizedTanh_8": (q([0, 255]), Padding.NA, [0.0, 1.0]),          # tanh(255) is 1 in f32
+    "QuantizedSigmoid_8": (q([0, 255]), Padding.NA, [0.5, 1.0]),
+})
 SHARED = {"QuantizedConv2d_8x8to32_ref": "QuantizedConv2d_8x8to32",
           "Supernode_8x8p8to8_ref": "Supernode_8x8p8to8",
           "QuantizedMatMul_8x8to32_ref": "QuantizedMatMul_8x8to32",
