@@ -16,6 +16,8 @@ import hexscope.engine.ops.elementwise.activation
 import hexscope.engine.ops.elementwise.arith
 import hexscope.engine.ops.elementwise.unary
 import hexscope.engine.ops.floating.ops
+import hexscope.engine.ops.normalize.l2norm
+import hexscope.engine.ops.normalize.softmax
 import hexscope.engine.ops.plumbing.io
 import hexscope.engine.ops.plumbing.state
 import hexscope.engine.ops.pooling.pool

@@ -49,6 +49,41 @@ CAMPAIGNS["QuantizedSqrt_8"] = Campaign(_unary_case)
 CAMPAIGNS["QuantizedNeg_8"] = Campaign(_unary_case)
 
 
+
+# ---------------------------------------------------------------- softmax, L2 normalisation
+def _softmax_case(rng, i):
+    shape = (1, 1, 1, int(rng.integers(1, 1100))) if i % 9 == 0 else _small_shape(rng, i)
+    x = u8(rng, shape)
+    lo, hi, why = _unary_range(rng, i)
+    if i % 6 == 2:       # realistic logits
+        lo, hi, why = -float(np.float32(rng.uniform(5, 30))), float(np.float32(rng.uniform(5, 30))), "logits"
+    ins = [T.of(x, "u8"), F(lo), F(hi)]
+    beta = None
+    if i % 3:
+        beta = float(np.float32([1.0, 0.5, 2.0, -1.0, 0.0, 10.0, 1e-3, 0.05][int(rng.integers(0, 8))]))
+        ins.append(F(beta))
+    return Case(ins, [("u8", _cap(shape)), ("f32", 4), ("f32", 4)],
+                desc=f"x{shape} [{lo:.6g},{hi:.6g}] ({why}) beta {beta}")
+
+
+def _l2_case(rng, i):
+    shape = _small_shape(rng, i)
+    if i % 10 == 5:
+        shape = shape[:3] + (0,)                                     # an empty tensor
+    x = u8(rng, shape)
+    lo, hi, why = _unary_range(rng, i)
+    ins = [T.of(x, "u8"), F(lo), F(hi)]
+    axis = None
+    if i % 4:
+        axis = int(rng.integers(-4, 4))          # out-of-range axes: see the replay tests
+        ins.append(T.i(axis))
+    return Case(ins, [("u8", _cap(shape)), ("f32", 4), ("f32", 4)],
+                desc=f"x{shape} [{lo:.6g},{hi:.6g}] ({why}) axis {axis}")
+
+
+CAMPAIGNS["QuantizedSoftmax_8"] = Campaign(_softmax_case, c_op="QuantizedSoftmax_8_ref")
+CAMPAIGNS["L2Normalize_8"] = Campaign(_l2_case, c_op="L2Normalize_8_ref")
+
 # ---------------------------------------------------------------- golden files
 def _spec(t: T) -> dict:
     return {"dtype": t.dtype, "shape": list(t.shape),
