@@ -23,6 +23,8 @@ import hexscope.engine.ops.plumbing.state
 import hexscope.engine.ops.pooling.pool
 import hexscope.engine.ops.quant.quantize
 import hexscope.engine.ops.quant.requantize
+import hexscope.engine.ops.reduce.argminmax
+import hexscope.engine.ops.reduce.mean
 import hexscope.engine.ops.shape.concat
 import hexscope.engine.ops.shape.flatten
 import hexscope.engine.ops.shape.gather  # noqa: F401

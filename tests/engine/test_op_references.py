@@ -126,6 +126,9 @@ CASES.update({
     # reals [0, ln 3]: e^0 / (1 + 3) and 3 / 4
     "QuantizedSoftmax_8": (q([0, 255], rng=(0, float(np.log(3)))), Padding.NA, [0.25, 0.75]),
     "L2Normalize_8": (q([0, 255], rng=(-3, 4)), Padding.NA, [-0.6, 0.8]),
+    "QuantizedMean_8": (q([1, 2, 3, 6]) + [i32(3)], Padding.NA, [3.0]),
+    "ArgMax_8toInt32": ([u8([1, 9, 9, 4]), i32(3), word(0), word(1)], Padding.NA, [1.0]),
+    "ArgMin_8": ([u8([4, 1, 9, 1]), i32(-1), word(0), word(1)], Padding.NA, [1.0]),
 })
 SHARED = {"QuantizedConv2d_8x8to32_ref": "QuantizedConv2d_8x8to32",
           "Supernode_8x8p8to8_ref": "Supernode_8x8p8to8",

@@ -15,6 +15,13 @@ def _cap(shape, elsize=1, extra=128):
     return elsize * int(np.prod(shape)) + extra
 
 
+def _declared(elements: int, elsize: int) -> tuple[tuple[int, int, int, int], int]:
+    """A declared output of ``elements`` elements and its capacity in bytes, rounded up to
+    128 as nnlib's compute_max_size_with_pad (and Hexscope's OutputDef.capacity) do."""
+    n = max(1, elements)
+    return (1, 1, 1, n), -(-(n * elsize) // 128) * 128
+
+
 def _unary_range(rng, i):
     """Ranges for the unary ops: the shared edge set, plus realistic activation ranges."""
     k = i % 5
@@ -84,6 +91,27 @@ def _l2_case(rng, i):
 CAMPAIGNS["QuantizedSoftmax_8"] = Campaign(_softmax_case, c_op="QuantizedSoftmax_8_ref")
 CAMPAIGNS["L2Normalize_8"] = Campaign(_l2_case, c_op="L2Normalize_8_ref")
 
+
+# ---------------------------------------------------------------- argmax, argmin, mean
+def _argmax_case(rng, i):
+    shape = _small_shape(rng, i)
+    if i % 3 == 0:       # the innermost non-1 axis is the HVX path: make the axis an outer one
+        shape = shape[:3] + (int(rng.integers(2, 9)),)
+    x = u8(rng, shape, mode=int(rng.integers(0, 3)))      # ties often
+    axis = int(rng.integers(0, 3)) if i % 3 == 0 else int(rng.integers(-5, 5))
+    lo, hi, why = qrange(rng, i)
+    out_shape = tuple(1 if k == axis % 4 else n for k, n in enumerate(shape))
+    n = int(np.prod(out_shape))
+    if i % 13 == 0:
+        n = n - 33      # one 128-byte block too small (when it can be)
+    dm, cap = _declared(n, 4)
+    return Case([T.of(x, "u8"), T.i(axis), F(lo), F(hi)], [("i32", cap)], def_max=[dm],
+                desc=f"x{shape} axis {axis} declared {dm[3]} ints")
+
+
+CAMPAIGNS["ArgMax_8toInt32"] = Campaign(_argmax_case)
+CAMPAIGNS["ArgMin_8"] = Campaign(_argmax_case)
+
 # ---------------------------------------------------------------- golden files
 def _spec(t: T) -> dict:
     return {"dtype": t.dtype, "shape": list(t.shape),
@@ -113,6 +141,8 @@ def export(op: str, n: int, seed: int, path: str) -> dict:
         entry = {"desc": case.desc, "padding": case.padding,
                  "inputs": [_spec(t) for t in case.inputs],
                  "outs": [list(o) for o in case.outs]}
+        if case.def_max:
+            entry["def_max"] = [list(d) for d in case.def_max]
         if c.ok:
             entry["outputs"] = [{"dtype": o.dtype, "shape": list(o.shape),
                                  "hex": o.logical().tobytes().hex()} for o in c.outs]
