@@ -128,6 +128,10 @@ CASES.update({
     "L2Normalize_8": (q([0, 255], rng=(-3, 4)), Padding.NA, [-0.6, 0.8]),
     "QuantizedMean_8": (q([1, 2, 3, 6]) + [i32(3)], Padding.NA, [3.0]),
     "ArgMax_8toInt32": ([u8([1, 9, 9, 4]), i32(3), word(0), word(1)], Padding.NA, [1.0]),
+    "QuantizedMinimum_8": ([u8([10, 200]), u8([20, 100]), word(0), word(255), word(0),
+                            word(255)], Padding.NA, [10.0, 100.0]),
+    "QuantizedMaximum_8": ([u8([10, 200]), u8([20, 100]), word(0), word(255), word(0),
+                            word(255)], Padding.NA, [20.0, 200.0]),
     "ArgMin_8": ([u8([4, 1, 9, 1]), i32(-1), word(0), word(1)], Padding.NA, [1.0]),
 })
 SHARED = {"QuantizedConv2d_8x8to32_ref": "QuantizedConv2d_8x8to32",

@@ -26,7 +26,7 @@ DATA = Path(__file__).parents[2] / "data" / "oracle"
 OPS = ("QuantizedTanh_8", "QuantizedSigmoid_8", "QuantizedSqrt_8", "QuantizedSoftmax_8",
        "L2Normalize_8", "QuantizedMean_8", "ArgMax_8toInt32", "ArgMin_8",
        "QuantizedMinimum_8", "QuantizedMaximum_8", "QuantizedSub_8p8to8")
-HVX_ONLY = ("ArgMin_8", "QuantizedMean_8", "QuantizedMinimum_8", "QuantizedMaximum_8")
+HVX_ONLY = ("ArgMin_8", "QuantizedMean_8")
 _NP = {"u8": (np.uint8, DType.QUINT8), "f32": (np.float32, DType.FLOAT32),
        "i32": (np.int32, DType.INT32)}
 _SIZE = {"u8": 1, "f32": 4, "i32": 4}

@@ -112,6 +112,51 @@ def _argmax_case(rng, i):
 CAMPAIGNS["ArgMax_8toInt32"] = Campaign(_argmax_case)
 CAMPAIGNS["ArgMin_8"] = Campaign(_argmax_case)
 
+
+# ---------------------------------------------------------------- minimum, maximum
+def _broadcast_pair(rng):
+    """Two shapes that broadcast generally (not equal, neither a scalar, not b = 1x1x1xD)."""
+    while True:
+        full = rand_shape(rng, maxb=2, maxh=4, maxw=5, maxd=9)
+        a = tuple(n if rng.random() < 0.6 else 1 for n in full)
+        b = tuple(n if (a[k] == 1 or rng.random() < 0.4) else 1 for k, n in enumerate(full))
+        if a != b and a != (1, 1, 1, 1) and b != (1, 1, 1, 1) and b[:3] != (1, 1, 1):
+            return a, b
+
+
+def _minmax_case(rng, i):
+    k = i % 4
+    if k in (0, 1):          # the plain-C broadcast loop: both inputs already on the out range
+        sa, sb = _broadcast_pair(rng)
+        if i % 16 == 1 and sa[3] > 1:        # an incompatible pair: the C loop's own error
+            sb = sb[:3] + (sa[3] + 1,)
+        lo, hi, why = qrange(rng, i)
+        ranges = [lo, hi, lo, hi]
+        extra = []
+        why = "C broadcast, " + why
+    else:
+        sa = _small_shape(rng, i)
+        pick = int(rng.integers(0, 10))      # rarely an incompatible pair
+        sb = [sa, (1, 1, 1, 1), (1, 1, 1, sa[3])][pick % 3] if pick else _small_shape(rng, i + 1)
+        (al, ah, aw), (bl, bh, bw) = qrange(rng, i), qrange(rng, i // 2 + 7)
+        ranges, extra, why = [al, ah, bl, bh], [], f"a {aw} b {bw}"
+        if k == 3:
+            extra = [F(float(np.float32(rng.uniform(-5, 0))))]
+            if rng.random() < 0.5:
+                extra.append(F(float(np.float32(rng.uniform(0, 5)))))
+    a, b = u8(rng, sa), u8(rng, sb)
+    out = tuple(max(x, y) for x, y in zip(sa, sb))
+    n = int(np.prod(out)) - (40 if i % 17 == 5 else 0)
+    dm, cap = _declared(n, 1)
+    return Case([T.of(a, "u8"), T.of(b, "u8")] + [F(v) for v in ranges] + extra,
+                [("u8", cap), ("f32", 128), ("f32", 128)],
+                def_max=[dm, (1, 1, 1, 1), (1, 1, 1, 1)],
+                desc=f"a{sa} b{sb} ranges {[round(v, 5) for v in ranges]} +{len(extra)} ({why})")
+
+
+CAMPAIGNS["QuantizedMinimum_8"] = Campaign(_minmax_case)
+CAMPAIGNS["QuantizedMaximum_8"] = Campaign(_minmax_case)
+
 # ---------------------------------------------------------------- golden files
 def _spec(t: T) -> dict:
     return {"dtype": t.dtype, "shape": list(t.shape),
