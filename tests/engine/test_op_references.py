@@ -132,6 +132,8 @@ CASES.update({
                             word(255)], Padding.NA, [10.0, 100.0]),
     "QuantizedMaximum_8": ([u8([10, 200]), u8([20, 100]), word(0), word(255), word(0),
                             word(255)], Padding.NA, [20.0, 200.0]),
+    "QuantizedSub_8p8to8": ([u8([10, 200]), u8([20, 100]), word(0), word(255), word(0),
+                             word(255)], Padding.NA, [-10.0, 100.0]),
     "ArgMin_8": ([u8([4, 1, 9, 1]), i32(-1), word(0), word(1)], Padding.NA, [1.0]),
 })
 SHARED = {"QuantizedConv2d_8x8to32_ref": "QuantizedConv2d_8x8to32",

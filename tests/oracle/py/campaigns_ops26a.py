@@ -157,6 +157,10 @@ def _minmax_case(rng, i):
 CAMPAIGNS["QuantizedMinimum_8"] = Campaign(_minmax_case)
 CAMPAIGNS["QuantizedMaximum_8"] = Campaign(_minmax_case)
 
+
+# ---------------------------------------------------------------- sub: nnlib's flat op refuses
+CAMPAIGNS["QuantizedSub_8p8to8"] = Campaign(_minmax_case)
+
 # ---------------------------------------------------------------- golden files
 def _spec(t: T) -> dict:
     return {"dtype": t.dtype, "shape": list(t.shape),
