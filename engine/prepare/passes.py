@@ -4,9 +4,11 @@
 * dead nodes (no consumer, not retained) are removed, whole chains at once;
 * the convolution chains become Supernodes (:mod:`supernode`), unless ``fusions`` is off (run
   the graph as authored);
+* QuantizedSub_8p8to8, which the library only runs in d32 form, becomes
+  QuantizedSub_8p8to8_d32 between Convert_to_d32 and Convert_from_d32 (:mod:`d32_forms`);
 * Consts move to the front, keeping the relative order of the rest.
 
-The d32 conversions of the library only change layouts and are not modelled.
+The library's other d32 conversions only change layouts and are not modelled.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from functools import cached_property
 from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
+from hexscope.engine.prepare.d32_forms import D32_CANDIDATES, convert_to_d32_forms
 from hexscope.engine.prepare.supernode import SUPERNODE, WHERE, find_chains
 
 
@@ -75,6 +78,10 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
     notes: list[str] = []
     if fusions and any(nodes[i].op == "QuantizedConv2d_8x8to32" for i in order):
         order, notes = _fuse_supernodes(nodes, order, rewrites)
+    if fusions and any(nodes[i].op in D32_CANDIDATES for i in order):
+        order, converted, d32_notes = convert_to_d32_forms(nodes, order)
+        rewrites += [Rewrite(r.node_id, "replaced", r.reason) for r in converted]
+        notes += d32_notes
     consts = [i for i in order if nodes[i].is_const]
     rest = [i for i in order if not nodes[i].is_const]
     kept = {i: nodes[i] for i in consts + rest}
