@@ -67,3 +67,33 @@ def test_as_authored_the_flat_sub_refuses_as_nnlib_does():
     assert s.prepared.nodes[0x20].op == "QuantizedSub_8p8to8"
     with pytest.raises(EngineError, match="non d32 sub not supported"):
         s.execute([np.zeros((1, 1, 1, 3), np.uint8)] * 2)
+
+
+def _one_op(op: str, out_shape: tuple, *, from_d32: bool = False) -> Graph:
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=[OutputDef(out_shape, 1)])
+    src = 0x10
+    if from_d32:
+        g.append_node(0x11, "Convert_to_d32", inputs=[(0x10, 0)], outputs=[OutputDef(out_shape, 1)])
+        g.append_node(0x12, "Convert_from_d32", inputs=[(0x11, 0)],
+                      outputs=[OutputDef(out_shape, 1)])
+        src = 0x12
+    g.append_const_node(0x13, np.array([-1.0], np.float32))
+    g.append_const_node(0x14, np.array([1.0], np.float32))
+    g.append_node(0x20, op, inputs=[(src, 0), (0x13, 0), (0x14, 0)],
+                  outputs=[OutputDef(out_shape, 1), OutputDef(), OutputDef()])
+    g.append_node(0x30, "OUTPUT", inputs=[(0x20, 0)])
+    return g
+
+
+@pytest.mark.parametrize("op, shape, from_d32, noted", [
+    ("QuantizedTanh_8", (1, 2, 2, 8), True, True),
+    ("QuantizedTanh_8", (1, 2, 2, 8), False, False),     # only when the input is already d32
+    ("QuantizedSoftmax_8", (1, 1, 1, 1001), False, False),
+    ("QuantizedSoftmax_8", (1, 4, 8, 3), False, True),   # height >= 4, width >= 8, depth > 2
+])
+def test_unsimulated_d32_conversions_are_noted_under_the_librarys_conditions(op, shape,
+                                                                            from_d32, noted):
+    p = prepare(_one_op(op, shape, from_d32=from_d32))
+    assert p.nodes[0x20].op == op
+    assert any(n.startswith("0x20:") and "_d32" in n for n in p.notes) == noted
