@@ -16,6 +16,7 @@ import hexscope.engine.ops.elementwise.activation
 import hexscope.engine.ops.elementwise.arith
 import hexscope.engine.ops.elementwise.minmax
 import hexscope.engine.ops.elementwise.sub
+import hexscope.engine.ops.elementwise.tanh
 import hexscope.engine.ops.elementwise.unary
 import hexscope.engine.ops.floating.ops
 import hexscope.engine.ops.normalize.l2norm

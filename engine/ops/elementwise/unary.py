@@ -1,9 +1,7 @@
-"""Flat quantized unary ops: QuantizedNeg_8, QuantizedSqrt_8, QuantizedTanh_8 and
-QuantizedSigmoid_8.
+"""Flat quantized unary ops: QuantizedNeg_8 and QuantizedSqrt_8 (nnlib op_neg.c, op_sqrt.c).
 
-Each maps a quint8 code to a quint8 code through a function of the code alone (given the
-range), so every kernel is a 256-entry table built once per range and one ``take``.
-nnlib: op_neg.c, op_sqrt.c, op_tanh.c (the ``_ref`` C of tanh and sigmoid).
+Each maps a quint8 code to a quint8 code through a function of the code alone, so the
+kernels are a complement and a 256-entry table look-up.
 """
 
 from __future__ import annotations
@@ -12,19 +10,14 @@ import numpy as np
 
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
-from hexscope.engine.hexmath import div255, exact_memo, rndi, sat_u8
 from hexscope.engine.ops.context import KernelContext, scalar_f
 from hexscope.engine.ops.reference import ranged, real
-from hexscope.engine.ops.registry import Category, Port, op, shared_doc
+from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, fresh
 
 f32 = np.float32
 _IN = (Port("x", DType.QUINT8), Port("x_min", DType.FLOAT32), Port("x_max", DType.FLOAT32))
 _OUT = (Port("y", DType.QUINT8), Port("y_min", DType.FLOAT32), Port("y_max", DType.FLOAT32))
-_CODES = np.arange(256, dtype=np.uint8)
-#: QuantizedTanh_8's fixed output range: -1 to 128/127 (the C's double quotient stored in a
-#: float), so code 127 is 0 and the largest code tanh reaches is 254.
-TANH_MAX = f32(128.0 / 127.0)
 
 
 def _word(v: float) -> np.ndarray:
@@ -34,14 +27,6 @@ def _word(v: float) -> np.ndarray:
 def _through(table: np.ndarray, x: Tensor) -> np.ndarray:
     """Every code of x replaced by its table entry (a fresh uint8 array of x's shape)."""
     return fresh(np.take(table, x.array))
-
-
-def tanhf(v: np.ndarray) -> np.ndarray:
-    """float32 tanh, correctly rounded (computed in float64, then rounded once). glibc
-    2.36's ``tanhf`` (the C oracle's) differs from it by up to 2 ulp on 12 % of float32
-    inputs, numpy's float32 tanh by up to 3; the DSP's libm is unconfirmed (graph spec §8)."""
-    with np.errstate(all="ignore"):
-        return np.tanh(v.astype(np.float64)).astype(np.float32)
 
 
 # --- QuantizedNeg_8 ------------------------------------------------------------------------
@@ -111,83 +96,3 @@ def quantized_sqrt_8(ctx: KernelContext, x: Tensor, x_min: Tensor,
                           f"(x_min is {float(lo)!r})")
     with np.errstate(invalid="ignore"):
         return _through(SQRT_TABLE, x), _word(np.sqrt(lo)), _word(np.sqrt(hi))
-
-
-# --- QuantizedTanh_8, QuantizedSigmoid_8 ---------------------------------------------------
-
-@exact_memo
-def tanh_table(mn: float, mx: float, sigmoid: bool) -> np.ndarray:
-    """The 256 output codes of ``qtanh_execute_ref`` for the range (mn, mx).
-
-    In float32, in the C's order: step = flt_div_255(max - min); sigmoid halves the gain and
-    the offset; v = off + gain * q; y = sat_u8(roundf_i32((tanhf(v) + 1) * out_gain)) with
-    out_gain 127.5 (sigmoid) or 127 (tanh)."""
-    with np.errstate(all="ignore"):
-        gain = div255(f32(f32(mx) - f32(mn)))
-        off = f32(mn)
-        if sigmoid:
-            gain, off = f32(gain * f32(0.5)), f32(off * f32(0.5))
-        out_gain = f32(127.5) if sigmoid else f32(127.0)
-        v = (off + gain * _CODES.astype(np.float32)).astype(np.float32)
-        t = ((tanhf(v) + f32(1.0)) * out_gain).astype(np.float32)
-    table = sat_u8(rndi(t)).astype(np.uint8)
-    table.flags.writeable = False
-    return table
-
-
-def tanh_reference(ctx: KernelContext, x: Tensor, x_min: Tensor,
-                   x_max: Tensor) -> tuple[np.ndarray, ...]:
-    """tanh(x) of the dequantized input."""
-    return ranged(np.tanh(real(x, x_min, x_max)))
-
-
-def sigmoid_reference(ctx: KernelContext, x: Tensor, x_min: Tensor,
-                      x_max: Tensor) -> tuple[np.ndarray, ...]:
-    """1 / (1 + exp(-x)) of the dequantized input."""
-    v = real(x, x_min, x_max).astype(np.float64)
-    return ranged((0.5 * (1.0 + np.tanh(0.5 * v))).astype(np.float32))
-
-
-_TANH_DOC = """
-    Fidelity: exact with nnlib's plain-C ``qtanh_execute_ref`` (op_tanh.c, the
-    ``_ref`` op), which the oracle runs; the device's own op is HVX (op_tanh_d32.c, a
-    fixed-point approximation the oracle cannot run) and may differ from it by a code. The
-    float steps are the C's, in float32; ``tanhf`` is correctly rounded here (float64 then
-    one rounding), within 2 ulp of glibc's ``tanhf`` (12 % of 500,000 sampled inputs differ)
-    and of whatever the DSP's libm gives: a code changes only where (tanh + 1) * gain falls
-    within those ulps of a half, which none of the oracle's cases did (400 of 400 exact).
-    A NaN step (infinite range) gives NaN inputs to tanhf and code 0 (the Hexagon NaN -> int
-    conversion, -1, saturated).
-
-    Errors: an output smaller than the input ("out too small").
-"""
-
-
-@op("QuantizedTanh_8", Category.ACTIVATION, reference=tanh_reference, inputs=_IN,
-    outputs=_OUT)
-@shared_doc(_TANH_DOC)
-def quantized_tanh_8(ctx: KernelContext, x: Tensor, x_min: Tensor,
-                     x_max: Tensor) -> tuple[np.ndarray, ...]:
-    """tanh of every value; fixed output range [-1, 128/127] (zero at code 127).
-
-    Semantics (nnlib op_tanh.c): v = x_min + q * flt_div_255(x_max - x_min) in float32,
-    y = sat_u8(roundf_i32((tanhf(v) + 1) * 127)), so -1 is code 0 and +1 code 254; the
-    output range is always [-1, 128/127].
-    """
-    table = tanh_table(scalar_f(x_min), scalar_f(x_max), False)
-    return _through(table, x), _word(-1.0), _word(TANH_MAX)
-
-
-@op("QuantizedSigmoid_8", Category.ACTIVATION, reference=sigmoid_reference, inputs=_IN,
-    outputs=_OUT)
-@shared_doc(_TANH_DOC)
-def quantized_sigmoid_8(ctx: KernelContext, x: Tensor, x_min: Tensor,
-                        x_max: Tensor) -> tuple[np.ndarray, ...]:
-    """Logistic sigmoid of every value; fixed output range [0, 1].
-
-    Semantics (nnlib op_tanh.c): sigmoid(v) = (1 + tanh(v / 2)) / 2, computed as
-    v/2 = x_min/2 + q * (step/2) in float32 and y = sat_u8(roundf_i32((tanhf(v/2) + 1) *
-    127.5)); the output range is always [0, 1].
-    """
-    table = tanh_table(scalar_f(x_min), scalar_f(x_max), True)
-    return _through(table, x), _word(0.0), _word(1.0)

@@ -16,6 +16,7 @@ import time
 import traceback
 
 import campaigns
+import campaigns_ops26a  # noqa: F401 (issue 26: unary, softmax, l2norm, reductions)
 import campaigns_sn  # noqa: F401 (Supernode campaigns)
 import hs
 import hs_exec
