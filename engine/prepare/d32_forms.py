@@ -1,19 +1,19 @@
 """Prepare's d32 conversion of the ops nnlib only runs in d32 form (prepare.c
 ``do_convert_to_depth32`` with ``depth32_replacement_op``).
 
-Only the rewrites whose d32 op Hexscope simulates are made; today that is
-QuantizedSub_8p8to8, which the library always converts ("this op is currently not supported
-in non-d32"): its node becomes QuantizedSub_8p8to8_d32 under the same id and output
-definitions, each data input goes through a Convert_to_d32 (or, when it comes from a
-Convert_from_d32's output 0, takes that node's input directly; a Convert_to_d32 this pass
-already made for the same source is reused), and a new Convert_from_d32 after it feeds
-every reader of its output 0; the readers of the range outputs still read the d32 node.
-New nodes get internal ids counting down from 0xFFFFFFFF past every id in use.
+Only the rewrites whose d32 op Hexscope simulates are made: QuantizedSub_8p8to8, which the
+library always converts ("this op is currently not supported in non-d32"), and
+QuantizedTanh_8 / QuantizedSigmoid_8 when their input 0 is already a Convert_from_d32's
+output. The node becomes the d32 op under the same id and output definitions, each data
+input goes through a Convert_to_d32 (or, when it comes from a Convert_from_d32's output 0,
+takes that node's input directly; a Convert_to_d32 this pass already made for the same source
+is reused), and a new Convert_from_d32 after it feeds every reader of its output 0; the
+readers of the range outputs still read the d32 node. New nodes get internal ids counting
+down from 0xFFFFFFFF past every id in use.
 
-The library also converts QuantizedTanh_8, QuantizedSigmoid_8 and QuantizedNeg_8 (when
-input 0 is already a Convert_from_d32), QuantizedSoftmax_8 (d32 input, or output height >= 4
-with width >= 8 or 4 and depth > 2) and ArgMax_8toInt32 / ArgMin_8 on axis 3; their d32 ops
-are not simulated, so those nodes run flat, with a note.
+The library also converts QuantizedNeg_8 (after a Convert_from_d32), QuantizedSoftmax_8 (d32
+input, or output height >= 4 with width >= 8 or 4 and depth > 2) and ArgMax_8toInt32 /
+ArgMin_8 on axis 3; their d32 ops are not simulated, so those nodes run flat, with a note.
 """
 
 from __future__ import annotations
@@ -30,12 +30,15 @@ TO_D32 = "Convert_to_d32"
 FROM_D32 = "Convert_from_d32"
 WHERE = "hexagon_nn prepare: convert_to_depth32"
 #: authored op -> the library's d32 op, for the conversions that are not simulated
-NOT_SIMULATED = {"QuantizedTanh_8": "QuantizedTanh_8_d32",
-                 "QuantizedSigmoid_8": "QuantizedSigmoid_8_d32",
-                 "QuantizedNeg_8": "QuantizedNeg_8_d32",
+NOT_SIMULATED = {"QuantizedNeg_8": "QuantizedNeg_8_d32",
                  "QuantizedSoftmax_8": "QuantizedSoftmax_8_d32",
                  "ArgMax_8toInt32": "ArgMax_8_d32", "ArgMin_8": "ArgMin_8_d32"}
-D32_CANDIDATES = frozenset({SUB, *NOT_SIMULATED})
+#: authored op -> (its d32 op, how many data inputs convert, converted only after a
+#: Convert_from_d32)
+SIMULATED = {SUB: (SUB_D32, 2, False),
+             "QuantizedTanh_8": ("QuantizedTanh_8_d32", 1, True),
+             "QuantizedSigmoid_8": ("QuantizedSigmoid_8_d32", 1, True)}
+D32_CANDIDATES = frozenset({*SIMULATED, *NOT_SIMULATED})
 
 
 @dataclass
@@ -61,7 +64,8 @@ def convert_to_d32_forms(nodes: dict[int, Node], order: list[int]
                          ) -> tuple[list[int], list[D32Rewrite], list[str]]:
     """Rewrite ``nodes`` in place; returns the new order, one rewrite per converted node
     and notes for the conversions the library makes that are not simulated."""
-    subs = [i for i in order if nodes[i].op == SUB]
+    subs = [i for i in order if nodes[i].op in SIMULATED and (
+        not SIMULATED[nodes[i].op][2] or _after_from_d32(nodes, nodes[i]))]
     notes = [f"0x{i:x}: the library runs this {nodes[i].op} as {NOT_SIMULATED[nodes[i].op]} "
              "(not simulated: it runs flat)"
              for i in order if nodes[i].op in NOT_SIMULATED and _library_converts(nodes, i)]
@@ -78,8 +82,9 @@ def convert_to_d32_forms(nodes: dict[int, Node], order: list[int]
     rewrites = []
     for sub_id in subs:
         sub = nodes[sub_id]
+        d32_op, n_data, _ = SIMULATED[sub.op]
         inputs = list(sub.inputs)
-        for k in (0, 1):
+        for k in range(n_data):
             inputs[k], new = _d32_source(nodes, inputs[k], made_to, ids)
             if new is not None:
                 before.setdefault(sub_id, []).append(new)
@@ -87,12 +92,12 @@ def convert_to_d32_forms(nodes: dict[int, Node], order: list[int]
         _rewire(nodes, readers.get(sub_id, set()), (sub_id, 0), (from_id, 0))
         readers.setdefault(from_id, set()).update(readers.get(sub_id, set()))
         readers[sub_id] = {from_id}
-        nodes[sub_id] = sub.with_(op=SUB_D32, inputs=tuple(inputs))
+        nodes[sub_id] = sub.with_(op=d32_op, inputs=tuple(inputs))
         nodes[from_id] = Node(from_id, FROM_D32, inputs=((sub_id, 0),),
                               outputs=(sub.outputs[0] if sub.outputs else OutputDef(),))
         after[sub_id] = from_id
         made = [f"0x{i:x}" for i in before.get(sub_id, [])]
-        rewrites.append(D32Rewrite(sub_id, f"{SUB} becomes {SUB_D32} under this id ({WHERE})"
+        rewrites.append(D32Rewrite(sub_id, f"{sub.op} becomes {d32_op} under this id ({WHERE})"
                                    f", its inputs through {TO_D32} {', '.join(made) or '(reused)'}"
                                    f", its output through {FROM_D32} 0x{from_id:x}"))
     new_order: list[int] = []
@@ -102,6 +107,11 @@ def convert_to_d32_forms(nodes: dict[int, Node], order: list[int]
         if node_id in after:
             new_order.append(after[node_id])
     return new_order, rewrites, notes
+
+
+def _after_from_d32(nodes: dict[int, Node], node: Node) -> bool:
+    src = nodes.get(node.inputs[0][0]) if node.inputs else None
+    return src is not None and src.op == FROM_D32 and node.inputs[0][1] == 0
 
 
 def _library_converts(nodes: dict[int, Node], node_id: int) -> bool:

@@ -87,8 +87,8 @@ def _one_op(op: str, out_shape: tuple, *, from_d32: bool = False) -> Graph:
 
 
 @pytest.mark.parametrize("op, shape, from_d32, noted", [
-    ("QuantizedTanh_8", (1, 2, 2, 8), True, True),
-    ("QuantizedTanh_8", (1, 2, 2, 8), False, False),     # only when the input is already d32
+    ("QuantizedNeg_8", (1, 2, 2, 8), True, True),
+    ("QuantizedNeg_8", (1, 2, 2, 8), False, False),      # only when the input is already d32
     ("QuantizedSoftmax_8", (1, 1, 1, 1001), False, False),
     ("QuantizedSoftmax_8", (1, 4, 8, 3), False, True),   # height >= 4, width >= 8, depth > 2
 ])
@@ -97,3 +97,18 @@ def test_unsimulated_d32_conversions_are_noted_under_the_librarys_conditions(op,
     p = prepare(_one_op(op, shape, from_d32=from_d32))
     assert p.nodes[0x20].op == op
     assert any(n.startswith("0x20:") and "_d32" in n for n in p.notes) == noted
+
+
+@pytest.mark.parametrize("op", ["QuantizedTanh_8", "QuantizedSigmoid_8"])
+def test_tanh_after_a_convert_from_d32_runs_in_d32_with_the_same_codes(op):
+    shape = (1, 2, 3, 40)
+    p = prepare(_one_op(op, shape, from_d32=True))
+    node = p.nodes[0x20]
+    assert node.op == op + "_d32" and node.inputs[0] == (0x11, 0)    # the d32 source itself
+    from_id = p.nodes[0x30].inputs[0][0]
+    assert p.nodes[from_id].op == "Convert_from_d32"
+    assert prepare(_one_op(op, shape)).nodes[0x20].op == op          # flat input: stays flat
+    x = np.random.default_rng(0).integers(0, 256, shape, dtype=np.uint8)
+    (converted,) = Session(_one_op(op, shape, from_d32=True)).execute([x])
+    (flat,) = Session(_one_op(op, shape)).execute([x])
+    assert np.array_equal(converted.array, flat.array)

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from hexscope.engine.dtypes import DType
+from hexscope.engine.d32 import D32Padding
+from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.hexmath import div255, exact_memo, getexp, rndi1, sat_i16, sat_u8
 from hexscope.engine.ops.context import KernelContext, scalar_f
+from hexscope.engine.ops.d32.convert import d32_output
 from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op, shared_doc
 from hexscope.engine.tensor import Tensor, fresh
@@ -133,3 +135,62 @@ def quantized_sigmoid_8(ctx: KernelContext, x: Tensor, x_min: Tensor,
     table = tanh_table(scalar_f(x_min), scalar_f(x_max), True)
     return fresh(np.take(table, x.array)), np.zeros((1, 1, 1, 1), f32), \
         np.ones((1, 1, 1, 1), f32)
+
+
+# --- the d32 forms (prepare converts the flat ops into them after a Convert_from_d32) ------
+
+_D32 = {"dtype": DType.QUINT8, "layout": Layout.D32}
+_IN_D32 = (Port("x", **_D32), Port("x_min", DType.FLOAT32), Port("x_max", DType.FLOAT32))
+_OUT_D32 = (Port("y", **_D32), Port("y_min", DType.FLOAT32), Port("y_max", DType.FLOAT32))
+
+
+def _d32_run(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
+             sigmoid: bool) -> tuple[Tensor, np.ndarray, np.ndarray]:
+    """``tanh_d32_execute`` in d32 mode: the output keeps x's height, width and depth-before
+    padding; its depth-after padding fills x's slices that hold data."""
+    table = tanh_table(scalar_f(x_min), scalar_f(x_max), sigmoid)
+    p = x.padding
+    nd32 = (p.d_before + x.shape[3] + 31) // 32
+    pad = D32Padding(p.h_before, p.h_after, p.w_before, p.w_after, p.d_before,
+                     nd32 * 32 - p.d_before - x.shape[3])
+    y = d32_output(ctx, np.take(table, x.array), pad, "out too small", widened=True)
+    lo, hi = (0.0, 1.0) if sigmoid else (-1.0, float(TANH_MAX))
+    return y, np.full((1, 1, 1, 1), lo, f32), np.full((1, 1, 1, 1), hi, f32)
+
+
+_D32_DOC = """
+    Fidelity: the logical values are exact with nnlib's plain-C ``_d32_ref`` op (the oracle
+    runs it); the device's HVX kernel looks the same table up. The output's padding is not
+    simulated (filled with the padding fill): the C reference leaves it unwritten and the
+    HVX kernel writes the table's value of the input's padding bytes in the depth lanes of
+    the columns it processes.
+
+    Errors: "out too small" (the output, with its padding, does not fit the declared size).
+"""
+
+
+@op("QuantizedTanh_8_d32", Category.D32, reference=tanh_reference, inputs=_IN_D32,
+    outputs=_OUT_D32, d32_output=True)
+@shared_doc(_D32_DOC)
+def quantized_tanh_8_d32(ctx: KernelContext, x: Tensor, x_min: Tensor,
+                         x_max: Tensor) -> tuple[Tensor, np.ndarray, np.ndarray]:
+    """tanh of a d32 tensor; range [-1, 128/127] (the flat op's table, op_tanh_d32.c).
+
+    Semantics: as QuantizedTanh_8, on a d32 input; the output keeps the input's height,
+    width and depth-before padding, with depth-after padding up to the last slice that holds
+    data (``tensor_out_prepare_padded_d32`` in ``tanh_d32_execute``).
+    """
+    return _d32_run(ctx, x, x_min, x_max, False)
+
+
+@op("QuantizedSigmoid_8_d32", Category.D32, reference=sigmoid_reference, inputs=_IN_D32,
+    outputs=_OUT_D32, d32_output=True)
+@shared_doc(_D32_DOC)
+def quantized_sigmoid_8_d32(ctx: KernelContext, x: Tensor, x_min: Tensor,
+                            x_max: Tensor) -> tuple[Tensor, np.ndarray, np.ndarray]:
+    """Sigmoid of a d32 tensor; range [0, 1] (the flat op's table, op_tanh_d32.c).
+
+    Semantics: as QuantizedSigmoid_8, on a d32 input, with the padding of
+    QuantizedTanh_8_d32.
+    """
+    return _d32_run(ctx, x, x_min, x_max, True)

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hexscope.engine.d32 import D32Padding
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import EngineError
 from hexscope.engine.nodes import OutputDef, Padding
@@ -23,7 +24,8 @@ from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.tensor import Tensor
 
 DATA = Path(__file__).parents[2] / "data" / "oracle"
-OPS = ("QuantizedTanh_8", "QuantizedSigmoid_8", "QuantizedSqrt_8", "QuantizedSoftmax_8",
+OPS = ("QuantizedTanh_8", "QuantizedSigmoid_8", "QuantizedTanh_8_d32", "QuantizedSigmoid_8_d32",
+       "QuantizedSqrt_8", "QuantizedSoftmax_8",
        "L2Normalize_8", "QuantizedMean_8", "ArgMax_8toInt32", "ArgMin_8",
        "QuantizedMinimum_8", "QuantizedMaximum_8", "QuantizedSub_8p8to8")
 HVX_ONLY = ("ArgMin_8", "QuantizedMean_8")
@@ -37,20 +39,25 @@ def _tensor(spec: dict) -> Tensor:
     if spec["hex"] is None:
         return Tensor.shape_only(shape)
     np_type, dtype = _NP[spec["dtype"]]
+    data = np.frombuffer(bytes.fromhex(spec["hex"]), np_type).reshape(shape).copy()
+    if "d32" in spec:       # the logical data in d32 layout, its padding holding the fill byte
+        return Tensor.from_array(data, dtype).to_d32(D32Padding(*spec["d32"]), fill=spec["fill"])
     return Tensor.from_array(np.frombuffer(bytes.fromhex(spec["hex"]), np_type)
                              .reshape(shape).copy(), dtype)
 
 
 def _run(op: str, case: dict) -> list[Tensor]:
-    sizes = [tuple(d) for d in case["def_max"]] if "def_max" in case else \
+    sizes = [tuple(d) for d in case["def_max"]] if case.get("def_max") else \
         [(1, 1, 1, max(1, cap // _SIZE[dt])) for dt, cap in case["outs"]]
     defs = tuple(OutputDef(dm, _SIZE[dt]) for dm, (dt, _) in zip(sizes, case["outs"],
                                                                   strict=True))
     ctx = KernelContext(0x2000, op, padding=Padding.parse(case["padding"]), output_defs=defs)
     outs = REGISTRY.get(op).kernel(ctx, *[_tensor(s) for s in case["inputs"]])
     tensors = [o if isinstance(o, Tensor) else Tensor.from_array(np.asarray(o)) for o in outs]
+    d32 = REGISTRY.get(op).d32_output
     for k, (t, d) in enumerate(zip(tensors, defs, strict=True)):
-        if t.nbytes > d.capacity():     # the executor's final check (executor._check_outputs)
+        # the executor's final check (executor._check_outputs)
+        if t.has_data and t.nbytes > d.capacity(d32, k):
             raise EngineError(f"out too small: output {k}")
     return tensors
 
@@ -79,6 +86,8 @@ def test_golden_cases_match_nnlib(path: Path) -> None:
             np_type, _ = _NP[want["dtype"]]
             if list(t.shape) != want["shape"]:
                 bad.append(f"case {i} out{k}: shape {t.shape} != {want['shape']}")
+            elif "d32" in want and list(t.padding) != want["d32"]:
+                bad.append(f"case {i} out{k}: d32 padding {tuple(t.padding)} != {want['d32']}")
             elif np.ascontiguousarray(t.array).astype(np_type).tobytes().hex() != want["hex"]:
                 bad.append(f"case {i} ({case['desc']}) out{k}: bytes differ")
     assert not bad, "\n".join(bad[:10])

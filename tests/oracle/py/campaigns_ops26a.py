@@ -7,7 +7,17 @@ tests/data/oracle/<op>.json for the replay test.
 from __future__ import annotations
 
 import numpy as np
-from campaigns import CAMPAIGNS, Campaign, Case, F, qrange, rand_d32_pad, rand_shape, u8
+from campaigns import (
+    CAMPAIGNS,
+    Campaign,
+    Case,
+    F,
+    d32_capacity,
+    qrange,
+    rand_d32_pad,
+    rand_shape,
+    u8,
+)
 from common import T
 
 
@@ -187,9 +197,30 @@ CAMPAIGNS["QuantizedMaximum_8"] = Campaign(_minmax_case)
 # ---------------------------------------------------------------- sub: nnlib's flat op refuses
 CAMPAIGNS["QuantizedSub_8p8to8"] = Campaign(_minmax_case)
 
+
+# ---------------------------------------------------------------- the d32 forms of tanh, sigmoid
+def _tanh_d32_case(rng, i):
+    """The output declared with the input's shape: capacity by compute_max_size_with_pad on
+    both sides (a large input padding then does not fit, on both)."""
+    case = _tanh_case(rng, i)
+    shape = case.inputs[0].shape
+    case.outs[0] = ("u8", d32_capacity(shape))
+    case.def_max = [shape, (1, 1, 1, 1), (1, 1, 1, 1)]
+    return case
+
+
+for _n in ("QuantizedTanh_8_d32", "QuantizedSigmoid_8_d32"):
+    # logical values, shapes and the output's d32 padding amounts (not its padding bytes)
+    CAMPAIGNS[_n] = Campaign(_tanh_d32_case, c_op=_n + "_ref", hs_op=_n)
+
 # ---------------------------------------------------------------- golden files
-def _spec(t: T) -> dict:
-    """A tensor as the flat op reads it (a d32 input given to the C twin: its logical data)."""
+def _spec(t: T, keep_d32: bool) -> dict:
+    """A tensor as Hexscope's op reads it: a d32 input of a flat op given to its C twin
+    becomes its logical data; a d32 op's input keeps its memory and padding."""
+    if t.d32 is not None and keep_d32:      # logical data, padding amounts and fill byte
+        flat = T(t.shape, t.dtype, t.data)
+        return {"dtype": t.dtype, "shape": list(t.shape), "d32": list(t.d32),
+                "fill": t.d32_fill, "hex": flat.memory().tobytes().hex()}
     flat = T(t.shape, t.dtype, t.data) if t.d32 is not None else t
     return {"dtype": t.dtype, "shape": list(t.shape),
             "hex": None if t.data is None else flat.memory().tobytes().hex()}
@@ -217,13 +248,15 @@ def export(op: str, n: int, seed: int, path: str) -> dict:
         diffs = camp.filter(case, c, h, diffs) if camp.filter else diffs
         exact += not diffs
         entry = {"desc": case.desc, "padding": case.padding,
-                 "inputs": [_spec(t) for t in case.inputs],
+                 "inputs": [_spec(t, (camp.hs_op or op).endswith("_d32")) for t in case.inputs],
                  "outs": [list(o) for o in case.outs]}
         if case.def_max:
             entry["def_max"] = [list(d) for d in case.def_max]
         if c.ok:
             entry["outputs"] = [{"dtype": o.dtype, "shape": list(o.shape),
-                                 "hex": o.logical().tobytes().hex()} for o in c.outs]
+                                 "hex": o.logical().tobytes().hex(),
+                                 **({"d32": list(o.d32)} if o.d32 is not None else {})}
+                                for o in c.outs]
         else:
             entry["error"] = c.error.split(": ", 1)[-1][:200]
         cases.append(entry)
