@@ -3,17 +3,17 @@
 
 Only the rewrites whose d32 op Hexscope simulates are made: QuantizedSub_8p8to8, which the
 library always converts ("this op is currently not supported in non-d32"), and
-QuantizedTanh_8 / QuantizedSigmoid_8 when their input 0 is already a Convert_from_d32's
-output. The node becomes the d32 op under the same id and output definitions, each data
-input goes through a Convert_to_d32 (or, when it comes from a Convert_from_d32's output 0,
-takes that node's input directly; a Convert_to_d32 this pass already made for the same source
-is reused), and a new Convert_from_d32 after it feeds every reader of its output 0; the
-readers of the range outputs still read the d32 node. New nodes get internal ids counting
-down from 0xFFFFFFFF past every id in use.
+QuantizedTanh_8 / QuantizedSigmoid_8 / QuantizedNeg_8 when their input 0 is already a
+Convert_from_d32's output. The node becomes the d32 op under the same id and output
+definitions, each data input goes through a Convert_to_d32 (or, when it comes from a
+Convert_from_d32's output 0, takes that node's input directly; a Convert_to_d32 this pass
+already made for the same source is reused), and a new Convert_from_d32 after it feeds every
+reader of its output 0; the readers of the range outputs still read the d32 node. New nodes
+get internal ids counting down from 0xFFFFFFFF past every id in use.
 
-The library also converts QuantizedNeg_8 (after a Convert_from_d32), QuantizedSoftmax_8 (d32
-input, or output height >= 4 with width >= 8 or 4 and depth > 2) and ArgMax_8toInt32 /
-ArgMin_8 on axis 3; their d32 ops are not simulated, so those nodes run flat, with a note.
+The library also converts QuantizedSoftmax_8 (d32 input, or output height >= 4 with width
+>= 8 or 4 and depth > 2) and ArgMax_8toInt32 / ArgMin_8 on axis 3; their d32 ops are not
+simulated, so those nodes run flat, with a note.
 """
 
 from __future__ import annotations
@@ -30,14 +30,15 @@ TO_D32 = "Convert_to_d32"
 FROM_D32 = "Convert_from_d32"
 WHERE = "hexagon_nn prepare: convert_to_depth32"
 #: authored op -> the library's d32 op, for the conversions that are not simulated
-NOT_SIMULATED = {"QuantizedNeg_8": "QuantizedNeg_8_d32",
+NOT_SIMULATED = {
                  "QuantizedSoftmax_8": "QuantizedSoftmax_8_d32",
                  "ArgMax_8toInt32": "ArgMax_8_d32", "ArgMin_8": "ArgMin_8_d32"}
 #: authored op -> (its d32 op, how many data inputs convert, converted only after a
 #: Convert_from_d32)
 SIMULATED = {SUB: (SUB_D32, 2, False),
              "QuantizedTanh_8": ("QuantizedTanh_8_d32", 1, True),
-             "QuantizedSigmoid_8": ("QuantizedSigmoid_8_d32", 1, True)}
+             "QuantizedSigmoid_8": ("QuantizedSigmoid_8_d32", 1, True),
+             "QuantizedNeg_8": ("QuantizedNeg_8_d32", 1, True)}
 D32_CANDIDATES = frozenset({*SIMULATED, *NOT_SIMULATED})
 
 

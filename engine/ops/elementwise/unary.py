@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from hexscope.engine.dtypes import DType
+from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops.context import KernelContext, scalar_f
+from hexscope.engine.ops.d32.convert import d32_output
 from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, fresh
@@ -96,3 +97,34 @@ def quantized_sqrt_8(ctx: KernelContext, x: Tensor, x_min: Tensor,
                           f"(x_min is {float(lo)!r})")
     with np.errstate(invalid="ignore"):
         return _through(SQRT_TABLE, x), _word(np.sqrt(lo)), _word(np.sqrt(hi))
+
+
+def neg_d32_reference(ctx: KernelContext, x: Tensor, x_min: Tensor,
+                      x_max: Tensor) -> tuple[np.ndarray, ...]:
+    """-x of the dequantized logical input."""
+    return ranged(-real(x, x_min, x_max))
+
+
+@op("QuantizedNeg_8_d32", Category.D32, reference=neg_d32_reference,
+    inputs=(Port("x", DType.QUINT8, layout=Layout.D32), Port("x_min", DType.FLOAT32),
+            Port("x_max", DType.FLOAT32)),
+    outputs=(Port("y", DType.QUINT8, layout=Layout.D32), Port("y_min", DType.FLOAT32),
+             Port("y_max", DType.FLOAT32)), d32_output=True)
+def quantized_neg_8_d32(ctx: KernelContext, x: Tensor, x_min: Tensor,
+                        x_max: Tensor) -> tuple[Tensor, np.ndarray, np.ndarray]:
+    """Negation of a d32 tensor: y = 255 - x with the input's padding; range [-max, -min].
+
+    Semantics (nnlib op_add_d32.c ``neg_d32_execute``): the output takes every padding
+    amount of the input (``tensor_out_prepare_padded_d32``), the range is inverted, and the
+    codes go through ``tensor_copy_scaled_d32`` with scale -32768 and offset 32640:
+    sat_u8((-32768 x + 32640 * 256 + 16384) >> 15) = 255 - x.
+
+    Fidelity: the logical values are exact by that identity; the copy is HVX, so the oracle
+    checks only the layout nnlib decides in C (shapes and padding amounts); the padding
+    bytes are not simulated (filled with the padding fill).
+
+    Errors: "output too small" (the output, with the input's padding, does not fit).
+    """
+    lo, hi = f32(scalar_f(x_min)), f32(scalar_f(x_max))
+    y = d32_output(ctx, np.bitwise_not(x.array), x.padding, "output too small", widened=True)
+    return y, _word(-hi), _word(-lo)

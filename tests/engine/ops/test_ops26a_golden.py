@@ -25,6 +25,7 @@ from hexscope.engine.tensor import Tensor
 
 DATA = Path(__file__).parents[2] / "data" / "oracle"
 OPS = ("QuantizedTanh_8", "QuantizedSigmoid_8", "QuantizedTanh_8_d32", "QuantizedSigmoid_8_d32",
+       "QuantizedNeg_8_d32",
        "QuantizedSqrt_8", "QuantizedSoftmax_8",
        "L2Normalize_8", "QuantizedMean_8", "ArgMax_8toInt32", "ArgMin_8",
        "QuantizedMinimum_8", "QuantizedMaximum_8", "QuantizedSub_8p8to8")
@@ -81,6 +82,12 @@ def test_golden_cases_match_nnlib(path: Path) -> None:
             continue
         if "error" in case:
             bad.append(f"case {i} ({case['desc']}): C fails ({case['error']}), Hexscope not")
+            continue
+        if "layout" in case:        # the C decided the layout, then reached HVX code
+            for k, (t, want) in enumerate(zip(got, case["layout"], strict=False)):
+                if list(t.shape) != want["shape"] or (want["d32"] is not None and
+                                                     list(t.padding) != want["d32"]):
+                    bad.append(f"case {i} out{k}: layout {t.shape} {t.padding} != {want}")
             continue
         for k, (t, want) in enumerate(zip(got, case["outputs"], strict=True)):
             np_type, _ = _NP[want["dtype"]]

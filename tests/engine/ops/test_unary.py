@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hexscope.engine.d32 import D32Padding
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops.context import KernelContext
@@ -18,7 +19,12 @@ from hexscope.engine.ops.elementwise.tanh import (
     quantized_tanh_8,
     scaling,
 )
-from hexscope.engine.ops.elementwise.unary import SQRT_TABLE, quantized_neg_8, quantized_sqrt_8
+from hexscope.engine.ops.elementwise.unary import (
+    SQRT_TABLE,
+    quantized_neg_8,
+    quantized_neg_8_d32,
+    quantized_sqrt_8,
+)
 from hexscope.engine.tensor import Tensor
 
 
@@ -95,3 +101,15 @@ def test_tanh_and_sigmoid_are_monotonic_and_close_to_the_true_function(lo, hi):
         y = np.array(_call(kernel, codes, lo, hi)[0])
         assert (np.diff(y) >= 0).all()
         assert np.abs(y - want).max() <= 1.5 + slope * step / 2
+
+
+def test_neg_d32_keeps_the_input_padding():
+    # op_add_d32.c neg_d32_execute: every padding amount of the input, 255 - x, range flipped
+    pad = D32Padding(1, 2, 4, 3, 3, 26)
+    x = Tensor.from_array(np.array([0, 1, 200], np.uint8).reshape(1, 1, 1, 3),
+                          DType.QUINT8).to_d32(pad)
+    y, mn, mx = quantized_neg_8_d32(KernelContext(1, "QuantizedNeg_8_d32"), x,
+                                    Tensor.scalar(np.float32(-1)), Tensor.scalar(np.float32(2)))
+    assert tuple(y.padding) == tuple(pad)
+    assert y.array.reshape(-1).tolist() == [255, 254, 55]
+    assert (float(mn.reshape(-1)[0]), float(mx.reshape(-1)[0])) == (-2.0, 1.0)
