@@ -4,16 +4,17 @@
 Only the rewrites whose d32 op Hexscope simulates are made: QuantizedSub_8p8to8, which the
 library always converts ("this op is currently not supported in non-d32"), and
 QuantizedTanh_8 / QuantizedSigmoid_8 / QuantizedNeg_8 when their input 0 is already a
-Convert_from_d32's output. The node becomes the d32 op under the same id and output
-definitions, each data input goes through a Convert_to_d32 (or, when it comes from a
-Convert_from_d32's output 0, takes that node's input directly; a Convert_to_d32 this pass
-already made for the same source is reused), and a new Convert_from_d32 after it feeds every
-reader of its output 0; the readers of the range outputs still read the d32 node. New nodes
+Convert_from_d32's output, and ArgMax_8toInt32 / ArgMin_8 on a Const axis 3 (their int32
+output stays flat: no Convert_from_d32 after them). The node becomes the d32 op under the
+same id and output definitions, each data input goes through a Convert_to_d32 (or, when it
+comes from a Convert_from_d32's output 0, takes that node's input directly; a Convert_to_d32
+this pass already made for the same source is reused), and a new Convert_from_d32 after it
+feeds every reader of its output 0; the readers of the range outputs still read the d32
+node. New nodes
 get internal ids counting down from 0xFFFFFFFF past every id in use.
 
 The library also converts QuantizedSoftmax_8 (d32 input, or output height >= 4 with width
->= 8 or 4 and depth > 2) and ArgMax_8toInt32 / ArgMin_8 on axis 3; their d32 ops are not
-simulated, so those nodes run flat, with a note.
+>= 8 or 4 and depth > 2); its d32 op is not simulated, so the node runs flat, with a note.
 """
 
 from __future__ import annotations
@@ -34,11 +35,14 @@ NOT_SIMULATED = {
                  "QuantizedSoftmax_8": "QuantizedSoftmax_8_d32",
                  "ArgMax_8toInt32": "ArgMax_8_d32", "ArgMin_8": "ArgMin_8_d32"}
 #: authored op -> (its d32 op, how many data inputs convert, converted only after a
-#: Convert_from_d32)
-SIMULATED = {SUB: (SUB_D32, 2, False),
-             "QuantizedTanh_8": ("QuantizedTanh_8_d32", 1, True),
-             "QuantizedSigmoid_8": ("QuantizedSigmoid_8_d32", 1, True),
-             "QuantizedNeg_8": ("QuantizedNeg_8_d32", 1, True)}
+#: Convert_from_d32, a Convert_from_d32 after it)
+SIMULATED = {SUB: (SUB_D32, 2, False, True),
+             "QuantizedTanh_8": ("QuantizedTanh_8_d32", 1, True, True),
+             "QuantizedSigmoid_8": ("QuantizedSigmoid_8_d32", 1, True, True),
+             "QuantizedNeg_8": ("QuantizedNeg_8_d32", 1, True, True),
+             # on axis 3 only; their int32 output stays flat (convoutput_set = -1)
+             "ArgMax_8toInt32": ("ArgMax_8_d32", 1, False, False),
+             "ArgMin_8": ("ArgMin_8_d32", 1, False, False)}
 D32_CANDIDATES = frozenset({*SIMULATED, *NOT_SIMULATED})
 
 
@@ -65,8 +69,7 @@ def convert_to_d32_forms(nodes: dict[int, Node], order: list[int]
                          ) -> tuple[list[int], list[D32Rewrite], list[str]]:
     """Rewrite ``nodes`` in place; returns the new order, one rewrite per converted node
     and notes for the conversions the library makes that are not simulated."""
-    subs = [i for i in order if nodes[i].op in SIMULATED and (
-        not SIMULATED[nodes[i].op][2] or _after_from_d32(nodes, nodes[i]))]
+    subs = [i for i in order if nodes[i].op in SIMULATED and _converts(nodes, nodes[i])]
     notes = [f"0x{i:x}: the library runs this {nodes[i].op} as {NOT_SIMULATED[nodes[i].op]} "
              "(not simulated: it runs flat)"
              for i in order if nodes[i].op in NOT_SIMULATED and _library_converts(nodes, i)]
@@ -83,24 +86,26 @@ def convert_to_d32_forms(nodes: dict[int, Node], order: list[int]
     rewrites = []
     for sub_id in subs:
         sub = nodes[sub_id]
-        d32_op, n_data, _ = SIMULATED[sub.op]
+        d32_op, n_data, _, convert_output = SIMULATED[sub.op]
         inputs = list(sub.inputs)
         for k in range(n_data):
             inputs[k], new = _d32_source(nodes, inputs[k], made_to, ids)
             if new is not None:
                 before.setdefault(sub_id, []).append(new)
-        from_id = ids.new()
-        _rewire(nodes, readers.get(sub_id, set()), (sub_id, 0), (from_id, 0))
-        readers.setdefault(from_id, set()).update(readers.get(sub_id, set()))
-        readers[sub_id] = {from_id}
         nodes[sub_id] = sub.with_(op=d32_op, inputs=tuple(inputs))
-        nodes[from_id] = Node(from_id, FROM_D32, inputs=((sub_id, 0),),
-                              outputs=(sub.outputs[0] if sub.outputs else OutputDef(),))
-        after[sub_id] = from_id
         made = [f"0x{i:x}" for i in before.get(sub_id, [])]
-        rewrites.append(D32Rewrite(sub_id, f"{sub.op} becomes {d32_op} under this id ({WHERE})"
-                                   f", its inputs through {TO_D32} {', '.join(made) or '(reused)'}"
-                                   f", its output through {FROM_D32} 0x{from_id:x}"))
+        why = (f"{sub.op} becomes {d32_op} under this id ({WHERE}), its inputs through "
+               f"{TO_D32} {', '.join(made) or '(reused)'}")
+        if convert_output:
+            from_id = ids.new()
+            _rewire(nodes, readers.get(sub_id, set()), (sub_id, 0), (from_id, 0))
+            readers.setdefault(from_id, set()).update(readers.get(sub_id, set()))
+            readers[sub_id] = {from_id}
+            nodes[from_id] = Node(from_id, FROM_D32, inputs=((sub_id, 0),),
+                                  outputs=(sub.outputs[0] if sub.outputs else OutputDef(),))
+            after[sub_id] = from_id
+            why += f", its output through {FROM_D32} 0x{from_id:x}"
+        rewrites.append(D32Rewrite(sub_id, why))
     new_order: list[int] = []
     for node_id in order:
         new_order += before.get(node_id, [])
@@ -108,6 +113,12 @@ def convert_to_d32_forms(nodes: dict[int, Node], order: list[int]
         if node_id in after:
             new_order.append(after[node_id])
     return new_order, rewrites, notes
+
+
+def _converts(nodes: dict[int, Node], node: Node) -> bool:
+    if node.op in ("ArgMax_8toInt32", "ArgMin_8"):
+        return _library_converts(nodes, node.node_id)
+    return not SIMULATED[node.op][2] or _after_from_d32(nodes, node)
 
 
 def _after_from_d32(nodes: dict[int, Node], node: Node) -> bool:

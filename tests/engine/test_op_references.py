@@ -123,6 +123,10 @@ CASES.update({
     "QuantizedSqrt_8": (q([0, 255], rng=(0, 4)), Padding.NA, [0.0, 2.0]),
     "QuantizedTanh_8": (q([0, 255]), Padding.NA, [0.0, 1.0]),          # tanh(255) is 1 in f32
     "QuantizedSigmoid_8": (q([0, 255]), Padding.NA, [0.5, 1.0]),
+    "ArgMax_8_d32": ([d32([1, 9, 9, 4], (1, 1, 1, 4)), i32(3), word(0), word(1)], Padding.NA,
+                     [1.0]),
+    "ArgMin_8_d32": ([d32([4, 1, 9, 1], (1, 1, 1, 4)), i32(-1), word(0), word(1)], Padding.NA,
+                     [1.0]),
     "QuantizedNeg_8_d32": ([d32([0, 255], (1, 1, 2, 1)), word(-1), word(3)], Padding.NA,
                            [1.0, -3.0]),
     "QuantizedTanh_8_d32": ([d32([0, 255], (1, 1, 2, 1)), word(0), word(255)], Padding.NA,

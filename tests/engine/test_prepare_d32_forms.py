@@ -111,3 +111,26 @@ def test_tanh_after_a_convert_from_d32_runs_in_d32_with_the_same_codes(op):
     (converted,) = Session(_one_op(op, shape, from_d32=True)).execute([x])
     (flat,) = Session(_one_op(op, shape)).execute([x])
     assert np.array_equal(converted.array, flat.array)
+
+
+@pytest.mark.parametrize("op, axis, converted", [("ArgMax_8toInt32", 3, True),
+                                                 ("ArgMin_8", -1, True),
+                                                 ("ArgMax_8toInt32", 2, False)])
+def test_argmax_on_depth_runs_in_d32_with_a_flat_output(op, axis, converted):
+    shape = (1, 2, 3, 40)
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=[OutputDef(shape, 1)])
+    g.append_const_node(0x12, np.array([axis], np.int32))
+    g.append_const_node(0x13, np.array([0.0], np.float32))
+    g.append_const_node(0x14, np.array([1.0], np.float32))
+    g.append_node(0x20, op, inputs=[(0x10, 0), (0x12, 0), (0x13, 0), (0x14, 0)],
+                  outputs=[OutputDef(tuple(1 if k == axis % 4 else n
+                                           for k, n in enumerate(shape)), 4)])
+    g.append_node(0x30, "OUTPUT", inputs=[(0x20, 0)])
+    p = prepare(g)
+    assert (p.nodes[0x20].op == op.split("_8")[0] + "_8_d32") == converted
+    assert p.nodes[0x30].inputs == ((0x20, 0),)                    # no Convert_from_d32
+    x = np.random.default_rng(1).integers(0, 4, shape, dtype=np.uint8)     # many ties
+    (got,) = Session(g).execute([x])
+    want = (np.argmax if op.startswith("ArgMax") else np.argmin)(x, axis=axis)
+    assert np.array_equal(got.array.reshape(-1), want.reshape(-1))

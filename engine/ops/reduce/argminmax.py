@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from hexscope.engine.dtypes import DType
+from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops.context import KernelContext, scalar_i
 from hexscope.engine.ops.normalize.l2norm import normalized_axis
 from hexscope.engine.ops.reference import real
-from hexscope.engine.ops.registry import Category, Port, op
+from hexscope.engine.ops.registry import Category, Port, op, shared_doc
 from hexscope.engine.tensor import Tensor, fresh
 
 _IN = (Port("x", DType.QUINT8), Port("axis", DType.INT32), Port("x_min", DType.FLOAT32),
@@ -97,3 +97,50 @@ def argmin_8(ctx: KernelContext, x: Tensor, axis: Tensor, x_min: Tensor,
     """
     a = _axis("ArgMin_8", x, axis)
     return (fresh(_index(x.array, a, False)),)
+
+
+_IN_D32 = (Port("x", DType.QUINT8, layout=Layout.D32), Port("axis", DType.INT32),
+           Port("x_min", DType.FLOAT32), Port("x_max", DType.FLOAT32))
+
+
+def _d32_axis(x: Tensor, axis: Tensor) -> int:
+    a = scalar_i(axis)
+    try:
+        return normalized_axis(a)
+    except KernelError as exc:
+        raise KernelError(f"argminmax_8_d32: axis is out of range ({exc})") from None
+
+
+_D32_DOC = """
+    Fidelity: exact by construction (the first index of the extreme, as the flat op); the
+    device's kernels are HVX (``hvx_argmin_or_max_d_8_d32`` on depth,
+    ``hvx_argmin_or_max_whb_8_d32`` otherwise), so the oracle checks the output shape and
+    the errors nnlib raises in C before them. The padding is never read.
+
+    Errors: "argminmax_8_d32: axis is out of range" (outside -4..3); an output smaller than
+    the result ("argminmax_8_d32 out too small").
+"""
+
+
+@op("ArgMax_8_d32", Category.D32, reference=_reference(True), inputs=_IN_D32, outputs=_OUT)
+@shared_doc(_D32_DOC)
+def argmax_8_d32(ctx: KernelContext, x: Tensor, axis: Tensor, x_min: Tensor,
+                 x_max: Tensor) -> tuple[np.ndarray]:
+    """Index (int32, flat output) of the largest code of a d32 tensor along an axis.
+
+    Semantics (nnlib op_argminmax_8_d32.c): as ArgMax_8toInt32 on the logical values of a
+    d32 input; the output is a flat int32 tensor (prepare puts no Convert_from_d32 after it).
+    """
+    return (fresh(_index(x.array, _d32_axis(x, axis), True)),)
+
+
+@op("ArgMin_8_d32", Category.D32, reference=_reference(False), inputs=_IN_D32, outputs=_OUT)
+@shared_doc(_D32_DOC)
+def argmin_8_d32(ctx: KernelContext, x: Tensor, axis: Tensor, x_min: Tensor,
+                 x_max: Tensor) -> tuple[np.ndarray]:
+    """Index (int32, flat output) of the smallest code of a d32 tensor along an axis.
+
+    Semantics (nnlib op_argminmax_8_d32.c): as ArgMin_8 on the logical values of a d32
+    input; the output is a flat int32 tensor.
+    """
+    return (fresh(_index(x.array, _d32_axis(x, axis), False)),)

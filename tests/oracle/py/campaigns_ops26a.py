@@ -217,6 +217,18 @@ for _n in ("QuantizedTanh_8_d32", "QuantizedSigmoid_8_d32"):
 CAMPAIGNS["QuantizedNeg_8_d32"] = Campaign(_tanh_d32_case,
                                            compare_kw={"layout_only_c_stub": True})
 
+
+def _argmax_d32_case(rng, i):
+    case = _argmax_case(rng, i)
+    x = case.inputs[0]
+    case.inputs[0] = T(x.shape, "u8", x.data, d32=rand_d32_pad(rng, x.shape),
+                       d32_fill=int(rng.integers(0, 256)))
+    return case
+
+
+for _n in ("ArgMax_8_d32", "ArgMin_8_d32"):
+    CAMPAIGNS[_n] = Campaign(_argmax_d32_case, compare_kw={"layout_only_c_stub": True})
+
 # ---------------------------------------------------------------- golden files
 def _spec(t: T, keep_d32: bool) -> dict:
     """A tensor as Hexscope's op reads it: a d32 input of a flat op given to its C twin
