@@ -93,9 +93,11 @@ _DOC = """
     op_tanh_d32.c), which the oracle runs on d32 copies of the inputs; the device's flat and
     d32 ops build the same 256-entry table with HVX (``make_tanh_lookup_table``: the same
     multiplies, roundings and saturations lane by lane) and look every code up in it. No
-    libm: tanh is a 16-segment quadratic in fixed point, within about half a code of the
-    true tanh. (nnlib's older float ``QuantizedTanh_8_ref`` of op_tanh.c, with ``tanhf``,
-    is another op and differs from this one by a code in places.)
+    libm: tanh is a 16-segment quadratic in fixed point; against the true tanh of the
+    dequantized input it is off by up to about two codes near the zero point, because the
+    rounded zero code is taken as exactly 0 (half an input step). nnlib's older float
+    ``QuantizedTanh_8_ref`` of op_tanh.c, with ``tanhf``, is another op and differs from
+    this one by up to about two codes there.
 
     Errors: none of its own (the flat form ignores its output-size check; Hexscope's
     executor still fails an output smaller than the input).
