@@ -6,9 +6,12 @@
   chains SuperFC_8x8p32to8 (:mod:`superfc`), unless ``fusions`` is off (run the graph as
   authored);
 * a flat Supernode's ChannelScale input is folded into its weights (:mod:`channelscale`);
+* QuantizedSub_8p8to8, which the library only runs in d32 form, becomes
+  QuantizedSub_8p8to8_d32 between Convert_to_d32 and Convert_from_d32, and the elementwise
+  ops fed from d32 take their d32 forms (:mod:`d32_forms`);
 * Consts move to the front, keeping the relative order of the rest.
 
-The d32 conversions of the library only change layouts and are not modelled; the shape
+The library's other d32 conversions only change layouts and are not modelled; the shape
 and resize ops it would move to d32 get a note (:mod:`d32_shape`).
 """
 
@@ -21,6 +24,7 @@ from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
 from hexscope.engine.prepare.channelscale import FLAT_SUPERNODES, apply_channel_scales
+from hexscope.engine.prepare.d32_forms import D32_CANDIDATES, convert_to_d32_forms
 from hexscope.engine.prepare.d32_shape import RULES as D32_RULES
 from hexscope.engine.prepare.d32_shape import d32_notes, pad_rewrites
 from hexscope.engine.prepare.superfc import MATMUL, fuse_superfc
@@ -95,6 +99,10 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
             order, moved = pad_rewrites(nodes, order)
             rewrites += [Rewrite(node_id, "replaced", why, into) for node_id, why, into in moved]
         notes += d32_notes(nodes, order)
+    if fusions and any(nodes[i].op in D32_CANDIDATES for i in order):
+        order, converted, form_notes = convert_to_d32_forms(nodes, order)
+        rewrites += [Rewrite(r.node_id, "replaced", r.reason) for r in converted]
+        notes += form_notes
     consts = [i for i in order if nodes[i].is_const]
     rest = [i for i in order if not nodes[i].is_const]
     kept = {i: nodes[i] for i in consts + rest}

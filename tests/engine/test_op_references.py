@@ -173,6 +173,35 @@ CASES.update({
                          Tensor.from_array(np.array([[0, 0], [0, 0], [1, 1], [0, 0]], np.int32)),
                          word(0), word(255)], Padding.MIRROR_REFLECT, [2, 1, 2, 3, 2]),
 })
+# issue 26 (ops26a): unary, activation, normalisation and reduction ops
+CASES.update({
+    "QuantizedNeg_8": (q([0, 255], rng=(-1, 3)), Padding.NA, [1.0, -3.0]),
+    "QuantizedSqrt_8": (q([0, 255], rng=(0, 4)), Padding.NA, [0.0, 2.0]),
+    "QuantizedTanh_8": (q([0, 255]), Padding.NA, [0.0, 1.0]),          # tanh(255) is 1 in f32
+    "QuantizedSigmoid_8": (q([0, 255]), Padding.NA, [0.5, 1.0]),
+    "ArgMax_8_d32": ([d32([1, 9, 9, 4], (1, 1, 1, 4)), i32(3), word(0), word(1)], Padding.NA,
+                     [1.0]),
+    "ArgMin_8_d32": ([d32([4, 1, 9, 1], (1, 1, 1, 4)), i32(-1), word(0), word(1)], Padding.NA,
+                     [1.0]),
+    "QuantizedNeg_8_d32": ([d32([0, 255], (1, 1, 2, 1)), word(-1), word(3)], Padding.NA,
+                           [1.0, -3.0]),
+    "QuantizedTanh_8_d32": ([d32([0, 255], (1, 1, 2, 1)), word(0), word(255)], Padding.NA,
+                            [0.0, 1.0]),
+    "QuantizedSigmoid_8_d32": ([d32([0, 255], (1, 1, 2, 1)), word(0), word(255)], Padding.NA,
+                               [0.5, 1.0]),
+    # reals [0, ln 3]: e^0 / (1 + 3) and 3 / 4
+    "QuantizedSoftmax_8": (q([0, 255], rng=(0, float(np.log(3)))), Padding.NA, [0.25, 0.75]),
+    "L2Normalize_8": (q([0, 255], rng=(-3, 4)), Padding.NA, [-0.6, 0.8]),
+    "QuantizedMean_8": (q([1, 2, 3, 6]) + [i32(3)], Padding.NA, [3.0]),
+    "ArgMax_8toInt32": ([u8([1, 9, 9, 4]), i32(3), word(0), word(1)], Padding.NA, [1.0]),
+    "QuantizedMinimum_8": ([u8([10, 200]), u8([20, 100]), word(0), word(255), word(0),
+                            word(255)], Padding.NA, [10.0, 100.0]),
+    "QuantizedMaximum_8": ([u8([10, 200]), u8([20, 100]), word(0), word(255), word(0),
+                            word(255)], Padding.NA, [20.0, 200.0]),
+    "QuantizedSub_8p8to8": ([u8([10, 200]), u8([20, 100]), word(0), word(255), word(0),
+                             word(255)], Padding.NA, [-10.0, 100.0]),
+    "ArgMin_8": ([u8([4, 1, 9, 1]), i32(-1), word(0), word(1)], Padding.NA, [1.0]),
+})
 SHARED = {"QuantizedConv2d_8x8to32_ref": "QuantizedConv2d_8x8to32",
           "QuantizedDepthwiseConv2d_8x8to32_ref": "QuantizedDepthwiseConv2d_8x8to32",
           "Supernode_8x8p32to8_ref": "Supernode_8x8p32to8",

@@ -24,7 +24,7 @@ def run(op, inputs, n_out, padding="NA", state=None, def_max=None, elsizes=None,
         else:
             continue
         cap = OutputDef(dm, es).capacity(spec.d32_output, k)
-        nbytes = o.raw.size
+        nbytes = o.raw.nbytes     # raw may be a typed (int32, float) array
         if nbytes > cap:
             return Result(False, error="[executor] " + str(capacity_error(k, nbytes, str(o.shape), cap)),
                           kind="error", warnings=r.warnings)

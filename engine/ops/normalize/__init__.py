@@ -1,0 +1,1 @@
+"""Normalising ops on flat quantized tensors: softmax and L2 normalisation."""

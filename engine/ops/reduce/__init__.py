@@ -1,0 +1,1 @@
+"""Reductions over one or more axes of flat quantized tensors: mean, argmax, argmin."""

@@ -1,0 +1,134 @@
+"""QuantizedMean_8: the mean over some axes of a quint8 tensor (nnlib op_reducing_mean.c),
+requantized by a 31-bit fixed-point multiplier as the HVX epilogue does."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hexscope.engine.dtypes import DType
+from hexscope.engine.errors import KernelError
+from hexscope.engine.hexmath import fminf, getexp, level_size_zero, sat_i32, sat_u8, wrap_i16
+from hexscope.engine.ops.context import KernelContext, data_of, scalar_f
+from hexscope.engine.ops.normalize.l2norm import normalized_axis
+from hexscope.engine.ops.reference import ranged, real
+from hexscope.engine.ops.registry import Category, Port, op
+from hexscope.engine.quant import adjust_range_for_zero
+from hexscope.engine.tensor import Tensor, fresh
+
+f32 = np.float32
+_MAX_AXES = 4
+
+
+def _axes(ctx: KernelContext, t: Tensor) -> list[int]:
+    """Input 3's int32 words (its whole data, as the C reads ``data_size / 4`` of them)."""
+    words = np.ascontiguousarray(data_of(t, "the axes (input 3)")).reshape(-1).view(np.int32)
+    if words.size > _MAX_AXES:
+        raise KernelError(f"Number of elements in axes tensor is {words.size}, support a "
+                          "maximum of 4")
+    return [normalized_axis(int(a)) for a in words]
+
+
+def quantized_multiplier(m: float) -> tuple[int, int]:
+    """``QuantizeMultiplierSmallerThanOne`` (quantize.h): m = q * 2**-shift with q the
+    mantissa in 31 bits (floor). Outside (0, 1) it fails and the C keeps (0, 0)."""
+    m = f32(m)
+    if not (m > 0 and m < 1):
+        return 0, 0
+    bits = int(np.asarray(m).view(np.uint32))
+    frac = np.asarray((bits & 0x807FFFFF) | (126 << 23), np.uint32).view(np.float32)[()]
+    return int(np.floor(f32(frac * f32(2.0 ** 31)))), -getexp(m)
+
+
+def requantize_sums(sums: np.ndarray, divisor: int, in_zero: int, mult: int, shift: int,
+                    out_zero: int) -> np.ndarray:
+    """``set_output_scaling_for_mean`` per word: the zero-based sum s = sat(sum - z * n);
+    x = sat32((((s * mult_lo) >> 16) + s * mult_hi) >> 14) + 1) >> 1) (``vmpye`` then
+    ``vmpyo:<<1:rnd:sat:shift``: round(2 s mult / 2**32)); a rounding shift right
+    (``RoundingDivideByPOT``), the output zero added with saturation; then the low 16 bits
+    (``vpacke``) saturated to a byte."""
+    adj = int(np.int32(np.int64(in_zero) * divisor & 0xFFFFFFFF))        # C int product
+    s = sat_i32(sums.astype(np.int64) - adj)
+    lo, hi = mult & 0xFFFF, mult >> 16
+    x = sat_i32(((((s * lo) >> 16) + s * hi) >> 14) + 1 >> 1)
+    bias = 0 if shift > 31 else (1 << shift) >> 1
+    x = sat_i32(x + bias) >> min(shift, 31)
+    return sat_u8(wrap_i16(sat_i32(x + out_zero))).astype(np.uint8)
+
+
+def _output_shape(ctx: KernelContext, reduced: tuple[int, ...]) -> tuple[int, ...]:
+    """The output keeps its declared shape (the C reads out_tensor->shape before preparing
+    it), which must hold exactly as many elements as the reduction gives."""
+    want = int(np.prod(reduced))
+    if not ctx.output_defs:
+        return reduced
+    declared = tuple(ctx.output_defs[0].shape)
+    if int(np.prod(declared)) != want:
+        raise KernelError(f"Output tensor is of size {int(np.prod(declared))}, but expected "
+                          f"output tensor of size {want}")
+    return declared
+
+
+def mean_reference(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor, axes: Tensor,
+                   *out_range: Tensor) -> tuple[np.ndarray, ...]:
+    """The mean of the dequantized input over the axes."""
+    listed = sorted(set(_axes(ctx, axes)))
+    v = real(x, x_min, x_max).astype(np.float64)
+    y = v.mean(axis=tuple(listed), keepdims=True) if listed else v
+    return ranged(y.astype(np.float32).reshape(_output_shape(ctx, y.shape)))
+
+
+@op("QuantizedMean_8", Category.ELEMENTWISE, reference=mean_reference,
+    inputs=(Port("x", DType.QUINT8), Port("x_min", DType.FLOAT32),
+            Port("x_max", DType.FLOAT32), Port("axes", DType.INT32),
+            Port("out_min", DType.FLOAT32, optional=True),
+            Port("out_max", DType.FLOAT32, optional=True)),
+    outputs=(Port("y", DType.QUINT8), Port("y_min", DType.FLOAT32),
+             Port("y_max", DType.FLOAT32)))
+def quantized_mean_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
+                     axes: Tensor, *out_range: Tensor) -> tuple[Tensor, np.ndarray, np.ndarray]:
+    """Mean over the listed axes; range the input's (nudged) or inputs 4 and 5.
+
+    Semantics (nnlib op_reducing_mean.c ``reducing_mean_execute``): the axes are every
+    int32 word of input 3 (at most 4; -4..3). The codes are summed exactly over the axes;
+    n is the product of the input's sizes along the listed axes (a repeated axis counts
+    twice, as the C multiplies). The input range is nudged by R2 (``adjust_minmax_for_zero``)
+    and is also the output range unless out_min (input 4) / out_max (input 5) are given.
+    With the zero codes zi, zo and steps si, so of the two ranges, m = min(0.99999,
+    si / (so * n)) becomes a 31-bit multiplier and a right shift; each output is
+    sat_u8(wrap16(round(2 (sum - zi n) mult / 2**32) rounding-shifted right + zo)). The
+    output keeps its declared shape, tagged uint8 as the C tags it.
+
+    Fidelity: the device's op is HVX only (sums and epilogue): the oracle cannot run it.
+    Simulated from the instruction semantics (``vmpye`` + ``vmpyo:<<1:rnd:sat:shift``,
+    ``vasr``, ``vpacke``, ``vpack:sat``); checked with hand vectors and against the float
+    mean (within a code). An empty axes list leaves the C's sums unwritten (scratch
+    garbage): Hexscope reduces nothing and warns. A multiplier outside (0, 1) (an empty
+    or degenerate range) makes the C log "Unable to determine quantized mulipiler" and
+    use 0: every output is the output zero code.
+
+    Errors: "Number of elements in axes tensor is N, support a maximum of 4"; "Axis value
+    ... is out of range"; "Output tensor is of size N, but expected output tensor of size
+    M" (the declared output size must equal the reduced size); "out too small".
+    """
+    listed = _axes(ctx, axes)
+    if not listed and x.elements != 1:
+        ctx.warn("QuantizedMean_8 with no axes: the device requantizes scratch it never "
+                 "wrote (simulated as a mean over nothing: each element on its own)")
+    reduced = tuple(1 if i in listed else n for i, n in enumerate(x.shape))
+    shape = _output_shape(ctx, reduced)
+    divisor = int(np.prod([x.shape[a] for a in listed], dtype=np.int64)) if listed else 1
+    mn, mx = adjust_range_for_zero(scalar_f(x_min), scalar_f(x_max))
+    out_mn = f32(scalar_f(out_range[0])) if out_range else f32(mn)
+    out_mx = f32(scalar_f(out_range[1])) if len(out_range) > 1 else f32(mx)
+    zi, si = level_size_zero(mn, mx)
+    zo, so = level_size_zero(out_mn, out_mx)
+    with np.errstate(all="ignore"):
+        m = fminf(0.99999, f32(si / f32(so * f32(divisor))))
+    mult, shift = quantized_multiplier(m)
+    if mult == 0 and shift == 0:
+        ctx.log(0, "Unable to determine quantized mulipiler for output")
+    codes = x.array.astype(np.int64)
+    sums = codes.sum(axis=tuple(sorted(set(listed))), keepdims=True) if listed else codes
+    y = requantize_sums(sums, divisor, zi, mult, shift, zo).reshape(shape)
+    return (Tensor.from_array(fresh(y), DType.QUINT8).tagged(DType.UINT8),
+            np.full((1, 1, 1, 1), out_mn, f32), np.full((1, 1, 1, 1), out_mx, f32))

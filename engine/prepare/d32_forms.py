@@ -1,0 +1,169 @@
+"""Prepare's d32 conversion of the ops nnlib only runs in d32 form (prepare.c
+``do_convert_to_depth32`` with ``depth32_replacement_op``).
+
+Only the rewrites whose d32 op Hexscope simulates are made: QuantizedSub_8p8to8, which the
+library always converts ("this op is currently not supported in non-d32"), and
+QuantizedTanh_8 / QuantizedSigmoid_8 / QuantizedNeg_8 when their input 0 is already a
+Convert_from_d32's output, and ArgMax_8toInt32 / ArgMin_8 on a Const axis 3 (their int32
+output stays flat: no Convert_from_d32 after them). The node becomes the d32 op under the
+same id and output definitions, each data input goes through a Convert_to_d32 (or, when it
+comes from a Convert_from_d32's output 0, takes that node's input directly; a Convert_to_d32
+this pass already made for the same source is reused), and a new Convert_from_d32 after it
+feeds every reader of its output 0; the readers of the range outputs still read the d32
+node. New nodes
+get internal ids counting down from 0xFFFFFFFF past every id in use.
+
+The library also converts QuantizedSoftmax_8 (d32 input, or output height >= 4 with width
+>= 8 or 4 and depth > 2); its d32 op is not simulated, so the node runs flat, with a note.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hexscope.engine.nodes import Node, OutputDef
+
+SUB = "QuantizedSub_8p8to8"
+SUB_D32 = "QuantizedSub_8p8to8_d32"
+TO_D32 = "Convert_to_d32"
+FROM_D32 = "Convert_from_d32"
+WHERE = "hexagon_nn prepare: convert_to_depth32"
+#: authored op -> the library's d32 op, for the conversions that are not simulated
+NOT_SIMULATED = {
+                 "QuantizedSoftmax_8": "QuantizedSoftmax_8_d32",
+                 "ArgMax_8toInt32": "ArgMax_8_d32", "ArgMin_8": "ArgMin_8_d32"}
+#: authored op -> (its d32 op, how many data inputs convert, converted only after a
+#: Convert_from_d32, a Convert_from_d32 after it)
+SIMULATED = {SUB: (SUB_D32, 2, False, True),
+             "QuantizedTanh_8": ("QuantizedTanh_8_d32", 1, True, True),
+             "QuantizedSigmoid_8": ("QuantizedSigmoid_8_d32", 1, True, True),
+             "QuantizedNeg_8": ("QuantizedNeg_8_d32", 1, True, True),
+             # on axis 3 only; their int32 output stays flat (convoutput_set = -1)
+             "ArgMax_8toInt32": ("ArgMax_8_d32", 1, False, False),
+             "ArgMin_8": ("ArgMin_8_d32", 1, False, False)}
+D32_CANDIDATES = frozenset({*SIMULATED, *NOT_SIMULATED})
+
+
+@dataclass
+class _Ids:
+    taken: set[int]
+    next_id: int = 0xFFFFFFFF
+    made: list[int] = field(default_factory=list)
+
+    def new(self) -> int:
+        while self.next_id in self.taken:
+            self.next_id -= 1
+        self.taken.add(self.next_id)
+        return self.next_id
+
+
+@dataclass(frozen=True, slots=True)
+class D32Rewrite:
+    node_id: int
+    reason: str
+
+
+def convert_to_d32_forms(nodes: dict[int, Node], order: list[int]
+                         ) -> tuple[list[int], list[D32Rewrite], list[str]]:
+    """Rewrite ``nodes`` in place; returns the new order, one rewrite per converted node
+    and notes for the conversions the library makes that are not simulated."""
+    subs = [i for i in order if nodes[i].op in SIMULATED and _converts(nodes, nodes[i])]
+    notes = [f"0x{i:x}: the library runs this {nodes[i].op} as {NOT_SIMULATED[nodes[i].op]} "
+             "(not simulated: it runs flat)"
+             for i in order if nodes[i].op in NOT_SIMULATED and _library_converts(nodes, i)]
+    if not subs:
+        return order, [], notes
+    ids = _Ids(set(nodes))
+    readers: dict[int, set[int]] = {}
+    for node_id in order:
+        for src, _ in nodes[node_id].inputs:
+            readers.setdefault(src, set()).add(node_id)
+    made_to: dict[tuple[int, int], int] = {}
+    before: dict[int, list[int]] = {}
+    after: dict[int, int] = {}
+    rewrites = []
+    for sub_id in subs:
+        sub = nodes[sub_id]
+        d32_op, n_data, _, convert_output = SIMULATED[sub.op]
+        inputs = list(sub.inputs)
+        for k in range(n_data):
+            inputs[k], new = _d32_source(nodes, inputs[k], made_to, ids)
+            if new is not None:
+                before.setdefault(sub_id, []).append(new)
+        nodes[sub_id] = sub.with_(op=d32_op, inputs=tuple(inputs))
+        made = [f"0x{i:x}" for i in before.get(sub_id, [])]
+        why = (f"{sub.op} becomes {d32_op} under this id ({WHERE}), its inputs through "
+               f"{TO_D32} {', '.join(made) or '(reused)'}")
+        if convert_output:
+            from_id = ids.new()
+            _rewire(nodes, readers.get(sub_id, set()), (sub_id, 0), (from_id, 0))
+            readers.setdefault(from_id, set()).update(readers.get(sub_id, set()))
+            readers[sub_id] = {from_id}
+            nodes[from_id] = Node(from_id, FROM_D32, inputs=((sub_id, 0),),
+                                  outputs=(sub.outputs[0] if sub.outputs else OutputDef(),))
+            after[sub_id] = from_id
+            why += f", its output through {FROM_D32} 0x{from_id:x}"
+        rewrites.append(D32Rewrite(sub_id, why))
+    new_order: list[int] = []
+    for node_id in order:
+        new_order += before.get(node_id, [])
+        new_order.append(node_id)
+        if node_id in after:
+            new_order.append(after[node_id])
+    return new_order, rewrites, notes
+
+
+def _converts(nodes: dict[int, Node], node: Node) -> bool:
+    if node.op in ("ArgMax_8toInt32", "ArgMin_8"):
+        return _library_converts(nodes, node.node_id)
+    return not SIMULATED[node.op][2] or _after_from_d32(nodes, node)
+
+
+def _after_from_d32(nodes: dict[int, Node], node: Node) -> bool:
+    src = nodes.get(node.inputs[0][0]) if node.inputs else None
+    return src is not None and src.op == FROM_D32 and node.inputs[0][1] == 0
+
+
+def _library_converts(nodes: dict[int, Node], node_id: int) -> bool:
+    """``depth32_replacement_op``'s conditions for the conversions not simulated."""
+    node = nodes[node_id]
+    src = nodes.get(node.inputs[0][0]) if node.inputs else None
+    from_d32 = src is not None and src.op == FROM_D32
+    if node.op in ("ArgMax_8toInt32", "ArgMin_8"):
+        axis = nodes.get(node.inputs[1][0]) if len(node.inputs) > 1 else None
+        if axis is None or not axis.is_const or axis.const is None or not axis.const.has_data:
+            return False
+        a = int(axis.const.array.reshape(-1).view(np.int32)[0])
+        return a in (3, -1)
+    if node.op == "QuantizedSoftmax_8":
+        if from_d32 or (src is not None and src.op == "SuperFC_8x8p32to8"):
+            return from_d32
+        _, h, w, d = (list(node.outputs[0].max_sizes) if node.outputs else [1] * 4)[-4:]
+        return h >= 4 and (w >= 8 or w == 4) and d > 2
+    return from_d32
+
+
+def _d32_source(nodes: dict[int, Node], ref: tuple[int, int], made_to: dict[tuple[int, int], int],
+                ids: _Ids) -> tuple[tuple[int, int], int | None]:
+    """``need_convert_to_d32``: the d32 form of input ``ref`` and the node made for it."""
+    producer = nodes[ref[0]]
+    if ref[1] == 0 and producer.op == FROM_D32 and producer.inputs:
+        return producer.inputs[0], None
+    if ref in made_to:
+        return (made_to[ref], 0), None
+    new_id = ids.new()
+    shape = producer.outputs[ref[1]] if ref[1] < len(producer.outputs) else OutputDef()
+    nodes[new_id] = Node(new_id, TO_D32, inputs=(ref,), outputs=(OutputDef(shape.max_sizes, 1),))
+    made_to[ref] = new_id
+    return (new_id, 0), new_id
+
+
+def _rewire(nodes: dict[int, Node], readers: set[int], old: tuple[int, int],
+            new: tuple[int, int]) -> None:
+    """``change_output_refs``: every reader of ``old`` reads ``new`` instead."""
+    for node_id in readers:
+        node = nodes[node_id]
+        if old in node.inputs:
+            nodes[node_id] = node.with_(inputs=tuple(new if r == old else r for r in node.inputs))
