@@ -1,0 +1,109 @@
+"""Make the small int8 TFLite test models of tests/data/tflite/ (a developer tool).
+
+Run with a Python that has TensorFlow and ai-edge-litert (not a dependency of Hexscope or CI):
+``/work/tfvenv/bin/python packaging/make_tflite_models.py [NAME ...]``. Each model is a few KB;
+beside MODEL.tflite it writes MODEL.input.npy (the model's input codes, its input dtype) and
+MODEL.output.npy (TFLite's CPU output for that input, run with ai-edge-litert).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+OUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "tflite"
+
+
+def _models():  # type: ignore[no-untyped-def]
+    import tensorflow as tf
+
+    layers = tf.keras.layers
+
+    def seq(shape, *body):  # type: ignore[no-untyped-def]
+        x = inp = tf.keras.Input(shape, batch_size=1)
+        for layer in body:
+            x = layer(x)
+        return tf.keras.Model(inp, x)
+
+    def two_branch(shape, merge):  # type: ignore[no-untyped-def]
+        inp = tf.keras.Input(shape, batch_size=1)
+        a = layers.Conv2D(4, 1, activation="relu")(inp)
+        b = layers.Conv2D(4, 3, padding="same")(inp)
+        return tf.keras.Model(inp, merge([a, b]))
+
+    return {
+        "conv_relu6": lambda: seq((8, 8, 3), layers.Conv2D(8, 3, strides=2, padding="same"),
+                                  layers.ReLU(6.0)),
+        "conv_valid_relu": lambda: seq((9, 9, 4), layers.Conv2D(6, 3, activation="relu")),
+        "depthwise": lambda: seq((8, 8, 8), layers.DepthwiseConv2D(3, padding="same")),
+        "depthwise_dilated": lambda: seq((10, 10, 8),
+                                         layers.DepthwiseConv2D(3, padding="same",
+                                                                dilation_rate=2)),
+        "depthwise_5x5_s2": lambda: seq((12, 12, 64),
+                                        layers.DepthwiseConv2D(5, strides=2, padding="same")),
+        "fully_connected": lambda: seq((16,), layers.Dense(10, activation="relu")),
+        "add": lambda: two_branch((6, 6, 3), layers.Add()),
+        "mul": lambda: two_branch((6, 6, 3), layers.Multiply()),
+        "concat": lambda: two_branch((6, 6, 3), layers.Concatenate()),
+        "pools": lambda: seq((8, 8, 4), layers.MaxPooling2D(2),
+                             layers.AveragePooling2D(2, strides=1, padding="same")),
+        "reshape_softmax": lambda: seq((4, 4, 2), layers.Reshape((32,)), layers.Softmax()),
+        "resize_pad_mean": lambda: seq((4, 4, 3), layers.UpSampling2D(2, interpolation="bilinear"),
+                                       layers.ZeroPadding2D(1),
+                                       layers.GlobalAveragePooling2D(keepdims=True)),
+        # bad inputs for the importer's errors: a tensor of five dimensions, a float model
+        "bad_rank5": lambda: seq((4, 4, 4), layers.Reshape((2, 2, 2, 2, 4)),
+                                 lambda x: layers.Concatenate()([x, x]),
+                                 layers.Reshape((4, 4, 8)), layers.ReLU()),
+        "bad_float": lambda: seq((4, 4, 2), layers.Conv2D(2, 1)),
+    }
+
+
+def _convert(model, rng, float_model: bool = False):  # type: ignore[no-untyped-def]
+    import tensorflow as tf
+
+    shape = [1, *model.input_shape[1:]]
+
+    def data():  # type: ignore[no-untyped-def]
+        for _ in range(32):
+            yield [rng.uniform(-1, 1, shape).astype(np.float32)]
+
+    conv = tf.lite.TFLiteConverter.from_keras_model(model)
+    if float_model:
+        return conv.convert()
+    conv.optimizations = [tf.lite.Optimize.DEFAULT]
+    conv.representative_dataset = data
+    conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    conv.inference_input_type = tf.int8
+    conv.inference_output_type = tf.int8
+    return conv.convert()
+
+
+def main(names: list[str]) -> None:
+    from ai_edge_litert.interpreter import Interpreter
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    models = _models()
+    for name in names or sorted(models):
+        rng = np.random.default_rng(sum(map(ord, name)))
+        blob = _convert(models[name](), rng, name == "bad_float")
+        (OUT / f"{name}.tflite").write_bytes(blob)
+        interp = Interpreter(model_content=blob, num_threads=1)
+        interp.allocate_tensors()
+        info = interp.get_input_details()[0]
+        if info["dtype"] == np.float32:
+            codes = rng.uniform(-1, 1, info["shape"]).astype(np.float32)
+        else:
+            codes = rng.integers(-128, 128, info["shape"]).astype(info["dtype"])
+        interp.set_tensor(info["index"], codes)
+        interp.invoke()
+        out = interp.get_tensor(interp.get_output_details()[0]["index"])
+        np.save(OUT / f"{name}.input.npy", codes)
+        np.save(OUT / f"{name}.output.npy", out)
+        print(f"{name}: {len(blob)} bytes, output {out.dtype}{list(out.shape)}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
