@@ -8,6 +8,7 @@ MODEL.output.npy (TFLite's CPU output for that input, run with ai-edge-litert).
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -20,6 +21,9 @@ def _models():  # type: ignore[no-untyped-def]
     import tensorflow as tf
 
     layers = tf.keras.layers
+    # random biases, so that the bias constants the delegate rewrites are not all zero
+    conv2d = functools.partial(layers.Conv2D, bias_initializer="random_normal")
+    depthwise = functools.partial(layers.DepthwiseConv2D, bias_initializer="random_normal")
 
     def seq(shape, *body):  # type: ignore[no-untyped-def]
         x = inp = tf.keras.Input(shape, batch_size=1)
@@ -29,21 +33,22 @@ def _models():  # type: ignore[no-untyped-def]
 
     def two_branch(shape, merge):  # type: ignore[no-untyped-def]
         inp = tf.keras.Input(shape, batch_size=1)
-        a = layers.Conv2D(4, 1, activation="relu")(inp)
-        b = layers.Conv2D(4, 3, padding="same")(inp)
+        a = conv2d(4, 1, activation="relu")(inp)
+        b = conv2d(4, 3, padding="same")(inp)
         return tf.keras.Model(inp, merge([a, b]))
 
     return {
-        "conv_relu6": lambda: seq((8, 8, 3), layers.Conv2D(8, 3, strides=2, padding="same"),
+        "conv_relu6": lambda: seq((8, 8, 3), conv2d(8, 3, strides=2, padding="same"),
                                   layers.ReLU(6.0)),
-        "conv_valid_relu": lambda: seq((9, 9, 4), layers.Conv2D(6, 3, activation="relu")),
-        "depthwise": lambda: seq((8, 8, 8), layers.DepthwiseConv2D(3, padding="same")),
+        "conv_valid_relu": lambda: seq((9, 9, 4), conv2d(6, 3, activation="relu")),
+        "depthwise": lambda: seq((8, 8, 8), depthwise(3, padding="same")),
         "depthwise_dilated": lambda: seq((10, 10, 8),
-                                         layers.DepthwiseConv2D(3, padding="same",
+                                         depthwise(3, padding="same",
                                                                 dilation_rate=2)),
         "depthwise_5x5_s2": lambda: seq((12, 12, 64),
-                                        layers.DepthwiseConv2D(5, strides=2, padding="same")),
-        "fully_connected": lambda: seq((16,), layers.Dense(10, activation="relu")),
+                                        depthwise(5, strides=2, padding="same")),
+        "fully_connected": lambda: seq((16,), layers.Dense(10, activation="relu",
+                                                            bias_initializer="random_normal")),
         "add": lambda: two_branch((6, 6, 3), layers.Add()),
         "mul": lambda: two_branch((6, 6, 3), layers.Multiply()),
         "concat": lambda: two_branch((6, 6, 3), layers.Concatenate()),
@@ -57,7 +62,7 @@ def _models():  # type: ignore[no-untyped-def]
         "bad_rank5": lambda: seq((4, 4, 4), layers.Reshape((2, 2, 2, 2, 4)),
                                  lambda x: layers.Concatenate()([x, x]),
                                  layers.Reshape((4, 4, 8)), layers.ReLU()),
-        "bad_float": lambda: seq((4, 4, 2), layers.Conv2D(2, 1)),
+        "bad_float": lambda: seq((4, 4, 2), conv2d(2, 1)),
     }
 
 

@@ -1,0 +1,188 @@
+"""The imported graph's structure against the delegate's builders (each test cites the file of
+tensorflow/lite/delegates/hexagon/builders/ it checks). These tests need no op to run."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hexscope.engine.io.tflite.importer import import_tflite
+from hexscope.engine.io.tflite.model import read_model
+from hexscope.engine.nodes import Padding
+from support.tflite_graphs import const_of, one, ops, scalar, shape_of
+
+
+def _range(t):
+    s, z = np.float32(t.quant.scale[0]), np.float32(t.quant.zero_point[0])
+    lo, hi = {"int8": (-128, 127), "uint8": (0, 255), "int32": (-(2**31), 2**31 - 1)}[t.dtype]
+    return float(s * (np.float32(lo) - z)), float(s * (np.float32(hi) - z))
+
+
+def test_op_builder_input_output_casts_consts_first_and_ids(model_path):
+    # op_builder.cc AddInputTensors / AddOutputTensors / AddConstNodeWithData, op_builder.h Build
+    g = import_tflite(model_path("pools"))
+    nodes = list(g)
+    first_op = next(i for i, n in enumerate(nodes) if not n.is_const)
+    assert all(not n.is_const for n in nodes[first_op:]), "consts are appended first"
+    assert sorted(n.node_id for n in g) == list(range(1, len(g) + 1))
+    inp = one(g, "INPUT")
+    assert inp.node_id == 1 and [o.max_sizes for o in inp.outputs] == [(1, 8, 8, 4)]
+    cast_in, cast_out = one(g, "Quantized_CastInt8ToUInt8"), one(g, "Quantized_CastUInt8ToInt8")
+    assert cast_in.inputs[0] == (1, 0) and len(cast_in.inputs) == 3
+    out = one(g, "OUTPUT")
+    assert out.inputs == ((cast_out.node_id, 0),) and out.node_id == max(n.node_id for n in g)
+    # the min/max of a range shared by several ops is one Const (the fingerprint cache)
+    values = [(shape_of(g, (n.node_id, 0)), n.const.array.tobytes()) for n in g if n.is_const
+              and n.const.has_data]
+    assert len(values) == len(set(values))
+
+
+def test_arithmetic_builder_add_inputs_and_requantize(model_path):
+    # arithmetic_builder.cc: a, b, a_min, a_max, b_min, b_max, out_min, out_max; Requantize_8to8
+    path = model_path("add")
+    m = read_model(path)
+    add_op = next(o for o in m.operators if o.code == "ADD")
+    g = import_tflite(path)
+    add = one(g, "QuantizedAdd_8p8to8")
+    assert len(add.inputs) == 8
+    a, b = (m.tensor(t) for t in add_op.inputs)
+    out = m.tensor(add_op.outputs[0])
+    got = [scalar(g, r) for r in add.inputs[2:]]
+    assert got == pytest.approx([*_range(a), *_range(b), *_range(out)], rel=0, abs=0)
+    req = one(g, "Requantize_8to8")
+    assert req.inputs[:3] == ((add.node_id, 0), (add.node_id, 1), (add.node_id, 2))
+    assert req.inputs[3:] == add.inputs[6:8]
+    assert req.label == out.name
+    assert g.meta["tflite"]["op_index"][f"0x{add.node_id:x}"] == add_op.index
+
+
+def test_arithmetic_builder_mul_is_8x8to32_then_requantize_32to8(model_path):
+    # arithmetic_builder.cc: OP_QuantizedMul_8x8to32, int32 output, Requantize_32to8
+    g = import_tflite(model_path("mul"))
+    mul = one(g, "QuantizedMul_8x8to32")
+    assert len(mul.inputs) == 6 and mul.outputs[0].elementsize == 4
+    assert one(g, "Requantize_32to8").inputs[0] == (mul.node_id, 0)
+
+
+def test_conv_2d_builder_supernode_inputs_weights_and_per_channel(model_path):
+    # conv_2d_builder.cc BuildStandardConv, conv_2d_helpers.cc InitializeWeightsNodes,
+    # ProcessPerChannelQuantizedWeights / ProcessPerChannelQuantizedBias
+    path = model_path("conv_relu6")
+    m = read_model(path)
+    (op,) = m.operators
+    data, w, bias = (m.tensor(t) for t in op.inputs)
+    g = import_tflite(path)
+    sn = one(g, "Supernode_8x8p32to8")
+    assert len(sn.inputs) == 13 and sn.padding is Padding.SAME
+    hwcn = np.transpose(w.data, (1, 2, 3, 0)).view(np.uint8) ^ 0x80
+    np.testing.assert_array_equal(const_of(g, sn.inputs[1]), hwcn)
+    assert shape_of(g, sn.inputs[6]) == (1, 2, 2, 1) and not g.node(sn.inputs[6][0]).const.has_data
+    scales = np.array(w.quant.scale, np.float32)
+    top = scales.max()
+    assert scalar(g, sn.inputs[4]) == float(np.float32(-128) * top)
+    assert scalar(g, sn.inputs[5]) == float(np.float32(127) * top)
+    np.testing.assert_array_equal(const_of(g, sn.inputs[12]).ravel(),
+                                  np.maximum(scales / top, np.float32(0.0009766)))
+    deq = bias.data.astype(np.float32) * np.float32(data.quant.scale[0]) * scales
+    bmax = np.float32(np.abs(deq).max()) * np.float32(8)
+    assert scalar(g, sn.inputs[9]) == float(bmax) and scalar(g, sn.inputs[8]) == float(-bmax)
+    np.testing.assert_array_equal(const_of(g, sn.inputs[7]).ravel(),
+                                  np.round(2.0**31 * (deq / bmax).astype(np.float64)))
+    # a fused Relu6 feeds the conv the bounds 0..6, then a Requantize to the tensor's range
+    assert (scalar(g, sn.inputs[10]), scalar(g, sn.inputs[11])) == (0.0, 6.0)
+    req = one(g, "Requantize_8to8")
+    assert req.inputs[0] == (sn.node_id, 0)
+    assert (scalar(g, req.inputs[3]), scalar(g, req.inputs[4])) == _range(m.tensor(op.outputs[0]))
+
+
+def test_conv_2d_builder_relu_without_requantize_when_bounds_agree(model_path):
+    # conv_2d_builder.cc: no Requantize when the activation's bounds are within 1e-2
+    g = import_tflite(model_path("conv_valid_relu"))
+    sn = one(g, "Supernode_8x8p32to8")
+    assert sn.padding is Padding.VALID and not ops(g, "Requantize_8to8")
+    assert scalar(g, sn.inputs[10]) == 0.0
+
+
+def test_conv_2d_builder_depthwise_weights_keep_their_order(model_path):
+    # conv_2d_helpers.cc: depthwise weights [fh, fw, din, dmul], data unchanged but XOR 0x80
+    path = model_path("depthwise")
+    w = read_model(path).tensor(read_model(path).operators[0].inputs[1])
+    g = import_tflite(path)
+    dw = one(g, "DepthwiseSupernode_8x8p32to8")
+    got = const_of(g, dw.inputs[1])
+    assert got.shape == (3, 3, 8, 1)
+    np.testing.assert_array_equal(got.ravel(), w.data.view(np.uint8).ravel() ^ 0x80)
+
+
+def test_conv_2d_builder_dilated_depthwise_through_space_to_batch(model_path):
+    # conv_2d_builder.cc BuildDilatedDwConv, ComputeSpaceToBatchParams: input 10x10, 3x3
+    # dilated by 2, SAME: base pads 2,2,2,2; 14 % 2 = 0 so no extra pad, no crop
+    g = import_tflite(model_path("depthwise_dilated"))
+    s2b, conv, b2s = (one(g, k) for k in ("SpaceToBatchND_8", "DepthwiseSupernode_8x8p32to8",
+                                          "BatchToSpaceND_8"))
+    assert const_of(g, s2b.inputs[1]).ravel().tolist() == [2, 2]
+    assert const_of(g, s2b.inputs[2]).ravel().tolist() == [2, 2, 2, 2]
+    assert s2b.outputs[0].max_sizes == (4, 7, 7, 8)
+    assert conv.inputs[0] == (s2b.node_id, 0) and conv.padding is Padding.VALID
+    assert conv.outputs[0].max_sizes == (4, 10, 10, 8)
+    assert b2s.inputs[0] == (conv.node_id, 0)
+    assert const_of(g, b2s.inputs[2]).ravel().tolist() == [0, 0, 0, 0]
+    assert b2s.inputs[3:] == conv.inputs[10:12]
+
+
+def test_conv_2d_builder_5x5_stride2_per_channel_split_in_32_channels(model_path):
+    # conv_2d_helpers.cc CheckShouldSplitDwConv, conv_2d_builder.cc BuildSplittedDwConv
+    path = model_path("depthwise_5x5_s2")
+    m = read_model(path)
+    w = m.tensor(m.operators[0].inputs[1])
+    g = import_tflite(path)
+    split, concat = one(g, "QuantizedSplit_8"), one(g, "QuantizedConcat_8")
+    convs = ops(g, "DepthwiseSupernode_8x8p32to8")
+    assert len(convs) == 2 and len(split.outputs) == 4
+    assert const_of(g, split.inputs[0]).ravel().tolist() == [3]
+    flipped = w.data.view(np.uint8).reshape(5, 5, 64, 1) ^ 0x80
+    for i, conv in enumerate(convs):
+        assert conv.inputs[0] == (split.node_id, i) and len(conv.inputs) == 13
+        np.testing.assert_array_equal(const_of(g, conv.inputs[1]),
+                                      flipped[:, :, 32 * i:32 * (i + 1), :])
+        assert shape_of(g, conv.inputs[12]) == (1, 1, 1, 32)
+    assert concat.inputs[1:3] == ((convs[0].node_id, 0), (convs[1].node_id, 0))
+    assert len(concat.inputs) == 1 + 2 * 3 + 2
+
+
+def test_matmul_builder_fc_weights_xor_bias_add_and_requantize(model_path):
+    # matmul_builder.cc MatMulWithConstWeightsOpBuilder: NHWC -> NHCW, int8 XOR 0x80
+    path = model_path("fully_connected")
+    m = read_model(path)
+    (op,) = m.operators
+    w, bias = m.tensor(op.inputs[1]), m.tensor(op.inputs[2])
+    g = import_tflite(path)
+    mm = one(g, "QuantizedMatMul_8x8to32")
+    got = const_of(g, mm.inputs[1])
+    assert got.shape == (1, 1, 16, 10)
+    np.testing.assert_array_equal(got[0, 0], w.data.T.view(np.uint8) ^ 0x80)
+    badd = one(g, "QuantizedBiasAdd_32p32to32")
+    assert badd.inputs[0] == (mm.node_id, 0)
+    np.testing.assert_array_equal(const_of(g, badd.inputs[1]).ravel(), bias.data)
+    assert (scalar(g, badd.inputs[4]), scalar(g, badd.inputs[5])) == _range(bias)
+    assert one(g, "Requantize_32to8").inputs[0] == (badd.node_id, 0)
+
+
+def test_pool_2d_builder_windows_strides_and_avg_requantize(model_path):
+    # pool_2d_builder.cc: window/stride consts (1,h,w,1); AvgPool then Requantize_8to8
+    g = import_tflite(model_path("pools"))
+    mp, ap = one(g, "QuantizedMaxPool_8"), one(g, "QuantizedAvgPool_8")
+    assert shape_of(g, mp.inputs[3]) == (1, 2, 2, 1) and shape_of(g, mp.inputs[4]) == (1, 2, 2, 1)
+    assert mp.padding is Padding.VALID and ap.padding is Padding.SAME
+    assert ap.inputs[0] == (mp.node_id, 0)
+    assert shape_of(g, ap.inputs[4]) == (1, 1, 1, 1)
+    assert one(g, "Requantize_8to8").inputs[0] == (ap.node_id, 0)
+
+
+def test_concat_builder_axis_inputs_ranges(model_path):
+    # concat_builder.cc: axis (4-D), the inputs, their minima, their maxima
+    g = import_tflite(model_path("concat"))
+    cc = one(g, "QuantizedConcat_8")
+    assert const_of(g, cc.inputs[0]).ravel().tolist() == [3]
+    assert len(cc.inputs) == 7
+    assert all(g.node(r[0]).op != "Const" for r in cc.inputs[1:3])
