@@ -66,6 +66,29 @@ def _models():  # type: ignore[no-untyped-def]
     }
 
 
+def _uint8_relu_pools_concat() -> bytes:
+    """A uint8 model made with TensorFlow's legacy converter (every range the default, so the
+    delegate adds no Requantize): RELU, two MAX_POOL_2D, CONCATENATION, whose hexagon_nn ops
+    Hexscope runs today. RELU comes first: after a pool the converter fuses it (a fused
+    activation on a pool, which the delegate refuses)."""
+    import tensorflow as tf
+
+    tf.compat.v1.disable_eager_execution()
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [1, 8, 8, 4], name="input")
+        r = tf.nn.relu(x)
+        a = tf.nn.max_pool2d(r, 2, 2, "VALID")
+        b = tf.nn.max_pool2d(r, 3, 2, "SAME")
+        out = tf.concat([a, b], axis=3, name="out")
+        with tf.compat.v1.Session() as session:
+            conv = tf.compat.v1.lite.TFLiteConverter.from_session(session, [x], [out])
+            conv.inference_type = tf.uint8
+            conv.quantized_input_stats = {"input": (128.0, 127.0)}
+            conv.default_ranges_stats = (-1.0, 1.0)
+            return conv.convert()
+
+
 def _convert(model, rng, float_model: bool = False):  # type: ignore[no-untyped-def]
     import tensorflow as tf
 
@@ -91,9 +114,13 @@ def main(names: list[str]) -> None:
 
     OUT.mkdir(parents=True, exist_ok=True)
     models = _models()
+    models["u8_relu_pools_concat"] = None
     for name in names or sorted(models):
         rng = np.random.default_rng(sum(map(ord, name)))
-        blob = _convert(models[name](), rng, name == "bad_float")
+        if models[name] is None:
+            blob = _uint8_relu_pools_concat()
+        else:
+            blob = _convert(models[name](), rng, name == "bad_float")
         (OUT / f"{name}.tflite").write_bytes(blob)
         interp = Interpreter(model_content=blob, num_threads=1)
         interp.allocate_tensors()
@@ -101,7 +128,8 @@ def main(names: list[str]) -> None:
         if info["dtype"] == np.float32:
             codes = rng.uniform(-1, 1, info["shape"]).astype(np.float32)
         else:
-            codes = rng.integers(-128, 128, info["shape"]).astype(info["dtype"])
+            bounds = np.iinfo(info["dtype"])
+            codes = rng.integers(bounds.min, bounds.max + 1, info["shape"]).astype(info["dtype"])
         interp.set_tensor(info["index"], codes)
         interp.invoke()
         out = interp.get_tensor(interp.get_output_details()[0]["index"])

@@ -13,8 +13,11 @@ import os
 from collections.abc import Callable
 from os import PathLike
 
+import numpy as np
+
 from hexscope.engine.errors import GraphFileError
 from hexscope.engine.graph import Graph
+from hexscope.engine.inputs import InputSource, set_input_sources
 from hexscope.engine.io.tflite.conv_builders import build_conv, build_fully_connected
 from hexscope.engine.io.tflite.graph_builder import BuiltNode, GraphBuilder, dims4
 from hexscope.engine.io.tflite.model import TfModel, TfOperator, read_model
@@ -137,9 +140,18 @@ def import_tflite(path: str | PathLike[str], warnings: list[str] | None = None,
         "tensor_of_node": {f"0x{k:x}": v for k, v in b.tensor_of_node.items()},
         "refused": [[i, model.operators[i].code, r] for i, r in sorted(d.refused.items())],
     }
+    set_input_sources(graph, [_default_source(model.tensor(t).dtype) for t in part.inputs])
     if warnings is not None:
         warnings.extend(delegation_notes(model, d, part))
     return graph
+
+
+def _default_source(dtype: str) -> InputSource:
+    """Random codes over the whole range of the model's input type."""
+    if dtype in ("int8", "uint8"):
+        info = np.iinfo(np.dtype(dtype))
+        return InputSource("random", dtype=dtype, low=float(info.min), high=float(info.max))
+    return InputSource("random", dtype="float32")
 
 
 def delegation_report(path: str | PathLike[str]) -> list[str]:
