@@ -21,6 +21,12 @@ from hexscope.engine.inputs import InputSource, set_input_sources
 from hexscope.engine.io.tflite.conv_builders import build_conv, build_fully_connected
 from hexscope.engine.io.tflite.graph_builder import BuiltNode, GraphBuilder, dims4
 from hexscope.engine.io.tflite.model import TfModel, TfOperator, read_model
+from hexscope.engine.io.tflite.shape_builders import (
+    build_mean,
+    build_pad,
+    build_reshape,
+    build_softmax,
+)
 from hexscope.engine.io.tflite.simple_builders import (
     build_activation,
     build_arithmetic,
@@ -48,11 +54,14 @@ OP_MAP: dict[str, tuple[str, Builder]] = {
     "TANH": ("QuantizedTanh_8", build_activation),
     "LOGISTIC": ("QuantizedSigmoid_8", build_activation),
     "QUANTIZE": ("Requantize_8to8", build_quantize),
+    "RESHAPE": ("Reshape", build_reshape),
+    "SOFTMAX": ("QuantizedSoftmax_8", build_softmax),
+    "PAD": ("QuantizedPad_8", build_pad),
+    "MEAN": ("QuantizedMean_8", build_mean),
 }
 # mapped by the delegate, not yet built here: named in the error (issue 27)
-NOT_BUILT = {"ARG_MAX": "ArgMax_8toInt32", "ARG_MIN": "ArgMin_8", "MEAN": "QuantizedMean_8",
-             "PAD": "QuantizedPad_8", "MIRROR_PAD": "MirrorPad_8", "RESHAPE": "Reshape",
-             "SOFTMAX": "QuantizedSoftmax_8", "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighbor_8",
+NOT_BUILT = {"ARG_MAX": "ArgMax_8toInt32", "ARG_MIN": "ArgMin_8", "MIRROR_PAD": "MirrorPad_8",
+             "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighbor_8",
              "L2_NORMALIZATION": "L2Normalize_8", "SPLIT": "QuantizedSplit_8",
              "RESIZE_BILINEAR": "QuantizedResizeBilinear_8", "NEG": "QuantizedNeg_8",
              "TRANSPOSE": "Transpose_8", "SPACE_TO_DEPTH": "SpaceToDepth_8",

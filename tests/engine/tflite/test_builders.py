@@ -186,3 +186,33 @@ def test_concat_builder_axis_inputs_ranges(model_path):
     assert const_of(g, cc.inputs[0]).ravel().tolist() == [3]
     assert len(cc.inputs) == 7
     assert all(g.node(r[0]).op != "Const" for r in cc.inputs[1:3])
+
+
+def test_reshape_and_softmax_builders(model_path):
+    # reshape_builder.cc: data + int32 shape Const (1,1,1,n), one output;
+    # softmax_builder.cc: data, min, max, beta
+    g = import_tflite(model_path("reshape_softmax"))
+    rs, sm = one(g, "Reshape"), one(g, "QuantizedSoftmax_8")
+    assert const_of(g, rs.inputs[1]).ravel().tolist() == [1, 32]
+    assert len(rs.outputs) == 1 and rs.outputs[0].max_sizes == (1, 1, 1, 32)
+    assert sm.inputs[0] == (rs.node_id, 0) and scalar(g, sm.inputs[3]) == 1.0
+    assert len(sm.inputs) == 4
+
+
+def test_pad_and_mean_builders(model_path):
+    # pad_builder.cc: data, min, max, paddings (the tensor's own Const);
+    # reduce_builder.cc: data, min, max, axes, out min, out max; then Requantize_8to8
+    path = model_path("resize_pad_mean")
+    m = read_model(path)
+    pad_op, mean_op = m.operators[1], m.operators[2]
+    g = import_tflite(path)
+    pad, mean = one(g, "QuantizedPad_8"), one(g, "QuantizedMean_8")
+    np.testing.assert_array_equal(const_of(g, pad.inputs[3]).reshape(4, 2),
+                                  m.tensor(pad_op.inputs[1]).data)
+    assert mean.inputs[0] == (pad.node_id, 0) and len(mean.inputs) == 6
+    np.testing.assert_array_equal(const_of(g, mean.inputs[3]).ravel(),
+                                  m.tensor(mean_op.inputs[1]).data)
+    req = one(g, "Requantize_8to8")
+    assert req.inputs[:3] == ((mean.node_id, 0), (mean.node_id, 1), (mean.node_id, 2))
+    assert req.inputs[3:] == mean.inputs[4:6]
+    assert mean.outputs[1].elementsize == 1      # as the delegate declares them
