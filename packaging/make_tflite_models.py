@@ -109,20 +109,30 @@ def _convert(model, rng, float_model: bool = False):  # type: ignore[no-untyped-
     return conv.convert()
 
 
+def _seed_tensorflow(seed: int) -> None:
+    import tensorflow as tf
+
+    tf.keras.utils.set_random_seed(seed)
+
+
 def main(names: list[str]) -> None:
-    from ai_edge_litert.interpreter import Interpreter
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
     OUT.mkdir(parents=True, exist_ok=True)
     models = _models()
     models["u8_relu_pools_concat"] = None
     for name in names or sorted(models):
         rng = np.random.default_rng(sum(map(ord, name)))
+        _seed_tensorflow(sum(map(ord, name)))     # the same weights on every run
         if models[name] is None:
             blob = _uint8_relu_pools_concat()
         else:
             blob = _convert(models[name](), rng, name == "bad_float")
         (OUT / f"{name}.tflite").write_bytes(blob)
-        interp = Interpreter(model_content=blob, num_threads=1)
+        # TFLite's builtin kernels, as hexscope compare --reference tflite runs them
+        interp = Interpreter(
+            model_content=blob, num_threads=1,
+            experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
         interp.allocate_tensors()
         info = interp.get_input_details()[0]
         if info["dtype"] == np.float32:

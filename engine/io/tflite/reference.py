@@ -1,0 +1,139 @@
+"""TFLite's CPU kernels as the reference: the model run by TFLite's interpreter
+(``ai-edge-litert``, every intermediate tensor kept), and each TFLite tensor that a Hexscope
+node computes compared in LSB of that tensor's scale, first divergence first.
+
+The graph is fed TFLite's own values at the partition's inputs, so a partition deep in the
+model is compared alone: what the delegate's graph adds, not what the CPU part before it did.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Sequence
+from os import PathLike
+
+import numpy as np
+
+from hexscope.engine.analysis.compare import Comparison
+from hexscope.engine.analysis.diff import OutputDiff
+from hexscope.engine.analysis.metrics import error_metrics
+from hexscope.engine.errors import EngineError, GraphFileError, InputError
+from hexscope.engine.graph import Graph
+from hexscope.engine.io.tflite.inputs import quantize
+from hexscope.engine.io.tflite.model import EXTRA_MESSAGE, TfModel, TfTensor, read_model
+from hexscope.engine.ops.registry import REGISTRY
+from hexscope.engine.session import Session
+
+
+def model_input_arrays(model: TfModel, given: Sequence[np.ndarray] | None,
+                       seed: int = 0) -> list[np.ndarray]:
+    """The model's inputs: given codes, float32 quantized, or seeded random codes."""
+    arrays = []
+    for k, t in enumerate(model.inputs):
+        tensor = model.tensor(t)
+        if given is not None and k < len(given):
+            arr = np.asarray(given[k])
+            if arr.dtype == np.float32 and tensor.dtype in ("int8", "uint8") and tensor.quant:
+                arr = quantize(arr, tensor.dtype, tensor.quant.scale[0],
+                               tensor.quant.zero_point[0])
+            if arr.dtype != np.dtype(tensor.dtype):
+                raise InputError(f"input {k} '{tensor.name}': the model takes {tensor.dtype} "
+                                 f"codes (or float32 values), got {arr.dtype}")
+            arrays.append(arr.reshape(tensor.shape))
+        else:
+            info = np.iinfo(np.dtype(tensor.dtype))
+            rng = np.random.default_rng(seed + k)
+            arrays.append(rng.integers(info.min, info.max, tensor.shape, endpoint=True)
+                          .astype(tensor.dtype))
+    return arrays
+
+
+def run_tflite(path: str | PathLike[str], inputs: Sequence[np.ndarray]) -> dict[int, np.ndarray]:
+    """Every tensor of one TFLite CPU run (one thread), by tensor index."""
+    try:
+        from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    except ImportError:
+        raise GraphFileError(EXTRA_MESSAGE.replace("the 'tflite' package",
+                                                   "ai-edge-litert")) from None
+    # TFLite's own builtin kernels: the XNNPACK delegate would take the graph over (its
+    # numerics are its own) and hide the intermediate tensors
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # "preserve_all_tensors is for debugging"
+        interp = Interpreter(
+            model_path=os.fspath(path), num_threads=1, experimental_preserve_all_tensors=True,
+            experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    interp.allocate_tensors()
+    for detail, arr in zip(interp.get_input_details(), inputs, strict=False):
+        interp.set_tensor(detail["index"], arr)
+    interp.invoke()
+    out = {}
+    for detail in interp.get_tensor_details():
+        try:
+            out[detail["index"]] = np.array(interp.get_tensor(detail["index"]))
+        except ValueError:      # tensors without data (optional inputs)
+            continue
+    return out
+
+
+def _real(codes: np.ndarray, tensor: TfTensor) -> np.ndarray:
+    assert tensor.quant is not None
+    zp = np.float64(tensor.quant.zero_point[0])
+    return (codes.astype(np.float64) - zp) * np.float64(tensor.quant.scale[0])
+
+
+def _hexscope_real(session: Session, node_id: int, tensor: TfTensor) -> np.ndarray:
+    """A node's output as real values: by its own min/max outputs where it has them (the
+    device's meaning), else by the TFLite tensor's quantization (uint8 codes of an int8
+    tensor are its codes + 128)."""
+    node = session.graph.node(node_id)
+    codes = session.output(node_id, 0).array
+    if codes.dtype == np.int8 or len(node.outputs) < 3:
+        shift = 128 if codes.dtype == np.uint8 and tensor.dtype == "int8" else 0
+        return _real(codes.astype(np.int32) - shift, tensor)
+    lo = np.float64(session.output(node_id, 1).array.ravel()[0])
+    hi = np.float64(session.output(node_id, 2).array.ravel()[0])
+    return lo + codes.astype(np.float64) * ((hi - lo) / 255.0)
+
+
+def compare_with_tflite(graph: Graph, path: str | PathLike[str],
+                        inputs: Sequence[np.ndarray] | None = None, tolerance_lsb: float = 1.0,
+                        backend: str = "sim", seed: int = 0) -> Comparison:
+    """Hexscope's run of ``graph`` (imported from the model at ``path``) against TFLite's."""
+    meta = graph.meta.get("tflite")
+    if not isinstance(meta, dict):
+        raise GraphFileError(f"{path}: the graph was not imported from a TFLite model")
+    model = read_model(path)
+    missing = sorted({n.op for n in graph} - {s.name for s in REGISTRY.specs()})
+    if missing:
+        raise GraphFileError(f"{os.fspath(path)}: Hexscope cannot run the delegate's graph yet: "
+                             f"it needs the hexagon_nn ops {', '.join(missing)}")
+    reference = run_tflite(path, model_input_arrays(model, inputs, seed))
+    by_name = {t.name: t.index for t in model.tensors}
+    feeds = [reference[by_name[name]] for name in meta.get("inputs", [])]
+    session = Session(graph, backend, seed=seed)
+    try:
+        session.execute(feeds)
+        result = Comparison("tflite", backend, "TFLite CPU (ai-edge-litert)", tolerance_lsb)
+        for node in graph:
+            t = meta.get("tensor_of_node", {}).get(f"0x{node.node_id:x}")
+            if t is None or t not in reference:
+                continue
+            tensor = model.tensor(int(t))
+            assert tensor.quant is not None
+            a = _real(reference[int(t)], tensor)
+            b = _hexscope_real(session, node.node_id, tensor).reshape(a.shape)
+            lsb = float(tensor.quant.scale[0])
+            m = error_metrics(a, b, lsb, tolerance_lsb)
+            op_index = meta.get("op_index", {}).get(f"0x{node.node_id:x}", "-")
+            result.outputs.append(OutputDiff(
+                node.node_id, node.op, node.title, 0, tuple(a.shape), m, m.beyond > 0,
+                note=f"TFLite tensor {t} '{tensor.name}', operator {op_index}"))
+        return result
+    except EngineError as exc:
+        raise GraphFileError(f"{os.fspath(path)}: the run failed: {exc}") from None
+    finally:
+        session.close()
+
+
+__all__ = ["compare_with_tflite", "model_input_arrays", "run_tflite"]
