@@ -148,6 +148,8 @@ def import_tflite(path: str | PathLike[str], warnings: list[str] | None = None,
         "op_index": {f"0x{n.node_id:x}": n.tflite_op for n in b.nodes if n.tflite_op >= 0},
         "tensor_of_node": {f"0x{k:x}": v for k, v in b.tensor_of_node.items()},
         "refused": [[i, model.operators[i].code, r] for i, r in sorted(d.refused.items())],
+        "operators": [op.code for op in model.operators],
+        "tensor_names": {str(t): model.tensor(t).name for t in b.tensor_of_node.values()},
     }
     set_input_sources(graph, [_default_source(model.tensor(t).dtype) for t in part.inputs])
     if warnings is not None:
