@@ -15,6 +15,10 @@ if [ "$mode" = gui ] || [ "$mode" = debs ]; then
         libxcb-randr0 libxcb-shape0 libxcb-xfixes0 libxcb-xkb1 libxcb-sync1 libxcb-shm0
         libxcb-util1 libxcb-glx0 libx11-xcb1 libxkbcommon-x11-0"
 fi
+# the tests also build the C agent for 64-bit ARM (the phone's CPU) and run it under qemu
+if [ "$mode" = test ]; then
+  debs="$debs gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
+fi
 python=${PYTHON:-python3}
 if ! "$python" -c 'import ensurepip, venv' 2>/dev/null; then debs="$debs python3-venv"; fi
 

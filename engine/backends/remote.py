@@ -90,6 +90,9 @@ class RemoteBackend:
         self._covered = -1                        # plan index the last remote run reached
         self._problem: str | None = None          # why nodes up to _covered have no outputs
         self._failed: tuple[int, str] | None = None
+        self._too_small: str | None = None       # OUTPUT's status 2: why taps are missing
+        self._slot_bytes: dict[tuple[int, int], int] = {}   # the prepared taps' buffers
+        self._output_id = OUTPUT_NODE_ID
         self._target: int | None = None
         self._graph_inputs: tuple[Tensor, ...] = ()
         self._bad: dict[int, str] = {}            # node id -> why its tap was unreadable
@@ -179,6 +182,7 @@ class RemoteBackend:
         self.counters.clear()
         self._bad.clear()
         self._covered, self._problem, self._failed = -1, None, None
+        self._too_small = None
 
     def set_target(self, node_id: int | None) -> None:
         """The node the current run is heading for (None: the node being asked for)."""
@@ -222,6 +226,7 @@ class RemoteBackend:
         authored = prepared.authored[:end]
         ids = {n.node_id for n in authored}
         self._covered, self._problem, self._failed = last, None, None
+        self._too_small = None
         self._bad.clear()
         self.last_target = target
         try:
@@ -235,7 +240,10 @@ class RemoteBackend:
                 output_id = OUTPUT_NODE_ID
                 while output_id in self._position:          # a graph that uses the id
                     output_id -= 1
-                self.client.prepare(output_id, tap_slots(tapped, self.registry))
+                slots = tap_slots(tapped, self.registry)
+                self.client.prepare(output_id, slots)
+                self._slot_bytes = {(n, k): size for n, k, size in slots}
+                self._output_id = output_id
                 self._on_agent = end
             self._graph_inputs = tuple(graph_inputs)
             done = self.client.execute([wire_input(t) for t in graph_inputs], (),
@@ -255,7 +263,11 @@ class RemoteBackend:
         self.counter_kind = perf.counter_kind
         for rec_id, _runs, counter in perf.records:
             self.counters[rec_id] = counter
-        if done.status != 0:
+        if done.status == 2 and done.failed_node_id in (self._output_id, 0):
+            # NN_EXECUTE_BUFFER_SIZE_ERROR: every node ran, and the OUTPUT node copied the
+            # taps that fit (spec §4.2); the others fail their nodes (_missing)
+            self._too_small = done.message or "output too small"
+        elif done.status != 0:
             self._failed = (done.failed_node_id, done.message or
                             f"execute returned {done.status}")
         # a node without outputs (Check, Close, PPrint) has nothing to tap: it ran if the run
@@ -307,15 +319,27 @@ class RemoteBackend:
                 return KernelError(f"failed on the device: {message}")
             return BackendError(f"the device's run failed at node 0x{failed:x} ({message}); "
                                 "a device returns no outputs of a failed run")
+        if self._too_small is not None:
+            return self._too_small_error(node, 0)
         if self._problem is not None:
             return BackendError(self._problem)
         return BackendError(f"{self.name} returned no outputs for node {node.title}")
 
     def _absent(self, node: Node, k: int) -> Tensor:
         """Some outputs of a node came, output ``k`` did not (the run broke between them)."""
+        if self._too_small is not None:
+            raise self._too_small_error(node, k)
         if self._problem is not None or self._failed is not None:
             raise self._missing(node)
         raise BackendError(f"{self.name} returned no output {k} of node {node.title}")
+
+
+    def _too_small_error(self, node: Node, k: int) -> KernelError:
+        size = self._slot_bytes.get((node.node_id, k))
+        room = f"the {size} bytes its declared sizes give" if size else "its buffer"
+        return KernelError(f"output {k} did not fit {room} on the device: hexagon_nn's OUTPUT "
+                           f"node returned status 2, output too small ({self._too_small}); "
+                           "declare output sizes large enough for the tensor")
 
 
 def make_remote_backend(spec: str, token: str | None = None) -> RemoteBackend:

@@ -3,8 +3,10 @@ compiled kernels they call live apart in :mod:`kernels` and declare none."""
 
 # importing a family module registers its ops
 import hexscope.engine.ops.conv.conv2d
+import hexscope.engine.ops.conv.depthwise
 import hexscope.engine.ops.conv.matmul
 import hexscope.engine.ops.conv.supernode
+import hexscope.engine.ops.conv.supernode32
 import hexscope.engine.ops.d32.arith
 import hexscope.engine.ops.d32.concat
 import hexscope.engine.ops.d32.convert

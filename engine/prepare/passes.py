@@ -4,6 +4,7 @@
 * dead nodes (no consumer, not retained) are removed, whole chains at once;
 * the convolution chains become Supernodes (:mod:`supernode`), unless ``fusions`` is off (run
   the graph as authored);
+* a flat Supernode's ChannelScale input is folded into its weights (:mod:`channelscale`);
 * Consts move to the front, keeping the relative order of the rest.
 
 The d32 conversions of the library only change layouts and are not modelled.
@@ -17,7 +18,8 @@ from functools import cached_property
 from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
-from hexscope.engine.prepare.supernode import SUPERNODE, WHERE, find_chains
+from hexscope.engine.prepare.channelscale import FLAT_SUPERNODES, apply_channel_scales
+from hexscope.engine.prepare.supernode import WHERE, find_chains
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +75,12 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
         rewrites.append(Rewrite(node_id, "fused" if fused_into else "removed", why, fused_into))
     order = [i for i in order if i not in removed]
     notes: list[str] = []
-    if fusions and any(nodes[i].op == "QuantizedConv2d_8x8to32" for i in order):
+    if fusions and any(nodes[i].op in ("QuantizedConv2d_8x8to32",
+                                       "QuantizedDepthwiseConv2d_8x8to32") for i in order):
         order, notes = _fuse_supernodes(nodes, order, rewrites)
+    if any(nodes[i].op in FLAT_SUPERNODES and len(nodes[i].inputs) > 12 for i in order):
+        order, folded = apply_channel_scales(nodes, order)
+        rewrites += [Rewrite(node_id, "replaced", why) for node_id, why in folded]
     consts = [i for i in order if nodes[i].is_const]
     rest = [i for i in order if not nodes[i].is_const]
     kept = {i: nodes[i] for i in consts + rest}
@@ -96,10 +102,10 @@ def _fuse_supernodes(nodes: dict[int, Node], order: list[int], rewrites: list[Re
         nodes[sid] = f.supernode
         for node_id in f.fused:
             del nodes[node_id]
-            rewrites.append(Rewrite(node_id, "fused", f"fused into {SUPERNODE} 0x{sid:x} "
+            rewrites.append(Rewrite(node_id, "fused", f"fused into {f.supernode.op} 0x{sid:x} "
                                     f"({WHERE})", sid))
         rewrites.append(Rewrite(sid, "replaced", f"{' → '.join(f.chain)} becomes one "
-                                f"{SUPERNODE} under this id ({WHERE}); it runs in the "
+                                f"{f.supernode.op} under this id ({WHERE}); it runs in the "
                                 f"convolution's place"))
     # the library's unread -inf (a Relu replaced it) goes with its next dead-node pass
     read = {src for f in fusions for src, _ in f.supernode.inputs}

@@ -1,10 +1,14 @@
 """Prepare's convolution-chain fusion (nnlib ``try_make_supernode_flavored``, prepare.c).
 
 QuantizedConv2d_8x8to32 → QuantizeDownAndShrinkRange_32to8 → QuantizedBiasAdd_8p8to32 →
-QuantizeDownAndShrinkRange_32to8 [→ QuantizedRelu_8 | QuantizedReluX_8], each the unique
-consumer of the one before (:mod:`consumers`), becomes one Supernode_8x8p8to8 under the last
-node's id, output definitions and place of the convolution. Its output range inputs are
-±inf (find it) from a QuantizeDownAndShrinkRange, 0 from a Relu, a ReluX's maximum.
+QuantizeDownAndShrinkRange_32to8 [→ QuantizedRelu_8 | QuantizedReluX_8 | QuantizedClamp_8],
+each the unique consumer of the one before (:mod:`consumers`), becomes one Supernode_8x8p8to8
+under the last node's id, output definitions and place of the convolution; with a 32-bit bias
+(QuantizedConv2d_8x8to32 → QuantizedBiasAdd_32p32to32 → requantize [→ relu]) it becomes a
+Supernode_8x8p32to8. Either requantize may be a Requantize_32to8. The output range inputs
+(``requantize_op_minmax_inputs``, ``extract_min_max_from_relu``) are ±inf (find it) after a
+QuantizeDownAndShrinkRange, a Requantize_32to8's own range inputs, then 0 from a Relu, 0 and
+the maximum from a ReluX, a Clamp's two bounds.
 
 What the library does and this pass follows:
 
@@ -15,8 +19,8 @@ What the library does and this pass follows:
   ``nn_graph_new_internal_node_id`` numbers them, one of each at most (the library caches
   them).
 
-Only the ops of the seed list are matched (Requantize_32to8, Clamp, ChannelScale and the
-depthwise, matmul and 16-bit flavours are not in it).
+The ChannelScale node and the depthwise, matmul and 16-bit flavours are not matched; nor is
+the library's conversion of an 8-bit bias to 32 bits for flavours without an 8-bit form.
 """
 
 from __future__ import annotations
@@ -30,9 +34,13 @@ from hexscope.engine.prepare.consumers import Consumers
 
 CONV = "QuantizedConv2d_8x8to32"
 QDOWN = "QuantizeDownAndShrinkRange_32to8"
+REQUANT = "Requantize_32to8"
 BIASADD = "QuantizedBiasAdd_8p8to32"
-RELUS = ("QuantizedRelu_8", "QuantizedReluX_8")
+BIASADD32 = "QuantizedBiasAdd_32p32to32"
+RELUS = ("QuantizedRelu_8", "QuantizedReluX_8", "QuantizedClamp_8")
 SUPERNODE = "Supernode_8x8p8to8"
+SUPERNODE32 = "Supernode_8x8p32to8"
+DEPTHWISE = "QuantizedDepthwiseConv2d_8x8to32"
 FIRST_INTERNAL_ID = 0xFFFFFFFF
 WHERE = "hexagon_nn prepare: try_make_supernode_flavored"
 
@@ -74,6 +82,8 @@ def find_chains(nodes: dict[int, Node], order: list[int]) -> tuple[list[Fusion],
     notes: list[str] = []
     for node_id in order:
         conv = nodes[node_id]
+        if conv.op == DEPTHWISE:
+            _note_depthwise(conv, nodes, consumers, scalars, notes)
         if conv.op != CONV:
             continue
         fusion = _match(conv, nodes, consumers, scalars, notes)
@@ -82,25 +92,66 @@ def find_chains(nodes: dict[int, Node], order: list[int]) -> tuple[list[Fusion],
     return fusions, notes, list(scalars.made.values())
 
 
-def _match(conv: Node, nodes: dict[int, Node], consumers: Consumers, scalars: _Scalars,
-           notes: list[str]) -> Fusion | None:
-    qdown0 = consumers.unique(conv.node_id, (QDOWN,))
-    if qdown0 is None:
+@dataclass(frozen=True, slots=True)
+class _Chain:
+    """A matched chain: its nodes (None where a step is absent), the output range inputs."""
+
+    steps: tuple[Node | None, ...]      # conv, qdown0, bias add, qdown1, relu
+    lo: tuple[int, int]
+    hi: tuple[int, int]
+
+    @property
+    def bias32(self) -> bool:
+        return self.steps[2] is not None and self.steps[2].op == BIASADD32
+
+    @property
+    def last(self) -> Node:
+        return next(n for n in reversed(self.steps) if n is not None)
+
+    @property
+    def ops(self) -> tuple[str, ...]:
+        return tuple(n.op for n in self.steps if n is not None)
+
+
+def _chain(conv: Node, consumers: Consumers, scalars: _Scalars) -> _Chain | None:
+    """``try_make_supernode_flavored``'s match from ``conv`` on (see the module doc)."""
+    first = consumers.unique(conv.node_id, (QDOWN, REQUANT, BIASADD32))
+    if first is None:
         return None
-    bias = consumers.unique(qdown0.node_id, (BIASADD,))
-    if bias is None:
-        return None                                  # no bias: the library does not fuse
-    qdown1 = consumers.unique(bias.node_id, (QDOWN,))
+    if first.op == BIASADD32:                    # the 32-bit bias form: no requantize before
+        qdown0, bias = None, first
+    else:
+        qdown0 = first
+        bias = consumers.unique(qdown0.node_id, (BIASADD,))
+        if bias is None:
+            return None                              # no bias: the library does not fuse
+    qdown1 = consumers.unique(bias.node_id, (QDOWN, REQUANT))
     if qdown1 is None:
         return None
-    lo, hi = scalars.ref("-inf", -np.inf), scalars.ref("+inf", np.inf)
+    if qdown1.op == REQUANT:                     # requantize_op_minmax_inputs: its range
+        lo, hi = qdown1.inputs[3], qdown1.inputs[4]
+    else:
+        lo, hi = scalars.ref("-inf", -np.inf), scalars.ref("+inf", np.inf)
     relu = consumers.unique(qdown1.node_id, RELUS)
-    last = qdown1
-    if relu is not None:
-        lo, last = scalars.ref("0", 0.0), relu
-        if relu.op == "QuantizedReluX_8":
-            hi = relu.inputs[3]
-    chain = tuple(n.op for n in (conv, qdown0, bias, qdown1, *(() if relu is None else (relu,))))
+    if relu is not None:                         # extract_min_max_from_relu
+        if relu.op == "QuantizedClamp_8":
+            lo, hi = relu.inputs[3], relu.inputs[4]
+        else:
+            lo = scalars.ref("0", 0.0)
+            if relu.op == "QuantizedReluX_8":
+                hi = relu.inputs[3]
+    return _Chain((conv, qdown0, bias, qdown1, relu), lo, hi)
+
+
+def _match(conv: Node, nodes: dict[int, Node], consumers: Consumers, scalars: _Scalars,
+           notes: list[str]) -> Fusion | None:
+    found = _chain(conv, consumers, scalars)
+    if found is None:
+        return None
+    _, qdown0, bias, qdown1, _ = found.steps
+    assert bias is not None and qdown1 is not None      # _chain matched both
+    op = SUPERNODE32 if found.bias32 else SUPERNODE
+    last, lo, hi, chain = found.last, found.lo, found.hi, found.ops
     if _would_be_superfc(conv, last, nodes):
         notes.append(f"0x{conv.node_id:x}: the chain {' → '.join(chain)} becomes "
                      f"SuperFC_8x8p32to8 on the device (prepare: "
@@ -108,9 +159,10 @@ def _match(conv: Node, nodes: dict[int, Node], consumers: Consumers, scalars: _S
                      "it runs as authored")
         return None
     inputs = (*conv.inputs[:7], bias.inputs[1], bias.inputs[4], bias.inputs[5], lo, hi)
-    supernode = Node(last.node_id, SUPERNODE, inputs=inputs, outputs=last.outputs,
+    supernode = Node(last.node_id, op, inputs=inputs, outputs=last.outputs,
                      padding=conv.padding, label=last.label, position=last.position)
-    fused = tuple(n.node_id for n in (conv, qdown0, bias, qdown1) if n is not last)
+    fused = tuple(n.node_id for n in (conv, qdown0, bias, qdown1)
+                  if n is not None and n is not last)
     return Fusion(supernode, fused, chain)
 
 
@@ -133,3 +185,26 @@ def _would_be_superfc(conv: Node, last: Node, nodes: dict[int, Node]) -> bool:
         return False
     shape = producer.outputs[idx].max_sizes
     return len(shape) >= 3 and shape[1] == fh and shape[2] == fw
+
+
+def _note_depthwise(conv: Node, nodes: dict[int, Node], consumers: Consumers,
+                    scalars: _Scalars, notes: list[str]) -> None:
+    """A depthwise chain that the device's prepare makes a DepthwiseSupernode (its
+    ``dwconv_extrachecks``: const weights and stride, stride width <= 2, multiplier 1,
+    filter height >= 2 and width 3, 5 or 7), which Hexscope does not simulate: noted, and
+    run as authored."""
+    wts, stride = (nodes.get(conv.inputs[k][0]) if len(conv.inputs) > k else None
+                   for k in (1, 6))
+    if wts is None or wts.const is None or stride is None or not stride.is_const \
+            or stride.const is None:
+        return
+    fh, fw, _, mult = wts.const.shape
+    if stride.const.shape[2] > 2 or mult != 1 or fh < 2 or fw not in (3, 5, 7):
+        return
+    found = _chain(conv, consumers, scalars)
+    if found is None:
+        return
+    op = "DepthwiseSupernode_8x8p32to8" if found.bias32 else "DepthwiseSupernode_8x8p8to8"
+    notes.append(f"0x{conv.node_id:x}: the chain {' → '.join(found.ops)} becomes {op} on "
+                 "the device (prepare: try_make_supernode_flavored), then its d32 form, which "
+                 "Hexscope does not simulate; it runs as authored")

@@ -25,6 +25,8 @@ MAX_NAME = 64
 MAX_COUNT = 1_000_000
 MAX_MESSAGE = 4096
 FRAME_TIMEOUT = 10.0                      # seconds a frame under way may go without a byte
+HELLO_TIMEOUT = 5.0                       # seconds from connecting to a whole HELLO frame
+DEFAULT_MAX_GRAPH = 1024 * 1024 * 1024    # bytes of UPLOAD frames one graph may hold
 UNKNOWN = 0xFFFFFFFF
 
 
@@ -114,6 +116,8 @@ PERF_HEADER = struct.Struct("<4I")
 LOG_REQUEST = struct.Struct("<2I")
 LOG_HEADER = struct.Struct("<2I")
 ERROR = struct.Struct("<IIiI")
+#: The largest frame an agent reads before HELLO: a HELLO with the longest token.
+MAX_HELLO_FRAME = HELLO.size + MAX_TOKEN
 
 FLAG_NEW_GRAPH = 1
 FLAG_CONST = 1

@@ -56,15 +56,20 @@ def wire_tensor(tensor: Tensor, device_like: bool = False) -> p.WireTensor:
 class SimDevice:
     """One client's graph on the simulator."""
 
-    def __init__(self, slow_seconds: float = 0.0, device_like: bool = False) -> None:
+    def __init__(self, slow_seconds: float = 0.0, device_like: bool = False,
+                 max_graph_bytes: int = p.DEFAULT_MAX_GRAPH) -> None:
         self.slow_seconds = slow_seconds        # a test aid: time each node takes at least
         # a test aid: answer as a device agent must (taps without types or d32 padding, after
         # the whole run, none of a failed run), so the client's device paths run here
         self.device_like = device_like
+        self.max_graph_bytes = max_graph_bytes
+        self.graph_bytes = 0                    # UPLOAD bytes of the graph under construction
         self.state = "none"
         self.graph: Graph | None = None
         self.session: Session | None = None
         self.slots: dict[tuple[int, int], int] = {}
+        self.slot_index: dict[tuple[int, int], int] = {}
+        self.output_node_id = 0
         self.perf: dict[int, list[int]] = {}
         self.log_text = ""
 
@@ -73,15 +78,28 @@ class SimDevice:
         if self.session is not None:
             self.session.close()
         self.state, self.graph, self.session = "none", None, None
-        self.slots, self.perf = {}, {}
+        self.slots, self.slot_index, self.perf = {}, {}, {}
+        self.graph_bytes = 0
 
-    def upload(self, msg: p.Upload) -> p.UploadOk:
+    def upload(self, msg: p.Upload, size: int = 0) -> p.UploadOk:
+        """Append ``msg``'s nodes; ``size``: the bytes of its frame, counted against the
+        agent's limit on one graph (``max_graph_bytes``)."""
         if msg.new_graph:
             self.teardown()
             self.graph, self.state, self.log_text = Graph(), "construction", ""
         if self.state != "construction" or self.graph is None:
             raise p.ProtocolError(p.ErrorCode.STATE, f"UPLOAD without NEW_GRAPH: the graph is "
                                   f"{'dead' if self.state == 'dead' else 'not under construction'}")
+        if self.graph_bytes + size > self.max_graph_bytes:
+            total = self.graph_bytes + size
+            self.teardown()                     # give the memory back at once
+            self.state = "dead"
+            raise p.ProtocolError(p.ErrorCode.APPEND_FAILED, f"UPLOAD: the graph would hold "
+                                  f"{total:,} bytes of UPLOAD frames, over this agent's limit "
+                                  f"of {self.max_graph_bytes:,} (its --max-graph-bytes); "
+                                  "nothing of this frame was appended and the graph is torn "
+                                  "down")
+        self.graph_bytes += size
         for node in msg.nodes:                  # check the whole frame before appending
             if not node.is_const and node.op not in REGISTRY:
                 self.state = "dead"
@@ -132,6 +150,8 @@ class SimDevice:
                                   nn_rc=-1) from None
         self.session.events.connect(self._on_event)
         self.slots = {(n, i): size for n, i, size in msg.taps}
+        self.slot_index = {(n, i): k for k, (n, i, _) in enumerate(msg.taps)}
+        self.output_node_id = msg.output_node_id
         self.state = "prepared"
         self.perf = {i: [0, 0] for i in self.session.plan}
         return p.PrepareOk(len(self.session.prepared.order), cycles)
@@ -169,12 +189,21 @@ class SimDevice:
         sent = 0
 
         held: list[p.Tap] = []            # device-like: sent after the run, if it succeeds
+        too_small: list[str] = []         # OUTPUT's refusals, as hexagon_nn logs them
 
         def emit(node_id: int, outputs: tuple[Tensor, ...]) -> None:
             nonlocal sent
             for idx, tensor in enumerate(outputs):
                 if (node_id, idx) in wanted:
                     tap = p.Tap(node_id, idx, wire_tensor(tensor, self.device_like))
+                    limit = self.slots[node_id, idx]
+                    # matches the device: OUTPUT copies only what fits its slot (spec §4.2);
+                    # a slot of 0 bytes (no declared sizes) is not limited here, as the
+                    # simulator sizes outputs itself
+                    if limit and len(tap.tensor.data) > limit:
+                        too_small.append(f"output {self.slot_index[node_id, idx]} too small "
+                                         f"({len(tap.tensor.data)} > {limit})")
+                        continue
                     if self.device_like:
                         held.append(tap)
                     else:
@@ -203,6 +232,12 @@ class SimDevice:
             failed = finished.failed_node or 0
             self.log_text += f"execute() failed on node id={failed:x} err=-1\n"
             return p.ExecuteDone(-1, failed, sent, cycles, finished.message)
+        if too_small:
+            # NN_EXECUTE_BUFFER_SIZE_ERROR: OUTPUT ran and copied every slot that fit
+            out = self.output_node_id
+            self.log_text += "".join(f"{line}\n" for line in too_small)
+            self.log_text += f"execute() failed on node id={out:x} err=2\n"
+            return p.ExecuteDone(2, out, sent, cycles, "; ".join(too_small))
         return p.ExecuteDone(0, 0, sent, cycles)
 
     # inspection ----------------------------------------------------------------------------

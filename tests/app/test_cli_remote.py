@@ -124,20 +124,20 @@ def test_killing_the_agent_mid_run_fails_it_and_keeps_what_was_received(tmp_path
 
 def _wait_for_taps(agent, count: int) -> None:
     """Wait until the agent has been executing long enough to have sent ``count`` taps
-    (each node takes 0.5 s; the agent answers a probe with BUSY once the run has begun)."""
-    deadline = time.monotonic() + 60
-    port = agent.port
+    (each node takes 0.5 s; the agent answers a probe's HELLO with BUSY once the command
+    line is served)."""
     import socket
 
+    from hexscope.engine.remote import protocol as p
+    from hexscope.engine.remote.wire import send
+    from support.agent_process import read_reply
+
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:      # the run has begun once the agent is busy
-        with socket.create_connection(("127.0.0.1", port), 5) as probe:
-            probe.settimeout(0.2)
-            try:
-                head = probe.recv(8)
-            except TimeoutError:
-                head = b""
-        if len(head) == 8 and head[6] == 0xE0:     # BUSY: serving the command line
-            break
+        with socket.create_connection(("127.0.0.1", agent.port), 5) as probe:
+            send(probe, p.Hello(), 1)
+            if isinstance(read_reply(probe), p.Busy):     # serving the command line
+                break
         time.sleep(0.05)
     time.sleep(0.5 * count + 0.3)
 

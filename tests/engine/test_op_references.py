@@ -117,7 +117,33 @@ for _op, _expected in D32_ARITH.items():
 CASES["QuantizedConcat_8_d32"] = ([i32(3), d32([10], (1, 1, 1, 1)), d32([255], (1, 1, 1, 1)),
                                    word(0), word(0), word(255), word(2)], Padding.NA,
                                   [10.0, 2.0])
+# Supernode_8x8p32to8: the same with a 32-bit bias of 2 steps (range +-2**31: 1 per step)
+CASES["Supernode_8x8p32to8"] = (
+    [u8(X22, (1, 2, 2, 1)), u8([1, 0, 0, 1], (2, 2, 1, 1)), word(0), word(255), word(0),
+     word(255), shape(1, 1, 1, 1), i32(2), word(-2.0**31), word(2.0**31), word(0),
+     word(5.5)], Padding.SAME, [5.5, 4, 5, 5.5])
+# depthwise, multiplier 2: pixel 0 sees both taps, pixel 1 only the first (SAME, 1x2 filter)
+CASES["QuantizedDepthwiseConv2d_8x8to32"] = (
+    [u8([1, 2, 3, 4], (1, 1, 2, 2)), u8([1, 10, 3, 30, 2, 20, 4, 40], (1, 2, 2, 2)), word(0),
+     word(255), word(0), word(255), shape(1, 1, 1, 1)], Padding.SAME,
+    [7, 70, 22, 220, 3, 30, 12, 120])
+# the same depthwise filter at multiplier 1 ([1, 3 | 2, 4]: pixel sums 7, 22, 3, 12), scaled
+# per channel by [0.5, 1], plus a 32-bit bias [2, 3] (range +-2**31: one per step), clamped
+# to [0, 20]: [3.5+2, 22+3 -> 20, 1.5+2, 12+3]
+CASES["DepthwiseSupernode_8x8p32to8"] = (
+    [u8([1, 2, 3, 4], (1, 1, 2, 2)), u8([1, 3, 2, 4], (1, 2, 2, 1)), word(0), word(255),
+     word(0), word(255), shape(1, 1, 1, 1),
+     Tensor.from_array(np.array([2, 3], np.int32).reshape(1, 1, 1, 2), DType.INT32),
+     word(-2.0**31), word(2.0**31), word(0), word(20), f(0.5, 1.0)], Padding.SAME,
+    [5.5, 20, 3.5, 15])
+# 8-bit bias codes [130, 128] in [-128, 127] (step 1, zero code 128): [2, 0]
+CASES["DepthwiseSupernode_8x8p8to8"] = (
+    [u8([1, 2, 3, 4], (1, 1, 2, 2)), u8([1, 3, 2, 4], (1, 2, 2, 1)), word(0), word(255),
+     word(0), word(255), shape(1, 1, 1, 1), u8([130, 128], (1, 1, 1, 2)), word(-128),
+     word(127), word(-np.inf), word(np.inf)], Padding.SAME, [9, 22, 5, 12])
 SHARED = {"QuantizedConv2d_8x8to32_ref": "QuantizedConv2d_8x8to32",
+          "QuantizedDepthwiseConv2d_8x8to32_ref": "QuantizedDepthwiseConv2d_8x8to32",
+          "Supernode_8x8p32to8_ref": "Supernode_8x8p32to8",
           "Supernode_8x8p8to8_ref": "Supernode_8x8p8to8",
           "QuantizedMatMul_8x8to32_ref": "QuantizedMatMul_8x8to32",
           "QuantizedBiasAdd_8p8to32_ref": "QuantizedBiasAdd_8p8to32",

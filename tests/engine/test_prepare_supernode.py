@@ -69,3 +69,75 @@ def test_an_edit_that_unmakes_the_fusion_makes_the_relus_result_stale():
     s.step()                                                # applies the edit
     assert s.prepared.nodes[0x24].op == "QuantizedRelu_8"
     assert s.executor.trace.get(0x24) is None or 0x24 in s.executor.stale
+
+
+def _bias32_chain(requant: str = "Requantize_32to8", tail: str | None = "QuantizedClamp_8"):
+    """INPUT 0x10 → conv 0x20 → QuantizedBiasAdd_32p32to32 0x22 → requant 0x23 [→ tail 0x24]
+    → OUTPUT 0x30 (the TFLite delegate's form before prepare; prepare.c
+    try_make_supernode_flavored, the bias32 branch)."""
+    from hexscope.engine import Graph
+    from support.conv_graph import append_conv_consts
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=[OutputDef((1, 4, 4, 3), 1)])
+    append_conv_consts(g)
+    g.append_const_node(0x15, np.full((1, 1, 3, 16), 130, np.uint8))
+    g.append_const_node(0x16, np.arange(16, dtype=np.int32).reshape(1, 1, 1, 16))
+    for nid, v in ((0x17, 6.0), (0x18, -3.0), (0x19, 0.5)):
+        g.append_const_node(nid, np.array([v], np.float32))
+    g.append_node(0x20, "QuantizedConv2d_8x8to32",
+                  inputs=[(0x10, 0), (0x15, 0), (0x11, 0), (0x12, 0), (0x13, 0), (0x12, 0),
+                          (0x14, 0)], outputs=3, padding="SAME")
+    g.append_node(0x22, "QuantizedBiasAdd_32p32to32",
+                  inputs=[(0x20, 0), (0x16, 0), (0x20, 1), (0x20, 2), (0x11, 0), (0x12, 0)],
+                  outputs=3)
+    extra = [(0x18, 0), (0x17, 0)] if requant == "Requantize_32to8" else []
+    g.append_node(0x23, requant, inputs=[(0x22, 0), (0x22, 1), (0x22, 2), *extra], outputs=3)
+    last = 0x23
+    if tail is not None:
+        more = {"QuantizedClamp_8": [(0x19, 0), (0x17, 0)], "QuantizedReluX_8": [(0x17, 0)],
+                "QuantizedRelu_8": []}[tail]
+        g.append_node(0x24, tail, inputs=[(0x23, 0), (0x23, 1), (0x23, 2), *more], outputs=3)
+        last = 0x24
+    g.append_node(0x30, "OUTPUT", inputs=[(last, 0)])
+    return g
+
+
+def test_a_32_bit_bias_chain_becomes_supernode_8x8p32to8_with_the_clamps_bounds():
+    p = prepare(_bias32_chain())
+    sn = p.nodes[0x24]
+    assert sn.op == "Supernode_8x8p32to8"
+    # conv inputs, the bias add's bias and range, then the Clamp's bounds (0.5, 6.0)
+    assert sn.inputs == ((0x10, 0), (0x15, 0), (0x11, 0), (0x12, 0), (0x13, 0), (0x12, 0),
+                         (0x14, 0), (0x16, 0), (0x11, 0), (0x12, 0), (0x19, 0), (0x17, 0))
+    assert p.plan == (0x10, 0x24, 0x30)
+    assert {r.node_id: r.into for r in p.rewrites if r.kind == "fused"} == \
+        {0x20: 0x24, 0x22: 0x24, 0x23: 0x24}
+    assert "Supernode_8x8p32to8" in p.rewrite_of(0x24).reason
+
+
+def test_a_requantize_gives_its_range_and_a_relu_its_zero():
+    p = prepare(_bias32_chain(tail=None))
+    assert p.nodes[0x23].inputs[10:] == ((0x18, 0), (0x17, 0))     # Requantize_32to8's range
+    p = prepare(_bias32_chain(tail="QuantizedRelu_8"))
+    lo = p.nodes[0x24].inputs[10]
+    assert float(p.nodes[lo[0]].const.array.reshape(-1)[0]) == 0.0
+    assert p.nodes[0x24].inputs[11] == (0x17, 0)          # the requantize's max stays
+    p = prepare(_bias32_chain("QuantizeDownAndShrinkRange_32to8", "QuantizedReluX_8"))
+    sn = p.nodes[0x24]
+    assert float(p.nodes[sn.inputs[10][0]].const.array.reshape(-1)[0]) == 0.0
+    assert sn.inputs[11] == (0x17, 0)
+
+
+def test_a_depthwise_chain_is_noted_as_a_depthwise_supernode_and_runs_as_authored():
+    g = _bias32_chain(tail="QuantizedRelu_8")
+    conv = g.node(0x20)
+    g.append_const_node(0x1A, np.full((3, 3, 3, 1), 130, np.uint8))
+    g.replace_node(conv.with_(op="QuantizedDepthwiseConv2d_8x8to32",
+                              inputs=(conv.inputs[0], (0x1A, 0), *conv.inputs[2:])))
+    p = prepare(g)
+    assert p.nodes[0x20].op == "QuantizedDepthwiseConv2d_8x8to32" and 0x24 in p.plan
+    assert any(n.startswith("0x20:") and "DepthwiseSupernode_8x8p32to8" in n for n in p.notes)
+    # a 1x1 filter with multiplier 16 is not one dwconv_extrachecks accepts: no note
+    g2 = _bias32_chain(tail="QuantizedRelu_8")
+    g2.replace_node(g2.node(0x20).with_(op="QuantizedDepthwiseConv2d_8x8to32"))
+    assert not prepare(g2).notes

@@ -15,7 +15,12 @@ import pytest
 
 from hexscope.engine.remote import protocol as p
 from hexscope.engine.remote.client import AgentAuthError, AgentBusy, AgentClient, AgentError
-from support.agent_process import connected_client, raw_connection, read_reply
+from support.agent_process import (
+    connected_client,
+    greeted_connection,
+    raw_connection,
+    read_reply,
+)
 from support.dsp_agent_process import build, running
 
 TOKEN = "s3cret"
@@ -256,10 +261,7 @@ def _header(version=1, msg_type=2, meta=0, data=0, magic=b"HXSP", rid=9) -> byte
 
 
 def _greeted(port: int) -> socket.socket:
-    sock = raw_connection(port)
-    sock.sendall(p.encode(p.Hello(TOKEN.encode()), 1))
-    assert isinstance(read_reply(sock), p.HelloOk)
-    return sock
+    return greeted_connection(port, TOKEN.encode())
 
 
 def test_dsp_agent_malformed_metadata_is_typed_and_the_connection_stays(agent):
@@ -341,6 +343,7 @@ def test_dsp_agent_says_busy_at_once_while_a_graph_runs(binary, tmp_path):
         time.sleep(0.3)                           # the graph is running: 4 nodes x 400 ms
         started = time.monotonic()
         with socket.create_connection(("127.0.0.1", slow.port), 5) as other:
+            other.sendall(p.encode(p.Hello(), 1))     # BUSY answers an accepted HELLO
             reply = read_reply(other)
         waited = time.monotonic() - started
         assert isinstance(reply, p.Busy) and "one client at a time" in reply.message

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hexscope.engine.remote import protocol as p
-from support.agent_process import hello, raw_connection
+from support.agent_process import greeted_connection, hello, raw_connection
 from support.dsp_agent_process import build, running
 
 TOKEN = b"s3cret"
@@ -92,7 +92,7 @@ requests = st.one_of(
 
 
 def _session(port: int, frames: list[bytes]) -> None:
-    sock = raw_connection(port, peek=0.02)
+    sock = raw_connection(port)
     try:
         sock.sendall(p.encode(p.Hello(TOKEN), 1))
         for raw in frames:
@@ -138,7 +138,7 @@ framing = st.one_of(
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(after_hello=st.booleans(), frame=framing)
 def test_dsp_agent_survives_any_framing(agent, after_hello, frame):
-    sock = raw_connection(agent.port, peek=0.02)
+    sock = raw_connection(agent.port)
     try:
         if after_hello:
             sock.sendall(p.encode(p.Hello(TOKEN), 1))
@@ -152,10 +152,10 @@ def test_dsp_agent_survives_any_framing(agent, after_hello, frame):
 
 
 def test_dsp_agent_under_sanitizers_still_runs_the_passthrough_exactly(agent):
-    sock = raw_connection(agent.port)
+    sock = greeted_connection(agent.port, TOKEN)
     with sock:
         replies = []
-        for k, message in enumerate([p.Hello(TOKEN), GOOD[0], GOOD[2], GOOD[5]], 1):
+        for k, message in enumerate([GOOD[0], GOOD[2], GOOD[5]], 2):
             sock.sendall(p.encode(message, k))
             replies.append(_read_until_done(sock))
     taps = {(t.node_id, t.output_idx): t.tensor.data for t in replies[-1]
@@ -165,9 +165,9 @@ def test_dsp_agent_under_sanitizers_still_runs_the_passthrough_exactly(agent):
 
 
 def test_dsp_agent_a_tap_slot_too_small_fails_the_run_with_outputs_code_2(agent):
-    sock = raw_connection(agent.port)
+    sock = greeted_connection(agent.port, TOKEN)
     with sock:
-        for k, message in enumerate([p.Hello(TOKEN), GOOD[0], GOOD[3], GOOD[5]], 1):
+        for k, message in enumerate([GOOD[0], GOOD[3], GOOD[5]], 2):
             sock.sendall(p.encode(message, k))
             replies = _read_until_done(sock)
     # OUTPUT copies what fits and returns 2, NN_EXECUTE_BUFFER_SIZE_ERROR (spec §4.2); the agent
@@ -192,10 +192,8 @@ def _read_until_done(sock: socket.socket) -> list[p.Message]:
 def test_a_mutated_upload_count_is_malformed_not_a_crash(agent):
     msg_type, meta, data = _body(GOOD[0])
     huge = meta[:4] + struct.pack("<I", 0xFFFFFFFF) + meta[8:]    # n_nodes
-    sock = raw_connection(agent.port)
-    with sock:
-        sock.sendall(p.encode(p.Hello(TOKEN), 1) + _frame(msg_type, huge, data))
+    with greeted_connection(agent.port, TOKEN) as sock:
+        sock.sendall(_frame(msg_type, huge, data))
         from support.agent_process import read_reply
-        assert isinstance(read_reply(sock), p.HelloOk)
         reply = read_reply(sock)
     assert isinstance(reply, p.ErrorReply) and reply.code == p.ErrorCode.MALFORMED

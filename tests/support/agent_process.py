@@ -58,28 +58,44 @@ def running_agent(*args: str, env: dict[str, str] | None = None) -> Iterator[Age
         agent.kill()
 
 
-def raw_connection(port: int, timeout: float = 5.0, peek: float = 0.1) -> socket.socket:
-    """A connection the agent is serving (retries while it still finishes the last client)."""
+def raw_connection(port: int, timeout: float = 5.0) -> socket.socket:
+    """A new connection, not yet greeted (the agent says BUSY only in answer to a HELLO)."""
+    return socket.create_connection(("127.0.0.1", port), timeout)
+
+
+def greeted_connection(port: int, token: bytes = b"", timeout: float = 5.0) -> socket.socket:
+    """A connection whose HELLO the agent accepted (asking again while it answers BUSY: it
+    may still be finishing the last client)."""
+    from hexscope.engine.remote.wire import send
+
     deadline = time.monotonic() + timeout
     while True:
-        sock = socket.create_connection(("127.0.0.1", port), timeout)
-        sock.settimeout(peek)
-        try:
-            head = sock.recv(p.HEADER_SIZE, socket.MSG_PEEK)
-        except TimeoutError:
-            head = b""                    # nothing said: we are being served
-        if len(head) >= 8 and head[6] == p.MsgType.BUSY and time.monotonic() < deadline:
-            sock.close()
-            time.sleep(0.05)
-            continue
-        sock.settimeout(timeout)
-        return sock
+        sock = raw_connection(port, timeout)
+        send(sock, p.Hello(token), 1)
+        reply = read_reply(sock)
+        if isinstance(reply, p.HelloOk):
+            return sock
+        sock.close()
+        if not isinstance(reply, p.Busy) or time.monotonic() > deadline:
+            raise AssertionError(f"HELLO refused: {reply}")
+        time.sleep(0.05)
 
 
-def read_reply(sock: socket.socket) -> p.Message:
+def closed_after(sock: socket.socket, limit: float = 5.0) -> tuple[p.Message | None, float]:
+    """What the agent says before it closes ``sock`` (None: nothing), and after how many
+    seconds (``limit``: give up waiting)."""
+    start = time.monotonic()
+    try:
+        reply: p.Message | None = read_reply(sock, limit)
+    except Exception:  # noqa: BLE001 - closed without a reply
+        reply = None
+    return reply, time.monotonic() - start
+
+
+def read_reply(sock: socket.socket, timeout: float = 5.0) -> p.Message:
     from hexscope.engine.remote.wire import read_frame
 
-    return read_frame(sock, max_frame=p.HARD_MAX_FRAME, idle_timeout=5.0).message()
+    return read_frame(sock, max_frame=p.HARD_MAX_FRAME, idle_timeout=timeout).message()
 
 
 def hello(port: int, token: bytes = b"", timeout: float = 5.0) -> p.Message:

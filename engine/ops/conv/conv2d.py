@@ -8,19 +8,23 @@ float32 in the library's order. Conv2d's ``_ref`` twin runs the same code.
 from __future__ import annotations
 
 import functools
-import threading
-import time
-import weakref
-from collections.abc import Callable
-from typing import TypeVar
 
 import numpy as np
 
-from hexscope.engine.dtypes import DType, Layout
+from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import c_roundf_int1, exact_memo, za_scaled
 from hexscope.engine.nodes import Padding
-from hexscope.engine.ops.context import KernelContext, Shared, data_of, scalar_f
+from hexscope.engine.ops.context import KernelContext, data_of, scalar_f
+from hexscope.engine.ops.conv.common import (
+    CONV_IN,
+    centred_input,
+    f32_output,
+    f32_word,
+    filter_rhs,
+    filter_winograd,
+)
+from hexscope.engine.ops.conv.common import range_ports as range_ports  # re-exported
 from hexscope.engine.ops.kernels import gemm, winograd
 from hexscope.engine.ops.kernels.code_bounds import Span, note
 from hexscope.engine.ops.kernels.float_conv import float_conv2d
@@ -32,10 +36,6 @@ from hexscope.engine.tensor import Tensor, fresh
 f32 = np.float32
 _U8, _F32 = DType.QUINT8, DType.FLOAT32
 RANGE_OUT = (Port("y", DType.QINT32), Port("y_min", _F32), Port("y_max", _F32))
-
-
-def range_ports(*names: str) -> tuple[Port, ...]:
-    return tuple(Port(n, _F32) for n in names)
 
 
 # shared rules --------------------------------------------------------------------------------
@@ -76,6 +76,11 @@ def product_range(lx: np.float32, lw: np.float32) -> tuple[np.float32, np.float3
 def output_window(n: int, f: int, s: int, padding: Padding) -> Window:
     """Output size and padding before for one dimension (quantized-ops spec §1.7).
 
+    As ``nn_pad_compute_outsize_padding`` (nnlib nn_graph_padding.h): where the output is
+    empty the padding before is 0 too. That matters to callers that pass an *output* size
+    as ``n`` (the Supernode's ``nn_pad_compute_before(out_width, ...)``): NA padding with
+    ``n`` below the stride pads nothing.
+
     Cached: a pure function of its arguments, and a Window is immutable."""
     if padding is Padding.VALID:
         return Window(n, f, s, (n - f) // s + 1 if n >= f else 0, 0)
@@ -86,7 +91,7 @@ def output_window(n: int, f: int, s: int, padding: Padding) -> Window:
     else:
         return Window(n, f, s, 0, 0)     # MIRROR_*: out size 0 (unconfirmed downstream)
     total = (out - 1) * s - (n - f)
-    if total <= 0:
+    if out == 0 or total <= 0:
         return Window(n, f, s, out, 0)
     before = (total + 1) // 2 if padding is Padding.SAME_CAFFE else total // 2
     return Window(n, f, s, out, before)
@@ -105,10 +110,6 @@ def warn_inexact(ctx: KernelContext, what: str, exact: bool) -> None:
 
 
 # QuantizedConv2d_8x8to32 ------------------------------------------------------------------------
-
-_CONV_IN = (Port("x", _U8), Port("filter", _U8), *range_ports("x_min", "x_max", "f_min", "f_max"),
-            Port("stride", None, shape_only=True))
-
 
 def quantized_conv2d_8x8to32(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor,
                              x_max: Tensor, f_min: Tensor, f_max: Tensor,
@@ -158,50 +159,17 @@ def quantized_conv2d_8x8to32(ctx: KernelContext, x: Tensor, filt: Tensor, x_min:
         ctx.log(2, f"conv2d {b}x{h}x{w}x{cin} * {fh}x{fw}x{fdin}x{cout} stride {sh}x{sw} "
                    f"pad {ctx.padding.name} -> {b}x{rows.out}x{cols.out}x{cout}; zx={zx} zf={zf}")
     data = data_of(x, "input x")
-    rhs = _filter_rhs(ctx, filt, zf)
+    rhs = filter_rhs(ctx, filt, zf)
     # F(2,3) saves a third of the products of float32 BLAS; the integer kernel does twice
     # the products per instruction and beats it without the transforms (bench/README.md).
-    wrhs = _filter_winograd(ctx, filt, rhs.zero) \
+    wrhs = filter_winograd(ctx, filt, rhs.zero) \
         if rhs.zero == zf and winograd.applies(rows) \
         and gemm.patch_dtype() is np.float32 else None
     span = Span()
-    out = conv_sums(data, rhs, rows, cols, zx, zf, _centred(x, rows, cols), wrhs, span)
+    out = conv_sums(data, rhs, rows, cols, zx, zf, centred_input(x, rows, cols), wrhs, span)
     y = qint32_tensor((b, rows.out, cols.out, cout), out)
     note(y.raw, span)               # for the requantize that usually follows
-    return y, _f32_out(y_min), _f32_out(y_max)
-
-
-def _centred(x: Tensor, rows: Window, cols: Window) -> np.ndarray | None:
-    """``x - 128`` (B*H*W, C) for a 1x1 convolution that fits one GEMM block.
-
-    Several 1x1 convolutions often read the same tensor one after the other (the branches
-    of an Inception block); the last two conversions are kept, for frozen (read-only)
-    tensors only, keyed by the tensor's buffer (a weak reference: a dead buffer never
-    matches)."""
-    if not (gemm.is_plain(rows, cols) and x.has_data and x.layout is Layout.FLAT) \
-            or x.raw.flags.writeable:
-        return None
-    dtype = np.dtype(gemm.patch_dtype())
-    if x.elements * dtype.itemsize > gemm.BLOCK_BYTES:
-        return None
-    raw = x.raw
-    with _CENTRED_LOCK:
-        for ref, shape, value in _CENTRED:
-            if ref() is raw and shape == x.shape and value.dtype == dtype:
-                return value
-    b, h, w, c = x.shape
-    start = time.perf_counter()
-    value = gemm.center(x.array, dtype).reshape(b * h * w, c)
-    value.flags.writeable = False
-    gemm.TIMES.im2col += time.perf_counter() - start
-    with _CENTRED_LOCK:
-        _CENTRED.insert(0, (weakref.ref(raw), x.shape, value))
-        del _CENTRED[2:]
-    return value
-
-
-_CENTRED: list[tuple[weakref.ref, tuple[int, ...], np.ndarray]] = []
-_CENTRED_LOCK = threading.Lock()
+    return y, f32_output(y_min), f32_output(y_max)
 
 
 @exact_memo
@@ -215,20 +183,7 @@ def conv_scalars(xmn: float, xmx: float, fmn: float, fmx: float
     zx, ok_x = zero_code(xmn, xmx, "none")
     zf, ok_f = zero_code(fmn, fmx, "none")
     y_min, y_max = product_range(level_size(xmn, xmx), level_size(fmn, fmx))
-    return zx, ok_x, zf, ok_f, _word(y_min), _word(y_max)
-
-
-def _word(value: np.float32) -> np.ndarray:
-    """``value`` as a read-only one-element float32 array, for :meth:`Tensor.scalar_of`."""
-    word = np.full(1, value, np.float32)
-    word.flags.writeable = False
-    return word
-
-
-def _f32_out(word: np.ndarray) -> Tensor:
-    """A float32 [1,1,1,1] output tensor holding a copy of ``word`` (what ``f32_scalar``
-    builds, with less overhead)."""
-    return Tensor.scalar_of(word, DType.FLOAT32)
+    return zx, ok_x, zf, ok_f, f32_word(y_min), f32_word(y_max)
 
 
 def conv_sums(x: np.ndarray, rhs: Rhs, rows: Window, cols: Window, zx: int, zf: int,
@@ -259,37 +214,6 @@ def conv_sums(x: np.ndarray, rhs: Rhs, rows: Window, cols: Window, zx: int, zf: 
     mask = im2col(np.zeros(x.shape, np.uint8), rows, cols, 1, dtype)
     mask += mask.dtype.type(gemm.CENTER)
     return total - offset_gemm(mask, rhs, 0, c) * np.int32(wrap32(a))
-
-
-_Filter = TypeVar("_Filter", Rhs, winograd.WinogradRhs)
-
-
-def _filter_rhs(ctx: KernelContext, filt: Tensor, zf: int) -> Rhs:
-    """The filter as a GEMM right-hand side, offset by its zero code when that is a code
-    (so no row sums of the patches are needed)."""
-    zero = zf if 0 <= zf <= 255 else gemm.CENTER
-    fh, fw, din, dout = filt.shape
-    return _converted(ctx, "rhs", filt, zero, lambda codes: Rhs.from_codes(
-        codes.reshape(fh * fw * din, dout), zero))
-
-
-def _filter_winograd(ctx: KernelContext, filt: Tensor, zero: int) -> winograd.WinogradRhs:
-    """The filter transformed for F(2,3) along the rows."""
-    return _converted(ctx, "winograd", filt, zero,
-                      lambda codes: winograd.WinogradRhs.from_codes(codes, zero))
-
-
-def _converted(ctx: KernelContext, slot: str, filt: Tensor, zero: int,
-               build: Callable[[np.ndarray], _Filter]) -> _Filter:
-    """``build(filter codes)``, kept in the node's state while the same read-only tensor
-    (a Const) comes in with the same zero code, so constant weights are converted once."""
-    cached = ctx.state.get(slot)
-    if isinstance(cached, Shared) and cached.key is filt and not filt.raw.flags.writeable \
-            and cached.value.zero == zero:  # type: ignore[attr-defined]
-        return cached.value  # type: ignore[return-value]
-    value = build(data_of(filt, "filter"))
-    ctx.state[slot] = Shared(filt, value)
-    return value
 
 
 def conv2d_reference(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor,
@@ -323,5 +247,5 @@ def conv2d_reals(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_m
 
 for _name in ("QuantizedConv2d_8x8to32", "QuantizedConv2d_8x8to32_ref"):
     op(_name, Category.MATH,
-       reference=conv2d_reference, inputs=_CONV_IN, outputs=RANGE_OUT,
+       reference=conv2d_reference, inputs=CONV_IN, outputs=RANGE_OUT,
        uses_padding=True)(quantized_conv2d_8x8to32)

@@ -24,18 +24,15 @@ from hexscope.engine.hexmath import (
     za_scaled,
 )
 from hexscope.engine.ops.context import KernelContext, data_of, scalar_f
-from hexscope.engine.ops.conv.conv2d import (
-    _CONV_IN,
-    _centred,
-    _f32_out,
-    _filter_rhs,
-    _word,
-    conv2d_reals,
-    conv_sums,
-    level_size,
-    output_window,
+from hexscope.engine.ops.conv.common import (
+    CONV_IN,
+    centred_input,
+    f32_output,
+    f32_word,
+    filter_rhs,
     range_ports,
 )
+from hexscope.engine.ops.conv.conv2d import conv2d_reals, conv_sums, level_size, output_window
 from hexscope.engine.ops.kernels import compiled
 from hexscope.engine.ops.kernels.code_bounds import Span
 from hexscope.engine.ops.kernels.gemm import Window
@@ -47,8 +44,11 @@ f32 = np.float32
 _U8, _F32 = DType.QUINT8, DType.FLOAT32
 _MAX_DOUBLINGS = 600        # float32 doubling takes a range to inf in under 300 steps
 
-SUPERNODE_IN = (*_CONV_IN, Port("bias", _U8), *range_ports("bias_min", "bias_max"),
-                *range_ports("out_low", "out_high"))   # not *_min/_max: +-inf is meant
+CHANNEL_SCALE = Port("channel_scale", _F32, optional=True,
+                     doc="per-channel scales (ChannelScale); the flat op ignores them")
+SUPERNODE_IN = (*CONV_IN, Port("bias", _U8), *range_ports("bias_min", "bias_max"),
+                *range_ports("out_low", "out_high"),   # not *_min/_max: +-inf is meant
+                CHANNEL_SCALE)
 SUPERNODE_OUT = (Port("y", _U8), Port("y_min", _F32), Port("y_max", _F32))
 
 
@@ -122,7 +122,9 @@ def widen_range(maxsum: int, minsum: int, level: np.float32, state: list) -> np.
 def _window(n: int, f: int, s: int, ctx: KernelContext) -> Window:
     """The output size of ``n``, but the padding before of the *output* size: the C calls
     ``nn_pad_compute_before(out_width, ...)`` where Conv2d passes the input width. The two
-    agree at stride 1; at larger strides the window starts elsewhere, as on the device."""
+    agree at stride 1; at larger strides the window starts elsewhere, as on the device.
+    With NA padding an output size below the stride gives no padding at all
+    (``nn_pad_compute_outsize_padding`` returns 0 when ``n < stride``)."""
     out = output_window(n, f, s, ctx.padding).out
     return Window(n, f, s, out, output_window(out, f, s, ctx.padding).before)
 
@@ -145,14 +147,15 @@ def _rne_i32(x: np.ndarray) -> np.ndarray:
 def supernode_8x8p8to8(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor,
                        x_max: Tensor, f_min: Tensor, f_max: Tensor, stride: Tensor,
                        bias: Tensor, b_min: Tensor, b_max: Tensor, o_min: Tensor,
-                       o_max: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+                       o_max: Tensor, *channel_scale: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     """Convolution, 8-bit bias and requantization to quint8 in one op (what prepare makes of
     QuantizedConv2d_8x8to32 → QuantizeDownAndShrinkRange_32to8 → QuantizedBiasAdd_8p8to32 →
     QuantizeDownAndShrinkRange_32to8 [→ QuantizedRelu_8 / QuantizedReluX_8]).
 
     Inputs 0-6 are the convolution's, 7-9 the bias (quint8, one value per output channel) and
     its range, 10-11 the output range: ±inf for "find it" (a QuantizeDownAndShrinkRange), 0
-    for a Relu's minimum, a ReluX's maximum.
+    for a Relu's minimum, a ReluX's maximum. An optional 13th input (ChannelScale) is
+    accepted and ignored, as ``supernode_check_ref`` does (the d32 forms apply it).
 
     Simulated after the plain-C ``supernode_execute_ref`` (op_supernode.c), bit for bit
     against it in the nnlib oracle. The device runs Supernode_8x8p8to8 with HVX (and, after
@@ -175,10 +178,24 @@ def supernode_8x8p8to8(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tenso
     Errors (KernelError): input depth differs from the filter's; a bad stride tensor; fewer
     bias values than output channels; a zero range in steps (the device divides by zero).
     """
-    for name, t in (("input x", x), ("filter", filt), ("bias", bias)):
+    return run_supernode(ctx, x, filt, x_min, x_max, f_min, f_max, stride, bias, b_min, b_max,
+                         o_min, o_max, bias32=False)
+
+
+def run_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: Tensor,
+                  f_min: Tensor, f_max: Tensor, stride: Tensor, bias: Tensor, b_min: Tensor,
+                  b_max: Tensor, o_min: Tensor, o_max: Tensor, *, bias32: bool
+                  ) -> tuple[Tensor, Tensor, Tensor]:
+    """``supernode_execute_ref`` for an 8-bit bias (``bias32`` False: quint8 codes with a
+    zero code) or a 32-bit one (int32 values, no zero code, steps of range / 2**32: the
+    C's ``is_bias32`` branch for Supernode_8x8p32to8)."""
+    for name, t in (("input x", x), ("filter", filt)) + (() if bias32 else (("bias", bias),)):
         if t.dtype is not _U8:
             raise KernelError(f"{name} is {t.dtype.name.lower()}; the Supernode reads quint8 "
                               "codes")
+    if bias32 and bias.dtype not in (DType.INT32, DType.QINT32):
+        raise KernelError(f"bias is {bias.dtype.name.lower()}; Supernode_8x8p32to8 reads "
+                          "32-bit integers")
     b, h, w, cin = x.shape
     fh, fw, fdin, cout = filt.shape
     if cin != fdin:
@@ -196,12 +213,12 @@ def supernode_8x8p8to8(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tenso
                           "channels (the device reads past the bias)")
     step, bias_gain, zx, zf, zb = chain_scalars(
         scalar_f(x_min), scalar_f(x_max), scalar_f(f_min), scalar_f(f_max), scalar_f(b_min),
-        scalar_f(b_max))
+        scalar_f(b_max), bias32)
 
     rows, cols = _window(h, fh, sh, ctx), _window(w, fw, sw, ctx)
     span = Span()                   # the GEMM takes the sums' min and max while in cache
-    sums = conv_sums(data_of(x, "input x"), _filter_rhs(ctx, filt, zf), rows, cols, zx, zf,
-                     _centred(x, rows, cols), None, span)
+    sums = conv_sums(data_of(x, "input x"), filter_rhs(ctx, filt, zf), rows, cols, zx, zf,
+                     centred_input(x, rows, cols), None, span)
     if sums.size and (span.lo is None or span.hi is None):
         span.add(sums)
     maxsum = max(0, span.hi) if sums.size else 0     # type: ignore[type-var]
@@ -217,20 +234,22 @@ def supernode_8x8p8to8(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tenso
         ctx.log(2, f"supernode range [{mn}, {mx}] zx={zx} zf={zf} zb={zb} maxsum={maxsum}")
 
     _, recip = output_recip(mn, mx, step)
-    biasbuf = bias_steps(codes[:cout], zb, bias_gain)
+    biasbuf = bias_steps(codes[:cout], None if bias32 else zb, bias_gain)
     bounds = None if not sums.size else (span.lo, span.hi)
     out = requantize_sums(sums, biasbuf, f32(offset), recip, bounds)
     y = Tensor.from_array(fresh(out.reshape(b, rows.out, cols.out, cout)), _U8)
-    return y, _f32_out(_word(mn)), _f32_out(_word(mx))
+    return y, f32_output(f32_word(mn)), f32_output(f32_word(mx))
 
 
 @exact_memo
-def chain_scalars(xmn: float, xmx: float, fmn: float, fmx: float, bmn: float, bmx: float
-                  ) -> tuple[np.float32, np.float32, int, int, int]:
-    """(step of the sums, bias step / step, zx, zf, zb), in float32 as the C computes them;
-    memoised on the exact bits of the six range values (they repeat from run to run)."""
+def chain_scalars(xmn: float, xmx: float, fmn: float, fmx: float, bmn: float, bmx: float,
+                  bias32: bool = False) -> tuple[np.float32, np.float32, int, int, int]:
+    """(step of the sums, bias step / step, zx, zf, zb), in float32 as the C computes them
+    (the bias step is range / 255, or range / 2**32 for a 32-bit bias: ``bias_divisor``);
+    memoised on the exact bits of the range values (they repeat from run to run)."""
     step = f32(level_size(xmn, xmx) * level_size(fmn, fmx))
-    bias_step = f32(f32(f32(bmx) - f32(bmn)) / f32(255.0))
+    with np.errstate(all="ignore"):
+        bias_step = f32(f32(f32(bmx) - f32(bmn)) / f32(2.0**32 if bias32 else 255.0))
     zx, zf = quantize_uint8(0.0, xmn, xmx), quantize_uint8(0.0, fmn, fmx)
     zb = max(0, c_roundf_int1(za_scaled(0.0, bmn, bmx)))
     return step, f32(bias_step / step), zx, zf, zb
@@ -245,18 +264,22 @@ def output_recip(mn: float, mx: float, step: float) -> tuple[int, int]:
     return steps, _c_div(0x00FF0000, steps) & 0xFFFFFFFF
 
 
-_BIAS: dict[tuple[bytes, int, bytes], np.ndarray] = {}
+_BIAS: dict[tuple[str, bytes, int | None, bytes], np.ndarray] = {}
 _FITS: dict[bytes, list] = {}
 _MEMO_SIZE = 4096
 
 
-def bias_steps(codes: np.ndarray, zb: int, gain: np.float32) -> np.ndarray:
-    """round_even((b - zb) * gain) per channel, int64 (read-only; memoised on the codes)."""
-    key = (codes.tobytes(), zb, np.float32(gain).tobytes())
+def bias_steps(codes: np.ndarray, zb: int | None, gain: np.float32) -> np.ndarray:
+    """round_even((b - zb) * gain) per channel, int64 (read-only; memoised on the codes).
+
+    ``zb`` None: 32-bit bias values, ``round_even(float(b) * gain)`` with no zero code (the
+    int32 rounds to float32 first, as the C's ``biasval * bias_mpy_amt``)."""
+    key = (codes.dtype.str, codes.tobytes(), zb, np.float32(gain).tobytes())
     found = _BIAS.get(key)
     if found is None:
         with np.errstate(all="ignore"):
-            found = _rne_i32((codes.astype(np.int64) - zb).astype(f32) * f32(gain))
+            wide = codes.astype(np.int64) - (0 if zb is None else zb)
+            found = _rne_i32(wide.astype(f32) * f32(gain))
         found.flags.writeable = False
         if len(_BIAS) >= _MEMO_SIZE:
             _BIAS.clear()
@@ -331,12 +354,19 @@ def requantize_sums(sums: np.ndarray, biasbuf: np.ndarray, offset: np.float32, r
 def supernode_reference(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor,
                         x_max: Tensor, f_min: Tensor, f_max: Tensor, stride: Tensor,
                         bias: Tensor, b_min: Tensor, b_max: Tensor, o_min: Tensor,
-                        o_max: Tensor) -> tuple[np.ndarray, ...]:
+                        o_max: Tensor, *channel_scale: Tensor) -> tuple[np.ndarray, ...]:
     """the float convolution plus the dequantized bias, clamped to the finite bounds of the
     output range (a Relu's 0, a ReluX's maximum)."""
     # an 8-bit output: the float forms that round more are nothing against its LSB
     y = conv2d_reals(ctx, x, filt, x_min, x_max, f_min, f_max, stride, precise=False)
-    b = real(bias, b_min, b_max).reshape(-1)[:y.shape[-1]]
+    return bias_clamp_reference(y, real(bias, b_min, b_max), o_min, o_max)
+
+
+def bias_clamp_reference(y: np.ndarray, bias: np.ndarray, o_min: Tensor, o_max: Tensor
+                         ) -> tuple[np.ndarray, ...]:
+    """``y + bias`` (per output channel), clamped to the finite bounds of the output range,
+    with its range: the float meaning of every Supernode after its convolution."""
+    b = bias.reshape(-1)[:y.shape[-1]]
     lo, hi = float(real(o_min).reshape(-1)[0]), float(real(o_max).reshape(-1)[0])
     kernel = compiled.kernel("bias_clamp_f32")
     if kernel is not None and y.dtype == b.dtype == np.float32 and y.size \

@@ -58,6 +58,7 @@ void drop_graph(struct session *s)
     s->graph = 0;
     s->state = GRAPH_NONE;
     s->nodes_total = 0;
+    s->graph_bytes = 0;
 }
 
 void session_teardown(struct session *s)
@@ -79,14 +80,14 @@ static int token_ok(const struct agent_config *cfg, const unsigned char *tok, ui
     return diff == 0;
 }
 
-static int handle_hello(struct session *s, const struct frame *f)
+int session_check_hello(struct session *s, const struct frame *f)
 {
     uint32_t rid = f->request_id;
-    if (s->greeted)
-        return reply_error(s, rid, ERR_STATE, 0, 0, "HELLO was already sent");
-    if (f->meta_len != 8)
-        return reply_error(s, rid, ERR_MALFORMED, 0, 0, "HELLO: metadata of %u bytes, "
-                           "expected 8", f->meta_len);
+    if (f->meta_len != 8) {
+        reply_error(s, rid, ERR_MALFORMED, 0, 0, "HELLO: metadata of %u bytes, expected 8",
+                    f->meta_len);
+        return 1;
+    }
     uint32_t version = (uint32_t)(f->meta[0] | f->meta[1] << 8);
     uint32_t token_len = le32(f->meta + 4);
     if (token_len > MAX_TOKEN || token_len != f->data_len) {
@@ -104,6 +105,11 @@ static int handle_hello(struct session *s, const struct frame *f)
                     : "this agent needs a token");
         return -1;
     }
+    return 0;
+}
+
+int session_greet(struct session *s, uint32_t rid)
+{
     int nn_version = 0;
     if (hexagon_nn_version(&nn_version) != 0)
         nn_version = 0;
@@ -321,6 +327,19 @@ static int handle_upload(struct session *s, const struct frame *f)
         free(u.op_ids);
         return rc < 0 ? -1 : 0;
     }
+    /* the graph's size, in the bytes of the UPLOAD frames that built it, is capped: a client
+     * must not grow the library's copy without limit */
+    uint64_t size = (uint64_t)f->meta_len + f->data_len;
+    uint64_t total = size + ((u.flags & FLAG_NEW_GRAPH) ? 0 : s->graph_bytes);
+    if (total > s->cfg->max_graph) {
+        free(u.op_ids);
+        drop_graph(s);
+        return reply_error(s, rid, ERR_APPEND_FAILED, 0, 0, "UPLOAD: the graph would hold "
+                           "%llu bytes of UPLOAD frames, over this agent's limit of %llu (its "
+                           "--max-graph-bytes); nothing of this frame was appended and the "
+                           "graph is torn down", (unsigned long long)total,
+                           (unsigned long long)s->cfg->max_graph);
+    }
     if (u.flags & FLAG_NEW_GRAPH) {
         drop_graph(s);
         hexagon_nn_nn_id g = 0;
@@ -332,6 +351,7 @@ static int handle_upload(struct session *s, const struct frame *f)
         s->graph = g;
         s->state = GRAPH_BUILDING;
     }
+    s->graph_bytes = total;
     rc = append_all(s, rid, &u, f->data);
     free(u.op_ids);
     return rc;
@@ -428,12 +448,12 @@ int session_handle(struct session *s, const struct frame *f)
     if (f->type < MSG_HELLO || f->type > MSG_TEARDOWN)
         return reply_error(s, rid, ERR_BAD_TYPE, 0, 0, "message type 0x%04x is not a request",
                            f->type);
-    if (!s->greeted && f->type != MSG_HELLO) {
+    if (!s->greeted) {               /* main.c greets; nothing is served before */
         reply_error(s, rid, ERR_AUTH, 0, 0, "the first message must be HELLO");
         return -1;
     }
     switch (f->type) {
-    case MSG_HELLO: return handle_hello(s, f);
+    case MSG_HELLO: return reply_error(s, rid, ERR_STATE, 0, 0, "HELLO was already sent");
     case MSG_UPLOAD: return handle_upload(s, f);
     case MSG_PREPARE: return handle_prepare(s, f);
     case MSG_EXECUTE: return handle_execute(s, f);

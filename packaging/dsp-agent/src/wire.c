@@ -30,7 +30,7 @@ void put_le16(unsigned char *p, uint16_t v)
     p[1] = (unsigned char)(v >> 8);
 }
 
-static int64_t now_ms(void)
+int64_t wire_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -49,15 +49,16 @@ static int wait_readable(int fd, int timeout_ms)
     }
 }
 
-/* 0: all n bytes, 1: no byte came for window_ms, -1: closed or failed. The deadline moves
- * with each byte received (protocol §2.1, changed at 07:01: 10 s without progress), so a
- * large frame over a slow adb forward is not cut while it still arrives. */
-static int recv_exact(int fd, unsigned char *buf, size_t n, int window_ms)
+/* 0: all n bytes, 1: no byte came for window_ms (or `until` passed), -1: closed or failed.
+ * The window moves with each byte received (protocol §2.1, changed at 07:01: 10 s without
+ * progress), so a large frame over a slow adb forward is not cut while it still arrives;
+ * `until` (0: none) does not move. */
+static int recv_exact(int fd, unsigned char *buf, size_t n, int window_ms, int64_t until)
 {
     size_t got = 0;
-    int64_t deadline = now_ms() + window_ms;
+    int64_t deadline = wire_now_ms() + window_ms;
     while (got < n) {
-        int64_t left = deadline - now_ms();
+        int64_t left = (until && until < deadline ? until : deadline) - wire_now_ms();
         if (left <= 0)
             return 1;
         int ready = wait_readable(fd, left > 0x7fffffff ? 0x7fffffff : (int)left);
@@ -71,7 +72,7 @@ static int recv_exact(int fd, unsigned char *buf, size_t n, int window_ms)
         if (k <= 0)
             return -1;
         got += (size_t)k;
-        deadline = now_ms() + window_ms;
+        deadline = wire_now_ms() + window_ms;
     }
     return 0;
 }
@@ -88,7 +89,14 @@ enum read_status read_frame(int fd, const struct read_limits *lim, struct frame 
 {
     unsigned char head[HEADER_SIZE];
     memset(f, 0, sizeof *f);
-    int ready = wait_readable(fd, lim->idle_ms);
+    int idle = lim->idle_ms;
+    if (lim->deadline_ms) {
+        int64_t left = lim->deadline_ms - wire_now_ms();
+        left = left < 0 ? 0 : left > 0x7fffffff ? 0x7fffffff : left;
+        if (idle < 0 || left < idle)
+            idle = (int)left;
+    }
+    int ready = wait_readable(fd, idle);
     if (ready == 0)
         return READ_IDLE;
     if (ready < 0)
@@ -99,7 +107,7 @@ enum read_status read_frame(int fd, const struct read_limits *lim, struct frame 
     } while (k < 0 && errno == EINTR);
     if (k <= 0)
         return READ_CLOSED;
-    int rc = recv_exact(fd, head + 1, HEADER_SIZE - 1, lim->frame_ms);
+    int rc = recv_exact(fd, head + 1, HEADER_SIZE - 1, lim->frame_ms, lim->deadline_ms);
     if (rc < 0)
         return READ_CLOSED;
     if (rc > 0) {
@@ -147,9 +155,9 @@ enum read_status read_frame(int fd, const struct read_limits *lim, struct frame 
                  (unsigned long long)f->meta_len + f->data_len);
         return READ_FATAL;
     }
-    rc = recv_exact(fd, f->meta, f->meta_len, lim->frame_ms);
+    rc = recv_exact(fd, f->meta, f->meta_len, lim->frame_ms, lim->deadline_ms);
     if (rc == 0)
-        rc = recv_exact(fd, f->data, f->data_len, lim->frame_ms);
+        rc = recv_exact(fd, f->data, f->data_len, lim->frame_ms, lim->deadline_ms);
     if (rc != 0) {
         frame_free(f);
         if (rc < 0)
@@ -211,10 +219,10 @@ int send_error(int fd, uint32_t request_id, uint32_t code, uint32_t node_id, int
 void linger_close(int fd)
 {
     unsigned char sink[4096];
-    int64_t deadline = now_ms() + 500;
+    int64_t deadline = wire_now_ms() + 500;
     shutdown(fd, SHUT_WR);
     for (;;) {
-        int64_t left = deadline - now_ms();
+        int64_t left = deadline - wire_now_ms();
         if (left <= 0 || wait_readable(fd, (int)left) <= 0)
             break;
         if (recv(fd, sink, sizeof sink, 0) <= 0)

@@ -53,7 +53,13 @@ struct read_limits {
     uint32_t max_frame;       /* meta + data */
     int idle_ms;              /* -1: wait forever for the first byte */
     int frame_ms;             /* the rest of a frame once its first byte arrived */
+    int64_t deadline_ms;      /* 0, or a wire_now_ms() by which the whole frame must be in:
+                               * READ_IDLE if no byte came by then, ERR_TIMEOUT if the rest
+                               * did not (a peer trickling a byte now and then is cut) */
 };
+
+/* Monotonic milliseconds. */
+int64_t wire_now_ms(void);
 
 uint32_t le32(const unsigned char *p);
 void put_le32(unsigned char *p, uint32_t v);

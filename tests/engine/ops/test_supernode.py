@@ -23,10 +23,15 @@ from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.conv import supernode
+from hexscope.engine.ops.conv.conv2d import output_window
 from hexscope.engine.ops.conv.supernode import initial_range, requantize_sums, supernode_8x8p8to8
+from hexscope.engine.ops.kernels.gemm import Window
 from hexscope.engine.tensor import Tensor
 
 GOLDEN = Path(__file__).parents[2] / "data" / "oracle" / "supernode_8x8p8to8_ref.json"
+# NA padding with small images and strides 1-3 (issue 32 item 4): campaign
+# Supernode_8x8p8to8_NA, exported by tests/oracle/py/campaigns_conv25.py
+GOLDEN_NA = GOLDEN.with_name("supernode_8x8p8to8_na.json")
 _DT = {"u8": (np.uint8, DType.QUINT8), "f32": (np.float32, DType.FLOAT32)}
 
 
@@ -68,6 +73,33 @@ def test_fixed_range_by_hand():
     out, mn, mx, _ = _run(X22, IDENTITY, [2], (0.0, 10.0))
     assert out == [(s * 1671168 + 32768) >> 16 for s in (7, 4, 5, 6)] == [179, 102, 128, 153]
     assert (mn, mx) == (0.0, 10.0)
+
+
+def test_na_padding_with_an_output_smaller_than_the_stride_pads_nothing():
+    # Issue 32 item 4. supernode_execute_ref (op_supernode.c) takes its padding before from
+    # nn_pad_compute_before(out_height, ...): with NA padding and out_height 1 < stride 2,
+    # nn_pad_compute_outsize_padding (nn_graph_padding.h) returns pad_before 0, so the
+    # window is rows 0..4 and only x[0], x[1] meet the taps w[0], w[1]: 1*1 + 2*2 = 5.
+    # recip = 0xff0000 // 10; (5 * 1671168 + 2**15) >> 16 = 128, nnlib's
+    # Supernode_8x8p8to8_ref output (tests/oracle/py/repro.py sn_na). It gave 204 (sum 8).
+    ctx = KernelContext(0x20, "Supernode_8x8p8to8", padding=Padding.NA)
+    y, mn, mx = supernode_8x8p8to8(
+        ctx, Tensor.from_array(np.array([1, 2], np.uint8).reshape(1, 2, 1, 1), DType.QUINT8),
+        Tensor.from_array(np.arange(1, 6, dtype=np.uint8).reshape(5, 1, 1, 1), DType.QUINT8),
+        _w(0.0), _w(255.0), _w(0.0), _w(255.0), Tensor.shape_only((1, 2, 1, 1)),
+        Tensor.from_array(np.zeros((1, 1, 1, 1), np.uint8), DType.QUINT8),
+        _w(0.0), _w(255.0), _w(0.0), _w(10.0))
+    assert y.array.reshape(-1).tolist() == [(5 * (0xFF0000 // 10) + 2**15) >> 16] == [128]
+
+
+@given(st.integers(1, 12), st.integers(1, 8), st.integers(1, 4))
+def test_output_window_pads_nothing_where_the_output_is_empty(n, f, s):
+    # nn_pad_compute_outsize_padding: pad_before stays 0 unless an output exists
+    for padding in Padding.NA, Padding.SAME, Padding.SAME_CAFFE, Padding.VALID:
+        win = output_window(n, f, s, padding)
+        assert win.before == 0 or win.out > 0
+    if n < s:
+        assert output_window(n, f, s, Padding.NA) == Window(n, f, s, 0, 0)
 
 
 def test_free_maximum_doubles_from_1_128_and_stays_in_the_node():
@@ -133,6 +165,10 @@ def _golden_cases() -> list[dict]:
     return json.loads(GOLDEN.read_text())["cases"]
 
 
+def _na_cases() -> list[dict]:
+    return json.loads(GOLDEN_NA.read_text())["cases"]
+
+
 @pytest.fixture(params=["compiled", "numpy", "general"])
 def epilogue(request, monkeypatch):
     """The output step three ways: the compiled kernel, numpy's 32-bit passes, and the
@@ -152,7 +188,7 @@ def epilogue(request, monkeypatch):
     return request.param
 
 
-@pytest.mark.parametrize("case", _golden_cases(), ids=lambda c: c["desc"][:60])
+@pytest.mark.parametrize("case", _golden_cases() + _na_cases(), ids=lambda c: c["desc"][:60])
 def test_bit_exact_with_the_c_ref(case, epilogue):
     inputs = [_tensor(t) for t in case["inputs"]]
     ctx = KernelContext(0x20, "Supernode_8x8p8to8_ref", padding=Padding.parse(case["padding"]))
@@ -164,6 +200,18 @@ def test_bit_exact_with_the_c_ref(case, epilogue):
     for got, want in zip(outs, case["outputs"], strict=True):
         assert list(got.shape) == want["shape"]
         assert np.asarray(got.array).tobytes().hex() == want["hex"], case["desc"]
+
+
+def test_the_na_golden_file_has_outputs_smaller_than_the_stride():
+    small = 0
+    for case in _na_cases():
+        _, h, w, _ = case["inputs"][0]["shape"]
+        fh, fw = case["inputs"][1]["shape"][:2]
+        _, sh, sw, _ = case["inputs"][6]["shape"]
+        rows = output_window(h, fh, sh, Padding.NA).out
+        cols = output_window(w, fw, sw, Padding.NA).out
+        small += (0 < rows < sh) or (0 < cols < sw)
+    assert small >= 10
 
 
 def test_the_golden_file_covers_every_kind_of_output_range():

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hexscope.engine.remote import protocol as p
-from support.agent_process import hello, raw_connection, running_agent
+from support.agent_process import greeted_connection, hello, raw_connection, running_agent
 from support.protocol_examples import examples
 
 EXAMPLES = examples()
@@ -56,7 +56,7 @@ frames = st.one_of(
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(after_hello=st.booleans(), frame=frames, read_reply=st.booleans())
 def test_the_agent_survives_any_frame(agent, after_hello, frame, read_reply):
-    sock = raw_connection(agent.port, peek=0.02)
+    sock = raw_connection(agent.port)
     try:
         if after_hello:
             sock.sendall(_good_hello())
@@ -90,10 +90,8 @@ def test_well_framed_nonsense_after_hello_gets_a_typed_reply(agent, body):
     """Valid frames whose bodies are random, or another message's body under this type: the
     agent answers each with a reply or a typed ERROR, and the connection stays usable."""
     msg_type, meta, data = body
-    sock = raw_connection(agent.port)
+    sock = greeted_connection(agent.port, b"s3cret")
     try:
-        sock.sendall(_good_hello())
-        assert isinstance(_read(sock), p.HelloOk)
         sock.sendall(p.encode_frame(msg_type, 11, meta, data))
         reply = _read(sock)
         if isinstance(reply, p.Tap):                       # an EXECUTE that ran: its taps
@@ -111,10 +109,7 @@ def test_well_framed_nonsense_after_hello_gets_a_typed_reply(agent, body):
 
 @pytest.mark.parametrize("declared", [p.MAX_META + 1, 2**32 - 1])
 def test_a_huge_declared_metadata_length_is_refused_before_reading(agent, declared):
-    sock = raw_connection(agent.port)
-    with sock:
-        sock.sendall(_good_hello())
-        _read(sock)
+    with greeted_connection(agent.port, b"s3cret") as sock:
         sock.sendall(_header(meta=declared))
         reply = _read(sock)
     assert isinstance(reply, p.ErrorReply) and reply.code == p.ErrorCode.TOO_LARGE
@@ -130,10 +125,7 @@ def test_a_wrong_version_gets_bad_version_naming_ours(agent):
 
 
 def test_garbage_metadata_is_malformed_and_the_connection_stays(agent):
-    sock = raw_connection(agent.port)
-    with sock:
-        sock.sendall(_good_hello())
-        _read(sock)
+    with greeted_connection(agent.port, b"s3cret") as sock:
         body = struct.pack("<6I", 1, 5, 0, 0, 0, 0)        # says 5 nodes, carries none
         sock.sendall(_header(meta=len(body)) + body)
         reply = _read(sock)

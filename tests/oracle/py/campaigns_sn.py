@@ -66,7 +66,7 @@ def _sn_case(rng, i):
     ol, oh, owhy = _out_range(rng, i // 2 if i % 5 else i)
     # declared output size: the conv output, or one row fewer (capacity), or larger
     from hexscope.engine.nodes import Padding
-    from hexscope.engine.ops.conv import output_window
+    from hexscope.engine.ops.conv.conv2d import output_window
     ohh = output_window(h, fh, sh, Padding.parse(pad)).out
     oww = output_window(w, fw, sw, Padding.parse(pad)).out
     dm = (b, max(ohh, 1), max(oww, 1), cout)
@@ -171,7 +171,7 @@ def _sn_na_case(rng, i):
     x = rng.integers(0, 8, (b, h, w, cin), dtype=np.uint8); f = rng.integers(0, 8, (fh, fw, cin, cout), dtype=np.uint8)
     bias = np.zeros((1, 1, 1, cout), np.uint8)
     from hexscope.engine.nodes import Padding
-    from hexscope.engine.ops.conv import output_window
+    from hexscope.engine.ops.conv.conv2d import output_window
     oh = output_window(h, fh, sh, Padding.NA).out; ow = output_window(w, fw, sw, Padding.NA).out
     dm = (b, max(oh, 1), max(ow, 1), cout)
     ins = [T.of(x, "u8"), T.of(f, "u8"), F(0.0), F(255.0), F(0.0), F(255.0), T.shape_only((1, sh, sw, 1)),
@@ -183,7 +183,7 @@ def _sn_na_case(rng, i):
 
 def _sn_na_cls(case, c, h, diffs):
     from hexscope.engine.nodes import Padding
-    from hexscope.engine.ops.conv import output_window
+    from hexscope.engine.ops.conv.conv2d import output_window
     _, hh, ww, _ = case.inputs[0].shape; fh, fw = case.inputs[1].shape[:2]; sh, sw = case.inputs[6].shape[1:3]
     oh = output_window(hh, fh, sh, Padding.NA).out; ow = output_window(ww, fw, sw, Padding.NA).out
     if (0 < oh < sh) or (0 < ow < sw):

@@ -87,7 +87,7 @@ _GLIBC = None
 def glibc_libm(on: bool) -> None:
     """Make Hexscope's float_ops use glibc's expf/logf/tanhf (on) or numpy's (off)."""
     global _GLIBC
-    from hexscope.engine.ops import float_ops
+    from hexscope.engine.ops.floating import ops as float_ops
     if on:
         _GLIBC = _GLIBC or _GlibcNumpy()
         float_ops.np = _GLIBC

@@ -16,6 +16,7 @@ import time
 import traceback
 
 import campaigns
+import campaigns_conv25  # noqa: F401 (convolution family, issue 25)
 import campaigns_sn  # noqa: F401 (Supernode campaigns)
 import hs
 import hs_exec

@@ -1,0 +1,144 @@
+"""Depthwise convolution sums (int32, wrapping), compiled with numba where it loads and in
+numpy otherwise: one loop over the filter taps, each a vectorised pass over every pixel.
+
+sums[b, oy, ox, c * M + m] = sum over the taps inside the image of
+(x[b, oy*sh - top + fy, ox*sw - left + fx, c] - zx) * (w[fy, fx, c, m] - zf), each product
+and the sum wrapped to int32 as the device's int32 arithmetic wraps (quantized-ops spec §1.3).
+The zero codes may lie outside 0..255 (``quantize_int`` ranges); taps outside the image are
+skipped, not read as a pad code, so any zero code is exact.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from hexscope.engine.ops.kernels import compiled
+
+_LOCK = threading.Lock()
+_COMPILED: list[tuple[Callable[..., Any], Callable[..., Any]] | None] = []
+
+
+def _numba_kernel() -> Callable[..., Any] | None:
+    """The compiled loop (general), or None where numba is missing or turned off."""
+    kernels = _numba_kernels()
+    return None if kernels is None else kernels[0]
+
+
+def _numba_kernels() -> tuple[Callable[..., Any], Callable[..., Any]] | None:
+    """(general, narrow): the narrow loop sums in int32 without wrapping, for zero codes in
+    0..255 and at most 33,025 taps (each product is under 2**16, so no sum wraps)."""
+    if not compiled.enabled():
+        return None
+    with _LOCK:
+        if not _COMPILED:
+            try:
+                _COMPILED.append(_build())
+            except Exception:  # noqa: BLE001 - no numba, or it cannot compile here
+                _COMPILED.append(None)
+    return _COMPILED[0]
+
+
+def _build() -> tuple[Callable[..., Any], Callable[..., Any]]:
+    from numba import njit
+
+    @njit(cache=True, nogil=True, boundscheck=False)
+    def narrow(x, w, zx, zf, sh, sw, top, left, out):  # pragma: no cover - compiled
+        nb, h, wd, c = x.shape
+        fh, fw, _, m = w.shape
+        oh, ow = out.shape[1], out.shape[2]
+        acc = np.empty(c * m, np.int32)
+        a = np.empty(c, np.int32)
+        for b in range(nb):
+            for oy in range(oh):
+                y0 = oy * sh - top
+                for ox in range(ow):
+                    x0 = ox * sw - left
+                    acc[:] = 0
+                    for fy in range(max(0, -y0), min(fh, h - y0)):
+                        for fx in range(max(0, -x0), min(fw, wd - x0)):
+                            for ci in range(c):
+                                a[ci] = np.int32(x[b, y0 + fy, x0 + fx, ci]) - np.int32(zx)
+                            if m == 1:
+                                for ci in range(c):
+                                    acc[ci] += a[ci] * (np.int32(w[fy, fx, ci, 0]) - np.int32(zf))
+                            else:
+                                for ci in range(c):
+                                    for mi in range(m):
+                                        acc[ci * m + mi] += a[ci] * (
+                                            np.int32(w[fy, fx, ci, mi]) - np.int32(zf))
+                    for k in range(c * m):
+                        out[b, oy, ox, k] = acc[k]
+
+    @njit(cache=True, nogil=True, boundscheck=False)
+    def sums(x, w, zx, zf, sh, sw, top, left, out):  # pragma: no cover - compiled
+        # uint64 arithmetic wraps by definition; its low 32 bits are the int32 result
+        nb, h, wd, c = x.shape
+        fh, fw, _, m = w.shape
+        oh, ow = out.shape[1], out.shape[2]
+        acc = np.empty(c * m, np.uint64)
+        uzx, uzf = np.uint64(zx), np.uint64(zf)
+        for b in range(nb):
+            for oy in range(oh):
+                y0 = oy * sh - top
+                for ox in range(ow):
+                    x0 = ox * sw - left
+                    acc[:] = 0
+                    for fy in range(max(0, -y0), min(fh, h - y0)):
+                        for fx in range(max(0, -x0), min(fw, wd - x0)):
+                            for ci in range(c):
+                                a = np.uint64(x[b, y0 + fy, x0 + fx, ci]) - uzx
+                                for mi in range(m):
+                                    acc[ci * m + mi] += a * (np.uint64(w[fy, fx, ci, mi]) - uzf)
+                    for k in range(c * m):
+                        v = np.int64(acc[k] & np.uint64(0xFFFFFFFF))
+                        out[b, oy, ox, k] = v - 4294967296 if v >= 2147483648 else v
+    return sums, narrow
+
+
+def depthwise_sums(x: np.ndarray, w: np.ndarray, zx: int, zf: int, sh: int, sw: int,
+                   top: int, left: int, oh: int, ow: int) -> np.ndarray:
+    """int32 (B, OH, OW, C*M) sums of NHWC uint8 ``x`` and [FH, FW, C, M] uint8 ``w`` (see the
+    module doc); ``top``/``left`` the padding before, ``oh``/``ow`` the output size."""
+    nb, c = x.shape[0], x.shape[3]
+    m = w.shape[3]
+    out = np.zeros((nb, oh, ow, c * m), np.int32)
+    if out.size == 0:
+        return out
+    kernels = _numba_kernels()
+    if kernels is not None:
+        small = 0 <= zx <= 255 and 0 <= zf <= 255 and w.shape[0] * w.shape[1] <= 33025
+        kernels[1 if small else 0](np.ascontiguousarray(x), np.ascontiguousarray(w), zx, zf,
+                                   sh, sw, top, left, out)
+        return out
+    return _numpy_sums(x, w, zx, zf, sh, sw, top, left, out)
+
+
+def _numpy_sums(x: np.ndarray, w: np.ndarray, zx: int, zf: int, sh: int, sw: int, top: int,
+                left: int, out: np.ndarray) -> np.ndarray:
+    """The same sums in int64, mod 2**32: one vectorised pass per tap. A tap's products over
+    the pixels it cannot reach are masked to 0 (padding is skipped)."""
+    nb, h, wd, c = x.shape
+    fh, fw, _, m = w.shape
+    oh, ow = out.shape[1], out.shape[2]
+    acc = np.zeros((nb, oh, ow, c, m), np.int64)
+    a_all = x.astype(np.int64) - zx
+    rows, cols = np.arange(oh) * sh - top, np.arange(ow) * sw - left
+    for fy in range(fh):
+        ys = rows + fy
+        yok = (ys >= 0) & (ys < h)
+        for fx in range(fw):
+            xs = cols + fx
+            xok = (xs >= 0) & (xs < wd)
+            if not yok.any() or not xok.any():
+                continue
+            a = a_all[:, np.clip(ys, 0, h - 1)][:, :, np.clip(xs, 0, wd - 1)]
+            a = a * (yok[None, :, None, None] & xok[None, None, :, None])
+            # products wrapped before they are added: int64 never overflows this way
+            acc += ((a[..., None] * (w[fy, fx].astype(np.int64) - zf)) + 2**31) % 2**32 - 2**31
+            acc = (acc + 2**31) % 2**32 - 2**31
+    out[...] = acc.reshape(nb, oh, ow, c * m).astype(np.int32)
+    return out
