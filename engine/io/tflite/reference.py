@@ -96,6 +96,13 @@ def _hexscope_real(session: Session, node_id: int, tensor: TfTensor) -> np.ndarr
     return lo + codes.astype(np.float64) * ((hi - lo) / 255.0)
 
 
+def unrunnable_ops(graph: Graph) -> list[str]:
+    """The graph's ops Hexscope cannot simulate: not declared, or declared device-only."""
+    ops = {n.op for n in graph}
+    return sorted(op for op in ops
+                  if op not in REGISTRY or REGISTRY.get(op).kernel is None)
+
+
 def compare_with_tflite(graph: Graph, path: str | PathLike[str],
                         inputs: Sequence[np.ndarray] | None = None, tolerance_lsb: float = 1.0,
                         backend: str = "sim", seed: int = 0) -> Comparison:
@@ -104,10 +111,10 @@ def compare_with_tflite(graph: Graph, path: str | PathLike[str],
     if not isinstance(meta, dict):
         raise GraphFileError(f"{path}: the graph was not imported from a TFLite model")
     model = read_model(path)
-    missing = sorted({n.op for n in graph} - {s.name for s in REGISTRY.specs()})
+    missing = unrunnable_ops(graph)
     if missing:
         raise GraphFileError(f"{os.fspath(path)}: Hexscope cannot run the delegate's graph yet: "
-                             f"it needs the hexagon_nn ops {', '.join(missing)}")
+                             f"it needs the hexagon_nn ops {', '.join(missing)} (not simulated)")
     reference = run_tflite(path, model_input_arrays(model, inputs, seed))
     by_name = {t.name: t.index for t in model.tensors}
     feeds = [reference[by_name[name]] for name in meta.get("inputs", [])]
@@ -136,4 +143,4 @@ def compare_with_tflite(graph: Graph, path: str | PathLike[str],
         session.close()
 
 
-__all__ = ["compare_with_tflite", "model_input_arrays", "run_tflite"]
+__all__ = ["compare_with_tflite", "model_input_arrays", "run_tflite", "unrunnable_ops"]
