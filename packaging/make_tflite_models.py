@@ -58,6 +58,12 @@ def _models():  # type: ignore[no-untyped-def]
         "resize_pad_mean": lambda: seq((4, 4, 3), layers.UpSampling2D(2, interpolation="bilinear"),
                                        layers.ZeroPadding2D(1),
                                        layers.GlobalAveragePooling2D(keepdims=True)),
+        # TF1's resizes without half-pixel centres: versions the delegate takes
+        "resize": lambda: seq(
+            (4, 4, 3), layers.Lambda(lambda x: tf.compat.v1.image.resize_bilinear(x, (8, 8))),
+            layers.Lambda(lambda x: tf.compat.v1.image.resize_nearest_neighbor(x, (12, 12)))),
+        "hard_swish": lambda: seq((6, 6, 4), conv2d(4, 1), layers.Activation("hard_swish")),
+        "min_max": lambda: two_branch((6, 6, 3), layers.Maximum()),
         # bad inputs for the importer's errors: a tensor of five dimensions, a float model
         "bad_rank5": lambda: seq((4, 4, 4), layers.Reshape((2, 2, 2, 2, 4)),
                                  lambda x: layers.Concatenate()([x, x]),

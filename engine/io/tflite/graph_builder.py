@@ -114,7 +114,8 @@ class GraphBuilder:
             return hit
         node = self.add_node("Const", label=tensor.name)
         node.const = np.ascontiguousarray(tensor.data).reshape(shape)
-        self.tensors[tensor.index] = (node.node_id, 0)
+        # AddTensorWithID without overwrite: a tensor already mapped keeps its node
+        self.tensors.setdefault(tensor.index, (node.node_id, 0))
         result = node
         if int8_to_uint8 and tensor.dtype == "int8":
             result = self.cast(tensor, "Quantized_CastInt8ToUInt8")

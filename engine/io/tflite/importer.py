@@ -25,12 +25,16 @@ from hexscope.engine.io.tflite.shape_builders import (
     build_mean,
     build_pad,
     build_reshape,
+    build_resize_bilinear,
+    build_resize_nearest,
     build_softmax,
 )
 from hexscope.engine.io.tflite.simple_builders import (
     build_activation,
     build_arithmetic,
     build_concat,
+    build_hard_swish,
+    build_min_max,
     build_pool,
     build_quantize,
 )
@@ -58,15 +62,18 @@ OP_MAP: dict[str, tuple[str, Builder]] = {
     "SOFTMAX": ("QuantizedSoftmax_8", build_softmax),
     "PAD": ("QuantizedPad_8", build_pad),
     "MEAN": ("QuantizedMean_8", build_mean),
+    "RESIZE_BILINEAR": ("QuantizedResizeBilinear_8", build_resize_bilinear),
+    "RESIZE_NEAREST_NEIGHBOR": ("ResizeNearestNeighbor_8", build_resize_nearest),
+    "HARD_SWISH": ("QuantizedHardSwish_8", build_hard_swish),
+    "MINIMUM": ("QuantizedMinimum_8", build_min_max),
+    "MAXIMUM": ("QuantizedMaximum_8", build_min_max),
 }
 # mapped by the delegate, not yet built here: named in the error (issue 27)
 NOT_BUILT = {"ARG_MAX": "ArgMax_8toInt32", "ARG_MIN": "ArgMin_8", "MIRROR_PAD": "MirrorPad_8",
-             "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighbor_8",
              "L2_NORMALIZATION": "L2Normalize_8", "SPLIT": "QuantizedSplit_8",
-             "RESIZE_BILINEAR": "QuantizedResizeBilinear_8", "NEG": "QuantizedNeg_8",
+             "NEG": "QuantizedNeg_8",
              "TRANSPOSE": "Transpose_8", "SPACE_TO_DEPTH": "SpaceToDepth_8",
-             "DEPTH_TO_SPACE": "DepthToSpace_8", "HARD_SWISH": "QuantizedHardSwish_8",
-             "MINIMUM": "QuantizedMinimum_8", "MAXIMUM": "QuantizedMaximum_8",
+             "DEPTH_TO_SPACE": "DepthToSpace_8",
              "SLICE": "QuantizedSlice_8", "PACK": "QuantizedPack_8",
              "STRIDED_SLICE": "QuantizedStridedSlice_8",
              "TRANSPOSE_CONV": "QuantizedTransposeConv2d_8x8p32to8"}

@@ -81,4 +81,37 @@ def build_mean(b: GraphBuilder, op: TfOperator, node: BuiltNode) -> None:
     b.register(out.index, req.add_q8_outputs(out.shape)[0])
 
 
-__all__ = ["build_mean", "build_pad", "build_reshape", "build_softmax"]
+def build_resize_bilinear(b: GraphBuilder, op: TfOperator, node: BuiltNode) -> None:
+    """``ResizeBilinearOpBuilder``: data, the size (1,1,1,2), data range, align_corners."""
+    m = b.model
+    x, size, out = m.tensor(op.inputs[0]), m.tensor(op.inputs[1]), m.tensor(op.outputs[0])
+    if size.data is None:
+        raise ValueError("the output size is not constant")
+    dims = b.const(size.data.astype(np.int32).ravel()[:2], (1, 1, 1, 2), f"{out.name}:size")
+    lo, hi = b.min_max_consts(x)
+    align = b.const(np.array([int(bool(op.options.get("AlignCorners")))], np.int32), SCALAR,
+                    f"{out.name}:align_corners")
+    node.inputs += [b.hex_id(x.index), (dims.node_id, 0), (lo.node_id, 0), (hi.node_id, 0),
+                    (align.node_id, 0)]
+    b.register(out.index, node.add_q8_outputs(out.shape)[0])
+
+
+def build_resize_nearest(b: GraphBuilder, op: TfOperator, node: BuiltNode) -> None:
+    """``ResizeNearestNeighborOpBuilder``: data, the size (the tensor's Const), data range,
+    align_corners, half_pixel_centers."""
+    m = b.model
+    x, size, out = m.tensor(op.inputs[0]), m.tensor(op.inputs[1]), m.tensor(op.outputs[0])
+    node.inputs.append(b.hex_id(x.index))
+    node.inputs.append((b.tensor_const(size, False).node_id, 0) if size.is_const
+                       else b.hex_id(size.index))
+    lo, hi = b.min_max_consts(x)
+    node.inputs += [(lo.node_id, 0), (hi.node_id, 0)]
+    for key in ("AlignCorners", "HalfPixelCenters"):
+        flag = b.const(np.array([int(bool(op.options.get(key)))], np.int32), SCALAR,
+                       f"{out.name}:{key}")
+        node.inputs.append((flag.node_id, 0))
+    b.register(out.index, node.add_q8_outputs(out.shape)[0])
+
+
+__all__ = ["build_mean", "build_pad", "build_reshape", "build_resize_bilinear",
+           "build_resize_nearest", "build_softmax"]

@@ -119,5 +119,25 @@ def build_quantize(b: GraphBuilder, op: TfOperator, node: BuiltNode) -> None:
     b.register(out.index, node.add_q8_outputs(out.shape)[0])
 
 
-__all__ = ["build_activation", "build_arithmetic", "build_concat", "build_pool",
-           "build_quantize"]
+def build_hard_swish(b: GraphBuilder, op: TfOperator, node: BuiltNode) -> None:
+    """``HardSwishOpBuilder``: the input, its range, the output range."""
+    build_quantize(b, op, node)       # the same inputs and outputs as QUANTIZE's
+
+
+def build_min_max(b: GraphBuilder, op: TfOperator, node: BuiltNode) -> None:
+    """``MinMaxOpBuilder``: a constant operand is added again without the int8 cast (the
+    mapping keeps the cast), then a, b, their ranges and the output range."""
+    m = b.model
+    x, y, out = m.tensor(op.inputs[0]), m.tensor(op.inputs[1]), m.tensor(op.outputs[0])
+    for t in (x, y):
+        if t.is_const:
+            b.tensor_const(t, False)
+    node.inputs += [b.hex_id(x.index), b.hex_id(y.index)]
+    for t in (x, y, out):
+        lo, hi = b.min_max_consts(t)
+        node.inputs += [(lo.node_id, 0), (hi.node_id, 0)]
+    b.register(out.index, node.add_q8_outputs(out.shape)[0])
+
+
+__all__ = ["build_activation", "build_arithmetic", "build_concat", "build_hard_swish",
+           "build_min_max", "build_pool", "build_quantize"]

@@ -216,3 +216,27 @@ def test_pad_and_mean_builders(model_path):
     assert req.inputs[:3] == ((mean.node_id, 0), (mean.node_id, 1), (mean.node_id, 2))
     assert req.inputs[3:] == mean.inputs[4:6]
     assert mean.outputs[1].elementsize == 1      # as the delegate declares them
+
+
+def test_resize_builders(model_path):
+    # resize_bilinear_builder.cc: data, size (1,1,1,2), min, max, align_corners;
+    # resize_nearest_neighbor_builder.cc: data, size, min, max, align_corners, half_pixel
+    g = import_tflite(model_path("resize"))
+    bl, nn = one(g, "QuantizedResizeBilinear_8"), one(g, "ResizeNearestNeighbor_8")
+    assert const_of(g, bl.inputs[1]).ravel().tolist() == [8, 8]
+    assert shape_of(g, bl.inputs[1]) == (1, 1, 1, 2) and len(bl.inputs) == 5
+    assert const_of(g, bl.inputs[4]).ravel().tolist() == [0]
+    assert nn.inputs[0] == (bl.node_id, 0) and len(nn.inputs) == 6
+    assert const_of(g, nn.inputs[1]).ravel().tolist() == [12, 12]
+    assert [const_of(g, r).ravel().tolist() for r in nn.inputs[4:]] == [[0], [0]]
+
+
+def test_hardswish_and_min_max_builders(model_path):
+    # hardswish_builder.cc: data, min, max, out min, out max;
+    # min_max_builder.cc: a, b, a min/max, b min/max, out min/max
+    g = import_tflite(model_path("hard_swish"))
+    hs = one(g, "QuantizedHardSwish_8")
+    assert len(hs.inputs) == 5 and g.node(hs.inputs[0][0]).op == "Supernode_8x8p32to8"
+    g = import_tflite(model_path("min_max"))
+    mx = one(g, "QuantizedMaximum_8")
+    assert len(mx.inputs) == 8 and not ops(g, "Requantize_8to8")
