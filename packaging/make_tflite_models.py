@@ -1,7 +1,8 @@
 """Make the small int8 TFLite test models of tests/data/tflite/ (a developer tool).
 
 Run with a Python that has TensorFlow and ai-edge-litert (not a dependency of Hexscope or CI):
-``/work/tfvenv/bin/python packaging/make_tflite_models.py [NAME ...]``. Each model is a few KB;
+``/work/tfvenv/bin/python packaging/make_tflite_models.py [NAME ...]``, or
+``... make_tflite_models.py --mobilenet-v2 OUT.tflite`` for the benchmark's model. Each model is a few KB;
 beside MODEL.tflite it writes MODEL.input.npy (the model's input codes, its input dtype) and
 MODEL.output.npy (TFLite's CPU output for that input, run with ai-edge-litert).
 """
@@ -121,6 +122,17 @@ def _seed_tensorflow(seed: int) -> None:
     tf.keras.utils.set_random_seed(seed)
 
 
+def mobilenet_v2(path: str) -> None:
+    """MobileNetV2 (224x224, random seeded weights: the work, not the accuracy) as an int8
+    model for bench/tflite_bench.py; 3.5 MB, so it is made on demand and not committed."""
+    import tensorflow as tf
+
+    _seed_tensorflow(0)
+    model = tf.keras.applications.MobileNetV2(weights=None, input_shape=(224, 224, 3))
+    Path(path).write_bytes(_convert(model, np.random.default_rng(0)))
+    print(f"{path}: {Path(path).stat().st_size} bytes")
+
+
 def main(names: list[str]) -> None:
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
@@ -155,4 +167,7 @@ def main(names: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    if sys.argv[1:2] == ["--mobilenet-v2"]:
+        mobilenet_v2(sys.argv[2])
+    else:
+        main(sys.argv[1:])
