@@ -2,7 +2,7 @@
 thread, builtin kernels), interleaved in one process.
 
 Usage: ``.venv/bin/python bench/tflite_bench.py MODEL.tflite [--repeat N]``. For MobileNetV2:
-``/work/tfvenv/bin/python packaging/make_tflite_models.py --mobilenet-v2 /tmp/mbv2.tflite``
+``TFVENV/bin/python packaging/make_tflite_models.py --mobilenet-v2 /tmp/mbv2.tflite``
 (a Python with TensorFlow makes it) then ``bench/tflite_bench.py /tmp/mbv2.tflite``.
 """
 

@@ -1,10 +1,10 @@
 """Make the small int8 TFLite test models of tests/data/tflite/ (a developer tool).
 
 Run with a Python that has TensorFlow and ai-edge-litert (not a dependency of Hexscope or CI):
-``/work/tfvenv/bin/python packaging/make_tflite_models.py [NAME ...]``, or
-``... make_tflite_models.py --mobilenet-v2 OUT.tflite`` for the benchmark's model. Each model is a few KB;
-beside MODEL.tflite it writes MODEL.input.npy (the model's input codes, its input dtype) and
-MODEL.output.npy (TFLite's CPU output for that input, run with ai-edge-litert).
+``TFVENV/bin/python packaging/make_tflite_models.py [NAME ...]``, or ``... --mobilenet-v2
+OUT.tflite`` for the benchmark's model. Each model is a few KB; beside MODEL.tflite it writes
+MODEL.input.npy (the model's input codes, its input dtype) and MODEL.output.npy (TFLite's CPU
+output for that input, run with ai-edge-litert).
 """
 
 from __future__ import annotations

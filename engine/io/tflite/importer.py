@@ -28,6 +28,7 @@ from hexscope.engine.io.tflite.shape_builders import (
     build_resize_bilinear,
     build_resize_nearest,
     build_softmax,
+    build_strided_slice,
 )
 from hexscope.engine.io.tflite.simple_builders import (
     build_activation,
@@ -67,6 +68,7 @@ OP_MAP: dict[str, tuple[str, Builder]] = {
     "HARD_SWISH": ("QuantizedHardSwish_8", build_hard_swish),
     "MINIMUM": ("QuantizedMinimum_8", build_min_max),
     "MAXIMUM": ("QuantizedMaximum_8", build_min_max),
+    "STRIDED_SLICE": ("QuantizedStridedSlice_8", build_strided_slice),
 }
 # mapped by the delegate, not yet built here: named in the error (issue 27)
 NOT_BUILT = {"ARG_MAX": "ArgMax_8toInt32", "ARG_MIN": "ArgMin_8", "MIRROR_PAD": "MirrorPad_8",
@@ -75,7 +77,6 @@ NOT_BUILT = {"ARG_MAX": "ArgMax_8toInt32", "ARG_MIN": "ArgMin_8", "MIRROR_PAD": 
              "TRANSPOSE": "Transpose_8", "SPACE_TO_DEPTH": "SpaceToDepth_8",
              "DEPTH_TO_SPACE": "DepthToSpace_8",
              "SLICE": "QuantizedSlice_8", "PACK": "QuantizedPack_8",
-             "STRIDED_SLICE": "QuantizedStridedSlice_8",
              "TRANSPOSE_CONV": "QuantizedTransposeConv2d_8x8p32to8"}
 ELEMENT_SIZE = {"uint8": 1, "int8": 1, "int32": 4, "float32": 4, "bool": 1, "int16": 2}
 

@@ -69,6 +69,8 @@ def run_tflite(path: str | PathLike[str], inputs: Sequence[np.ndarray]) -> dict[
     interp.invoke()
     out = {}
     for detail in interp.get_tensor_details():
+        if np.dtype(detail["dtype"]).kind not in "iuf":
+            continue            # resource and variant tensors: reading one crashes TFLite
         try:
             out[detail["index"]] = np.array(interp.get_tensor(detail["index"]))
         except ValueError:      # tensors without data (optional inputs)

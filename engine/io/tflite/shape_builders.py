@@ -113,5 +113,23 @@ def build_resize_nearest(b: GraphBuilder, op: TfOperator, node: BuiltNode) -> No
     b.register(out.index, node.add_q8_outputs(out.shape)[0])
 
 
+def build_strided_slice(b: GraphBuilder, op: TfOperator, node: BuiltNode) -> None:
+    """``StridedSliceOpBuilder``: data, begin/end/step (their tensors' Consts), the begin, end
+    and shrink-axis masks shifted to 4-D (bits 0-3 are B, H, W, D), the data range."""
+    m = b.model
+    x, out = m.tensor(op.inputs[0]), m.tensor(op.outputs[0])
+    node.inputs.append(b.hex_id(x.index))
+    for t in op.inputs[1:4]:
+        node.inputs.append((b.tensor_const(m.tensor(t), False).node_id, 0))
+    shift = 4 - len(x.shape)
+    for key in ("BeginMask", "EndMask", "ShrinkAxisMask"):
+        mask = int(op.options.get(key, 0)) << shift  # type: ignore[call-overload]
+        node.inputs.append((b.const(np.array([mask], np.int32), SCALAR,
+                                    f"{out.name}:{key}").node_id, 0))
+    lo, hi = b.min_max_consts(x)
+    node.inputs += [(lo.node_id, 0), (hi.node_id, 0)]
+    b.register(out.index, node.add_q8_outputs(out.shape)[0])
+
+
 __all__ = ["build_mean", "build_pad", "build_reshape", "build_resize_bilinear",
-           "build_resize_nearest", "build_softmax"]
+           "build_resize_nearest", "build_softmax", "build_strided_slice"]

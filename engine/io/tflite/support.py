@@ -207,13 +207,10 @@ def refusal(model: TfModel, op: TfOperator) -> str | None:
         if t != -1 and len(model.tensor(t).shape) > 4:
             tensor = model.tensor(t)
             return f"{tensor.describe()} has {len(tensor.shape)} dimensions (at most 4)"
-    reason = _version_refusal(op)
-    if reason:
-        return reason
     check = _CHECKS.get(op.code)
-    if check is None:
+    if check is None:       # said before its version, which would be refused too
         return f"{op.code} has no Hexagon builder"
-    return check(_Rules(model, op))
+    return _version_refusal(op) or check(_Rules(model, op))
 
 
 @dataclass(frozen=True, slots=True)

@@ -92,3 +92,24 @@ def test_import_unsupported_version_is_listed(model_path):
     m = read_model(model_path("resize_pad_mean"))
     d = delegation(m)
     assert d.refused == {0: "version 3: the delegate takes RESIZE_BILINEAR up to v2"}
+
+
+def test_real_wakeword_model_cut_at_its_stateful_operators(model_path):
+    # pymicro-wakeword's "hey jarvis" (Apache-2.0): VAR_HANDLE / READ_VARIABLE /
+    # ASSIGN_VARIABLE have no Hexagon builder, so they stay on the CPU and cut partitions
+    from hexscope.engine.io.tflite.model import read_model
+
+    path = model_path("wakeword_hey_jarvis")
+    m = read_model(path)
+    d = delegation(m)
+    refused = {m.operators[i].code for i in d.refused}
+    assert refused == {"CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"}
+    notes: list[str] = []
+    g = import_tflite(path, notes)
+    meta = g.meta["tflite"]
+    assert meta["partition"] == list(d.partitions[0].operators)
+    assert any("stays on the CPU: VAR_HANDLE has no Hexagon builder" in n for n in notes)
+    assert any("is not in this graph" in n for n in notes)
+    assert len([n for n in g if n.op == "INPUT"]) == 1
+    inp = next(n for n in g if n.op == "INPUT")
+    assert len(inp.outputs) == len(meta["inputs"]) == len(d.partitions[0].inputs)
