@@ -65,12 +65,24 @@ def _models():  # type: ignore[no-untyped-def]
             layers.Lambda(lambda x: tf.compat.v1.image.resize_nearest_neighbor(x, (12, 12)))),
         "hard_swish": lambda: seq((6, 6, 4), conv2d(4, 1), layers.Activation("hard_swish")),
         "min_max": lambda: two_branch((6, 6, 3), layers.Maximum()),
+        "layout": lambda: _layout_model(tf),
         # bad inputs for the importer's errors: a tensor of five dimensions, a float model
         "bad_rank5": lambda: seq((4, 4, 4), layers.Reshape((2, 2, 2, 2, 4)),
                                  lambda x: layers.Concatenate()([x, x]),
                                  layers.Reshape((4, 4, 8)), layers.ReLU()),
         "bad_float": lambda: seq((4, 4, 2), conv2d(2, 1)),
     }
+
+
+def _layout_model(tf):  # type: ignore[no-untyped-def]
+    """SPLIT, SPACE_TO_DEPTH, DEPTH_TO_SPACE, TRANSPOSE and CONCATENATION (NEG has no int8
+    kernel in TFLite: the converter leaves it in float)."""
+    layers = tf.keras.layers
+    inp = tf.keras.Input((4, 4, 8), batch_size=1)
+    a, b = layers.Lambda(lambda x: tf.split(x, 2, axis=3))(inp)
+    a = layers.Lambda(lambda x: tf.nn.depth_to_space(tf.nn.space_to_depth(x, 2), 2))(a)
+    b = layers.Lambda(lambda x: tf.transpose(x, [0, 2, 1, 3]))(b)
+    return tf.keras.Model(inp, layers.Concatenate()([a, b]))
 
 
 def _uint8_relu_pools_concat() -> bytes:

@@ -20,6 +20,11 @@ from hexscope.engine.graph import Graph
 from hexscope.engine.inputs import InputSource, set_input_sources
 from hexscope.engine.io.tflite.conv_builders import build_conv, build_fully_connected
 from hexscope.engine.io.tflite.graph_builder import BuiltNode, GraphBuilder, dims4
+from hexscope.engine.io.tflite.layout_builders import (
+    build_space_to_depth,
+    build_split,
+    build_transpose,
+)
 from hexscope.engine.io.tflite.model import TfModel, TfOperator, read_model
 from hexscope.engine.io.tflite.shape_builders import (
     build_mean,
@@ -69,14 +74,16 @@ OP_MAP: dict[str, tuple[str, Builder]] = {
     "MINIMUM": ("QuantizedMinimum_8", build_min_max),
     "MAXIMUM": ("QuantizedMaximum_8", build_min_max),
     "STRIDED_SLICE": ("QuantizedStridedSlice_8", build_strided_slice),
+    "NEG": ("QuantizedNeg_8", build_activation),
+    "SPLIT": ("QuantizedSplit_8", build_split),
+    "TRANSPOSE": ("Transpose_8", build_transpose),
+    "SPACE_TO_DEPTH": ("SpaceToDepth_8", build_space_to_depth),
+    "DEPTH_TO_SPACE": ("DepthToSpace_8", build_space_to_depth),
 }
 # mapped by the delegate, not yet built here: named in the error (issue 27)
 NOT_BUILT = {"ARG_MAX": "ArgMax_8toInt32", "ARG_MIN": "ArgMin_8", "MIRROR_PAD": "MirrorPad_8",
-             "L2_NORMALIZATION": "L2Normalize_8", "SPLIT": "QuantizedSplit_8",
-             "NEG": "QuantizedNeg_8",
-             "TRANSPOSE": "Transpose_8", "SPACE_TO_DEPTH": "SpaceToDepth_8",
-             "DEPTH_TO_SPACE": "DepthToSpace_8",
-             "SLICE": "QuantizedSlice_8", "PACK": "QuantizedPack_8",
+             "L2_NORMALIZATION": "L2Normalize_8", "SLICE": "QuantizedSlice_8",
+             "PACK": "QuantizedPack_8",
              "TRANSPOSE_CONV": "QuantizedTransposeConv2d_8x8p32to8"}
 ELEMENT_SIZE = {"uint8": 1, "int8": 1, "int32": 4, "float32": 4, "bool": 1, "int16": 2}
 

@@ -240,3 +240,20 @@ def test_hardswish_and_min_max_builders(model_path):
     g = import_tflite(model_path("min_max"))
     mx = one(g, "QuantizedMaximum_8")
     assert len(mx.inputs) == 8 and not ops(g, "Requantize_8to8")
+
+
+def test_split_space_to_depth_transpose_builders(model_path):
+    # split_builder.cc: axis (4-D), data, min, max; outputs, then one min and one max;
+    # space_to_depth_builder.cc: data, block size, min, max; transpose_builder.cc: data,
+    # permutation, min, max. DEPTH_TO_SPACE v2 is refused (utils.cc: v1 only), so TRANSPOSE
+    # is in the second partition.
+    path = model_path("layout")
+    g = import_tflite(path)
+    split, s2d = one(g, "QuantizedSplit_8"), one(g, "SpaceToDepth_8")
+    assert const_of(g, split.inputs[0]).ravel().tolist() == [3]
+    assert len(split.outputs) == 4 and split.outputs[0].max_sizes == (1, 4, 4, 4)
+    assert s2d.inputs[0] == (split.node_id, 0)
+    assert const_of(g, s2d.inputs[1]).ravel().tolist() == [2]
+    g1 = import_tflite(path, partition=1)
+    tr = one(g1, "Transpose_8")
+    assert const_of(g1, tr.inputs[1]).ravel().tolist() == [0, 2, 1, 3] and len(tr.inputs) == 4
