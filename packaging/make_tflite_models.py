@@ -66,6 +66,15 @@ def _models():  # type: ignore[no-untyped-def]
         "hard_swish": lambda: seq((6, 6, 4), conv2d(4, 1), layers.Activation("hard_swish")),
         "min_max": lambda: two_branch((6, 6, 3), layers.Maximum()),
         "layout": lambda: _layout_model(tf),
+        "pad_slice_pack": lambda: seq(
+            (4, 4, 4), layers.Lambda(lambda x: tf.pad(x, [[0, 0], [1, 1], [1, 1], [0, 0]],
+                                                      mode="REFLECT")),
+            layers.Lambda(lambda x: tf.slice(x, [0, 1, 0, 0], [1, 4, 5, 4])),
+            layers.Lambda(lambda x: tf.math.l2_normalize(x, axis=-1)),
+            layers.Lambda(lambda x: tf.stack([x[:, :, :, 0], x[:, :, :, 2]], axis=-1))),
+        "argmax": lambda: seq((4, 4, 6), conv2d(6, 1),
+                              layers.Lambda(lambda x: tf.argmax(x, axis=-1,
+                                                                output_type=tf.int32))),
         # bad inputs for the importer's errors: a tensor of five dimensions, a float model
         "bad_rank5": lambda: seq((4, 4, 4), layers.Reshape((2, 2, 2, 2, 4)),
                                  lambda x: layers.Concatenate()([x, x]),

@@ -21,6 +21,10 @@ from hexscope.engine.inputs import InputSource, set_input_sources
 from hexscope.engine.io.tflite.conv_builders import build_conv, build_fully_connected
 from hexscope.engine.io.tflite.graph_builder import BuiltNode, GraphBuilder, dims4
 from hexscope.engine.io.tflite.layout_builders import (
+    build_arg_min_max,
+    build_mirror_pad,
+    build_pack,
+    build_slice,
     build_space_to_depth,
     build_split,
     build_transpose,
@@ -79,12 +83,15 @@ OP_MAP: dict[str, tuple[str, Builder]] = {
     "TRANSPOSE": ("Transpose_8", build_transpose),
     "SPACE_TO_DEPTH": ("SpaceToDepth_8", build_space_to_depth),
     "DEPTH_TO_SPACE": ("DepthToSpace_8", build_space_to_depth),
+    "L2_NORMALIZATION": ("L2Normalize_8", build_activation),
+    "SLICE": ("QuantizedSlice_8", build_slice),
+    "PACK": ("QuantizedPack_8", build_pack),
+    "MIRROR_PAD": ("MirrorPad_8", build_mirror_pad),
+    "ARG_MAX": ("ArgMax_8toInt32", build_arg_min_max),
+    "ARG_MIN": ("ArgMin_8", build_arg_min_max),
 }
 # mapped by the delegate, not yet built here: named in the error (issue 27)
-NOT_BUILT = {"ARG_MAX": "ArgMax_8toInt32", "ARG_MIN": "ArgMin_8", "MIRROR_PAD": "MirrorPad_8",
-             "L2_NORMALIZATION": "L2Normalize_8", "SLICE": "QuantizedSlice_8",
-             "PACK": "QuantizedPack_8",
-             "TRANSPOSE_CONV": "QuantizedTransposeConv2d_8x8p32to8"}
+NOT_BUILT = {"TRANSPOSE_CONV": "QuantizedTransposeConv2d_8x8p32to8"}
 ELEMENT_SIZE = {"uint8": 1, "int8": 1, "int32": 4, "float32": 4, "bool": 1, "int16": 2}
 
 

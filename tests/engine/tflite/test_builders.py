@@ -257,3 +257,41 @@ def test_split_space_to_depth_transpose_builders(model_path):
     g1 = import_tflite(path, partition=1)
     tr = one(g1, "Transpose_8")
     assert const_of(g1, tr.inputs[1]).ravel().tolist() == [0, 2, 1, 3] and len(tr.inputs) == 4
+
+
+def test_mirror_pad_slice_l2norm_quantize_pack_builders(model_path):
+    # mirror_pad_builder.cc: paddings (1,1,4,2) with the leading dimensions' zeros, the mode
+    # as the node's padding; slice_builder.cc: begins and sizes (1,1,1,rank);
+    # l2_normalization_builder.cc: data, min, max; quantize_builder.cc: QUANTIZE as
+    # Requantize_8to8 with the input's and the output's range; pack_builder.cc: axis in 4-D,
+    # inputs, minima, maxima, always a Requantize_8to8
+    path = model_path("pad_slice_pack")
+    m = read_model(path)
+    g = import_tflite(path)
+    mp = one(g, "MirrorPad_8")
+    assert mp.padding is Padding.MIRROR_REFLECT
+    assert const_of(g, mp.inputs[1]).ravel().tolist() == [0, 0, 1, 1, 1, 1, 0, 0]
+    sl = one(g, "QuantizedSlice_8")
+    assert const_of(g, sl.inputs[1]).ravel().tolist() == [0, 1, 0, 0]
+    assert const_of(g, sl.inputs[2]).ravel().tolist() == [1, 4, 5, 4]
+    l2 = one(g, "L2Normalize_8")
+    assert l2.inputs[0] == (sl.node_id, 0) and len(l2.inputs) == 3
+    quantize_op = next(o for o in m.operators if o.code == "QUANTIZE")
+    q = next(n for n in ops(g, "Requantize_8to8")
+             if g.meta["tflite"]["op_index"][f"0x{n.node_id:x}"] == quantize_op.index)
+    assert q.inputs[0] == (l2.node_id, 0) and len(q.inputs) == 5
+    assert (scalar(g, q.inputs[3]), scalar(g, q.inputs[4])) == \
+        _range(m.tensor(quantize_op.outputs[0]))
+    pack = one(g, "QuantizedPack_8")
+    assert const_of(g, pack.inputs[0]).ravel().tolist() == [3] and len(pack.inputs) == 7
+    assert any(r.inputs[0] == (pack.node_id, 0) for r in ops(g, "Requantize_8to8"))
+
+
+def test_arg_max_builder_axis_and_int32_output(model_path):
+    # arg_min_max_builder.cc: data, axis (made positive, not shifted to 4-D), min, max; one
+    # output of the output type's size; no cast at OUTPUT for int32
+    g = import_tflite(model_path("argmax"))
+    am = one(g, "ArgMax_8toInt32")
+    assert const_of(g, am.inputs[1]).ravel().tolist() == [3]
+    assert len(am.inputs) == 4 and len(am.outputs) == 1 and am.outputs[0].elementsize == 4
+    assert one(g, "OUTPUT").inputs == ((am.node_id, 0),)
