@@ -66,6 +66,8 @@ def _models():  # type: ignore[no-untyped-def]
         "hard_swish": lambda: seq((6, 6, 4), conv2d(4, 1), layers.Activation("hard_swish")),
         "min_max": lambda: two_branch((6, 6, 3), layers.Maximum()),
         "layout": lambda: _layout_model(tf),
+        "transpose_conv": lambda: seq((4, 4, 4), layers.Conv2DTranspose(
+            6, 3, strides=2, padding="same", use_bias=False)),
         "pad_slice_pack": lambda: seq(
             (4, 4, 4), layers.Lambda(lambda x: tf.pad(x, [[0, 0], [1, 1], [1, 1], [0, 0]],
                                                       mode="REFLECT")),

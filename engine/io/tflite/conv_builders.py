@@ -274,4 +274,57 @@ def build_fully_connected(b: GraphBuilder, op: TfOperator, matmul: BuiltNode) ->
     b.register(out.index, result[0])
 
 
-__all__ = ["build_conv", "build_fully_connected", "flip"]
+def build_transpose_conv(b: GraphBuilder, op: TfOperator, node: BuiltNode) -> None:
+    """``TransposeConv2dOpBuilder``: data, weights as TFLite stores them (OHWI, XOR 0x80 for
+    int8), the ranges, explicit paddings (1,1,2,2) from TFLite's ComputePaddingHeightWidth on
+    the output size, the stride, a zero bias with a zero range, the output range and the
+    per-channel scales."""
+    m = b.model
+    data, weights, out = m.tensor(op.inputs[2]), m.tensor(op.inputs[1]), m.tensor(op.outputs[0])
+    if weights.data is None:
+        raise ValueError("the weights are not constant")
+    node.inputs.append(b.hex_id(data.index))
+    dmin, dmax = b.min_max_consts(data)
+    shape = dims4(weights.shape)
+    wdata = flip(weights.data) if weights.dtype == "int8" else weights.data.astype(np.uint8)
+    wnode = b.const(wdata, shape, weights.name)
+    b.tensors.setdefault(weights.index, (wnode.node_id, 0))
+    node.inputs.append((wnode.node_id, 0))
+    scales = None
+    if weights.quant is not None and weights.quant.per_channel:
+        values = np.array(weights.quant.scale, np.float32)
+        top = values.max()
+        if top == 0:
+            raise ValueError(f"{weights.describe()}: every channel scale is zero")
+        normal = np.maximum(values / top, MIN_RELATIVE_SCALE).astype(np.float32)
+        scales = b.const(normal, (1, 1, 1, normal.size), f"{weights.name}:channel_scales")
+        lo, hi = np.float32(-128) * top, np.float32(127) * top
+    else:
+        lo, hi = min_max(weights)
+    wmin, wmax = b.scalar(lo, f"{weights.name}:min"), b.scalar(hi, f"{weights.name}:max")
+    node.inputs += [(dmin.node_id, 0), (dmax.node_id, 0), (wmin.node_id, 0), (wmax.node_id, 0)]
+    _, oh, ow, od = dims4(out.shape)
+    sh, sw = int(op.options.get("StrideH", 1)), int(op.options.get("StrideW", 1))  # type: ignore[call-overload]
+    same = padding_of(op) is Padding.SAME
+    pads = [_padding(oh, shape[1], sh, same), _padding(ow, shape[2], sw, same)]
+    pad_c = b.const(np.array([pads[0], pads[0], pads[1], pads[1]], np.int32), (1, 1, 2, 2),
+                    f"{out.name}:paddings")
+    stride = b.const(np.zeros(1, np.int32), (1, sh, sw, 1), f"{out.name}:stride",
+                     shape_only=True)
+    bias = b.const(np.zeros(od, np.int32), (1, 1, 1, od), f"{out.name}:bias")
+    zero = b.scalar(0.0, "0.0")
+    omin, omax = b.min_max_consts(out)
+    node.inputs += [(pad_c.node_id, 0), (stride.node_id, 0), (bias.node_id, 0),
+                    (zero.node_id, 0), (zero.node_id, 0), (omin.node_id, 0), (omax.node_id, 0)]
+    if scales is not None:
+        node.inputs.append((scales.node_id, 0))
+    b.register(out.index, node.add_q8_outputs(out.shape)[0])
+
+
+def _padding(size: int, kernel: int, stride: int, same: bool) -> int:
+    # TFLite's ComputePaddingHeightWidth (kernels/padding.h) with the output as its input
+    out = (size + stride - 1) // stride if same else (size + stride - kernel) // stride
+    return max((out - 1) * stride + kernel - size, 0) // 2
+
+
+__all__ = ["build_conv", "build_fully_connected", "build_transpose_conv", "flip"]

@@ -18,7 +18,11 @@ import numpy as np
 from hexscope.engine.errors import GraphFileError
 from hexscope.engine.graph import Graph
 from hexscope.engine.inputs import InputSource, set_input_sources
-from hexscope.engine.io.tflite.conv_builders import build_conv, build_fully_connected
+from hexscope.engine.io.tflite.conv_builders import (
+    build_conv,
+    build_fully_connected,
+    build_transpose_conv,
+)
 from hexscope.engine.io.tflite.graph_builder import BuiltNode, GraphBuilder, dims4
 from hexscope.engine.io.tflite.layout_builders import (
     build_arg_min_max,
@@ -89,9 +93,10 @@ OP_MAP: dict[str, tuple[str, Builder]] = {
     "MIRROR_PAD": ("MirrorPad_8", build_mirror_pad),
     "ARG_MAX": ("ArgMax_8toInt32", build_arg_min_max),
     "ARG_MIN": ("ArgMin_8", build_arg_min_max),
+    "TRANSPOSE_CONV": ("QuantizedTransposeConv2d_8x8p32to8", build_transpose_conv),
 }
 # mapped by the delegate, not yet built here: named in the error (issue 27)
-NOT_BUILT = {"TRANSPOSE_CONV": "QuantizedTransposeConv2d_8x8p32to8"}
+NOT_BUILT: dict[str, str] = {}
 ELEMENT_SIZE = {"uint8": 1, "int8": 1, "int32": 4, "float32": 4, "bool": 1, "int16": 2}
 
 

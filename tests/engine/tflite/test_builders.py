@@ -295,3 +295,22 @@ def test_arg_max_builder_axis_and_int32_output(model_path):
     assert const_of(g, am.inputs[1]).ravel().tolist() == [3]
     assert len(am.inputs) == 4 and len(am.outputs) == 1 and am.outputs[0].elementsize == 4
     assert one(g, "OUTPUT").inputs == ((am.node_id, 0),)
+
+
+def test_transpose_conv_builder(model_path):
+    # transpose_conv_2d_builder.cc: data, weights (OHWI as stored, XOR 0x80), data and weight
+    # ranges, paddings (1,1,2,2) from ComputePaddingHeightWidth on the output (8x8, 3x3,
+    # stride 2, SAME: ((4 - 1) * 2 + 3 - 8) // 2 = 0), stride, zero bias with one zero
+    # range Const, output range, channel scales
+    path = model_path("transpose_conv")
+    m = read_model(path)
+    w = m.tensor(m.operators[0].inputs[1])
+    g = import_tflite(path)
+    tc = one(g, "QuantizedTransposeConv2d_8x8p32to8")
+    assert len(tc.inputs) == 14
+    np.testing.assert_array_equal(const_of(g, tc.inputs[1]), w.data.view(np.uint8) ^ 0x80)
+    assert const_of(g, tc.inputs[6]).ravel().tolist() == [0, 0, 0, 0]
+    assert shape_of(g, tc.inputs[7]) == (1, 2, 2, 1)
+    assert const_of(g, tc.inputs[8]).ravel().tolist() == [0] * 6
+    assert tc.inputs[9] == tc.inputs[10] and scalar(g, tc.inputs[9]) == 0.0
+    assert shape_of(g, tc.inputs[13]) == (1, 1, 1, 6)
