@@ -55,7 +55,11 @@ def test_refusal_versions_and_rank():
     assert "tensor 1 't1' int8[1, 2, 2, 2, 2] has 5 dimensions" in refusal(m5, m5.operators[0])
     sum_op = TfOperator(0, "SUM", 1, (0, 11), (1,))
     assert "SUM recomputes" in refusal(m, sum_op)
-    assert refusal(m, TfOperator(0, "GATHER", 1, (0, 11), (1,))) == "GATHER has no Hexagon builder"
+    assert refusal(m, TfOperator(0, "GATHER", 1, (0, 11), (1,))) == \
+        "GATHER is not among the operators the delegate takes"
+    # op_builder.cc maps SQUARED_DIFFERENCE, but IsNodeSupportedByHexagon refuses it
+    squared = TfOperator(0, "SQUARED_DIFFERENCE", 1, (0, 1), (2,))
+    assert refusal(m, squared) == "SQUARED_DIFFERENCE is not among the operators the delegate takes"
 
 
 def test_delegation_partitions_cut_at_a_refused_operator():
@@ -108,7 +112,7 @@ def test_real_wakeword_model_cut_at_its_stateful_operators(model_path):
     g = import_tflite(path, notes)
     meta = g.meta["tflite"]
     assert meta["partition"] == list(d.partitions[0].operators)
-    assert any("stays on the CPU: VAR_HANDLE has no Hexagon builder" in n for n in notes)
+    assert any("stays on the CPU: VAR_HANDLE is not among the operators" in n for n in notes)
     assert any("is not in this graph" in n for n in notes)
     assert len([n for n in g if n.op == "INPUT"]) == 1
     inp = next(n for n in g if n.op == "INPUT")
