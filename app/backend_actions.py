@@ -137,6 +137,15 @@ class BackendActions:
     # status --------------------------------------------------------------------------------
     def _on_status(self, status: ConnectionStatus | None) -> None:
         self._show(status)
+        if status is None or status.connected:
+            # the connection the problems complained about is made (or no longer wanted):
+            # its failures are answered and leave the Problems list
+            address = status.address.removeprefix("dsp://") if status else None
+            answered = [text for text in self.w.run_errors if "dsp://" in text and (
+                address is None or address in text)]
+            if answered:
+                self.w.run_errors[:] = [t for t in self.w.run_errors if t not in answered]
+                self.w.show_problems()
         if status is not None and not status.connected and status.message:
             self.w.statusBar().showMessage(f"{status.address}: {status.message}", 15000)
 

@@ -30,12 +30,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="hexscope", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"hexscope {version()}")
     parser.add_argument("--plugin", action="append", default=[], metavar="FILE",
                         help="load a user-op plugin (repeatable); load errors are reported, "
                              "never fatal")
     parser.add_argument("--self-test", action="store_true",
                         help="open the app offscreen on a bundled example, step it to the end, "
                              "check the results and exit (0: passed)")
+    parser.add_argument("--warm-up", action="store_true",
+                        help="compile the simulator's kernels now (once after install: the "
+                             "first run is then not kept waiting) and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     gui = sub.add_parser("gui", help="open the app (the default)",
                          description="Open the Hexscope app, optionally with a graph.")
@@ -78,6 +82,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def version() -> str:
+    """The installed package's version (the bundle carries its metadata too)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("hexscope")
+    except PackageNotFoundError:
+        return "unknown (not installed as a package)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "token", None):
@@ -90,6 +105,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from hexscope.app.self_test import run_self_test
 
         return run_self_test()
+    if args.warm_up:
+        from hexscope.app.warm_up import warm_up
+
+        return warm_up()
     command = args.command or "gui"
     handler = {"gui": cmd_gui, "validate": cmd_validate, "info": cmd_info,
                "import": cmd_import, "export": cmd_export, "check-padding": cmd_check_padding,

@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from tqdm import tqdm
 
+from hexscope.app.warning_summary import group_warnings
 from hexscope.engine.batch.parallel import default_jobs
 from hexscope.engine.batch.records import BatchResult, InputSet, Outcome, RunRecord
 from hexscope.engine.batch.runner import run_batch
@@ -183,12 +184,10 @@ class Progress:
 
 
 def print_summary(result: BatchResult, out: TextIO) -> None:
-    seen: set[tuple[int, str]] = set()
+    # one line per distinct warning ("… and N more like it"), so the verdict stays in view
+    for group in group_warnings(w for run in result.runs for w in run.warnings):
+        print(f"warning: {group.line()}", file=out)
     for run in result.runs:
-        for node_id, warning in run.warnings:
-            if (node_id, warning) not in seen:
-                seen.add((node_id, warning))
-                print(f"warning: node 0x{node_id:x}: {warning}", file=out)
         if run.outcome is not Outcome.PASSED and result.outcome is not Outcome.PASSED:
             print(f"run {run.name}: {run.outcome.value}: {run.message}", file=out)
     if not result.runs and result.message:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import atexit
 import html
 import logging
+import os
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
     from hexscope.app.main_window import MainWindow
 
 DOCK = Qt.DockWidgetArea
+START = "Run the graph, then Compare."
+READY = "The run is ready: choose B and press Compare."
 _LOG = logging.getLogger("hexscope.compare")
 
 #: Threads of comparisons still running when their window closed, with their workers.
@@ -67,6 +70,10 @@ class CompareController(QObject):
         self.w = window
         self.panel = ComparePanel()
         self.dock = window.add_dock("Compare", self.panel, DOCK.BottomDockWidgetArea)
+        # brought to the front, it gets room for its table and pictures, as the views do
+        self.dock.visibilityChanged.connect(
+            lambda shown: shown and hasattr(window, "make_room_for")
+            and window.make_room_for(self.dock))
         self.pinned: Trace | None = None
         self.other_file: GraphFile | None = None
         self.other_backend = ""
@@ -83,6 +90,7 @@ class CompareController(QObject):
         self._shared: CompareWorker | None = None
         self._build_actions()
         self.panel.compare_requested.connect(self.compare)
+        self.panel.change_requested.connect(lambda key: self.compare(key, choose=True))
         self.panel.cancel_requested.connect(self.cancel)
         self.panel.node_activated.connect(window.select_node)
         self.panel.overlay_changed.connect(self._overlay)
@@ -127,11 +135,13 @@ class CompareController(QObject):
                                        "against it in the Compare panel", 8000)
         self.panel.set_target("pinned")
 
-    def compare(self, key: str) -> None:
-        """Compare against B = ``key`` (asks for the file or backend name when needed)."""
-        if key == "graph" and not self._choose_graph():
+    def compare(self, key: str, choose: bool = False) -> None:
+        """Compare against B = ``key``; the other graph file or backend is asked for the
+        first time, or when ``choose`` (picked again in the list: change it), and kept."""
+        if key == "graph" and (choose or self.other_file is None) and not self._choose_graph():
             return
-        if key == "backend" and not self._choose_backend():
+        if key == "backend" and (choose or not self.other_backend) \
+                and not self._choose_backend():
             return
         self.panel.set_target(key)
         self.active = True
@@ -151,12 +161,15 @@ class CompareController(QObject):
         self.panel.set_busy(None)
 
     def _choose_graph(self) -> bool:
-        path, _ = QFileDialog.getOpenFileName(self.w, "Compare with another graph", "",
+        start = self.other_file.path if self.other_file is not None else ""
+        path, _ = QFileDialog.getOpenFileName(self.w, "Compare with another graph", start,
                                               "Hexscope graphs (*.hexgraph);;All files (*)")
         if not path:
             return False
         if self.other_file is None or self.other_file.path != path:
             self.other_file = GraphFile(path)       # read on the worker
+        self.panel.set_target_text("graph", f"Other graph: {os.path.basename(path)} "
+                                   "(pick again to change)")
         return True
 
     def _choose_backend(self) -> bool:
@@ -173,6 +186,11 @@ class CompareController(QObject):
         self.generation += 1
         if self.active:
             self._timer.start()
+        else:
+            # what to do next, as the run moves on ("Run the graph" stayed after a run)
+            session = self.w.session
+            ran = session is not None and bool(session.executor.trace)
+            self.panel.show_hint(READY if ran else START)
 
     def _on_busy(self, busy: bool) -> None:
         if busy:
@@ -233,7 +251,9 @@ class CompareController(QObject):
         if key == "graph":
             if self.other_file is None:
                 return None, "Choose the other graph file (Compare)."
-            job.graph_file, job.b_name = self.other_file, self.other_file.path
+            job.graph_file = self.other_file
+            job.b_name = os.path.basename(self.other_file.path)
+            job.graph = self.w.graph.snapshot()
             job.backend = _same_device(session, session.backend.name)
         else:
             job.b_name = self.other_backend or "sim"
@@ -279,6 +299,9 @@ class CompareController(QObject):
             note = html.escape(outcome.note)
             if note:        # B stopped short: say so as loudly as the rows beyond tolerance
                 note = f"<span style='color:{theme_colors().error_text.name()}'>{note}</span>"
+            if outcome.differences:
+                note += ("<br>B's graph differs from this one: "
+                         + "; ".join(html.escape(d) for d in outcome.differences))
             self.panel.set_comparison(outcome.comparison, note)
 
     def wait(self, timeout_ms: int = 30000) -> bool:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from hexscope.app.graph_diff import graph_differences
 from hexscope.engine.analysis.compare import (
     Comparison,
     Trace,
@@ -61,7 +62,7 @@ class CompareJob:
     current: Trace | None = None        # A, for traces compared with B
     reference: RunSnapshot | None = None  # A, for the float reference
     pinned: Trace | None = None
-    graph: GraphSnapshot | None = None  # the window's graph, for "backend"
+    graph: GraphSnapshot | None = None  # the window's graph, for "backend" and "graph"
     graph_file: GraphFile | None = None
     inputs: tuple[Tensor, ...] = ()
     backend: object = None              # B's backend name, or the window's backend (sibling)
@@ -75,6 +76,7 @@ class CompareOutcome:
     error: str = ""
     cancelled: bool = False
     graph_file: GraphFile | None = None   # B's file as read, to keep for the next job
+    differences: list[str] = field(default_factory=list)  # B's graph against this one
 
 
 class CompareWorker(QObject):
@@ -129,6 +131,10 @@ class CompareWorker(QObject):
             assert job.graph_file is not None
             outcome.graph_file = _read(job.graph_file)
             graph = outcome.graph_file.graph
+            if job.graph is not None and graph is not None:
+                # the node the user changed (a const), which the first divergence (often
+                # the Supernode it is fused into) does not name
+                outcome.differences = graph_differences(Graph.from_snapshot(job.graph), graph)
         else:
             assert job.graph is not None
             # a graph of its own: B's session never reads (or follows the edits of) the

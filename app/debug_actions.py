@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMessageBox, QStyle
 
+from hexscope.app.warning_summary import WarningGroup, group_warnings
 from hexscope.engine.errors import InputError
 from hexscope.engine.events import (
     GraphEdited,
@@ -39,7 +40,11 @@ class DebugActions:
         self.w = window
         self.breakpoints: set[int] = set()
         self.visual_stale: set[int] = set()
+        self.run_to_target: int | None = None     # Ctrl+F10's node, until the run ends
+        self.warnings: dict[int, tuple[str, ...]] = {}   # what nodes warned, this session
         self._build_actions()
+        self._problems_timer = QTimer(window, singleShot=True, interval=250)
+        self._problems_timer.timeout.connect(lambda: self.w.show_problems())
         c = window.controller
         c.node_started.connect(self._on_started)
         c.node_finished.connect(self._on_finished)
@@ -85,27 +90,60 @@ class DebugActions:
         self.visual_stale.clear()
         self.w.run_errors.clear()       # a new attempt: the last one's errors are answered
 
+    def _refused(self) -> bool:
+        """True (with a word in the status bar) when a debug command cannot start now."""
+        w = self.w
+        if w.welcome is not None and w.central.currentWidget() is w.welcome:
+            # the graph behind the welcome page is not what the user is looking at
+            w.statusBar().showMessage("Open a graph or an example first: the welcome page "
+                                      "is shown", 6000)
+            return True
+        return w.controller.busy
+
     def run(self) -> None:
-        if not self.w.controller.busy:
+        if not self._refused():
             self._start()
             self.w.controller.run(self.breakpoints)
 
     def step(self) -> None:
-        if not self.w.controller.busy:
+        if not self._refused():
             self._start()
             self.w.controller.step(self.breakpoints)
 
     def run_to(self) -> None:
+        """Run until the selected node is next: it stops *before* that node, as a
+        breakpoint does (one rule for both; F10 then runs it)."""
+        if self._refused():
+            return
         ids = self.w.scene.selected_ids()
         if not ids:
             self.w.statusBar().showMessage("Select the node to run to", 5000)
             return
-        if not self.w.controller.busy:
-            self._start()
-            self.w.controller.run_to(ids[0], self.breakpoints)
+        target = ids[0]
+        why = self._cannot_run_to(target)
+        if why:
+            self.w.statusBar().showMessage(why, 8000)
+            return
+        self._start()
+        self.run_to_target = target
+        self.w.controller.run(self.breakpoints | {target})
+
+    def _cannot_run_to(self, target: int) -> str:
+        session = self.w.session
+        if session is None or getattr(self.w.controller, "edited_since_run", False):
+            return ""           # the run prepares (again) first: nothing to check against
+        if target not in session.prepared.nodes or session.prepared.nodes[target].is_const:
+            return (f"0x{target:x} does not run: prepare fused or removed it, or it is a "
+                    "Const (View ▸ Show prepared graph)")
+        if session.next_node == target:
+            return f"Already paused before 0x{target:x}: F10 runs it"
+        if session.next_node is not None and session.status(target) is NodeStatus.DONE:
+            return (f"0x{target:x} has already run in this run: Restart (Ctrl+Shift+F5) "
+                    "to run to it again")
+        return ""
 
     def restart(self) -> None:
-        if not self.w.controller.busy:
+        if not self._refused():
             self._start()
             self.w.controller.restart()
 
@@ -152,11 +190,20 @@ class DebugActions:
             self.w.scene.set_look(node_id, status="stale", is_next=False)
         self.refresh_looks()
 
+    def warning_groups(self) -> list[WarningGroup]:
+        """The session's node warnings, one group per distinct text, in plan order."""
+        session = self.w.session
+        order = session.plan if session is not None else ()
+        ranked = sorted(self.warnings, key={n: k for k, n in enumerate(order)}.get
+                        if order else None)
+        return group_warnings((n, text) for n in ranked for text in self.warnings[n])
+
     def refresh_looks(self) -> None:
         """Every node's look from the session (when the worker is idle)."""
         session, scene = self.w.session, self.w.scene
         if session is None:
-            scene.reset_looks(status="", is_next=False, error="", seconds=None)
+            self.warnings.clear()
+            scene.reset_looks(status="", is_next=False, error="", seconds=None, warnings=[])
             return
         next_node = None
         for node_id in self.w.graph.order:
@@ -170,9 +217,12 @@ class DebugActions:
             if next_node is None and node_id in session.plan and status in (
                     NodeStatus.PENDING, NodeStatus.STALE, NodeStatus.FAILED):
                 next_node = node_id
+            if result is None:
+                self.warnings.pop(node_id, None)
             scene.set_look(node_id, status=status.value, is_next=False,
                            error=session.executor.failed.get(node_id, ""),
-                           seconds=result.seconds if result else None)
+                           seconds=result.seconds if result else None,
+                           warnings=list(self.warnings.get(node_id, ())))
         if next_node is not None:
             scene.set_look(next_node, is_next=True)
         self.w.next_node = next_node
@@ -185,7 +235,14 @@ class DebugActions:
         self.w.show_progress(event.index + 1, event.total, event.node_id)
 
     def _on_finished(self, event: NodeFinished) -> None:
-        self.w.scene.set_look(event.node_id, status="done", seconds=event.seconds, error="")
+        # a node's warnings: its badge, the Problems list and the Log's count agree
+        if event.warnings:
+            self.warnings[event.node_id] = tuple(event.warnings)
+            self._problems_timer.start()        # at most a few times a second in a run
+        else:
+            self.warnings.pop(event.node_id, None)
+        self.w.scene.set_look(event.node_id, status="done", seconds=event.seconds, error="",
+                              warnings=list(event.warnings))
         self.w.results_changed.emit()
 
     def _on_failed(self, event: NodeFailed) -> None:
@@ -196,6 +253,12 @@ class DebugActions:
         self.w.results_changed.emit()
 
     def _on_run_finished(self, event: RunFinished) -> None:
+        target, self.run_to_target = self.run_to_target, None
+        if event.status is RunStatus.PAUSED and event.next_node == target and \
+                target is not None and target not in self.breakpoints:
+            self.w.statusBar().showMessage(f"Paused before 0x{target:x} (run to selected; "
+                                           "F10 runs it)", 15000)
+            return
         text = {RunStatus.FINISHED: "Run finished",
                 RunStatus.PAUSED: f"Paused before 0x{event.next_node:x}"
                 if event.next_node is not None else "Paused",
@@ -250,7 +313,7 @@ class DebugActions:
         self.w.show_problems(extra=[message.splitlines()[0]])
 
     def _on_busy(self, busy: bool) -> None:
-        self.w.scene.read_only = busy
+        # The canvas stays editable during a run: edits are taken in like undo (edit_actions).
         for key in ("run", "step", "run_to", "restart", "inputs"):
             self.actions[key].setEnabled(not busy)
         self.update_stop()

@@ -6,8 +6,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, Qt
-from PySide6.QtWidgets import QDockWidget, QScrollArea, QWidget
+from PySide6.QtCore import QByteArray, QSize, Qt
+from PySide6.QtGui import QGuiApplication, QPalette
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QToolButton,
+    QWidget,
+)
 
 if TYPE_CHECKING:
     from hexscope.app.main_window import MainWindow
@@ -22,11 +30,12 @@ def add_dock(w: MainWindow, title: str, widget: QWidget, area: Qt.DockWidgetArea
     dock.setObjectName(f"dock-{title.lower().replace(' ', '-')}")
     hint = widget.minimumSizeHint()
     tall = BOTTOM_MIN - 20 if area == DOCK.BottomDockWidgetArea else 160
-    if (hasattr(w, "view_menu") and (hint.height() > tall or hint.width() > 420)) \
-            or widget is getattr(w, "inspector", None):
+    side = area in (DOCK.LeftDockWidgetArea, DOCK.RightDockWidgetArea)
+    if (hasattr(w, "view_menu") and (hint.height() > tall or hint.width() > 420)) or side:
         # A tall or wide panel scrolls rather than forcing the window (or the bottom dock
-        # area, which the canvas shares) to grow; the inspector's list of ports can be
-        # longer than its dock.
+        # area, which the canvas shares) to grow. A side panel always scrolls: what it shows
+        # (the inspector's ports, a node's outputs and kept state) must not set its dock's
+        # least height, or the bottom docks' separator could not be dragged up past it.
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
@@ -43,7 +52,61 @@ def add_dock(w: MainWindow, title: str, widget: QWidget, area: Qt.DockWidgetArea
         w.tabifyDockWidget(getattr(w, anchor), dock)
     if hasattr(w, "view_menu"):
         w.view_menu.addAction(dock.toggleViewAction())
+    dock.topLevelChanged.connect(lambda floating: _frame_floating(dock, floating))
     return dock
+
+
+class FloatingTitle(QWidget):
+    """The title bar of a floated dock, drawn by Qt rather than left to a window manager
+    (without one, or with one that skips tool windows, a floated dock had no frame, title
+    or buttons). Dragging it moves the window; double-clicking it docks it back."""
+
+    def __init__(self, dock: QDockWidget) -> None:
+        super().__init__(dock)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(6, 3, 3, 3)
+        self.label = QLabel(f"<b>{dock.windowTitle()}</b>")
+        # presses go to the dock, which moves its window (a rich-text label kept them)
+        self.label.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        row.addWidget(self.label, 1)
+        for text, tip, slot in (("⇲", "Dock it back", lambda: dock.setFloating(False)),
+                                ("✕", "Close (View menu shows it again)", dock.close)):
+            button = QToolButton()
+            button.setText(text)
+            button.setToolTip(tip)
+            button.setAutoRaise(True)
+            button.clicked.connect(slot)
+            row.addWidget(button)
+        self.setAutoFillBackground(True)
+        self.setBackgroundRole(QPalette.ColorRole.Mid)
+
+
+def _frame_floating(dock: QDockWidget, floating: bool) -> None:
+    if floating and not isinstance(dock.titleBarWidget(), FloatingTitle):
+        dock.setTitleBarWidget(FloatingTitle(dock))
+    elif not floating and dock.titleBarWidget() is not None:
+        old = dock.titleBarWidget()
+        dock.setTitleBarWidget(None)        # docked: the area's usual title and buttons
+        old.deleteLater()
+
+
+def fit_to_screen(w: MainWindow, size: tuple[int, int] = (1280, 800)) -> None:
+    """Open at ``size``, or at the screen's free area where that is smaller (a 1024x700
+    screen got a 1280x800 window whose right and bottom docks were off screen)."""
+    width, height = size
+    free = screen_free_area(w)
+    if free is not None:
+        width, height = min(width, free.width()), min(height, free.height())
+    w.resize(width, height)
+
+
+def screen_free_area(w: QWidget) -> QSize | None:
+    """The free area of the window's screen; None offscreen, whose screen is a nominal
+    800x800 (tests and ``--self-test`` size their windows themselves)."""
+    if QGuiApplication.platformName() == "offscreen":
+        return None
+    screen = w.screen() or QGuiApplication.primaryScreen()
+    return screen.availableGeometry().size() if screen is not None else None
 
 
 def default_sizes(w: MainWindow) -> None:
@@ -51,8 +114,11 @@ def default_sizes(w: MainWindow) -> None:
     canvas keeps most of the window (a problems list of one line needs no more)."""
     # Wide enough for most op names; longer ones lose their middle, never their suffix, and
     # the canvas keeps its share.
-    palette = min(max(220, w.palette.preferred_width()), 260)
-    w.resizeDocks([w.palette_dock, w.inspector_dock], [palette, 310],
+    # On a small screen (1024 wide) the side docks give way, so the canvas keeps over half
+    # the width and a graph opens at a zoom where its blocks carry names.
+    palette = min(max(220, w.palette.preferred_width()), 260, int(w.width() * 0.2))
+    inspector = min(310, int(w.width() * 0.25))
+    w.resizeDocks([w.palette_dock, w.inspector_dock], [palette, inspector],
                   Qt.Orientation.Horizontal)
     bottom = max(BOTTOM_MIN, int(w.height() * BOTTOM_SHARE))
     w.resizeDocks([w.problems_dock], [bottom], Qt.Orientation.Vertical)
@@ -84,4 +150,5 @@ def restore(w: MainWindow, saved: tuple[QByteArray | None, QByteArray | None],
     return bool(restored)
 
 
-__all__ = ["add_dock", "default_sizes", "make_room_for", "restore"]
+__all__ = ["FloatingTitle", "add_dock", "default_sizes", "fit_to_screen", "make_room_for",
+           "restore", "screen_free_area"]

@@ -17,6 +17,8 @@ from hexscope.engine.errors import EngineError, InputError
 from hexscope.engine.inputs import input_node, input_sources, set_input_sources
 from hexscope.engine.nodes import Node, OutputDef, Padding, const_tensor
 from hexscope.engine.ops.registry import REGISTRY
+from hexscope.widgets.graph_canvas.free_space import FreeSpace
+from hexscope.widgets.graph_canvas.layout import NODE_WIDTH, node_size
 from hexscope.widgets.graph_canvas.model import match_text
 
 if TYPE_CHECKING:
@@ -69,10 +71,11 @@ class EditActions:
 
     # the one door for edits ---------------------------------------------------------------
     def edit(self, method: str, *args: object, text: str = "") -> bool:
-        """Make one graph edit as an undo step; False (with a message) if refused."""
-        if self.w.controller.busy:
-            self.w.statusBar().showMessage("Stop the run (Shift+F5) before editing", 6000)
-            return False
+        """Make one graph edit as an undo step; False (with a message) if refused.
+
+        Edits are accepted during a run, as undo and redo are (one rule for every edit): the
+        session takes them in before its next step or run, and the nodes they touch are
+        marked stale."""
         try:
             push_edit(self.w.undo_stack, self.w.graph, method, *args, text=text)
         except (EngineError, ValueError) as exc:
@@ -81,9 +84,6 @@ class EditActions:
         return True
 
     def edit_many(self, text: str, calls: list[tuple[str, tuple[object, ...]]]) -> bool:
-        if self.w.controller.busy:
-            self.w.statusBar().showMessage("Stop the run (Shift+F5) before editing", 6000)
-            return False
         try:
             push_edits(self.w.undo_stack, self.w.graph, text, calls)
         except (EngineError, ValueError) as exc:
@@ -93,11 +93,19 @@ class EditActions:
 
     # editor gestures ---------------------------------------------------------------------------
     def add_op(self, op: str, pos: QPointF | None = None) -> int | None:
-        """Add a node of ``op`` with a fresh id at ``pos`` (default: the view's centre)."""
+        """Add a node of ``op`` with a fresh id at ``pos`` (default: the view's centre), or
+        in the free place nearest to it (it landed on top of other nodes)."""
         if pos is None:
             pos = self.w.canvas.mapToScene(self.w.canvas.viewport().rect().center())
+            pos -= QPointF(NODE_WIDTH / 2, 40)          # centred, not hung from the centre
         node_id = self.w.graph.free_id()
-        if self.edit("add_node", new_node(node_id, op, (pos.x(), pos.y())),
+        node = new_node(node_id, op, (pos.x(), pos.y()))
+        width, height = node_size(1, len(node.outputs))     # the append slot, its outputs
+        space = FreeSpace(item.body_rect() for item in self.w.scene.items_by_id.values()
+                          if item.isVisible())
+        # (wider than the default: a long op name widens the node)
+        x, y = space.find(pos.x(), pos.y(), max(width, 260.0), height)
+        if self.edit("add_node", node.with_(position=(x, y)),
                      text=f"add {op} 0x{node_id:x}"):
             self.w.select_node(node_id)
             return node_id

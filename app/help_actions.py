@@ -82,7 +82,10 @@ class HelpActions:
                        for m, a, k in shortcut_rows(self.w))
         canvas = ("<p>On the canvas: arrows move the selection along the graph, Enter follows "
                   "an input to its producer, Delete removes the selected nodes or disconnects "
-                  "a selected wire.</p>")
+                  "a selected wire.</p>"
+                  "<p>Run to selected (Ctrl+F10) stops <i>before</i> that node, as a "
+                  "breakpoint does; F10 then runs it. Edits (Delete, undo, redo, a drop from "
+                  "the palette) are accepted during a run and reach the next step or run.</p>")
         return (f"<h2>Keyboard shortcuts</h2><table cellpadding='4'><tr><th align='left'>"
                 f"Menu</th><th align='left'>Action</th><th align='left'>Keys</th></tr>{rows}"
                 f"</table>{canvas}")

@@ -39,9 +39,11 @@ from hexscope.app.execution_controller import ExecutionController
 from hexscope.app.file_actions import FileActions
 from hexscope.app.help_actions import HelpActions
 from hexscope.app.layout_actions import LayoutActions
+from hexscope.app.run_messages import preparing_text, rewrite_note
 from hexscope.app.run_progress import RunProgress
 from hexscope.app.settings import AppSettings
 from hexscope.app.theme import add_theme_menu
+from hexscope.app.warm_up import mark_warm
 from hexscope.engine.events import GraphEdited, LogLine
 from hexscope.engine.gc_pause import gc_paused
 from hexscope.engine.graph import Graph
@@ -110,7 +112,7 @@ class MainWindow(QMainWindow):
         self._validate_timer.timeout.connect(self.revalidate)
         self._connect()
         self._follow_graph()
-        self.resize(1280, 800)
+        dock_layout.fit_to_screen(self)
         self.setWindowIcon(app_icon())
         self.update_title()
         self.revalidate()
@@ -223,8 +225,7 @@ class MainWindow(QMainWindow):
         self.timing.node_activated.connect(self.select_node)
         self.controller.session_changed.connect(self._on_session)
         self.controller.preparing.connect(lambda n: self.statusBar().showMessage(
-            f"Preparing the graph ({n:,} nodes): validating and rewriting as hexagon_nn "
-            "prepare does…"))
+            preparing_text(n)))
         self.controller.log_line.connect(self.log_panel.append)
         self.controller.log_line.connect(lambda _line: self._update_log_title())
         self.log_panel.clear_button.clicked.connect(self._update_log_title)
@@ -326,6 +327,7 @@ class MainWindow(QMainWindow):
         self.timing.set_times([])
         self.run_label.clear()
         self.hide_progress()
+        self.statusBar().clearMessage()     # "Run finished" was about the last graph
         self.next_node = None
         self._on_session(None)          # the old session is being closed on the worker
 
@@ -401,9 +403,12 @@ class MainWindow(QMainWindow):
             failed = [(node_id, f"0x{node_id:x} ({nodes[node_id].op}) failed: {text}")
                       for node_id, text in session.executor.failed.items() if node_id in nodes]
         run = failed + list(self.run_errors)
-        self.problems.set_issues(self.issues, run)
-        total = len(self.issues) + len(run)
+        warned = [(g.first, g.line()) for g in self.debug.warning_groups()] \
+            if hasattr(self, "debug") else []
+        self.problems.set_issues(self.issues, run, warned)
+        total = len(self.issues) + len(run) + len(warned)
         self.problems_dock.setWindowTitle(f"Problems ({total})" if total else "Problems")
+        self._update_log_title()
         if extra or failed or errors(self.issues):
             self.problems_dock.raise_()
 
@@ -461,7 +466,11 @@ class MainWindow(QMainWindow):
                 " · stale: an edit changed its inputs" if self._is_stale(node_id) else "")
             self.outputs_panel.show_result(title, outputs, error, note)
         else:
-            self.outputs_panel.show_result(title, None, error, "has not run")
+            host, note = rewrite_note(session, node_id)
+            host_result = session.result(host) if host is not None else None
+            outputs = None if host_result is None else [
+                session.output(host, k) for k in range(len(host_result.outputs))]
+            self.outputs_panel.show_result(title, outputs, error, note or "has not run")
 
     def _show_state(self, node_id: int | None) -> None:
         """The node's state kept between executions, read only while the worker is idle."""
@@ -509,6 +518,8 @@ class MainWindow(QMainWindow):
     def _on_session(self, session: Session | None) -> None:
         self._session = session
         self.debug.update_stop()
+        if session is not None:
+            mark_warm()            # prepared: its kernels are compiled and cached now
         if session is None:
             self.debug.visual_stale.clear()
             self.debug.refresh_looks()
@@ -517,10 +528,14 @@ class MainWindow(QMainWindow):
 
     def _update_log_title(self) -> None:
         n = len(self.log_panel.lines)
-        n_errors = self.log_panel.errors
+        # a node's warning is a level-0 line too: counted as a warning, as Problems lists it
+        n_warn = sum(map(len, self.debug.warnings.values())) if hasattr(self, "debug") else 0
+        n_errors = max(0, self.log_panel.errors - n_warn)
         title = f"Log ({n})" if n else "Log"
         # The error marker stays on the tab until the log is cleared (New, Open, Clear).
-        self.log_dock.setWindowTitle(f"{title} ✖ {n_errors} error(s)" if n_errors else title)
+        marks = [f"✖ {n_errors} error(s)"] * bool(n_errors) + [f"⚠ {n_warn} warning(s)"] * bool(
+            n_warn)
+        self.log_dock.setWindowTitle(" ".join([title, *marks]))
 
     def report_startup_errors(self, messages: list[str]) -> None:
         """Show what failed at start-up (plugin files, with file and line) in the log panel."""

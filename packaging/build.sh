@@ -43,6 +43,8 @@ bundle="$dist/hexscope"
 cp packaging/hexscope.desktop.in packaging/hexscope-mime.xml packaging/install-desktop.sh \
   "$bundle/"
 
+echo "build: compiling the bundle's kernels (hexscope --warm-up)"
+(cd "$work" && "$bundle/hexscope" --warm-up)
 echo "build: checking the bundle (hexscope --self-test, offscreen)"
 (cd "$work" && QT_QPA_PLATFORM=offscreen "$bundle/hexscope" --self-test)
 

@@ -54,5 +54,7 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   echo "setup: installing hexscope and its dependencies into .venv"
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -e ".[$extras]"
+  # compile the simulator's kernels now, not on the first run (31 s there otherwise)
+  .venv/bin/hexscope --warm-up || echo "setup: the kernel warm-up failed; the first run compiles them" >&2
   touch "$stamp"
 fi

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -23,7 +23,9 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSplitter,
+    QStackedWidget,
     QTableView,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -33,6 +35,7 @@ from hexscope.engine.analysis.compare_report import first_divergence_text
 from hexscope.engine.analysis.diff import OutputDiff
 from hexscope.engine.tensor import Tensor
 from hexscope.widgets.compare_table import CompareTableModel
+from hexscope.widgets.flow_layout import FlowLayout
 from hexscope.widgets.tensor_heatmap import TensorHeatmapView
 
 #: What to compare against, as (key, text) for the combo box.
@@ -130,8 +133,10 @@ class ComparePanel(QWidget):
 
     #: A comparison shows its busy row once it has taken this long.
     BUSY_DELAY_MS = 250
+    TABS_BELOW = 1100       # panel width (px) under which A, B and A − B become tabs
 
     compare_requested = Signal(str)          # a TARGETS key: the controller compares
+    change_requested = Signal(str)           # picked in the list: choose B's file or backend
     cancel_requested = Signal()              # abandon the comparison in flight
     node_activated = Signal(int)
     overlay_changed = Signal(object, object)  # ({node: QColor} | None, legend)
@@ -148,7 +153,7 @@ class ComparePanel(QWidget):
     def _build_ui(self) -> None:
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
-        bar = QHBoxLayout()
+        bar = FlowLayout()        # wraps in a narrow window rather than squeezing each control
         self.target = QComboBox()
         for key, text in TARGETS:
             self.target.addItem(text, key)
@@ -180,7 +185,6 @@ class ComparePanel(QWidget):
                   self.tolerance, QLabel("colour by"), self.metric_box, self.first_button,
                   self.legend):
             bar.addWidget(w)
-        bar.addStretch(1)
         lay.addLayout(bar)
         lay.addWidget(self._build_busy_row())
         self.summary = QLabel("Run the graph, then Compare.")
@@ -203,19 +207,7 @@ class ComparePanel(QWidget):
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)     # plan order first
         split.addWidget(self.table)
-        views = QWidget()
-        vlay = QHBoxLayout(views)
-        vlay.setContentsMargins(0, 0, 0, 0)
-        self.view_a, self.view_b, self.view_diff = (TensorHeatmapView() for _ in range(3))
-        self.view_titles = []
-        for title, view in (("A", self.view_a), ("B", self.view_b), ("A − B", self.view_diff)):
-            box = QVBoxLayout()
-            label = QLabel(f"<b>{title}</b>")
-            self.view_titles.append(label)
-            box.addWidget(label)
-            box.addWidget(view, 1)
-            vlay.addLayout(box, 1)
-            view.setMinimumWidth(140)     # squeeze the controls rather than scroll the dock
+        views = self._build_views()
         split.addWidget(views)
         split.setStretchFactor(0, 2)
         split.setStretchFactor(1, 3)
@@ -224,11 +216,61 @@ class ComparePanel(QWidget):
         self.compare_button.clicked.connect(
             lambda: self.compare_requested.emit(self.target.currentData()))
         self.target.activated.connect(
-            lambda _i: self.compare_requested.emit(self.target.currentData()))
+            lambda _i: self.change_requested.emit(self.target.currentData()))
         self.first_button.clicked.connect(self.go_to_first_divergence)
         self.metric_box.currentIndexChanged.connect(lambda _i: self._emit_overlay())
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._on_row())
         self.table.doubleClicked.connect(lambda _i: self._on_row())
+
+    def _build_views(self) -> QWidget:
+        """A, B and A − B side by side, or as tabs in a narrow panel (a 1024-wide window
+        left each heatmap too thin for its picture and controls)."""
+        self.view_a, self.view_b, self.view_diff = (TensorHeatmapView() for _ in range(3))
+        self.view_titles = []
+        self._view_boxes: list[QWidget] = []
+        self._side = QWidget()
+        QHBoxLayout(self._side).setContentsMargins(0, 0, 0, 0)
+        self.view_tabs = QTabWidget()
+        self.view_tabs.setDocumentMode(True)
+        for title, view in (("A", self.view_a), ("B", self.view_b), ("A − B", self.view_diff)):
+            box = QWidget()
+            lay = QVBoxLayout(box)
+            lay.setContentsMargins(0, 0, 0, 0)
+            label = QLabel(f"<b>{title}</b>")
+            self.view_titles.append(label)
+            lay.addWidget(label)
+            lay.addWidget(view, 1)
+            view.setMinimumWidth(140)     # squeeze the controls rather than scroll the dock
+            self._view_boxes.append(box)
+        self._views = QStackedWidget()
+        self._views.addWidget(self._side)
+        self._views.addWidget(self.view_tabs)
+        self._tabbed: bool | None = None
+        self._place_views(tabbed=False)
+        return self._views
+
+    def _place_views(self, tabbed: bool) -> None:
+        if tabbed == self._tabbed:
+            return
+        self._tabbed = tabbed
+        names = ("A", "B", "A − B")
+        for box, name in zip(self._view_boxes, names, strict=True):
+            if tabbed:
+                self.view_tabs.addTab(box, name)
+            else:
+                self._side.layout().addWidget(box, 1)
+        self._views.setCurrentWidget(self.view_tabs if tabbed else self._side)
+        if hasattr(self, "comparison"):
+            self._set_titles()
+
+    @property
+    def tabbed(self) -> bool:
+        """Whether A, B and A − B are shown one at a time (a narrow panel)."""
+        return bool(self._tabbed)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        self._place_views(tabbed=event.size().width() < self.TABS_BELOW)
+        super().resizeEvent(event)
 
     def _build_busy_row(self) -> QWidget:
         # Shown while a comparison is made (on a worker): the table keeps the last result.
@@ -280,6 +322,12 @@ class ComparePanel(QWidget):
     def set_target(self, key: str) -> None:
         self.target.setCurrentIndex(max(0, self.target.findData(key)))
 
+    def set_target_text(self, key: str, text: str) -> None:
+        """Name what B is for ``key`` (the chosen file) in the list."""
+        index = self.target.findData(key)
+        if index >= 0:
+            self.target.setItemText(index, text)
+
     def set_comparison(self, comparison: Comparison | None, note: str = "") -> None:
         """Show a comparison (keeps the selected output when it is still there)."""
         keep = (self.selected.node_id, self.selected.index) if self.selected else None
@@ -302,11 +350,17 @@ class ComparePanel(QWidget):
                                  f"<br><b>{first_divergence_text(comparison)}</b>"
                                  + extra + (f"<br>{note}" if note else ""))
         self.first_button.setEnabled(bool(comparison and comparison.first_divergence))
+        self._set_titles()
         self._emit_overlay()
         if keep:
             self.show_output(*keep, emit=False)
         else:
             self._show(None)
+
+    def show_hint(self, text: str) -> None:
+        """Say what to do next while no comparison is shown (a comparison's summary stays)."""
+        if self.comparison is None and not self.busy and self.summary.text() != text:
+            self.summary.setText(text)
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
         # A theme switch: the rows beyond the tolerance take the new theme's error colour
@@ -363,15 +417,22 @@ class ComparePanel(QWidget):
         diff = (a.astype(np.float64) - b) / (lsb if lsb else 1.0)
         unit = "LSB" if lsb else ("codes" if d.unit == "codes" else "real")
         self.view_titles[2].setText(f"<b>A − B</b> ({unit})")
-        c = self.comparison
-        self.view_titles[0].setText(f"<b>A</b> {c.a_name if c else ''}")
-        self.view_titles[1].setText(f"<b>B</b> {c.b_name if c else ''}")
         worst = d.metrics.worst_index if d.metrics else None
         for view, values in ((self.view_a, a), (self.view_b, b),
                              (self.view_diff, diff.astype(np.float32))):
             view.set_tensor(Tensor.from_array(np.nan_to_num(values, posinf=0, neginf=0)))
             if worst is not None and len(worst) == 4:
                 view.select(tuple(worst))
+
+    def _set_titles(self) -> None:
+        # with every comparison, not only when a row is shown: the last comparison's names
+        # ("float reference", "sim") stayed over another kind's pictures
+        c = self.comparison
+        for k, (name, label) in enumerate((("A", c.a_name if c else ""),
+                                           ("B", c.b_name if c else ""))):
+            self.view_titles[k].setText(f"<b>{name}</b> {label}")
+            if self.tabbed:
+                self.view_tabs.setTabText(k, f"{name}: {label}" if label else name)
 
     def _emit_overlay(self) -> None:
         if self.comparison is None:

@@ -54,7 +54,7 @@ def _text(d: OutputDiff, column: int, value: float | str | None) -> str:
     if name == "beyond %":
         return "-" if value is None else f"{value:.1f}"
     if name == "excess LSB" and d.metrics is not None and d.metrics.excess_lsb is None \
-            and value is not None:
+            and value:
         return "≤ " + fmt_number(value)  # type: ignore[arg-type]
     digits = _DIGITS.get(name)
     return fmt_number(value, digits) if digits is not None else fmt_number(value)  # type: ignore[arg-type]

@@ -12,7 +12,7 @@ import re
 from importlib import resources
 
 from markdown_it import MarkdownIt
-from PySide6.QtCore import Qt, QUrl
+from PySide6.QtCore import QEvent, Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QImage, QTextDocument
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
@@ -61,6 +61,7 @@ class GuideView(QTextBrowser):
         self.anchorClicked.connect(self._follow)
         self.resize(960, 760)
         self.page: str | None = None
+        self._html = ""
         self.anchors: set[str] = set()
         self.missing_images: list[str] = []
 
@@ -68,12 +69,31 @@ class GuideView(QTextBrowser):
         if page != self.page:
             html, self.anchors = guide_html(guide_text(page))
             self.missing_images = []
-            self.setHtml(html)
+            self._html = html
+            self._render()
             self.page = page
         if heading and heading in self.anchors:
             self.scrollToAnchor(heading)
         else:
             self.verticalScrollBar().setValue(0)
+
+    def _render(self) -> None:
+        # Links, code and table heads take the theme's colours: set as the document is made
+        # (Qt bakes them in then), so a theme switch renders the page again.
+        pal = self.palette()
+        self.document().setDefaultStyleSheet(
+            f"a {{ color: {pal.link().color().name()}; }}"
+            f"pre, code {{ background-color: {pal.alternateBase().color().name()}; }}"
+            f"th {{ background-color: {pal.window().color().name()}; }}")
+        self.setHtml(self._html)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange) \
+                and self.page is not None:
+            at = self.verticalScrollBar().value()
+            self._render()
+            self.verticalScrollBar().setValue(at)
 
     def loadResource(self, kind: int, url: QUrl) -> object:  # noqa: N802 - Qt override
         if kind == QTextDocument.ResourceType.ImageResource:

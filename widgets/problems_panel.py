@@ -27,9 +27,11 @@ class ProblemsPanel(QWidget):
         self.list.itemActivated.connect(self._activate)
 
     def set_issues(self, issues: list[Issue],
-                   extra: Sequence[str | tuple[int | None, str]] = ()) -> None:
+                   extra: Sequence[str | tuple[int | None, str]] = (),
+                   warnings: Sequence[tuple[int, str]] = ()) -> None:
         """Show ``issues``, then run-time problems: a failed node's ``(node_id, text)`` or a
-        free text (e.g. an input that cannot be made)."""
+        free text (e.g. an input that cannot be made), then what the run warned (one entry
+        per distinct warning, naming its first node)."""
         self.issues = list(issues)
         self.list.clear()
         for issue in self.issues:
@@ -45,7 +47,12 @@ class ProblemsPanel(QWidget):
             if node_id is not None:
                 item.setData(Qt.ItemDataRole.UserRole, node_id)
             self.list.addItem(item)
-        if not self.issues and not extra:
+        for node_id, text in warnings:
+            item = QListWidgetItem("⚠ " + text)
+            item.setData(_ERROR, False)
+            item.setData(Qt.ItemDataRole.UserRole, node_id)
+            self.list.addItem(item)
+        if not self.issues and not extra and not warnings:
             self.list.addItem(QListWidgetItem("No problems."))
         self._color()
 

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 PATH_ROLE = Qt.ItemDataRole.UserRole
 KEYS = (("F5", "Run / continue"), ("F10", "Step one node"), ("F9", "Toggle a breakpoint"),
-        ("Ctrl+F10", "Run to the selected node"), ("Shift+F5", "Stop"))
+        ("Ctrl+F10", "Run to the selected node (stops before it)"), ("Shift+F5", "Stop"))
 
 
 def bundled_examples() -> list[tuple[str, str]]:

@@ -140,7 +140,9 @@ def excess_text(m: Metrics | None) -> str:
     taken, and is at most the plain error."""
     if m is None or m.max_lsb is None or not m.by_excess:
         return "-"
-    return fmt_number(m.excess_lsb) if m.excess_lsb is not None else "≤ " + fmt_number(m.max_lsb)
+    if m.excess_lsb is not None or m.max_lsb == 0:
+        return fmt_number(m.excess_lsb or 0.0)
+    return "≤ " + fmt_number(m.max_lsb)
 
 
 def table(comparison: Comparison, top: int = 20) -> str:

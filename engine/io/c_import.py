@@ -74,11 +74,29 @@ def import_c(path: str | PathLike[str], warnings: list[str] | None = None) -> Gr
             data = handle.read()
     except OSError as exc:
         raise GraphFileError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    _check_is_text(name, data)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         text = data.decode("latin-1")
     return import_c_text(text, name, warnings)
+
+
+#: Control bytes that never appear in C source (tab, newlines, form feed and vertical tab do).
+_BINARY = bytes(b for b in range(32) if b not in b"\t\n\r\f\v")
+
+
+def _check_is_text(name: str, data: bytes) -> None:
+    """A binary file (a .hexgraph, which is a zip, a compiled object) is said to be one,
+    instead of the lexer's "1:1: unexpected character" on its first byte."""
+    head = data[:4096]
+    at = next((i for i, b in enumerate(head) if b in _BINARY), None)
+    if at is None:
+        return
+    what = " (a zip archive, such as a .hexgraph file)" \
+        if head.startswith(b"PK\x03\x04") else ""
+    raise GraphFileError(f"{name}: not a hexagon_nn graph-init C file: it holds binary data "
+                         f"(byte 0x{head[at]:02x} at offset {at}){what}")
 
 
 def import_c_text(text: str, name: str = "<text>", warnings: list[str] | None = None) -> Graph:

@@ -2,12 +2,14 @@
 
 * Quantize fed by Min_f (input 1) and Max_f (input 2) becomes AutoQuantize under the same id;
 * dead nodes (no consumer, not retained) are removed, whole chains at once;
-* the convolution chains become Supernodes (:mod:`supernode`), unless ``fusions`` is off (run
-  the graph as authored);
+* the convolution chains become Supernodes (:mod:`supernode`), and the fully-connected
+  chains SuperFC_8x8p32to8 (:mod:`superfc`), unless ``fusions`` is off (run the graph as
+  authored);
 * a flat Supernode's ChannelScale input is folded into its weights (:mod:`channelscale`);
 * Consts move to the front, keeping the relative order of the rest.
 
-The d32 conversions of the library only change layouts and are not modelled.
+The d32 conversions of the library only change layouts and are not modelled; the shape
+and resize ops it would move to d32 get a note (:mod:`d32_shape`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
 from hexscope.engine.prepare.channelscale import FLAT_SUPERNODES, apply_channel_scales
+from hexscope.engine.prepare.d32_shape import RULES as D32_RULES
+from hexscope.engine.prepare.d32_shape import d32_notes, pad_rewrites
+from hexscope.engine.prepare.superfc import MATMUL, fuse_superfc
 from hexscope.engine.prepare.supernode import WHERE, find_chains
 
 
@@ -78,9 +83,18 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
     if fusions and any(nodes[i].op in ("QuantizedConv2d_8x8to32",
                                        "QuantizedDepthwiseConv2d_8x8to32") for i in order):
         order, notes = _fuse_supernodes(nodes, order, rewrites)
+    if fusions and any(nodes[i].op == MATMUL for i in order):     # the delegate's FC chain
+        order, done, fc_notes = fuse_superfc(nodes, order)
+        rewrites += [Rewrite(*r) for r in done]
+        notes += fc_notes
     if any(nodes[i].op in FLAT_SUPERNODES and len(nodes[i].inputs) > 12 for i in order):
         order, folded = apply_channel_scales(nodes, order)
         rewrites += [Rewrite(node_id, "replaced", why) for node_id, why in folded]
+    if any(nodes[i].op in D32_RULES for i in order):
+        if fusions:
+            order, moved = pad_rewrites(nodes, order)
+            rewrites += [Rewrite(node_id, "replaced", why, into) for node_id, why, into in moved]
+        notes += d32_notes(nodes, order)
     consts = [i for i in order if nodes[i].is_const]
     rest = [i for i in order if not nodes[i].is_const]
     kept = {i: nodes[i] for i in consts + rest}

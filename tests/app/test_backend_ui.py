@@ -142,3 +142,18 @@ def test_a_wrong_token_shows_why_and_the_simulator_still_works(qtbot, window):
         _do(qtbot, window, "run")
         session = window.session
         assert all(session.status(n) is NodeStatus.DONE for n in session.plan)
+
+
+def test_a_successful_connect_clears_the_wrong_token_problem(qtbot, window):
+    with running_agent("--token", "right") as guarded:
+        assert window.files.open_graph(str(CLASSIC))
+        with qtbot.waitSignal(window.controller.idle, timeout=20000):
+            window.backend.connect_to(guarded.address, "wrong")
+        assert any("wrong token" in text for text in window.run_errors)
+        assert window.problems_dock.windowTitle() == "Problems (1)"
+        with qtbot.waitSignal(window.controller.idle, timeout=20000):
+            window.backend.connect_to(guarded.address, "right")
+        assert window.backend.status is not None and window.backend.status.connected
+        assert not any("token" in text.lower() or "refused" in text
+                       for text in window.run_errors)
+        assert window.problems_dock.windowTitle() == "Problems"

@@ -305,3 +305,24 @@ def test_the_fused_chain_of_a_generated_file_runs_as_on_the_device(tmp_path):
     assert authored.returncode == 2
     assert ("prepare fuses this convolution chain into Supernode_8x8p8to8 0x30254"
             in authored.stdout)
+
+
+def test_version_prints_the_package_version(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"hexscope {version('hexscope')}"
+
+
+@pytest.mark.parametrize("content", [b"\x1c\x00\x17binary", b"PK\x03\x04\x14\x00\x00\x00"])
+def test_import_of_a_binary_file_says_it_is_not_graph_init_c(tmp_path, capsys, content):
+    source = tmp_path / "weights.c"
+    source.write_bytes(content)
+    assert cli.main(["import", str(source)]) == cli.EXIT_INVALID
+    message = capsys.readouterr().err
+    assert f"{source}: not a hexagon_nn graph-init C file" in message
+    assert "unexpected character" not in message
+    assert ("zip archive" in message) == content.startswith(b"PK")
+    assert not (tmp_path / "weights.hexgraph").exists()

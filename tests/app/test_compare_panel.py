@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
@@ -143,3 +145,70 @@ def test_rows_beyond_the_tolerance_follow_the_theme(qtbot, window, files, monkey
         assert cell.data(Qt.ItemDataRole.ForegroundRole) == DARK.error_text
     finally:
         apply_theme(Theme.SYSTEM)
+
+
+@pytest.mark.parametrize("size", [(1024, 700), (1280, 800)])
+def test_the_panel_fits_a_small_window(qtbot, window, files, monkeypatch, size):
+    """At 1024x700 A, B and A − B are tabs, each picture gets the panel's width, and the
+    controls wrap instead of being squeezed (issue 32)."""
+    window.resize(*size)
+    window.show()
+    qtbot.waitExposed(window)
+    window.default_dock_sizes()
+    panel = _compare_good_with_bad(qtbot, window, files, monkeypatch)
+    window.compare.dock.raise_()
+    qtbot.waitUntil(lambda: window.compare.dock.height() >= 0.4 * window.height())
+    qtbot.wait(20)
+    assert panel.tabbed == (panel.width() < panel.TABS_BELOW)
+    if size[0] == 1024:
+        assert panel.tabbed
+        assert panel.view_a.width() >= 0.4 * panel.width()
+    for control in (panel.target, panel.compare_button, panel.tolerance, panel.metric_box,
+                    panel.first_button):
+        assert control.width() >= control.minimumSizeHint().width()
+        assert control.isVisible()
+    assert panel.table.height() >= 120 and panel.view_a.height() >= 120
+
+
+def test_other_graph_file_is_remembered_titled_and_names_the_changed_const(
+        qtbot, window, tmp_path, monkeypatch):
+    """Compare the classic example with a copy whose conv1 filter has one value changed:
+    the titles name the two sides, the button does not ask for the file again (picking the
+    entry in the list does), and the note names the const, not just the Supernode."""
+    from pathlib import Path
+
+    from hexscope.engine.graph import Graph
+
+    classic = Path(__file__).parents[2] / "resources" / "examples" / "classic_quantized.hexgraph"
+    changed = Graph.load(classic)
+    filt = changed.node(0x10010).const.array.copy()
+    filt.reshape(-1)[5] = (int(filt.reshape(-1)[5]) + 90) % 256
+    changed.set_const(0x10010, filt)
+    other = tmp_path / "changed.hexgraph"
+    changed.save(other)
+    asked: list[str] = []
+
+    def dialog(*args, **kwargs):
+        asked.append(args[2] if len(args) > 2 else "")
+        return str(other), ""
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", dialog)
+    assert window.files.open_graph(str(classic))
+    _do(qtbot, window, "run")
+    panel = window.compare.panel
+    window.compare.compare("isolated")              # a float-reference compare first
+    _wait_result(qtbot, window)
+    panel.target.setCurrentIndex(panel.target.findData("graph"))
+    panel.target.activated.emit(panel.target.currentIndex())    # the user picks the entry
+    _wait_result(qtbot, window)
+    assert len(asked) == 1 and panel.comparison is not None
+    assert panel.view_titles[0].text() == "<b>A</b> this run"
+    assert panel.view_titles[1].text() == "<b>B</b> changed.hexgraph"
+    summary = html.unescape(panel.summary.text())
+    assert "0x10010 'conv1 weights' (Const): const values differ at 1 of 216" in summary
+    assert "changed.hexgraph" in panel.target.currentText()
+    qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)   # again: no dialog
+    _wait_result(qtbot, window)
+    assert len(asked) == 1
+    panel.target.activated.emit(panel.target.currentIndex())    # picked again: change it
+    _wait_result(qtbot, window)
+    assert len(asked) == 2 and asked[1] == str(other)            # starts at the last file

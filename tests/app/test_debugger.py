@@ -114,12 +114,26 @@ def test_failing_node_turns_red_and_app_keeps_working(qtbot, window, graph_file)
     assert window.scene.looks[JOIN].status == "done"
 
 
-def test_run_to_selected_runs_through_that_node(qtbot, window, graph_file):
+def test_run_to_selected_stops_before_that_node_as_a_breakpoint_does(qtbot, window,
+                                                                     graph_file):
     window.files.open_graph(graph_file)
     window.select_node(B)
     _do(qtbot, window, "run_to")
     s = window.session
-    assert s.status(B) is NodeStatus.DONE and s.status(JOIN) is NodeStatus.PENDING
+    assert s.status(BRANCH) is NodeStatus.DONE and s.status(B) is NodeStatus.PENDING
+    assert window.next_node == B and window.scene.looks[B].is_next
+    assert "Paused before 0x103" in window.statusBar().currentMessage()
+    assert not window.debug.breakpoints        # no breakpoint left behind
+    # again on the same node: it is already next, so nothing runs and the bar says so
+    window.debug.actions["run_to"].trigger()
+    assert not window.controller.busy and "F10 runs it" in window.statusBar().currentMessage()
+    # a node further on: stops before it; a node already run: a word, no run
+    window.select_node(OUT)
+    _do(qtbot, window, "run_to")
+    assert s.status(JOIN) is NodeStatus.DONE and window.next_node == OUT
+    window.select_node(A)
+    window.debug.actions["run_to"].trigger()
+    assert not window.controller.busy and "already run" in window.statusBar().currentMessage()
 
 
 def test_restart_clears_results_and_stop_ends_the_session(qtbot, window, graph_file):
@@ -165,3 +179,18 @@ def test_opening_graphs_reuses_one_worker_and_steps_the_new_graph(qtbot, window,
     assert second is not None and second is not first
     assert second.graph.node(A).label == "renamed"
     assert window.controller._worker is worker
+
+
+def test_run_to_a_node_added_since_the_last_run_runs_up_to_it(qtbot, window, graph_file):
+    """After an edit the session prepares again: a node it has not seen yet is no reason to
+    refuse Ctrl+F10 (it was named as fused or removed)."""
+    from hexscope.app.edit_actions import new_node
+
+    window.files.open_graph(graph_file)
+    _do(qtbot, window, "run")
+    added = window.graph.free_id()
+    assert window.edits.edit("add_node", new_node(added, "Nop", (900.0, 0.0)))
+    assert window.edits.connect(B, 0, added, 0)
+    window.select_node(added)
+    _do(qtbot, window, "run_to")          # (refused, nothing ran and idle never came)
+    assert "does not run" not in window.statusBar().currentMessage()

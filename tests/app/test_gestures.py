@@ -106,7 +106,7 @@ def test_a_refused_connection_says_why_while_dragging_and_adds_nothing(qtbot, sh
     assert "cycle" in text and color == BAD_COLOR.name()      # JOIN depends on A
     # the message sits clear of the target node, whose port names it would cover
     label = scene._drag_label.sceneBoundingRect()
-    assert not label.intersects(a.sceneBoundingRect().adjusted(0, 14, 0, 0))
+    assert not label.intersects(a.mapToScene(a.shape()).boundingRect().adjusted(0, 14, 0, 0))
     # off any port: the line follows the mouse and says where to go
     QTest.mouseMove(vp, _view_pos(w.canvas, a.input_pos(0) + QPointF(-200, -150)))
     assert scene.drag_problem == "not over an input port"

@@ -44,3 +44,41 @@ def test_guide_links_stay_in_the_window(qtbot, window):
 
 def test_f1_is_the_guide_key(window):
     assert window.help.guide.shortcut().toString() == "F1"
+
+
+def _link_colours(view) -> set[str]:
+    colours = set()
+    block = view.document().begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fmt = it.fragment().charFormat()
+            if fmt.isAnchor() and fmt.anchorHref():
+                colours.add(fmt.foreground().color().name())
+            it += 1
+        block = block.next()
+    return colours
+
+
+def test_the_guide_follows_a_switch_to_the_dark_theme(qtbot, window):
+    """Opened in the light theme, then View ▸ Theme ▸ Dark: the page, its links and its
+    code take the dark colours (issue 32: the guide stayed light)."""
+    from hexscope.app.theme import Theme, apply_theme, dark_palette, light_palette
+
+    try:
+        apply_theme(Theme.LIGHT)
+        window.help.guide.trigger()
+        view = window.help.guide_view
+        qtbot.waitExposed(view)
+        view.anchorClicked.emit(QUrl("#the-command-line"))
+        at = view.verticalScrollBar().value()
+        assert _link_colours(view) == {light_palette().link().color().name()}
+        apply_theme(Theme.DARK)
+        qtbot.waitUntil(lambda: _link_colours(view) == {dark_palette().link().color().name()},
+                        timeout=2000)
+        assert view.verticalScrollBar().value() == at        # still where the reader was
+        image = view.viewport().grab().toImage()
+        ground = image.pixelColor(image.width() - 30, image.height() // 2)
+        assert ground.lightness() < 80
+    finally:
+        apply_theme(Theme.LIGHT)

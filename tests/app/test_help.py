@@ -50,3 +50,15 @@ def test_the_shipped_icon_is_what_make_icon_draws():
     spec.loader.exec_module(module)
     shipped = (root / "resources" / "icons" / "hexscope.svg").read_text(encoding="utf-8")
     assert shipped == module.icon_svg()
+
+
+def test_the_shortcuts_page_and_the_guide_state_the_run_rules(qtbot, window):
+    from pathlib import Path
+
+    window.help.shortcuts.trigger()
+    text = " ".join(window.help.dialog.text.toPlainText().split())
+    assert "stops before that node, as a breakpoint does" in text
+    assert "accepted during a run" in text
+    guide = (Path(__file__).parents[2] / "docs" / "guide.md").read_text(encoding="utf-8")
+    assert "**Stops are before a node.**" in guide
+    assert "**Edits are accepted during a run**" in guide

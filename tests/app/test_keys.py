@@ -69,12 +69,12 @@ def test_f9_breakpoint_then_f5_stops_there_and_f5_continues(qtbot, opened):
     assert w.session.status(OUT) is NodeStatus.DONE
 
 
-def test_ctrl_f10_runs_to_the_selected_node(qtbot, opened):
+def test_ctrl_f10_runs_to_the_selected_node_and_stops_before_it(qtbot, opened):
     w = opened
     w.select_node(B)
     press(qtbot, w, KEY.Key_F10, MOD.ControlModifier)
-    assert w.session.status(B) is NodeStatus.DONE
-    assert w.session.status(JOIN) is NodeStatus.PENDING and next_highlighted(w) == [JOIN]
+    assert w.session.status(A) is NodeStatus.DONE
+    assert w.session.status(B) is NodeStatus.PENDING and next_highlighted(w) == [B]
 
 
 def test_ctrl_shift_f5_restarts(qtbot, opened):
@@ -120,13 +120,12 @@ def test_shift_f5_stops_a_long_run_between_nodes(qtbot, shown, gate):
                           check_params_cb=lambda e: e.node_id == first):
         qtbot.keyClick(w.canvas, KEY.Key_F5)
     # a node is running: progress shows node 2 of 7 (within the bar's 50 ms between two
-    # repaints), editing and stepping are refused
+    # repaints), stepping is refused
     qtbot.waitUntil(lambda: w.progress.value() == 2, timeout=1000)
     assert w.controller.busy and w.progress.isVisible()
     assert (w.progress.value(), w.progress.maximum()) == (2, 7)
     assert "node 2 of 7" in w.statusBar().currentMessage()
     assert not w.debug.actions["step"].isEnabled() and w.debug.actions["stop"].isEnabled()
-    assert w.edits.add_op("Nop") is None
     finished: list[object] = []
     w.controller.run_finished.connect(finished.append)
     with qtbot.waitSignal(w.controller.idle, timeout=5000):
@@ -139,3 +138,25 @@ def test_shift_f5_stops_a_long_run_between_nodes(qtbot, shown, gate):
     # F5 continues from there to the end
     press(qtbot, w, KEY.Key_F5)
     assert all(w.session.status(n) is NodeStatus.DONE for n in (*GATES, OUT))
+
+
+def test_delete_during_a_run_is_taken_like_undo_and_the_next_run_uses_it(qtbot, shown, gate):
+    """One rule for edits during a run: Delete is accepted as Ctrl+Z is (issue 32)."""
+    w = shown
+    w.set_graph(gate_graph(), None)
+    w.canvas.setFocus()
+    with qtbot.waitSignal(w.controller.node_started, timeout=5000,
+                          check_params_cb=lambda e: e.node_id == GATES[0]):
+        qtbot.keyClick(w.canvas, KEY.Key_F5)
+    assert w.controller.busy
+    w.select_node(OUT)
+    w.canvas.setFocus()
+    qtbot.keyClick(w.canvas, KEY.Key_Delete)
+    assert OUT not in w.graph and w.undo_stack.undoText().startswith("delete 1 node")
+    with qtbot.waitSignal(w.controller.idle, timeout=5000):
+        gate.set()
+    press(qtbot, w, KEY.Key_F5)                # the next run prepares the edited graph
+    assert OUT not in w.session.prepared.nodes
+    qtbot.keyClick(w.canvas, KEY.Key_Z, MOD.ControlModifier)
+    press(qtbot, w, KEY.Key_F5)
+    assert w.session.status(OUT) is NodeStatus.DONE

@@ -53,3 +53,19 @@ def test_new_and_import_c_buttons(qtbot, window, monkeypatch):
     _button(window.welcome, "Import hexagon_nn C…").click()
     assert asked and "*.c" in asked[0] and "*.hexgraph" not in asked[0]
     assert window.central.currentWidget() is window.welcome   # cancelled: still there
+
+
+def test_f5_on_the_welcome_page_does_not_run_the_hidden_graph(qtbot, shown, graph_file):
+    from PySide6.QtCore import Qt
+
+    assert shown.files.open_graph(graph_file)
+    shown.help.welcome.trigger()                 # Help ▸ Welcome page, the graph behind it
+    assert shown.central.currentWidget() is shown.welcome
+    started: list[object] = []
+    shown.controller.node_started.connect(started.append)
+    shown.welcome.setFocus()
+    for key in (Qt.Key.Key_F5, Qt.Key.Key_F10):
+        qtbot.keyClick(shown.welcome, key)
+    qtbot.wait(300)
+    assert not started and shown.session is None and not shown.controller.busy
+    assert "welcome page" in shown.statusBar().currentMessage()

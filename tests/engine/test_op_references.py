@@ -141,6 +141,38 @@ CASES["DepthwiseSupernode_8x8p8to8"] = (
     [u8([1, 2, 3, 4], (1, 1, 2, 2)), u8([1, 3, 2, 4], (1, 2, 2, 1)), word(0), word(255),
      word(0), word(255), shape(1, 1, 1, 1), u8([130, 128], (1, 1, 1, 2)), word(-128),
      word(127), word(-np.inf), word(np.inf)], Padding.SAME, [9, 22, 5, 12])
+# issue 26's shape ops (codes = reals in CODE): the moved reals, worked by hand
+I2 = Tensor.from_array(np.array([[1, 0]], np.int32))    # paddings: depth 1 before
+CASES.update({
+    "QuantizedPad_8": (q([1, 2], (1, 1, 2, 1)) + [I2], Padding.NA, [0, 1, 0, 2]),
+    "MirrorPad_8": ([u8([1, 2, 3]), Tensor.from_array(np.array([[0, 0]] * 3 + [[1, 1]],
+                     np.int32)), word(0), word(255)], Padding.MIRROR_REFLECT, [2, 1, 2, 3, 2]),
+    "Transpose_8": ([u8(X22, (1, 1, 2, 2)), Tensor.from_array(np.array([1, 0], np.int32)),
+                     word(0), word(255)], Padding.NA, [1, 3, 2, 4]),
+    "QuantizedSplit_8": ([i32(3)] + q(X22), Padding.NA, [1, 2, 3, 4]),   # one part
+    "QuantizedSlice_8": ([u8(X22), i32(1), i32(2), word(0), word(255)], Padding.NA, [2, 3]),
+    "QuantizedStridedSlice_8": ([u8(X22), i32(0), i32(4), i32(2), i32(0), i32(0), i32(0),
+                                 word(0), word(255)], Padding.NA, [1, 3]),
+    "QuantizedPack_8": ([i32(0), u8([1, 2]), u8([3, 4]), word(0), word(0), word(255),
+                         word(255)], Padding.NA, [1, 2, 3, 4]),
+    "SpaceToDepth_8": (q(X22, (1, 2, 2, 1))[:1] + [i32(2), word(0), word(255)], Padding.NA,
+                       [1, 2, 3, 4]),
+    "DepthToSpace_8": (q(X22)[:1] + [i32(2), word(0), word(255)], Padding.NA, [1, 2, 3, 4]),
+    # 2 columns to 4: source column trunc(i * 2/4) = 0, 0, 1, 1
+    "ResizeNearestNeighbor_8": ([u8([1, 2], (1, 1, 2, 1)),
+                                 Tensor.from_array(np.array([1, 4], np.int32)), word(0),
+                                 word(255)], Padding.NA, [1, 1, 2, 2]),
+    # positions 0, 0.5, 1, 1.5 between columns 0 and 100 (the last capped at column 1)
+    "QuantizedResizeBilinear_8": ([u8([0, 100], (1, 1, 2, 1)),
+                                   Tensor.from_array(np.array([1, 4], np.int32)), word(0),
+                                   word(255)], Padding.NA, [0, 50, 100, 100]),
+    "QuantizedPad_8_d32": ([d32([1, 2], (1, 1, 2, 1)), word(0), word(255),
+                            Tensor.from_array(np.array([[1, 0], [0, 0]], np.int32))],
+                           Padding.NA, [0, 1, 2]),
+    "MirrorPad_8_d32": ([d32([1, 2, 3], (1, 1, 3, 1)),
+                         Tensor.from_array(np.array([[0, 0], [0, 0], [1, 1], [0, 0]], np.int32)),
+                         word(0), word(255)], Padding.MIRROR_REFLECT, [2, 1, 2, 3, 2]),
+})
 SHARED = {"QuantizedConv2d_8x8to32_ref": "QuantizedConv2d_8x8to32",
           "QuantizedDepthwiseConv2d_8x8to32_ref": "QuantizedDepthwiseConv2d_8x8to32",
           "Supernode_8x8p32to8_ref": "Supernode_8x8p32to8",
@@ -152,6 +184,47 @@ SHARED = {"QuantizedConv2d_8x8to32_ref": "QuantizedConv2d_8x8to32",
 MOVERS = {"Convert_to_d32": lambda: [u8([7, 9], (1, 1, 2, 1))],
           "Convert_from_d32": lambda: [d32([7, 9], (1, 1, 2, 1))],
           "FillPadding_8_d32": lambda: [d32([7, 9], (1, 1, 2, 1)), i32(1), i32(1)]}
+
+
+def q32(codes: list) -> Tensor:
+    return Tensor.from_array(np.array(codes, np.int32).reshape(1, 1, 1, -1), DType.QINT32)
+
+
+def i32s(values: list, dims: tuple[int, ...]) -> Tensor:
+    return Tensor.from_array(np.array(values, np.int32).reshape(dims), DType.INT32)
+
+
+# issue 25 (fc25): qint32 2**30 in [-2, 2] is 1.0, 2**29 is 0.5
+CASES.update({
+    "QuantizedBiasAdd_32p32to32": ([q32([2**30]), q32([2**29]), word(-2), word(2), word(-2),
+                                    word(2)], Padding.NA, [1.5]),
+    "Requantize_32to8": ([q32([2**30]), word(-2), word(2), word(0), word(0.5)], Padding.NA,
+                         [0.5]),          # clamped to the requested range
+    "Requantize_8to8": (q([0, 255], rng=(-1, 1)) + [word(-0.5), word(0.5)], Padding.NA,
+                        [-0.5, 0.5]),
+    # [1, 2] x [[3], [4]] + 0 = 11
+    "SuperFC_8x8p32to8": ([u8([1, 2]), u8([3, 4], (1, 1, 2, 1)), word(0), word(255), word(0),
+                           word(255), q32([0]), word(-1), word(1), word(0), word(255)],
+                          Padding.NA, [11.0]),
+    "QuantizedMul_8x8to32": ([u8([3]), u8([255]), word(0), word(255), word(0), word(-2)],
+                             Padding.NA, [-6.0]),
+    "SpaceToBatchND_8": (q([1, 2, 3, 4], (1, 2, 2, 1))[:1] + [i32s([2, 2], (1, 1, 1, 2)),
+                         i32s([0, 0, 0, 0], (1, 1, 2, 2)), word(0), word(255)], Padding.NA,
+                         [1.0, 2.0, 3.0, 4.0]),
+    "BatchToSpaceND_8": ([u8([1, 2, 3, 4], (4, 1, 1, 1)), i32s([2, 2], (1, 1, 1, 2)),
+                          i32s([0, 0, 0, 0], (1, 1, 2, 2)), word(0), word(255)], Padding.NA,
+                         [1.0, 2.0, 3.0, 4.0]),
+    "Quantized_CastInt8ToUInt8": ([Tensor.from_array(np.array([-128, 127], np.int8).reshape(
+        1, 1, 1, 2), DType.QINT8), word(-1), word(1)], Padding.NA, [-1.0, 1.0]),
+    "Quantized_CastUInt8ToInt8": (q([0, 255], rng=(-1, 1)), Padding.NA, [-1.0, 1.0]),
+    # reals -3 and 3: hard swish 0 and 3, inside the output range [-1, 4]
+    "QuantizedHardSwish_8": (q([0, 255], rng=(-3, 3)) + [word(-1), word(4)], Padding.NA,
+                             [0.0, 3.0]),
+})
+SHARED.update({"QuantizedBiasAdd_32p32to32_ref": "QuantizedBiasAdd_32p32to32",
+               "Requantize_32to8_ref": "Requantize_32to8",
+               "SuperFC_8x8p32to8_ref": "SuperFC_8x8p32to8",
+               "QuantizedMul_8x8to32_ref": "QuantizedMul_8x8to32"})
 
 
 @pytest.mark.parametrize("spec", REGISTRY.specs(), ids=lambda s: s.name)

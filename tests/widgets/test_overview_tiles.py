@@ -85,7 +85,7 @@ def test_an_edit_shows_at_once_on_the_tiles(qtbot, canvas):
     QApplication.processEvents()
     assert canvas.tiles.active()
     assert canvas.tiles.rendered > rendered           # its tile was rendered again
-    assert red_share() > 0.5                          # (edges drawn above it cover some)
+    assert red_share() > 0.4           # (edges drawn above it and its ✕ badge cover some)
 
 
 def test_tiles_stop_where_block_names_appear(qtbot, canvas):

@@ -30,9 +30,12 @@ CATEGORY_COLORS: dict[Category | None, str] = {
     Category.ELEMENTWISE: "#4874bc", Category.FLOAT: "#837528", Category.LOOKUP: "#6d6db3",
     Category.STATE: "#a0522d", Category.USER: "#555599", None: "#996666",
 }
+# "done" is a neutral slate, not green: green is pooling's category colour and Compare's
+# "within tolerance". A run state is told by its badge's shape (✓, ✕, ▶) as much as colour.
 STATUS_COLORS = {
-    "done": QColor("#2e9d4f"), "failed": QColor("#d62828"), "stale": QColor("#c9a227"),
+    "done": QColor("#3a414d"), "failed": QColor("#d62828"), "stale": QColor("#c9a227"),
     "running": QColor("#1f78d1"), "next": QColor("#ff9f1c"), "problem": QColor("#e4572e"),
+    "warned": QColor("#f2c94c"),       # ran, with warnings: an amber "!" badge
 }
 LOD_SIMPLE = 0.4
 PORTS_LOD = 0.49           # ports (dots and names) from this zoom up; the overview zoom is 0.5
@@ -44,6 +47,12 @@ BLOCK_TEXT_PX = 11         # the overview's block names, in screen pixels
 # (scaled down, it would blur).
 BLOCK_TEXT_MIN_LOD = 0.125
 MAX_WIDTH = 320.0
+BLOCK_TEXT_SIZES = (11, 10, 9, 8)   # pixel sizes tried before a name is shortened
+OVERHANG = 30.0            # how far a block's name may reach past its sides (inside bounds)
+BADGE_PX = 11              # a state badge on a block's corner, in screen pixels
+# The badges reach this far past the block (half a badge at the lowest zoom with names).
+BADGE_MARGIN = 64.0
+BREAKPOINT_COLOR = QColor("#c1121f")
 
 
 def header_font() -> QFont:
@@ -71,6 +80,7 @@ class NodeLook:
     is_next: bool = False
     breakpoint: bool = False
     problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)   # what the node's last run warned
     error: str = ""
     seconds: float | None = None
     rewrite: str = ""           # "", "fused", "removed", "replaced"
@@ -105,7 +115,12 @@ class NodeItem(QGraphicsItem):
         self._color = QColor(CATEGORY_COLORS.get(category, CATEGORY_COLORS[None]))
         self.block_rgb = self._color.rgb()
         # Qt asks for it twice per item and repaint: one object, not a new one each time.
-        self._bounds = QRectF(-14, -14, self.width + 28, self.height + 30)
+        # Wide enough for the state badges that sit on a block's corners when zoomed out;
+        # the item's shape (clicks, rubber band) stays the body and its port handles.
+        m = BADGE_MARGIN
+        self._bounds = QRectF(-m, -m, self.width + 2 * m, self.height + 2 * m)
+        self._shape = QPainterPath()
+        self._shape.addRect(QRectF(-14, -14, self.width + 28, self.height + 30))
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
                       | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
                       | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
@@ -120,6 +135,9 @@ class NodeItem(QGraphicsItem):
     # geometry ---------------------------------------------------------------------------------
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt override
         return self._bounds
+
+    def shape(self) -> QPainterPath:  # noqa: D102 - Qt override
+        return self._shape
 
     def body_rect(self) -> tuple[float, float, float, float]:
         """The node's body in scene coordinates: x, y, width, height."""
@@ -169,6 +187,8 @@ class NodeItem(QGraphicsItem):
             lines.append(f"<span style='color:{failed}'>failed: {_esc(look.error)}</span>")
         lines += [f"<span style='color:{problem}'>problem: {_esc(p)}</span>"
                   for p in look.problems]
+        lines += [f"<span style='color:{problem}'>warning: {_esc(p)}</span>"
+                  for p in look.warnings]
         if look.rewrite:
             lines.append(f"<i>prepare: {look.rewrite} — {_esc(look.rewrite_reason)}</i>")
         if look.seconds is not None:
@@ -214,14 +234,7 @@ class NodeItem(QGraphicsItem):
         # Over an overlay (a light tint) the light set's ink reads; otherwise the theme's.
         ink = LIGHT if look.overlay else colors
         if lod < LOD_SIMPLE:
-            painter.fillRect(rect, self.block_color())
-            self._paint_block_name(painter, lod)
-            if self.isSelected():      # a blue frame, two pixels wide at any zoom
-                pen = QPen(QColor("#1f78d1"), 2.5)
-                pen.setCosmetic(True)
-                painter.setPen(pen)
-                painter.setBrush(Qt.BrushStyle.NoBrush)
-                painter.drawRect(rect)
+            self._paint_block(painter, rect, lod)
             return
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, lod > 0.7)
         path = QPainterPath()
@@ -242,21 +255,125 @@ class NodeItem(QGraphicsItem):
         """The colour of the node drawn as a block (overview, minimap)."""
         return self._state_color() or self._color
 
-    def _paint_block_name(self, painter: QPainter, lod: float) -> None:
-        """Zoomed out: the op's short name (or the label) at a legible size on the block,
-        as long as the block is tall enough on screen to hold it."""
-        if lod <= BLOCK_TEXT_MIN_LOD or self.height * lod < BLOCK_TEXT_PX + 2:
+    def _paint_block(self, painter: QPainter, rect: QRectF, lod: float) -> None:
+        """Zoomed out: the block keeps its category colour (or the overlay the user asked
+        for); the run state is a frame and a badge, so "ran" never reads as a category."""
+        look = self.look
+        badge = BADGE_PX / lod
+        # badges from the zoom where names show (tiles below it hold strips instead)
+        fits = lod > BLOCK_TEXT_MIN_LOD and rect.width() > 2 * badge
+        fill = look.overlay or self._color
+        if look.status == "failed" or look.is_next and not fits:
+            # a failure must stand out at any zoom (red is no category's colour); "next"
+            # fills orange only where its badge would not show
+            fill = self._state_color() or fill
+        painter.fillRect(rect, fill)
+        self._paint_block_name(painter, lod, fill)
+        frame = self._state_color() if look.status in ("failed", "running", "stale") \
+            or look.is_next else None
+        if frame is not None:
+            pen = QPen(frame, 3)
+            pen.setCosmetic(True)
+            if look.status == "stale":
+                pen.setStyle(Qt.PenStyle.DashLine)
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(rect)
+        if fits:
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+            self._paint_block_badges(painter, rect, badge, 1 / lod)
+        else:                      # strips where a badge would not show
+            if look.status == "done":
+                painter.fillRect(QRectF(0, rect.height() * 0.65, rect.width(),
+                                        rect.height() * 0.35), STATUS_COLORS["done"])
+            if look.breakpoint:
+                painter.fillRect(QRectF(0, 0, rect.width() * 0.3, rect.height()),
+                                 BREAKPOINT_COLOR)
+        if self.isSelected():      # a blue frame, two pixels wide at any zoom
+            pen = QPen(QColor("#1f78d1"), 2.5)
+            pen.setCosmetic(True)
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(rect)
+
+    def _paint_block_badges(self, painter: QPainter, rect: QRectF, size: float,
+                            px: float) -> None:
+        """The breakpoint dot on the top left corner, the state glyph (✓ ran, ✕ failed,
+        ▶ next, ● running) on the top right one, clear of the name: shapes of the same
+        screen size at any zoom."""
+        look = self.look
+        r = size / 2
+        ring = QPen(QColor("white"), 1.5 * px)
+        if look.breakpoint:
+            painter.setPen(ring)
+            painter.setBrush(BREAKPOINT_COLOR)
+            painter.drawEllipse(QPointF(r * 0.3, -r * 0.3), r, r)
+        state = "failed" if look.status == "failed" else "next" if look.is_next \
+            else "warned" if look.status == "done" and look.warnings \
+            else look.status if look.status in ("done", "running") else ""
+        if not state:
             return
+        c = QPointF(rect.width() - r * 0.3, -r * 0.3)
+        painter.setPen(ring)
+        painter.setBrush(STATUS_COLORS[state])
+        painter.drawEllipse(c, r, r)
+        glyph = QPen(ink_on(STATUS_COLORS[state]), max(1.6 * px, size * 0.14))
+        glyph.setCapStyle(Qt.PenCapStyle.RoundCap)
+        painter.setPen(glyph)
+        k = r * 0.45
+        if state == "warned":
+            painter.drawLine(c + QPointF(0, -k * 1.1), c + QPointF(0, k * 0.25))
+            painter.drawPoint(c + QPointF(0, k * 0.95))
+        elif state == "done":
+            painter.drawPolyline([c + QPointF(-k, 0), c + QPointF(-k * 0.3, k * 0.8),
+                                  c + QPointF(k, -k * 0.7)])
+        elif state == "failed":
+            painter.drawLine(c + QPointF(-k, -k), c + QPointF(k, k))
+            painter.drawLine(c + QPointF(-k, k), c + QPointF(k, -k))
+        elif state == "next":
+            painter.setBrush(ink_on(STATUS_COLORS[state]))
+            painter.drawPolygon([c + QPointF(-k * 0.6, -k), c + QPointF(k, 0),
+                                 c + QPointF(-k * 0.6, k)])
+
+    def block_label(self, lod: float) -> tuple[str, int]:
+        """The name a block shows at ``lod`` and its pixel size: the label, else the short
+        op name ("Conv2d"), else its compact form ("Conv", "Quant", "OUT"), whichever fits
+        whole at 11 to 8 px (a name may overhang the block by ``OVERHANG`` a side, on a
+        plate of the block's colour); only then the compact name cut at its end, never a
+        "q…t"."""
+        room = (self.width + 2 * OVERHANG) * lod - 4
+        short = short_name(self.node.op)
+        names = [n for n in (self.node.label, short, COMPACT_NAMES.get(short, short)) if n]
+        for name in names:
+            for size in BLOCK_TEXT_SIZES:
+                if _block_metrics(size).horizontalAdvance(name) * 1.08 <= room:
+                    return name, size
+        size = BLOCK_TEXT_SIZES[-1]
+        return _block_metrics(size).elidedText(names[-1], Qt.TextElideMode.ElideRight,
+                                               room / 1.08), size
+
+    def _paint_block_name(self, painter: QPainter, lod: float, fill: QColor) -> None:
+        """Zoomed out: a readable name on the block (see ``block_label``), as long as the
+        block is tall enough on screen to hold it."""
+        if lod <= BLOCK_TEXT_MIN_LOD:
+            return
+        text, size = self.block_label(lod)
+        if not text:
+            return
+        wide = _block_metrics(size).horizontalAdvance(text) / lod + 6 / lod
+        h = size * 1.4 / lod
+        if wide > self.width or h > self.height:   # overhangs: on a plate of its colour
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(fill)
+            painter.drawRoundedRect(QRectF((self.width - wide) / 2, (self.height - h) / 2,
+                                           wide, h), 2 / lod, 2 / lod)
         font = QFont(painter.font())
         font.setBold(True)
-        font.setPixelSize(max(1, int(BLOCK_TEXT_PX / lod)))
+        font.setPixelSize(max(1, int(size / lod)))
         painter.setFont(font)
-        painter.setPen(ink_on(self.block_color()))
-        text = self.node.label or short_name(self.node.op)
-        rect = QRectF(0, 0, self.width, self.height)
-        text = painter.fontMetrics().elidedText(text, Qt.TextElideMode.ElideMiddle,
-                                                int(self.width))
-        painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+        painter.setPen(ink_on(fill))
+        painter.drawText(QRectF(-OVERHANG, 0, self.width + 2 * OVERHANG, self.height),
+                         Qt.AlignmentFlag.AlignCenter, text)
 
     def _state_color(self) -> QColor | None:
         look = self.look
@@ -360,9 +477,9 @@ class NodeItem(QGraphicsItem):
         font.setBold(True)
         painter.setFont(font)
         if look.breakpoint:
-            painter.setPen(QPen(QColor("white"), 1.5))
-            painter.setBrush(QColor("#c1121f"))
-            painter.drawEllipse(QPointF(-3, -3), 7, 7)
+            painter.setPen(QPen(QColor("white"), 2))
+            painter.setBrush(BREAKPOINT_COLOR)
+            painter.drawEllipse(QPointF(-2, -2), 10, 10)
         if look.is_next:
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(STATUS_COLORS["next"])
@@ -398,10 +515,24 @@ class NodeItem(QGraphicsItem):
             return "running", STATUS_COLORS["running"]
         if look.status == "done":
             ms = f" {look.seconds * 1e3:.2f} ms" if look.seconds is not None else ""
+            if look.warnings:
+                return "! warning" + ms, STATUS_COLORS["warned"]
             return "✓" + ms, STATUS_COLORS["done"]
         if look.is_next:
             return "next", STATUS_COLORS["next"]
         return "", QColor()
+
+
+_BLOCK_METRICS: dict[int, QFontMetricsF] = {}
+
+
+def _block_metrics(pixel_size: int) -> QFontMetricsF:
+    if pixel_size not in _BLOCK_METRICS:
+        font = QFont()
+        font.setBold(True)
+        font.setPixelSize(pixel_size)
+        _BLOCK_METRICS[pixel_size] = QFontMetricsF(font)
+    return _BLOCK_METRICS[pixel_size]
 
 
 def short_name(op: str) -> str:
@@ -415,6 +546,15 @@ def short_name(op: str) -> str:
 
 
 SHORT_NAMES = {"QuantizeDownAndShrinkRange": "Requantize", "Supernode": "Supernode"}
+#: Short names shortened again for a narrow block (the issue's "Conv", "Relu", "Add").
+COMPACT_NAMES = {
+    "Conv2d": "Conv", "Quantize": "Quant", "Requantize": "ReQ", "Dequantize": "DeQ",
+    "AutoQuantize": "AutoQ", "QuantizeForTest": "QTest", "Supernode": "SNode",
+    "FillPadding": "Fill", "PPrintWithPadding": "Print", "Variable": "Var",
+    "Sigmoid": "Sigm", "Softmax": "Smax", "ConcatV2": "Cat", "Concat": "Cat", "BiasAdd": "Bias",
+    "Flatten": "Flat", "OUTPUT": "OUT", "INPUT": "IN", "MaxPool": "MaxP", "AvgPool": "AvgP",
+    "Convert": "Cvt",
+}
 
 
 def _esc(text: str) -> str:

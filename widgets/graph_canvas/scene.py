@@ -26,6 +26,7 @@ from hexscope.engine.ops.registry import REGISTRY, OpRegistry
 from hexscope.engine.validate import can_connect
 from hexscope.widgets.graph_canvas.crossings import NodeGrid
 from hexscope.widgets.graph_canvas.edge_item import EdgeItem, curve
+from hexscope.widgets.graph_canvas.free_space import FreeSpace
 from hexscope.widgets.graph_canvas.layout import (
     COLUMN_GAP,
     LEFT_TO_RIGHT,
@@ -123,10 +124,15 @@ class GraphScene(QGraphicsScene):
                 self.items_by_id[nid].setPos(x, y)
         else:
             # Consts saved while folded have no position: now that their consumers are in,
-            # each goes left of its first one (it went to 0,0 when added before them).
-            for item in self.items_by_id.values():
-                if item.node.position is None:
-                    item.setPos(self._position_for(item.node))
+            # each goes left of its first one (it went to 0,0 when added before them), in
+            # the nearest free place (all at the same spot, they piled up).
+            unplaced = [i for i in self.items_by_id.values() if i.node.position is None]
+            if unplaced:
+                space = FreeSpace(i.body_rect() for i in self.items_by_id.values()
+                                  if i.node.position is not None)
+                for item in unplaced:
+                    want = self._position_for(item.node)
+                    item.setPos(*space.find(want.x(), want.y(), item.width, item.height))
         for item in self.items_by_id.values():
             self._add_incoming_edges(item, check=False)
 

@@ -90,8 +90,15 @@ class GraphCanvas(QGraphicsView):
         self.minimap.refresh()
 
     def zoom_to(self, zoom: float) -> None:
-        """Set the zoom (1.0 = 100 %: one scene unit per pixel), keeping the centre."""
+        """Set the zoom (1.0 = 100 %: one scene unit per pixel) around the selection (what
+        the user is looking at), or keeping the centre when nothing is selected."""
         center = self.visible_scene_rect().center()
+        selected = self._scene.selectedItems()
+        if selected:
+            box = selected[0].sceneBoundingRect()
+            for item in selected[1:]:
+                box = box.united(item.sceneBoundingRect())
+            center = box.center()
         self.zoom_by(zoom / self.zoom)
         self.centerOn(center)
 

@@ -17,6 +17,8 @@ import traceback
 
 import campaigns
 import campaigns_conv25  # noqa: F401 (convolution family, issue 25)
+import campaigns_fc  # noqa: F401 (issue 25: FULLY_CONNECTED chain, ...)
+import campaigns_ops26b  # noqa: F401 (issue 26 shape and resize ops)
 import campaigns_sn  # noqa: F401 (Supernode campaigns)
 import hs
 import hs_exec

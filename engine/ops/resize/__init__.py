@@ -1,0 +1,1 @@
+"""Resize ops: nearest neighbour and bilinear."""

@@ -1,0 +1,118 @@
+"""The canvas reads at the zoom a graph opens at (issue 32): whole names on the blocks, run
+states told apart from category colours, breakpoints that show, Ctrl+1 around the selection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+
+from hexscope.widgets.graph_canvas.node_item import (
+    BADGE_PX,
+    BLOCK_TEXT_MIN_LOD,
+    BREAKPOINT_COLOR,
+    CATEGORY_COLORS,
+    LOD_SIMPLE,
+    STATUS_COLORS,
+    _header_metrics,
+)
+
+EXAMPLES = Path(__file__).parents[2] / "resources" / "examples"
+
+
+def _opened(qtbot, w, name: str, size: tuple[int, int] = (1280, 800)):
+    w.resize(*size)
+    w.show()
+    qtbot.waitExposed(w)
+    assert w.files.open_graph(str(EXAMPLES / name))
+    qtbot.wait(50)
+    w.canvas.show_graph()           # the zoom a graph opens at
+    return w
+
+
+def _pixel(w, item, x: float, y: float) -> QColor:
+    """The canvas's colour at (x, y) of the block, in screen pixels from its top left."""
+    image = w.canvas.viewport().grab().toImage()
+    top_left = w.canvas.mapFromScene(item.scenePos())
+    return image.pixelColor(round(top_left.x() + x), round(top_left.y() + y))
+
+
+def _distance(a: QColor, b: QColor) -> int:
+    return abs(a.red() - b.red()) + abs(a.green() - b.green()) + abs(a.blue() - b.blue())
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*.hexgraph")))
+def test_blocks_show_whole_names_at_the_opening_zoom(qtbot, window, name):
+    w = _opened(qtbot, window, name)
+    lod = w.canvas.zoom
+    assert lod > BLOCK_TEXT_MIN_LOD
+    if lod >= LOD_SIMPLE:
+        # drawn in full: each header is as wide as its op's name
+        assert all(item.width >= 2 * 8 + _header_metrics().horizontalAdvance(item.node.op)
+                   for item in w.scene.items_by_id.values())
+        return
+    names = {item.node.op: item.block_label(lod)[0] for item in w.scene.items_by_id.values()}
+    cut = {op: text for op, text in names.items() if "…" in text or not text}
+    assert not cut, cut
+    quantize = [i for i in w.scene.items_by_id.values() if i.node.label == "quantize input"]
+    for item in quantize:                               # "q…t" before
+        assert item.block_label(lod)[0] in ("quantize input", "Quantize", "Quant")
+
+
+def test_ran_is_a_badge_not_a_green_fill_and_failed_next_breakpoint_show(qtbot, window):
+    from hexscope.engine.ops.registry import REGISTRY, Category
+
+    w = _opened(qtbot, window, "classic_quantized.hexgraph")
+    pool = next(i for i in w.scene.items_by_id.values()
+                if REGISTRY.get(i.node.op).category is Category.POOLING)
+    relu = next(i for i in w.scene.items_by_id.values() if i.node.op == "QuantizedRelu_8")
+    lod = w.canvas.zoom
+    wpx, hpx = pool.width * lod, pool.height * lod
+    r = BADGE_PX / 2
+    w.select_node(relu.node_id)
+    w.canvas.setFocus()
+    qtbot.keyClick(w.canvas, Qt.Key.Key_F9)                 # a breakpoint on the relu
+    w.canvas.show_graph()
+    w.scene.clearSelection()
+    qtbot.wait(20)
+    # the breakpoint shows at the opening zoom: a red dot in the block's top left
+    assert _pixel(w, relu, 0.3 * r, -0.3 * r).name() == BREAKPOINT_COLOR.name()
+    with qtbot.waitSignal(w.controller.idle, timeout=20000):
+        qtbot.keyClick(w.canvas, Qt.Key.Key_F5)            # runs up to the breakpoint
+    w.scene.clearSelection()
+    w.canvas.show_graph()
+    qtbot.wait(20)
+    assert w.scene.looks[relu.node_id].is_next
+    category = QColor(CATEGORY_COLORS[Category.POOLING]).name()
+    with qtbot.waitSignal(w.controller.idle, timeout=20000):
+        qtbot.keyClick(w.canvas, Qt.Key.Key_F5)
+    w.scene.clearSelection()
+    qtbot.wait(20)
+    assert w.scene.looks[pool.node_id].status == "done"
+    lod = w.canvas.zoom
+    wpx, hpx = pool.width * lod, pool.height * lod
+    # the block keeps pooling's colour (below its name) ...
+    assert _pixel(w, pool, 3, hpx - 3).name() == category
+    # ... and "ran" is a slate badge at its top right, not a green fill
+    corner = _pixel(w, pool, wpx - 0.3 * r + 0.3 * r, -0.3 * r + 0.45 * r)   # beside the ✓
+    assert _distance(corner, STATUS_COLORS["done"]) < 30     # (smoothed edges)
+    assert STATUS_COLORS["done"].name() not in {QColor(c).name()
+                                                for c in CATEGORY_COLORS.values()}
+
+
+def test_ctrl_1_zooms_around_the_selected_node(qtbot, window):
+    w = _opened(qtbot, window, "classic_quantized.hexgraph")
+    last = next(n.node_id for n in w.graph if n.op == "QuantizedMaxPool_8")
+    w.select_node(last)
+    w.canvas.show_graph()                  # the selection sits off the view's centre
+    w.canvas.setFocus()
+    qtbot.keyClick(w.canvas, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
+    assert w.canvas.zoom == pytest.approx(1.0)
+    item = w.scene.items_by_id[last]
+    at = w.canvas.mapFromScene(item.sceneBoundingRect().center())
+    middle = w.canvas.viewport().rect().center()
+    assert abs(at.x() - middle.x()) < 4          # (a short graph cannot scroll up and down)
+    shown = w.canvas.mapToScene(w.canvas.viewport().rect()).boundingRect()
+    assert shown.contains(item.sceneBoundingRect())
