@@ -247,6 +247,10 @@ def build_fully_connected(b: GraphBuilder, op: TfOperator, matmul: BuiltNode) ->
         raise ValueError(f"{op.describe()}: non-constant weights (MatMulOpBuilder with "
                          "Transpose_8) are not built yet")
     matmul.label = f"{out.name} (QuantizedMatMul)"
+    if weights.quant is not None and weights.quant.per_channel:
+        b.notes.append(f"{op.describe()}: per-channel weights ({len(weights.quant.scale)} "
+                       "scales); the delegate's FULLY_CONNECTED uses the first scale for all "
+                       "(matmul_builder.cc), so its output differs from TFLite's")
     n, h, w, d = dims4(weights.shape)
     nhcw = np.transpose(weights.data.reshape(n, h, w, d), (0, 1, 3, 2))
     wdata = flip(nhcw) if weights.dtype == "int8" else nhcw.astype(np.uint8)

@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hexscope.engine.dtypes import DType
 from hexscope.engine.graph import Graph
 from hexscope.engine.io.tflite.model import TfModel, TfTensor
 from hexscope.engine.nodes import OutputDef, Padding
+from hexscope.engine.tensor import Tensor
 
 TensorId = tuple[int, int]
 SCALAR = (1, 1, 1, 1)
@@ -71,7 +73,9 @@ class GraphBuilder:
         self.nodes: list[BuiltNode] = []
         self.tensors: dict[int, TensorId] = {}
         self._cache: dict[tuple[object, ...], BuiltNode] = {}
-        self.tensor_of_node: dict[int, int] = {}
+        # (node id, output index) -> the TFLite tensor that output is
+        self.tensor_of_output: dict[tuple[int, int], int] = {}
+        self.notes: list[str] = []          # what the builders did that a user should know
 
     # nodes ------------------------------------------------------------------------------------
     def add_node(self, op: str, tflite_op: int = -1, label: str = "") -> BuiltNode:
@@ -136,8 +140,9 @@ class GraphBuilder:
         """``AddTensorWithID`` for an operator's output; labels the producing node."""
         self.tensors[tensor_index] = output
         node = self.nodes[output[0] - 1]
-        self.tensor_of_node[node.node_id] = tensor_index
-        node.label = self.model.tensor(tensor_index).name
+        self.tensor_of_output[output] = tensor_index
+        if output[1] == 0:
+            node.label = self.model.tensor(tensor_index).name
 
     def hex_id(self, tensor_index: int) -> TensorId:
         """``GetHexagonTensorId``: where a TFLite tensor lives in the hexagon graph."""
@@ -157,6 +162,10 @@ class GraphBuilder:
                                             label=node.label)
                 else:
                     graph.append_const_node(node.node_id, node.const, label=node.label)
+                    if node.const is not None and node.const.dtype == np.int8:
+                        # TFLite's int8 tensors are quantized: qint8, as the casts take
+                        tensor = Tensor.from_array(node.const, DType.QINT8).readonly()
+                        graph.replace_node(graph.node(node.node_id).with_(const=tensor))
         for node in self.nodes:
             if node.op != "Const":
                 graph.append_node(node.node_id, node.op, node.inputs, node.outputs,

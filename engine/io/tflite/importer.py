@@ -149,7 +149,7 @@ def build_graph(model: TfModel, part: Partition) -> GraphBuilder:
     for t in part.outputs:
         if model.tensor(t).dtype == "int8":
             cast = b.cast(model.tensor(t), "Quantized_CastUInt8ToInt8")
-            b.tensor_of_node[cast.node_id] = t
+            b.tensor_of_output[(cast.node_id, 0)] = t
         outs.append(b.hex_id(t))
     out = b.add_node("OUTPUT", label="OUTPUT")
     out.inputs += outs
@@ -173,14 +173,14 @@ def import_tflite(path: str | PathLike[str], warnings: list[str] | None = None,
         "inputs": [model.tensor(t).name for t in part.inputs],
         "input_quant": [[model.tensor(t).dtype, *_quant(model, t)] for t in part.inputs],
         "op_index": {f"0x{n.node_id:x}": n.tflite_op for n in b.nodes if n.tflite_op >= 0},
-        "tensor_of_node": {f"0x{k:x}": v for k, v in b.tensor_of_node.items()},
+        "tensor_of_output": {f"0x{n:x}:{k}": t for (n, k), t in b.tensor_of_output.items()},
         "refused": [[i, model.operators[i].code, r] for i, r in sorted(d.refused.items())],
         "operators": [op.code for op in model.operators],
-        "tensor_names": {str(t): model.tensor(t).name for t in b.tensor_of_node.values()},
+        "tensor_names": {str(t): model.tensor(t).name for t in b.tensor_of_output.values()},
     }
     set_input_sources(graph, [_default_source(model.tensor(t).dtype) for t in part.inputs])
     if warnings is not None:
-        warnings.extend(delegation_notes(model, d, part))
+        warnings.extend(delegation_notes(model, d, part) + b.notes)
     return graph
 
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import InputError
 from hexscope.engine.graph import Graph
 from hexscope.engine.tensor import Tensor
@@ -36,12 +37,12 @@ def model_inputs(graph: Graph, tensors: Sequence[Tensor]) -> list[Tensor]:
         dtype, scale, zp = quant[k]
         arr = tensor.array
         if arr.dtype == np.float32 and dtype in ("int8", "uint8"):
-            out.append(Tensor.from_array(quantize(arr, dtype, scale, zp)))
+            arr = quantize(arr, dtype, scale, zp)
         elif arr.dtype != np.dtype(dtype):
             raise InputError(f"input {k} '{names[k] if k < len(names) else k}': the model takes "
                              f"{dtype} codes (or float32 values to quantize), got {arr.dtype}")
-        else:
-            out.append(tensor)
+        # TFLite's int8 tensors are quantized: qint8, as Quantized_CastInt8ToUInt8 reads them
+        out.append(Tensor.from_array(arr, DType.QINT8 if arr.dtype == np.int8 else None))
     return out
 
 

@@ -14,7 +14,7 @@ def tflite_origin(graph: Graph, node_id: int) -> str | None:
         return None
     key = f"0x{node_id:x}"
     index = meta.get("op_index", {}).get(key)
-    tensor = meta.get("tensor_of_node", {}).get(key)
+    tensor = meta.get("tensor_of_output", {}).get(f"{key}:0")
     parts = []
     if index is not None:
         codes = meta.get("operators", [])

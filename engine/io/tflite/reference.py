@@ -20,10 +20,12 @@ from hexscope.engine.analysis.diff import OutputDiff
 from hexscope.engine.analysis.metrics import error_metrics
 from hexscope.engine.errors import EngineError, GraphFileError, InputError
 from hexscope.engine.graph import Graph
-from hexscope.engine.io.tflite.inputs import quantize
+from hexscope.engine.io.tflite.inputs import model_inputs, quantize
 from hexscope.engine.io.tflite.model import EXTRA_MESSAGE, TfModel, TfTensor, read_model
+from hexscope.engine.nodes import Node
 from hexscope.engine.ops.registry import REGISTRY
 from hexscope.engine.session import Session
+from hexscope.engine.tensor import Tensor
 
 
 def model_input_arrays(model: TfModel, given: Sequence[np.ndarray] | None,
@@ -78,23 +80,43 @@ def run_tflite(path: str | PathLike[str], inputs: Sequence[np.ndarray]) -> dict[
     return out
 
 
+def _row(session: Session, model: TfModel, meta: dict, node: Node, k: int, t: int,  # type: ignore[type-arg]
+         expected: np.ndarray, tolerance_lsb: float) -> OutputDiff:
+    """One node output against the TFLite tensor it computes."""
+    tensor = model.tensor(t)
+    if tensor.quant is None:        # ARG_MAX's int32 indices: compared as they are
+        a = expected.astype(np.float64)
+        b = session.output(node.node_id, k).array.astype(np.float64).reshape(a.shape)
+        lsb = 1.0
+    else:
+        a = _real(expected, tensor)
+        b = _hexscope_real(session, node.node_id, k, tensor).reshape(a.shape)
+        lsb = float(tensor.quant.scale[0])
+    m = error_metrics(a, b, lsb, tolerance_lsb)
+    op_index = meta.get("op_index", {}).get(f"0x{node.node_id:x}", "-")
+    return OutputDiff(node.node_id, node.op, node.title, k, tuple(a.shape), m, m.beyond > 0,
+                      note=f"TFLite tensor {t} '{tensor.name}', operator {op_index}")
+
+
 def _real(codes: np.ndarray, tensor: TfTensor) -> np.ndarray:
     assert tensor.quant is not None
     zp = np.float64(tensor.quant.zero_point[0])
     return (codes.astype(np.float64) - zp) * np.float64(tensor.quant.scale[0])
 
 
-def _hexscope_real(session: Session, node_id: int, tensor: TfTensor) -> np.ndarray:
-    """A node's output as real values: by its own min/max outputs where it has them (the
-    device's meaning), else by the TFLite tensor's quantization (uint8 codes of an int8
-    tensor are its codes + 128)."""
+def _hexscope_real(session: Session, node_id: int, k: int, tensor: TfTensor) -> np.ndarray:
+    """A node's output ``k`` as real values: by the node's own min/max outputs (its last two:
+    QuantizedSplit_8 has several data outputs first) where it has them, the device's meaning,
+    else by the TFLite tensor's quantization (uint8 codes of an int8 tensor are its codes
+    + 128)."""
     node = session.graph.node(node_id)
-    codes = session.output(node_id, 0).array
-    if codes.dtype == np.int8 or len(node.outputs) < 3:
+    codes = session.output(node_id, k).array
+    n = len(node.outputs)
+    if codes.dtype == np.int8 or n < 3:
         shift = 128 if codes.dtype == np.uint8 and tensor.dtype == "int8" else 0
         return _real(codes.astype(np.int32) - shift, tensor)
-    lo = np.float64(session.output(node_id, 1).array.ravel()[0])
-    hi = np.float64(session.output(node_id, 2).array.ravel()[0])
+    lo = np.float64(session.output(node_id, n - 2).array.ravel()[0])
+    hi = np.float64(session.output(node_id, n - 1).array.ravel()[0])
     return lo + codes.astype(np.float64) * ((hi - lo) / 255.0)
 
 
@@ -119,29 +141,19 @@ def compare_with_tflite(graph: Graph, path: str | PathLike[str],
                              f"it needs the hexagon_nn ops {', '.join(missing)} (not simulated)")
     reference = run_tflite(path, model_input_arrays(model, inputs, seed))
     by_name = {t.name: t.index for t in model.tensors}
-    feeds = [reference[by_name[name]] for name in meta.get("inputs", [])]
+    feeds = model_inputs(graph, [Tensor.from_array(reference[by_name[name]])
+                                 for name in meta.get("inputs", [])])
     session = Session(graph, backend, seed=seed)
     try:
         session.execute(feeds)
         result = Comparison("tflite", backend, "TFLite CPU (ai-edge-litert)", tolerance_lsb)
+        outputs = meta.get("tensor_of_output", {})
         for node in graph:
-            t = meta.get("tensor_of_node", {}).get(f"0x{node.node_id:x}")
-            if t is None or t not in reference:
-                continue
-            tensor = model.tensor(int(t))
-            if tensor.quant is None:        # ARG_MAX's int32 indices: compared as they are
-                a = reference[int(t)].astype(np.float64)
-                b = session.output(node.node_id, 0).array.astype(np.float64).reshape(a.shape)
-                lsb = 1.0
-            else:
-                a = _real(reference[int(t)], tensor)
-                b = _hexscope_real(session, node.node_id, tensor).reshape(a.shape)
-                lsb = float(tensor.quant.scale[0])
-            m = error_metrics(a, b, lsb, tolerance_lsb)
-            op_index = meta.get("op_index", {}).get(f"0x{node.node_id:x}", "-")
-            result.outputs.append(OutputDiff(
-                node.node_id, node.op, node.title, 0, tuple(a.shape), m, m.beyond > 0,
-                note=f"TFLite tensor {t} '{tensor.name}', operator {op_index}"))
+            for k in range(len(node.outputs)):
+                t = outputs.get(f"0x{node.node_id:x}:{k}")
+                if t is not None and int(t) in reference:
+                    result.outputs.append(_row(session, model, meta, node, k, int(t),
+                                               reference[int(t)], tolerance_lsb))
         return result
     except EngineError as exc:
         raise GraphFileError(f"{os.fspath(path)}: the run failed: {exc}") from None

@@ -12,18 +12,28 @@ import pytest
 from hexscope.engine.errors import GraphFileError, InputError
 from hexscope.engine.inputs import InputSource, make_inputs
 from hexscope.engine.io.tflite.importer import import_tflite
-from hexscope.engine.io.tflite.inputs import quantize
+from hexscope.engine.io.tflite.inputs import model_inputs, quantize
 from hexscope.engine.io.tflite.model import read_model
 from hexscope.engine.io.tflite.reference import compare_with_tflite, unrunnable_ops
 from hexscope.engine.session import Session
+from hexscope.engine.tensor import Tensor
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "tflite"
 MODELS = sorted(p.stem for p in DATA.glob("*.tflite") if not p.stem.startswith("bad_"))
-# the largest difference from TFLite's output, in codes, per model (docs/tflite.md)
-TOLERANCE = {"u8_relu_pools_concat": 0}
+# the largest difference from TFLite's output, in codes, per model (docs/tflite.md): 2 by
+# default; conv_relu6: the delegate feeds the conv Relu6's bounds 0..6 and requantizes to the
+# tensor's 0..1.5 (4 times finer) after; fully_connected: per-channel weights, of which the
+# delegate's FC uses only the first scale
+TOLERANCE = {"u8_relu_pools_concat": 0, "conv_relu6": 3, "fully_connected": 3}
+# resize_nearest_neighbor_builder.cc passes 6 inputs (half_pixel_centers last); issue 26's
+# ResizeNearestNeighbor_8 is declared with 4 to 5 (nnlib 2.x's)
+MISMATCHED = {"resize": "ResizeNearestNeighbor_8 is declared with 4-5 inputs, the delegate "
+                        "passes 6 (issue 26)"}
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(reason=MISMATCHED[n], strict=True))
+    if n in MISMATCHED else n for n in MODELS])
 def test_model_output_matches_tflite(name):
     try:
         graph = import_tflite(DATA / f"{name}.tflite")
@@ -41,7 +51,7 @@ def test_model_output_matches_tflite(name):
     if len(graph.meta["tflite"]["partition"]) < len(model.operators):
         return                  # the graph's output is not the model's
     expected = np.load(DATA / f"{name}.output.npy")
-    (out,) = Session(graph).execute([x])
+    (out,) = Session(graph).execute(model_inputs(graph, [Tensor.from_array(x)]))
     got = out.array.reshape(expected.shape)
     assert got.dtype == expected.dtype
     worst = int(np.abs(got.astype(np.int32) - expected.astype(np.int32)).max())
