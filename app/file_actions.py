@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
 from hexscope.app.autosave import Autosaver, orphaned_slots
 from hexscope.engine.errors import EngineError, GraphFileError
+from hexscope.engine.events import LogLine
 from hexscope.engine.graph import Graph
 from hexscope.engine.graph_diff import diff_graphs
 from hexscope.engine.io.any_graph import is_c_file, is_tflite_file, load_any
@@ -169,6 +170,9 @@ class FileActions:
             self.w.statusBar().showMessage(
                 f"Imported {len(graph)} nodes from {path}" + (f"; {notes[0]}" if notes else ""),
                 15000)
+            # every note in the Log (a TFLite model's refused operators, partitions left out)
+            for note in notes:
+                self.w.log_panel.append(LogLine(1, f"import: {note}"))
         return True
 
     def export_graph_c(self, path: str | None = None) -> bool:

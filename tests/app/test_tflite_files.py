@@ -57,3 +57,9 @@ def test_inspector_shows_the_tflite_operator_a_node_comes_from(window):
     assert "from TFLite operator 2 (MAX_POOL_2D), tensor" in text and "MaxPool2d_1" in text
     window.inspector.show_node(next(n.node_id for n in window.graph if n.op == "INPUT"))
     assert "TFLite operator" not in window.inspector.title.text()
+
+
+def test_open_lists_refused_operators_in_the_log(window):
+    assert window.files.open_graph(str(DATA / "resize_pad_mean.tflite"))
+    texts = [line.text for line in window.log_panel.lines]
+    assert any("operator 0 RESIZE_BILINEAR (v3) stays on the CPU: version 3" in t for t in texts)
