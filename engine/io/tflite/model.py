@@ -201,9 +201,10 @@ def _options(tfl, op) -> dict[str, object]:  # type: ignore[no-untyped-def]
         try:
             value = member()
         except TypeError:       # vector accessors take an index: read them as numpy
-            numpy = getattr(options, attr + "AsNumpy", None)
-            value = tuple(int(v) for v in numpy()) if numpy is not None and not isinstance(
-                numpy(), int) else ()
+            as_numpy = getattr(options, attr + "AsNumpy", None)
+            array = as_numpy() if as_numpy is not None else 0
+            # the generated reader returns 0 for an absent vector
+            value = () if isinstance(array, int) else tuple(int(v) for v in array)
         if isinstance(value, bool | int | float):
             out[attr] = value
         elif isinstance(value, tuple):
