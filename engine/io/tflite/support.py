@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hexscope.engine.io.tflite.model import TfModel, TfOperator
+from hexscope.engine.io.tflite.partitions import partition
 
 Q8 = ("uint8", "int8")
 ACT_NONE, ACT_RELU, ACT_RELU_N1_TO_1, ACT_RELU6 = 0, 1, 2, 3
@@ -219,7 +220,7 @@ class Partition:
     """Operators the delegate replaces by one hexagon_nn graph, and the tensors at its edges."""
 
     operators: tuple[int, ...]
-    inputs: tuple[int, ...]       # non-constant tensors read from outside, in order of first use
+    inputs: tuple[int, ...]       # non-constant tensors read from outside, sorted
     outputs: tuple[int, ...]      # tensors produced here and read outside (or model outputs)
 
 
@@ -231,41 +232,19 @@ class Delegation:
 
 
 def delegation(model: TfModel) -> Delegation:
-    """Apply the support rules and cut the supported operators into partitions.
-
-    Supported operators that run one after another (in the model's execution order) form a
-    partition; a refused operator ends it. The delegate keeps partitions of at least two
-    operators and, by default, delegates only the largest.
-    """
+    """Apply the support rules and partition the model as TFLite does for a delegate
+    (``partitions.py``); the delegate keeps partitions of at least two operators and, by
+    default, delegates only the largest."""
     refused = {op.index: r for op in model.operators if (r := refusal(model, op)) is not None}
-    groups: list[list[int]] = [[]]
-    for op in model.operators:
-        if op.index in refused:
-            if groups[-1]:
-                groups.append([])
-        else:
-            groups[-1].append(op.index)
-    parts = [_partition(model, g) for g in groups if g]
+    supported = {op.index for op in model.operators} - set(refused)
+    parts = [Partition(tuple(s.operators),
+                       tuple(sorted(t for t in s.inputs if not model.tensor(t).is_const)),
+                       tuple(sorted(s.outputs)))
+             for s in partition(model, supported) if s.delegated]
     parts.sort(key=lambda p: -len(p.operators))
     keep = tuple(p for p in parts if len(p.operators) >= MIN_NODES_PER_PARTITION)
     small = tuple(p for p in parts if len(p.operators) < MIN_NODES_PER_PARTITION)
     return Delegation(refused, keep, small)
-
-
-def _partition(model: TfModel, ops: list[int]) -> Partition:
-    produced: set[int] = set()
-    inputs: list[int] = []
-    for i in ops:
-        op = model.operators[i]
-        for t in op.inputs:
-            if t != -1 and t not in produced and t not in inputs and not model.tensor(t).is_const:
-                inputs.append(t)
-        produced.update(op.outputs)
-    inside = set(ops)
-    read_outside = {t for op in model.operators if op.index not in inside for t in op.inputs}
-    outputs = [t for i in ops for t in model.operators[i].outputs
-               if t in read_outside or t in model.outputs]
-    return Partition(tuple(ops), tuple(inputs), tuple(outputs))
 
 
 __all__ = ["MAX_VERSION", "Delegation", "Partition", "delegation", "refusal"]

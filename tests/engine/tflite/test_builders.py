@@ -245,18 +245,20 @@ def test_hardswish_and_min_max_builders(model_path):
 def test_split_space_to_depth_transpose_builders(model_path):
     # split_builder.cc: axis (4-D), data, min, max; outputs, then one min and one max;
     # space_to_depth_builder.cc: data, block size, min, max; transpose_builder.cc: data,
-    # permutation, min, max. DEPTH_TO_SPACE v2 is refused (utils.cc: v1 only), so TRANSPOSE
-    # is in the second partition.
+    # permutation, min, max. DEPTH_TO_SPACE v2 is refused (utils.cc: v1 only); TFLite's
+    # greedy partitioning (graph_info.cc) still gathers TRANSPOSE, on the other branch, into
+    # the first partition, and leaves CONCATENATION alone after the CPU's DEPTH_TO_SPACE
     path = model_path("layout")
     g = import_tflite(path)
-    split, s2d = one(g, "QuantizedSplit_8"), one(g, "SpaceToDepth_8")
+    assert g.meta["tflite"]["partition"] == [0, 1, 3]
+    split, s2d, tr = (one(g, k) for k in ("QuantizedSplit_8", "SpaceToDepth_8", "Transpose_8"))
     assert const_of(g, split.inputs[0]).ravel().tolist() == [3]
     assert len(split.outputs) == 4 and split.outputs[0].max_sizes == (1, 4, 4, 4)
-    assert s2d.inputs[0] == (split.node_id, 0)
+    assert s2d.inputs[0] == (split.node_id, 0) and tr.inputs[0] == (split.node_id, 1)
     assert const_of(g, s2d.inputs[1]).ravel().tolist() == [2]
-    g1 = import_tflite(path, partition=1)
-    tr = one(g1, "Transpose_8")
-    assert const_of(g1, tr.inputs[1]).ravel().tolist() == [0, 2, 1, 3] and len(tr.inputs) == 4
+    assert const_of(g, tr.inputs[1]).ravel().tolist() == [0, 2, 1, 3] and len(tr.inputs) == 4
+    # both branches leave the partition: OUTPUT has the space-to-depth and transpose results
+    assert len(one(g, "OUTPUT").inputs) == 2
 
 
 def test_mirror_pad_slice_l2norm_quantize_pack_builders(model_path):

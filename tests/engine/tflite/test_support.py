@@ -100,7 +100,9 @@ def test_import_unsupported_version_is_listed(model_path):
 
 def test_real_wakeword_model_cut_at_its_stateful_operators(model_path):
     # pymicro-wakeword's "hey jarvis" (Apache-2.0): VAR_HANDLE / READ_VARIABLE /
-    # ASSIGN_VARIABLE have no Hexagon builder, so they stay on the CPU and cut partitions
+    # ASSIGN_VARIABLE / CALL_ONCE stay on the CPU in their order (graph_info.cc chains
+    # operators with side effects); greedily, every delegated operator gathers in one
+    # partition between the reads and the assigns, fed by the model input and the variables
     from hexscope.engine.io.tflite.model import read_model
 
     path = model_path("wakeword_hey_jarvis")
@@ -108,12 +110,26 @@ def test_real_wakeword_model_cut_at_its_stateful_operators(model_path):
     d = delegation(m)
     refused = {m.operators[i].code for i in d.refused}
     assert refused == {"CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"}
+    (part,) = d.partitions
+    assert len(part.operators) == len(m.operators) - len(d.refused) == 26
+    assert m.inputs[0] in part.inputs and len(part.inputs) > 1
+    assert list(part.inputs) == sorted(part.inputs)
     notes: list[str] = []
     g = import_tflite(path, notes)
-    meta = g.meta["tflite"]
-    assert meta["partition"] == list(d.partitions[0].operators)
+    assert g.meta["tflite"]["partition"] == list(part.operators)
     assert any("stays on the CPU: VAR_HANDLE is not among the operators" in n for n in notes)
-    assert any("is not in this graph" in n for n in notes)
-    assert len([n for n in g if n.op == "INPUT"]) == 1
     inp = next(n for n in g if n.op == "INPUT")
-    assert len(inp.outputs) == len(meta["inputs"]) == len(d.partitions[0].inputs)
+    assert len(inp.outputs) == len(part.inputs)
+
+
+def test_partition_greedy_gathers_independent_branches():
+    # graph_info.cc (greedy): a supported operator whose inputs are ready joins the current
+    # delegated subset even after a refused one in the execution order
+    ops = [_conv(0, 0, 1), TfOperator(1, "RELU", 1, (1,), (2,)), _conv(2, 0, 3),
+           _conv(3, 2, 4)]
+    m = TfModel("m.tflite", tuple(TENSORS), tuple(ops), (0,), (3, 4))
+    d = delegation(m)
+    parts = [p.operators for p in (*d.partitions, *d.too_small)]
+    assert parts == [(0, 2), (3,)]
+    first = d.partitions[0]
+    assert first.inputs == (0,) and first.outputs == (1, 3)
