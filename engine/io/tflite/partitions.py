@@ -75,7 +75,7 @@ def partition(model: TfModel, delegated: set[int]) -> list[NodeSubset]:
     return subsets
 
 
-def _join(model: TfModel, op: TfOperator, subset: NodeSubset, epoch: int,  # noqa: PLR0913
+def _join(model: TfModel, op: TfOperator, subset: NodeSubset, epoch: int,
           subsets: list[NodeSubset], tensor_epoch: list[int], node_epoch: list[int],
           waits: list[int], kind: bool) -> bool:
     """``UpdateNode``: put ``op`` in the current subset when it is ready and of its kind."""
