@@ -79,10 +79,14 @@ def build_parser() -> argparse.ArgumentParser:
     info.add_argument("--prepared", action="store_true",
                       help="list the graph as prepare leaves it (fusions, dead nodes "
                            "removed, Consts first)")
-    imp = sub.add_parser("import", help="import a hexagon_nn graph-init C file",
-                         description="Read a hexagon_nn graph-init C file and save it as a "
-                                     ".hexgraph file.")
-    imp.add_argument("source", metavar="FILE.c")
+    imp = sub.add_parser("import", help="import a graph-init C file or a TFLite model",
+                         description="Read a hexagon_nn graph-init C file, or a .tflite model "
+                                     "as the graph TFLite's Hexagon delegate builds for it, and "
+                                     "save it as a .hexgraph file.")
+    imp.add_argument("source", metavar="FILE.c|MODEL.tflite")
+    imp.add_argument("--partition", type=int, metavar="K",
+                     help="TFLite: import the K-th candidate partition, largest first "
+                          "(default: the one the delegate takes)")
     imp.add_argument("-o", "--output", metavar="GRAPH.hexgraph",
                      help="default: FILE with the .hexgraph suffix")
     exp = sub.add_parser("export", help="export a graph as a graph-init C file",
@@ -239,7 +243,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_info(args: argparse.Namespace) -> int:
     from hexscope.app.cli_info import info_lines
+    from hexscope.engine.io.any_graph import is_tflite_file
 
+    if is_tflite_file(args.graph):
+        from hexscope.engine.io.tflite.importer import delegation_report
+
+        try:
+            print("\n".join(delegation_report(args.graph)))
+        except EngineError as exc:
+            err(str(exc))
+            return EXIT_INVALID
     graph = _load_or_report(args.graph)
     if graph is None:
         return EXIT_INVALID
@@ -253,6 +266,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from hexscope.engine.io.any_graph import is_tflite_file
     from hexscope.engine.io.c_import import import_c
 
     out = args.output or str(Path(args.source).with_suffix(".hexgraph"))
@@ -262,7 +276,12 @@ def cmd_import(args: argparse.Namespace) -> int:
         err(problem)
         return EXIT_INVALID
     try:
-        graph = import_c(args.source, notes)
+        if is_tflite_file(args.source):
+            from hexscope.engine.io.tflite.importer import import_tflite
+
+            graph = import_tflite(args.source, notes, args.partition)
+        else:
+            graph = import_c(args.source, notes)
         graph.save(out)
     except EngineError as exc:
         err(str(exc))

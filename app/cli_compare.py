@@ -35,6 +35,10 @@ What B is (one of; default --reference float):
   --backend-b NAME     the same graph on another backend (sim, dsp://HOST:PORT, ...)
   --as-authored        the same graph without prepare's fusions: each op of a convolution
                        chain against the Supernode the device runs (A)
+  --reference tflite   GRAPH is a .tflite model: TFLite's CPU kernels (ai-edge-litert, every
+                       tensor kept) against the delegate's graph, each TFLite tensor a node
+                       computes in LSB of that tensor's scale; --input FILE is the model's
+                       input (its codes, or float32 to quantize)
 
 Errors are in LSB: quantization steps of each node's own output range. --tolerance-lsb
 defaults to 0 (bit exact) for --against and --backend-b, 1 for --reference float.
@@ -53,7 +57,9 @@ def add_compare_parser(sub: Any) -> None:
         epilog=COMPARE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("graph", metavar="GRAPH")
     what = p.add_mutually_exclusive_group()
-    what.add_argument("--reference", choices=["float"], help="compare with the float reference")
+    what.add_argument("--reference", choices=["float", "tflite"],
+                      help="compare with the float reference, or with TFLite's CPU kernels "
+                           "(GRAPH a .tflite model)")
     what.add_argument("--against", metavar="OTHER", help="compare with another graph file")
     what.add_argument("--backend-b", metavar="NAME", help="compare with another backend")
     what.add_argument("--as-authored", action="store_true",
@@ -107,6 +113,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     graph = _load_or_report(args.graph)
     if graph is None:
         return EXIT_INVALID
+    if args.reference == "tflite":
+        return _compare_tflite(graph, args)
     other: Graph | None = None
     if args.against:
         other = _load_or_report(args.against)
@@ -189,6 +197,44 @@ def _compare_one(graph: Graph, other: Graph | None, args: argparse.Namespace,
         return compare_traces(a, b, tolerance)
     finally:
         session.close()
+
+
+def _compare_tflite(graph: Graph, args: argparse.Namespace) -> int:
+    """A .tflite model's delegated graph against TFLite's CPU run on the same input."""
+    import numpy as np
+
+    from hexscope.app.cli import EXIT_INVALID, err
+    from hexscope.engine.io.tflite.reference import compare_with_tflite
+
+    tolerance = 1.0 if args.tolerance_lsb is None else args.tolerance_lsb
+    inputs = []
+    for text in args.input:
+        path = text.split("=", 1)[-1]
+        try:
+            inputs.append(np.load(path, allow_pickle=False))
+        except (OSError, ValueError) as exc:
+            err(f"{path}: cannot read as .npy: {exc}")
+            return EXIT_INVALID
+    try:
+        comparison = compare_with_tflite(graph, args.graph, inputs or None, tolerance,
+                                         args.backend, args.seed)
+    except EngineError as exc:
+        err(str(exc))
+        return EXIT_INVALID
+    result = CompareResult(args.graph, "tflite", args.backend, comparison.b_name, tolerance)
+    run = CompareRun(args.input[0] if args.input else f"random codes (seed {args.seed})")
+    run.comparison = comparison
+    result.runs.append(run)
+    if not args.quiet:
+        print(f"A: {args.backend}   B: {comparison.b_name}   tolerance {tolerance:g} LSB "
+              "(of each TFLite tensor's scale)")
+        print(table(comparison, args.top))
+    _print_summary(result)
+    if args.report:
+        write_json(result, args.report)
+    if args.junit:
+        write_junit(result, args.junit)
+    return result.exit_code
 
 
 def _print_summary(result: CompareResult) -> None:

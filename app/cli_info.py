@@ -63,5 +63,19 @@ def info_lines(graph: Graph, name: str, prepared: bool = False) -> list[str]:
         lines.append(_node_line(node))
         lines.extend(_detail_lines(node))
     lines.extend(rewrites)
+    lines.extend(_tflite_lines(graph))
     lines.append(f"{len(nodes)} nodes total.")
+    return lines
+
+
+def _tflite_lines(graph: Graph) -> list[str]:
+    """For a TFLite import: the delegated operators and the refused ones with their reason."""
+    meta = graph.meta.get("tflite")
+    if not isinstance(meta, dict):
+        return []
+    ops = meta.get("partition", [])
+    lines = [f"tflite {meta.get('model')}: delegated operators {ops}, inputs "
+             f"{meta.get('inputs')}"]
+    for index, code, reason in meta.get("refused", []):
+        lines.append(f"tflite refused: operator {index} {code}: {reason}")
     return lines

@@ -7,14 +7,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QLabel, QMenu, QMessageBox
 
 from hexscope.app.autosave import Autosaver, orphaned_slots
 from hexscope.engine.errors import EngineError, GraphFileError
+from hexscope.engine.events import LogLine
 from hexscope.engine.graph import Graph
 from hexscope.engine.graph_diff import diff_graphs
-from hexscope.engine.io.any_graph import is_c_file, load_any
+from hexscope.engine.io.any_graph import is_c_file, is_tflite_file, load_any
 from hexscope.engine.io.c_export import export_c
 
 if TYPE_CHECKING:
@@ -22,8 +23,9 @@ if TYPE_CHECKING:
 
 FILTER = "Hexscope graphs (*.hexgraph);;All files (*)"
 C_FILTER = "hexagon_nn graph-init C (*.c *.h *.cc *.cpp)"
-OPEN_FILTER = f"Graphs (*.hexgraph *.c *.h *.cc *.cpp);;{FILTER.split(';;')[0]};;{C_FILTER};;" \
-    "All files (*)"
+TFLITE_FILTER = "TFLite models, as the Hexagon delegate builds them (*.tflite)"
+OPEN_FILTER = f"Graphs (*.hexgraph *.c *.h *.cc *.cpp *.tflite);;{FILTER.split(';;')[0]};;" \
+    f"{C_FILTER};;{TFLITE_FILTER};;All files (*)"
 
 
 class FileActions:
@@ -97,7 +99,8 @@ class FileActions:
         if self.path:
             return os.path.basename(self.path)
         if self.imported_from:
-            return f"{os.path.basename(self.imported_from)} (imported C)"
+            kind = "TFLite" if is_tflite_file(self.imported_from) else "C"
+            return f"{os.path.basename(self.imported_from)} (imported {kind})"
         return "untitled"
 
     def title(self) -> str:
@@ -114,6 +117,29 @@ class FileActions:
         self.recent_menu.setEnabled(bool(files))
 
     # commands -------------------------------------------------------------------------------
+    @staticmethod
+    def dropped_file(event: QDropEvent | QDragEnterEvent) -> str | None:
+        """The one local file a drag carries, if any."""
+        urls = event.mimeData().urls() if event.mimeData().hasUrls() else []
+        if len(urls) == 1 and urls[0].isLocalFile():
+            return urls[0].toLocalFile()
+        return None
+
+    def drag_enter(self, event: QDragEnterEvent) -> None:
+        if self.dropped_file(event):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def drop(self, event: QDropEvent) -> None:
+        """Open a dropped .hexgraph, graph-init C file or .tflite model, as File ▸ Open."""
+        path = self.dropped_file(event)
+        if path is None:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        self.open_graph(path)
+
     def new_graph(self) -> None:
         if self.maybe_save():
             self.w.set_graph(Graph(), None)
@@ -131,14 +157,15 @@ class FileActions:
             if not path:
                 return False
         notes: list[str] = []
-        is_c = is_c_file(path)
+        is_c = is_c_file(path) or is_tflite_file(path)    # imported: saved as .hexgraph
         try:
             graph = load_any(path, notes)
         except GraphFileError as exc:
-            QMessageBox.critical(self.w, "Cannot import C file" if is_c else
+            QMessageBox.critical(self.w, "Cannot import" if is_c else
                                  "Cannot open graph", str(exc))
             return False
-        # An imported C file is not where the graph is saved: Save asks for a .hexgraph.
+        # An imported C file or model is not where the graph is saved: Save asks for a
+        # .hexgraph.
         self.w.set_graph(graph, None if is_c else path)
         self.imported_from = os.path.abspath(path) if is_c else None
         self.w.update_title()
@@ -148,6 +175,9 @@ class FileActions:
             self.w.statusBar().showMessage(
                 f"Imported {len(graph)} nodes from {path}" + (f"; {notes[0]}" if notes else ""),
                 15000)
+            # every note in the Log (a TFLite model's refused operators, partitions left out)
+            for note in notes:
+                self.w.log_panel.append(LogLine(1, f"import: {note}"))
         return True
 
     def export_graph_c(self, path: str | None = None) -> bool:

@@ -14,6 +14,8 @@ from PySide6.QtGui import (
     QCloseEvent,
     QColor,
     QDesktopServices,
+    QDragEnterEvent,
+    QDropEvent,
     QKeySequence,
     QShowEvent,
     QUndoStack,
@@ -100,6 +102,7 @@ class MainWindow(QMainWindow):
         self._build_docks()
         self._build_status()
         self.files = FileActions(self)
+        self.setAcceptDrops(True)          # a graph, C file or .tflite dropped on the window
         self.edits = EditActions(self)
         self._build_view_menu()
         self.debug = DebugActions(self)
@@ -577,6 +580,12 @@ class MainWindow(QMainWindow):
         self.settings.save_layout(self.saveGeometry(), self.saveState(LAYOUT_VERSION))
         self.shutdown()
         event.accept()
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
+        self.files.drag_enter(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
+        self.files.drop(event)
 
     def shutdown(self) -> None:
         """Stop the worker thread and the timers (tests call this too)."""

@@ -128,8 +128,14 @@ def make_inputs(graph: Graph, base_dir: str | Path | None = None,
                 sources: list[InputSource] | None = None) -> list[Tensor]:
     """Materialise the inputs; relative paths are resolved against ``base_dir``."""
     shapes = declared_shapes(graph)
-    return [make_input(src, shapes[k] if k < len(shapes) else None, base_dir)
-            for k, src in enumerate(sources if sources is not None else input_sources(graph))]
+    tensors = [make_input(src, shapes[k] if k < len(shapes) else None, base_dir)
+               for k, src in enumerate(sources if sources is not None else input_sources(graph))]
+    if "tflite" in graph.meta:
+        # a TFLite model's input: its codes, or float32 quantized as TFLite would
+        from hexscope.engine.io.tflite.inputs import model_inputs
+
+        tensors = model_inputs(graph, tensors)
+    return tensors
 
 
 def make_input(src: InputSource, declared: tuple[int, int, int, int] | None,

@@ -46,9 +46,10 @@ PY
 
 [ -x .venv/bin/python ] || "$python" -m venv .venv
 extras=test
-# the test mode also installs the optional extras whose tests CI runs (Dask: --scheduler)
-if [ "$mode" = test ]; then extras=test,cluster; fi
-stamp=".venv/.hexscope-installed-${extras/,/-}"
+# the test mode also installs the optional extras whose tests CI runs (Dask: --scheduler;
+# tflite: .tflite models and TFLite as the reference)
+if [ "$mode" = test ]; then extras=test,cluster,tflite; fi
+stamp=".venv/.hexscope-installed-${extras//,/-}"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   echo "setup: installing hexscope and its dependencies into .venv"
   .venv/bin/python -m pip install -q --upgrade pip

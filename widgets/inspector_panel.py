@@ -6,6 +6,8 @@ commands, and it is told to show the node again after every graph edit.
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtWidgets import (
@@ -27,6 +29,7 @@ from PySide6.QtWidgets import (
 from hexscope.engine.errors import InputError
 from hexscope.engine.graph import Graph
 from hexscope.engine.inputs import input_sources
+from hexscope.engine.io.tflite.origin import tflite_origin
 from hexscope.engine.nodes import Node, Padding
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
 from hexscope.widgets.graph_canvas.model import input_ports, output_ports
@@ -134,7 +137,9 @@ class InspectorPanel(QWidget):
             return
         spec = self.registry.get(node.op) if node.op in self.registry else None
         cat = spec.category.value if spec else "unknown op"
-        self.title.setText(f"<b>{node.op}</b> &nbsp; 0x{node.node_id:x} &nbsp; ({cat})")
+        origin = tflite_origin(self.graph, node.node_id)
+        self.title.setText(f"<b>{node.op}</b> &nbsp; 0x{node.node_id:x} &nbsp; ({cat})"
+                           + (f"<br>from {html.escape(origin)}" if origin else ""))
         self.label.setText(node.label)
         self.padding.setCurrentText(node.padding.name)
         self.padding.setEnabled(not node.is_const and (spec is None or spec.uses_padding

@@ -1,5 +1,6 @@
-"""Open a graph whatever its file: a .hexgraph, or a hexagon_nn graph-init C file through
-the importer (the command line and the app both read both)."""
+"""Open a graph whatever its file: a .hexgraph, a hexagon_nn graph-init C file, or a TFLite
+model (the graph the Hexagon delegate builds for it) through the importers (the command line
+and the app read all three)."""
 
 from __future__ import annotations
 
@@ -9,21 +10,31 @@ from pathlib import Path
 from hexscope.engine.graph import Graph
 
 C_SUFFIXES = (".c", ".h", ".cc", ".cpp")
+TFLITE_SUFFIXES = (".tflite",)
 
 
 def is_c_file(path: str | PathLike[str]) -> bool:
     return Path(path).suffix.lower() in C_SUFFIXES
 
 
+def is_tflite_file(path: str | PathLike[str]) -> bool:
+    return Path(path).suffix.lower() in TFLITE_SUFFIXES
+
+
 def load_any(path: str | PathLike[str], warnings: list[str] | None = None) -> Graph:
-    """A .hexgraph file, or a graph-init C file; ``warnings`` receives the importer's notes.
+    """A .hexgraph file, a graph-init C file or a .tflite model; ``warnings`` receives the
+    importer's notes (for TFLite: the refused operators and the partitions left out).
 
     Raises GraphFileError naming the file (for C, file:line:column)."""
     if is_c_file(path):
         from hexscope.engine.io.c_import import import_c
 
         return import_c(path, warnings)
+    if is_tflite_file(path):
+        from hexscope.engine.io.tflite.importer import import_tflite
+
+        return import_tflite(path, warnings)
     return Graph.load(path)
 
 
-__all__ = ["C_SUFFIXES", "is_c_file", "load_any"]
+__all__ = ["C_SUFFIXES", "TFLITE_SUFFIXES", "is_c_file", "is_tflite_file", "load_any"]

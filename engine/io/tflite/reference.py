@@ -1,0 +1,164 @@
+"""TFLite's CPU kernels as the reference: the model run by TFLite's interpreter
+(``ai-edge-litert``, every intermediate tensor kept), and each TFLite tensor that a Hexscope
+node computes compared in LSB of that tensor's scale, first divergence first.
+
+The graph is fed TFLite's own values at the partition's inputs, so a partition deep in the
+model is compared alone: what the delegate's graph adds, not what the CPU part before it did.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Sequence
+from os import PathLike
+
+import numpy as np
+
+from hexscope.engine.analysis.compare import Comparison
+from hexscope.engine.analysis.diff import OutputDiff
+from hexscope.engine.analysis.metrics import error_metrics
+from hexscope.engine.errors import EngineError, GraphFileError, InputError
+from hexscope.engine.graph import Graph
+from hexscope.engine.io.tflite.inputs import model_inputs, quantize
+from hexscope.engine.io.tflite.model import EXTRA_MESSAGE, TfModel, TfTensor, read_model
+from hexscope.engine.nodes import Node
+from hexscope.engine.ops.registry import REGISTRY
+from hexscope.engine.session import Session
+from hexscope.engine.tensor import Tensor
+
+
+def model_input_arrays(model: TfModel, given: Sequence[np.ndarray] | None,
+                       seed: int = 0) -> list[np.ndarray]:
+    """The model's inputs: given codes, float32 quantized, or seeded random codes."""
+    arrays = []
+    for k, t in enumerate(model.inputs):
+        tensor = model.tensor(t)
+        if given is not None and k < len(given):
+            arr = np.asarray(given[k])
+            if arr.dtype == np.float32 and tensor.dtype in ("int8", "uint8") and tensor.quant:
+                arr = quantize(arr, tensor.dtype, tensor.quant.scale[0],
+                               tensor.quant.zero_point[0])
+            if arr.dtype != np.dtype(tensor.dtype):
+                raise InputError(f"input {k} '{tensor.name}': the model takes {tensor.dtype} "
+                                 f"codes (or float32 values), got {arr.dtype}")
+            arrays.append(arr.reshape(tensor.shape))
+        else:
+            info = np.iinfo(np.dtype(tensor.dtype))
+            rng = np.random.default_rng(seed + k)
+            arrays.append(rng.integers(info.min, info.max, tensor.shape, endpoint=True)
+                          .astype(tensor.dtype))
+    return arrays
+
+
+def run_tflite(path: str | PathLike[str], inputs: Sequence[np.ndarray]) -> dict[int, np.ndarray]:
+    """Every tensor of one TFLite CPU run (one thread), by tensor index."""
+    try:
+        from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    except ImportError:
+        raise GraphFileError(EXTRA_MESSAGE.replace("the 'tflite' package",
+                                                   "ai-edge-litert")) from None
+    # TFLite's own builtin kernels: the XNNPACK delegate would take the graph over (its
+    # numerics are its own) and hide the intermediate tensors
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # "preserve_all_tensors is for debugging"
+        interp = Interpreter(
+            model_path=os.fspath(path), num_threads=1, experimental_preserve_all_tensors=True,
+            experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    interp.allocate_tensors()
+    for detail, arr in zip(interp.get_input_details(), inputs, strict=False):
+        interp.set_tensor(detail["index"], arr)
+    interp.invoke()
+    out = {}
+    for detail in interp.get_tensor_details():
+        if np.dtype(detail["dtype"]).kind not in "iuf":
+            continue            # resource and variant tensors: reading one crashes TFLite
+        try:
+            out[detail["index"]] = np.array(interp.get_tensor(detail["index"]))
+        except ValueError:      # tensors without data (optional inputs)
+            continue
+    return out
+
+
+def _row(session: Session, model: TfModel, meta: dict, node: Node, k: int, t: int,  # type: ignore[type-arg]
+         expected: np.ndarray, tolerance_lsb: float) -> OutputDiff:
+    """One node output against the TFLite tensor it computes."""
+    tensor = model.tensor(t)
+    if tensor.quant is None:        # ARG_MAX's int32 indices: compared as they are
+        a = expected.astype(np.float64)
+        b = session.output(node.node_id, k).array.astype(np.float64).reshape(a.shape)
+        lsb = 1.0
+    else:
+        a = _real(expected, tensor)
+        b = _hexscope_real(session, node.node_id, k, tensor).reshape(a.shape)
+        lsb = float(tensor.quant.scale[0])
+    m = error_metrics(a, b, lsb, tolerance_lsb)
+    op_index = meta.get("op_index", {}).get(f"0x{node.node_id:x}", "-")
+    return OutputDiff(node.node_id, node.op, node.title, k, tuple(a.shape), m, m.beyond > 0,
+                      note=f"TFLite tensor {t} '{tensor.name}', operator {op_index}")
+
+
+def _real(codes: np.ndarray, tensor: TfTensor) -> np.ndarray:
+    assert tensor.quant is not None
+    zp = np.float64(tensor.quant.zero_point[0])
+    return (codes.astype(np.float64) - zp) * np.float64(tensor.quant.scale[0])
+
+
+def _hexscope_real(session: Session, node_id: int, k: int, tensor: TfTensor) -> np.ndarray:
+    """A node's output ``k`` as real values: by the node's own min/max outputs (its last two:
+    QuantizedSplit_8 has several data outputs first) where it has them, the device's meaning,
+    else by the TFLite tensor's quantization (uint8 codes of an int8 tensor are its codes
+    + 128)."""
+    node = session.graph.node(node_id)
+    codes = session.output(node_id, k).array
+    n = len(node.outputs)
+    if codes.dtype == np.int8 or n < 3:
+        shift = 128 if codes.dtype == np.uint8 and tensor.dtype == "int8" else 0
+        return _real(codes.astype(np.int32) - shift, tensor)
+    lo = np.float64(session.output(node_id, n - 2).array.ravel()[0])
+    hi = np.float64(session.output(node_id, n - 1).array.ravel()[0])
+    return lo + codes.astype(np.float64) * ((hi - lo) / 255.0)
+
+
+def unrunnable_ops(graph: Graph) -> list[str]:
+    """The graph's ops Hexscope cannot simulate: not declared, or declared device-only."""
+    ops = {n.op for n in graph}
+    return sorted(op for op in ops
+                  if op not in REGISTRY or REGISTRY.get(op).kernel is None)
+
+
+def compare_with_tflite(graph: Graph, path: str | PathLike[str],
+                        inputs: Sequence[np.ndarray] | None = None, tolerance_lsb: float = 1.0,
+                        backend: str = "sim", seed: int = 0) -> Comparison:
+    """Hexscope's run of ``graph`` (imported from the model at ``path``) against TFLite's."""
+    meta = graph.meta.get("tflite")
+    if not isinstance(meta, dict):
+        raise GraphFileError(f"{path}: the graph was not imported from a TFLite model")
+    model = read_model(path)
+    missing = unrunnable_ops(graph)
+    if missing:
+        raise GraphFileError(f"{os.fspath(path)}: Hexscope cannot run the delegate's graph yet: "
+                             f"it needs the hexagon_nn ops {', '.join(missing)} (not simulated)")
+    reference = run_tflite(path, model_input_arrays(model, inputs, seed))
+    by_name = {t.name: t.index for t in model.tensors}
+    feeds = model_inputs(graph, [Tensor.from_array(reference[by_name[name]])
+                                 for name in meta.get("inputs", [])])
+    session = Session(graph, backend, seed=seed)
+    try:
+        session.execute(feeds)
+        result = Comparison("tflite", backend, "TFLite CPU (ai-edge-litert)", tolerance_lsb)
+        outputs = meta.get("tensor_of_output", {})
+        for node in graph:
+            for k in range(len(node.outputs)):
+                t = outputs.get(f"0x{node.node_id:x}:{k}")
+                if t is not None and int(t) in reference:
+                    result.outputs.append(_row(session, model, meta, node, k, int(t),
+                                               reference[int(t)], tolerance_lsb))
+        return result
+    except EngineError as exc:
+        raise GraphFileError(f"{os.fspath(path)}: the run failed: {exc}") from None
+    finally:
+        session.close()
+
+
+__all__ = ["compare_with_tflite", "model_input_arrays", "run_tflite", "unrunnable_ops"]

@@ -1,0 +1,51 @@
+"""Screenshot of a TFLite model in the app: resources/screenshots/tflite.png.
+
+    Xvfb :99 -screen 0 1280x800x24 -nolisten tcp &
+    DISPLAY=:99 QT_QPA_PLATFORM=xcb .venv/bin/python packaging/tflite_screenshots.py
+
+Opens tests/data/tflite/u8_relu_pools_concat.tflite as File ▸ Open does (the graph TFLite's
+Hexagon delegate builds for it), runs it on the model's input, and selects a pool: the
+inspector says which TFLite operator and tensor the node comes from. With no display it falls
+back to the offscreen platform.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from screenshots import OUT, settle, shown_window, wait_idle  # noqa: E402
+
+from hexscope.engine.inputs import InputSource, set_input_sources  # noqa: E402
+
+MODEL = Path(__file__).resolve().parents[1] / "tests" / "data" / "tflite" / \
+    "u8_relu_pools_concat.tflite"
+
+
+def main() -> int:
+    window = shown_window()
+    settle()
+    if not window.files.open_graph(str(MODEL)):
+        print("could not open", MODEL, file=sys.stderr)
+        return 1
+    set_input_sources(window.graph, [InputSource("npy", str(MODEL.with_suffix(".input.npy")))])
+    settle()
+    wait_idle(window, "run")
+    pool = next(n.node_id for n in window.graph if n.label == "MaxPool2d_1")
+    window.select_node(pool)
+    window.canvas.zoom_to_fit()
+    settle(600)
+    OUT.mkdir(parents=True, exist_ok=True)
+    window.grab().save(str(OUT / "tflite.png"))
+    print("wrote", OUT / "tflite.png")
+    window.undo_stack.setClean()
+    window.files.meta_dirty = False
+    window.close()
+    window.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""The delegate's GraphBuilder restated (engine/io/tflite/graph_builder.py; facts from
+tensorflow/lite/delegates/hexagon/builders/op_builder.cc and op_builder.h)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hexscope.engine.io.tflite.graph_builder import GraphBuilder, dims4, min_max
+from hexscope.engine.io.tflite.model import Quantization, TfModel, TfTensor
+
+
+@given(scale=st.floats(1e-6, 10.0), zp=st.integers(-128, 127))
+def test_min_max_spans_255_steps_of_the_scale_around_zero(scale, zp):
+    # op_builder.h ComputeMinAndMaxQuantValues: scale * (qmin - zp), scale * (qmax - zp)
+    t = TfTensor(0, "t", (1,), "int8", Quantization((scale,), (zp,)))
+    lo, hi = min_max(t)
+    assert lo.dtype == np.float32 and hi.dtype == np.float32
+    assert lo <= 0 <= hi
+    assert abs(float(hi - lo) / 255 - scale) <= 1e-6 * scale
+
+
+def test_min_max_hand_computed():
+    t = TfTensor(0, "t", (1,), "uint8", Quantization((0.5,), (10,)))
+    assert min_max(t) == (np.float32(-5.0), np.float32(122.5))
+    b = TfTensor(0, "b", (4,), "int32", Quantization((0.25,), (0,)))
+    assert min_max(b) == (np.float32(-(2.0**29)), np.float32(2.0**29))   # float32(2^31 - 1)
+
+
+def test_dims4_pads_on_the_left():
+    # op_builder.h GetDims
+    assert dims4((10, 16)) == (1, 1, 10, 16) and dims4((2, 3, 4, 5)) == (2, 3, 4, 5)
+
+
+def test_const_cache_ids_and_order():
+    # op_builder.cc AddConstNodeWithData: one node per (shape, bytes); ids count every
+    # builder from 1; GraphBuilder::Build appends the non-consts after every const
+    model = TfModel("m", (), (), (), ())
+    b = GraphBuilder(model)
+    inp = b.add_node("INPUT")
+    one = b.scalar(1.0)
+    op = b.add_node("Nop")
+    op.inputs.append((one.node_id, 0))
+    again = b.scalar(1.0)
+    other = b.const(np.array([1.0], np.float32), (1, 1, 1, 1), shape_only=False)
+    assert again is one and other is one and (inp.node_id, one.node_id, op.node_id) == (1, 2, 3)
+    assert b.const(np.array([1.0, 1.0], np.float32), (1, 1, 2, 1)) is not one
+    graph = b.to_graph()
+    assert [n.op for n in graph] == ["Const", "Const", "INPUT", "Nop"]

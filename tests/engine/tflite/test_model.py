@@ -1,0 +1,78 @@
+"""Reading .tflite files into the neutral model (engine/io/tflite/model.py)."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from hexscope.engine.errors import GraphFileError
+from hexscope.engine.io.tflite.model import EXTRA_MESSAGE, read_model
+
+
+def test_read_model_tensors_quantization_and_options(model_path):
+    m = read_model(model_path("depthwise_dilated"))
+    (op,) = m.operators
+    assert (op.code, op.version) == ("DEPTHWISE_CONV_2D", 3)
+    assert op.options["DilationHFactor"] == 2 and op.options["StrideW"] == 1
+    data, weights, bias = (m.tensor(i) for i in op.inputs)
+    assert data.dtype == "int8" and data.shape == (1, 10, 10, 8) and not data.is_const
+    assert weights.is_const and weights.data.dtype == np.int8 and weights.data.shape == (1, 3, 3, 8)
+    # per-channel: one scale per output channel along axis 3
+    assert weights.quant.per_channel and len(weights.quant.scale) == 8
+    assert weights.quant.axis == 3
+    assert bias.dtype == "int32" and bias.data.shape == (8,)
+    assert m.inputs == (data.index,) and m.outputs == op.outputs
+
+
+def test_read_model_every_committed_model(model_path):
+    for path in sorted(model_path("x").parent.glob("*.tflite")):
+        m = read_model(path)
+        assert m.operators, path
+
+
+def test_read_model_rejects_a_file_that_is_not_tflite(tmp_path):
+    bad = tmp_path / "graph.tflite"
+    bad.write_text("hello, not a flatbuffer")
+    with pytest.raises(GraphFileError, match=r"graph\.tflite: not a TFLite model"):
+        read_model(bad)
+
+
+@pytest.mark.parametrize("keep", [0.1, 0.5, 0.9])
+def test_read_model_truncated_file_is_one_clear_error(tmp_path, keep, model_path):
+    blob = model_path("conv_relu6").read_bytes()
+    cut = tmp_path / "cut.tflite"
+    cut.write_bytes(blob[: int(len(blob) * keep)])
+    with pytest.raises(GraphFileError, match=r"cut\.tflite: (damaged or truncated|tensor)"):
+        read_model(cut)
+
+
+def test_read_model_missing_file(tmp_path):
+    with pytest.raises(GraphFileError, match="cannot read"):
+        read_model(tmp_path / "none.tflite")
+
+
+def test_read_model_without_the_extra_names_it(monkeypatch, model_path):
+    monkeypatch.setitem(sys.modules, "tflite", None)
+    with pytest.raises(GraphFileError) as err:
+        read_model(model_path("conv_relu6"))
+    assert str(err.value) == EXTRA_MESSAGE and "hexscope[tflite]" in EXTRA_MESSAGE
+
+
+def test_read_model_any_cut_or_flipped_byte_is_never_a_traceback(tmp_path, model_path):
+    blob = model_path("add").read_bytes()
+    rng = np.random.default_rng(0)
+    path = tmp_path / "m.tflite"
+    for cut in list(range(0, len(blob), 97)) + [len(blob) - 1]:
+        path.write_bytes(blob[:cut])
+        with pytest.raises(GraphFileError):
+            read_model(path)
+    for _ in range(60):
+        mutated = bytearray(blob)
+        mutated[int(rng.integers(8, len(blob)))] ^= int(rng.integers(1, 256))
+        path.write_bytes(bytes(mutated))
+        try:
+            read_model(path)
+        except GraphFileError:
+            pass

@@ -1,0 +1,64 @@
+"""TFLite as the reference (engine/io/tflite/reference.py): every TFLite tensor a node computes,
+in LSB of that tensor's scale, first divergence first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hexscope.app.cli import main
+from hexscope.engine.errors import GraphFileError
+from hexscope.engine.io.tflite.importer import import_tflite
+from hexscope.engine.io.tflite.reference import compare_with_tflite, run_tflite
+
+pytest.importorskip("ai_edge_litert", reason="the 'tflite' extra is not installed")
+DATA = Path(__file__).resolve().parents[2] / "data" / "tflite"
+U8 = DATA / "u8_relu_pools_concat.tflite"
+
+
+def test_run_tflite_keeps_every_tensor_and_matches_the_saved_output():
+    x = np.load(DATA / "u8_relu_pools_concat.input.npy")
+    tensors = run_tflite(U8, [x])
+    out = np.load(DATA / "u8_relu_pools_concat.output.npy")
+    assert any(np.array_equal(v, out) for v in tensors.values())
+    assert len(tensors) >= 5      # input, relu, two pools, concat
+
+
+def test_compare_with_tflite_rows_per_tensor_in_its_lsb():
+    graph = import_tflite(U8)
+    x = np.load(DATA / "u8_relu_pools_concat.input.npy")
+    c = compare_with_tflite(graph, U8, [x], tolerance_lsb=1.0)
+    assert [d.title.split(" ")[1] for d in c.outputs] == ["'Relu'", "'MaxPool2d'",
+                                                          "'MaxPool2d_1'", "'out'"]
+    assert c.first_divergence is None
+    # the Relu node keeps its input's range ([-1.008, 1]), the TFLite tensor has [-1, 1]:
+    # half a step apart, which a tolerance of 0.25 LSB shows as the first divergence
+    relu = c.outputs[0]
+    assert relu.metrics.max_lsb == pytest.approx(0.5, abs=0.01)
+    strict = compare_with_tflite(graph, U8, [x], tolerance_lsb=0.25)
+    assert strict.first_divergence.node_id == relu.node_id
+    assert "operator 0" in strict.first_divergence.note
+
+
+def test_compare_with_tflite_float_input_is_quantized():
+    graph = import_tflite(U8)
+    values = np.linspace(-1, 1, 256, dtype=np.float32).reshape(1, 8, 8, 4)
+    c = compare_with_tflite(graph, U8, [values])
+    assert len(c.outputs) == 4 and c.first_divergence is None
+
+
+def test_compare_with_tflite_names_the_missing_ops():
+    path = DATA / "depthwise.tflite"       # declared, not simulated yet
+    with pytest.raises(GraphFileError, match="needs the hexagon_nn ops "
+                                             "DepthwiseSupernode_8x8p32to8 \\(not simulated\\)"):
+        compare_with_tflite(import_tflite(path), path)
+
+
+def test_cli_compare_reference_tflite(capsys):
+    assert main(["compare", str(U8), "--reference", "tflite"]) == 0
+    out = capsys.readouterr().out
+    assert "B: TFLite CPU" in out and "compare passed" in out
+    assert main(["compare", str(U8), "--reference", "tflite", "--tolerance-lsb", "0.25"]) == 1
+    assert "first divergence: 0x2 'Relu'" in capsys.readouterr().out
