@@ -13,6 +13,7 @@ undo made while the run's thread was preparing the shared graph was lost for goo
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field, replace
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
@@ -202,6 +203,7 @@ class ExecutionController(QObject):
         self._unfollow = graph.edited.connect(self._on_edit)
         self._edited = True                  # since the last snapshot sent (none yet)
         self._changed: set[int] = set()     # of which these affect results
+        self._sent_meta: dict[str, object] = {}
 
     def set_graph(self, graph: Graph, base_dir: str | None) -> None:
         """Follow another graph; the old session (if any) is closed on the worker."""
@@ -219,11 +221,13 @@ class ExecutionController(QObject):
             self._changed |= event.changed
 
     def _with_graph(self, request: Request) -> Request:
-        """The request with the graph as edited since the last one sent (GUI thread)."""
-        if not self._edited:
+        """The request with the graph as edited since the last one sent (GUI thread). The
+        graph's meta (the inputs dialog's choices) is no edit: it is compared instead."""
+        if not self._edited and self.graph.meta == self._sent_meta:
             return request
         snapshot, changed = self.graph.snapshot(), frozenset(self._changed)
         self._edited, self._changed = False, set()
+        self._sent_meta = copy.deepcopy(snapshot.meta)
         return replace(request, snapshot=snapshot, changed=changed)
 
     @property
