@@ -83,7 +83,7 @@ def build_concat(b: GraphBuilder, op: TfOperator, node: BuiltNode) -> None:
     axis_c = b.const(np.array([axis], np.int32), SCALAR, f"{out.name}:axis")
     node.inputs.append((axis_c.node_id, 0))
     if axis != 3:
-        b.notes.append(_off_depth_concat_note(op, axis, dims4(out.shape)))
+        b.notes.append(off_depth_concat_note(op, axis, dims4(out.shape)))
     ranges = [min_max(m.tensor(t)) for t in op.inputs]
     node.inputs += [b.hex_id(t) for t in op.inputs]
     node.inputs += [(b.scalar(lo, f"{m.tensor(t).name}:min").node_id, 0)
@@ -101,7 +101,7 @@ def build_concat(b: GraphBuilder, op: TfOperator, node: BuiltNode) -> None:
                                       omax.node_id))
 
 
-def _off_depth_concat_note(op: TfOperator, axis: int, out: tuple[int, ...]) -> str:
+def off_depth_concat_note(op: TfOperator, axis: int, out: tuple[int, ...]) -> str:
     """Why a QuantizedConcat_8 off depth stops the run (nnlib op_concat.c ``concat_execute``
     refuses axis != 3: "only depth"), and whether the device would get past it: prepare.c's
     ``do_convert_concat_depth32`` turns it into QuantizedConcat_8_d32 (any axis) unless the
@@ -156,4 +156,4 @@ def build_min_max(b: GraphBuilder, op: TfOperator, node: BuiltNode) -> None:
 
 
 __all__ = ["build_activation", "build_arithmetic", "build_concat", "build_hard_swish",
-           "build_min_max", "build_pool", "build_quantize"]
+           "build_min_max", "build_pool", "build_quantize", "off_depth_concat_note"]

@@ -9,7 +9,9 @@ import pytest
 
 from hexscope.engine.errors import GraphFileError
 from hexscope.engine.io.tflite.importer import import_tflite
+from hexscope.engine.io.tflite.model import TfOperator
 from hexscope.engine.io.tflite.reference import compare_with_tflite
+from hexscope.engine.io.tflite.simple_builders import off_depth_concat_note
 from hexscope.engine.validate import validate
 from support.tflite_graphs import one
 
@@ -66,3 +68,13 @@ def test_depth_concat_and_other_models_get_no_refusal_note(model_path):
     for name in ("concat", "u8_relu_pools_concat", "depthwise"):
         _, notes = _import(model_path(name))
         assert not [n for n in notes if "nnlib" in n], name
+
+
+def test_off_depth_concat_note_says_when_the_device_fails_too():
+    # prepare.c do_convert_concat_depth32: "Don't try and convert 1x1xD tensors to D32 format"
+    op = TfOperator(3, "CONCATENATION", 1, (1, 2), (3,))
+    flat = off_depth_concat_note(op, 0, (2, 1, 1, 8))
+    assert flat.startswith("operator 3 CONCATENATION (v1): QuantizedConcat_8 on axis 0")
+    assert "1x1xD" in flat and "the device fails too" in flat
+    d32 = off_depth_concat_note(op, 2, (1, 4, 6, 8))
+    assert "runs it as QuantizedConcat_8_d32" in d32 and "device fails" not in d32
