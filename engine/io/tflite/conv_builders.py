@@ -233,7 +233,13 @@ def _split(b: GraphBuilder, c: _Conv, split, ids: tuple[int, ...]  # type: ignor
         mins.append(conv.add_output(SCALAR, 4))
         maxs.append(conv.add_output(SCALAR, 4))
     concat = b.add_node("QuantizedConcat_8", c.op.index)
+    # the delegate appends the conv's output range: 3N+3 inputs, which nnlib's concat_check
+    # refuses (op_concat.c: "inputs must be 3*n+1"); kept as built, so validation says so
     concat.inputs += [(axis, 0), *outs, *mins, *maxs, (cmin, 0), (cmax, 0)]
+    b.notes.append(f"{c.op.describe()}: the delegate's 5x5 stride-2 split (BuildSplittedDwConv) "
+                   f"gives QuantizedConcat_8 {len(concat.inputs)} inputs (the conv's output "
+                   "range last); nnlib's concat_check takes 3N+1 and refuses it, so the graph "
+                   "does not validate (nor prepare on a device with this nnlib)")
     return concat.add_q8_outputs(c.out.shape)
 
 

@@ -110,6 +110,10 @@ def build_resize_nearest(b: GraphBuilder, op: TfOperator, node: BuiltNode) -> No
         flag = b.const(np.array([int(bool(op.options.get(key)))], np.int32), SCALAR,
                        f"{out.name}:{key}")
         node.inputs.append((flag.node_id, 0))
+    b.notes.append(f"{op.describe()}: the delegate passes ResizeNearestNeighbor_8 6 inputs "
+                   "(half_pixel_centers last); nnlib declares 4 to 5 (op_resizenear.c "
+                   "NN_IOCOUNT_RANGE(4,5)), so the graph does not validate (nor append on a "
+                   "device with this nnlib)")
     b.register(out.index, node.add_q8_outputs(out.shape)[0])
 
 

@@ -50,9 +50,11 @@ def test_compare_with_tflite_float_input_is_quantized():
 
 
 def test_compare_with_tflite_names_the_missing_ops():
-    path = DATA / "depthwise.tflite"       # declared, not simulated yet
-    with pytest.raises(GraphFileError, match="needs the hexagon_nn ops "
-                                             "DepthwiseSupernode_8x8p32to8 \\(not simulated\\)"):
+    # TRANSPOSE_CONV's QuantizedTransposeConv2d_8x8p32to8 is declared, not simulated
+    path = DATA / "transpose_conv.tflite"
+    with pytest.raises(GraphFileError, match="transpose_conv.tflite: .*needs the hexagon_nn ops "
+                                             "QuantizedTransposeConv2d_8x8p32to8 "
+                                             "\\(not simulated\\)"):
         compare_with_tflite(import_tflite(path), path)
 
 
