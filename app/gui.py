@@ -38,6 +38,12 @@ def run_gui(path: str | None = None, plugin_errors: Sequence[str] | None = None)
     app.setOrganizationName("Hexscope")
     app.setDesktopFileName("hexscope")      # matches packaging's hexscope.desktop
     app.setWindowIcon(app_icon())
+    # The cyclic collector runs on the GUI thread only, on a timer (pyqtgraph's
+    # GarbageCollector): run on the session's or a comparison's thread, it could free a
+    # widget there, and Qt crashes on a widget deleted off its thread.
+    from pyqtgraph.util.garbage_collector import GarbageCollector
+
+    collector = GarbageCollector(interval=1.0)  # noqa: F841 - its timer must live
     window = MainWindow()
     window.show()
     window.report_startup_errors(list(plugin_errors))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from pathlib import Path
 
@@ -20,6 +21,20 @@ from hexscope.app.settings import AppSettings
 def settings(tmp_path) -> AppSettings:
     qs = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     return AppSettings(qs, root=str(tmp_path / "appdata"))
+
+
+@pytest.fixture(autouse=True)
+def _collect_on_the_gui_thread():
+    """A test's windows are freed here, on the GUI thread. Left to the cyclic collector they
+    were freed wherever it next ran, often on a worker thread of the next test's window
+    (a session, a comparison, a loader), and a QWidget deleted off the GUI thread crashed
+    a later palette change (Fatal Python error: Segmentation fault in setPalette)."""
+    yield
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    if QCoreApplication.instance() is not None:
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
 
 
 @pytest.fixture
