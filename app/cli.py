@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import NoReturn
 from hexscope.app.cli_signals import Terminated, terminate_as_interrupt
 from hexscope.engine.errors import BackendError, EngineError
 from hexscope.engine.graph import Graph
-from hexscope.engine.io.any_graph import load_any
+from hexscope.engine.io.any_graph import load_any, special_file_problem
 
 EXIT_OK, EXIT_CHECK, EXIT_INVALID, EXIT_BACKEND = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130      # Ctrl+C, as shells report a SIGINT
@@ -184,20 +183,6 @@ def load_plugins(paths: Sequence[str], verbose: bool = False) -> list[str]:
         for path, ops in loaded_plugins().items():
             print(f"hexscope: plugin {path}: {', '.join(ops)}", file=sys.stderr)
     return [str(exc) for exc in problems]
-
-
-def special_file_problem(path: str) -> str:
-    """Why ``path`` cannot be a file to read ('' when it may be one): a named pipe would block
-    for ever, a device or socket is no graph. Missing files and folders are left to the
-    loader, which names them."""
-    try:
-        mode = os.stat(path).st_mode
-    except (OSError, ValueError):
-        return ""
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-        return ""
-    what = "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device or socket"
-    return f"{path}: is {what}, not a file"
 
 
 def _load_or_report(path: str) -> Graph | None:

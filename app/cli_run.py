@@ -281,9 +281,8 @@ def _dump_folder(path: str) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from hexscope.app.cli import special_file_problem
     from hexscope.engine.batch.report import write_json, write_junit
-    from hexscope.engine.io.any_graph import load_any
+    from hexscope.engine.io.any_graph import load_any, special_file_problem
 
     problem = (backend_problem(args.backend)
                or (scheduler_problem(args.scheduler) if args.scheduler else "")

@@ -4,9 +4,12 @@ and the app read all three)."""
 
 from __future__ import annotations
 
+import os
+import stat
 from os import PathLike
 from pathlib import Path
 
+from hexscope.engine.errors import GraphFileError
 from hexscope.engine.graph import Graph
 
 C_SUFFIXES = (".c", ".h", ".cc", ".cpp")
@@ -21,11 +24,29 @@ def is_tflite_file(path: str | PathLike[str]) -> bool:
     return Path(path).suffix.lower() in TFLITE_SUFFIXES
 
 
+def special_file_problem(path: str | PathLike[str]) -> str:
+    """Why ``path`` cannot be a file to read ('' when it may be one): a named pipe would block
+    for ever, a device or socket is no graph. Missing files and folders are left to the
+    loader, which names them."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return ""
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return ""
+    what = "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device or socket"
+    return f"{os.fspath(path)}: is {what}, not a file"
+
+
 def load_any(path: str | PathLike[str], warnings: list[str] | None = None) -> Graph:
     """A .hexgraph file, a graph-init C file or a .tflite model; ``warnings`` receives the
     importer's notes (for TFLite: the refused operators and the partitions left out).
 
-    Raises GraphFileError naming the file (for C, file:line:column)."""
+    Raises GraphFileError naming the file (for C, file:line:column); a named pipe, device
+    or socket is refused before it is opened (reading one blocked for ever)."""
+    problem = special_file_problem(path)
+    if problem:
+        raise GraphFileError(problem)
     if is_c_file(path):
         from hexscope.engine.io.c_import import import_c
 
@@ -37,4 +58,5 @@ def load_any(path: str | PathLike[str], warnings: list[str] | None = None) -> Gr
     return Graph.load(path)
 
 
-__all__ = ["C_SUFFIXES", "TFLITE_SUFFIXES", "is_c_file", "is_tflite_file", "load_any"]
+__all__ = ["C_SUFFIXES", "TFLITE_SUFFIXES", "is_c_file", "is_tflite_file", "load_any",
+           "special_file_problem"]
