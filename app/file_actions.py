@@ -14,7 +14,7 @@ from hexscope.app.autosave import Autosaver, orphaned_slots
 from hexscope.engine.errors import EngineError, GraphFileError
 from hexscope.engine.graph import Graph
 from hexscope.engine.graph_diff import diff_graphs
-from hexscope.engine.io.any_graph import is_c_file, load_any
+from hexscope.engine.io.any_graph import is_c_file
 from hexscope.engine.io.c_export import export_c
 
 if TYPE_CHECKING:
@@ -125,16 +125,19 @@ class FileActions:
             path, _ = QFileDialog.getOpenFileName(self.w, title, "", filters)
             if not path:
                 return False
-        notes: list[str] = []
         is_c = is_c_file(path)
         try:
-            graph = load_any(path, notes)
+            read = self.w.loader.read(path, self.w)     # off the GUI thread (graph_loader.py)
         except GraphFileError as exc:
             QMessageBox.critical(self.w, "Cannot import C file" if is_c else
                                  "Cannot open graph", str(exc))
             return False
+        if read is None:
+            return False                                 # the user cancelled
+        graph, notes = read.graph, read.notes
         # An imported C file is not where the graph is saved: Save asks for a .hexgraph.
-        self.w.set_graph(graph, None if is_c else path)
+        if not self.w.set_graph(graph, None if is_c else path):
+            return False
         self.imported_from = os.path.abspath(path) if is_c else None
         self.w.update_title()
         self.w.settings.add_recent(path)

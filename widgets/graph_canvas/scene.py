@@ -6,7 +6,7 @@ connection, dropped an op) through signals; the app turns those into undoable co
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from PySide6.QtCore import QObject, QPointF, QRectF, Signal
 from PySide6.QtGui import QColor, QPen
@@ -58,7 +58,11 @@ class GraphScene(QGraphicsScene):
 
     def __init__(self, graph: Graph, registry: OpRegistry = REGISTRY,
                  parent: QObject | None = None, show_consts: bool = False,
-                 progress: Progress | None = None, direction: str = LEFT_TO_RIGHT) -> None:
+                 progress: Progress | None = None, direction: str = LEFT_TO_RIGHT,
+                 looks: dict[int, NodeLook] | None = None, build: bool = True) -> None:
+        """``looks`` starts the nodes' looks (another scene's, when the const toggle
+        builds the graph again); with ``build`` False the items are made later, by
+        :meth:`build_steps` (between events) or :meth:`rebuild`."""
         super().__init__(parent)
         self.graph = graph
         self.registry = registry
@@ -69,7 +73,7 @@ class GraphScene(QGraphicsScene):
         self._highlighted: set[EdgeItem] = set()
         self.folded: dict[int, int] = {}
         self.items_by_id: dict[int, NodeItem] = {}
-        self.looks: dict[int, NodeLook] = {}
+        self.looks: dict[int, NodeLook] = looks if looks is not None else {}
         self._press_positions: dict[int, QPointF] = {}
         self._drag: tuple[NodeItem, int] | None = None
         self._drag_line: QGraphicsPathItem | None = None
@@ -80,67 +84,104 @@ class GraphScene(QGraphicsScene):
         self._building = False
         self._disconnect = graph.edited.connect(self._on_edited)
         self.selectionChanged.connect(self._emit_selection)
-        self.rebuild(progress)
+        self._selected_before: list[int] = []
+        if build:
+            self.rebuild(progress)
 
     def close(self) -> None:
         """Stop following the graph (call before dropping the scene)."""
         self._disconnect()
+        self._disconnect = lambda: None
+
+    def follow(self) -> None:
+        """Follow the graph's edits again after :meth:`close`, taking its nodes as they are
+        now (the app stores a new graph's layout while the scene does not follow it)."""
+        self._disconnect()
+        self._disconnect = self.graph.edited.connect(self._on_edited)
+        for nid, item in self.items_by_id.items():
+            item.node = self.graph.node(nid)
 
     # building ---------------------------------------------------------------------------------
     def rebuild(self, progress: Progress | None = None) -> None:
         """Recreate every item (after a load or the const toggle); ``progress(done, total)``
         is called every thousand nodes, so the app can show how far it is."""
-        with gc_paused():
-            self._rebuild(progress or (lambda done, total: None))
+        report = progress or (lambda done, total: None)
+        for done, total in self.build_steps():
+            if done % 1000 == 0 or done == total:
+                report(done, total)
 
-    def _rebuild(self, progress: Progress) -> None:
-        self._building = True
-        try:
-            self._rebuild_items(progress)
-        finally:
-            self._building = False
-        self.check_crossings()
+    def build_steps(self, chunk: int = 100) -> Iterator[tuple[int, int]]:
+        """Recreate every item a chunk of ``chunk`` nodes (or edges) at a time, yielding
+        ``(done, total)`` between chunks, so the app can build a large graph's scene
+        between events (one pass over the nodes, one over their edges, one layout and one
+        crossing check: linear). Edits must wait until it is exhausted."""
+        with gc_paused():
+            self._building = True
+            try:
+                yield from self._build_items(chunk)
+            finally:
+                self._building = False
+        yield from self._crossing_steps(chunk)
         self._select(self._selected_before)
 
-    def _rebuild_items(self, progress: Progress) -> None:
+    def _build_items(self, chunk: int) -> Iterator[tuple[int, int]]:
         self._selected_before = self.selected_ids()
         self.blockSignals(True)
         self._highlighted = set()            # clear() deletes them
         self.clear()
         self.items_by_id.clear()
         self.folded = {} if self.show_consts else folded_consts(self.graph)
-        total = len(self.graph)
-        for k, node in enumerate(self.graph):
+        total = 2 * len(self.graph)          # the nodes' items, then their edges
+        for k, node in enumerate(self.graph, 1):
             if node.node_id not in self.folded:
                 self._add_item(node)
-            if k % 1000 == 999:
-                progress(k + 1, total)
+            if k % chunk == 0:
+                yield k, total
         if self.items_by_id and all(item.node.position is None
                                     for item in self.items_by_id.values()):
             # A graph never laid out (a script's, an import): placed before the edges
             # exist, so each edge is routed once; the app stores item_positions().
-            for nid, (x, y) in self.layout_positions().items():
+            positions = self.layout_positions()
+            yield len(self.graph), total
+            for k, (nid, (x, y)) in enumerate(positions.items(), 1):
                 self.items_by_id[nid].setPos(x, y)
+                if k % chunk == 0:
+                    yield len(self.graph), total
         else:
             # Consts saved while folded have no position: now that their consumers are in,
             # each goes left of its first one (it went to 0,0 when added before them).
             for item in self.items_by_id.values():
                 if item.node.position is None:
                     item.setPos(self._position_for(item.node))
-        for item in self.items_by_id.values():
+        done = len(self.graph)
+        yield done, total
+        for k, item in enumerate(list(self.items_by_id.values()), 1):
             self._add_incoming_edges(item, check=False)
+            if k % chunk == 0:
+                yield min(total, done + k), total
+        yield total, total
 
     def check_crossings(self) -> None:
         """Find every edge that passes over another node, in one pass (numpy): after a
         load, a layout or hiding nodes."""
-        items = self.items_by_id.values()
+        for _ in self._crossing_steps(len(self.items_by_id) + 1):
+            pass
+
+    def _crossing_steps(self, chunk: int) -> Iterator[tuple[int, int]]:
+        """check_crossings, yielding between its passes and every ``chunk`` edges."""
+        items = list(self.items_by_id.values())
+        total = 2 * len(self.graph)
         self.node_grid.rebuild(item for item in items if item.isVisible())
+        yield total, total
         edges = [edge for item in items for edge in item.edges
                  if edge.dst is item]  # type: ignore[attr-defined]
         flags = self.node_grid.crossing([(e.src, e.dst, e.segments)  # type: ignore[attr-defined]
                                          for e in edges])
-        for edge, flag in zip(edges, flags, strict=True):
+        yield total, total
+        for k, (edge, flag) in enumerate(zip(edges, flags, strict=True), 1):
             edge.set_crossing(bool(flag))  # type: ignore[attr-defined]
+            if k % chunk == 0:
+                yield total, total
 
     def node_moved(self, item: NodeItem) -> None:
         """Keep the crossing grid up to date as one node moves (a drag, an edit)."""

@@ -1,0 +1,176 @@
+"""Opening, importing and redrawing a large graph leave the window answering (issue 32): the
+file is read and the graph checked on the loader's thread, the canvas's items are made a
+slice at a time between events, and the user can cancel. The gaps themselves are measured
+in bench/ui_latency.py, not here; these tests check the mechanism."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QProgressDialog, QPushButton
+
+import hexscope.app.graph_loader as graph_loader
+from hexscope.app.graph_loader import BIG_GRAPH
+from hexscope.engine.io.c_export import export_c
+from hexscope.widgets.graph_canvas import GraphScene
+from hexscope.widgets.graph_canvas import scene as scene_module
+from support.large_graph import residual_graph
+
+
+@pytest.fixture
+def big_file(tmp_path) -> str:
+    path = tmp_path / "big.hexgraph"
+    residual_graph(BIG_GRAPH + 100).save(path)
+    return str(path)
+
+
+def _ticks_while(window, action) -> tuple[list[float], object]:
+    """Run ``action`` with a 5 ms timer ticking on the GUI thread; the tick times."""
+    ticks: list[float] = []
+    timer = QTimer(window, interval=5)
+    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    timer.start()
+    try:
+        result = action()
+    finally:
+        timer.stop()
+    return ticks, result
+
+
+def test_open_reads_on_another_thread_while_the_window_answers(window, big_file, monkeypatch):
+    read_on: list[threading.Thread] = []
+    real = graph_loader.load_any
+
+    def slow_load(path, notes=None):
+        read_on.append(threading.current_thread())
+        time.sleep(0.3)                    # a large file: the window must keep answering
+        return real(path, notes)
+
+    monkeypatch.setattr(graph_loader, "load_any", slow_load)
+    start = time.perf_counter()
+    ticks, opened = _ticks_while(window, lambda: window.files.open_graph(big_file))
+    assert opened
+    assert read_on and read_on[0] is not threading.main_thread()
+    # the GUI thread handled events while the file was being read
+    assert len([t for t in ticks if t - start < 0.3]) >= 10
+    assert len(window.scene.items_by_id) > BIG_GRAPH / 2
+    assert window.files.path == big_file
+    assert not window.issues or all(i.node_id in window.graph for i in window.issues)
+
+
+def test_a_large_graph_is_drawn_in_slices_between_events(window, big_file, monkeypatch):
+    slices: list[int] = []
+    real = graph_loader.run_in_slices
+
+    def counting(steps, dialog, budget=graph_loader.SLICE_S):
+        def counted():
+            for step in steps:
+                slices.append(step[0])
+                yield step
+        return real(counted(), dialog, budget)
+
+    monkeypatch.setattr(graph_loader, "run_in_slices", counting)
+    assert window.files.open_graph(big_file)
+    assert len(slices) > 20                       # many steps, each a small part of the work
+    assert slices == sorted(slices)               # and they only go forward
+
+
+def test_the_sliced_build_makes_the_same_scene_as_the_one_pass_build(qtbot):
+    graph = residual_graph(600)
+    whole = GraphScene(graph)
+    sliced = GraphScene(graph, build=False)
+    steps = list(sliced.build_steps(chunk=50))
+    assert len(steps) > 20
+    assert sliced.items_by_id.keys() == whole.items_by_id.keys()
+    for nid, item in whole.items_by_id.items():
+        other = sliced.items_by_id[nid]
+        assert (other.pos(), len(other.edges)) == (item.pos(), len(item.edges))
+        assert [e.crossing for e in other.edges] == [e.crossing for e in item.edges]
+    for scene in (whole, sliced):
+        scene.close()
+
+
+def test_building_the_scene_makes_each_item_once(qtbot, monkeypatch):
+    """Linear: one item per shown node and one edge per input, whatever the graph's size."""
+    made = {"items": 0, "edges": 0}
+    real_item, real_edge = GraphScene._add_item, GraphScene._add_edge
+
+    def add_item(self, node):
+        made["items"] += 1
+        return real_item(self, node)
+
+    def add_edge(self, edge, check=True):
+        made["edges"] += 1
+        return real_edge(self, edge, check)
+
+    monkeypatch.setattr(GraphScene, "_add_item", add_item)
+    monkeypatch.setattr(GraphScene, "_add_edge", add_edge)
+    for n in (300, 1200):
+        made.update(items=0, edges=0)
+        scene = GraphScene(residual_graph(n), build=False)
+        for _ in scene.build_steps():
+            pass
+        assert made["items"] == len(scene.items_by_id)
+        assert made["edges"] == sum(len(i.edges) for i in scene.items_by_id.values()) // 2
+        scene.close()
+    assert scene_module.GraphScene is GraphScene
+
+
+def test_cancelling_an_open_keeps_the_graph_shown(window, big_file, graph_file, monkeypatch):
+    assert window.files.open_graph(graph_file)
+    before = window.graph
+    real = graph_loader.load_any
+
+    def slow_load(path, notes=None):
+        time.sleep(1.0)
+        return real(path, notes)
+
+    def cancel() -> None:                # the user clicks Cancel on the progress dialog
+        dialogs = [w for w in window.findChildren(QProgressDialog) if w.isVisible()]
+        assert dialogs, "no progress dialog shown"
+        dialogs[0].findChild(QPushButton).click()
+
+    monkeypatch.setattr(graph_loader, "load_any", slow_load)
+    QTimer.singleShot(graph_loader.SHOW_AFTER_MS + 300, cancel)
+    assert not window.files.open_graph(big_file)
+    assert window.graph is before and window.files.path == graph_file
+    assert set(window.scene.items_by_id) <= {n.node_id for n in before}
+
+
+def test_import_c_reads_on_another_thread(window, tmp_path, monkeypatch):
+    path = tmp_path / "big.c"
+    export_c(residual_graph(BIG_GRAPH + 100), path, "big")
+    threads: list[threading.Thread] = []
+    real = graph_loader.load_any
+
+    def spy(p, notes=None):
+        threads.append(threading.current_thread())
+        return real(p, notes)
+
+    monkeypatch.setattr(graph_loader, "load_any", spy)
+    assert window.files.open_graph(str(path), c_only=True)
+    assert threads and threads[0] is not threading.main_thread()
+    assert window.files.imported_from == str(path)
+    assert len(window.graph) >= BIG_GRAPH
+
+
+def test_consts_as_nodes_on_a_large_graph_keep_looks_and_selection(window, big_file):
+    assert window.files.open_graph(big_file)
+    conv = next(n.node_id for n in window.graph if n.op == "QuantizedConv2d_8x8to32")
+    window.select_node(conv)
+    window.scene.selectedItems()[0].setSelected(True)
+    window.debug.toggle_breakpoint()
+    old = window.scene
+    window.show_consts.trigger()
+    assert window.scene is not old                   # a new scene, swapped in when done
+    assert window.scene.show_consts
+    assert len(window.scene.items_by_id) == len(window.graph)     # the consts are nodes
+    assert window.scene.selected_ids() == [conv]
+    assert window.scene.items_by_id[conv].look.breakpoint
+    window.show_consts.trigger()
+    assert not window.scene.show_consts
+    assert len(window.scene.items_by_id) < len(window.graph)
+    assert window.scene.items_by_id[conv].look.breakpoint
