@@ -23,13 +23,16 @@ a first compilation.
 from __future__ import annotations
 
 import argparse
+import collections
 import cProfile
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 
@@ -112,7 +115,7 @@ def measure(n: int, profile_dir: str | None) -> dict[str, list[float]]:
                            root=str(tmp / "data"))
     window = MainWindow(settings)
     window.show()
-    meter = GapMeter(app)
+    meter = GapMeter(app, sample=bool(profile_dir))
     meter.settle(0.5)
     results: dict[str, list[float]] = {"nodes": [float(len(graph))],
                                        "start and quit": [start_quit]}
@@ -123,6 +126,9 @@ def measure(n: int, profile_dir: str | None) -> dict[str, list[float]]:
             Path(profile_dir).mkdir(parents=True, exist_ok=True)
             prof.dump_stats(Path(profile_dir) / f"{n}-{name.replace(' ', '_')}.prof")
         results[name] = [gap, total]
+        for stack, count in meter.blocked.most_common(6):
+            print(f"    {count * 10} ms blocked in {stack}", file=sys.stderr)
+        meter.blocked.clear()
         print(f"{name}: {gap * 1e3:.0f} ms gap, {total:.2f} s; status: "
               f"{window.statusBar().currentMessage()!r}", file=sys.stderr, flush=True)
     window.files.discard_unsaved()
@@ -173,9 +179,11 @@ def _steps(window, path: Path, c_path: Path, tmp: Path):
 
 
 class GapMeter:
-    """The longest time between two ticks of a timer on the GUI thread."""
+    """The longest time between two ticks of a timer on the GUI thread; with ``sample``, a
+    thread also records the GUI thread's stack every 10 ms while it has not ticked for
+    50 ms (what blocks it), printed per action."""
 
-    def __init__(self, app) -> None:
+    def __init__(self, app, sample: bool = False) -> None:
         from PySide6.QtCore import QTimer
 
         self.app = app
@@ -184,6 +192,19 @@ class GapMeter:
         self.timer = QTimer(interval=TICK_MS)
         self.timer.timeout.connect(self._tick)
         self.timer.start()
+        self.blocked: collections.Counter[str] = collections.Counter()
+        if sample:
+            gui = threading.get_ident()
+            threading.Thread(target=self._sample, args=(gui,), daemon=True).start()
+
+    def _sample(self, gui: int) -> None:
+        while True:
+            time.sleep(0.01)
+            if time.perf_counter() - self.last > 0.05:
+                frame = sys._current_frames().get(gui)
+                stack = traceback.extract_stack(frame)[-6:] if frame else []
+                self.blocked[" < ".join(f"{Path(f.filename).stem}:{f.name}:{f.lineno}"
+                                        for f in reversed(stack))] += 1
 
     def _tick(self) -> None:
         now = time.perf_counter()
