@@ -182,9 +182,9 @@ class FileActions:
 
     def _write(self, path: str) -> bool:
         try:
-            self.w.graph.save(path)
-        except (OSError, EngineError) as exc:
-            QMessageBox.critical(self.w, "Cannot save graph", f"{path}: {exc}")
+            self.w.loader.save(self.w.graph, path, self.w)      # off the GUI thread
+        except GraphFileError as exc:
+            QMessageBox.critical(self.w, "Cannot save graph", str(exc))
             return False
         self.path = path
         self.imported_from = None

@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from PySide6.QtCore import QEventLoop, QObject, Qt, QThread, QTimer, Signal, Slot
 from PySide6.QtWidgets import QGraphicsItem, QProgressDialog, QWidget
 
-from hexscope.engine.errors import GraphFileError
+from hexscope.engine.errors import EngineError, GraphFileError
 from hexscope.engine.gc_pause import gc_paused
 from hexscope.engine.graph import Graph
 from hexscope.engine.io.any_graph import load_any
+from hexscope.engine.io.hexgraph import save_graph
 from hexscope.engine.prepare import prepare
 from hexscope.engine.prepare.marks import Mark, marks_of
 from hexscope.engine.validate import Issue, Validator, errors
@@ -131,7 +132,23 @@ class GraphLoader(QObject):
         assert result is None or isinstance(result, CheckedGraph)
         return result
 
-    def call(self, work: Callable[[], object], parent: QWidget, text: str) -> object:
+    def save(self, graph: Graph, path: str, parent: QWidget) -> None:
+        """Write ``graph`` to ``path`` off the GUI thread (a snapshot: nodes are immutable),
+        running the event loop until done, under a dialog without Cancel. Raises
+        GraphFileError naming the file."""
+        snapshot = graph.snapshot()
+
+        def write() -> bool:
+            try:
+                save_graph(snapshot, path)
+            except (OSError, EngineError) as exc:
+                raise GraphFileError(f"{path}: {exc}") from None
+            return True
+
+        self.call(write, parent, f"Saving {os.path.basename(path)}…", cancellable=False)
+
+    def call(self, work: Callable[[], object], parent: QWidget, text: str,
+             cancellable: bool = True) -> object:
         """``work()`` on the loader's thread while the event loop runs, under a progress
         dialog; None if the user cancelled. Raises GraphFileError if ``work`` did."""
         self._generation += 1
@@ -139,7 +156,10 @@ class GraphLoader(QObject):
         dialog = progress_dialog(parent, text)
         loop = QEventLoop()
         self._loop = loop
-        dialog.canceled.connect(loop.quit)
+        if cancellable:
+            dialog.canceled.connect(loop.quit)
+        else:
+            dialog.setCancelButton(None)  # type: ignore[arg-type]
         self._request.emit(self._generation, work)
         loop.exec()
         self._loop = None

@@ -174,3 +174,36 @@ def test_consts_as_nodes_on_a_large_graph_keep_looks_and_selection(window, big_f
     assert not window.scene.show_consts
     assert len(window.scene.items_by_id) < len(window.graph)
     assert window.scene.items_by_id[conv].look.breakpoint
+
+
+def test_save_writes_on_another_thread_while_the_window_answers(window, big_file, tmp_path,
+                                                                monkeypatch, qtbot):
+    assert window.files.open_graph(big_file)
+    qtbot.wait(500)                     # what the open left to do (the old scene's deletion)
+    written_on: list[threading.Thread] = []
+    real = graph_loader.save_graph
+
+    def slow_save(graph, path):
+        written_on.append(threading.current_thread())
+        time.sleep(0.3)
+        real(graph, path)
+
+    monkeypatch.setattr(graph_loader, "save_graph", slow_save)
+    target = str(tmp_path / "saved.hexgraph")
+    start = time.perf_counter()
+    ticks, saved = _ticks_while(window, lambda: window.files.save_graph_as(target))
+    assert saved and written_on[0] is not threading.main_thread()
+    assert len([t for t in ticks if t - start < 0.3]) >= 10
+    assert len(graph_loader.read_graph(target).graph) == len(window.graph)
+    assert window.files.path == target and not window.isWindowModified()
+
+
+def test_a_save_that_fails_names_the_file(window, graph_file, tmp_path, monkeypatch):
+    assert window.files.open_graph(graph_file)
+    shown: list[str] = []
+    monkeypatch.setattr("hexscope.app.file_actions.QMessageBox.critical",
+                        lambda _parent, _title, text: shown.append(text))
+    target = str(tmp_path / "no such folder" / "g.hexgraph")
+    assert not window.files.save_graph_as(target)
+    assert shown and target in shown[0]
+    assert window.files.path == graph_file
