@@ -201,7 +201,10 @@ class ViewsController(QObject):
 
     # ranges -----------------------------------------------------------------------------------
     def refresh_ranges(self) -> None:
-        if not self.docks["ranges"].isVisible():
+        controller = getattr(self.w, "controller", None)
+        # Not while the session's thread runs: it adds results meanwhile (the run's end
+        # brings results_changed, and so this, again).
+        if not self.docks["ranges"].isVisible() or (controller is not None and controller.busy):
             return
         s = self.session
         stats = node_ranges(s, self.references) if s is not None else []  # type: ignore[arg-type]

@@ -10,7 +10,7 @@ import time
 
 import pytest
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QProgressDialog, QPushButton
+from PySide6.QtWidgets import QApplication, QProgressDialog, QPushButton
 
 import hexscope.app.graph_loader as graph_loader
 from hexscope.app.graph_loader import BIG_GRAPH
@@ -207,3 +207,30 @@ def test_a_save_that_fails_names_the_file(window, graph_file, tmp_path, monkeypa
     assert not window.files.save_graph_as(target)
     assert shown and target in shown[0]
     assert window.files.path == graph_file
+
+
+def test_the_ranges_wait_for_the_run_to_end(shown, graph_file, monkeypatch):
+    """The Ranges view reads the session only while its thread is idle (it adds results
+    while it runs); the run's end brings them."""
+    w = shown
+    assert w.files.open_graph(graph_file)
+    w.views.docks["ranges"].show()
+    w.views.docks["ranges"].raise_()
+    read: list[bool] = []
+    monkeypatch.setattr("hexscope.app.views.node_ranges",
+                        lambda session, refs: read.append(w.controller.busy) or [])
+    w.debug.actions["run"].trigger()
+    assert w.controller.busy
+    w.views.refresh_ranges()                    # as its timer would, mid-run
+    assert read == []
+    qtbot_wait_until_idle(w)
+    w.views.refresh_ranges()
+    assert read and not any(read)
+
+
+def qtbot_wait_until_idle(w) -> None:
+    deadline = time.perf_counter() + 20
+    while w.controller.busy and time.perf_counter() < deadline:
+        QApplication.processEvents()
+        time.sleep(0.005)
+    assert not w.controller.busy
