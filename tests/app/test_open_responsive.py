@@ -216,11 +216,16 @@ def test_the_ranges_wait_for_the_run_to_end(shown, graph_file, monkeypatch):
     assert w.files.open_graph(graph_file)
     w.views.docks["ranges"].show()
     w.views.docks["ranges"].raise_()
+    QApplication.processEvents()
+    assert w.views.docks["ranges"].isVisible()
     read: list[bool] = []
     monkeypatch.setattr("hexscope.app.views.node_ranges",
                         lambda session, refs: read.append(w.controller.busy) or [])
+    w.debug.actions["run"].trigger()             # a first run: the session exists
+    qtbot_wait_until_idle(w)
+    read.clear()
     w.debug.actions["run"].trigger()
-    assert w.controller.busy
+    assert w.controller.busy and w.session is not None
     w.views.refresh_ranges()                    # as its timer would, mid-run
     assert read == []
     qtbot_wait_until_idle(w)
