@@ -239,3 +239,39 @@ def qtbot_wait_until_idle(w) -> None:
         QApplication.processEvents()
         time.sleep(0.005)
     assert not w.controller.busy
+
+
+def test_after_a_restart_the_looks_of_a_large_graph_are_set_between_events(window, tmp_path,
+                                                                           qtbot, monkeypatch):
+    from hexscope.app import debug_actions
+    from hexscope.engine.nodes import OutputDef
+
+    slices = [0]
+    real = debug_actions.DebugActions._set_looks_slice
+
+    def counted(self):
+        slices[0] += 1
+        real(self)
+
+    monkeypatch.setattr(debug_actions.DebugActions, "_set_looks_slice", counted)
+    monkeypatch.setattr(debug_actions, "LOOKS_SLICE_S", 0.005)
+
+    graph = residual_graph(BIG_GRAPH + 100)
+    graph.set_outputs(0x10, [OutputDef(max_sizes=(1, 8, 8, 8), elementsize=4)])
+    path = tmp_path / "runs.hexgraph"
+    graph.save(path)
+    assert window.files.open_graph(str(path))
+    window.debug.actions["run"].trigger()
+    qtbot_wait_until_idle(window)
+    scene = window.scene
+    ran = [nid for nid, look in scene.looks.items() if look.status == "done"]
+    assert len(ran) > BIG_GRAPH / 4
+    slices[0] = 0
+    window.debug.actions["restart"].trigger()
+    qtbot.waitUntil(lambda: not window.controller.busy, timeout=20000)
+    # at once: the next node; then the rest, slice by slice, without blocking the window
+    assert scene.looks[window.next_node].is_next
+    qtbot.waitUntil(lambda: all(scene.looks[nid].status == "pending" for nid in ran),
+                    timeout=10000)
+    assert [nid for nid, look in scene.looks.items() if look.is_next] == [window.next_node]
+    assert slices[0] > 1
