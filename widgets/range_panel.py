@@ -13,7 +13,6 @@ from PySide6.QtCore import (
     QAbstractTableModel,
     QModelIndex,
     QPersistentModelIndex,
-    QSortFilterProxyModel,
     Qt,
     Signal,
 )
@@ -73,10 +72,24 @@ class RangeTableModel(QAbstractTableModel):
         super().__init__(parent)
         self.stats: list[RangeStats] = []
         self._cells: list[tuple | None] = []
+        self._sorted_by = (0, Qt.SortOrder.AscendingOrder)
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sort the rows (the table's header): once, by keys read from the figures. A sort
+        proxy compared rows through data(), 70,000 calls for 3,000 rows at each run's end."""
+        self._sorted_by = (column, order)
+        self.layoutAboutToBeChanged.emit()
+        rows = sorted(range(len(self.stats)), key=lambda r: _KEYS[column](self.stats[r]),
+                      reverse=order == Qt.SortOrder.DescendingOrder)
+        self.stats = [self.stats[r] for r in rows]
+        self._cells = [self._cells[r] for r in rows]
+        self.layoutChanged.emit()
 
     def set_stats(self, stats: Sequence[RangeStats]) -> None:
         self.beginResetModel()
-        self.stats = list(stats)
+        column, order = self._sorted_by
+        self.stats = sorted(stats, key=_KEYS[column],
+                            reverse=order == Qt.SortOrder.DescendingOrder)
         # A row's cells are formatted when first asked for (the view asks for the rows in
         # sight): formatting all 3,000 rows of a 10,000-node graph's run took 0.3-0.8 s.
         self._cells = [None] * len(self.stats)
@@ -189,11 +202,8 @@ class RangePanel(QWidget):
         bar.addWidget(self._reference)
         bar.addWidget(self._summary, 1)
         lay.addLayout(bar)
-        self.proxy = QSortFilterProxyModel(self)
-        self.proxy.setSourceModel(self.model)
-        self.proxy.setSortRole(Qt.ItemDataRole.UserRole)
         self._table = QTableView()
-        self._table.setModel(self.proxy)
+        self._table.setModel(self.model)
         self._table.setSortingEnabled(True)
         self._table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
         self._table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
@@ -226,14 +236,11 @@ class RangePanel(QWidget):
 
     def sorted_node_ids(self) -> list[int]:
         """Node ids in the table's current (sorted) row order."""
-        rows = range(self.proxy.rowCount())
-        return [self.model.stats[self.proxy.mapToSource(self.proxy.index(r, 0)).row()].node_id
-                for r in rows]
+        return [s.node_id for s in self.model.stats]
 
     def _emit_overlay(self) -> None:
         colors, legend = overlay_for(self.model.stats, self._overlay.currentIndex())
         self.overlay_changed.emit(colors, legend)
 
     def _on_clicked(self, index: QModelIndex) -> None:
-        row = self.proxy.mapToSource(index).row()
-        self.node_activated.emit(self.model.stats[row].node_id)
+        self.node_activated.emit(self.model.stats[index.row()].node_id)
