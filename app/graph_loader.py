@@ -206,8 +206,7 @@ def build_scene(parent: QWidget, graph: Graph, *, show_consts: bool, direction: 
         dialog.close()
         dialog.deleteLater()
     if not built:
-        scene.close()
-        scene.deleteLater()
+        dispose_later(scene)
         return None
     return scene
 
@@ -227,12 +226,31 @@ def draw_and_check(loader: GraphLoader, parent: QWidget, graph: Graph, *, show_c
     checked = (loader.check(graph, parent, positions) if len(graph) >= BIG_GRAPH
                else check_graph(graph, positions))
     if checked is None:
-        scene.deleteLater()
+        dispose_later(scene)
         return None
     scene.follow()
     # Consts saved while folded may lack a position: the scene put each by its consumer,
     # and the graph stays as the file has it (opening never changes a graph).
     return scene, checked, not laid_out and any(not node.is_const for node in unplaced)
+
+
+def dispose_later(scene: GraphScene) -> None:
+    """Delete a scene no longer shown, its items a chunk at a time between events."""
+    scene.close()
+    steps = scene.dispose_steps()
+    timer = QTimer(scene, interval=0)
+
+    def one_slice() -> None:
+        end = time.perf_counter() + SLICE_S
+        try:
+            while time.perf_counter() < end:
+                next(steps)
+        except StopIteration:
+            timer.stop()
+            scene.deleteLater()
+
+    timer.timeout.connect(one_slice)
+    timer.start()
 
 
 def progress_dialog(parent: QWidget, text: str) -> QProgressDialog:
@@ -286,4 +304,5 @@ def run_in_slices(steps: Iterator[tuple[int, int]], dialog: QProgressDialog,
 
 
 __all__ = ["BIG_GRAPH", "CheckedGraph", "GraphLoader", "ReadGraph", "build_scene",
-           "check_graph", "draw_and_check", "progress_dialog", "read_graph", "run_in_slices"]
+           "check_graph", "dispose_later", "draw_and_check", "progress_dialog", "read_graph",
+           "run_in_slices"]

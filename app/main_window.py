@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QPointF, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QPointF, QSignalBlocker, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -35,7 +35,13 @@ from hexscope.app.debug_actions import DebugActions
 from hexscope.app.edit_actions import EditActions
 from hexscope.app.execution_controller import ExecutionController
 from hexscope.app.file_actions import FileActions
-from hexscope.app.graph_loader import CheckedGraph, GraphLoader, build_scene, draw_and_check
+from hexscope.app.graph_loader import (
+    CheckedGraph,
+    GraphLoader,
+    build_scene,
+    dispose_later,
+    draw_and_check,
+)
 from hexscope.app.help_actions import HelpActions
 from hexscope.app.layout_actions import LayoutActions
 from hexscope.app.run_progress import RunProgress
@@ -356,9 +362,8 @@ class MainWindow(QMainWindow):
                             prepared_view=old.prepared_view, looks=old.looks,
                             item_cache=old.item_cache)
         if scene is None:                  # cancelled: the check box says what is shown
-            self.show_consts.blockSignals(True)
-            self.show_consts.setChecked(not shown)
-            self.show_consts.blockSignals(False)
+            with QSignalBlocker(self.show_consts):
+                self.show_consts.setChecked(not shown)
             return
         selected = old.selected_ids()
         self._swap_scene(scene)
@@ -367,12 +372,11 @@ class MainWindow(QMainWindow):
                 item.setSelected(True)
 
     def _swap_scene(self, scene: GraphScene) -> None:
-        old, self.scene = self.scene, scene
-        old.close()
+        old, self.scene = self.scene, scene       # (dispose_later closes the old one)
         scene.read_only = old.read_only      # (a run under way)
         self._follow_scene()
         self.canvas.set_scene(scene)
-        old.deleteLater()
+        dispose_later(old)                   # its items a slice at a time
 
     # validation and prepare -----------------------------------------------------------------
     def revalidate(self) -> None:

@@ -275,3 +275,22 @@ def test_after_a_restart_the_looks_of_a_large_graph_are_set_between_events(windo
                     timeout=10000)
     assert [nid for nid, look in scene.looks.items() if look.is_next] == [window.next_node]
     assert slices[0] > 1
+
+
+def test_a_replaced_scene_is_deleted_a_slice_at_a_time(qtbot):
+    from hexscope.app.graph_loader import dispose_later
+
+    scene = GraphScene(residual_graph(3000))
+    steps = [0]
+    real = scene.dispose_steps
+
+    def counted(chunk=200):
+        for step in real(chunk):
+            steps[0] += 1
+            yield step
+
+    scene.dispose_steps = counted
+    n_items = len(scene.items())
+    with qtbot.waitSignal(scene.destroyed, timeout=20000):
+        dispose_later(scene)
+    assert n_items > 3000 and steps[0] >= 5         # many slices, not one big deletion

@@ -104,6 +104,31 @@ class GraphScene(SceneMouse, QGraphicsScene):
         self._disconnect()
         self._disconnect = lambda: None
 
+    def dispose_steps(self, chunk: int = 200) -> Iterator[None]:
+        """Take the items out a chunk at a time, yielding between chunks, breaking the
+        references between nodes and edges so each is freed as it goes; then the empty
+        scene can be deleted at once. (Deleting a scene of 10,000 nodes with its items took
+        the GUI thread 0.5-1.5 s in one go.) The scene must be closed and off the view."""
+        self.blockSignals(True)
+        self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
+        self.node_grid = NodeGrid()
+        self._highlighted, self._built_edges = set(), []
+        items = list(self.items_by_id.values())
+        self.items_by_id = {}
+        k = 0
+        while items:
+            item = items.pop()
+            for edge in item.edges:
+                if edge.scene() is self:  # type: ignore[attr-defined]
+                    self.removeItem(edge)  # type: ignore[arg-type]
+            item.edges = []
+            self.removeItem(item)
+            del item
+            k += 1
+            if k % chunk == 0:
+                yield
+        self.clear()
+
     def follow(self) -> None:
         """Follow the graph's edits again after :meth:`close`, taking its nodes as they are
         now (the app stores a new graph's layout while the scene does not follow it)."""
