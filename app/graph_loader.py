@@ -32,7 +32,7 @@ from hexscope.widgets.graph_canvas.node_item import NodeLook
 #: Seconds of work per slice on the GUI thread: the window answers within about this.
 SLICE_S = 0.03
 #: From this many nodes, a graph is drawn and checked between events (smaller ones at once).
-BIG_GRAPH = 2000
+BIG_GRAPH = 500
 #: The progress dialog appears only for work that takes longer than this (ms).
 SHOW_AFTER_MS = 400
 
@@ -163,8 +163,7 @@ class GraphLoader(QObject):
         self._request.emit(self._generation, work)
         loop.exec()
         self._loop = None
-        dialog.close()
-        dialog.deleteLater()
+        close_dialog(dialog, parent)
         result, self._result = self._result, None
         if result is None:
             self._generation += 1           # cancelled: its result is dropped
@@ -203,8 +202,7 @@ def build_scene(parent: QWidget, graph: Graph, *, show_consts: bool, direction: 
     try:
         built = run_in_slices(scene.build_steps(), dialog)
     finally:
-        dialog.close()
-        dialog.deleteLater()
+        close_dialog(dialog, parent)
     if not built:
         dispose_later(scene)
         return None
@@ -251,6 +249,15 @@ def dispose_later(scene: GraphScene) -> None:
 
     timer.timeout.connect(one_slice)
     timer.start()
+
+
+def close_dialog(dialog: QProgressDialog, parent: QWidget | None) -> None:
+    """Close a progress dialog; the window it covered is active again (its shortcuts)."""
+    was_shown = dialog.isVisible()
+    dialog.close()
+    dialog.deleteLater()
+    if was_shown and parent is not None:
+        parent.window().activateWindow()
 
 
 def progress_dialog(parent: QWidget, text: str) -> QProgressDialog:
@@ -304,5 +311,5 @@ def run_in_slices(steps: Iterator[tuple[int, int]], dialog: QProgressDialog,
 
 
 __all__ = ["BIG_GRAPH", "CheckedGraph", "GraphLoader", "ReadGraph", "build_scene",
-           "check_graph", "dispose_later", "draw_and_check", "progress_dialog", "read_graph",
-           "run_in_slices"]
+           "check_graph", "close_dialog", "dispose_later", "draw_and_check", "progress_dialog",
+           "read_graph", "run_in_slices"]

@@ -256,7 +256,7 @@ def test_after_a_restart_the_looks_of_a_large_graph_are_set_between_events(windo
     monkeypatch.setattr(debug_actions.DebugActions, "_set_looks_slice", counted)
     monkeypatch.setattr(debug_actions, "LOOKS_SLICE_S", 0.005)
 
-    graph = residual_graph(BIG_GRAPH + 100)
+    graph = residual_graph(debug_actions.LOOKS_AT_ONCE + 100)
     graph.set_outputs(0x10, [OutputDef(max_sizes=(1, 8, 8, 8), elementsize=4)])
     path = tmp_path / "runs.hexgraph"
     graph.save(path)
