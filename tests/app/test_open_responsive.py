@@ -294,3 +294,34 @@ def test_a_replaced_scene_is_deleted_a_slice_at_a_time(qtbot):
     with qtbot.waitSignal(scene.destroyed, timeout=20000):
         dispose_later(scene)
     assert n_items > 3000 and steps[0] >= 5         # many slices, not one big deletion
+
+
+def test_the_ranges_of_a_large_run_are_made_on_another_thread(shown, tmp_path, qtbot,
+                                                               monkeypatch):
+    from hexscope.app import views
+    from hexscope.engine.nodes import OutputDef
+
+    graph = residual_graph(5 * views.RANGES_APART)      # prepare fuses most nodes
+    graph.set_outputs(0x10, [OutputDef(max_sizes=(1, 8, 8, 8), elementsize=4)])
+    path = tmp_path / "ranges.hexgraph"
+    graph.save(path)
+    w = shown
+    assert w.files.open_graph(str(path))
+    w.debug.actions["run"].trigger()
+    qtbot_wait_until_idle(w)
+    threads: list[threading.Thread] = []
+    real = views.node_ranges
+
+    def spy(session, refs):
+        threads.append(threading.current_thread())
+        return real(session, refs)
+
+    monkeypatch.setattr(views, "node_ranges", spy)
+    w.views.docks["ranges"].show()
+    w.views.docks["ranges"].raise_()
+    QApplication.processEvents()
+    w.views.range_panel.set_stats([])
+    w.views.refresh_ranges()
+    qtbot.waitUntil(lambda: w.views.range_panel.model.rowCount() > 0, timeout=10000)
+    assert threads and threads[0] is not threading.main_thread()
+    assert w.views.range_panel.model.rowCount() == len(real(w.session, None))
