@@ -325,3 +325,34 @@ def test_the_ranges_of_a_large_run_are_made_on_another_thread(shown, tmp_path, q
     qtbot.waitUntil(lambda: w.views.range_panel.model.rowCount() > 0, timeout=10000)
     assert threads and threads[0] is not threading.main_thread()
     assert w.views.range_panel.model.rowCount() == len(real(w.session, None))
+
+
+class _CountingPlan(tuple):
+    """A plan that counts membership tests (each is a pass over the plan)."""
+
+    tests = 0
+
+    def __contains__(self, item: object) -> bool:
+        type(self).tests += 1
+        return super().__contains__(item)
+
+
+def test_refreshing_the_looks_after_a_run_reads_the_plan_once(window, tmp_path, monkeypatch):
+    """After a run to the end no node is next: asking each node whether it is planned made
+    the refresh quadratic."""
+    from hexscope.engine.nodes import OutputDef
+    from hexscope.engine.session import Session
+
+    graph = residual_graph(300)
+    graph.set_outputs(0x10, [OutputDef(max_sizes=(1, 8, 8, 8), elementsize=4)])
+    path = tmp_path / "plan.hexgraph"
+    graph.save(path)
+    assert window.files.open_graph(str(path))
+    window.debug.actions["run"].trigger()
+    qtbot_wait_until_idle(window)
+    assert window.next_node is None                  # ran to the end
+    real = Session.plan
+    monkeypatch.setattr(Session, "plan", property(lambda s: _CountingPlan(real.fget(s))))
+    _CountingPlan.tests = 0
+    window.debug.refresh_looks()
+    assert _CountingPlan.tests <= 1
