@@ -19,7 +19,7 @@ from PySide6.QtCore import QEventLoop, QObject, Qt, QThread, QTimer, Signal, Slo
 from PySide6.QtWidgets import QGraphicsItem, QProgressDialog, QWidget
 
 from hexscope.engine.errors import EngineError, GraphFileError
-from hexscope.engine.gc_pause import gc_paused
+from hexscope.engine.gc_pause import gc_paused, keep_as_old
 from hexscope.engine.graph import Graph
 from hexscope.engine.io.any_graph import load_any
 from hexscope.engine.io.hexgraph import save_graph
@@ -60,6 +60,7 @@ def read_graph(path: str) -> ReadGraph:
     notes: list[str] = []
     with gc_paused():       # tens of thousands of new objects: see engine/gc_pause.py
         graph = load_any(path, notes)
+        keep_as_old()
     return ReadGraph(graph, notes)
 
 
@@ -73,6 +74,7 @@ def check_graph(graph: Graph, positions: dict[int, tuple[float, float]] | None =
         validator = Validator()
         issues = validator.validate(graph)
         marks = {} if errors(issues) else marks_of(graph, prepare(graph))
+        keep_as_old()
     return CheckedGraph(graph, issues, validator, marks)
 
 

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from hexscope.engine.events import GraphEdited
-from hexscope.engine.gc_pause import gc_paused
+from hexscope.engine.gc_pause import gc_paused, keep_as_old
 from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
@@ -168,6 +168,7 @@ class GraphScene(SceneMouse, QGraphicsScene):
                 self._building = False
                 self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
                 self._fit_rect()
+                keep_as_old()
         yield from self._crossing_steps(chunk, self._built_edges)
         self._built_edges = []
         self._select(self._selected_before)
