@@ -253,7 +253,8 @@ class FileActions:
         slot.release()
         if answer != QMessageBox.StandardButton.Yes:
             return False
-        self.w.set_graph(graph, original)
+        if not self.w.set_graph(graph, original):
+            return False                   # the drawing was cancelled: offered again
         if base is not None:       # still compared with what it was opened as, not with itself
             self.autosaver.set_base(base.snapshot())
         self.meta_dirty = True     # restored work is unsaved until the user saves it
