@@ -15,7 +15,7 @@ from hexscope.engine.errors import EngineError, GraphFileError
 from hexscope.engine.events import LogLine
 from hexscope.engine.graph import Graph
 from hexscope.engine.graph_diff import diff_graphs
-from hexscope.engine.io.any_graph import is_c_file, is_tflite_file, load_any
+from hexscope.engine.io.any_graph import is_c_file, is_tflite_file
 from hexscope.engine.io.c_export import export_c
 
 if TYPE_CHECKING:
@@ -156,17 +156,20 @@ class FileActions:
             path, _ = QFileDialog.getOpenFileName(self.w, title, "", filters)
             if not path:
                 return False
-        notes: list[str] = []
         is_c = is_c_file(path) or is_tflite_file(path)    # imported: saved as .hexgraph
         try:
-            graph = load_any(path, notes)
+            read = self.w.loader.read(path, self.w)     # off the GUI thread (graph_loader.py)
         except GraphFileError as exc:
             QMessageBox.critical(self.w, "Cannot import" if is_c else
                                  "Cannot open graph", str(exc))
             return False
+        if read is None:
+            return False                                 # the user cancelled
+        graph, notes = read.graph, read.notes
         # An imported C file or model is not where the graph is saved: Save asks for a
         # .hexgraph.
-        self.w.set_graph(graph, None if is_c else path)
+        if not self.w.set_graph(graph, None if is_c else path):
+            return False
         self.imported_from = os.path.abspath(path) if is_c else None
         self.w.update_title()
         self.w.settings.add_recent(path)
@@ -214,9 +217,9 @@ class FileActions:
 
     def _write(self, path: str) -> bool:
         try:
-            self.w.graph.save(path)
-        except (OSError, EngineError) as exc:
-            QMessageBox.critical(self.w, "Cannot save graph", f"{path}: {exc}")
+            self.w.loader.save(self.w.graph, path, self.w)      # off the GUI thread
+        except GraphFileError as exc:
+            QMessageBox.critical(self.w, "Cannot save graph", str(exc))
             return False
         self.path = path
         self.imported_from = None
@@ -290,7 +293,8 @@ class FileActions:
         slot.release()
         if answer != QMessageBox.StandardButton.Yes:
             return False
-        self.w.set_graph(graph, original)
+        if not self.w.set_graph(graph, original):
+            return False                   # the drawing was cancelled: offered again
         if base is not None:       # still compared with what it was opened as, not with itself
             self.autosaver.set_base(base.snapshot())
         self.meta_dirty = True     # restored work is unsaved until the user saves it

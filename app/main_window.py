@@ -8,22 +8,19 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QPointF, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QPointF, QSignalBlocker, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
-    QAction,
     QCloseEvent,
     QColor,
     QDesktopServices,
     QDragEnterEvent,
     QDropEvent,
-    QKeySequence,
     QShowEvent,
     QUndoStack,
 )
 from PySide6.QtWidgets import (
     QDockWidget,
     QLabel,
-    QLineEdit,
     QMainWindow,
     QProgressBar,
     QStackedWidget,
@@ -37,12 +34,18 @@ from hexscope.app.debug_actions import DebugActions
 from hexscope.app.edit_actions import EditActions
 from hexscope.app.execution_controller import ExecutionController
 from hexscope.app.file_actions import FileActions
+from hexscope.app.graph_loader import (
+    CheckedGraph,
+    GraphLoader,
+    build_scene,
+    dispose_later,
+    draw_and_check,
+)
 from hexscope.app.help_actions import HelpActions
-from hexscope.app.layout_actions import LayoutActions
 from hexscope.app.run_messages import preparing_text, rewrite_note
 from hexscope.app.run_progress import RunProgress
 from hexscope.app.settings import AppSettings
-from hexscope.app.theme import add_theme_menu
+from hexscope.app.view_menu import build_view_menu
 from hexscope.app.warm_up import mark_warm
 from hexscope.engine.events import GraphEdited, LogLine
 from hexscope.engine.gc_pause import gc_paused
@@ -66,7 +69,6 @@ from hexscope.widgets.welcome_page import WelcomePage
 
 DOCK = Qt.DockWidgetArea
 LAYOUT_VERSION = 1                        # bump when the set of docks changes
-BIG_GRAPH = 2000          # from this many nodes, opening shows its progress
 
 
 class MainWindow(QMainWindow):
@@ -99,12 +101,13 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.central)
         self.welcome: WelcomePage | None = None
         self.controller = ExecutionController(self.graph, None, self)
+        self.loader = GraphLoader(self)      # reads and checks graphs off the GUI thread
         self._build_docks()
         self._build_status()
         self.files = FileActions(self)
         self.setAcceptDrops(True)          # a graph, C file or .tflite dropped on the window
         self.edits = EditActions(self)
-        self._build_view_menu()
+        build_view_menu(self)
         self.debug = DebugActions(self)
         self.backend = BackendActions(self)
         self.help = HelpActions(self)
@@ -172,46 +175,6 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.progress)
         self.run_progress = RunProgress(self.progress, self.statusBar())
 
-    def _build_view_menu(self) -> None:
-        menu = self.menuBar().addMenu("&View")
-        bar = self.addToolBar("View")
-        bar.setObjectName("view-toolbar")
-        fit = QAction("Zoom to &fit", self, shortcut=QKeySequence("Ctrl+0"))
-        fit.triggered.connect(self.canvas.zoom_to_fit)
-        zin = QAction("Zoom &in", self, shortcut=QKeySequence.StandardKey.ZoomIn)
-        zin.triggered.connect(lambda: self.canvas.zoom_by(1.25))
-        zout = QAction("Zoom &out", self, shortcut=QKeySequence.StandardKey.ZoomOut)
-        zout.triggered.connect(lambda: self.canvas.zoom_by(0.8))
-        self.show_consts = QAction("Show consts as &nodes", self, checkable=True)
-        self.show_consts.toggled.connect(self._toggle_consts)
-        self.show_prepared = QAction("Show &prepared graph", self, checkable=True)
-        self.show_prepared.toggled.connect(lambda _: self.refresh_prepared())
-        actual = QAction("Zoom to &100 %", self, shortcut=QKeySequence("Ctrl+1"))
-        actual.triggered.connect(lambda: self.canvas.zoom_to(1.0))
-        self.zoom_actual = actual
-        self.show_minimap = QAction("&Minimap", self, checkable=True, checked=True,
-                                    shortcut=QKeySequence("Ctrl+M"))
-        self.show_minimap.toggled.connect(self.canvas.set_minimap_visible)
-        menu.addActions([fit, actual, zin, zout, self.show_minimap])
-        menu.addSeparator()
-        menu.addActions([self.show_consts, self.show_prepared, self.edits.layout])
-        self.layout_direction = LayoutActions(self, menu)
-        menu.addSeparator()
-        self.theme_actions = add_theme_menu(self, menu)
-        menu.addSeparator()
-        for dock in (self.palette_dock, self.inspector_dock, self.outputs_dock,
-                     self.problems_dock, self.log_dock, self.timing_dock):
-            menu.addAction(dock.toggleViewAction())
-        self.view_menu = menu
-        bar.addActions([fit, self.edits.layout, self.show_consts, self.show_prepared])
-        self.search = QLineEdit(placeholderText="Find node: id, label or op")
-        self.search.setMaximumWidth(260)
-        self.search.setClearButtonEnabled(True)
-        self.search.returnPressed.connect(lambda: self.edits.find_next(self.search.text()))
-        bar.addWidget(self.search)
-        for act in (fit, actual, zin, zout, self.show_minimap):
-            self.addAction(act)
-
     def _connect(self) -> None:
         self.palette.op_activated.connect(lambda op: self.edits.add_op(op))
         self.inspector.label_edited.connect(self.edits.set_label)
@@ -236,44 +199,41 @@ class MainWindow(QMainWindow):
 
     def _follow_graph(self) -> None:
         """Connect the scene's gestures and the graph's edits (again after a new graph)."""
+        self._follow_scene()
+        self._unfollow = self.graph.edited.connect(self._on_graph_edited)
+
+    def _follow_scene(self) -> None:
         s = self.scene
         s.nodes_moved.connect(self.edits.move)
         s.connect_requested.connect(self.edits.connect)
         s.op_dropped.connect(lambda op, pos: self.edits.add_op(op, QPointF(pos)))
         s.selection_ids_changed.connect(self._on_selection)
         s.connection_refused.connect(lambda text: self.statusBar().showMessage(text, 10000))
-        self._unfollow = self.graph.edited.connect(self._on_graph_edited)
 
     # the document ---------------------------------------------------------------------------
-    def set_graph(self, graph: Graph, path: str | None) -> None:
-        """Show another graph (New, Open, restore). Loaded graphs without positions are laid out."""
+    def set_graph(self, graph: Graph, path: str | None) -> bool:
+        """Show another graph (New, Open, restore); False if the user cancelled. A large
+        graph's items are made between events and it is validated and prepared on the
+        loader's thread (app/graph_loader.py). Loaded graphs without positions are laid out."""
+        drawn = draw_and_check(self.loader, self, graph, show_consts=self.show_consts
+                               .isChecked(), direction=self.layout_direction.direction())
+        if drawn is None:
+            return False
+        scene, checked, unplaced = drawn
         self.central.setCurrentWidget(self.canvas)
         with gc_paused():       # tens of thousands of new objects: see engine/gc_pause.py
-            self._set_graph(graph, path)
+            self._set_graph(graph, path, scene, checked)
+        if unplaced:            # some nodes had positions, these had none
+            graph.move(self.scene.layout_positions())
+            self.revalidate()
+        return True
 
-    def _set_graph(self, graph: Graph, path: str | None) -> None:
+    def _set_graph(self, graph: Graph, path: str | None, scene: GraphScene,
+                   checked: CheckedGraph) -> None:
         self._unfollow()
         self._validate_timer.stop()       # it would validate the old scene against the new graph
-        self.scene.close()
-        old_scene = self.scene
         self.graph = graph
-        big = len(graph) >= BIG_GRAPH
-        if big:
-            self.statusBar().showMessage(f"Drawing {len(graph):,} nodes…")
-            self.progress.setFormat("drawing %v of %m nodes")
-        self.scene = GraphScene(graph, parent=self, show_consts=self.show_consts.isChecked(),
-                                progress=self._drawing_progress if big else None,
-                                direction=self.layout_direction.direction())
-        unplaced = [item.node for item in self.scene.items_by_id.values()
-                    if item.node.position is None]
-        if unplaced and len(unplaced) == len(self.scene.items_by_id):
-            graph.move(self.scene.item_positions())      # the scene laid it out already
-        elif any(not node.is_const for node in unplaced):
-            graph.move(self.scene.layout_positions())
-        # else only consts saved while folded lack a position: the scene put each by its
-        # consumer, and the graph stays as the file has it (opening never changes a graph)
-        self.canvas.set_scene(self.scene)
-        old_scene.deleteLater()
+        self._swap_scene(scene)
         self.inspector.set_graph(graph)
         base = os.path.dirname(os.path.abspath(path)) if path else None
         self.controller.set_graph(graph, base)
@@ -285,13 +245,12 @@ class MainWindow(QMainWindow):
         self.files.imported_from = None
         self.files.mark_baseline()
         self.files.meta_dirty = False
-        self._follow_graph()
-        self.revalidate()
+        self._unfollow = self.graph.edited.connect(self._on_graph_edited)
+        self._validator, self.issues, self._marks = \
+            checked.validator, checked.issues, checked.marks
+        self._show_issues()
+        self._show_marks()
         self.update_title()
-        if big:
-            self.progress.hide()
-            self.progress.setFormat("node %v of %m")
-            self.statusBar().showMessage(f"{len(graph):,} nodes", 4000)
         # Again once the window has its final size, unless a node was selected (and centred)
         # in the meantime: the user's view wins. The window is the timer's context, so a
         # window closed meanwhile cancels it instead of being called after its deletion.
@@ -347,14 +306,6 @@ class MainWindow(QMainWindow):
     def _on_undo_changed(self, _value: object = None) -> None:
         self.update_title()
         self.files.note_change()
-    def _drawing_progress(self, done: int, total: int) -> None:
-        """While a large graph's items are made: the progress bar moves."""
-        self.progress.setMaximum(total)
-        self.progress.setValue(done)
-        self.progress.show()
-        # Paint the status bar alone (processing all events repainted the whole window).
-        self.statusBar().repaint()
-
     def update_title(self) -> None:
         self.setWindowTitle(self.files.title())
         self.setWindowModified(self.files.modified)
@@ -364,11 +315,29 @@ class MainWindow(QMainWindow):
         self.debug.on_graph_edited(event)
         self._validate_timer.start()
 
-    def _toggle_consts(self, shown: bool) -> None:
-        self.scene.show_consts = shown
-        self.scene.rebuild()
-        self.debug.refresh_looks()
-        self.revalidate()
+    def toggle_consts(self, shown: bool) -> None:
+        """Draw the graph again with or without its consts as nodes: a new scene (made
+        between events for a large graph) with the same looks, then swapped in."""
+        old = self.scene
+        scene = build_scene(self, self.graph, show_consts=shown, direction=old.direction,
+                            prepared_view=old.prepared_view, looks=old.looks,
+                            item_cache=old.item_cache)
+        if scene is None:                  # cancelled: the check box says what is shown
+            with QSignalBlocker(self.show_consts):
+                self.show_consts.setChecked(not shown)
+            return
+        selected = old.selected_ids()
+        self._swap_scene(scene)
+        for node_id in selected:
+            if (item := scene.items_by_id.get(scene.folded.get(node_id, node_id))) is not None:
+                item.setSelected(True)
+
+    def _swap_scene(self, scene: GraphScene) -> None:
+        old, self.scene = self.scene, scene       # (dispose_later closes the old one)
+        scene.read_only = old.read_only      # (a run under way)
+        self._follow_scene()
+        self.canvas.set_scene(scene)
+        dispose_later(old)                   # its items a slice at a time
 
     # validation and prepare -----------------------------------------------------------------
     def revalidate(self) -> None:
@@ -379,6 +348,10 @@ class MainWindow(QMainWindow):
 
     def _revalidate(self) -> None:
         self.issues = self._validator.validate(self.graph)
+        self._show_issues()
+        self.refresh_prepared()
+
+    def _show_issues(self) -> None:
         self.show_problems()
         by_node: dict[int, list[str]] = {}
         for issue in self.issues:
@@ -389,7 +362,6 @@ class MainWindow(QMainWindow):
             look = looks.get(node_id)
             if look is None or look.problems != problems:
                 self.scene.set_look(node_id, problems=problems)
-        self.refresh_prepared()
 
     def show_problems(self, extra: list[str] = ()) -> None:  # type: ignore[assignment]
         """Validation issues, then what failed at run time: the failed nodes of the session
@@ -426,6 +398,9 @@ class MainWindow(QMainWindow):
             self._marks = marks_kept(self._marks, self.graph, broken)
         else:
             self._marks = marks_of(self.graph, prepare(self.graph))
+        self._show_marks()
+
+    def _show_marks(self) -> None:
         looks, marks = self.scene.looks, self._marks
         for node_id in set(marks) | {i for i, look in looks.items() if look.rewrite}:
             m = marks.get(node_id)
@@ -601,3 +576,4 @@ class MainWindow(QMainWindow):
         if compare is not None:
             compare.shutdown()
         self.controller.shutdown()
+        self.loader.shutdown()

@@ -13,7 +13,6 @@ from PySide6.QtCore import (
     QAbstractTableModel,
     QModelIndex,
     QPersistentModelIndex,
-    QSortFilterProxyModel,
     Qt,
     Signal,
 )
@@ -38,20 +37,33 @@ OVERLAYS = ("no overlay", "colour by clipping", "colour by range use")
 _ROOT = QModelIndex()
 
 
-def _cells(s: RangeStats) -> tuple[object, ...]:
-    """(display text, sort key) pairs per column."""
-    def err(v):
-        return (("", -1.0) if v is None else (f"{v:.2f}", v))
+def _err_key(v: float | None) -> float:
+    return -1.0 if v is None else v
+
+
+#: Each column's sort key: read from the row's figures, without formatting them (sorting
+#: asks for every row's key).
+_KEYS = (
+    lambda s: s.order, lambda s: s.node_id, lambda s: s.op, lambda s: s.output,
+    lambda s: s.min, lambda s: s.max, lambda s: s.stepsize, lambda s: s.zero_code,
+    lambda s: int(s.zero_exact), lambda s: s.distinct, lambda s: s.code_span,
+    lambda s: s.share_0, lambda s: s.share_255, lambda s: s.saturation,
+    lambda s: _err_key(s.err_max_lsb), lambda s: _err_key(s.err_rms_lsb),
+    lambda s: s.source,
+)
+
+
+def _cells(s: RangeStats) -> tuple[str, ...]:
+    """The display text per column."""
+    def err(v: float | None) -> str:
+        return "" if v is None else f"{v:.2f}"
     return (
-        (str(s.order), s.order), (f"0x{s.node_id:x}", s.node_id), (s.op, s.op),
-        (str(s.output), s.output), (f"{s.min:.6g}", s.min), (f"{s.max:.6g}", s.max),
-        (f"{s.stepsize:.4g}", s.stepsize), (str(s.zero_code), s.zero_code),
-        ("yes" if s.zero_exact else "no", int(s.zero_exact)),
-        (str(s.distinct), s.distinct),
-        (f"{s.code_span}" + (" too wide" if s.too_wide else ""), s.code_span),
-        (f"{100 * s.share_0:.2f}", s.share_0),
-        (f"{100 * s.share_255:.2f}", s.share_255), (f"{100 * s.saturation:.2f}", s.saturation),
-        err(s.err_max_lsb), err(s.err_rms_lsb), (s.source, s.source),
+        str(s.order), f"0x{s.node_id:x}", s.op, str(s.output), f"{s.min:.6g}",
+        f"{s.max:.6g}", f"{s.stepsize:.4g}", str(s.zero_code),
+        "yes" if s.zero_exact else "no", str(s.distinct),
+        f"{s.code_span}" + (" too wide" if s.too_wide else ""), f"{100 * s.share_0:.2f}",
+        f"{100 * s.share_255:.2f}", f"{100 * s.saturation:.2f}", err(s.err_max_lsb),
+        err(s.err_rms_lsb), s.source,
     )
 
 
@@ -59,13 +71,35 @@ class RangeTableModel(QAbstractTableModel):
     def __init__(self, parent: object = None) -> None:
         super().__init__(parent)
         self.stats: list[RangeStats] = []
-        self._cells: list[tuple] = []
+        self._cells: list[tuple | None] = []
+        self._sorted_by = (0, Qt.SortOrder.AscendingOrder)
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sort the rows (the table's header): once, by keys read from the figures. A sort
+        proxy compared rows through data(), 70,000 calls for 3,000 rows at each run's end."""
+        self._sorted_by = (column, order)
+        self.layoutAboutToBeChanged.emit()
+        rows = sorted(range(len(self.stats)), key=lambda r: _KEYS[column](self.stats[r]),
+                      reverse=order == Qt.SortOrder.DescendingOrder)
+        self.stats = [self.stats[r] for r in rows]
+        self._cells = [self._cells[r] for r in rows]
+        self.layoutChanged.emit()
 
     def set_stats(self, stats: Sequence[RangeStats]) -> None:
         self.beginResetModel()
-        self.stats = list(stats)
-        self._cells = [_cells(s) for s in self.stats]
+        column, order = self._sorted_by
+        self.stats = sorted(stats, key=_KEYS[column],
+                            reverse=order == Qt.SortOrder.DescendingOrder)
+        # A row's cells are formatted when first asked for (the view asks for the rows in
+        # sight): formatting all 3,000 rows of a 10,000-node graph's run took 0.3-0.8 s.
+        self._cells = [None] * len(self.stats)
         self.endResetModel()
+
+    def _row(self, row: int) -> tuple:
+        cells = self._cells[row]
+        if cells is None:
+            cells = self._cells[row] = _cells(self.stats[row])
+        return cells
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = _ROOT) -> int:
         return 0 if parent.isValid() else len(self.stats)
@@ -83,11 +117,10 @@ class RangeTableModel(QAbstractTableModel):
              role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid():
             return None
-        text, key = self._cells[index.row()][index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return text
+            return self._row(index.row())[index.column()]
         if role == Qt.ItemDataRole.UserRole:
-            return key
+            return _KEYS[index.column()](self.stats[index.row()])
         column = COLUMNS[index.column()]
         if role == Qt.ItemDataRole.ForegroundRole and column == "clipped %":
             return saturation_color(self.stats[index.row()].saturation)
@@ -169,11 +202,8 @@ class RangePanel(QWidget):
         bar.addWidget(self._reference)
         bar.addWidget(self._summary, 1)
         lay.addLayout(bar)
-        self.proxy = QSortFilterProxyModel(self)
-        self.proxy.setSourceModel(self.model)
-        self.proxy.setSortRole(Qt.ItemDataRole.UserRole)
         self._table = QTableView()
-        self._table.setModel(self.proxy)
+        self._table.setModel(self.model)
         self._table.setSortingEnabled(True)
         self._table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
         self._table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
@@ -206,14 +236,11 @@ class RangePanel(QWidget):
 
     def sorted_node_ids(self) -> list[int]:
         """Node ids in the table's current (sorted) row order."""
-        rows = range(self.proxy.rowCount())
-        return [self.model.stats[self.proxy.mapToSource(self.proxy.index(r, 0)).row()].node_id
-                for r in rows]
+        return [s.node_id for s in self.model.stats]
 
     def _emit_overlay(self) -> None:
         colors, legend = overlay_for(self.model.stats, self._overlay.currentIndex())
         self.overlay_changed.emit(colors, legend)
 
     def _on_clicked(self, index: QModelIndex) -> None:
-        row = self.proxy.mapToSource(index).row()
-        self.node_activated.emit(self.model.stats[row].node_id)
+        self.node_activated.emit(self.model.stats[index.row()].node_id)

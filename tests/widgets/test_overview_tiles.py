@@ -175,3 +175,25 @@ def test_a_look_set_again_unchanged_is_not_drawn_again(qtbot, canvas):
     scene.set_look(item.node_id, status="done", seconds=0.001)
     scene.set_look(item.node_id, status="done", seconds=0.001)
     assert redrawn == [item.node_id]
+
+
+def test_a_change_under_every_tile_is_rendered_between_events(qtbot, canvas):
+    """A run's end changes every node: the tiles are drawn as they were and rendered again
+    a few at a time between events (issue 32), ending as the items paint."""
+    from hexscope.widgets.graph_canvas.overview_tiles import SYNC_TILES
+
+    canvas.zoom_to(0.05)
+    canvas.centerOn(canvas.scene().itemsBoundingRect().center())
+    _settle(qtbot, canvas)
+    scene = canvas.scene()
+    for node_id in scene.items_by_id:
+        scene.set_look(node_id, status="done")
+    QApplication.processEvents()                 # the scene reports its changes
+    before = canvas.tiles.rendered
+    canvas.viewport().repaint()
+    assert canvas.tiles.rendered - before <= SYNC_TILES      # not all of them in the paint
+    stale = canvas.tiles.pending
+    assert stale > SYNC_TILES
+    tiled, live = _tiled_and_live(qtbot, canvas)
+    assert canvas.tiles.rendered - before >= stale        # all rendered again, in the end
+    assert np.abs(tiled - live).mean() < 12               # as in the test above

@@ -47,7 +47,7 @@ def test_range_panel_rows_figures_and_sorting(qtbot):
     panel._table.sortByColumn(COLUMNS.index("clipped %"), Qt.SortOrder.DescendingOrder)
     assert panel.sorted_node_ids()[0] == 0x10
     with qtbot.waitSignal(panel.node_activated) as blocker:
-        panel._table.clicked.emit(panel.proxy.index(0, 0))
+        panel._table.clicked.emit(panel.model.index(0, 0))
     assert blocker.args == [0x10]
 
 

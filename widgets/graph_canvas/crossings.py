@@ -13,7 +13,7 @@ running in the 36-unit gap between two rows is not taken for crossing either.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -44,8 +44,18 @@ class NodeGrid:
 
     def rebuild(self, bodies: Iterable[Body]) -> None:
         """Start again from ``bodies`` (the visible nodes)."""
+        for _ in self.rebuild_steps(bodies, chunk=0):
+            pass
+
+    def rebuild_steps(self, bodies: Iterable[Body], chunk: int) -> Iterator[None]:
+        """:meth:`rebuild`, yielding every ``chunk`` bodies painted (0: never), so that a
+        large scene is built between events."""
         bodies = list(bodies)
-        rects = [b.body_rect() for b in bodies]
+        rects = []
+        for k, body in enumerate(bodies, 1):
+            rects.append(body.body_rect())
+            if chunk and k % chunk == 0:
+                yield
         self._ids, self._cells, self._next = {}, {}, 0
         if not rects:
             self._grid = np.full((0, 0), -1, np.int32)
@@ -57,8 +67,10 @@ class NodeGrid:
         self._x0, self._y0 = left, top
         self._grid = np.full((math.ceil((bottom - top) / CELL),
                               math.ceil((right - left) / CELL)), -1, np.int32)
-        for body, rect in zip(bodies, rects, strict=True):
+        for k, (body, rect) in enumerate(zip(bodies, rects, strict=True), 1):
             self._paint(body, rect)
+            if chunk and k % chunk == 0:
+                yield
 
     def place(self, body: Body) -> bool:
         """Put ``body`` where it is now (added or moved); False when it lies outside the

@@ -4,9 +4,11 @@ Where a 10,000-node graph fits the view, every repaint made Qt call Python's ``p
 ``boundingRect`` for each of ~20,000 items (~70-100 ms: panning and zooming stuttered).
 Below ``MAX_TILE_ZOOM`` the view instead draws square tiles rendered once per zoom level
 (powers of two, drawn smoothly scaled down by at most half), so a repaint is a few dozen
-image blits. A tile is rendered when first needed at its level (see ``paint``), and dropped when
-the scene reports a change inside it (``QGraphicsScene.changed``), so a selection, a run
-state or a moved node shows on the next repaint. From ``MAX_TILE_ZOOM`` up, blocks carry
+image blits. A tile is rendered when first needed at its level (see ``paint``), and marked
+stale when the scene reports a change inside it (``QGraphicsScene.changed``): a few stale
+tiles in view (a selection, a step, a moved node) are rendered again within the next
+repaint; more (a run's end changes every node) are drawn as they were and rendered again
+between events. From ``MAX_TILE_ZOOM`` up, blocks carry
 text, which a scaled image would blur; few enough items are visible there to paint live.
 Whatever an item draws must depend on the level of detail only through thresholds at or
 below a level (a power of two), or tiles and live painting would differ.
@@ -46,6 +48,10 @@ class OverviewTiles:
         self.enabled = True
         self.rendered = 0                    # tiles rendered so far (tests, bench)
         self._tiles: OrderedDict[Key, QImage] = OrderedDict()
+        # Tiles the scene changed under: drawn as they were until rendered again between
+        # events (a run's end changes every node: rendering all tiles at once was 0.2-0.4 s
+        # of the GUI thread at 20,000 nodes), or at once when only a few are in view.
+        self._stale: set[Key] = set()
         self._scene: QGraphicsScene | None = None
         self._pending: list[Key] = []        # missing tiles of the last paint, to render
         self._timer = QTimer(view, singleShot=True, interval=0)
@@ -62,6 +68,7 @@ class OverviewTiles:
             scene.changed.connect(self.invalidate)
         self._scene = scene
         self._tiles.clear()
+        self._stale.clear()
         self._pending = []
 
     @property
@@ -92,13 +99,13 @@ class OverviewTiles:
             for rect in rects:
                 cols, rows = _span(rect.adjusted(-pad, -pad, pad, pad), scale)
                 if len(cols) * len(rows) > 4 * len(self._tiles):
-                    for key in [k for k in self._tiles if k[0] == level
-                                and k[1] in cols and k[2] in rows]:
-                        del self._tiles[key]
+                    self._stale.update(k for k in self._tiles if k[0] == level
+                                       and k[1] in cols and k[2] in rows)
                     continue
                 for i in cols:
                     for j in rows:
-                        self._tiles.pop((level, i, j), None)
+                        if (level, i, j) in self._tiles:
+                            self._stale.add((level, i, j))
 
     def paint(self, painter: QPainter, exposed: QRectF) -> bool:
         """Draw the tiles covering ``exposed`` (scene coordinates) on the viewport.
@@ -114,16 +121,20 @@ class OverviewTiles:
         scale = 2.0 ** level
         cols, rows = _span(exposed, scale)
         wanted = [(level, i, j) for j in rows for i in cols]
-        missing = [key for key in wanted if key not in self._tiles]
+        missing = [key for key in wanted if key not in self._tiles or key in self._stale]
         self._pending = missing
         if missing:
             self._timer.start()
-        bare = [key for key in missing if self._coarser(key) is None]
+        bare = [key for key in missing if key not in self._tiles and self._coarser(key) is None]
+        stale = [key for key in missing if key in self._stale]
         if len(bare) > SYNC_TILES:
             if not self._render_block(bare):
                 return False
         else:
             for key in bare:
+                self._render(key)
+        if len(stale) <= SYNC_TILES:         # an edit's or a step's: shown at once
+            for key in stale:
                 self._render(key)
         to_view = self.view.viewportTransform()
         painter.save()
@@ -160,7 +171,8 @@ class OverviewTiles:
         done = False
         while self._pending and time.perf_counter() - start < IDLE_SLICE:
             key = self._pending.pop(0)
-            if key[0] == level and key not in self._tiles and self._scene is not None:
+            if key[0] == level and (key not in self._tiles or key in self._stale) \
+                    and self._scene is not None:
                 self._render(key)
                 done = True
         if self._pending:
@@ -191,14 +203,16 @@ class OverviewTiles:
         for key in keys:
             self._store(key, image.copy((key[1] - i0) * TILE, (key[2] - j0) * TILE,
                                         TILE, TILE))
-        self._pending = [key for key in self._pending if key not in self._tiles]
+        self._pending = [key for key in self._pending
+                         if key not in self._tiles or key in self._stale]
         return True
 
     def _store(self, key: Key, image: QImage) -> None:
         self.rendered += 1
         self._tiles[key] = image
+        self._stale.discard(key)
         while len(self._tiles) > MAX_TILES:
-            self._tiles.popitem(last=False)
+            self._stale.discard(self._tiles.popitem(last=False)[0])
 
     def _render(self, key: Key) -> QImage:
         image = QImage(TILE, TILE, QImage.Format.Format_ARGB32_Premultiplied)

@@ -6,26 +6,26 @@ connection, dropped an op) through signals; the app turns those into undoable co
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 from PySide6.QtCore import QObject, QPointF, QRectF, Signal
-from PySide6.QtGui import QColor, QPen
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QGraphicsItem,
     QGraphicsPathItem,
     QGraphicsScene,
-    QGraphicsSceneMouseEvent,
     QGraphicsSimpleTextItem,
 )
 
 from hexscope.engine.events import GraphEdited
-from hexscope.engine.gc_pause import gc_paused
+from hexscope.engine.gc_pause import gc_paused, keep_as_old
 from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
-from hexscope.engine.validate import can_connect
 from hexscope.widgets.graph_canvas.crossings import NodeGrid
-from hexscope.widgets.graph_canvas.edge_item import EdgeItem, curve
+from hexscope.widgets.graph_canvas.edge_item import EdgeItem
 from hexscope.widgets.graph_canvas.free_space import FreeSpace
 from hexscope.widgets.graph_canvas.layout import (
     COLUMN_GAP,
@@ -40,15 +40,25 @@ from hexscope.widgets.graph_canvas.model import (
     output_ports,
 )
 from hexscope.widgets.graph_canvas.node_item import NodeItem, NodeLook
+from hexscope.widgets.graph_canvas.scene_mouse import BAD_COLOR, OK_COLOR, SceneMouse
 
 Progress = Callable[[int, int], None]
-OK_COLOR = QColor("#2e9d4f")
 HIGHLIGHT_COLOR = QColor("#1f78d1")
+SCENE_MARGIN = 400.0      # around the nodes: room for edges' bends and the view's edge
 HIGHLIGHT_MAX_NODES = 50      # a rubber band over thousands of nodes highlights none
-BAD_COLOR = QColor("#d62828")
 
 
-class GraphScene(QGraphicsScene):
+def _layout_thread() -> ThreadPoolExecutor:
+    """One thread for the layouts of large graphs being built (see build_steps)."""
+    if not _LAYOUT_THREAD:
+        _LAYOUT_THREAD.append(ThreadPoolExecutor(1, thread_name_prefix="hexscope-layout"))
+    return _LAYOUT_THREAD[0]
+
+
+_LAYOUT_THREAD: list[ThreadPoolExecutor] = []
+
+
+class GraphScene(SceneMouse, QGraphicsScene):
     """Items for the nodes of ``graph``; tiny single-use consts fold onto their consumer."""
 
     nodes_moved = Signal(object)                 # {node_id: (x, y)} after a drag
@@ -59,7 +69,11 @@ class GraphScene(QGraphicsScene):
 
     def __init__(self, graph: Graph, registry: OpRegistry = REGISTRY,
                  parent: QObject | None = None, show_consts: bool = False,
-                 progress: Progress | None = None, direction: str = LEFT_TO_RIGHT) -> None:
+                 progress: Progress | None = None, direction: str = LEFT_TO_RIGHT,
+                 looks: dict[int, NodeLook] | None = None, build: bool = True) -> None:
+        """``looks`` starts the nodes' looks (another scene's, when the const toggle
+        builds the graph again); with ``build`` False the items are made later, by
+        :meth:`build_steps` (between events) or :meth:`rebuild`."""
         super().__init__(parent)
         self.graph = graph
         self.registry = registry
@@ -70,7 +84,7 @@ class GraphScene(QGraphicsScene):
         self._highlighted: set[EdgeItem] = set()
         self.folded: dict[int, int] = {}
         self.items_by_id: dict[int, NodeItem] = {}
-        self.looks: dict[int, NodeLook] = {}
+        self.looks: dict[int, NodeLook] = looks if looks is not None else {}
         self._press_positions: dict[int, QPointF] = {}
         self._drag: tuple[NodeItem, int] | None = None
         self._drag_line: QGraphicsPathItem | None = None
@@ -81,47 +95,121 @@ class GraphScene(QGraphicsScene):
         self._building = False
         self._disconnect = graph.edited.connect(self._on_edited)
         self.selectionChanged.connect(self._emit_selection)
-        self.rebuild(progress)
+        self._selected_before: list[int] = []
+        self._built_edges: list[EdgeItem] = []
+        if build:
+            self.rebuild(progress)
 
     def close(self) -> None:
         """Stop following the graph (call before dropping the scene)."""
         self._disconnect()
+        self._disconnect = lambda: None
+
+    def dispose_steps(self, chunk: int = 200) -> Iterator[None]:
+        """Take the items out a chunk at a time, yielding between chunks, breaking the
+        references between nodes and edges so each is freed as it goes; then the empty
+        scene can be deleted at once. (Deleting a scene of 10,000 nodes with its items took
+        the GUI thread 0.5-1.5 s in one go.) The scene must be closed and off the view."""
+        self.blockSignals(True)
+        self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
+        self.node_grid = NodeGrid()
+        self._highlighted, self._built_edges = set(), []
+        items = list(self.items_by_id.values())
+        self.items_by_id = {}
+        k = 0
+        while items:
+            item = items.pop()
+            for edge in item.edges:
+                if edge.scene() is self:  # type: ignore[attr-defined]
+                    self.removeItem(edge)  # type: ignore[arg-type]
+            item.edges = []
+            self.removeItem(item)
+            del item
+            k += 1
+            if k % chunk == 0:
+                yield
+        self.clear()
+
+    def follow(self) -> None:
+        """Follow the graph's edits again after :meth:`close`, taking its nodes as they are
+        now (the app stores a new graph's layout while the scene does not follow it)."""
+        self._disconnect()
+        self._disconnect = self.graph.edited.connect(self._on_edited)
+        for nid, item in self.items_by_id.items():
+            item.node = self.graph.node(nid)
 
     # building ---------------------------------------------------------------------------------
     def rebuild(self, progress: Progress | None = None) -> None:
         """Recreate every item (after a load or the const toggle); ``progress(done, total)``
         is called every thousand nodes, so the app can show how far it is."""
-        with gc_paused():
-            self._rebuild(progress or (lambda done, total: None))
+        report = progress or (lambda done, total: None)
+        for done, total in self.build_steps(chunk=1000, layout_apart=False):
+            if done % 1000 == 0 or done == total:
+                report(done, total)
 
-    def _rebuild(self, progress: Progress) -> None:
-        self._building = True
-        try:
-            self._rebuild_items(progress)
-        finally:
-            self._building = False
-        self.check_crossings()
+    def build_steps(self, chunk: int = 100, layout_apart: bool = True
+                    ) -> Iterator[tuple[int, int]]:
+        """Recreate every item a chunk of ``chunk`` nodes (or edges) at a time, yielding
+        ``(done, total)`` between chunks, so the app can build a large graph's scene
+        between events (one pass over the nodes, one over their edges, one layout and one
+        crossing check: linear). A graph without positions is laid out on another thread
+        (``layout_apart``; the layout is pure Python, without Qt) while this yields. Edits
+        must wait until it is exhausted."""
+        # No item index while building: between two slices Qt would bring its BSP tree up
+        # to date with the items added so far (calling Python's boundingRect for each), and
+        # again after each slice: quadratic (a 10,000-node scene took 28 s). Indexed once
+        # at the end, at the first query.
+        self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
+        self.setSceneRect(QRectF(0, 0, 1, 1))     # set from the items at the end
+        with gc_paused():
+            self._building = True
+            try:
+                yield from self._build_items(chunk, layout_apart)
+            finally:
+                self._building = False
+                self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
+                self._fit_rect()
+                keep_as_old()
+        yield from self._crossing_steps(chunk, self._built_edges)
+        self._built_edges = []
         self._select(self._selected_before)
 
-    def _rebuild_items(self, progress: Progress) -> None:
+    def _build_items(self, chunk: int, layout_apart: bool) -> Iterator[tuple[int, int]]:
         self._selected_before = self.selected_ids()
         self.blockSignals(True)
         self._highlighted = set()            # clear() deletes them
         self.clear()
         self.items_by_id.clear()
         self.folded = {} if self.show_consts else folded_consts(self.graph)
-        total = len(self.graph)
-        for k, node in enumerate(self.graph):
+        total = 2 * len(self.graph)          # the nodes' items, then their edges
+        for k, node in enumerate(self.graph, 1):
             if node.node_id not in self.folded:
                 self._add_item(node)
-            if k % 1000 == 999:
-                progress(k + 1, total)
+            if k % chunk == 0:
+                yield k, total
         if self.items_by_id and all(item.node.position is None
                                     for item in self.items_by_id.values()):
             # A graph never laid out (a script's, an import): placed before the edges
             # exist, so each edge is routed once; the app stores item_positions().
-            for nid, (x, y) in self.layout_positions().items():
+            sizes = {}
+            for k, (nid, item) in enumerate(self.items_by_id.items(), 1):
+                sizes[nid] = (item.width, item.height)
+                if k % chunk == 0:
+                    yield len(self.graph), total
+            if layout_apart:
+                job = _layout_thread().submit(layered_layout, self.graph, list(sizes),
+                                              sizes.__getitem__, direction=self.direction)
+                while not job.done():
+                    time.sleep(0.002)       # leave the GIL to the layout meanwhile
+                    yield len(self.graph), total
+                positions = job.result()
+            else:
+                positions = layered_layout(self.graph, list(sizes), sizes.__getitem__,
+                                           direction=self.direction)
+            for k, (nid, (x, y)) in enumerate(positions.items(), 1):
                 self.items_by_id[nid].setPos(x, y)
+                if k % chunk == 0:
+                    yield len(self.graph), total
         else:
             # Consts saved while folded have no position: now that their consumers are in,
             # each goes left of its first one (it went to 0,0 when added before them), in
@@ -130,28 +218,74 @@ class GraphScene(QGraphicsScene):
             if unplaced:
                 space = FreeSpace(i.body_rect() for i in self.items_by_id.values()
                                   if i.node.position is not None)
-                for item in unplaced:
+                for k, item in enumerate(unplaced, 1):
                     want = self._position_for(item.node)
                     item.setPos(*space.find(want.x(), want.y(), item.width, item.height))
-        for item in self.items_by_id.values():
-            self._add_incoming_edges(item, check=False)
+                    if k % chunk == 0:
+                        yield len(self.graph), total
+        done = len(self.graph)
+        yield done, total
+        self._built_edges = []
+        for k, item in enumerate(list(self.items_by_id.values()), 1):
+            self._built_edges += self._add_incoming_edges(item, check=False)
+            if k % chunk == 0:
+                yield min(total, done + k), total
+        yield total, total
 
     def check_crossings(self) -> None:
         """Find every edge that passes over another node, in one pass (numpy): after a
         load, a layout or hiding nodes."""
-        items = self.items_by_id.values()
-        self.node_grid.rebuild(item for item in items if item.isVisible())
-        edges = [edge for item in items for edge in item.edges
-                 if edge.dst is item]  # type: ignore[attr-defined]
-        flags = self.node_grid.crossing([(e.src, e.dst, e.segments)  # type: ignore[attr-defined]
-                                         for e in edges])
-        for edge, flag in zip(edges, flags, strict=True):
-            edge.set_crossing(bool(flag))  # type: ignore[attr-defined]
+        for _ in self._crossing_steps(len(self.items_by_id) + 1):
+            pass
+
+    def _crossing_steps(self, chunk: int, edges: list[EdgeItem] | None = None
+                        ) -> Iterator[tuple[int, int]]:
+        """check_crossings, yielding every ``chunk`` nodes or edges (``edges``: all of the
+        scene's, when the caller has them)."""
+        items = list(self.items_by_id.values())
+        total = 2 * len(self.graph)
+        for _ in self.node_grid.rebuild_steps((i for i in items if i.isVisible()), chunk):
+            yield total, total
+        if edges is None:
+            edges = [edge for item in items for edge in item.edges  # type: ignore[misc]
+                     if edge.dst is item]  # type: ignore[attr-defined]
+        for start in range(0, len(edges), chunk):
+            part = edges[start:start + chunk]
+            flags = self.node_grid.crossing([(e.src, e.dst, e.segments) for e in part])
+            for edge, flag in zip(part, flags, strict=True):
+                edge.set_crossing(bool(flag))
+            yield total, total
+
+    def _fit_rect(self) -> None:
+        """The scene's rect: around all nodes, with a margin.
+
+        Set by the scene, never left to Qt: without one, Qt works out the bounds of every
+        item after each change (Python's boundingRect for each node, every time a node's
+        look changes during a run; and with a run's thread holding the GIL, each of those
+        calls waits for it)."""
+        rects = [item.body_rect() for item in self.items_by_id.values()]
+        if not rects:
+            self.setSceneRect(QRectF(-SCENE_MARGIN, -SCENE_MARGIN, 2 * SCENE_MARGIN,
+                                     2 * SCENE_MARGIN))
+            return
+        left, top = min(r[0] for r in rects), min(r[1] for r in rects)
+        right, bottom = max(r[0] + r[2] for r in rects), max(r[1] + r[3] for r in rects)
+        self.setSceneRect(QRectF(left, top, right - left, bottom - top).adjusted(
+            -SCENE_MARGIN, -SCENE_MARGIN, SCENE_MARGIN, SCENE_MARGIN))
+
+    def _grow_rect(self, item: NodeItem) -> None:
+        """Grow the scene's rect to hold ``item`` (added or moved); it never shrinks."""
+        x, y, w, h = item.body_rect()
+        rect = self.sceneRect()
+        if not rect.contains(QRectF(x, y, w, h)):
+            self.setSceneRect(rect.united(QRectF(x, y, w, h).adjusted(
+                -SCENE_MARGIN, -SCENE_MARGIN, SCENE_MARGIN, SCENE_MARGIN)))
 
     def node_moved(self, item: NodeItem) -> None:
         """Keep the crossing grid up to date as one node moves (a drag, an edit)."""
         if self._building or not item.isVisible():
             return
+        self._grow_rect(item)
         if not self.node_grid.place(item):
             self.node_grid.rebuild(i for i in self.items_by_id.values() if i.isVisible())
 
@@ -184,11 +318,14 @@ class GraphScene(QGraphicsScene):
                 return QPointF(target.x() - NODE_WIDTH - COLUMN_GAP / 2, target.y() - 30)
         return QPointF(0, 0)
 
-    def _add_incoming_edges(self, item: NodeItem, check: bool = True) -> None:
+    def _add_incoming_edges(self, item: NodeItem, check: bool = True) -> list[EdgeItem]:
+        made = []
         for port, (src, out) in enumerate(item.node.inputs):
             producer = self.items_by_id.get(src)
             if producer is not None and out < len(producer.outputs):
-                self._add_edge(EdgeItem(producer, out, item, port), check)
+                made.append(EdgeItem(producer, out, item, port))
+                self._add_edge(made[-1], check)
+        return made
 
     def _add_edge(self, edge: EdgeItem, check: bool = True) -> None:
         self.addItem(edge)
@@ -266,6 +403,7 @@ class GraphScene(QGraphicsScene):
                 item.follow_edges = False
                 item.setPos(pos)
                 item.follow_edges = True
+                self._grow_rect(item)
                 edges.update(item.edges)  # type: ignore[arg-type]
         for edge in edges:
             edge.update_path(check=False)
@@ -414,115 +552,5 @@ class GraphScene(QGraphicsScene):
                               lambda nid: (items[nid].width, items[nid].height),
                               direction=self.direction)
 
-    # mouse: moves and drag-to-connect ----------------------------------------------------------
-    def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
-        item = self._node_at(event.scenePos())
-        hit = item.port_at(event.scenePos()) if item else None
-        if item and hit and hit[0] == "out" and not self.read_only:
-            self._start_drag(item, hit[1])
-            event.accept()
-            return
-        super().mousePressEvent(event)
-        self._press_positions = {i.node_id: i.pos() for i in self.selectedItems()
-                                 if isinstance(i, NodeItem)}
 
-    def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
-        if self._drag is not None:
-            self._update_drag(event.scenePos())
-            return
-        super().mouseMoveEvent(event)
-
-    def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
-        if self._drag is not None:
-            self._finish_drag(event.scenePos())
-            return
-        super().mouseReleaseEvent(event)
-        moved = {nid: (item.pos().x(), item.pos().y())
-                 for nid, start in self._press_positions.items()
-                 if (item := self.items_by_id.get(nid)) is not None and item.pos() != start}
-        self._press_positions = {}
-        if moved:
-            self.nodes_moved.emit(moved)
-
-    def _node_at(self, pos: QPointF) -> NodeItem | None:
-        for item in self.items(pos):
-            if isinstance(item, NodeItem):
-                return item
-        # Port handles stick out of the node's body by a few pixels.
-        for item in self.items(QRectF(pos.x() - 10, pos.y() - 2, 20, 4)):
-            if isinstance(item, NodeItem) and item.port_at(pos):
-                return item
-        return None
-
-    def _start_drag(self, item: NodeItem, port: int) -> None:
-        self._drag = (item, port)
-        self._drag_line = QGraphicsPathItem()
-        self._drag_line.setZValue(5)
-        self._drag_label = QGraphicsSimpleTextItem()
-        self._drag_label.setZValue(6)
-        self.addItem(self._drag_line)
-        self.addItem(self._drag_label)
-        self._update_drag(item.output_pos(port))
-
-    def drag_target(self, pos: QPointF) -> tuple[int, int] | None:
-        """(node id, input port) under ``pos`` while dragging a connection."""
-        item = self._node_at(pos)
-        hit = item.port_at(pos) if item else None
-        if item is None or hit is None or hit[0] != "in":
-            return None
-        return item.node_id, hit[1]
-
-    def connection_problem(self, src: tuple[int, int], dst: int, port: int) -> str | None:
-        """Why output ``src`` may not feed input ``port`` of ``dst`` (None if it may)."""
-        node = self.graph.node(dst)
-        if port > len(node.inputs):
-            return f"connect input {len(node.inputs)} of 0x{dst:x} first (inputs are in order)"
-        issue = can_connect(self.graph, src, dst, port, self.registry)
-        return issue.message if issue else None
-
-    def _update_drag(self, pos: QPointF) -> None:
-        assert self._drag is not None and self._drag_line and self._drag_label
-        src_item, out = self._drag
-        target = self.drag_target(pos)
-        end = pos
-        if target is None:
-            self.drag_problem, color, text = "not over an input port", QColor("#888"), ""
-        else:
-            self.drag_problem = self.connection_problem((src_item.node_id, out), *target)
-            end = self.items_by_id[target[0]].input_pos(target[1])
-            color = BAD_COLOR if self.drag_problem else OK_COLOR
-            text = self.drag_problem or f"connect to 0x{target[0]:x} input {target[1]}"
-        pen = QPen(color, 2.5)
-        pen.setCosmetic(True)
-        self._drag_line.setPen(pen)
-        self._drag_line.setPath(curve(src_item.output_pos(out), end))
-        self._drag_label.setBrush(color)
-        self._drag_label.setText(text)
-        if target is None:
-            self._drag_label.setPos(pos + QPointF(12, 10))
-        else:
-            # Above the target node, clear of its port names (which it would cover).
-            body = self.items_by_id[target[0]]
-            height = self._drag_label.boundingRect().height()
-            self._drag_label.setPos(body.pos() + QPointF(0, -height - 16))
-
-    def drag_feedback(self) -> tuple[str, str] | None:
-        """While dragging a connection: the text and colour (name) shown at the mouse."""
-        if self._drag_label is None:
-            return None
-        return self._drag_label.text(), self._drag_label.brush().color().name()
-
-    def _finish_drag(self, pos: QPointF) -> None:
-        assert self._drag is not None
-        src_item, out = self._drag
-        self._update_drag(pos)
-        target = self.drag_target(pos)
-        for temp in (self._drag_line, self._drag_label):
-            if temp is not None:
-                self.removeItem(temp)
-        self._drag, self._drag_line, self._drag_label = None, None, None
-        if target is not None and self.drag_problem is None:
-            self.connect_requested.emit(src_item.node_id, out, target[0], target[1])
-        elif target is not None and self.drag_problem:
-            self.connection_refused.emit(
-                f"Not connected: 0x{target[0]:x} input {target[1]} {self.drag_problem}")
+__all__ = ["BAD_COLOR", "OK_COLOR", "GraphScene"]

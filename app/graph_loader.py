@@ -1,0 +1,317 @@
+"""Opening and drawing a graph without freezing the window (issue 32).
+
+A graph file (a .hexgraph, or graph-init C through the importer) is read, validated and
+prepared on a worker thread; then the canvas's items are made a slice at a time between
+events. Both wait under a window-modal progress dialog with Cancel: the window repaints and
+answers, and nothing else can change the document meanwhile (an Open replaces it). The
+callers stay synchronous: :meth:`GraphLoader.load` returns once the graph is read (or the
+user cancelled), running the event loop meanwhile.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from PySide6.QtCore import QEventLoop, QObject, Qt, QThread, QTimer, Signal, Slot
+from PySide6.QtWidgets import QGraphicsItem, QProgressDialog, QWidget
+
+from hexscope.engine.errors import EngineError, GraphFileError
+from hexscope.engine.gc_pause import gc_paused, keep_as_old
+from hexscope.engine.graph import Graph
+from hexscope.engine.io.any_graph import load_any
+from hexscope.engine.io.hexgraph import save_graph
+from hexscope.engine.prepare import prepare
+from hexscope.engine.prepare.marks import Mark, marks_of
+from hexscope.engine.validate import Issue, Validator, errors
+from hexscope.widgets.graph_canvas import GraphScene
+from hexscope.widgets.graph_canvas.node_item import NodeLook
+
+#: Seconds of work per slice on the GUI thread: the window answers within about this.
+SLICE_S = 0.03
+#: From this many nodes, a graph is drawn and checked between events (smaller ones at once).
+BIG_GRAPH = 500
+#: The progress dialog appears only for work that takes longer than this (ms).
+SHOW_AFTER_MS = 400
+
+
+@dataclass(frozen=True)
+class CheckedGraph:
+    """A graph validated and prepared, ready to be shown."""
+
+    graph: Graph
+    issues: list[Issue]
+    validator: Validator               # holds the checks of every node, for later edits
+    marks: dict[int, Mark]             # prepare's rewrites, for the canvas
+
+
+@dataclass(frozen=True)
+class ReadGraph:
+    """A graph as read from its file."""
+
+    graph: Graph
+    notes: list[str]                   # the C importer's notes
+
+
+def read_graph(path: str) -> ReadGraph:
+    """Read ``path`` (the worker's part; no Qt). Raises GraphFileError naming the file."""
+    notes: list[str] = []
+    with gc_paused():       # tens of thousands of new objects: see engine/gc_pause.py
+        graph = load_any(path, notes)
+        keep_as_old()
+    return ReadGraph(graph, notes)
+
+
+def check_graph(graph: Graph, positions: dict[int, tuple[float, float]] | None = None
+                ) -> CheckedGraph:
+    """Store ``positions`` (the canvas's layout of a graph that had none), then validate
+    and prepare ``graph``; the worker's part, while no one else reads the graph."""
+    with gc_paused():
+        if positions:
+            graph.move(positions)
+        validator = Validator()
+        issues = validator.validate(graph)
+        marks = {} if errors(issues) else marks_of(graph, prepare(graph))
+        keep_as_old()
+    return CheckedGraph(graph, issues, validator, marks)
+
+
+class _LoadWorker(QObject):
+    """Lives on the loader's thread."""
+
+    finished = Signal(int, object)     # generation, the result or a _Failure
+
+    @Slot(int, object)
+    def call(self, generation: int, work: Callable[[], object]) -> None:
+        try:
+            result: object = work()
+        except GraphFileError as exc:
+            result = _Failure(str(exc))
+        except Exception as exc:  # noqa: BLE001 - a reader bug must not stop the thread
+            result = _Failure(f"internal error: {type(exc).__name__}: {exc}")
+        self.finished.emit(generation, result)
+
+
+@dataclass(frozen=True)
+class _Failure:
+    message: str
+
+
+class GraphLoader(QObject):
+    """Reads and checks graphs on its own thread, one job at a time; a cancelled job's
+    result is dropped when it arrives (a parse cannot be interrupted)."""
+
+    _request = Signal(int, object)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._generation = 0
+        self._result: object = None
+        self._loop: QEventLoop | None = None
+        self._thread = QThread(self)
+        self._thread.setObjectName("hexscope-loader")
+        self._worker = _LoadWorker()
+        self._worker.moveToThread(self._thread)
+        self._request.connect(self._worker.call)        # queued: runs on the thread
+        self._worker.finished.connect(self._arrived)    # queued: arrives here
+        self._thread.start()
+
+    def read(self, path: str, parent: QWidget) -> ReadGraph | None:
+        """Read ``path`` off the GUI thread, running the event loop until done; None if
+        the user cancelled. Raises GraphFileError naming the file."""
+        result = self.call(lambda: read_graph(path), parent,
+                           f"Reading {os.path.basename(path)}…")
+        assert result is None or isinstance(result, ReadGraph)
+        return result
+
+    def check(self, graph: Graph, parent: QWidget,
+              positions: dict[int, tuple[float, float]] | None = None) -> CheckedGraph | None:
+        """:func:`check_graph` off the GUI thread; None if the user cancelled."""
+        result = self.call(lambda: check_graph(graph, positions), parent,
+                           f"Checking {len(graph):,} nodes…")
+        assert result is None or isinstance(result, CheckedGraph)
+        return result
+
+    def save(self, graph: Graph, path: str, parent: QWidget) -> None:
+        """Write ``graph`` to ``path`` off the GUI thread (a snapshot: nodes are immutable),
+        running the event loop until done, under a dialog without Cancel. Raises
+        GraphFileError naming the file."""
+        snapshot = graph.snapshot()
+
+        def write() -> bool:
+            try:
+                save_graph(snapshot, path)
+            except (OSError, EngineError) as exc:
+                raise GraphFileError(f"{path}: {exc}") from None
+            return True
+
+        self.call(write, parent, f"Saving {os.path.basename(path)}…", cancellable=False)
+
+    def call(self, work: Callable[[], object], parent: QWidget, text: str,
+             cancellable: bool = True) -> object:
+        """``work()`` on the loader's thread while the event loop runs, under a progress
+        dialog; None if the user cancelled. Raises GraphFileError if ``work`` did."""
+        self._generation += 1
+        self._result = None
+        dialog = progress_dialog(parent, text)
+        loop = QEventLoop()
+        self._loop = loop
+        if cancellable:
+            dialog.canceled.connect(loop.quit)
+        else:
+            dialog.setCancelButton(None)  # type: ignore[arg-type]
+        self._request.emit(self._generation, work)
+        loop.exec()
+        self._loop = None
+        close_dialog(dialog, parent)
+        result, self._result = self._result, None
+        if result is None:
+            self._generation += 1           # cancelled: its result is dropped
+            return None
+        if isinstance(result, _Failure):
+            raise GraphFileError(result.message)
+        return result
+
+    @Slot(int, object)
+    def _arrived(self, generation: int, result: object) -> None:
+        if generation == self._generation and self._loop is not None:
+            self._result = result
+            self._loop.quit()
+
+    def shutdown(self) -> None:
+        """Stop the thread (a read under way finishes first)."""
+        self._generation += 1
+        self._thread.quit()
+        self._thread.wait(30000)
+
+
+def build_scene(parent: QWidget, graph: Graph, *, show_consts: bool, direction: str,
+                prepared_view: bool = False, looks: dict[int, NodeLook] | None = None,
+                item_cache: QGraphicsItem.CacheMode = QGraphicsItem.CacheMode.NoCache
+                ) -> GraphScene | None:
+    """A scene of ``graph`` (with ``looks``, a scene's the new one replaces); a large
+    graph's items are made between events under a progress dialog. None if cancelled."""
+    scene = GraphScene(graph, parent=parent, show_consts=show_consts, direction=direction,
+                       looks=looks, build=False)
+    scene.prepared_view = prepared_view
+    scene.item_cache = item_cache
+    if len(graph) < BIG_GRAPH:
+        scene.rebuild()
+        return scene
+    dialog = progress_dialog(parent, f"Drawing {len(graph):,} nodes…")
+    try:
+        built = run_in_slices(scene.build_steps(), dialog)
+    finally:
+        close_dialog(dialog, parent)
+    if not built:
+        dispose_later(scene)
+        return None
+    return scene
+
+
+def draw_and_check(loader: GraphLoader, parent: QWidget, graph: Graph, *, show_consts: bool,
+                   direction: str) -> tuple[GraphScene, CheckedGraph, bool] | None:
+    """The scene of a graph about to be shown and its checks (a large graph's on the
+    loader's thread), laid out if it had no positions; the last item is True if some
+    non-const nodes had none while others had (lay it out once shown). None if cancelled."""
+    scene = build_scene(parent, graph, show_consts=show_consts, direction=direction)
+    if scene is None:
+        return None
+    scene.close()           # a new layout is stored while the scene does not follow
+    unplaced = [item.node for item in scene.items_by_id.values() if item.node.position is None]
+    laid_out = bool(unplaced) and len(unplaced) == len(scene.items_by_id)
+    positions = scene.item_positions() if laid_out else None     # the scene laid it out
+    checked = (loader.check(graph, parent, positions) if len(graph) >= BIG_GRAPH
+               else check_graph(graph, positions))
+    if checked is None:
+        dispose_later(scene)
+        return None
+    scene.follow()
+    # Consts saved while folded may lack a position: the scene put each by its consumer,
+    # and the graph stays as the file has it (opening never changes a graph).
+    return scene, checked, not laid_out and any(not node.is_const for node in unplaced)
+
+
+def dispose_later(scene: GraphScene) -> None:
+    """Delete a scene no longer shown, its items a chunk at a time between events."""
+    scene.close()
+    steps = scene.dispose_steps()
+    timer = QTimer(scene, interval=0)
+
+    def one_slice() -> None:
+        end = time.perf_counter() + SLICE_S
+        try:
+            while time.perf_counter() < end:
+                next(steps)
+        except StopIteration:
+            timer.stop()
+            scene.deleteLater()
+
+    timer.timeout.connect(one_slice)
+    timer.start()
+
+
+def close_dialog(dialog: QProgressDialog, parent: QWidget | None) -> None:
+    """Close a progress dialog; the window it covered is active again (its shortcuts)."""
+    was_shown = dialog.isVisible()
+    dialog.close()
+    dialog.deleteLater()
+    if was_shown and parent is not None:
+        parent.window().activateWindow()
+
+
+def progress_dialog(parent: QWidget, text: str) -> QProgressDialog:
+    """A window-modal progress dialog with Cancel that appears only if the work lasts."""
+    dialog = QProgressDialog(text, "Cancel", 0, 0, parent)
+    dialog.setWindowTitle("Hexscope")
+    dialog.setWindowModality(Qt.WindowModality.WindowModal)
+    dialog.setAutoClose(False)
+    dialog.setAutoReset(False)
+    dialog.setMinimumDuration(SHOW_AFTER_MS)
+    dialog.setValue(0)          # starts the clock of the minimum duration
+    return dialog
+
+
+def run_in_slices(steps: Iterator[tuple[int, int]], dialog: QProgressDialog,
+                  budget: float = SLICE_S) -> bool:
+    """Advance ``steps`` (yielding ``(done, total)``) between events, ``budget`` seconds
+    at a time, until it is exhausted (True) or the dialog is cancelled (False)."""
+    loop = QEventLoop()
+    state: dict[str, object] = {"finished": False, "inside": False, "error": None}
+    timer = QTimer(interval=0)
+
+    def one_slice() -> None:
+        if state["inside"]:      # the dialog's own event processing called us again
+            return
+        state["inside"] = True
+        end = time.perf_counter() + budget
+        try:
+            done = total = 0
+            while time.perf_counter() < end:
+                done, total = next(steps)
+            dialog.setMaximum(max(total, 1))
+            dialog.setValue(min(done, total))
+        except StopIteration:
+            state["finished"] = True
+            loop.quit()
+        except Exception as exc:  # noqa: BLE001 - raised again below, out of Qt's loop
+            state["error"] = exc
+            loop.quit()
+        finally:
+            state["inside"] = False
+
+    timer.timeout.connect(one_slice)
+    dialog.canceled.connect(loop.quit)
+    timer.start()
+    loop.exec()
+    timer.stop()
+    if isinstance(state["error"], Exception):
+        raise state["error"]
+    return bool(state["finished"])
+
+
+__all__ = ["BIG_GRAPH", "CheckedGraph", "GraphLoader", "ReadGraph", "build_scene",
+           "check_graph", "close_dialog", "dispose_later", "draw_and_check", "progress_dialog",
+           "read_graph", "run_in_slices"]

@@ -1,0 +1,274 @@
+"""How long the window stops answering during everyday actions on large graphs.
+
+A watchdog timer on the GUI thread ticks every few milliseconds; the longest gap between two
+ticks while an action runs (and for a short settling time after it, when the timers it
+started fire) is how long the window could not answer a click or a repaint. The target is
+under 100 ms for every action. The actions, through the window's own actions, in order:
+
+open (File > Open of a .hexgraph), first run (F5), F5 after a const edit, step (after
+Restart), undo (of the const edit), toggle consts as nodes (on, then off), save (Save As),
+import C (File > Import C of the same graph).
+
+Run::
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/ui_latency.py [--sizes 1000 10000 20000]
+        [--profile DIR]
+
+``--profile DIR`` writes a cProfile of the GUI thread per action (``DIR/<size>-<action>.prof``)
+to find what blocks it. Each size runs in its own process (a fresh window and caches as a
+user's start), and the engine's kernels are compiled beforehand so that no action pays for
+a first compilation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import cProfile
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ACTIONS = ("open", "first run", "F5 after a const edit", "step", "undo",
+           "consts as nodes on", "consts as nodes off", "save", "import C")
+TICK_MS = 4
+SETTLE_S = 0.6       # the timers an action starts (validation 120 ms, minimap 300 ms) fire
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 20000])
+    parser.add_argument("--profile", help="write a cProfile of the GUI thread per action here")
+    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)   # a child: one size
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(measure(args.one, args.profile)), flush=True)
+        return
+    results = {}
+    for n in args.sizes:
+        cmd = [sys.executable, __file__, "--one", str(n)]
+        if args.profile:
+            cmd += ["--profile", args.profile]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=False,
+                             env={**os.environ, "QT_QPA_PLATFORM":
+                                  os.environ.get("QT_QPA_PLATFORM", "offscreen")})
+        if out.returncode:
+            sys.exit(f"{n} nodes failed:\n{out.stderr[-3000:]}")
+        results[n] = json.loads(out.stdout.strip().splitlines()[-1])
+    print(table(results))
+
+
+def table(results: dict[int, dict[str, list[float]]]) -> str:
+    sizes = list(results)
+    nodes = [results[n]["nodes"][0] for n in sizes]
+    lines = ["| action: longest gap, wall / GUI thread's CPU (whole action) | " +
+             " | ".join(f"{int(k):,} nodes" for k in nodes) + " |",
+             "|---|" + "---:|" * len(sizes)]
+    for action in ACTIONS:
+        cells = []
+        for n in sizes:
+            gap, total, cpu = results[n][action]
+            cells.append(f"{gap * 1e3:,.0f} / {cpu * 1e3:,.0f} ms ({_seconds(total)})")
+        lines.append(f"| {action} | " + " | ".join(cells) + " |")
+    lines.append("| start and quit (no graph) | " + " | ".join(
+        _seconds(results[n]["start and quit"][0]) for n in sizes) + " |")
+    return "\n".join(lines)
+
+
+def _seconds(s: float) -> str:
+    return f"{s:.2f} s" if s >= 1 else f"{s * 1e3:.0f} ms"
+
+
+def measure(n: int, profile_dir: str | None) -> dict[str, list[float]]:
+    start_quit = _start_and_quit()
+    sys.path.insert(0, str(ROOT / "tests"))
+    from hexscope.engine.io.c_export import export_c
+    from hexscope.engine.nodes import OutputDef
+    from support.large_graph import residual_graph
+
+    tmp = Path(tempfile.mkdtemp(prefix="hexscope-ui-latency-"))
+    graph = residual_graph(n)
+    # A declared input shape, as a user gives it (Inspector > Shape), so that F5 runs.
+    graph.set_outputs(0x10, [OutputDef(max_sizes=(1, 8, 8, 8), elementsize=4)])
+    path, c_path = tmp / f"g{n}.hexgraph", tmp / f"g{n}.c"
+    graph.save(path)
+    export_c(graph, c_path, "bench")
+    _warm_kernels(graph)
+    os.environ["HOME"] = str(tmp)            # fresh settings, no autosave to restore
+    os.environ["XDG_CONFIG_HOME"] = str(tmp / "config")
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+
+    from hexscope.app.main_window import MainWindow
+    from hexscope.app.settings import AppSettings
+
+    app = QApplication.instance() or QApplication([])
+    settings = AppSettings(QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat),
+                           root=str(tmp / "data"))
+    window = MainWindow(settings)
+    window.show()
+    meter = GapMeter(app, sample=bool(profile_dir))
+    meter.settle(0.5)
+    results: dict[str, list[float]] = {"nodes": [float(len(graph))],
+                                       "start and quit": [start_quit]}
+    for name, start, done in _steps(window, path, c_path, tmp):
+        prof = cProfile.Profile() if profile_dir else None
+        gap, total, cpu = meter.action(start, done, prof)
+        if prof is not None and profile_dir:
+            Path(profile_dir).mkdir(parents=True, exist_ok=True)
+            prof.dump_stats(Path(profile_dir) / f"{n}-{name.replace(' ', '_')}.prof")
+        results[name] = [gap, total, cpu]
+        for stack, count in meter.blocked.most_common(6):
+            print(f"    {count * 10} ms blocked in {stack}", file=sys.stderr)
+        meter.blocked.clear()
+        print(f"{name}: {gap * 1e3:.0f} ms gap ({cpu * 1e3:.0f} ms CPU), {total:.2f} s; status: "
+              f"{window.statusBar().currentMessage()!r}", file=sys.stderr, flush=True)
+    window.files.discard_unsaved()
+    window.close()
+    return results
+
+
+def _steps(window, path: Path, c_path: Path, tmp: Path):
+    """(name, start, done) of each action, in the order a user might take them."""
+    c = window.controller
+
+    def idle() -> bool:
+        return not c.busy
+
+    def opened(old: object) -> Callable[[], bool]:
+        return lambda: (window.graph is not old and bool(window.scene.items_by_id)
+                        and not getattr(window.files, "loading", False))
+
+    old = window.graph
+    yield "open", lambda: window.files.open_graph(str(path)), opened(old)
+    yield "first run", window.debug.actions["run"].trigger, idle
+    filt = next(node for node in window.graph if node.is_const and node.const is not None
+                and node.const.shape[-1] > 1 and len(node.const.shape) == 4)
+
+    conv = next(dst for dst, _, _ in window.graph.consumers(filt.node_id))
+
+    def edit_and_run() -> None:
+        window.select_node(conv)         # the user selects the node to edit its filter
+        array = filt.const.array.copy()
+        array.flat[0] = 3
+        window.edits.set_const(filt.node_id, array)
+        window.debug.actions["run"].trigger()
+
+    yield "F5 after a const edit", edit_and_run, idle
+
+    def restart_and_step() -> None:
+        window.debug.actions["restart"].trigger()
+        window.debug.actions["step"].trigger()
+
+    yield "step", restart_and_step, idle
+    yield "undo", window.edits.undo.trigger, lambda: True
+    yield "consts as nodes on", window.show_consts.trigger, lambda: True
+    yield "consts as nodes off", window.show_consts.trigger, lambda: True
+    yield "save", lambda: window.files.save_graph_as(str(tmp / "saved.hexgraph")), \
+        lambda: True
+    old = window.graph
+    yield "import C", lambda: window.files.open_graph(str(c_path), c_only=True), opened(old)
+
+
+class GapMeter:
+    """The longest time between two ticks of a timer on the GUI thread; with ``sample``, a
+    thread also records the GUI thread's stack every 10 ms while it has not ticked for
+    50 ms (what blocks it), printed per action."""
+
+    def __init__(self, app, sample: bool = False) -> None:
+        from PySide6.QtCore import QTimer
+
+        self.app = app
+        self.last = time.perf_counter()
+        self.worst = 0.0
+        self.last_cpu = time.thread_time()
+        self.worst_cpu = 0.0
+        self.timer = QTimer(interval=TICK_MS)
+        self.timer.timeout.connect(self._tick)
+        self.timer.start()
+        self.blocked: collections.Counter[str] = collections.Counter()
+        if sample:
+            gui = threading.get_ident()
+            threading.Thread(target=self._sample, args=(gui,), daemon=True).start()
+
+    def _sample(self, gui: int) -> None:
+        while True:
+            time.sleep(0.01)
+            if time.perf_counter() - self.last > 0.05:
+                frame = sys._current_frames().get(gui)
+                stack = traceback.extract_stack(frame)[-6:] if frame else []
+                self.blocked[" < ".join(f"{Path(f.filename).stem}:{f.name}:{f.lineno}"
+                                        for f in reversed(stack))] += 1
+
+    def _tick(self) -> None:
+        now, cpu = time.perf_counter(), time.thread_time()
+        self.worst = max(self.worst, now - self.last)
+        self.worst_cpu = max(self.worst_cpu, cpu - self.last_cpu)
+        self.last, self.last_cpu = now, cpu
+
+    def settle(self, seconds: float, until: Callable[[], bool] = lambda: True) -> None:
+        from PySide6.QtCore import QEventLoop
+
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end or not until():
+            self.app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 50)
+
+    def action(self, start: Callable[[], object], done: Callable[[], bool],
+               prof: cProfile.Profile | None) -> tuple[float, float, float]:
+        """(longest gap, time until done, the GUI thread's longest CPU time between two
+        ticks) of ``start`` run from the event loop."""
+        from PySide6.QtCore import QTimer
+
+        began: list[float] = []
+
+        def run() -> None:
+            began.append(time.perf_counter())
+            start()
+
+        if prof is not None:
+            prof.enable()
+        self.last, self.worst = time.perf_counter(), 0.0
+        self.last_cpu, self.worst_cpu = time.thread_time(), 0.0
+        QTimer.singleShot(0, run)
+        self.settle(0.0, lambda: bool(began) and done())
+        total = time.perf_counter() - began[0]
+        self.settle(SETTLE_S)
+        if prof is not None:
+            prof.disable()
+        return max(self.worst - TICK_MS / 1e3, 0.0), total, self.worst_cpu
+
+
+def _warm_kernels(graph) -> None:
+    """Compile (or load) the engine's kernels once, outside any measured action."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from hexscope.engine.session import Session
+    from support.large_graph import input_tensor, residual_graph
+
+    session = Session(residual_graph(60))
+    try:
+        session.execute([input_tensor()])
+    finally:
+        session.close()
+    del graph
+
+
+def _start_and_quit() -> float:
+    """Seconds from starting ``hexscope gui`` to its exit, with the window shown."""
+    env = {**os.environ, "HEXSCOPE_QUIT_AFTER_START": "1",
+           "HOME": tempfile.mkdtemp(prefix="hexscope-start-")}
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "hexscope.app", "gui"], env=env,
+                   capture_output=True, check=True)
+    return time.perf_counter() - t0
+
+
+if __name__ == "__main__":
+    main()
