@@ -114,6 +114,6 @@ def test_an_unreadable_plugins_folder_is_reported_and_skipped(tmp_path, monkeypa
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setattr(Path, "iterdir", denied)
     errors = []
-    load_standard_plugins([], errors=errors)
+    unload_plugin(load_standard_plugins([], errors=errors))
     assert [str(e) for e in errors] == [
         f"plugins folder {folder} cannot be read: Permission denied; its plugins are skipped"]

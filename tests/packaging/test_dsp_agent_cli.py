@@ -100,4 +100,5 @@ def test_a_wrong_token_for_the_c_agent_exits_3(agent, graph_and_input):
     result = hexscope("run", graph, "--input", given, "--backend", agent.address, "--token",
                       "nope")
     assert result.returncode == 3
-    assert "AUTH: wrong token" in result.stdout and "Traceback" not in result.stderr
+    # failures are one 'hexscope:' line on stderr (issue 33)
+    assert "AUTH: wrong token" in result.stderr and "Traceback" not in result.stderr
