@@ -77,6 +77,7 @@ class CompareController(QObject):
         self.pinned: Trace | None = None
         self.other_file: GraphFile | None = None
         self.other_backend = ""
+        self.tflite_model = ""              # "tflite": a model chosen by hand
         self.active = False                 # a comparison is shown and follows the run
         self.generation = 0                 # bumped whenever the run moves on
         self.running: CompareJob | None = None
@@ -143,6 +144,9 @@ class CompareController(QObject):
         if key == "backend" and (choose or not self.other_backend) \
                 and not self._choose_backend():
             return
+        if key == "tflite" and (choose or not self._tflite_model()) \
+                and not self._choose_tflite_model():
+            return
         self.panel.set_target(key)
         self.active = True
         self.generation += 1                # B, or its tolerance, may have changed
@@ -170,6 +174,26 @@ class CompareController(QObject):
             self.other_file = GraphFile(path)       # read on the worker
         self.panel.set_target_text("graph", f"Other graph: {os.path.basename(path)} "
                                    "(pick again to change)")
+        return True
+
+    def _tflite_model(self) -> str:
+        """The .tflite file the graph came from: the one opened, the one chosen, or the
+        model the graph's meta names beside its saved file ('' when none is found)."""
+        candidates = [self.tflite_model, self.w.files.imported_from or ""]
+        meta = self.w.graph.meta.get("tflite")
+        if isinstance(meta, dict) and meta.get("model") and self.w.files.path:
+            candidates.append(os.path.join(os.path.dirname(self.w.files.path),
+                                           str(meta["model"])))
+        return next((c for c in candidates if c.endswith(".tflite") and os.path.isfile(c)),
+                    "")
+
+    def _choose_tflite_model(self) -> bool:
+        path, _ = QFileDialog.getOpenFileName(self.w, "The TFLite model this graph came from",
+                                              self._tflite_model(),
+                                              "TFLite models (*.tflite);;All files (*)")
+        if not path:
+            return False
+        self.tflite_model = path
         return True
 
     def _choose_backend(self) -> bool:
@@ -248,6 +272,13 @@ class CompareController(QObject):
                                self.pinned.outputs)
             return job, ""
         job.inputs = session.inputs
+        if key == "tflite":
+            job.model_path = self._tflite_model()
+            if not job.model_path:
+                return None, "Choose the .tflite model this graph came from (Compare)."
+            job.b_name = os.path.basename(job.model_path)
+            job.graph = self.w.graph.snapshot()
+            return job, ""
         if key == "graph":
             if self.other_file is None:
                 return None, "Choose the other graph file (Compare)."

@@ -66,6 +66,7 @@ class CompareJob:
     graph_file: GraphFile | None = None
     inputs: tuple[Tensor, ...] = ()
     backend: object = None              # B's backend name, or the window's backend (sibling)
+    model_path: str = ""                # "tflite": the .tflite model the graph came from
 
 
 @dataclass
@@ -123,6 +124,13 @@ class CompareWorker(QObject):
         if job.key in ("isolated", "accumulated"):
             self.progress.emit(job.generation, "computing the float reference…")
             return compare_reference(job.reference, job.key, job.tolerance), ""  # type: ignore[arg-type]
+        if job.key == "tflite":
+            from hexscope.engine.io.tflite.reference import compare_with_tflite
+
+            assert job.graph is not None
+            self.progress.emit(job.generation, "running the model in TFLite and here…")
+            return compare_with_tflite(Graph.from_snapshot(job.graph), job.model_path,
+                                       tolerance_lsb=job.tolerance), ""
         assert job.current is not None
         if job.key == "pinned":
             assert job.pinned is not None

@@ -43,7 +43,8 @@ TARGETS = (("isolated", "Float reference (isolated)"),
            ("accumulated", "Float reference (accumulated)"),
            ("pinned", "Pinned run"),
            ("graph", "Other graph file…"),
-           ("backend", "Other backend…"))
+           ("backend", "Other backend…"),
+           ("tflite", "TFLite model (CPU kernels)"))
 
 #: What each B can and cannot see (issue 32: a broken const is invisible to the float
 #: reference, which computes with the same const).
@@ -61,6 +62,10 @@ SEES = {
              "(nodes matched by id, then label).",
     "backend": "The same graph on another backend (a connected DSP): where the simulator "
                "and the device first disagree.",
+    "tflite": "A graph opened from a .tflite model against TFLite's own CPU kernels, "
+              "tensor by tensor in steps of each tensor's scale: where the delegate's graph "
+              "parts from TFLite. Both run the model's input (the seeded one), fed to the "
+              "delegated partition as TFLite computes it.",
 }
 
 #: Metric -> (text, how to read it from an OutputDiff: larger is worse).

@@ -1,0 +1,62 @@
+"""TFLite as B in the Compare panel (issue 27): a model opened in the app is compared with
+TFLite's own CPU kernels, tensor by tensor, without naming the model again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFileDialog
+
+pytest.importorskip("tflite")
+pytest.importorskip("ai_edge_litert")
+
+MODELS = Path(__file__).parents[1] / "data" / "tflite"
+
+
+def _wait_result(qtbot, window, timeout: int = 30000) -> None:
+    compare = window.compare
+    qtbot.waitUntil(lambda: compare.running is None and not compare.panel.busy
+                    and not compare._timer.isActive(), timeout=timeout)
+
+
+def _compare_with_tflite(qtbot, window):
+    with qtbot.waitSignal(window.controller.idle, timeout=30000):
+        window.debug.actions["run"].trigger()
+    panel = window.compare.panel
+    panel.target.setCurrentIndex(panel.target.findData("tflite"))
+    qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
+    _wait_result(qtbot, window)
+    return panel
+
+
+def test_an_opened_model_is_compared_with_tflite_tensor_by_tensor(qtbot, window,
+                                                                  monkeypatch):
+    def no_dialog(*args, **kwargs):
+        raise AssertionError("the model opened is used: no dialog")
+
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", no_dialog)
+    assert window.files.open_graph(str(MODELS / "pools.tflite"))
+    panel = _compare_with_tflite(qtbot, window)
+    comparison = panel.comparison
+    assert comparison is not None, panel.summary.text()
+    assert comparison.outputs, "every TFLite tensor a node computes is a row"
+    # pools.tflite runs exactly as TFLite does (docs/tflite.md): nothing beyond 1 LSB
+    assert comparison.first_divergence is None
+    assert comparison.mode == "tflite" and "TFLite" in comparison.b_name
+    assert all(d.metrics is not None and d.metrics.max_lsb is not None
+               for d in comparison.outputs), "each row in steps of its tensor's scale"
+
+
+def test_a_graph_not_from_a_model_asks_for_one_and_a_cancel_compares_nothing(
+        qtbot, window, graph_file, monkeypatch):
+    asked: list[str] = []
+    monkeypatch.setattr(QFileDialog, "getOpenFileName",
+                        lambda *a, **k: (asked.append(a[1]) or ("", "")))
+    assert window.files.open_graph(graph_file)
+    panel = window.compare.panel
+    panel.target.setCurrentIndex(panel.target.findData("tflite"))
+    qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
+    assert asked == ["The TFLite model this graph came from"]
+    assert panel.comparison is None
