@@ -34,7 +34,7 @@ from hexscope.engine.analysis.compare import Comparison
 from hexscope.engine.analysis.compare_report import first_divergence_text
 from hexscope.engine.analysis.diff import OutputDiff
 from hexscope.engine.tensor import Tensor
-from hexscope.widgets.compare_table import CompareTableModel
+from hexscope.widgets.compare_table import COLUMNS, CompareTableModel
 from hexscope.widgets.flow_layout import FlowLayout
 from hexscope.widgets.tensor_heatmap import TensorHeatmapView
 
@@ -208,6 +208,7 @@ class ComparePanel(QWidget):
         # column widths from the rows in view only: a pass over thousands of rows per
         # comparison would undo what the model saves
         self.table.horizontalHeader().setResizeContentsPrecision(0)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)     # plan order first
@@ -342,6 +343,12 @@ class ComparePanel(QWidget):
         if self._rows and not self._sized:
             self._sized = True                   # once: later the user's widths stay
             self.table.resizeColumnsToContents()
+            # a long name (a TFLite tensor's) took the whole table and hid the figures:
+            # the name column gets at most a third of the table, elided in the middle
+            node = COLUMNS.index("node")
+            widest = max(120, self.table.viewport().width() // 3)
+            if self.table.columnWidth(node) > widest:
+                self.table.setColumnWidth(node, widest)
         if comparison is None:
             self.summary.setText(note or "Run the graph, then Compare.")
         else:

@@ -60,3 +60,19 @@ def test_a_graph_not_from_a_model_asks_for_one_and_a_cancel_compares_nothing(
     qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
     assert asked == ["The TFLite model this graph came from"]
     assert panel.comparison is None
+
+
+def test_long_tensor_names_leave_the_figures_in_view(qtbot, window):
+    # a TFLite tensor's name ('StatefulPartitionedCall_1:0 (Quantized_CastUInt8ToInt8)')
+    # made the node column as wide as the table: the max LSB column was scrolled away
+    from hexscope.widgets.compare_table import COLUMNS
+
+    window.resize(1280, 800)
+    window.show()
+    assert window.files.open_graph(str(MODELS / "conv_relu6.tflite"))
+    panel = _compare_with_tflite(qtbot, window)
+    assert panel.comparison is not None and panel.comparison.outputs
+    table = panel.table
+    node, figure = COLUMNS.index("node"), COLUMNS.index("max LSB")
+    assert table.columnWidth(node) <= max(120, table.viewport().width() // 3)
+    assert table.columnViewportPosition(figure) < table.viewport().width()
