@@ -193,13 +193,17 @@ def load_plugins_from(folder: str | os.PathLike[str] | None = None,
                       errors: list[PluginError] | None = None) -> list[OpSpec]:
     """Load every ``*.py`` in ``folder`` (default :func:`default_plugin_dir`), sorted by name.
 
-    Files whose name starts with ``_`` are skipped, and a missing folder loads nothing. A
-    failing file raises its PluginError, unless ``errors`` is given: then the error is
-    appended there and the other files still load.
+    Files whose name starts with ``_`` are skipped, and a missing folder loads nothing; so
+    is a file whose ops are registered already (the command line loads the bundled plugins
+    at every start), as :func:`load_standard_plugins` does. A failing file raises its
+    PluginError, unless ``errors`` is given: then the error is appended there and the other
+    files still load.
     """
     base = Path(folder) if folder is not None else default_plugin_dir()
     loaded: list[OpSpec] = []
     for path in plugin_files(base, errors):
+        if _already_loaded(path, registry):
+            continue
         try:
             loaded += load_plugin(path, registry)
         except PluginError as exc:

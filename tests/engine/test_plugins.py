@@ -171,3 +171,23 @@ def test_standard_plugins_load_bundled_and_user_ones_once(tmp_path, monkeypatch)
         for name in ("MyScale_f", "PeekLeft_8_d32"):
             if name in REGISTRY:
                 REGISTRY.unregister(name)
+
+
+def test_loading_a_folder_twice_loads_its_files_once(tmp_path):
+    # the command line loads the bundled plugins at every start (in-process tests call it
+    # many times): a folder loaded again is no DuplicateOpError, and nothing new comes
+    from hexscope.engine.plugins import load_plugins_from, unload_plugin
+
+    (tmp_path / "twice.py").write_text(
+        "from hexscope.engine.ops.registry import Category, Port, op\n"
+        "from hexscope.engine.dtypes import DType\n"
+        "@op('TwiceLoaded_8', Category.USER, inputs=(Port('x', DType.QUINT8),),\n"
+        "    outputs=(Port('y', DType.QUINT8),), user=True)\n"
+        "def twice(ctx, x):\n"
+        "    return (x,)\n", encoding="utf-8")
+    first = load_plugins_from(tmp_path)
+    try:
+        assert [s.name for s in first] == ["TwiceLoaded_8"]
+        assert load_plugins_from(tmp_path) == []
+    finally:
+        unload_plugin(first)
