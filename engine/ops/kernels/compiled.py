@@ -19,7 +19,9 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 _LOCK = threading.Lock()
 _KERNELS: dict[str, Any] = {}
@@ -57,4 +59,26 @@ def load() -> bool:
     return kernel("clamp_codes") is not None     # the module compiles all its kernels
 
 
-__all__ = ["enabled", "kernel", "load"]
+def compile_once(build: Callable[[], T]) -> Callable[[], T | None]:
+    """A getter of ``build()``'s kernels, built on first use, once per process, under a lock;
+    it gives None where the compiled kernels are off or ``build`` raised (no numba, or it
+    cannot compile here). What :func:`kernel` is for compiled_defs, for the kernel modules
+    that build their own (depthwise, dwise_requant)."""
+    lock = threading.Lock()
+    built: list[T | None] = []
+
+    def get() -> T | None:
+        if not enabled():
+            return None
+        with lock:
+            if not built:
+                try:
+                    built.append(build())
+                except Exception:  # noqa: BLE001 - no numba, or it cannot compile here
+                    built.append(None)
+        return built[0]
+
+    return get
+
+
+__all__ = ["compile_once", "enabled", "kernel", "load"]

@@ -10,7 +10,6 @@ skipped, not read as a pad code, so any zero code is exact.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -18,28 +17,11 @@ import numpy as np
 
 from hexscope.engine.ops.kernels import compiled
 
-_LOCK = threading.Lock()
-_COMPILED: list[tuple[Callable[..., Any], Callable[..., Any]] | None] = []
-
 
 def _numba_kernel() -> Callable[..., Any] | None:
     """The compiled loop (general), or None where numba is missing or turned off."""
     kernels = _numba_kernels()
     return None if kernels is None else kernels[0]
-
-
-def _numba_kernels() -> tuple[Callable[..., Any], Callable[..., Any]] | None:
-    """(general, narrow): the narrow loop sums in int32 without wrapping, for zero codes in
-    0..255 and at most 33,025 taps (each product is under 2**16, so no sum wraps)."""
-    if not compiled.enabled():
-        return None
-    with _LOCK:
-        if not _COMPILED:
-            try:
-                _COMPILED.append(_build())
-            except Exception:  # noqa: BLE001 - no numba, or it cannot compile here
-                _COMPILED.append(None)
-    return _COMPILED[0]
 
 
 def _build() -> tuple[Callable[..., Any], Callable[..., Any]]:
@@ -97,6 +79,11 @@ def _build() -> tuple[Callable[..., Any], Callable[..., Any]]:
                         v = np.int64(acc[k] & np.uint64(0xFFFFFFFF))
                         out[b, oy, ox, k] = v - 4294967296 if v >= 2147483648 else v
     return sums, narrow
+
+
+#: (general, narrow): the narrow loop sums in int32 without wrapping, for zero codes in
+#: 0..255 and at most 33,025 taps (each product is under 2**16, so no sum wraps)
+_numba_kernels = compiled.compile_once(_build)
 
 
 def depthwise_sums(x: np.ndarray, w: np.ndarray, zx: int, zf: int, sh: int, sw: int,

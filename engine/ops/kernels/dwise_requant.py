@@ -11,28 +11,12 @@ it also returns min and max of int32(v) over every output, which the range retry
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from hexscope.engine.ops.kernels import compiled
-
-_LOCK = threading.Lock()
-_COMPILED: list[Callable[..., Any] | None] = []
-
-
-def _kernel() -> Callable[..., Any] | None:
-    if not compiled.enabled():
-        return None
-    with _LOCK:
-        if not _COMPILED:
-            try:
-                _COMPILED.append(_build())
-            except Exception:  # noqa: BLE001 - no numba, or it cannot compile here
-                _COMPILED.append(None)
-    return _COMPILED[0]
 
 
 def _build() -> Callable[..., Any]:
@@ -58,6 +42,9 @@ def _build() -> Callable[..., Any]:
                 out[i, k] = 0 if v < 0 else (255 if v > 255 else v)
         return lo, hi
     return requant
+
+
+_kernel = compiled.compile_once(_build)
 
 
 def dwise_requantize(sums: np.ndarray, biasbuf: np.ndarray, recip: np.ndarray, shamt: int

@@ -323,3 +323,24 @@ def test_supernode_reference_compiled_equals_numpy(seed, out_range):
     want = _numpy(supernode_reference, ctx, *args)
     for g, w in zip(got, want, strict=True):
         assert np.asarray(g).tobytes() == np.asarray(w).tobytes()
+
+
+def test_compile_once_builds_once_and_says_none_when_off_or_failing(monkeypatch):
+    calls: list[int] = []
+
+    def build():
+        calls.append(1)
+        return "kernels"
+
+    get = compiled.compile_once(build)
+    monkeypatch.delenv("HEXSCOPE_KERNELS", raising=False)
+    assert get() == "kernels" and get() == "kernels" and calls == [1]
+    monkeypatch.setenv("HEXSCOPE_KERNELS", "numpy")
+    assert get() is None                     # turned off: the numpy paths run
+
+    def broken():
+        raise ImportError("no numba")
+
+    monkeypatch.delenv("HEXSCOPE_KERNELS")
+    failing = compiled.compile_once(broken)
+    assert failing() is None and failing() is None
