@@ -187,12 +187,8 @@ def load_plugins(paths: Sequence[str], verbose: bool = False) -> list[str]:
 
 def _load_or_report(path: str) -> Graph | None:
     notes: list[str] = []
-    problem = special_file_problem(path)
-    if problem:
-        err(problem)
-        return None
     try:
-        graph = load_any(path, notes)
+        graph = load_any(path, notes)       # refuses a named pipe before opening it
     except EngineError as exc:
         err(str(exc))
         return None

@@ -282,7 +282,7 @@ def _dump_folder(path: str) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from hexscope.engine.batch.report import write_json, write_junit
-    from hexscope.engine.io.any_graph import load_any, special_file_problem
+    from hexscope.engine.io.any_graph import load_any
 
     problem = (backend_problem(args.backend)
                or (scheduler_problem(args.scheduler) if args.scheduler else "")
@@ -294,10 +294,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = BatchResult(name, args.backend)
     notes: list[str] = []
     try:
-        problem = special_file_problem(args.graph)
-        if problem:
-            raise InputError(problem)
-        graph = load_any(args.graph, notes)
+        graph = load_any(args.graph, notes)         # refuses a named pipe before opening it
         input_sets = build_input_sets(graph, args.graph, args.input, args.inputs_dir)
         if args.dump:
             _dump_folder(args.dump)
