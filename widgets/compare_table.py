@@ -13,7 +13,7 @@ import math
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
-from hexscope.engine.analysis.compare_report import fmt_number, row_text
+from hexscope.engine.analysis.compare_report import excess_text, fmt_number, row_text
 from hexscope.engine.analysis.diff import OutputDiff
 from hexscope.widgets.theme_colors import theme_colors
 
@@ -53,9 +53,8 @@ def _text(d: OutputDiff, column: int, value: float | str | None) -> str:
         return "-" if value is None else str(value)
     if name == "beyond %":
         return "-" if value is None else f"{value:.1f}"
-    if name == "excess LSB" and d.metrics is not None and d.metrics.excess_lsb is None \
-            and value:
-        return "≤ " + fmt_number(value)  # type: ignore[arg-type]
+    if name == "excess LSB":
+        return excess_text(d.metrics)         # the CLI table's text: one rule
     digits = _DIGITS.get(name)
     return fmt_number(value, digits) if digits is not None else fmt_number(value)  # type: ignore[arg-type]
 
