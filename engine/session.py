@@ -76,13 +76,20 @@ class Session:
     # preparation ------------------------------------------------------------------------
     def prepare(self) -> None:
         """Validate and prepare from scratch; node state and Variables are reset."""
+        self._prepare_taking_edits()
+        self._new_executor({}, {})
+
+    def _prepare_taking_edits(self) -> set[int]:
+        """Prepare again; the pending edits, taken *before* preparing, are returned. An edit
+        made while prepare reads the graph then stays pending for the next call instead of
+        being cleared with these; if prepare fails, these stay pending too."""
         edits, self._pending_edits = self._pending_edits, set()
         try:
             self.prepared = self._checked_prepare()
         except BaseException:
             self._pending_edits |= edits
             raise
-        self._new_executor({}, {})
+        return edits
 
     def _checked_prepare(self) -> Prepared:
         self.issues = validate(self.graph, self.registry)
@@ -119,15 +126,8 @@ class Session:
         """Re-prepare after edits, keeping results of nodes the edits cannot affect."""
         if not self._pending_edits:
             return
-        # Taken before preparing: an edit made while prepare reads the graph stays pending
-        # for the next call instead of being cleared with the ones prepared here.
-        edits, self._pending_edits = self._pending_edits, set()
         old = self.executor
-        try:
-            self.prepared = self._checked_prepare()
-        except BaseException:
-            self._pending_edits |= edits
-            raise
+        edits = self._prepare_taking_edits()
         stale = self.graph.downstream(edits) | edits
         # an edit can make or unmake a fusion far from where it was made (a second reader of
         # a requantize): a node that prepare now makes differently has a stale result too
