@@ -22,6 +22,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from pathlib import Path
 
+from hexscope.engine.batch.deferred_signals import Deferred, signals_deferred
 from hexscope.engine.batch.dump import dump_run, dumped
 from hexscope.engine.batch.records import BatchResult, InputSet, Outcome, RunRecord, lost_run
 from hexscope.engine.batch.single_run import open_session, plugin_files, run_one
@@ -102,6 +103,12 @@ def run_parallel(graph: Graph, input_sets: Sequence[InputSet], backend: str, see
     init = (graph.to_bytes(), plugin_files(), backend, seed, dump_dir, fusions)
     jobs = max(1, min(jobs, len(input_sets)))     # never more processes than sets
     todo = deque(range(len(input_sets)))
+    with signals_deferred() as signals:
+        _run_rounds(todo, input_sets, context, init, jobs, done, signals)
+
+
+def _run_rounds(todo: deque[int], input_sets: Sequence[InputSet], context: object,
+                init: tuple, jobs: int, done: Done, signals: Deferred) -> None:
     while todo:
         suspects: list[int] = []
         broken = False
@@ -117,7 +124,8 @@ def run_parallel(graph: Graph, input_sets: Sequence[InputSet], backend: str, see
                     todo.appendleft(k)
                     broken = True
                     break
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                finished, _ = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
+                signals.check()
                 for future in finished:
                     k = pending.pop(future)
                     try:
@@ -133,12 +141,14 @@ def run_parallel(graph: Graph, input_sets: Sequence[InputSet], backend: str, see
             if broken and not suspects and todo:
                 suspects.append(todo.popleft())
         for k in suspects:
-            _run_alone(k, input_sets[k], context, init, done)
+            _run_alone(k, input_sets[k], context, init, done, signals)
 
 
 #: Input sets queued per worker: enough that none waits for the parent, few enough that the
 #: queued inputs and results stay small.
 IN_FLIGHT = 4
+#: How often the parent, waiting for results, acts on a Ctrl+C it noted (seconds).
+POLL_S = 0.1
 
 
 @contextmanager
@@ -162,7 +172,8 @@ def _sigint_blocked() -> Iterator[None]:
 def _pool(workers: int, context: object, init: tuple) -> Iterator[ProcessPoolExecutor]:
     """A process pool that, on Ctrl+C, stops its workers at once (they ignore SIGINT, so
     none prints a traceback) instead of waiting for the sets they hold; otherwise it waits
-    for them, as ``with ProcessPoolExecutor`` does."""
+    for them, as ``with ProcessPoolExecutor`` does. Either way the pool's manager thread
+    has ended when this returns (see ``_unblock_manager``)."""
     pool = ProcessPoolExecutor(workers, mp_context=context,  # type: ignore[arg-type]
                                initializer=_init, initargs=init)
     interrupted = False
@@ -171,9 +182,25 @@ def _pool(workers: int, context: object, init: tuple) -> Iterator[ProcessPoolExe
     except KeyboardInterrupt:
         interrupted = True
         _stop_workers()
+        _unblock_manager(pool)
         raise
     finally:
-        pool.shutdown(wait=not interrupted, cancel_futures=interrupted)
+        pool.shutdown(wait=True, cancel_futures=interrupted)
+
+
+def _unblock_manager(pool: ProcessPoolExecutor) -> None:
+    """Let the pool's manager thread see the end of its result pipe once the workers are
+    killed. A worker killed while it wrote a result leaves half a message there, and CPython's
+    ``concurrent.futures`` (3.11) reads it without a timeout: the thread waited for ever, and
+    so did the interpreter's exit, which joins it (an interrupted ``run -j 2`` hung now and
+    then), or raced it closing its wake-up pipe ("Exception ignored ... Bad file
+    descriptor" after the one line). The parent's copy of the write end is the last one
+    open: closing it turns the wait into an end of file, which the thread takes as a broken
+    pool and ends. The attribute is CPython's; without it the old behaviour stays."""
+    results = getattr(pool, "_result_queue", None)
+    writer = getattr(results, "_writer", None)
+    if writer is not None:
+        writer.close()
 
 
 def _stop_workers() -> None:
@@ -188,11 +215,13 @@ def _stop_workers() -> None:
 
 
 def _run_alone(k: int, input_set: InputSet, context: object, init: tuple,
-               done: Done) -> None:
+               done: Done, signals: Deferred) -> None:
     with _pool(1, context, init) as alone:
         try:
             with _sigint_blocked():
                 future = alone.submit(_task, k, input_set)
+            while not wait([future], timeout=POLL_S).done:
+                signals.check()
             done(*future.result())
         except BrokenProcessPool:
             done(k, lost_run(input_set, "the worker process running it died "
