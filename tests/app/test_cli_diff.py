@@ -1,0 +1,61 @@
+"""hexscope diff A B: text, --json, --prepared and the exit codes (issue 31)."""
+
+from __future__ import annotations
+
+import json
+
+from hexscope.app.cli import main
+from support.diff_graphs import three_edits
+
+
+def _saved(tmp_path):
+    a, b = three_edits()
+    pa, pb = tmp_path / "a.hexgraph", tmp_path / "b.hexgraph"
+    a.save(pa)
+    b.save(pb)
+    return str(pa), str(pb)
+
+
+def test_cli_diff_lists_the_three_changes_and_exits_1(tmp_path, capsys):
+    pa, pb = _saved(tmp_path)
+    assert main(["diff", pa, pb]) == 1
+    out = capsys.readouterr().out
+    assert "changed  0x1005 (Const)" in out and "1 of 64 byte(s) differ" in out
+    assert "removed  0x100d (Const)" in out
+    assert "input 4: 0x100d:0 → 0x1006:0 (rewired)" in out
+    assert out.rstrip().endswith("2 changed, 1 removed, 0 added (24 nodes in A, 23 in B, "
+                                 "23 matched)")
+
+
+def test_cli_diff_json_of_a_graph_with_itself_is_empty_and_exits_0(tmp_path, capsys):
+    pa, _ = _saved(tmp_path)
+    assert main(["diff", pa, pa, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["format"] == "hexscope-diff" and doc["same"] is True and doc["nodes"] == []
+
+
+def test_cli_diff_json_names_each_node(tmp_path, capsys):
+    pa, pb = _saved(tmp_path)
+    assert main(["diff", pa, pb, "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert [(n["kind"], n["a"], n["b"]) for n in doc["nodes"]] == [
+        ("changed", "0x1005", "0x1005"), ("removed", "0x100d", None),
+        ("changed", "0x1010", "0x1010")]
+    assert doc["nodes"][0]["changes"][0]["differing_bytes"] == 1
+
+
+def test_cli_diff_bad_input_exits_2_with_one_line(tmp_path, capsys):
+    pa, _ = _saved(tmp_path)
+    bad = tmp_path / "bad.hexgraph"
+    bad.write_text("not a graph")
+    assert main(["diff", pa, str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.hexgraph" in err and "Traceback" not in err
+    assert main(["diff", pa, str(tmp_path / "missing.hexgraph")]) == 2
+    assert main(["diff", pa]) == 2          # neither B nor --prepared
+
+
+def test_cli_diff_prepared_compares_authored_with_prepared(tmp_path, capsys):
+    pa, _ = _saved(tmp_path)
+    assert main(["diff", pa, "--prepared"]) == 1
+    assert "op: Quantize → AutoQuantize" in capsys.readouterr().out
