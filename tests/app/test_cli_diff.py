@@ -59,3 +59,29 @@ def test_cli_diff_prepared_compares_authored_with_prepared(tmp_path, capsys):
     pa, _ = _saved(tmp_path)
     assert main(["diff", pa, "--prepared"]) == 1
     assert "op: Quantize → AutoQuantize" in capsys.readouterr().out
+
+
+def test_cli_diff_compare_and_run_write_html_and_model_explorer(tmp_path, capsys):
+    from importlib.resources import files
+
+    from hexscope.engine.report.html import external_references
+
+    pa, pb = _saved(tmp_path)
+    example = str(files("hexscope.resources.examples") / "classic_quantized.hexgraph")
+    assert main(["diff", pa, pb, "--html", str(tmp_path / "d.html")]) == 1
+    assert main(["compare", example, "-q", "--html", str(tmp_path / "c.html"),
+                 "--model-explorer", str(tmp_path / "c.json")]) == 0
+    assert main(["run", example, "-q", "-j", "1", "--html", str(tmp_path / "r.html"),
+                 "--model-explorer", str(tmp_path / "r.json")]) == 0
+    for name, heading in (("d", "Structural diff"), ("c", "Compare"), ("r", "Run")):
+        html = (tmp_path / f"{name}.html").read_text(encoding="utf-8")
+        assert f"<h1>{heading}" in html and external_references(html) == []
+    times = json.loads((tmp_path / "r.json").read_text())["results"]
+    assert times and all(v["value"] > 0 for v in times.values())
+    assert json.loads((tmp_path / "c.json").read_text())["results"]
+
+
+def test_cli_diff_html_into_a_missing_folder_exits_2_before_work(tmp_path, capsys):
+    pa, pb = _saved(tmp_path)
+    assert main(["diff", pa, pb, "--html", str(tmp_path / "no" / "d.html")]) == 2
+    assert "does not exist" in capsys.readouterr().err
