@@ -38,8 +38,15 @@ class Key:
 
 
 def layered_positions(nodes: Sequence[Node]) -> dict[int, tuple[float, float]]:
+    """Where :func:`layered_layout` puts each node."""
+    return layered_layout(nodes)[0]
+
+
+def layered_layout(nodes: Sequence[Node]
+                   ) -> tuple[dict[int, tuple[float, float]], dict[int, int]]:
     """Column = longest path from a source (consts half a column before their first
-    consumer), row = order of appearance in the column; long graphs wrap into bands."""
+    consumer), row = order of appearance in the column; long graphs wrap into bands.
+    Returns the positions and each node's band."""
     readers_of: dict[int, list[int]] = {}
     for n in nodes:
         for src, _ in n.inputs:
@@ -67,12 +74,14 @@ def layered_positions(nodes: Sequence[Node]) -> dict[int, tuple[float, float]]:
     return _bands(columns, wrap=len(nodes) > LABEL_LIMIT)
 
 
-def _bands(columns: dict[float, list[int]], wrap: bool) -> dict[int, tuple[float, float]]:
+def _bands(columns: dict[float, list[int]], wrap: bool
+           ) -> tuple[dict[int, tuple[float, float]], dict[int, int]]:
     xs = sorted(columns)
     height = max((len(c) if x == int(x) else min(len(c), CONST_ROWS)
                   for x, c in columns.items()), default=1)
     per_band = BAND_COLUMNS if wrap and len(xs) > BAND_COLUMNS * 1.5 else len(xs) or 1
     positions: dict[int, tuple[float, float]] = {}
+    bands: dict[int, int] = {}
     first = xs[0] if xs else 0.0
     for x in xs:
         band, col = divmod(x - first, per_band)
@@ -82,10 +91,12 @@ def _bands(columns: dict[float, list[int]], wrap: bool) -> dict[int, tuple[float
             for k, nid in enumerate(columns[x]):
                 sub, row = divmod(k, CONST_ROWS)
                 positions[nid] = (col * SPREAD - 0.2 * sub, base + row + 0.55)
+                bands[nid] = int(band)
             continue
         for row, nid in enumerate(columns[x]):
             positions[nid] = (col * SPREAD, base + row)
-    return positions
+            bands[nid] = int(band)
+    return positions, bands
 
 
 def editor_positions(nodes: Sequence[Node]) -> dict[int, tuple[float, float]] | None:
@@ -101,9 +112,9 @@ def draw_graph(nodes: Sequence[Node], colours: Mapping[int, str], title: str,
     """The graph as an ``<svg>``: nodes coloured by ``colours`` (others plain), wires grey."""
     nodes = list(nodes)
     pos = editor_positions(nodes) if len(nodes) <= LABEL_LIMIT else None
-    pos = pos or layered_positions(nodes)
-    if not pos:
-        pos = {}
+    band: dict[int, int] = {}
+    if pos is None:
+        pos, band = layered_layout(nodes)
     xs = [p[0] for p in pos.values()] or [0.0]
     ys = [p[1] for p in pos.values()] or [0.0]
     span_x, span_y = max(xs) - min(xs) + 1, max(ys) - min(ys) + 1
@@ -115,15 +126,19 @@ def draw_graph(nodes: Sequence[Node], colours: Mapping[int, str], title: str,
     ax.set_title(title, loc="left")
     ax.set_axis_off()
     big = len(nodes) > RASTER_LIMIT
+    # a wire between two bands would cross the whole drawing: the bands read in order
     segments = [(pos[src], pos[n.node_id]) for n in nodes for src, _ in n.inputs
-                if src in pos and n.node_id in pos]
+                if src in pos and n.node_id in pos
+                and band.get(src, 0) == band.get(n.node_id, 0)]
     wires = LineCollection(segments, colors=EDGE, linewidths=0.3 if big else 0.7,
                            alpha=0.5 if len(nodes) > LABEL_LIMIT else 0.9, zorder=1)
     wires.set_rasterized(big)
     ax.add_collection(wires)
     points = [pos[n.node_id] for n in nodes]
     fill = [colours.get(n.node_id, PLAIN) for n in nodes]
-    box = 1100.0 / max(span_x, span_y * 2.5) ** 1.2 if len(nodes) > LABEL_LIMIT else 0
+    # a block a little smaller than a row, in points (scatter sizes are areas in pt²)
+    row_points = min(height * 72.0 / span_y, width * 72.0 / span_x * SPREAD)
+    block = max(1.0, (0.7 * row_points) ** 2)
     if len(nodes) <= LABEL_LIMIT:
         for n, (x, y), c in zip(nodes, points, fill, strict=True):
             small = n.is_const
@@ -135,8 +150,14 @@ def draw_graph(nodes: Sequence[Node], colours: Mapping[int, str], title: str,
                 ax.plot([x], [y], marker="s", ms=4, mfc=c, mec="#4a5260", mew=0.5, zorder=3)
     else:
         dots = ax.scatter([p[0] for p in points], [p[1] for p in points], c=fill,
-                          marker="s", s=max(1.0, min(40.0, box)), linewidths=0, zorder=2)
+                          marker="s", s=block, linewidths=0, zorder=2)
         dots.set_rasterized(big)
+        # the coloured few must show among thousands: drawn again, larger, outlined
+        marked = [(p, c) for p, c in zip(points, fill, strict=True) if c != PLAIN]
+        if marked:
+            ax.scatter([p[0] for p, _ in marked], [p[1] for p, _ in marked],
+                       c=[c for _, c in marked], marker="s", s=max(block, 36.0),
+                       edgecolors="#222222", linewidths=0.6, zorder=4)
     ax.set_xlim(min(xs) - 0.8, max(xs) + 0.8)
     ax.set_ylim(max(ys) + 0.8, min(ys) - 0.8)
     if legend:
@@ -174,4 +195,4 @@ def _mix(share: float) -> str:
 
 
 __all__ = ["LABEL_LIMIT", "PLAIN", "RASTER_LIMIT", "Key", "draw_graph", "editor_positions",
-           "error_colour", "layered_positions"]
+           "error_colour", "layered_layout", "layered_positions"]
