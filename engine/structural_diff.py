@@ -23,6 +23,8 @@ from hexscope.engine.tensor import Tensor
 FORMAT = "hexscope-diff"
 VERSION = 1
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
+#: how every view marks each kind (the HTML report's drawing, the app's side-by-side view)
+KIND_COLOURS = {REMOVED: "#ef8a8a", CHANGED: "#ffc46b", ADDED: "#7fb8f0"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,5 +213,5 @@ def _hex(node_id: int | None) -> str | None:
     return None if node_id is None else f"0x{node_id:x}"
 
 
-__all__ = ["ADDED", "CHANGED", "FORMAT", "REMOVED", "VERSION", "FieldChange", "NodeDiff",
-           "StructuralDiff", "const_change", "node_changes", "structural_diff"]
+__all__ = ["ADDED", "CHANGED", "FORMAT", "KIND_COLOURS", "REMOVED", "VERSION", "FieldChange",
+           "NodeDiff", "StructuralDiff", "const_change", "node_changes", "structural_diff"]

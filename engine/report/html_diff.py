@@ -9,9 +9,8 @@ from os import PathLike
 from hexscope.engine.nodes import Node
 from hexscope.engine.report.graph_drawing import Key, draw_graph
 from hexscope.engine.report.html import Cell, Figure, Page, Row, Section, Table, write_page
-from hexscope.engine.structural_diff import ADDED, CHANGED, REMOVED, StructuralDiff
+from hexscope.engine.structural_diff import ADDED, CHANGED, KIND_COLOURS, REMOVED, StructuralDiff
 
-DIFF_COLOURS = {REMOVED: "#ef8a8a", CHANGED: "#ffc46b", ADDED: "#7fb8f0"}
 MAX_ROWS = 5000
 
 
@@ -27,9 +26,9 @@ def diff_page(diff: StructuralDiff, a: Iterable[Node], b: Iterable[Node]) -> Pag
                        (str(counts[ADDED]), "added (only in B)")])
     summary = Section("Summary", "summary", callouts=[(diff.summary(), not diff.same)])
     page.sections.append(summary)
-    a_colours = {i: DIFF_COLOURS[e.kind] for i, e in diff.by_a.items()}
-    b_colours = {j: DIFF_COLOURS[e.kind] for j, e in diff.by_b.items()}
-    keys = [Key(f"{k} ({counts[k]})", DIFF_COLOURS[k]) for k in (CHANGED, REMOVED, ADDED)]
+    a_colours = {i: KIND_COLOURS[e.kind] for i, e in diff.by_a.items()}
+    b_colours = {j: KIND_COLOURS[e.kind] for j, e in diff.by_b.items()}
+    keys = [Key(f"{k} ({counts[k]})", KIND_COLOURS[k]) for k in (CHANGED, REMOVED, ADDED)]
     graphs = Section("The graphs", "graphs", figures=[
         Figure(draw_graph(a_nodes, a_colours, f"A: {diff.a_name}", keys[:2])),
         Figure(draw_graph(b_nodes, b_colours, f"B: {diff.b_name}", [keys[0], keys[2]]))])
@@ -55,4 +54,4 @@ def _hex(node_id: int | None) -> str:
     return "-" if node_id is None else f"0x{node_id:x}"
 
 
-__all__ = ["DIFF_COLOURS", "diff_page", "write_diff_html"]
+__all__ = ["diff_page", "write_diff_html"]
