@@ -25,7 +25,14 @@ from PySide6.QtWidgets import (
 )
 
 from hexscope.engine.graph import Graph
-from hexscope.engine.structural_diff import ADDED, KIND_COLOURS, REMOVED, NodeDiff, StructuralDiff
+from hexscope.engine.structural_diff import (
+    ADDED,
+    CHANGED,
+    KIND_COLOURS,
+    REMOVED,
+    NodeDiff,
+    StructuralDiff,
+)
 from hexscope.widgets.graph_canvas import GraphCanvas, GraphScene, NodeItem, NodeLook
 
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -115,6 +122,7 @@ class SideBySideView(QWidget):
         split.addWidget(self.differences)
         split.setStretchFactor(0, 4)
         split.setStretchFactor(1, 1)
+        split.setSizes([560, 140])
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addWidget(split)
@@ -148,6 +156,8 @@ class SideBySideView(QWidget):
             self._built()
 
     def _built(self) -> None:
+        for scene, entries in ((self.scene_a, self.diff.by_a), (self.scene_b, self.diff.by_b)):
+            _mark_fold_targets(scene, entries)
         self.is_ready = True
         self.summary.setText(self.diff.summary())
         self.canvas_a.show_graph()
@@ -238,6 +248,18 @@ class SideBySideView(QWidget):
         elif entry.b_id is None:
             self._follow(self.canvas_a, self.canvas_b)
         self.selected.emit(entry.a_id, entry.b_id)
+
+
+def _mark_fold_targets(scene: GraphScene, entries: dict[int, NodeDiff]) -> None:
+    """A differing const folded onto its consumer has no item: its consumer carries the
+    mark (when it has none of its own), so a changed range const still shows."""
+    for node_id, e in entries.items():
+        target = scene.folded.get(node_id)
+        if target is None or target in entries:
+            continue
+        what = "; ".join(c.text() for c in e.changes) or e.kind
+        scene.set_look(target, overlay=QColor(KIND_COLOURS[CHANGED]),
+                       overlay_note=f"its const 0x{node_id:x} {e.kind}: {what}")
 
 
 def _nearest_node(scene: GraphScene, center: QPointF, visible: QRectF) -> NodeItem | None:

@@ -95,3 +95,27 @@ def test_side_by_side_says_when_the_other_file_is_bad(window, qtbot, tmp_path, m
     assert told and "bad.hexgraph" in told[0]
 
 
+
+
+def test_a_changed_folded_const_marks_its_consumer(window, qtbot, tmp_path, monkeypatch):
+    import numpy as np
+
+    from support.diff_graphs import copy_graph
+    from support.large_graph import residual_graph
+
+    a = residual_graph(24)
+    b = copy_graph(a)
+    b.set_const(CONV2_FMIN, np.array([-2.0], np.float32))      # a tiny const: folded
+    window.files.open_graph(_save(a, tmp_path / "a.hexgraph"))
+    view = window.side_by_side.compare_with(_save(b, tmp_path / "b.hexgraph"))
+    qtbot.waitUntil(lambda: view.is_ready, timeout=10000)
+    assert view.scene_a.folded[CONV2_FMIN] == CONV2
+    for scene in (view.scene_a, view.scene_b):
+        assert scene.looks[CONV2].overlay == QColor(KIND_COLOURS["changed"])
+        assert "0x100d" in scene.looks[CONV2].overlay_note
+    window.side_by_side.window.close()
+
+
+def _save(graph, path) -> str:
+    graph.save(path)
+    return str(path)
