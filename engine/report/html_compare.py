@@ -19,6 +19,7 @@ from hexscope.engine.nodes import Node
 from hexscope.engine.report.graph_drawing import PLAIN, Key, draw_graph, error_colour
 from hexscope.engine.report.html import Cell, Figure, Page, Row, Section, Table, num, write_page
 from hexscope.engine.report.plots import per_node_plot, tensor_plot
+from hexscope.engine.structural_diff import StructuralDiff
 
 MAX_ROWS = 5000
 HEADERS = ("node", "op", "output", "max LSB", "excess", "RMS LSB", "max abs", "cosine",
@@ -43,7 +44,10 @@ def node_errors(comparison: Comparison) -> dict[int, float]:
     return out
 
 
-def compare_page(result: CompareResult, nodes: Iterable[Node]) -> Page:
+def compare_page(result: CompareResult, nodes: Iterable[Node],
+                 diff: StructuralDiff | None = None) -> Page:
+    """The page; ``diff`` (B another graph file) adds what differs between the graphs,
+    which names the const or node changed when the first divergence is a fused node."""
     nodes = list(nodes)
     compared = [r for r in result.runs if r.comparison is not None]
     exceeding = sum(len(r.comparison.exceeding) for r in compared)  # type: ignore[union-attr]
@@ -61,6 +65,10 @@ def compare_page(result: CompareResult, nodes: Iterable[Node]) -> Page:
             continue
         page.sections += _run_sections(run.name, run.comparison, nodes, anchor,
                                        len(result.runs) > 1)
+    if diff is not None:
+        from hexscope.engine.report.html_diff import differences_section
+
+        page.sections.insert(1, differences_section(diff, "What differs between the graphs"))
     return page
 
 
@@ -132,8 +140,8 @@ def _row(d: OutputDiff) -> Row:
 
 
 def write_compare_html(result: CompareResult, nodes: Iterable[Node],
-                       path: str | PathLike[str]) -> None:
-    write_page(compare_page(result, nodes), path)
+                       path: str | PathLike[str], diff: StructuralDiff | None = None) -> None:
+    write_page(compare_page(result, nodes, diff), path)
 
 
 __all__ = ["compare_page", "error_of", "node_errors", "write_compare_html"]

@@ -33,16 +33,21 @@ def diff_page(diff: StructuralDiff, a: Iterable[Node], b: Iterable[Node]) -> Pag
         Figure(draw_graph(a_nodes, a_colours, f"A: {diff.a_name}", keys[:2])),
         Figure(draw_graph(b_nodes, b_colours, f"B: {diff.b_name}", [keys[0], keys[2]]))])
     page.sections.append(graphs)
+    page.sections.append(differences_section(diff))
+    return page
+
+
+def differences_section(diff: StructuralDiff, heading: str = "Differences") -> Section:
+    """Every differing node in a sortable table."""
     rows = [Row((Cell(e.kind, css=f"kind-{e.kind}"), Cell(_hex(e.a_id), css="mono"),
                  Cell(_hex(e.b_id), css="mono"), Cell(e.title), Cell(e.op),
                  Cell("; ".join(c.text() for c in e.changes))), e.kind != CHANGED)
             for e in diff.entries[:MAX_ROWS]]
     more = (f"{len(diff.entries) - MAX_ROWS} more node(s): hexscope diff --json lists all"
             if len(diff.entries) > MAX_ROWS else "")
-    page.sections.append(Section(
-        "Differences", "differences",
-        table=Table(("kind", "A", "B", "node", "op", "what changed"), tuple(rows), more)))
-    return page
+    return Section(heading, "differences", callouts=[(diff.summary(), not diff.same)],
+                   table=Table(("kind", "A", "B", "node", "op", "what changed"), tuple(rows),
+                               more) if diff.entries else None)
 
 
 def write_diff_html(diff: StructuralDiff, a: Iterable[Node], b: Iterable[Node],
@@ -54,4 +59,4 @@ def _hex(node_id: int | None) -> str:
     return "-" if node_id is None else f"0x{node_id:x}"
 
 
-__all__ = ["diff_page", "write_diff_html"]
+__all__ = ["diff_page", "differences_section", "write_diff_html"]

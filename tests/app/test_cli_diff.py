@@ -85,3 +85,25 @@ def test_cli_diff_html_into_a_missing_folder_exits_2_before_work(tmp_path, capsy
     pa, pb = _saved(tmp_path)
     assert main(["diff", pa, pb, "--html", str(tmp_path / "no" / "d.html")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_cli_compare_against_html_names_what_differs_between_the_graphs(tmp_path, capsys):
+    from importlib.resources import files
+
+    import numpy as np
+
+    from hexscope.engine import Graph
+
+    example = str(files("hexscope.resources.examples") / "classic_quantized.hexgraph")
+    other = Graph.load(example)
+    weights = np.array(other.node(0x10010).const.array)
+    weights[0, 0, 0, 0] ^= 0x40
+    other.set_const(0x10010, weights)
+    other.save(tmp_path / "v2.hexgraph")
+    out = tmp_path / "c.html"
+    assert main(["compare", example, "--against", str(tmp_path / "v2.hexgraph"), "-q",
+                 "--html", str(out)]) == 1
+    html = out.read_text(encoding="utf-8")
+    assert "What differs between the graphs" in html
+    assert "0x10010" in html and "1 of 216 byte(s) differ" in html
+    assert "first divergence: 0x1001b" in html
