@@ -200,9 +200,14 @@ def const_change(ta: Tensor | None, tb: Tensor | None) -> FieldChange | None:
     where = tuple(int(i) for i in np.unravel_index(k, ta.shape))
     largest = float(delta.reshape(-1)[k])
     va, vb = ta.array.reshape(-1)[k].item(), tb.array.reshape(-1)[k].item()
-    detail = (f"{differing} of {ba.size} byte(s) differ; largest change {largest:g} at "
-              f"{list(where)}: {va} → {vb}")
+    detail = (f"{differing} of {ba.size} byte(s) differ; largest change {largest:.7g} at "
+              f"{list(where)}: {_value(va)} → {_value(vb)}")
     return FieldChange("const", ta.describe(), tb.describe(), detail, differing, largest)
+
+
+def _value(v: float | int) -> str:
+    # float32 values read as float64 would show digits the const never had
+    return f"{v:.7g}" if isinstance(v, float) else str(v)
 
 
 def _data_text(t: Tensor) -> str:
