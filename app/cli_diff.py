@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
+from hexscope.engine.graph import Graph
 from hexscope.engine.structural_diff import StructuralDiff, structural_diff
 
 DIFF_EPILOG = """\
@@ -37,7 +39,7 @@ def add_diff_parser(sub: Any) -> None:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from hexscope.app.cli import EXIT_INVALID, _load_or_report, err
+    from hexscope.app.cli import EXIT_INVALID, err
     from hexscope.app.cli_run import report_problem, write_report
     from hexscope.engine.errors import EngineError
 
@@ -48,7 +50,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if problem:
         err(problem)
         return EXIT_INVALID
-    a = _load_or_report(args.a)
+    a = _load(args.a)
     if a is None:
         return EXIT_INVALID
     if args.prepared:
@@ -62,7 +64,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         b_nodes, b_name = list(prepared.nodes.values()), f"{args.a} (prepared)"
         b_graph = None
     else:
-        b_graph = _load_or_report(args.b)
+        b_graph = _load(args.b)
         if b_graph is None:
             return EXIT_INVALID
         b_nodes, b_name = list(b_graph), args.b
@@ -79,6 +81,23 @@ def cmd_diff(args: argparse.Namespace) -> int:
             err(problem)
             return EXIT_INVALID
     return 0 if diff.same else 1
+
+
+def _load(path: str) -> Graph | None:
+    """The graph in ``path``, or None once the reason is printed (one line naming it)."""
+    from hexscope.app.cli import err
+    from hexscope.engine.errors import EngineError
+    from hexscope.engine.io.any_graph import load_any
+
+    notes: list[str] = []
+    try:
+        graph = load_any(path, notes)
+    except EngineError as exc:
+        err(str(exc))
+        return None
+    for note in notes:
+        print(f"warning: {note}", file=sys.stderr)
+    return graph
 
 
 def diff_text(diff: StructuralDiff, top: int = 200) -> str:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from hexscope.engine import Graph
 from hexscope.engine.prepare import prepare
 from hexscope.engine.structural_diff import CHANGED, REMOVED, structural_diff
@@ -57,3 +61,34 @@ def test_structural_diff_authored_against_prepared_names_the_autoquantize_fusion
     quantize = diff.by_a[0x1004].changes
     assert (quantize[0].field, quantize[0].b) == ("op", "AutoQuantize")
     assert [c.field for c in quantize[1:]] == ["input 1", "input 2"]
+
+
+_BASE = residual_graph(24)
+_CONSTS = [n.node_id for n in _BASE if n.is_const and n.const.has_data]
+
+
+@settings(max_examples=25, deadline=None)
+@given(changed=st.sets(st.sampled_from(_CONSTS), max_size=4),
+       relabel=st.sets(st.sampled_from(_CONSTS), max_size=3),
+       drop_output=st.booleans(), data=st.data())
+def test_structural_diff_names_exactly_the_edited_nodes(changed, relabel, drop_output, data):
+    b = copy_graph(_BASE)
+    for node_id in changed:
+        values = np.array(b.node(node_id).const.array)
+        flat = values.reshape(-1)
+        k = data.draw(st.integers(0, flat.size - 1))
+        flat[k] = flat[k] + 1 if values.dtype != np.uint8 else (int(flat[k]) + 1) % 256
+        b.set_const(node_id, values)
+    for node_id in relabel:
+        b.set_label(node_id, f"renamed {node_id:x}")
+    if drop_output:
+        b.remove_node(0x20)
+    diff = structural_diff(_BASE, b)
+    assert {e.a_id for e in diff.of_kind(CHANGED)} == changed | relabel
+    assert {e.a_id for e in diff.of_kind(REMOVED)} == ({0x20} if drop_output else set())
+    for node_id in changed:
+        const = next(c for c in diff.by_a[node_id].changes if c.field == "const")
+        assert const.differing_bytes >= 1 and const.largest_change > 0
+    back = structural_diff(b, _BASE)            # the other way round: added, not removed
+    assert {e.b_id for e in back.of_kind("added")} == {e.a_id for e in diff.of_kind(REMOVED)}
+    assert {e.a_id for e in back.of_kind(CHANGED)} == changed | relabel
