@@ -147,7 +147,8 @@ def draw_graph(nodes: Sequence[Node], colours: Mapping[int, str], title: str,
                     bbox={"boxstyle": "round,pad=0.3", "fc": c, "ec": "#4a5260",
                           "lw": 0.5 if small else 0.8})
             if small:
-                ax.plot([x], [y], marker="s", ms=4, mfc=c, mec="#4a5260", mew=0.5, zorder=3)
+                ax.plot([x], [y], marker="s", ms=4 if c == PLAIN else 7, mfc=c,
+                        mec="#4a5260", mew=0.5, zorder=3)
     else:
         dots = ax.scatter([p[0] for p in points], [p[1] for p in points], c=fill,
                           marker="s", s=block, linewidths=0, zorder=2)
@@ -169,7 +170,7 @@ def draw_graph(nodes: Sequence[Node], colours: Mapping[int, str], title: str,
 def _short(op: str) -> str:
     """An op name short enough for a box (QuantizedConv2d_8x8to32 -> QConv2d_8x8to32)."""
     name = op.replace("Quantized", "Q").replace("DownAndShrinkRange", "Down")
-    return name if len(name) <= 16 else name[:15] + "…"
+    return name if len(name) <= 14 else name[:13] + "…"
 
 
 def error_colour(value: float | None, worst: float, log: bool = True) -> str:

@@ -22,7 +22,7 @@ class Cell:
 
 def num(text: str, value: float | int | None) -> Cell:
     """A right-aligned number cell sorted by ``value`` (unknown values sort last)."""
-    return Cell(text, "inf" if value is None else repr(float(value)), "num")
+    return Cell(text, "" if value is None else repr(float(value)), "num")
 
 
 @dataclass(frozen=True, slots=True)

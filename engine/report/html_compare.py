@@ -4,6 +4,7 @@ error by node in plan order, the worst tensor, and every output in a sortable ta
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from os import PathLike
 
@@ -51,8 +52,9 @@ def compare_page(result: CompareResult, nodes: Iterable[Node],
     nodes = list(nodes)
     compared = [r for r in result.runs if r.comparison is not None]
     exceeding = sum(len(r.comparison.exceeding) for r in compared)  # type: ignore[union-attr]
-    page = Page(f"Compare: {result.graph}", f"A: {result.a} · B: {result.b} · mode "
-                f"{result.mode} · tolerance {result.tolerance_lsb:g} LSB",
+    page = Page(f"Compare: {os.path.basename(result.graph)}",
+                f"{result.graph} · A: {result.a} · B: {result.b} · mode {result.mode} · "
+                f"tolerance {result.tolerance_lsb:g} LSB",
                 "FAILED" if result.exit_code else "passed", bool(result.exit_code),
                 cards=[(str(len(result.runs)), "input set(s)"),
                        (str(exceeding), f"output(s) beyond {result.tolerance_lsb:g} LSB"),

@@ -3,6 +3,7 @@ the removed, changed and added nodes coloured."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from os import PathLike
 
@@ -17,7 +18,8 @@ MAX_ROWS = 5000
 def diff_page(diff: StructuralDiff, a: Iterable[Node], b: Iterable[Node]) -> Page:
     a_nodes, b_nodes = list(a), list(b)
     counts = {k: len(diff.of_kind(k)) for k in (CHANGED, REMOVED, ADDED)}
-    page = Page(f"Structural diff: {diff.b_name} against {diff.a_name}",
+    page = Page(f"Structural diff: {os.path.basename(diff.b_name)} against "
+                f"{os.path.basename(diff.a_name)}",
                 f"A: {diff.a_name} · B: {diff.b_name} · nodes matched by id, then by label",
                 "same" if diff.same else "different", not diff.same,
                 cards=[(str(len(a_nodes)), "nodes in A"), (str(len(b_nodes)), "nodes in B"),
@@ -33,19 +35,21 @@ def diff_page(diff: StructuralDiff, a: Iterable[Node], b: Iterable[Node]) -> Pag
         Figure(draw_graph(a_nodes, a_colours, f"A: {diff.a_name}", keys[:2])),
         Figure(draw_graph(b_nodes, b_colours, f"B: {diff.b_name}", [keys[0], keys[2]]))])
     page.sections.append(graphs)
-    page.sections.append(differences_section(diff))
+    page.sections.append(differences_section(diff, summary=False))
     return page
 
 
-def differences_section(diff: StructuralDiff, heading: str = "Differences") -> Section:
-    """Every differing node in a sortable table."""
+def differences_section(diff: StructuralDiff, heading: str = "Differences",
+                        summary: bool = True) -> Section:
+    """Every differing node in a sortable table (after the summary line, if asked)."""
     rows = [Row((Cell(e.kind, css=f"kind-{e.kind}"), Cell(_hex(e.a_id), css="mono"),
                  Cell(_hex(e.b_id), css="mono"), Cell(e.title), Cell(e.op),
                  Cell("; ".join(c.text() for c in e.changes))), e.kind != CHANGED)
             for e in diff.entries[:MAX_ROWS]]
     more = (f"{len(diff.entries) - MAX_ROWS} more node(s): hexscope diff --json lists all"
             if len(diff.entries) > MAX_ROWS else "")
-    return Section(heading, "differences", callouts=[(diff.summary(), not diff.same)],
+    return Section(heading, "differences",
+                   callouts=[(diff.summary(), not diff.same)] if summary else [],
                    table=Table(("kind", "A", "B", "node", "op", "what changed"), tuple(rows),
                                more) if diff.entries else None)
 

@@ -120,3 +120,22 @@ def test_diff_report_renders_in_headless_chromium(tmp_path):
     assert (pixels.min(axis=2) < 200).mean() > 0.01
     amber = (np.abs(pixels.astype(int) - (0xFF, 0xC4, 0x6B)).sum(axis=2) < 30).sum()
     assert amber > 20
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not installed")
+def test_report_table_sorts_on_a_click_in_headless_chromium(compared, tmp_path):
+    result, graph = compared
+    page = tmp_path / "compare.html"
+    write_compare_html(result, drawn_nodes(graph), page)
+    # a user's two clicks on "max LSB": ascending, then descending
+    clicks = ("<script>var th = document.querySelectorAll('th')[3]; th.click(); th.click();"
+              "</script></body>")
+    page.write_text(page.read_text(encoding="utf-8").replace("</body>", clicks),
+                    encoding="utf-8")
+    dom = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                          "--dump-dom", page.as_uri()], check=True, capture_output=True,
+                         text=True, timeout=60).stdout
+    first_row = dom.split("<tbody>", 1)[1].split("</tr>", 1)[0]
+    worst = max(d.metrics.max_lsb for d in result.runs[0].comparison.outputs
+                if d.metrics and d.metrics.max_lsb is not None)
+    assert f"{worst:.3f}" in first_row and 'aria-sort="descending"' in dom
