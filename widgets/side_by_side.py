@@ -10,6 +10,8 @@ so two layouts that differ stay aligned where the user looks.
 
 from __future__ import annotations
 
+import html
+import os
 from collections.abc import Iterator
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
@@ -17,6 +19,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
+    QSizePolicy,
     QSplitter,
     QTreeWidget,
     QTreeWidgetItem,
@@ -101,8 +104,8 @@ class SideBySideView(QWidget):
         self.summary.setWordWrap(True)
         self.canvas_a = SyncedCanvas(self.scene_a)
         self.canvas_b = SyncedCanvas(self.scene_b)
-        self.title_a = QLabel(f"<b>A</b>: {self.diff.a_name}")
-        self.title_b = QLabel(f"<b>B</b>: {self.diff.b_name}")
+        self.title_a = _title("A", self.diff.a_name)
+        self.title_b = _title("B", self.diff.b_name)
         panes = QSplitter(Qt.Orientation.Horizontal)
         for title, canvas in ((self.title_a, self.canvas_a), (self.title_b, self.canvas_b)):
             pane = QWidget()
@@ -111,6 +114,7 @@ class SideBySideView(QWidget):
             box.addWidget(title)
             box.addWidget(canvas)
             panes.addWidget(pane)
+            panes.setStretchFactor(panes.count() - 1, 1)     # two equal panes
         self.differences = QTreeWidget()
         self.differences.setHeaderLabels(["kind", "A", "B", "op", "what changed"])
         self.differences.setRootIsDecorated(False)
@@ -277,6 +281,15 @@ def _nearest_node(scene: GraphScene, center: QPointF, visible: QRectF) -> NodeIt
 def _distance(p: QPointF, q: QPointF) -> float:
     d = p - q
     return d.x() * d.x() + d.y() * d.y()
+
+
+def _title(side: str, name: str) -> QLabel:
+    """The pane's title: the file's name (its path in the tooltip), never wider than the
+    pane (a long path made one pane wider than the other)."""
+    label = QLabel(f"<b>{side}</b>: {html.escape(os.path.basename(name) or name)}")
+    label.setToolTip(name)
+    label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+    return label
 
 
 def _hex(node_id: int | None) -> str:
