@@ -14,6 +14,7 @@ import html
 import os
 from collections.abc import Iterator
 
+import shiboken6
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
@@ -181,8 +182,10 @@ class SideBySideView(QWidget):
         self.canvas_b.view_moved.connect(lambda: self._follow(self.canvas_b, self.canvas_a))
         self.scene_a.selection_ids_changed.connect(lambda ids: self._selected_in(True, ids))
         self.scene_b.selection_ids_changed.connect(lambda ids: self._selected_in(False, ids))
+        # a click, or the arrow keys moving through the list
         self.differences.itemClicked.connect(self._entry_clicked)
-        self.differences.itemActivated.connect(self._entry_clicked)
+        self.differences.currentItemChanged.connect(
+            lambda row, _old: row is not None and self._entry_clicked(row))
 
     def matched(self, node_id: int, from_a: bool) -> int | None:
         """The node of the other graph matched to ``node_id`` (None: only in this one)."""
@@ -232,6 +235,10 @@ class SideBySideView(QWidget):
             self.selected.emit(*(first if in_a else first[::-1]))
 
     def _entry_clicked(self, row: QTreeWidgetItem, _column: int = 0) -> None:
+        # the list tells of its rows going while the view is deleted, after the scenes
+        if not (self.is_ready and shiboken6.isValid(self.scene_a)
+                and shiboken6.isValid(self.scene_b)):
+            return
         entry = row.data(0, ENTRY_ROLE)
         if isinstance(entry, NodeDiff):
             self.show_entry(entry)

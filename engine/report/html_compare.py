@@ -78,7 +78,7 @@ def _run_sections(name: str, c: Comparison, nodes: Sequence[Node], anchor: str,
                   named: bool) -> list[Section]:
     prefix = f"{name}: " if named else ""
     first = c.first_divergence
-    head = Section(f"{prefix}first divergence", f"{anchor}-first",
+    head = Section(f"{prefix}{_cap('first divergence', named)}", f"{anchor}-first",
                    callouts=[(first_divergence_text(c), first is not None)])
     if c.unmatched_a or c.unmatched_b:
         head.callouts.append((f"unmatched in A: {', '.join(c.unmatched_a) or 'none'}; in B: "
@@ -103,13 +103,18 @@ def _run_sections(name: str, c: Comparison, nodes: Sequence[Node], anchor: str,
                                     first.title if first is not None else "",
                                     [d.exceeds for d in c.outputs]))]
     figures += _worst_tensor(c)
-    plots = Section(f"{prefix}graph and plots", f"{anchor}-plots", figures=figures)
+    plots = Section(f"{prefix}{_cap('graph and plots', named)}", f"{anchor}-plots", figures=figures)
     rows = tuple(_row(d) for d in c.outputs[:MAX_ROWS])
     more = (f"{len(c.outputs) - MAX_ROWS} more output(s) in the JSON report (--report)"
             if len(c.outputs) > MAX_ROWS else "")
-    table = Section(f"{prefix}every output", f"{anchor}-table",
+    table = Section(f"{prefix}{_cap('every output', named)}", f"{anchor}-table",
                     table=Table(HEADERS, rows, more))
     return [head, plots, table]
+
+
+def _cap(heading: str, named: bool) -> str:
+    """A heading after a run's name ("inputs: first divergence") or on its own."""
+    return heading if named else heading[0].upper() + heading[1:]
 
 
 def _worst_tensor(c: Comparison) -> list[Figure]:

@@ -119,3 +119,18 @@ def test_a_changed_folded_const_marks_its_consumer(window, qtbot, tmp_path, monk
 def _save(graph, path) -> str:
     graph.save(path)
     return str(path)
+
+
+def test_the_arrow_keys_walk_the_differences_in_both_panes(window, qtbot, tmp_path,
+                                                          monkeypatch):
+    side, view = _open(window, qtbot, tmp_path, monkeypatch)
+    view.differences.setFocus()
+    view.differences.setCurrentItem(view.differences.topLevelItem(0))
+    assert _selected(view.scene_a) == {FILTER} and _selected(view.scene_b) == {FILTER}
+    # the removed const, only in A and folded there onto the conv that read it
+    qtbot.keyClick(view.differences, Qt.Key.Key_Down)
+    assert view.scene_a.folded[CONV2_FMIN] == CONV2
+    assert _selected(view.scene_a) == {CONV2} and _selected(view.scene_b) == set()
+    qtbot.keyClick(view.differences, Qt.Key.Key_Down)
+    assert _selected(view.scene_a) == {CONV2} and _selected(view.scene_b) == {CONV2}
+    side.close()
