@@ -100,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     pad.add_argument("graph", metavar="GRAPH")
     from hexscope.app.cli_compare import add_compare_parser
     add_compare_parser(sub)
+    from hexscope.app.cli_diff import add_diff_parser
+    add_diff_parser(sub)
     return parser
 
 
@@ -138,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = {"gui": cmd_gui, "validate": cmd_validate, "info": cmd_info,
                    "import": cmd_import, "export": cmd_export,
                    "check-padding": cmd_check_padding,
-                   "run": _cmd_run, "compare": _cmd_compare}[command]
+                   "run": _cmd_run, "compare": _cmd_compare, "diff": _cmd_diff}[command]
         return handler(args)
     except Terminated as exc:
         print(f"hexscope: terminated ({signal.Signals(exc.signum).name})", file=sys.stderr)
@@ -161,6 +163,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from hexscope.app.cli_compare import cmd_compare
 
     return cmd_compare(args)
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from hexscope.app.cli_diff import cmd_diff
+
+    return cmd_diff(args)
 
 
 def err(message: str) -> None:

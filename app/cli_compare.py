@@ -49,6 +49,7 @@ graph or the inputs are invalid, 3 a backend failed (or a node failed to run).""
 
 
 def add_compare_parser(sub: Any) -> None:
+    from hexscope.app.cli_report import add_share_arguments
     from hexscope.app.cli_run import add_token_argument
 
     p = sub.add_parser(
@@ -77,6 +78,7 @@ def add_compare_parser(sub: Any) -> None:
                    help="an output diverges beyond X LSB (default: see below)")
     p.add_argument("--report", metavar="OUT.json", help="write the JSON report")
     p.add_argument("--junit", metavar="OUT.xml", help="write a JUnit XML report")
+    add_share_arguments(p, "error (LSB)")
     p.add_argument("--top", type=int, default=20, metavar="N",
                    help="rows of the table (default 20)")
     p.add_argument("--seed", type=int, default=0, help="session seed (default 0)")
@@ -97,6 +99,7 @@ def _tolerance(text: str) -> float:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from hexscope.app.cli import EXIT_BACKEND, EXIT_INVALID, _load_or_report, err
+    from hexscope.app.cli_report import write_compare_shares
     from hexscope.app.cli_run import (
         backend_problem,
         build_input_sets,
@@ -106,7 +109,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     problem = (backend_problem(args.backend)
                or (backend_problem(args.backend_b) if args.backend_b else "")
-               or report_problem(args.report, args.junit))
+               or report_problem(args.report, args.junit, args.html, args.model_explorer))
     if problem:
         err(problem)
         return EXIT_INVALID
@@ -167,7 +170,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     problem = ((write_report(args.report, lambda tmp: write_json(result, tmp))
                 if args.report else "")
                or (write_report(args.junit, lambda tmp: write_junit(result, tmp))
-                   if args.junit else ""))
+                   if args.junit else "")
+               or write_compare_shares(args, result, graph))
     if problem:
         err(problem)
         return max(result.exit_code, EXIT_INVALID)

@@ -55,6 +55,8 @@ def add_run_parser(sub: Any) -> None:
     add_token_argument(run)
     run.add_argument("--report", metavar="OUT.json", help="write the JSON report")
     run.add_argument("--junit", metavar="OUT.xml", help="write a JUnit XML report")
+    from hexscope.app.cli_report import add_share_arguments
+    add_share_arguments(run, "time (microseconds, or device cycles)")
     run.add_argument("--dump", metavar="DIR",
                      help="write every node's outputs as .npy files, with their ranges")
     run.add_argument("--seed", type=int, default=0,
@@ -281,12 +283,13 @@ def _dump_folder(path: str) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from hexscope.app.cli_report import write_run_shares
     from hexscope.engine.batch.report import write_json, write_junit
     from hexscope.engine.io.any_graph import load_any
 
     problem = (backend_problem(args.backend)
                or (scheduler_problem(args.scheduler) if args.scheduler else "")
-               or report_problem(args.report, args.junit))
+               or report_problem(args.report, args.junit, args.html, args.model_explorer))
     if problem:
         print(f"hexscope: {problem}", file=sys.stderr)
         return 2
@@ -300,6 +303,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             _dump_folder(args.dump)
     except EngineError as exc:
         result.outcome, result.message = Outcome.INVALID, str(exc)
+        graph = None
     else:
         for note in notes:
             print(f"warning: {note}", file=sys.stderr)
@@ -313,7 +317,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     problem = ((write_report(args.report, lambda tmp: write_json(result, tmp, args.graph))
                 if args.report else "")
                or (write_report(args.junit, lambda tmp: write_junit(result, tmp))
-                   if args.junit else ""))
+                   if args.junit else "")
+               or write_run_shares(args, result, graph))
     print_summary(result, sys.stdout, sys.stderr)
     if problem:
         print(f"hexscope: {problem}", file=sys.stderr)

@@ -10,6 +10,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QLineEdit
 
 from hexscope.app.layout_actions import LayoutActions
+from hexscope.app.side_by_side_actions import add_side_by_side_actions
 from hexscope.app.theme import add_theme_menu
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ def build_view_menu(window: MainWindow) -> None:
     menu.addActions([fit, actual, zin, zout, window.show_minimap])
     menu.addSeparator()
     menu.addActions([window.show_consts, window.show_prepared, window.edits.layout])
+    add_side_by_side_actions(window, menu)
     window.layout_direction = LayoutActions(window, menu)
     menu.addSeparator()
     window.theme_actions = add_theme_menu(window, menu)

@@ -94,12 +94,14 @@ class Comparison:
         return nodes
 
 
-def match_nodes(a: Trace, b: Trace) -> tuple[dict[int, int], list[int], list[int]]:
+def match_nodes(a: Trace, b: Trace, *, consts: bool = False
+                ) -> tuple[dict[int, int], list[int], list[int]]:
     """A id -> B id: by id, then the rest by label (labels unique in B). The op may differ
-    (a node swapped for another implementation is what a comparison looks for)."""
+    (a node swapped for another implementation is what a comparison looks for). A Const of
+    B is matched by id only with ``consts`` (a structural diff, whose plans hold them)."""
     pairs: dict[int, int] = {}
     for i in a.plan:
-        if i in b.nodes and b.nodes[i].op != "Const":
+        if i in b.nodes and (consts or b.nodes[i].op != "Const"):
             pairs[i] = i
     taken = set(pairs.values())
     by_label: dict[str, list[int]] = {}
