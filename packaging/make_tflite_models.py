@@ -167,7 +167,7 @@ def _calibrate_batch_norms(tf, model, batch) -> None:  # type: ignore[no-untyped
 
 def mobilenet_v2(path: str) -> None:
     """MobileNetV2 (224x224, random seeded weights: the work, not the accuracy) as an int8
-    model for bench/tflite_bench.py; 3.5 MB, so it is made on demand and not committed.
+    model for bench/tflite_bench.py; 4 MB, so it is made on demand and not committed.
 
     Its BatchNorms are calibrated on the representative data (``_calibrate_batch_norms``), so
     that its ranges look like a trained model's and the delegate's graph runs end to end."""
