@@ -18,7 +18,7 @@ import numpy as np
 from hexscope.engine.analysis.compare import Comparison
 from hexscope.engine.analysis.diff import OutputDiff
 from hexscope.engine.analysis.metrics import error_metrics
-from hexscope.engine.errors import EngineError, GraphFileError, InputError
+from hexscope.engine.errors import BackendError, EngineError, GraphFileError, InputError, NodeError
 from hexscope.engine.graph import Graph
 from hexscope.engine.io.tflite.inputs import model_inputs, quantize
 from hexscope.engine.io.tflite.model import EXTRA_MESSAGE, TfModel, TfTensor, read_model
@@ -131,6 +131,28 @@ def compare_with_tflite(graph: Graph, path: str | PathLike[str],
                         inputs: Sequence[np.ndarray] | None = None, tolerance_lsb: float = 1.0,
                         backend: str = "sim", seed: int = 0) -> Comparison:
     """Hexscope's run of ``graph`` (imported from the model at ``path``) against TFLite's."""
+    return compare_backends_with_tflite(graph, path, [backend], inputs, tolerance_lsb,
+                                        seed)[0]
+
+
+def compare_backends_with_tflite(graph: Graph, path: str | PathLike[str],
+                                 backends: Sequence[str],
+                                 inputs: Sequence[np.ndarray] | None = None,
+                                 tolerance_lsb: float = 1.0, seed: int = 0) -> list[Comparison]:
+    """The graph run on each of ``backends`` (the simulator, a device: ``dsp://HOST:PORT``),
+    each against one TFLite run on the same input: one :class:`Comparison` per backend, in
+    order. Where the simulator follows TFLite and the device does not, the device's first
+    divergence is the device's own; where both part at the same tensor, the delegate's graph
+    does.
+
+    Raises
+    ------
+    GraphFileError
+        the graph is not from this model, or has ops Hexscope cannot run, or a node failed on
+        the simulator.
+    BackendError, NodeError
+        a backend other than the simulator could not run the graph (the backend named).
+    """
     meta = graph.meta.get("tflite")
     if not isinstance(meta, dict):
         raise GraphFileError(f"{path}: the graph was not imported from a TFLite model")
@@ -143,9 +165,19 @@ def compare_with_tflite(graph: Graph, path: str | PathLike[str],
     by_name = {t.name: t.index for t in model.tensors}
     feeds = model_inputs(graph, [Tensor.from_array(reference[by_name[name]])
                                  for name in meta.get("inputs", [])])
-    session = Session(graph, backend, seed=seed)
+    return [_compare_one(graph, path, model, meta, reference, feeds, backend, tolerance_lsb,
+                         seed) for backend in backends]
+
+
+def _compare_one(graph: Graph, path: str | PathLike[str], model: TfModel, meta: dict,  # type: ignore[type-arg]
+                 reference: dict[int, np.ndarray], feeds: Sequence[Tensor], backend: str,
+                 tolerance_lsb: float, seed: int) -> Comparison:
     try:
-        session.execute(feeds)
+        session = Session(graph, backend, seed=seed)
+    except (BackendError, NodeError) as exc:
+        raise BackendError(f"{os.fspath(path)} on {backend}: {exc}") from None
+    try:
+        _execute(session, feeds, path, backend)
         result = Comparison("tflite", backend, "TFLite CPU (ai-edge-litert)", tolerance_lsb)
         outputs = meta.get("tensor_of_output", {})
         for node in graph:
@@ -155,10 +187,23 @@ def compare_with_tflite(graph: Graph, path: str | PathLike[str],
                     result.outputs.append(_row(session, model, meta, node, k, int(t),
                                                reference[int(t)], tolerance_lsb))
         return result
-    except EngineError as exc:
-        raise GraphFileError(f"{os.fspath(path)}: the run failed: {exc}") from None
     finally:
         session.close()
 
 
-__all__ = ["compare_with_tflite", "model_input_arrays", "run_tflite", "unrunnable_ops"]
+def _execute(session: Session, feeds: Sequence[Tensor], path: str | PathLike[str],
+             backend: str) -> None:
+    """Run; a failure on another backend stays a backend error naming it (exit 3 on the
+    command line), one on the simulator is the graph's."""
+    try:
+        session.execute(feeds)
+    except (BackendError, NodeError) as exc:
+        if backend == "sim":
+            raise GraphFileError(f"{os.fspath(path)}: the run failed: {exc}") from None
+        raise BackendError(f"{os.fspath(path)} on {backend}: the run failed: {exc}") from None
+    except EngineError as exc:
+        raise GraphFileError(f"{os.fspath(path)}: the run failed: {exc}") from None
+
+
+__all__ = ["compare_backends_with_tflite", "compare_with_tflite", "model_input_arrays",
+           "run_tflite", "unrunnable_ops"]
