@@ -117,7 +117,24 @@ def _hexscope_real(session: Session, node_id: int, k: int, tensor: TfTensor) -> 
         return _real(codes.astype(np.int32) - shift, tensor)
     lo = np.float64(session.output(node_id, n - 2).array.ravel()[0])
     hi = np.float64(session.output(node_id, n - 1).array.ravel()[0])
+    on_grid = _on_tensor_grid(lo, hi, tensor)
+    if on_grid is not None:
+        return (codes.astype(np.float64) - on_grid) * np.float64(tensor.quant.scale[0])
     return lo + codes.astype(np.float64) * ((hi - lo) / 255.0)
+
+
+def _on_tensor_grid(lo: np.float64, hi: np.float64, tensor: TfTensor) -> float | None:
+    """The node's zero code when its range is the TFLite tensor's own grid (the delegate's
+    float32 min/max of that scale and zero point), else None. On it, the node's codes are read
+    with the tensor's exact scale: the float32 rounding of min and max made a one-code
+    difference 1.0000001 LSB, beyond a 1 LSB tolerance."""
+    if tensor.quant is None or not hi > lo:
+        return None
+    step, scale = (hi - lo) / 255.0, float(tensor.quant.scale[0])
+    zero = -lo / step
+    if abs(step - scale) > 1e-5 * scale or abs(zero - round(zero)) > 1e-3:
+        return None
+    return float(round(zero))
 
 
 def unrunnable_ops(graph: Graph) -> list[str]:
