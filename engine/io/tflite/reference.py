@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from os import PathLike
 
 import numpy as np
@@ -21,7 +21,13 @@ from hexscope.engine.analysis.metrics import error_metrics
 from hexscope.engine.errors import BackendError, EngineError, GraphFileError, InputError, NodeError
 from hexscope.engine.graph import Graph
 from hexscope.engine.io.tflite.inputs import model_inputs, quantize
-from hexscope.engine.io.tflite.model import EXTRA_MESSAGE, TfModel, TfTensor, read_model
+from hexscope.engine.io.tflite.model import (
+    EXTRA_MESSAGE,
+    TfModel,
+    TfTensor,
+    read_model,
+    short_name,
+)
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.registry import REGISTRY
 from hexscope.engine.session import Session
@@ -49,6 +55,21 @@ def model_input_arrays(model: TfModel, given: Sequence[np.ndarray] | None,
             arrays.append(rng.integers(info.min, info.max, tensor.shape, endpoint=True)
                           .astype(tensor.dtype))
     return arrays
+
+
+def model_inputs_of_run(graph: Graph, path: str | PathLike[str],
+                        fed: Sequence[Tensor | np.ndarray]) -> list[np.ndarray] | None:
+    """The model inputs that give the graph's INPUT what ``fed`` gave it: the fed arrays
+    themselves when the partition's inputs are the model's inputs (in order); None when it
+    starts deeper in the model (TFLite's own values feed it then) or nothing was fed."""
+    meta = graph.meta.get("tflite")
+    if not isinstance(meta, dict) or not fed:
+        return None
+    model = read_model(path)
+    if meta.get("inputs") != [model.tensor(t).name for t in model.inputs] \
+            or len(fed) != len(model.inputs):
+        return None
+    return [np.asarray(x.array if isinstance(x, Tensor) else x) for x in fed]
 
 
 def run_tflite(path: str | PathLike[str], inputs: Sequence[np.ndarray]) -> dict[int, np.ndarray]:
@@ -82,20 +103,28 @@ def run_tflite(path: str | PathLike[str], inputs: Sequence[np.ndarray]) -> dict[
 
 def _row(session: Session, model: TfModel, meta: dict, node: Node, k: int, t: int,  # type: ignore[type-arg]
          expected: np.ndarray, tolerance_lsb: float) -> OutputDiff:
-    """One node output against the TFLite tensor it computes."""
+    """One node output (A) against the TFLite tensor it computes (B)."""
     tensor = model.tensor(t)
+    codes = session.output(node.node_id, k).array
     if tensor.quant is None:        # ARG_MAX's int32 indices: compared as they are
-        a = expected.astype(np.float64)
-        b = session.output(node.node_id, k).array.astype(np.float64).reshape(a.shape)
+        def values() -> tuple[np.ndarray, np.ndarray]:
+            b = expected.astype(np.float64)
+            return codes.astype(np.float64).reshape(b.shape), b
         lsb = 1.0
     else:
-        a = _real(expected, tensor)
-        b = _hexscope_real(session, node.node_id, k, tensor).reshape(a.shape)
+        read = _hexscope_reader(session, node.node_id, k, tensor)
+
+        def values() -> tuple[np.ndarray, np.ndarray]:
+            b = _real(expected, tensor)
+            return read(codes).reshape(b.shape), b
         lsb = float(tensor.quant.scale[0])
-    m = error_metrics(a, b, lsb, tolerance_lsb)
+    a, b = values()
+    m = error_metrics(b, a, lsb, tolerance_lsb)     # TFLite as the reference (the SQNR's signal)
     op_index = meta.get("op_index", {}).get(f"0x{node.node_id:x}", "-")
-    return OutputDiff(node.node_id, node.op, node.title, k, tuple(a.shape), m, m.beyond > 0,
-                      note=f"TFLite tensor {t} '{tensor.name}', operator {op_index}")
+    # the views make A, B and A - B again when the row is shown (codes kept, not floats)
+    return OutputDiff(node.node_id, node.op, node.title, k, tuple(b.shape), m, m.beyond > 0,
+                      note=f"TFLite tensor {t} '{short_name(tensor.name)}', operator {op_index}",
+                      source=values)
 
 
 def _real(codes: np.ndarray, tensor: TfTensor) -> np.ndarray:
@@ -104,23 +133,25 @@ def _real(codes: np.ndarray, tensor: TfTensor) -> np.ndarray:
     return (codes.astype(np.float64) - zp) * np.float64(tensor.quant.scale[0])
 
 
-def _hexscope_real(session: Session, node_id: int, k: int, tensor: TfTensor) -> np.ndarray:
-    """A node's output ``k`` as real values: by the node's own min/max outputs (its last two:
-    QuantizedSplit_8 has several data outputs first) where it has them, the device's meaning,
-    else by the TFLite tensor's quantization (uint8 codes of an int8 tensor are its codes
-    + 128)."""
+def _hexscope_reader(session: Session, node_id: int, k: int,
+                     tensor: TfTensor) -> Callable[[np.ndarray], np.ndarray]:
+    """How to read a node's output ``k`` as real values: by the node's own min/max outputs
+    (its last two: QuantizedSplit_8 has several data outputs first) where it has them, the
+    device's meaning, else by the TFLite tensor's quantization (uint8 codes of an int8 tensor
+    are its codes + 128)."""
     node = session.graph.node(node_id)
-    codes = session.output(node_id, k).array
+    dtype = session.output(node_id, k).array.dtype
     n = len(node.outputs)
-    if codes.dtype == np.int8 or n < 3:
-        shift = 128 if codes.dtype == np.uint8 and tensor.dtype == "int8" else 0
-        return _real(codes.astype(np.int32) - shift, tensor)
+    if dtype == np.int8 or n < 3:
+        shift = 128 if dtype == np.uint8 and tensor.dtype == "int8" else 0
+        return lambda codes: _real(codes.astype(np.int32) - shift, tensor)
     lo = np.float64(session.output(node_id, n - 2).array.ravel()[0])
     hi = np.float64(session.output(node_id, n - 1).array.ravel()[0])
-    on_grid = _on_tensor_grid(lo, hi, tensor)
-    if on_grid is not None:
-        return (codes.astype(np.float64) - on_grid) * np.float64(tensor.quant.scale[0])
-    return lo + codes.astype(np.float64) * ((hi - lo) / 255.0)
+    zero = _on_tensor_grid(lo, hi, tensor)
+    if zero is not None:
+        scale = np.float64(tensor.quant.scale[0])  # type: ignore[union-attr]
+        return lambda codes: (codes.astype(np.float64) - zero) * scale
+    return lambda codes: lo + codes.astype(np.float64) * ((hi - lo) / 255.0)
 
 
 def _on_tensor_grid(lo: np.float64, hi: np.float64, tensor: TfTensor) -> float | None:
@@ -223,4 +254,5 @@ def _execute(session: Session, feeds: Sequence[Tensor], path: str | PathLike[str
 
 
 __all__ = ["compare_backends_with_tflite", "compare_with_tflite", "model_input_arrays",
+           "model_inputs_of_run",
            "run_tflite", "unrunnable_ops"]
