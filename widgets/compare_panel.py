@@ -209,6 +209,8 @@ class ComparePanel(QWidget):
         # comparison would undo what the model saves
         self.table.horizontalHeader().setResizeContentsPrecision(0)
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        # wrapped, a title broke at its space and only "0x6 'functional_1/..." showed
+        self.table.setWordWrap(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)     # plan order first
@@ -265,6 +267,7 @@ class ComparePanel(QWidget):
                 self.view_tabs.addTab(box, name)
             else:
                 self._side.layout().addWidget(box, 1)
+                box.show()      # a tab's hidden page stays hidden when moved back
         self._views.setCurrentWidget(self.view_tabs if tabbed else self._side)
         if hasattr(self, "comparison"):
             self._set_titles()
