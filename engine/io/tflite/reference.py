@@ -119,7 +119,9 @@ def _row(session: Session, model: TfModel, meta: dict, node: Node, k: int, t: in
             return read(codes).reshape(b.shape), b
         lsb = float(tensor.quant.scale[0])
     a, b = values()
-    m = error_metrics(b, a, lsb, tolerance_lsb)     # TFLite as the reference (the SQNR's signal)
+    # A is Hexscope's, as the comparison names it: the divergence line read "TFLite's value
+    # vs Hexscope's" under "A: sim   B: TFLite"
+    m = error_metrics(a, b, lsb, tolerance_lsb)
     op_index = meta.get("op_index", {}).get(f"0x{node.node_id:x}", "-")
     # the views make A, B and A - B again when the row is shown (codes kept, not floats)
     return OutputDiff(node.node_id, node.op, node.title, k, tuple(b.shape), m, m.beyond > 0,
