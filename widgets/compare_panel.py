@@ -196,7 +196,7 @@ class ComparePanel(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.summary)
-        split = QSplitter(Qt.Orientation.Horizontal)
+        split = self._split = QSplitter(Qt.Orientation.Horizontal)
         self.model = CompareTableModel(self)
         self.table = QTableView()
         self.table.setModel(self.model)
@@ -276,6 +276,16 @@ class ComparePanel(QWidget):
     def tabbed(self) -> bool:
         """Whether A, B and A − B are shown one at a time (a narrow panel)."""
         return bool(self._tabbed)
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt override
+        # The word-wrapped summary and the flowing bar give the panel a height-for-width,
+        # which a scroll area (the dock's) takes as the least height it may have: with the
+        # table and pictures at their preferred size, taller than the dock, so the A, B and
+        # A − B pictures sat below the dock's edge behind a scroll bar. Count the table and
+        # pictures at their least height: the dock then gives them what it has.
+        full = super().heightForWidth(width)
+        split = self._split
+        return full - split.sizeHint().height() + split.minimumSizeHint().height()
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         self._place_views(tabbed=event.size().width() < self.TABS_BELOW)

@@ -238,3 +238,25 @@ def test_node_names_are_elided_in_the_middle_on_one_line(qtbot):
     qtbot.addWidget(panel)
     assert not panel.table.wordWrap()
     assert panel.table.textElideMode() == Qt.TextElideMode.ElideMiddle
+
+
+def test_a_short_dock_gives_the_pictures_its_height_without_a_scroll_bar(qtbot):
+    # the dock holds the panel in a resizable scroll area, which sized it by its
+    # height-for-width: its preferred height (666 px in a 444 px dock), the pictures cut off
+    # below the dock's edge
+    from PySide6.QtWidgets import QScrollArea
+
+    from hexscope.widgets.compare_panel import ComparePanel
+
+    panel = ComparePanel()
+    panel.summary.setText("first divergence: " + "a long TFLite tensor name; " * 12)
+    scroll = QScrollArea()
+    scroll.setWidgetResizable(True)
+    scroll.setWidget(panel)
+    qtbot.addWidget(scroll)
+    scroll.resize(1280, 440)
+    scroll.show()
+    qtbot.waitExposed(scroll)
+    qtbot.waitUntil(lambda: panel.height() <= scroll.viewport().height())
+    assert not scroll.verticalScrollBar().isVisible()
+    assert panel.view_a.height() >= 120
