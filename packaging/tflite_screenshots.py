@@ -54,9 +54,10 @@ def compare_shot(window) -> None:  # type: ignore[no-untyped-def]
     QTimer.singleShot(30000, loop.quit)
     loop.exec()
     timer.stop()
-    panel.go_to_first_divergence()
     # room for the A, B and A − B pictures under the canvas
     window.resizeDocks([compare.dock], [470], Qt.Orientation.Vertical)
+    settle()
+    panel.go_to_first_divergence()
     settle()
     window.canvas.zoom_to_fit()
     settle(600)
