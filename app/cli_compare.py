@@ -38,7 +38,9 @@ What B is (one of; default --reference float):
   --reference tflite   GRAPH is a .tflite model: TFLite's CPU kernels (ai-edge-litert, every
                        tensor kept) against the delegate's graph, each TFLite tensor a node
                        computes in LSB of that tensor's scale; --input FILE is the model's
-                       input (its codes, or float32 to quantize)
+                       input (its codes, or float32 to quantize). With --backend-b NAME
+                       the graph runs on A's backend and on NAME (a device: dsp://HOST:PORT),
+                       each against the same TFLite run: where each first parts from TFLite
 
 Errors are in LSB: quantization steps of each node's own output range. --tolerance-lsb
 defaults to 0 (bit exact) for --against and --backend-b, 1 for --reference float.
@@ -62,9 +64,12 @@ def add_compare_parser(sub: Any) -> None:
                       help="compare with the float reference, or with TFLite's CPU kernels "
                            "(GRAPH a .tflite model)")
     what.add_argument("--against", metavar="OTHER", help="compare with another graph file")
-    what.add_argument("--backend-b", metavar="NAME", help="compare with another backend")
     what.add_argument("--as-authored", action="store_true",
                       help="compare with the same graph run as authored (no prepare fusions)")
+    # outside the group: it also goes with --reference tflite (both backends against TFLite)
+    p.add_argument("--backend-b", metavar="NAME",
+                   help="compare with another backend (with --reference tflite: run on both, "
+                        "each against TFLite)")
     p.add_argument("--analysis", choices=["isolated", "accumulated"], default="isolated",
                    help="float reference only (default isolated)")
     p.add_argument("--backend", default="sim", metavar="NAME",
@@ -112,6 +117,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
                or report_problem(args.report, args.junit, args.html, args.model_explorer))
     if problem:
         err(problem)
+        return EXIT_INVALID
+    if args.backend_b and (args.against or args.as_authored or args.reference == "float"):
+        other = "--against" if args.against else (
+            "--as-authored" if args.as_authored else "--reference float")
+        err(f"--backend-b goes with --reference tflite only, not with {other}")
         return EXIT_INVALID
     graph = _load_or_report(args.graph)
     if graph is None:
@@ -204,11 +214,12 @@ def _compare_one(graph: Graph, other: Graph | None, args: argparse.Namespace,
 
 
 def _compare_tflite(graph: Graph, args: argparse.Namespace) -> int:
-    """A .tflite model's delegated graph against TFLite's CPU run on the same input."""
+    """A .tflite model's delegated graph against TFLite's CPU run on the same input; with
+    --backend-b, on both backends, each against the one TFLite run."""
     import numpy as np
 
-    from hexscope.app.cli import EXIT_INVALID, err
-    from hexscope.engine.io.tflite.reference import compare_with_tflite
+    from hexscope.app.cli import EXIT_BACKEND, EXIT_INVALID, err
+    from hexscope.engine.io.tflite.reference import compare_backends_with_tflite
 
     tolerance = 1.0 if args.tolerance_lsb is None else args.tolerance_lsb
     inputs = []
@@ -219,21 +230,31 @@ def _compare_tflite(graph: Graph, args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             err(f"{path}: cannot read as .npy: {exc}")
             return EXIT_INVALID
+    backends = [args.backend] + ([args.backend_b] if args.backend_b else [])
     try:
-        comparison = compare_with_tflite(graph, args.graph, inputs or None, tolerance,
-                                         args.backend, args.seed)
+        comparisons = compare_backends_with_tflite(graph, args.graph, backends, inputs or None,
+                                                   tolerance, args.seed)
+    except (BackendError, NodeError) as exc:
+        err(str(exc))
+        return EXIT_BACKEND
     except EngineError as exc:
         err(str(exc))
         return EXIT_INVALID
-    result = CompareResult(args.graph, "tflite", args.backend, comparison.b_name, tolerance)
-    run = CompareRun(args.input[0] if args.input else f"random codes (seed {args.seed})")
-    run.comparison = comparison
-    result.runs.append(run)
-    if not args.quiet:
-        print(f"A: {args.backend}   B: {comparison.b_name}   tolerance {tolerance:g} LSB "
-              "(of each TFLite tensor's scale)")
-        print(table(comparison, args.top))
-    _print_summary(result)
+    b_name = comparisons[0].b_name
+    result = CompareResult(args.graph, "tflite", " and ".join(backends), b_name, tolerance)
+    name = args.input[0] if args.input else f"random codes (seed {args.seed})"
+    for backend, comparison in zip(backends, comparisons, strict=True):
+        run = CompareRun(f"{name} on {backend}" if args.backend_b else name)
+        run.comparison = comparison
+        result.runs.append(run)
+        if not args.quiet:
+            print(f"A: {backend}   B: {b_name}   tolerance {tolerance:g} LSB "
+                  "(of each TFLite tensor's scale)")
+            print(table(comparison, args.top))
+    if args.backend_b:
+        print(_where_they_part(backends, comparisons))
+    _print_summary(result, f"runs ({' and '.join(backends)})" if args.backend_b else
+                   "input set(s)")
     if args.report:
         write_json(result, args.report)
     if args.junit:
@@ -241,10 +262,33 @@ def _compare_tflite(graph: Graph, args: argparse.Namespace) -> int:
     return result.exit_code
 
 
-def _print_summary(result: CompareResult) -> None:
+def _where_they_part(backends: list[str], comparisons: list[Comparison]) -> str:
+    """One line: where each backend first parts from TFLite, and what that says."""
+    firsts = [c.first_divergence for c in comparisons]
+    said = "; ".join(f"{b}: " + (f"0x{d.node_id:x} ({d.op})" if d else "none")
+                     for b, d in zip(backends, firsts, strict=True))
+    a, b = firsts
+    if a is None and b is None:
+        why = "both follow TFLite"
+    elif a is not None and b is not None and (a.node_id, a.index) == (b.node_id, b.index):
+        why = "both part at the same tensor: the delegate's graph, not the backend"
+    elif a is None or (b is not None and _before(comparisons[1], b, a)):
+        why = f"{backends[1]} parts first: its own difference"
+    else:
+        why = f"{backends[0]} parts first: its own difference"
+    return f"first divergence from TFLite: {said} ({why})"
+
+
+def _before(comparison: Comparison, d: Any, other: Any) -> bool:
+    """Whether ``d`` comes before ``other`` in run order (the rows' order)."""
+    keys = [(o.node_id, o.index) for o in comparison.outputs]
+    return keys.index((d.node_id, d.index)) < keys.index((other.node_id, other.index))
+
+
+def _print_summary(result: CompareResult, runs: str = "input set(s)") -> None:
     exceeding = sum(len(r.comparison.exceeding) for r in result.runs if r.comparison)
     errors = sum(bool(r.error) for r in result.runs)
     verdict = "FAILED" if result.exit_code else "passed"
-    print(f"compare {verdict}: {len(result.runs)} input set(s), {exceeding} output(s) beyond "
+    print(f"compare {verdict}: {len(result.runs)} {runs}, {exceeding} output(s) beyond "
           f"{result.tolerance_lsb:g} LSB" + (f", {errors} error(s)" if errors else ""),
           file=sys.stdout)

@@ -125,12 +125,21 @@ class CompareWorker(QObject):
             self.progress.emit(job.generation, "computing the float reference…")
             return compare_reference(job.reference, job.key, job.tolerance), ""  # type: ignore[arg-type]
         if job.key == "tflite":
-            from hexscope.engine.io.tflite.reference import compare_with_tflite
+            from hexscope.engine.io.tflite.reference import (
+                compare_with_tflite,
+                model_inputs_of_run,
+            )
 
             assert job.graph is not None
             self.progress.emit(job.generation, "running the model in TFLite and here…")
-            return compare_with_tflite(Graph.from_snapshot(job.graph), job.model_path,
-                                       tolerance_lsb=job.tolerance), ""
+            graph = Graph.from_snapshot(job.graph)
+            # the run's own input, so the table shows the run on the canvas
+            inputs = model_inputs_of_run(graph, job.model_path, job.inputs or ())
+            note = "" if inputs is not None else (
+                "TFLite ran on seeded random input codes: this graph's inputs are not the "
+                "model's (or none was set)")
+            return compare_with_tflite(graph, job.model_path, inputs,
+                                       tolerance_lsb=job.tolerance), note
         assert job.current is not None
         if job.key == "pinned":
             assert job.pinned is not None

@@ -1,16 +1,29 @@
-"""A TFLite model in Hexscope: import time, and a run against TFLite's interpreter (one
-thread, builtin kernels), interleaved in one process.
+"""A TFLite model in Hexscope: import and prepare time, and a run against TFLite's interpreter
+(one thread), interleaved in one process.
 
-Usage: ``.venv/bin/python bench/tflite_bench.py MODEL.tflite [--repeat N]``. For MobileNetV2:
-``TFVENV/bin/python packaging/make_tflite_models.py --mobilenet-v2 /tmp/mbv2.tflite``
-(a Python with TensorFlow makes it) then ``bench/tflite_bench.py /tmp/mbv2.tflite``.
+Usage: ``.venv/bin/python bench/tflite_bench.py MODEL.tflite [--repeat N] [--profile OUT]``.
+For MobileNetV2: ``TFVENV/bin/python packaging/make_tflite_models.py --mobilenet-v2
+/tmp/mbv2.tflite`` (a Python with TensorFlow makes it) then ``bench/tflite_bench.py
+/tmp/mbv2.tflite``.
+
+TFLite is timed three ways, each invoke only on an interpreter built once: with XNNPACK (its
+default delegate; issue 25's yardstick), with its builtin kernels, and as ``compare
+--reference tflite`` runs it (builtin kernels, every tensor kept, the interpreter built each
+time). Hexscope's run is ``Session.execute`` on a prepared session (the simulator, one thread).
+``--profile OUT`` writes a cProfile of Hexscope's runs and prints the top functions.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import pstats
+import resource
 import statistics
 import time
+import warnings
+
+import numpy as np
 
 from hexscope.engine.io.tflite.importer import import_tflite
 from hexscope.engine.io.tflite.model import read_model
@@ -24,10 +37,29 @@ def _timed(fn):  # type: ignore[no-untyped-def]
     return time.perf_counter() - start, result
 
 
+def _interpreter(path: str, xnnpack: bool, inputs: list[np.ndarray]):  # type: ignore[no-untyped-def]
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    kind = (OpResolverType.AUTO if xnnpack
+            else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        interp = Interpreter(model_path=path, num_threads=1, experimental_op_resolver_type=kind)
+    interp.allocate_tensors()
+    for detail, arr in zip(interp.get_input_details(), inputs, strict=False):
+        interp.set_tensor(detail["index"], arr)
+    return interp
+
+
+def _ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1e3
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--profile", metavar="OUT", help="cProfile Hexscope's runs into OUT")
     args = parser.parse_args()
     model = read_model(args.model)
     parse = [_timed(lambda: read_model(args.model))[0] for _ in range(args.repeat)]
@@ -38,23 +70,45 @@ def main() -> None:
     assert graph is not None
     print(f"{args.model}: {len(model.operators)} operators, {len(model.tensors)} tensors -> "
           f"{len(graph)} nodes ({sum(n.is_const for n in graph)} Const)")
-    print(f"parse   median {statistics.median(parse) * 1e3:8.1f} ms")
-    print(f"import  median {statistics.median(imports) * 1e3:8.1f} ms (parse, rules, builders)")
+    print(f"parse    median {_ms(parse):8.1f} ms")
+    print(f"import   median {_ms(imports):8.1f} ms (parse, rules, builders)")
     inputs = model_input_arrays(model, None)
     missing = unrunnable_ops(graph)
-    session = None if missing else Session(graph)
-    tfl, hexs = [], []
-    for _ in range(args.repeat):        # interleaved: both see the same machine load
-        tfl.append(_timed(lambda: run_tflite(args.model, inputs))[0])
-        if session is not None:
-            hexs.append(_timed(lambda: session.execute(inputs))[0])
-    print(f"TFLite  median {statistics.median(tfl) * 1e3:8.1f} ms (one thread, builtin "
-          "kernels, every tensor kept, interpreter built each time)")
-    if session is None:
+    if missing:
         print(f"Hexscope run: not yet (needs {', '.join(missing)})")
-    else:
-        print(f"Hexscope median {statistics.median(hexs) * 1e3:8.1f} ms "
-              f"({statistics.median(hexs) / statistics.median(tfl):.1f}x TFLite)")
+        return
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    prepares = []
+    for _ in range(args.repeat):
+        session = Session(graph)
+        prepares.append(_timed(session.prepare)[0])
+    first, _ = _timed(lambda: session.execute(inputs))      # packs weights, warms kernels
+    xnn, builtin = _interpreter(args.model, True, inputs), _interpreter(args.model, False, inputs)
+    times: dict[str, list[float]] = {"xnnpack": [], "builtin": [], "compare": [], "hexscope": []}
+    profile = cProfile.Profile() if args.profile else None
+    for _ in range(args.repeat):        # interleaved: all see the same machine load
+        times["xnnpack"].append(_timed(xnn.invoke)[0])
+        times["builtin"].append(_timed(builtin.invoke)[0])
+        times["compare"].append(_timed(lambda: run_tflite(args.model, inputs))[0])
+        if profile:
+            profile.enable()
+        times["hexscope"].append(_timed(lambda: session.execute(inputs))[0])
+        if profile:
+            profile.disable()
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    hexscope = statistics.median(times["hexscope"])
+    print(f"prepare  median {_ms(prepares):8.1f} ms; first run {first * 1e3:.0f} ms "
+          "(packs the weights)")
+    for key, what in (("xnnpack", "TFLite, XNNPACK, invoke"),
+                      ("builtin", "TFLite, builtin kernels, invoke"),
+                      ("compare", "TFLite as compare runs it (all tensors, built each time)")):
+        ratio = hexscope / statistics.median(times[key])
+        print(f"{key:8} median {_ms(times[key]):8.1f} ms  Hexscope is {ratio:.2f}x  ({what})")
+    print(f"hexscope median {hexscope * 1e3:8.1f} ms (min {min(times['hexscope']) * 1e3:.1f})")
+    print(f"peak RSS {rss:.0f} MB ({rss0:.0f} MB before the session)")
+    if profile:
+        profile.dump_stats(args.profile)
+        pstats.Stats(args.profile).sort_stats("tottime").print_stats(15)
 
 
 if __name__ == "__main__":

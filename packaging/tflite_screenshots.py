@@ -1,12 +1,15 @@
-"""Screenshot of a TFLite model in the app: resources/screenshots/tflite.png.
+"""Screenshots of a TFLite model in the app: resources/screenshots/tflite.png and
+tflite_compare.png.
 
     Xvfb :99 -screen 0 1280x800x24 -nolisten tcp &
     DISPLAY=:99 QT_QPA_PLATFORM=xcb .venv/bin/python packaging/tflite_screenshots.py
 
 Opens tests/data/tflite/u8_relu_pools_concat.tflite as File ▸ Open does (the graph TFLite's
 Hexagon delegate builds for it), runs it on the model's input, and selects a pool: the
-inspector says which TFLite operator and tensor the node comes from. With no display it falls
-back to the offscreen platform.
+inspector says which TFLite operator and tensor the node comes from. Then opens
+tests/data/tflite/COMPARE_MODEL.tflite, steps into it, runs the rest, and compares it with
+TFLite in the Compare panel (B: TFLite), the first divergence selected. With no display it
+falls back to the offscreen platform.
 """
 
 from __future__ import annotations
@@ -22,6 +25,44 @@ from hexscope.engine.inputs import InputSource, set_input_sources  # noqa: E402
 
 MODEL = Path(__file__).resolve().parents[1] / "tests" / "data" / "tflite" / \
     "u8_relu_pools_concat.tflite"
+
+
+COMPARE_MODEL = MODEL.with_name("pad_slice_pack.tflite")
+
+
+def compare_shot(window) -> None:  # type: ignore[no-untyped-def]
+    """A model opened, stepped, run and compared with TFLite: tflite_compare.png."""
+    from PySide6.QtCore import QEventLoop, Qt, QTimer
+
+    window.files.open_graph(str(COMPARE_MODEL))
+    set_input_sources(window.graph, [InputSource(
+        "npy", str(COMPARE_MODEL.with_suffix(".input.npy")))])
+    settle()
+    for _ in range(4):
+        wait_idle(window, "step")
+    wait_idle(window, "run")
+    compare = window.compare
+    compare.dock.raise_()
+    panel = compare.panel
+    panel.target.setCurrentIndex(panel.target.findData("tflite"))
+    panel.compare_button.click()
+    loop = QEventLoop()
+    timer = QTimer(interval=100)
+    timer.timeout.connect(lambda: (compare.running is None and not panel.busy
+                                   and not compare._timer.isActive()) and loop.quit())
+    timer.start()
+    QTimer.singleShot(30000, loop.quit)
+    loop.exec()
+    timer.stop()
+    # room for the A, B and A − B pictures under the canvas
+    window.resizeDocks([compare.dock], [470], Qt.Orientation.Vertical)
+    settle()
+    panel.go_to_first_divergence()
+    settle()
+    window.canvas.zoom_to_fit()
+    settle(600)
+    window.grab().save(str(OUT / "tflite_compare.png"))
+    print("wrote", OUT / "tflite_compare.png")
 
 
 def main() -> int:
@@ -40,6 +81,9 @@ def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     window.grab().save(str(OUT / "tflite.png"))
     print("wrote", OUT / "tflite.png")
+    window.undo_stack.setClean()
+    window.files.meta_dirty = False
+    compare_shot(window)
     window.undo_stack.setClean()
     window.files.meta_dirty = False
     window.close()

@@ -196,7 +196,7 @@ class ComparePanel(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.summary)
-        split = QSplitter(Qt.Orientation.Horizontal)
+        split = self._split = QSplitter(Qt.Orientation.Horizontal)
         self.model = CompareTableModel(self)
         self.table = QTableView()
         self.table.setModel(self.model)
@@ -209,6 +209,8 @@ class ComparePanel(QWidget):
         # comparison would undo what the model saves
         self.table.horizontalHeader().setResizeContentsPrecision(0)
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        # wrapped, a title broke at its space and only "0x6 'functional_1/..." showed
+        self.table.setWordWrap(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)     # plan order first
@@ -265,6 +267,7 @@ class ComparePanel(QWidget):
                 self.view_tabs.addTab(box, name)
             else:
                 self._side.layout().addWidget(box, 1)
+                box.show()      # a tab's hidden page stays hidden when moved back
         self._views.setCurrentWidget(self.view_tabs if tabbed else self._side)
         if hasattr(self, "comparison"):
             self._set_titles()
@@ -273,6 +276,16 @@ class ComparePanel(QWidget):
     def tabbed(self) -> bool:
         """Whether A, B and A − B are shown one at a time (a narrow panel)."""
         return bool(self._tabbed)
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt override
+        # The word-wrapped summary and the flowing bar give the panel a height-for-width,
+        # which a scroll area (the dock's) takes as the least height it may have: with the
+        # table and pictures at their preferred size, taller than the dock, so the A, B and
+        # A − B pictures sat below the dock's edge behind a scroll bar. Count the table and
+        # pictures at their least height: the dock then gives them what it has.
+        full = super().heightForWidth(width)
+        split = self._split
+        return full - split.sizeHint().height() + split.minimumSizeHint().height()
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         self._place_views(tabbed=event.size().width() < self.TABS_BELOW)

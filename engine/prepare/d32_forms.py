@@ -5,13 +5,20 @@ Only the rewrites whose d32 op Hexscope simulates are made: QuantizedSub_8p8to8,
 library always converts ("this op is currently not supported in non-d32"), and
 QuantizedTanh_8 / QuantizedSigmoid_8 / QuantizedNeg_8 when their input 0 is already a
 Convert_from_d32's output, and ArgMax_8toInt32 / ArgMin_8 on a Const axis 3 (their int32
-output stays flat: no Convert_from_d32 after them). The node becomes the d32 op under the
-same id and output definitions, each data input goes through a Convert_to_d32 (or, when it
+output stays flat: no Convert_from_d32 after them), and QuantizedConcat_8 on an axis other
+than depth (``do_convert_concat_depth32``: each of its N data inputs converts; the flat op
+concatenates depth only, so the graph could not run otherwise). The node becomes the d32 op
+under the same id and output definitions, each data input goes through a Convert_to_d32 (or, when it
 comes from a Convert_from_d32's output 0, takes that node's input directly; a Convert_to_d32
 this pass already made for the same source is reused), and a new Convert_from_d32 after it
 feeds every reader of its output 0; the readers of the range outputs still read the d32
 node. New nodes
 get internal ids counting down from 0xFFFFFFFF past every id in use.
+
+The library converts a depth QuantizedConcat_8 too (every one whose output is not 1x1xD),
+and its d32 op truncates the per-input gain and offset where the flat one rounds them; those
+still run flat here (TODO(issue #27): the lead decides whether every concat converts, which
+changes existing graphs' results).
 
 The library also converts QuantizedSoftmax_8 (d32 input, or output height >= 4 with width
 >= 8 or 4 and depth > 2); its d32 op is not simulated, so the node runs flat, with a note.
@@ -26,6 +33,7 @@ import numpy as np
 from hexscope.engine.nodes import Node, OutputDef
 
 SUB = "QuantizedSub_8p8to8"
+CONCAT = "QuantizedConcat_8"
 SUB_D32 = "QuantizedSub_8p8to8_d32"
 TO_D32 = "Convert_to_d32"
 FROM_D32 = "Convert_from_d32"
@@ -42,7 +50,9 @@ SIMULATED = {SUB: (SUB_D32, 2, False, True),
              "QuantizedNeg_8": ("QuantizedNeg_8_d32", 1, True, True),
              # on axis 3 only; their int32 output stays flat (convoutput_set = -1)
              "ArgMax_8toInt32": ("ArgMax_8_d32", 1, False, False),
-             "ArgMin_8": ("ArgMin_8_d32", 1, False, False)}
+             "ArgMin_8": ("ArgMin_8_d32", 1, False, False),
+             # off depth only (see _concat_off_depth); its N data inputs are 1..N
+             CONCAT: ("QuantizedConcat_8_d32", -1, False, True)}
 D32_CANDIDATES = frozenset({*SIMULATED, *NOT_SIMULATED})
 
 
@@ -88,7 +98,8 @@ def convert_to_d32_forms(nodes: dict[int, Node], order: list[int]
         sub = nodes[sub_id]
         d32_op, n_data, _, convert_output = SIMULATED[sub.op]
         inputs = list(sub.inputs)
-        for k in range(n_data):
+        data = range(1, 1 + len(inputs) // 3) if n_data < 0 else range(n_data)
+        for k in data:
             inputs[k], new = _d32_source(nodes, inputs[k], made_to, ids)
             if new is not None:
                 before.setdefault(sub_id, []).append(new)
@@ -116,9 +127,25 @@ def convert_to_d32_forms(nodes: dict[int, Node], order: list[int]
 
 
 def _converts(nodes: dict[int, Node], node: Node) -> bool:
+    if node.op == CONCAT:
+        return _concat_off_depth(nodes, node)
     if node.op in ("ArgMax_8toInt32", "ArgMin_8"):
         return _library_converts(nodes, node.node_id)
     return not SIMULATED[node.op][2] or _after_from_d32(nodes, node)
+
+
+def _concat_off_depth(nodes: dict[int, Node], node: Node) -> bool:
+    """A well-formed QuantizedConcat_8 (3N+1 inputs) on a Const axis 0..2 whose output is not
+    1x1xD (``do_convert_concat_depth32`` leaves those flat: "Don't try and convert 1x1xD")."""
+    if len(node.inputs) < 4 or (len(node.inputs) - 1) % 3:
+        return False
+    axis = nodes.get(node.inputs[0][0])
+    if axis is None or not axis.is_const or axis.const is None or not axis.const.has_data:
+        return False
+    dim = int(axis.const.array.reshape(-1).view(np.int32)[0])
+    sizes = list(node.outputs[0].max_sizes) if node.outputs else []
+    one_by_one = len(sizes) >= 3 and sizes[-3] == 1 and sizes[-2] == 1
+    return dim in (0, 1, 2) and not one_by_one
 
 
 def _after_from_d32(nodes: dict[int, Node], node: Node) -> bool:

@@ -41,3 +41,87 @@ def test_cli_validate_bad_files_one_line_each(tmp_path, capsys):
         assert main(["validate", str(path)]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "Traceback" not in err, err
+
+
+class _OffByThreeAfterPools:
+    """A "device" that runs the simulator but adds 3 to every MaxPool code: where it parts
+    from TFLite is its own doing."""
+
+    name = "off-by-three"
+    runs_graph = False
+
+    def __init__(self) -> None:
+        from hexscope.engine.backends.sim import SimBackend
+
+        self._sim = SimBackend()
+
+    def prepare(self, prepared):  # noqa: ANN001, ANN201
+        self._sim.prepare(prepared)
+
+    def run_node(self, node, spec, inputs, ctx):  # noqa: ANN001, ANN201
+        import numpy as np
+
+        out = list(self._sim.run_node(node, spec, inputs, ctx))
+        if node.op.startswith("QuantizedMaxPool"):
+            codes = np.asarray(out[0].array if hasattr(out[0], "array") else out[0])
+            out[0] = np.minimum(codes.astype(np.int32) + 3, 255).astype(np.uint8)
+        return out
+
+    def close(self) -> None:
+        self._sim.close()
+
+
+def test_cli_compare_tflite_with_backend_b_compares_both_with_one_tflite_run(
+        tmp_path, capsys, monkeypatch):
+    # issue 27: --reference tflite with --backend-b: the simulator and a device, each against
+    # TFLite; the device's own difference is named as the device's
+    from hexscope.engine.backends import BACKENDS
+
+    monkeypatch.setitem(BACKENDS, "off-by-three", _OffByThreeAfterPools)
+    model, report = DATA / "pools.tflite", tmp_path / "r.json"
+    code = main(["compare", str(model), "--reference", "tflite", "--backend-b", "off-by-three",
+                 "--input", str(DATA / "pools.input.npy"), "--report", str(report)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert out.count("A: sim   B: TFLite CPU") == 1 and "A: off-by-three   B: TFLite" in out
+    assert "first divergence from TFLite: sim: none; off-by-three: 0x" in out
+    assert "(QuantizedMaxPool_8) (off-by-three parts first: its own difference)" in out
+    assert "compare FAILED: 2 runs (sim and off-by-three)" in out
+    import json
+
+    runs = json.loads(report.read_text())["runs"]
+    assert [r["inputs"].rsplit(" on ", 1)[1] for r in runs] == ["sim", "off-by-three"]
+    assert runs[0]["exceeding"] == 0 and runs[1]["first_divergence"]["op"] == "QuantizedMaxPool_8"
+    assert runs[1]["outputs"][0]["metrics"]["max_lsb"] == pytest.approx(3.0)
+
+
+def test_cli_compare_tflite_with_backend_b_on_the_same_graph_names_the_graph(capsys):
+    # both backends part at the same tensor: the delegate's graph (conv_relu6's Relu6 bounds)
+    code = main(["compare", str(DATA / "conv_relu6.tflite"), "--reference", "tflite",
+                 "--backend-b", "sim", "-q"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "both part at the same tensor: the delegate's graph, not the backend" in out
+
+
+def test_cli_compare_tflite_backend_b_errors(capsys):
+    model = str(DATA / "pools.tflite")
+    # an unreachable device: exit 3 naming it; --backend-b with another B: exit 2
+    assert main(["compare", model, "--reference", "tflite", "--backend-b",
+                 "dsp://127.0.0.1:1", "-q"]) == 3
+    assert "pools.tflite on dsp://127.0.0.1:1: " in capsys.readouterr().err
+    assert main(["compare", model, "--reference", "float", "--backend-b", "sim"]) == 2
+    assert "--backend-b goes with --reference tflite only, not with --reference float" \
+        in capsys.readouterr().err
+
+
+def test_cli_compare_tflite_with_an_agent_as_backend_b(capsys):
+    # the real path to a device: the delegate's graph uploaded to hexscope-agent (dsp://)
+    from support.agent_process import running_agent
+
+    with running_agent("--token", "t0ken") as agent:
+        code = main(["compare", str(DATA / "pools.tflite"), "--reference", "tflite",
+                     "--backend-b", agent.address, "--token", "t0ken", "-q"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert f"sim: none; {agent.address}: none (both follow TFLite)" in out

@@ -212,3 +212,51 @@ def test_other_graph_file_is_remembered_titled_and_names_the_changed_const(
     panel.target.activated.emit(panel.target.currentIndex())    # picked again: change it
     _wait_result(qtbot, window)
     assert len(asked) == 2 and asked[1] == str(other)            # starts at the last file
+
+
+def test_views_come_back_when_a_narrow_panel_widens(qtbot):
+    # the panel starts narrow in a new window (tabs), then its dock widens: the boxes moved
+    # back beside each other stayed hidden as the tabs' hidden pages, a blank half panel
+    from hexscope.widgets.compare_panel import ComparePanel
+
+    panel = ComparePanel()
+    qtbot.addWidget(panel)
+    panel.resize(800, 400)
+    panel.show()
+    qtbot.waitUntil(lambda: panel.tabbed)
+    panel.resize(1280, 400)
+    qtbot.waitUntil(lambda: not panel.tabbed)
+    assert all(v.isVisible() for v in (panel.view_a, panel.view_b, panel.view_diff))
+
+
+def test_node_names_are_elided_in_the_middle_on_one_line(qtbot):
+    # with word wrap (QTableView's default) a title wrapped at its space and the one line in
+    # view was cut at its end: every TFLite row read "0x6 'functional_1/..."
+    from hexscope.widgets.compare_panel import ComparePanel
+
+    panel = ComparePanel()
+    qtbot.addWidget(panel)
+    assert not panel.table.wordWrap()
+    assert panel.table.textElideMode() == Qt.TextElideMode.ElideMiddle
+
+
+def test_a_short_dock_gives_the_pictures_its_height_without_a_scroll_bar(qtbot):
+    # the dock holds the panel in a resizable scroll area, which sized it by its
+    # height-for-width: its preferred height (666 px in a 444 px dock), the pictures cut off
+    # below the dock's edge
+    from PySide6.QtWidgets import QScrollArea
+
+    from hexscope.widgets.compare_panel import ComparePanel
+
+    panel = ComparePanel()
+    panel.summary.setText("first divergence: " + "a long TFLite tensor name; " * 12)
+    scroll = QScrollArea()
+    scroll.setWidgetResizable(True)
+    scroll.setWidget(panel)
+    qtbot.addWidget(scroll)
+    scroll.resize(1280, 440)
+    scroll.show()
+    qtbot.waitExposed(scroll)
+    qtbot.waitUntil(lambda: panel.height() <= scroll.viewport().height())
+    assert not scroll.verticalScrollBar().isVisible()
+    assert panel.view_a.height() >= 120

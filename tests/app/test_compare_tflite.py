@@ -76,3 +76,31 @@ def test_long_tensor_names_leave_the_figures_in_view(qtbot, window):
     node, figure = COLUMNS.index("node"), COLUMNS.index("max LSB")
     assert table.columnWidth(node) <= max(120, table.viewport().width() // 3)
     assert table.columnViewportPosition(figure) < table.viewport().width()
+
+
+def test_the_comparison_is_of_the_runs_own_input_and_its_rows_show_a_and_b(qtbot, window):
+    # the model's committed input set as the graph's input: TFLite ran on seeded random codes
+    # instead, so the table was of another run than the canvas; and a TFLite row had no
+    # values, so A, B and A − B stayed blank when it was selected
+    import numpy as np
+
+    from hexscope.engine.inputs import InputSource, set_input_sources
+    from hexscope.engine.io.tflite.importer import import_tflite
+    from hexscope.engine.io.tflite.reference import compare_with_tflite
+
+    model = MODELS / "pad_slice_pack.tflite"
+    x = np.load(MODELS / "pad_slice_pack.input.npy")
+    assert window.files.open_graph(str(model))
+    set_input_sources(window.graph, [InputSource("npy", str(model.with_suffix(".input.npy")))])
+    panel = _compare_with_tflite(qtbot, window)
+    shown = panel.comparison
+    assert shown is not None, panel.summary.text()
+    expected = compare_with_tflite(import_tflite(model), model, [x])
+    assert [d.metrics.max_lsb for d in shown.outputs] == \
+        [d.metrics.max_lsb for d in expected.outputs]
+    assert [d.metrics.rms_lsb for d in shown.outputs] != \
+        [d.metrics.rms_lsb for d in compare_with_tflite(import_tflite(model), model).outputs]
+    panel.go_to_first_divergence()
+    a, b = shown.first_divergence.values()
+    assert a.shape == b.shape == shown.first_divergence.shape
+    assert panel.view_a.tensor is not None and panel.view_b.tensor is not None

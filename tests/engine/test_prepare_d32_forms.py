@@ -134,3 +134,43 @@ def test_argmax_on_depth_runs_in_d32_with_a_flat_output(op, axis, converted):
     (got,) = Session(g).execute([x])
     want = (np.argmax if op.startswith("ArgMax") else np.argmin)(x, axis=axis)
     assert np.array_equal(got.array.reshape(-1), want.reshape(-1))
+
+
+def concat_graph(axis: int, shape=(1, 2, 3, 4), out=(1, 4, 3, 4)) -> Graph:
+    """INPUT 0x10 (a, b), both in [0, 1] → QuantizedConcat_8 0x20 on ``axis`` → OUTPUT."""
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=[OutputDef(shape, 1), OutputDef(shape, 1)])
+    g.append_const_node(0x11, np.array([axis], np.int32))
+    g.append_const_node(0x12, np.array([0.0], np.float32))
+    g.append_const_node(0x13, np.array([1.0], np.float32))
+    g.append_node(0x20, "QuantizedConcat_8",
+                  inputs=[(0x11, 0), (0x10, 0), (0x10, 1), (0x12, 0), (0x12, 0), (0x13, 0),
+                          (0x13, 0)],
+                  outputs=[OutputDef(out, 1), OutputDef(), OutputDef()])
+    g.append_node(0x30, "OUTPUT", inputs=[(0x20, 0)])
+    return g
+
+
+def test_an_off_depth_concat_becomes_the_d32_concat_and_runs():
+    # prepare.c do_convert_concat_depth32: every data input (1..N) through Convert_to_d32,
+    # a Convert_from_d32 after; the flat op refuses axis != 3 ("only depth")
+    p = prepare(concat_graph(axis=1))
+    concat = p.nodes[0x20]
+    assert concat.op == "QuantizedConcat_8_d32" and concat.inputs[0] == (0x11, 0)
+    assert [p.nodes[concat.inputs[k][0]].op for k in (1, 2)] == ["Convert_to_d32"] * 2
+    assert p.nodes[p.nodes[0x30].inputs[0][0]].op == "Convert_from_d32"
+    s = Session(concat_graph(axis=1))
+    a = np.arange(24, dtype=np.uint8).reshape(1, 2, 3, 4)
+    b = (255 - np.arange(24)).astype(np.uint8).reshape(1, 2, 3, 4)
+    (y,) = s.execute([a, b])
+    # both inputs have the merged range [0, 1] (no nudge): copied exactly, stacked on the
+    # height (quantized-ops spec §11: offset 0 and gain >= 32704 copy)
+    assert np.array_equal(y.array, np.concatenate([a, b], axis=1))
+
+
+def test_depth_and_1x1xd_concats_stay_flat():
+    # a depth concat runs flat here (see d32_forms's docstring); a 1x1xD output stays flat
+    # on the device too ("Don't try and convert 1x1xD tensors to D32 format")
+    assert prepare(concat_graph(3, out=(1, 2, 3, 8))).nodes[0x20].op == "QuantizedConcat_8"
+    flat = concat_graph(0, shape=(1, 1, 1, 4), out=(2, 1, 1, 4))
+    assert prepare(flat).nodes[0x20].op == "QuantizedConcat_8"

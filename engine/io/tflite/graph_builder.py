@@ -15,7 +15,7 @@ import numpy as np
 
 from hexscope.engine.dtypes import DType
 from hexscope.engine.graph import Graph
-from hexscope.engine.io.tflite.model import TfModel, TfTensor
+from hexscope.engine.io.tflite.model import TfModel, TfTensor, short_name
 from hexscope.engine.nodes import OutputDef, Padding
 from hexscope.engine.tensor import Tensor
 
@@ -159,9 +159,10 @@ class GraphBuilder:
             if node.op == "Const":
                 if node.const_shape is not None:
                     graph.append_const_node(node.node_id, None, node.const_shape,
-                                            label=node.label)
+                                            label=short_name(node.label))
                 else:
-                    graph.append_const_node(node.node_id, node.const, label=node.label)
+                    graph.append_const_node(node.node_id, node.const,
+                                            label=short_name(node.label))
                     if node.const is not None and node.const.dtype == np.int8:
                         # TFLite's int8 tensors are quantized: qint8, as the casts take
                         tensor = Tensor.from_array(node.const, DType.QINT8).readonly()
@@ -169,7 +170,7 @@ class GraphBuilder:
         for node in self.nodes:
             if node.op != "Const":
                 graph.append_node(node.node_id, node.op, node.inputs, node.outputs,
-                                  node.padding, label=node.label)
+                                  node.padding, label=short_name(node.label))
         return graph
 
 

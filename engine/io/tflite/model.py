@@ -37,6 +37,20 @@ class Quantization:
         return len(self.scale) > 1
 
 
+
+def short_name(name: str) -> str:
+    """A tensor name as labels show it: the converter names a fused tensor after every op it
+    folded in, joined by ';' ('.../Conv1_relu_1/Relu6;.../bn_Conv1_1/batchnorm/add_1;...',
+    hundreds of characters); the first is the op that produced it. ``head…`` when cut; a
+    label's trailing ' (Op)' is kept."""
+    if ";" not in name:
+        return name
+    head, tail = name.split(";", 1)[0], ""
+    last = name.rsplit(";", 1)[1]
+    if name.endswith(")") and " (" in last:
+        tail = last[last.rindex(" ("):]
+    return f"{head}…{tail}"
+
 @dataclass(frozen=True, slots=True)
 class TfTensor:
     index: int
@@ -212,4 +226,5 @@ def _options(tfl, op) -> dict[str, object]:  # type: ignore[no-untyped-def]
     return out
 
 
-__all__ = ["EXTRA_MESSAGE", "Quantization", "TfModel", "TfOperator", "TfTensor", "read_model"]
+__all__ = ["EXTRA_MESSAGE", "Quantization", "TfModel", "TfOperator", "TfTensor", "read_model",
+           "short_name"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from os import PathLike
 
 import numpy as np
@@ -18,10 +18,16 @@ import numpy as np
 from hexscope.engine.analysis.compare import Comparison
 from hexscope.engine.analysis.diff import OutputDiff
 from hexscope.engine.analysis.metrics import error_metrics
-from hexscope.engine.errors import EngineError, GraphFileError, InputError
+from hexscope.engine.errors import BackendError, EngineError, GraphFileError, InputError, NodeError
 from hexscope.engine.graph import Graph
 from hexscope.engine.io.tflite.inputs import model_inputs, quantize
-from hexscope.engine.io.tflite.model import EXTRA_MESSAGE, TfModel, TfTensor, read_model
+from hexscope.engine.io.tflite.model import (
+    EXTRA_MESSAGE,
+    TfModel,
+    TfTensor,
+    read_model,
+    short_name,
+)
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.registry import REGISTRY
 from hexscope.engine.session import Session
@@ -49,6 +55,21 @@ def model_input_arrays(model: TfModel, given: Sequence[np.ndarray] | None,
             arrays.append(rng.integers(info.min, info.max, tensor.shape, endpoint=True)
                           .astype(tensor.dtype))
     return arrays
+
+
+def model_inputs_of_run(graph: Graph, path: str | PathLike[str],
+                        fed: Sequence[Tensor | np.ndarray]) -> list[np.ndarray] | None:
+    """The model inputs that give the graph's INPUT what ``fed`` gave it: the fed arrays
+    themselves when the partition's inputs are the model's inputs (in order); None when it
+    starts deeper in the model (TFLite's own values feed it then) or nothing was fed."""
+    meta = graph.meta.get("tflite")
+    if not isinstance(meta, dict) or not fed:
+        return None
+    model = read_model(path)
+    if meta.get("inputs") != [model.tensor(t).name for t in model.inputs] \
+            or len(fed) != len(model.inputs):
+        return None
+    return [np.asarray(x.array if isinstance(x, Tensor) else x) for x in fed]
 
 
 def run_tflite(path: str | PathLike[str], inputs: Sequence[np.ndarray]) -> dict[int, np.ndarray]:
@@ -82,20 +103,30 @@ def run_tflite(path: str | PathLike[str], inputs: Sequence[np.ndarray]) -> dict[
 
 def _row(session: Session, model: TfModel, meta: dict, node: Node, k: int, t: int,  # type: ignore[type-arg]
          expected: np.ndarray, tolerance_lsb: float) -> OutputDiff:
-    """One node output against the TFLite tensor it computes."""
+    """One node output (A) against the TFLite tensor it computes (B)."""
     tensor = model.tensor(t)
+    codes = session.output(node.node_id, k).array
     if tensor.quant is None:        # ARG_MAX's int32 indices: compared as they are
-        a = expected.astype(np.float64)
-        b = session.output(node.node_id, k).array.astype(np.float64).reshape(a.shape)
+        def values() -> tuple[np.ndarray, np.ndarray]:
+            b = expected.astype(np.float64)
+            return codes.astype(np.float64).reshape(b.shape), b
         lsb = 1.0
     else:
-        a = _real(expected, tensor)
-        b = _hexscope_real(session, node.node_id, k, tensor).reshape(a.shape)
+        read = _hexscope_reader(session, node.node_id, k, tensor)
+
+        def values() -> tuple[np.ndarray, np.ndarray]:
+            b = _real(expected, tensor)
+            return read(codes).reshape(b.shape), b
         lsb = float(tensor.quant.scale[0])
+    a, b = values()
+    # A is Hexscope's, as the comparison names it: the divergence line read "TFLite's value
+    # vs Hexscope's" under "A: sim   B: TFLite"
     m = error_metrics(a, b, lsb, tolerance_lsb)
     op_index = meta.get("op_index", {}).get(f"0x{node.node_id:x}", "-")
-    return OutputDiff(node.node_id, node.op, node.title, k, tuple(a.shape), m, m.beyond > 0,
-                      note=f"TFLite tensor {t} '{tensor.name}', operator {op_index}")
+    # the views make A, B and A - B again when the row is shown (codes kept, not floats)
+    return OutputDiff(node.node_id, node.op, node.title, k, tuple(b.shape), m, m.beyond > 0,
+                      note=f"TFLite tensor {t} '{short_name(tensor.name)}', operator {op_index}",
+                      source=values)
 
 
 def _real(codes: np.ndarray, tensor: TfTensor) -> np.ndarray:
@@ -104,20 +135,39 @@ def _real(codes: np.ndarray, tensor: TfTensor) -> np.ndarray:
     return (codes.astype(np.float64) - zp) * np.float64(tensor.quant.scale[0])
 
 
-def _hexscope_real(session: Session, node_id: int, k: int, tensor: TfTensor) -> np.ndarray:
-    """A node's output ``k`` as real values: by the node's own min/max outputs (its last two:
-    QuantizedSplit_8 has several data outputs first) where it has them, the device's meaning,
-    else by the TFLite tensor's quantization (uint8 codes of an int8 tensor are its codes
-    + 128)."""
+def _hexscope_reader(session: Session, node_id: int, k: int,
+                     tensor: TfTensor) -> Callable[[np.ndarray], np.ndarray]:
+    """How to read a node's output ``k`` as real values: by the node's own min/max outputs
+    (its last two: QuantizedSplit_8 has several data outputs first) where it has them, the
+    device's meaning, else by the TFLite tensor's quantization (uint8 codes of an int8 tensor
+    are its codes + 128)."""
     node = session.graph.node(node_id)
-    codes = session.output(node_id, k).array
+    dtype = session.output(node_id, k).array.dtype
     n = len(node.outputs)
-    if codes.dtype == np.int8 or n < 3:
-        shift = 128 if codes.dtype == np.uint8 and tensor.dtype == "int8" else 0
-        return _real(codes.astype(np.int32) - shift, tensor)
+    if dtype == np.int8 or n < 3:
+        shift = 128 if dtype == np.uint8 and tensor.dtype == "int8" else 0
+        return lambda codes: _real(codes.astype(np.int32) - shift, tensor)
     lo = np.float64(session.output(node_id, n - 2).array.ravel()[0])
     hi = np.float64(session.output(node_id, n - 1).array.ravel()[0])
-    return lo + codes.astype(np.float64) * ((hi - lo) / 255.0)
+    zero = _on_tensor_grid(lo, hi, tensor)
+    if zero is not None:
+        scale = np.float64(tensor.quant.scale[0])  # type: ignore[union-attr]
+        return lambda codes: (codes.astype(np.float64) - zero) * scale
+    return lambda codes: lo + codes.astype(np.float64) * ((hi - lo) / 255.0)
+
+
+def _on_tensor_grid(lo: np.float64, hi: np.float64, tensor: TfTensor) -> float | None:
+    """The node's zero code when its range is the TFLite tensor's own grid (the delegate's
+    float32 min/max of that scale and zero point), else None. On it, the node's codes are read
+    with the tensor's exact scale: the float32 rounding of min and max made a one-code
+    difference 1.0000001 LSB, beyond a 1 LSB tolerance."""
+    if tensor.quant is None or not hi > lo:
+        return None
+    step, scale = (hi - lo) / 255.0, float(tensor.quant.scale[0])
+    zero = -lo / step
+    if abs(step - scale) > 1e-5 * scale or abs(zero - round(zero)) > 1e-3:
+        return None
+    return float(round(zero))
 
 
 def unrunnable_ops(graph: Graph) -> list[str]:
@@ -131,6 +181,28 @@ def compare_with_tflite(graph: Graph, path: str | PathLike[str],
                         inputs: Sequence[np.ndarray] | None = None, tolerance_lsb: float = 1.0,
                         backend: str = "sim", seed: int = 0) -> Comparison:
     """Hexscope's run of ``graph`` (imported from the model at ``path``) against TFLite's."""
+    return compare_backends_with_tflite(graph, path, [backend], inputs, tolerance_lsb,
+                                        seed)[0]
+
+
+def compare_backends_with_tflite(graph: Graph, path: str | PathLike[str],
+                                 backends: Sequence[str],
+                                 inputs: Sequence[np.ndarray] | None = None,
+                                 tolerance_lsb: float = 1.0, seed: int = 0) -> list[Comparison]:
+    """The graph run on each of ``backends`` (the simulator, a device: ``dsp://HOST:PORT``),
+    each against one TFLite run on the same input: one :class:`Comparison` per backend, in
+    order. Where the simulator follows TFLite and the device does not, the device's first
+    divergence is the device's own; where both part at the same tensor, the delegate's graph
+    does.
+
+    Raises
+    ------
+    GraphFileError
+        the graph is not from this model, or has ops Hexscope cannot run, or a node failed on
+        the simulator.
+    BackendError, NodeError
+        a backend other than the simulator could not run the graph (the backend named).
+    """
     meta = graph.meta.get("tflite")
     if not isinstance(meta, dict):
         raise GraphFileError(f"{path}: the graph was not imported from a TFLite model")
@@ -143,9 +215,19 @@ def compare_with_tflite(graph: Graph, path: str | PathLike[str],
     by_name = {t.name: t.index for t in model.tensors}
     feeds = model_inputs(graph, [Tensor.from_array(reference[by_name[name]])
                                  for name in meta.get("inputs", [])])
-    session = Session(graph, backend, seed=seed)
+    return [_compare_one(graph, path, model, meta, reference, feeds, backend, tolerance_lsb,
+                         seed) for backend in backends]
+
+
+def _compare_one(graph: Graph, path: str | PathLike[str], model: TfModel, meta: dict,  # type: ignore[type-arg]
+                 reference: dict[int, np.ndarray], feeds: Sequence[Tensor], backend: str,
+                 tolerance_lsb: float, seed: int) -> Comparison:
     try:
-        session.execute(feeds)
+        session = Session(graph, backend, seed=seed)
+    except (BackendError, NodeError) as exc:
+        raise BackendError(f"{os.fspath(path)} on {backend}: {exc}") from None
+    try:
+        _execute(session, feeds, path, backend)
         result = Comparison("tflite", backend, "TFLite CPU (ai-edge-litert)", tolerance_lsb)
         outputs = meta.get("tensor_of_output", {})
         for node in graph:
@@ -155,10 +237,24 @@ def compare_with_tflite(graph: Graph, path: str | PathLike[str],
                     result.outputs.append(_row(session, model, meta, node, k, int(t),
                                                reference[int(t)], tolerance_lsb))
         return result
-    except EngineError as exc:
-        raise GraphFileError(f"{os.fspath(path)}: the run failed: {exc}") from None
     finally:
         session.close()
 
 
-__all__ = ["compare_with_tflite", "model_input_arrays", "run_tflite", "unrunnable_ops"]
+def _execute(session: Session, feeds: Sequence[Tensor], path: str | PathLike[str],
+             backend: str) -> None:
+    """Run; a failure on another backend stays a backend error naming it (exit 3 on the
+    command line), one on the simulator is the graph's."""
+    try:
+        session.execute(feeds)
+    except (BackendError, NodeError) as exc:
+        if backend == "sim":
+            raise GraphFileError(f"{os.fspath(path)}: the run failed: {exc}") from None
+        raise BackendError(f"{os.fspath(path)} on {backend}: the run failed: {exc}") from None
+    except EngineError as exc:
+        raise GraphFileError(f"{os.fspath(path)}: the run failed: {exc}") from None
+
+
+__all__ = ["compare_backends_with_tflite", "compare_with_tflite", "model_input_arrays",
+           "model_inputs_of_run",
+           "run_tflite", "unrunnable_ops"]

@@ -82,8 +82,9 @@ def build_concat(b: GraphBuilder, op: TfOperator, node: BuiltNode) -> None:
     axis = axis + 4 if axis < 0 else axis + 4 - len(out.shape)
     axis_c = b.const(np.array([axis], np.int32), SCALAR, f"{out.name}:axis")
     node.inputs.append((axis_c.node_id, 0))
-    if axis != 3:
-        b.notes.append(off_depth_concat_note(op, axis, dims4(out.shape)))
+    note = off_depth_concat_note(op, axis, dims4(out.shape)) if axis != 3 else ""
+    if note:
+        b.notes.append(note)
     ranges = [min_max(m.tensor(t)) for t in op.inputs]
     node.inputs += [b.hex_id(t) for t in op.inputs]
     node.inputs += [(b.scalar(lo, f"{m.tensor(t).name}:min").node_id, 0)
@@ -102,17 +103,15 @@ def build_concat(b: GraphBuilder, op: TfOperator, node: BuiltNode) -> None:
 
 
 def off_depth_concat_note(op: TfOperator, axis: int, out: tuple[int, ...]) -> str:
-    """Why a QuantizedConcat_8 off depth stops the run (nnlib op_concat.c ``concat_execute``
-    refuses axis != 3: "only depth"), and whether the device would get past it: prepare.c's
-    ``do_convert_concat_depth32`` turns it into QuantizedConcat_8_d32 (any axis) unless the
-    output is 1x1xD."""
-    head = (f"{op.describe()}: QuantizedConcat_8 on axis {axis}; nnlib's flat op only "
-            "concatenates depth (op_concat.c: \"only depth\")")
+    """Why a QuantizedConcat_8 off depth stops the run, or "" when it runs: nnlib's flat op
+    refuses axis != 3 (op_concat.c ``concat_execute``: "only depth"), and prepare.c's
+    ``do_convert_concat_depth32`` runs it as QuantizedConcat_8_d32 (any axis), as Hexscope's
+    prepare does, unless the output is 1x1xD."""
     if out[1] == 1 and out[2] == 1:
-        return head + "; the output is 1x1xD, which prepare keeps flat: the device fails too"
-    return (head + "; the device's prepare runs it as QuantizedConcat_8_d32 (prepare.c "
-            "do_convert_concat_depth32), a rewrite Hexscope's prepare does not make yet, so "
-            "the run stops at this node")
+        return (f"{op.describe()}: QuantizedConcat_8 on axis {axis}; nnlib's flat op only "
+                "concatenates depth (op_concat.c: \"only depth\") and the output is 1x1xD, "
+                "which prepare keeps flat: the device fails too")
+    return ""
 
 
 def build_activation(b: GraphBuilder, op: TfOperator, node: BuiltNode) -> None:

@@ -120,6 +120,24 @@ def requantize_u8_lanes(codes: np.ndarray, gain: np.float32, in_off: int,
     return np.clip(np.clip(prod + out_off, -32768, 32767), 0, 255).astype(np.uint8)
 
 
+def requantize_u8_by_table(codes: np.ndarray, gain: np.float32, in_off: int,
+                           out_off: int) -> np.ndarray:
+    """:func:`requantize_u8_lanes` of a flat array, as a lookup: each output depends only on
+    its code and on whether its lane is odd, so the 256 codes are requantized once per lane
+    parity and the data indexes the tables (a 112x112x32 tensor of MobileNetV2 took 0.6 ms
+    in the int32 arithmetic, most of the model's 32 Requantize_8to8)."""
+    if codes.size <= 512:
+        return requantize_u8_lanes(codes, gain, in_off, out_off)
+    # code c at an even lane (2c) and at an odd lane (2c + 1)
+    table = requantize_u8_lanes(np.repeat(np.arange(256, dtype=np.uint8), 2), gain, in_off,
+                                out_off)
+    even, odd = table[0::2], table[1::2]
+    y = even[codes]
+    if not np.array_equal(even, odd):       # only a negative gain gives odd lanes their own
+        y[1::2] = odd[codes[1::2]]
+    return y
+
+
 def _requantize_8to8_reference(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
                                out_min: Tensor, out_max: Tensor) -> tuple[np.ndarray, ...]:
     """the value itself, clamped to the requested output range."""
@@ -163,6 +181,6 @@ def requantize_8to8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
     if getexp(gain) > 15:
         raise KernelError(f"Requantize_8to8: the output range is too small compared to the "
                           f"input range (gain {float(gain):g} >= 2^15)")
-    y = requantize_u8_lanes(x.array.reshape(-1), gain, in_off, out_off).reshape(x.shape)
+    y = requantize_u8_by_table(x.array.reshape(-1), gain, in_off, out_off).reshape(x.shape)
     w_min, w_max = range_words(f32(a_min), f32(a_max))     # -0.0 comes out as R1's 0.0
     return fresh(y), w_min.copy(), w_max.copy()

@@ -117,6 +117,14 @@ def test_round_up_quarter_octave_by_hand():
     assert dwise_scaling.roundf_u32(2.0**31) == 2**31 and dwise_scaling.roundf_u32(-3.0) == 0
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(width=32, allow_nan=True, allow_infinity=True), max_size=40))
+def test_roundf_u32_array_is_the_scalar_roundf_u32_per_element(values):
+    # the per-channel multipliers are made in one numpy pass; each must be the scalar C's
+    x = np.array(values + [0.5, -0.5, 2.0**32, 4294967040.0, 1.4999999], np.float32)
+    assert dwise_scaling.roundf_u32_array(x).tolist() == [dwise_scaling.roundf_u32(v) for v in x]
+
+
 def test_a_free_max_starts_at_the_first_guess(path):
     # from [0, 0.125] the gain would be 2040 > 1.75: the first guess sets max to 255 sum
     # steps / 1.75 = 145.714; shamt 1, recip 1.75 * 2**30: ((15 << 1) * recip + 2**30) >> 31

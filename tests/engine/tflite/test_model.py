@@ -76,3 +76,26 @@ def test_read_model_any_cut_or_flipped_byte_is_never_a_traceback(tmp_path, model
             read_model(path)
         except GraphFileError:
             pass
+
+
+def test_short_name_keeps_the_producing_op_of_a_fused_name():
+    from hexscope.engine.io.tflite.model import short_name
+
+    assert short_name("MaxPool2d_1") == "MaxPool2d_1"
+    assert short_name("m/Conv1_relu_1/Relu6;m/bn_Conv1_1/batchnorm/add_1;m/Conv1_1/conv") \
+        == "m/Conv1_relu_1/Relu6…"
+    assert short_name("a/l2_normalize;a/Square;a/Rsqrt1 (Quantized_CastUInt8ToInt8)") \
+        == "a/l2_normalize… (Quantized_CastUInt8ToInt8)"
+
+
+def test_imported_labels_are_short_and_the_origin_keeps_the_full_name(model_path):
+    # TensorFlow names pad_slice_pack's L2 normalisation after its nine fused ops (300
+    # characters): labels, the compare table and its first-divergence line were unreadable
+    from hexscope.engine.io.tflite.importer import import_tflite
+    from hexscope.engine.io.tflite.origin import tflite_origin
+
+    graph = import_tflite(model_path("pad_slice_pack"))
+    assert not any(";" in n.label for n in graph)
+    l2 = next(n for n in graph if not n.is_const
+              and n.label.startswith("functional_1/lambda_2_1/l2_normalize…"))
+    assert "l2_normalize/Rsqrt" in tflite_origin(graph, l2.node_id)

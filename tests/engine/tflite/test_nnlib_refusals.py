@@ -1,6 +1,5 @@
 """Delegate graphs that nnlib's own C refuses: the importer builds them as the delegate does,
-warns, and Hexscope stops where nnlib (XiaoMi/nnlib, the tree Hexscope follows) would, or, for
-the off-depth concat, where Hexscope's prepare still lacks nnlib's d32 rewrite."""
+warns, and Hexscope stops where nnlib (XiaoMi/nnlib, the tree Hexscope follows) would."""
 
 from __future__ import annotations
 
@@ -21,20 +20,18 @@ def _import(path):
     return import_tflite(path, notes), notes
 
 
-def test_concat_off_depth_is_noted_and_stops_at_the_flat_concat(model_path):
+def test_concat_off_depth_runs_as_the_d32_concat_and_stops_at_the_5x1_depthwise(model_path):
     # concat_builder.cc counts the axis in 4-D: the wake word's axis 1 stays 1. op_concat.c
-    # concat_execute: "only depth" for axis != 3; prepare.c do_convert_concat_depth32 would
-    # make it QuantizedConcat_8_d32 (output 1x5x1x40 is not 1x1xD), which Hexscope's
-    # prepare does not do yet
+    # concat_execute: "only depth" for axis != 3; prepare.c do_convert_concat_depth32 makes it
+    # QuantizedConcat_8_d32 (output 1x5x1x40 is not 1x1xD), and so does Hexscope's prepare:
+    # the run goes on to the first DEPTHWISE_CONV_2D, whose 5x1 filter nnlib has no kernel
+    # for (op_dwise_snode_8bit.c: "filter width currently only 3,5, 7")
     path = model_path("wakeword_hey_jarvis")
     graph, notes = _import(path)
-    off_depth = [n for n in notes if "QuantizedConcat_8 on axis 1" in n]
-    assert len(off_depth) == 6
-    assert all("QuantizedConcat_8_d32 (prepare.c do_convert_concat_depth32)" in n
-               and "the run stops at this node" in n for n in off_depth)
+    assert not [n for n in notes if "QuantizedConcat_8 on axis 1" in n]
     x = np.load(path.with_suffix(".input.npy"))
-    with pytest.raises(GraphFileError, match=r"the run failed: node 0x13 \(QuantizedConcat_8\):"
-                                             r" only depth"):
+    with pytest.raises(GraphFileError, match=r"the run failed: node 0x31 "
+                                             r"\(DepthwiseSupernode_8x8p32to8\): .*filter width"):
         compare_with_tflite(graph, path, [x])
 
 
@@ -76,5 +73,4 @@ def test_off_depth_concat_note_says_when_the_device_fails_too():
     flat = off_depth_concat_note(op, 0, (2, 1, 1, 8))
     assert flat.startswith("operator 3 CONCATENATION (v1): QuantizedConcat_8 on axis 0")
     assert "1x1xD" in flat and "the device fails too" in flat
-    d32 = off_depth_concat_note(op, 2, (1, 4, 6, 8))
-    assert "runs it as QuantizedConcat_8_d32" in d32 and "device fails" not in d32
+    assert off_depth_concat_note(op, 2, (1, 4, 6, 8)) == ""    # prepare runs it in d32

@@ -42,6 +42,28 @@ def test_compare_with_tflite_rows_per_tensor_in_its_lsb():
     assert "operator 0" in strict.first_divergence.note
 
 
+def test_a_one_code_difference_on_the_tensors_grid_is_exactly_one_lsb():
+    # the delegate's min/max Consts are float32 values of the tensor's scale: read by them, a
+    # one-code difference was 1.0000001 LSB and 3 outputs were "beyond 1 LSB" at max 1.000
+    model = DATA / "concat.tflite"
+    c = compare_with_tflite(import_tflite(model), model, [np.load(DATA / "concat.input.npy")])
+    assert [d.metrics.max_lsb for d in c.outputs] == [1.0, 1.0, 1.0, 1.0]
+    assert c.first_divergence is None and all(d.metrics.beyond == 0 for d in c.outputs)
+
+
+def test_the_first_divergence_gives_a_then_b_as_the_comparison_names_them():
+    # "A: sim   B: TFLite": the worst element's A value is Hexscope's, B TFLite's
+    model = DATA / "pad_slice_pack.tflite"
+    c = compare_with_tflite(import_tflite(model), model,
+                            [np.load(DATA / "pad_slice_pack.input.npy")])
+    d = c.first_divergence
+    a, b = d.values()
+    assert (c.a_name, c.b_name) == ("sim", "TFLite CPU (ai-edge-litert)")
+    assert (d.metrics.worst_a, d.metrics.worst_b) == (a[d.metrics.worst_index],
+                                                      b[d.metrics.worst_index])
+    assert d.metrics.worst_a != d.metrics.worst_b
+
+
 def test_compare_with_tflite_float_input_is_quantized():
     graph = import_tflite(U8)
     values = np.linspace(-1, 1, 256, dtype=np.float32).reshape(1, 8, 8, 4)

@@ -32,9 +32,10 @@ REFUSED = {
     "resize": (GraphError, "ResizeNearestNeighbor_8 takes 4 to 5 inputs, has 6"),
     # conv_2d_builder.cc BuildSplittedDwConv: 3N+3 inputs; op_concat.c concat_check: 3N+1
     "depthwise_5x5_s2": (GraphError, r"QuantizedConcat_8 takes 3N\+1 \(N >= 1\) inputs, has 9"),
-    # op_concat.c concat_execute: "only depth"; the device's prepare would run it as
-    # QuantizedConcat_8_d32, which Hexscope's prepare does not do yet
-    "wakeword_hey_jarvis": (GraphFileError, r"node 0x13 \(QuantizedConcat_8\): only depth"),
+    # its off-depth concats run as QuantizedConcat_8_d32 (prepare.c
+    # do_convert_concat_depth32); op_dwise_snode_8bit.c has no kernel for its 5x1 filters
+    "wakeword_hey_jarvis": (GraphFileError,
+                            r"node 0x31 \(DepthwiseSupernode_8x8p32to8\): .*filter width"),
 }
 
 
