@@ -333,11 +333,6 @@ class ExecutionController(QObject):
                 QTimer.singleShot(0, self, self._deliver)
                 return
 
-    @property
-    def undelivered(self) -> int:
-        """Messages from the worker not handed on yet."""
-        return len(self._inbox)
-
     def _relay(self, event: object) -> None:
         if isinstance(event, NodeStarted):
             self.node_started.emit(event)
