@@ -13,10 +13,15 @@ undo made while the run's thread was preparing the shared graph was lost for goo
 
 from __future__ import annotations
 
+import collections
 import copy
+import functools
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
 from hexscope.engine.backends.remote import RemoteBackend, make_remote_backend
 from hexscope.engine.errors import EngineError
@@ -174,6 +179,7 @@ class ExecutionController(QObject):
     preparing = Signal(int)             # a first run validates and prepares: say so
     backend_status = Signal(object)     # ConnectionStatus of the connected DSP; None: sim
     _request = Signal(object)
+    _wake = Signal()                    # from the worker: its queue has news
 
     def __init__(self, graph: Graph, base_dir: str | None = None,
                  parent: QObject | None = None) -> None:
@@ -190,13 +196,23 @@ class ExecutionController(QObject):
         worker = SessionWorker(Graph(), base_dir, self.token)
         worker.moveToThread(self._thread)
         self._request.connect(worker.handle)
-        worker.event.connect(self._relay)
-        worker.log_line.connect(self.log_line)
-        worker.session_created.connect(self._session_created)
-        worker.preparing.connect(self.preparing)
-        worker.error.connect(self.error)
-        worker.backend_status.connect(self.backend_status)
-        worker.done.connect(self._done)
+        # What the worker says is queued here, in order, and handed on between events a
+        # slice at a time: one queued signal per message made Qt deliver every message
+        # posted meanwhile in one go (a 10,000-node run posts 8,000, and the window stopped
+        # for 0.3-0.8 s at a time while the run's thread held the GIL for the rest).
+        self._inbox: collections.deque[tuple[Callable[[object], object], object]] = \
+            collections.deque()
+        self._inbox_lock = threading.Lock()
+        self._woken = False
+        direct = Qt.ConnectionType.DirectConnection
+        for signal, handler in ((worker.event, self._relay), (worker.log_line, self.log_line.emit),
+                                (worker.session_created, self._session_created),
+                                (worker.preparing, self.preparing.emit),
+                                (worker.error, self.error.emit),
+                                (worker.backend_status, self.backend_status.emit),
+                                (worker.done, self._done)):
+            signal.connect(functools.partial(self._post, handler), direct)
+        self._wake.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
         self._worker = worker
         self._thread.start()
         self.graph = graph
@@ -292,6 +308,31 @@ class ExecutionController(QObject):
         return self._thread.isRunning()
 
     # events from the worker -------------------------------------------------------------
+    def _post(self, handler: Callable[[object], object], message: object) -> None:
+        """On the worker's thread: queue a message, and wake the GUI thread when it is not
+        woken already."""
+        with self._inbox_lock:
+            self._inbox.append((handler, message))
+            if self._woken:
+                return
+            self._woken = True
+        self._wake.emit()
+
+    def _deliver(self) -> None:
+        """On the GUI thread: hand on the queued messages, in order, for at most
+        DELIVER_SLICE_S; what is left waits for the next turn of the event loop."""
+        end = time.perf_counter() + DELIVER_SLICE_S
+        while True:
+            with self._inbox_lock:
+                if not self._inbox:
+                    self._woken = False
+                    return
+                handler, message = self._inbox.popleft()
+            handler(message)
+            if time.perf_counter() > end:
+                QTimer.singleShot(0, self, self._deliver)
+                return
+
     def _relay(self, event: object) -> None:
         if isinstance(event, NodeStarted):
             self.node_started.emit(event)
@@ -319,5 +360,8 @@ class ExecutionController(QObject):
             self.edited_since_run = False
         self.idle.emit(kind)
 
+
+#: The longest the GUI thread hands on the worker's messages before it answers other events.
+DELIVER_SLICE_S = 0.02
 
 __all__ = ["ExecutionController", "Request", "SessionWorker"]

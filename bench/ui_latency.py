@@ -111,6 +111,13 @@ def measure(n: int, profile_dir: str | None) -> dict[str, list[float]]:
     from hexscope.app.settings import AppSettings
 
     app = QApplication.instance() or QApplication([])
+    # As app/gui.py does: the cyclic collector runs on the GUI thread only, on a timer.
+    # Without it (the bench made its own window) a full collection ran on the session's
+    # thread whenever its allocations crossed the threshold, 0.3-0.8 s at 10,000 nodes
+    # with the GIL held: wall gaps of runs and steps that the app does not have.
+    from pyqtgraph.util.garbage_collector import GarbageCollector
+
+    collector = GarbageCollector(interval=1.0)  # noqa: F841 - its timer must live
     settings = AppSettings(QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat),
                            root=str(tmp / "data"))
     window = MainWindow(settings)
@@ -128,6 +135,8 @@ def measure(n: int, profile_dir: str | None) -> dict[str, list[float]]:
         results[name] = [gap, total, cpu]
         for stack, count in meter.blocked.most_common(6):
             print(f"    {count * 10} ms blocked in {stack}", file=sys.stderr)
+        for stack, count in collections.Counter(meter.worst_stacks).most_common(4):
+            print(f"    longest gap: {count * 10} ms in {stack}", file=sys.stderr)
         meter.blocked.clear()
         print(f"{name}: {gap * 1e3:.0f} ms gap ({cpu * 1e3:.0f} ms CPU), {total:.2f} s; status: "
               f"{window.statusBar().currentMessage()!r}", file=sys.stderr, flush=True)
@@ -195,6 +204,8 @@ class GapMeter:
         self.timer.timeout.connect(self._tick)
         self.timer.start()
         self.blocked: collections.Counter[str] = collections.Counter()
+        self._gap_stacks: list[str] = []         # sampled in the gap going on
+        self.worst_stacks: list[str] = []        # sampled in the action's longest gap
         if sample:
             gui = threading.get_ident()
             threading.Thread(target=self._sample, args=(gui,), daemon=True).start()
@@ -204,12 +215,17 @@ class GapMeter:
             time.sleep(0.01)
             if time.perf_counter() - self.last > 0.05:
                 frame = sys._current_frames().get(gui)
-                stack = traceback.extract_stack(frame)[-6:] if frame else []
-                self.blocked[" < ".join(f"{Path(f.filename).stem}:{f.name}:{f.lineno}"
-                                        for f in reversed(stack))] += 1
+                stack = traceback.extract_stack(frame)[-14:] if frame else []
+                where = [f"{Path(f.filename).stem}:{f.name}:{f.lineno}"
+                         for f in reversed(stack)]
+                self.blocked[" < ".join(where[:6])] += 1
+                self._gap_stacks.append(" < ".join(where))
 
     def _tick(self) -> None:
         now, cpu = time.perf_counter(), time.thread_time()
+        if now - self.last > self.worst:
+            self.worst_stacks = self._gap_stacks
+        self._gap_stacks = []
         self.worst = max(self.worst, now - self.last)
         self.worst_cpu = max(self.worst_cpu, cpu - self.last_cpu)
         self.last, self.last_cpu = now, cpu

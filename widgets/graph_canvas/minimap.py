@@ -49,6 +49,8 @@ class Minimap(QWidget):
         self.wanted = True               # the user's choice (View > Minimap)
         self._bounds_dirty = True
         self._nodes = np.zeros((0, 5))
+        self._items: list = []               # the visible node items, as _nodes' rows
+        self._geometry_of: tuple[object, int | None] = (None, None)
         canvas.horizontalScrollBar().valueChanged.connect(self.refresh)
         canvas.verticalScrollBar().valueChanged.connect(self.refresh)
 
@@ -87,10 +89,20 @@ class Minimap(QWidget):
         return self._bounds
 
     def _collect(self) -> None:
-        """One pass over the nodes: their bodies and colours as arrays, and the bounds."""
+        """One pass over the nodes: their bodies and colours as arrays, and the bounds.
+        Where no node moved, appeared or was hidden since the last pass (a run's end, a
+        step: only looks change), only the colours are read again (the geometry took
+        0.3-0.4 s of the GUI thread at 10,000-20,000 nodes after every run)."""
+        scene = self.canvas.scene()
+        version = getattr(scene, "geometry_version", None)
+        if version is not None and (scene, version) == self._geometry_of and self._items:
+            self._nodes[:, 4] = [item.block_rgb for item in self._items]
+            return
+        self._items = [item for item in getattr(scene, "items_by_id", {}).values()
+                       if item.isVisible()]
+        self._geometry_of = (scene, version)
         rows = [(item.x(), item.y(), item.width, item.height, item.block_rgb)
-                for item in getattr(self.canvas.scene(), "items_by_id", {}).values()
-                if item.isVisible()]
+                for item in self._items]
         self._nodes = np.array(rows, np.float64).reshape(-1, 5)
         if not rows:
             self._bounds = QRectF()

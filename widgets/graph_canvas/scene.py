@@ -93,6 +93,9 @@ class GraphScene(SceneMouse, QGraphicsScene):
         self.item_cache = QGraphicsItem.CacheMode.NoCache   # see set_item_cache
         self.node_grid = NodeGrid()          # which edges pass over a node (crossings.py)
         self._building = False
+        # Counts changes of where nodes are, which are shown and which exist (not of their
+        # looks): the minimap reads every item's geometry again only when it moved on.
+        self.geometry_version = 0
         self._disconnect = graph.edited.connect(self._on_edited)
         self.selectionChanged.connect(self._emit_selection)
         self._selected_before: list[int] = []
@@ -283,6 +286,7 @@ class GraphScene(SceneMouse, QGraphicsScene):
 
     def node_moved(self, item: NodeItem) -> None:
         """Keep the crossing grid up to date as one node moves (a drag, an edit)."""
+        self.geometry_version += 1
         if self._building or not item.isVisible():
             return
         self._grow_rect(item)
@@ -336,6 +340,7 @@ class GraphScene(SceneMouse, QGraphicsScene):
         item = self.items_by_id.pop(node_id, None)
         if item is None:
             return
+        self.geometry_version += 1
         for edge in list(item.edges):
             edge.detach()  # type: ignore[attr-defined]
             self.removeItem(edge)  # type: ignore[arg-type]
@@ -344,6 +349,7 @@ class GraphScene(SceneMouse, QGraphicsScene):
 
     # following edits ------------------------------------------------------------------------
     def _on_edited(self, event: GraphEdited) -> None:
+        self.geometry_version += 1
         if len(event.changed) > 200:
             # A layout of the whole graph only moves items: no need to build them again.
             if all(self._moved_only(nid) for nid in event.changed):
@@ -480,6 +486,7 @@ class GraphScene(SceneMouse, QGraphicsScene):
         visible = not (self.prepared_view and item.look.rewrite in ("fused", "removed"))
         if item.isVisible() == visible:
             return False
+        self.geometry_version += 1
         item.setVisible(visible)
         for edge in item.edges:
             edge.setVisible(visible and edge.src.isVisible()  # type: ignore[attr-defined]
