@@ -100,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     pad.add_argument("graph", metavar="GRAPH")
     from hexscope.app.cli_compare import add_compare_parser
     add_compare_parser(sub)
+    from hexscope.app.cli_ranges import add_ranges_parsers
+    add_ranges_parsers(sub)
     return parser
 
 
@@ -138,7 +140,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = {"gui": cmd_gui, "validate": cmd_validate, "info": cmd_info,
                    "import": cmd_import, "export": cmd_export,
                    "check-padding": cmd_check_padding,
-                   "run": _cmd_run, "compare": _cmd_compare}[command]
+                   "run": _cmd_run, "compare": _cmd_compare,
+                   "calibrate": _cmd_ranges, "apply-ranges": _cmd_ranges,
+                   "sensitivity": _cmd_ranges}[command]
         return handler(args)
     except Terminated as exc:
         print(f"hexscope: terminated ({signal.Signals(exc.signum).name})", file=sys.stderr)
@@ -161,6 +165,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from hexscope.app.cli_compare import cmd_compare
 
     return cmd_compare(args)
+
+
+def _cmd_ranges(args: argparse.Namespace) -> int:
+    from hexscope.app.cli_ranges import cmd_ranges
+
+    return cmd_ranges(args)
 
 
 def err(message: str) -> None:

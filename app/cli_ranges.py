@@ -1,0 +1,115 @@
+"""``hexscope calibrate``, ``apply-ranges`` and ``sensitivity``: ranges over a data set,
+written into the graph, and what each node's quantization costs (issue 29; docs/ranges.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from hexscope.app.cli_run import (
+    MAX_JOBS,
+    Progress,
+    build_input_sets,
+    print_summary,
+    report_problem,
+    scheduler_problem,
+    write_report,
+)
+from hexscope.engine.batch.parallel import default_jobs
+from hexscope.engine.errors import EngineError
+
+CALIBRATE_EPILOG = """\
+methods: minmax (smallest and largest value over all runs); percentile:P (the P-th
+percentile of all values as max, the (100-P)-th as min); per-run-percentile:P (TensorFlow's
+freeze_requantization_ranges: the P-th percentile of each run's maximum, the (100-P)-th of
+each run's minimum). Every range includes 0 and is written as the grid the device uses
+(0.0 an exact code).
+
+The file follows AIMET's encodings layout, keyed 0xID:IDX; apply it with
+'hexscope apply-ranges GRAPH FILE -o OUT.hexgraph'.
+
+exit codes: 0 written, 2 the graph, inputs or method are invalid or a run failed."""
+
+COMMANDS = ("calibrate", "apply-ranges", "sensitivity")
+
+
+def add_ranges_parsers(sub: Any) -> None:
+    """The three subcommands."""
+    cal = sub.add_parser(
+        "calibrate", help="ranges of every node output over a data set (AIMET encodings)",
+        description="Run GRAPH once per input set and write the range each node output "
+                    "should have.",
+        epilog=CALIBRATE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    cal.add_argument("graph", metavar="GRAPH")
+    _add_data_arguments(cal)
+    cal.add_argument("-o", "--output", required=True, metavar="RANGES.json",
+                     help="the encodings file to write")
+    cal.add_argument("--method", default="minmax", metavar="METHOD",
+                     help="minmax (default), percentile:P or per-run-percentile:P")
+    cal.add_argument("--as-authored", action="store_true",
+                     help="no prepare fusions: calibrate each op of a convolution chain")
+    cal.add_argument("-q", "--quiet", action="store_true", help="only print the summary")
+
+
+def _add_data_arguments(parser: Any) -> None:
+    parser.add_argument("--inputs-dir", action="append", default=[], metavar="[NODE:IDX=]DIR",
+                        help="one run per .npy/image file in DIR (repeatable)")
+    parser.add_argument("--input", action="append", default=[], metavar="NODE:IDX=FILE",
+                        help="feed FILE to output IDX of the INPUT node (repeatable)")
+    parser.add_argument("-j", "--jobs", type=_job_count, default=None, metavar="N",
+                        help="N worker processes (default: the number of processors)")
+    parser.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                        help="run on this Dask distributed cluster (hexscope[cluster])")
+    parser.add_argument("--seed", type=int, default=0, help="session seed (default 0)")
+
+
+def _job_count(text: str) -> int:
+    value = int(text) if text.isdigit() else 0
+    if not 1 <= value <= MAX_JOBS:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of jobs (1 to {MAX_JOBS})")
+    return value
+
+
+def cmd_ranges(args: argparse.Namespace) -> int:
+    """Dispatch to the subcommand's function."""
+    return {"calibrate": cmd_calibrate}[args.command](args)
+
+
+def _fail(message: str) -> int:
+    print(f"hexscope: {message}", file=sys.stderr)
+    return 2
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from hexscope.engine.io.any_graph import load_any
+    from hexscope.engine.ranges.calibrate import Method, calibrate
+    from hexscope.engine.ranges.encodings import write_ranges
+
+    problem = ((scheduler_problem(args.scheduler) if args.scheduler else "")
+               or report_problem(args.output))
+    if problem:
+        return _fail(problem)
+    try:
+        method = Method.parse(args.method)
+        graph = load_any(args.graph, [])
+        input_sets = build_input_sets(graph, args.graph, args.input, args.inputs_dir)
+    except EngineError as exc:
+        return _fail(str(exc))
+    name = Path(args.graph).name
+    stream = sys.stderr if sys.stderr.isatty() else sys.stdout
+    cal = calibrate(graph, input_sets, method, graph_name=name,
+                    data_set=", ".join(args.inputs_dir) or "inputs",
+                    jobs=args.jobs if args.jobs is not None else default_jobs(),
+                    scheduler=args.scheduler, fusions=not args.as_authored, seed=args.seed,
+                    progress=Progress(stream, args.quiet))
+    if cal.result.exit_code:
+        print_summary(cal.result, sys.stdout, sys.stderr)
+        return _fail("no ranges written: every run must pass to calibrate")
+    problem = write_report(args.output, lambda tmp: write_ranges(cal.ranges, tmp))
+    if problem:
+        return _fail(problem)
+    print(f"{name}: {len(cal.ranges.encodings)} output range(s) over "
+          f"{len(cal.result.runs)} run(s), {method}: {args.output}")
+    return 0

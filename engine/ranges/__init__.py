@@ -1,0 +1,9 @@
+"""Ranges (issue 29): calibrate each node output's range over a data set (:mod:`.calibrate`),
+read and write them as an AIMET encodings file (:mod:`.encodings`), write them into the graph
+(:mod:`.apply`), and rank the nodes by what their quantization costs (:mod:`.sensitivity`)."""
+
+from hexscope.engine.ranges.calibrate import Calibration, Method, calibrate
+from hexscope.engine.ranges.encodings import Encoding, RangesFile, read_ranges, write_ranges
+
+__all__ = ["Calibration", "Encoding", "Method", "RangesFile", "calibrate", "read_ranges",
+           "write_ranges"]

@@ -1,0 +1,48 @@
+"""``hexscope calibrate``, ``apply-ranges`` and ``sensitivity`` on the command line (issue 29):
+files written, exit codes, one clear message for bad input."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from hexscope.app import cli
+from support.range_graphs import data_set, four_patterns
+
+
+@pytest.fixture
+def folder(tmp_path):
+    four_patterns().save(tmp_path / "g.hexgraph")
+    images = tmp_path / "images"
+    images.mkdir()
+    for k, s in enumerate(data_set(3)):
+        np.save(images / f"x{k}.npy", s.tensors[0].array)
+    return tmp_path
+
+
+def test_calibrate_writes_an_encodings_file(folder, capsys):
+    out = folder / "r.json"
+    code = cli.main(["calibrate", str(folder / "g.hexgraph"), "--inputs-dir",
+                     str(folder / "images"), "-o", str(out), "-j", "1", "-q",
+                     "--method", "percentile:99"])
+    assert code == 0
+    doc = json.loads(out.read_text())
+    assert "0x40:0" in doc["activation_encodings"]
+    assert doc["hexscope"]["method"] == "percentile:99" and doc["hexscope"]["runs"] == 3
+    assert "3 run(s)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--method", "median"], "--method 'median'"),
+    (["--inputs-dir", "nowhere"], "nowhere: not a directory"),
+])
+def test_calibrate_refuses_bad_input_with_one_line(folder, capsys, args, message):
+    argv = ["calibrate", str(folder / "g.hexgraph"), "-o", str(folder / "r.json"), *args]
+    if "--inputs-dir" not in args:
+        argv += ["--inputs-dir", str(folder / "images")]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (folder / "r.json").exists()
