@@ -32,6 +32,14 @@ The file follows AIMET's encodings layout, keyed 0xID:IDX; apply it with
 
 exit codes: 0 written, 2 the graph, inputs or method are invalid or a run failed."""
 
+APPLY_EPILOG = """\
+Rewrites, for each node the file gives a range: QuantizeDownAndShrinkRange_32to8 becomes
+Requantize_32to8 with Const min and max; a Requantize_32to8 reading a RequantizationRange_32
+reads Consts (the range op goes); a Supernode's infinite output range ends become Consts; a
+Quantize fed by Min_f/Max_f reads Consts (they go). Nodes the file does not name stay.
+
+exit codes: 0 written, 2 the graph or the file is invalid."""
+
 COMMANDS = ("calibrate", "apply-ranges", "sensitivity")
 
 
@@ -51,6 +59,16 @@ def add_ranges_parsers(sub: Any) -> None:
     cal.add_argument("--as-authored", action="store_true",
                      help="no prepare fusions: calibrate each op of a convolution chain")
     cal.add_argument("-q", "--quiet", action="store_true", help="only print the summary")
+    app = sub.add_parser(
+        "apply-ranges", help="write a ranges file into a graph (fixed ranges, no run-time "
+                             "range ops)",
+        description="Give the run-time range nodes of GRAPH the ranges of RANGES.json.",
+        epilog=APPLY_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    app.add_argument("graph", metavar="GRAPH")
+    app.add_argument("ranges", metavar="RANGES.json",
+                     help="from hexscope calibrate, or an AIMET/QNN encodings file whose "
+                          "tensor names are node labels")
+    app.add_argument("-o", "--output", required=True, metavar="OUT.hexgraph")
 
 
 def _add_data_arguments(parser: Any) -> None:
@@ -74,7 +92,7 @@ def _job_count(text: str) -> int:
 
 def cmd_ranges(args: argparse.Namespace) -> int:
     """Dispatch to the subcommand's function."""
-    return {"calibrate": cmd_calibrate}[args.command](args)
+    return {"calibrate": cmd_calibrate, "apply-ranges": cmd_apply_ranges}[args.command](args)
 
 
 def _fail(message: str) -> int:
@@ -112,4 +130,38 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         return _fail(problem)
     print(f"{name}: {len(cal.ranges.encodings)} output range(s) over "
           f"{len(cal.result.runs)} run(s), {method}: {args.output}")
+    return 0
+
+
+def cmd_apply_ranges(args: argparse.Namespace) -> int:
+    from hexscope.engine.io.any_graph import load_any
+    from hexscope.engine.prepare import prepare
+    from hexscope.engine.ranges.apply import apply_ranges, runtime_range_nodes
+    from hexscope.engine.ranges.encodings import read_ranges
+    from hexscope.engine.validate import validate
+
+    problem = report_problem(args.output)
+    if problem:
+        return _fail(problem.replace("the report", "the graph"))
+    try:
+        graph = load_any(args.graph, [])
+        ranges = read_ranges(args.ranges, graph)
+        applied = apply_ranges(graph, ranges)
+    except EngineError as exc:
+        return _fail(str(exc))
+    issues = validate(graph)
+    if issues:
+        return _fail(f"the graph with ranges does not validate: {issues[0]}")
+    for name in ranges.unmatched:
+        print(f"warning: {args.ranges}: {name!r} names no node of the graph", file=sys.stderr)
+    for change in applied.changes:
+        print(change.describe())
+    left = [f"0x{i:x} {what}" for i, what in runtime_range_nodes(prepare(graph))]
+    if left:
+        print("left finding their range at run time: " + "; ".join(left))
+    problem = write_report(args.output, graph.save)
+    if problem:
+        return _fail(problem.replace("the report", "the graph"))
+    print(f"{Path(args.graph).name}: {len(applied.changes)} node(s) given fixed ranges: "
+          f"{args.output}")
     return 0

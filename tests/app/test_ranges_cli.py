@@ -46,3 +46,24 @@ def test_calibrate_refuses_bad_input_with_one_line(folder, capsys, args, message
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert not (folder / "r.json").exists()
+
+
+def test_apply_ranges_writes_a_graph_without_run_time_ranges(folder, capsys):
+    ranges, out = folder / "r.json", folder / "out.hexgraph"
+    assert cli.main(["calibrate", str(folder / "g.hexgraph"), "--inputs-dir",
+                     str(folder / "images"), "-o", str(ranges), "-j", "1", "-q"]) == 0
+    assert cli.main(["apply-ranges", str(folder / "g.hexgraph"), str(ranges), "-o",
+                     str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "0x24 QuantizeDownAndShrinkRange_32to8 → Requantize_32to8" in text
+    assert "4 node(s) given fixed ranges" in text and "left finding" not in text
+    assert cli.main(["run", str(out), "--inputs-dir", str(folder / "images"), "-q",
+                     "-j", "1"]) == 0
+
+
+def test_apply_ranges_names_a_bad_file(folder, capsys):
+    (folder / "r.json").write_text('{"activation_encodings": {"nobody": []}}')
+    assert cli.main(["apply-ranges", str(folder / "g.hexgraph"), str(folder / "r.json"),
+                     "-o", str(folder / "out.hexgraph")]) == 2
+    err = capsys.readouterr().err
+    assert "r.json" in err and "'nobody'" in err and "Traceback" not in err
