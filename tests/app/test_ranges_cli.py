@@ -67,3 +67,28 @@ def test_apply_ranges_names_a_bad_file(folder, capsys):
                      "-o", str(folder / "out.hexgraph")]) == 2
     err = capsys.readouterr().err
     assert "r.json" in err and "'nobody'" in err and "Traceback" not in err
+
+
+def test_sensitivity_prints_the_ranking_and_writes_the_report(folder, capsys):
+    report = folder / "s.json"
+    assert cli.main(["sensitivity", str(folder / "g.hexgraph"), "--inputs-dir",
+                     str(folder / "images"), "-j", "1", "--top", "2", "--report",
+                     str(report)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "3 input set(s)" in lines[0] and lines[1].split()[:2] == ["rank", "node"]
+    assert len(lines) == 4                                  # the top 2
+    doc = json.loads(report.read_text())
+    assert doc["nodes"][0]["rank"] == 1 and len(doc["nodes"]) >= 4
+    assert lines[2].split()[1] == doc["nodes"][0]["node"]
+
+
+def test_sensitivity_of_a_graph_without_output_says_so(folder, capsys):
+    from hexscope.engine import Graph
+    from hexscope.engine.nodes import OutputDef
+
+    g = Graph()
+    g.append_node(1, "INPUT", outputs=[OutputDef((1, 4, 4, 4), 4)])
+    g.save(folder / "bare.hexgraph")
+    assert cli.main(["sensitivity", str(folder / "bare.hexgraph"), "--inputs-dir",
+                     str(folder / "images"), "-j", "1"]) == 2
+    assert "no OUTPUT node" in capsys.readouterr().err
