@@ -88,6 +88,7 @@ class NodeLook:
     runs_as: str = ""           # the op a "replaced" node runs as after prepare
     overlay: QColor | None = None
     overlay_note: str = ""      # the numbers behind the overlay colour (tooltip)
+    rank: str = ""              # a rank badge over the block ("#1": sensitivity ranking)
 
 
 class NodeItem(QGraphicsItem):
@@ -485,6 +486,14 @@ class NodeItem(QGraphicsItem):
             painter.setBrush(STATUS_COLORS["next"])
             arrow = [QPointF(-14, 8), QPointF(-4, 14), QPointF(-14, 20)]
             painter.drawPolygon(arrow)
+        if look.rank:
+            w = painter.fontMetrics().horizontalAdvance(look.rank) + 10
+            box = QRectF(12, -16, w, 14)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(look.overlay or STATUS_COLORS["failed"])
+            painter.drawRoundedRect(box, 3, 3)
+            painter.setPen(ink_on(look.overlay or STATUS_COLORS["failed"]))
+            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, look.rank)
         tag, color = self._tag()
         if tag:
             metrics = painter.fontMetrics()
