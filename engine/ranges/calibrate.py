@@ -30,7 +30,7 @@ import numpy as np
 from hexscope.engine.backends import Backend
 from hexscope.engine.batch.records import BatchResult, InputSet
 from hexscope.engine.batch.runner import run_batch
-from hexscope.engine.batch.sketch import new_sketch, quantile
+from hexscope.engine.batch.sketch import add_weighted, new_sketch, quantile
 from hexscope.engine.batch.stats import RangePartial
 from hexscope.engine.errors import InputError
 from hexscope.engine.graph import Graph
@@ -83,11 +83,13 @@ class _Tensor:
 
 
 class Collector:
-    """Per output: each run's real min and max, and a sketch of all real values."""
+    """Per output: each run's real min and max, and (``sketch``: for ``percentile:P``) a
+    sketch of all real values."""
 
-    def __init__(self, keep: Sequence[int] | None = None) -> None:
+    def __init__(self, keep: Sequence[int] | None = None, sketch: bool = True) -> None:
         self.tensors: dict[Key, _Tensor] = {}
         self._keep = None if keep is None else set(keep)
+        self._sketch = sketch
 
     def add(self, run: int, partial: RangePartial) -> None:
         for key, part in partial.items():
@@ -99,13 +101,14 @@ class Collector:
             reals, counts = values
             t = self.tensors.setdefault(key, _Tensor(str(part["dtype"])))
             t.run_min[run], t.run_max[run] = float(reals.min()), float(reals.max())
+            if not self._sketch:
+                continue
             if t.sketch is None:
                 t.sketch = new_sketch()
             if counts is None:
                 t.sketch.merge(part["sketch"])  # type: ignore[attr-defined]
             else:
-                for value, count in zip(reals.tolist(), counts.tolist(), strict=True):
-                    t.sketch.add(value, float(count))  # type: ignore[attr-defined]
+                add_weighted(t.sketch, reals, counts)  # type: ignore[arg-type]
 
     def range_of(self, key: Key, method: Method) -> tuple[float, float]:
         t = self.tensors[key]
@@ -153,7 +156,7 @@ def calibrate(graph: Graph, input_sets: Sequence[InputSet], method: Method, *,
     the last node of its chain), keeping only ids the graph has; the batch result says
     whether every run passed.
     """
-    collector = Collector(keep=graph.order)
+    collector = Collector(keep=graph.order, sketch=method.kind == "percentile")
     result = run_batch(graph, input_sets, backend, graph_name=graph_name, seed=seed,
                        jobs=jobs, fusions=fusions, scheduler=scheduler,
                        progress=progress, on_partial=collector.add)  # type: ignore[arg-type]
