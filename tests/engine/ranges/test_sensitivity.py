@@ -51,3 +51,17 @@ def test_sensitivity_report_lists_every_ranked_node():
 def test_sensitivity_needs_input_sets():
     with pytest.raises(InputError, match="at least one input set"):
         sensitivity(four_patterns(), [])
+
+
+def test_an_output_of_codes_and_range_is_compared_in_real_units():
+    # OUTPUT reads the Supernode's codes, min and max (as the InceptionV3-shaped graph's
+    # does): the range words are not outputs to compare, and codes are read as reals
+    g = four_patterns()
+    g.remove_node(0x60)
+    g.remove_node(0x50)
+    g.append_node(0x61, "OUTPUT", inputs=[(0x40, 0), (0x40, 1), (0x40, 2)])
+    codes = sensitivity(g, [s.tensors for s in SETS])
+    reals = sensitivity(four_patterns(), [s.tensors for s in SETS])
+    # (Dequantize rounds its products half up: within a few per cent of the error)
+    assert codes.quantized == pytest.approx(reals.quantized, rel=0.05)
+    assert [n.node_id for n in codes.nodes] == [n.node_id for n in reals.nodes]
