@@ -83,7 +83,7 @@ def add_ranges_parsers(sub: Any) -> None:
                     "float reference drops when each alone runs in float.",
         epilog=SENSITIVITY_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     sens.add_argument("graph", metavar="GRAPH")
-    _add_data_arguments(sens)
+    _add_data_arguments(sens, batch=False)
     sens.add_argument("--reference", default="float", choices=("float",),
                       help="what the error is measured against (the float references)")
     sens.add_argument("--top", type=int, default=10, metavar="N",
@@ -93,16 +93,17 @@ def add_ranges_parsers(sub: Any) -> None:
                       help="no prepare fusions: rank each op of a convolution chain")
 
 
-def _add_data_arguments(parser: Any) -> None:
+def _add_data_arguments(parser: Any, batch: bool = True) -> None:
     parser.add_argument("--inputs-dir", action="append", default=[], metavar="[NODE:IDX=]DIR",
                         help="one run per .npy/image file in DIR (repeatable)")
     parser.add_argument("--input", action="append", default=[], metavar="NODE:IDX=FILE",
                         help="feed FILE to output IDX of the INPUT node (repeatable)")
     parser.add_argument("-j", "--jobs", type=_job_count, default=None, metavar="N",
                         help="N worker processes (default: the number of processors)")
-    parser.add_argument("--scheduler", metavar="tcp://HOST:PORT",
-                        help="run on this Dask distributed cluster (hexscope[cluster])")
-    parser.add_argument("--seed", type=int, default=0, help="session seed (default 0)")
+    if batch:       # calibrate's runs are a run batch: the cluster and seed of 'run'
+        parser.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                            help="run on this Dask distributed cluster (hexscope[cluster])")
+        parser.add_argument("--seed", type=int, default=0, help="session seed (default 0)")
 
 
 def _job_count(text: str) -> int:
