@@ -147,8 +147,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
                     scheduler=args.scheduler, fusions=not args.as_authored, seed=args.seed,
                     progress=Progress(stream, args.quiet))
     if cal.result.exit_code:
-        print_summary(cal.result, sys.stdout, sys.stderr)
-        return _fail("no ranges written: every run must pass to calibrate")
+        print_summary(cal.result, sys.stdout)          # the details; one line on stderr
+        failed = next((r for r in cal.result.runs if r.message), None)
+        why = f"run {failed.name}: {failed.message}" if failed else cal.result.message
+        return _fail(f"no ranges written, every run must pass to calibrate: {why}")
     problem = write_report(args.output, lambda tmp: write_ranges(cal.ranges, tmp))
     if problem:
         return _fail(problem)

@@ -92,3 +92,43 @@ def test_sensitivity_of_a_graph_without_output_says_so(folder, capsys):
     assert cli.main(["sensitivity", str(folder / "bare.hexgraph"), "--inputs-dir",
                      str(folder / "images"), "-j", "1"]) == 2
     assert "no OUTPUT node" in capsys.readouterr().err
+
+
+BAD = [
+    (["calibrate", "{d}/missing.hexgraph", "--inputs-dir", "{d}/images", "-o", "{d}/r.json"]),
+    (["calibrate", "{d}/garbage.hexgraph", "--inputs-dir", "{d}/images", "-o", "{d}/r.json"]),
+    (["calibrate", "{d}/g.hexgraph", "--inputs-dir", "{d}/bad", "-o", "{d}/r.json", "-j",
+      "1"]),
+    (["calibrate", "{d}/g.hexgraph", "--inputs-dir", "{d}/images", "-o",
+      "{d}/nowhere/r.json"]),
+    (["calibrate", "{d}/g.hexgraph", "--inputs-dir", "{d}/images", "-o", "{d}/r.json",
+      "-j", "0"]),
+    (["calibrate", "{d}/g.hexgraph", "--inputs-dir", "{d}/images", "-o", "{d}/r.json",
+      "--scheduler", "garbage"]),
+    (["apply-ranges", "{d}/g.hexgraph", "{d}/garbage.hexgraph", "-o", "{d}/o.hexgraph"]),
+    (["apply-ranges", "{d}/g.hexgraph", "{d}/images", "-o", "{d}/o.hexgraph"]),
+    (["apply-ranges", "{d}/g.hexgraph", "{d}/missing.json", "-o", "{d}/o.hexgraph"]),
+    (["apply-ranges", "{d}/g.hexgraph", "{d}/r.json", "-o", "{d}/nowhere/o.hexgraph"]),
+    (["sensitivity", "{d}/missing.hexgraph", "--inputs-dir", "{d}/images"]),
+    (["sensitivity", "{d}/g.hexgraph", "--inputs-dir", "{d}/bad", "-j", "1"]),
+    (["sensitivity", "{d}/g.hexgraph", "--inputs-dir", "{d}/images", "--report",
+      "{d}/nowhere/s.json"]),
+    (["sensitivity", "{d}/g.hexgraph", "--inputs-dir", "{d}/images", "--reference", "tflite"]),
+]
+
+
+@pytest.mark.parametrize("argv", BAD, ids=lambda a: " ".join(a[:1] + a[1:2]).replace("{d}/", ""))
+def test_bad_files_and_arguments_give_one_line_and_exit_2(folder, capsys, argv):
+    (folder / "garbage.hexgraph").write_text("garbage")
+    (folder / "bad").mkdir(exist_ok=True)
+    (folder / "bad" / "text.npy").write_text("hello")
+    (folder / "r.json").write_text('{"activation_encodings": {}}')
+    args = [a.replace("{d}", str(folder)) for a in argv]
+    try:
+        code = cli.main(args)
+    except SystemExit as exc:           # argparse: usage errors
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and "Traceback" not in out + err
+    assert len(lines) == 1 and lines[0].startswith("hexscope"), err
