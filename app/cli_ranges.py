@@ -98,8 +98,11 @@ def _add_data_arguments(parser: Any, batch: bool = True) -> None:
                         help="one run per .npy/image file in DIR (repeatable)")
     parser.add_argument("--input", action="append", default=[], metavar="NODE:IDX=FILE",
                         help="feed FILE to output IDX of the INPUT node (repeatable)")
-    parser.add_argument("-j", "--jobs", type=_job_count, default=None, metavar="N",
-                        help="N worker processes (default: the number of processors)")
+    parser.add_argument("-j", "--jobs", type=_job_count, default=None if batch else 1,
+                        metavar="N",
+                        help="N worker processes (default: the number of processors)" if batch
+                        else "share the nodes among N worker processes (default 1: each "
+                             "worker first runs the data set for its own baseline)")
     if batch:       # calibrate's runs are a run batch: the cluster and seed of 'run'
         parser.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                             help="run on this Dask distributed cluster (hexscope[cluster])")
