@@ -102,6 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_compare_parser(sub)
     from hexscope.app.cli_diff import add_diff_parser
     add_diff_parser(sub)
+    from hexscope.app.cli_ranges import add_ranges_parsers
+    add_ranges_parsers(sub)
     return parser
 
 
@@ -140,7 +142,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = {"gui": cmd_gui, "validate": cmd_validate, "info": cmd_info,
                    "import": cmd_import, "export": cmd_export,
                    "check-padding": cmd_check_padding,
-                   "run": _cmd_run, "compare": _cmd_compare, "diff": _cmd_diff}[command]
+                   "run": _cmd_run, "compare": _cmd_compare, "diff": _cmd_diff,
+                   "calibrate": _cmd_ranges, "apply-ranges": _cmd_ranges,
+                   "sensitivity": _cmd_ranges}[command]
         return handler(args)
     except Terminated as exc:
         print(f"hexscope: terminated ({signal.Signals(exc.signum).name})", file=sys.stderr)
@@ -169,6 +173,12 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     from hexscope.app.cli_diff import cmd_diff
 
     return cmd_diff(args)
+
+
+def _cmd_ranges(args: argparse.Namespace) -> int:
+    from hexscope.app.cli_ranges import cmd_ranges
+
+    return cmd_ranges(args)
 
 
 def err(message: str) -> None:

@@ -326,4 +326,7 @@ def install_views(window: QWidget) -> ViewsController:
         from hexscope.app.compare_actions import install_compare
 
         install_compare(window)  # type: ignore[arg-type]
+        from hexscope.app.ranges_actions import install_ranges
+
+        install_ranges(window)  # type: ignore[arg-type]
     return controller

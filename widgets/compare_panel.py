@@ -196,6 +196,13 @@ class ComparePanel(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.summary)
+        # the sensitivity ranking (issue 29), when one was made: each node a link that selects
+        self.sensitivity = QLabel()
+        self.sensitivity.setWordWrap(True)
+        self.sensitivity.hide()
+        self.sensitivity.linkActivated.connect(lambda href: self.node_activated.emit(
+            int(href.removeprefix("node:"), 16)))
+        lay.addWidget(self.sensitivity)
         split = self._split = QSplitter(Qt.Orientation.Horizontal)
         self.model = CompareTableModel(self)
         self.table = QTableView()
@@ -381,6 +388,11 @@ class ComparePanel(QWidget):
             self.show_output(*keep, emit=False)
         else:
             self._show(None)
+
+    def show_sensitivity(self, html_text: str) -> None:
+        """The sensitivity ranking's top nodes (links ``node:0xID``); '' hides it."""
+        self.sensitivity.setText(html_text)
+        self.sensitivity.setVisible(bool(html_text))
 
     def show_hint(self, text: str) -> None:
         """Say what to do next while no comparison is shown (a comparison's summary stays)."""

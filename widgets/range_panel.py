@@ -3,11 +3,16 @@
 Columns: range, step, zero code and whether 0.0 is exact, codes in use, the shares at 0 and
 255, and, with a float reference, the error in steps (LSB). Ranges loaded from a batch report
 show the same way, marked "batch".
+
+"Apply calibrated ranges…" asks for a ranges file (``hexscope calibrate``); what it changed
+shows below the table, each node's range before (its last run) beside the range it has now.
+"Rank by sensitivity" asks for the ranking of what each node's quantization costs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -24,6 +29,8 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QTableView,
+    QTableWidget,
+    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -171,6 +178,28 @@ def overlay_for(stats: Sequence[RangeStats], kind: int
     return colors, legend
 
 
+APPLIED_COLUMNS = ("node", "before: op", "before: range (last run)", "after: op",
+                   "after: range used", "from")
+
+
+@dataclass(frozen=True, slots=True)
+class AppliedRow:
+    """One node a ranges file changed, as the panel shows it."""
+
+    node_id: int
+    op_before: str
+    range_before: tuple[float, float] | None     # None: not run yet
+    op_after: str
+    range_after: tuple[float, float]
+    source: str = ""
+
+    def cells(self) -> tuple[str, ...]:
+        def text(r: tuple[float, float] | None) -> str:
+            return "not run" if r is None else f"[{r[0]:.6g}, {r[1]:.6g}]"
+        return (f"0x{self.node_id:x}", self.op_before, text(self.range_before), self.op_after,
+                text(self.range_after), self.source)
+
+
 class RangePanel(QWidget):
     """See the module docstring."""
 
@@ -178,6 +207,8 @@ class RangePanel(QWidget):
     overlay_changed = Signal(object, object)       # colours or None, legend
     load_batch_requested = Signal()
     load_reference_requested = Signal()
+    apply_requested = Signal()            # "Apply calibrated ranges…"
+    sensitivity_requested = Signal()      # "Rank by sensitivity"
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -187,6 +218,9 @@ class RangePanel(QWidget):
         self._overlay.currentIndexChanged.connect(self._emit_overlay)
         self._batch.clicked.connect(self.load_batch_requested)
         self._reference.clicked.connect(self.load_reference_requested)
+        self.apply_button.clicked.connect(self.apply_requested)
+        self.sensitivity_button.clicked.connect(self.sensitivity_requested)
+        self.applied.cellClicked.connect(self._on_applied_clicked)
 
     def _build_ui(self) -> None:
         lay = QVBoxLayout(self)
@@ -196,10 +230,17 @@ class RangePanel(QWidget):
         self._overlay.addItems(OVERLAYS)
         self._batch = QPushButton("Load batch ranges…")
         self._reference = QPushButton("Load float reference…")
+        self.apply_button = QPushButton("Apply calibrated ranges…")
+        self.apply_button.setToolTip("Write a ranges file (hexscope calibrate) into the graph: "
+                                     "fixed ranges instead of run-time ones (one undo step)")
+        self.sensitivity_button = QPushButton("Rank by sensitivity")
+        self.sensitivity_button.setToolTip("Rank the nodes by how much the output error "
+                                           "against the float reference drops with each "
+                                           "alone in float (the last run's inputs)")
         self._summary = QLabel("")
-        bar.addWidget(self._overlay)
-        bar.addWidget(self._batch)
-        bar.addWidget(self._reference)
+        for w in (self._overlay, self._batch, self._reference, self.apply_button,
+                  self.sensitivity_button):
+            bar.addWidget(w)
         bar.addWidget(self._summary, 1)
         lay.addLayout(bar)
         self._table = QTableView()
@@ -217,6 +258,35 @@ class RangePanel(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setResizeContentsPrecision(200)
         lay.addWidget(self._table, 1)
+        self.applied_title = QLabel()
+        self.applied = QTableWidget(0, len(APPLIED_COLUMNS))
+        self.applied.setHorizontalHeaderLabels(APPLIED_COLUMNS)
+        self.applied.verticalHeader().hide()
+        self.applied.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.applied.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        for w in (self.applied_title, self.applied):
+            w.hide()
+            lay.addWidget(w)
+        lay.setStretchFactor(self.applied, 1)
+
+    def show_applied(self, title: str, rows: Sequence[AppliedRow]) -> None:
+        """What applying a ranges file changed: before and after side by side (no rows:
+        hide the table)."""
+        self.applied.setRowCount(len(rows))
+        for r, row in enumerate(rows):
+            for c, text in enumerate(row.cells()):
+                item = QTableWidgetItem(text)
+                item.setData(Qt.ItemDataRole.UserRole, row.node_id)
+                self.applied.setItem(r, c, item)
+        self.applied.resizeColumnsToContents()
+        self.applied_title.setText(title)
+        for w in (self.applied_title, self.applied):
+            w.setVisible(bool(rows))
+
+    def _on_applied_clicked(self, row: int, _column: int) -> None:
+        item = self.applied.item(row, 0)
+        if item is not None:
+            self.node_activated.emit(int(item.data(Qt.ItemDataRole.UserRole)))
 
     def set_stats(self, stats: Sequence[RangeStats]) -> None:
         fit = stats and not self.model.stats

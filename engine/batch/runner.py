@@ -30,13 +30,15 @@ Progress = Callable[[int, int, "RunRecord | None", str], None]
 def run_batch(graph: Graph, input_sets: Sequence[InputSet], backend: str | Backend = "sim", *,
               graph_name: str = "graph", dump_dir: str | Path | None = None,
               progress: Progress | None = None, seed: int = 0, jobs: int = 1,
-              fusions: bool = True, scheduler: str | None = None) -> BatchResult:
+              fusions: bool = True, scheduler: str | None = None,
+              on_partial: Callable[[int, RangePartial], None] | None = None) -> BatchResult:
     """Run ``graph`` once per input set; never raises for graph, input or backend trouble
     (the result's outcome says what went wrong). ``jobs`` > 1 runs the sets in that many
     worker processes (a backend given by name only); the result is the same. ``fusions``
     False runs the graph as authored (no Supernode fusion in prepare). ``scheduler``
     (``tcp://HOST:PORT``) sends the sets to that Dask distributed cluster instead (the
-    optional extra ``hexscope[cluster]``); the result is the same again."""
+    optional extra ``hexscope[cluster]``); the result is the same again. ``on_partial(k,
+    partial)`` sees each run's range partial as it arrives (calibration reads them)."""
     start = time.perf_counter()
     backend_name = backend if isinstance(backend, str) else getattr(backend, "name", "?")
     result = BatchResult(graph_name, backend_name, node_count=len(graph))
@@ -55,6 +57,8 @@ def run_batch(graph: Graph, input_sets: Sequence[InputSet], backend: str | Backe
     def done(k: int, run: RunRecord, partial: RangePartial, dump_error: str) -> None:
         nonlocal finished
         runs[k], dump_errors[k] = run, dump_error
+        if on_partial is not None:
+            on_partial(k, partial)
         ranges.merge_in_order(k, partial)
         finished += 1
         if progress:

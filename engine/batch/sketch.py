@@ -57,22 +57,35 @@ def sketch_of(values: np.ndarray) -> LogCollapsingLowestDenseDDSketch:
     return sketch
 
 
-def _add_by_bin(sketch: LogCollapsingLowestDenseDDSketch, values: np.ndarray) -> None:
+def add_weighted(sketch: LogCollapsingLowestDenseDDSketch, values: np.ndarray,
+                 weights: np.ndarray) -> None:
+    """Add finite ``values`` with their counts, one ``add`` per sketch bin (not per value):
+    calibration adds each run's 256 code counts as real values."""
+    _add_by_bin(sketch, np.asarray(values, np.float64).ravel(),
+                np.asarray(weights, np.float64).ravel())
+
+
+def _add_by_bin(sketch: LogCollapsingLowestDenseDDSketch, values: np.ndarray,
+                weights: np.ndarray | None = None) -> None:
     mapping = sketch._mapping  # the package's public constructor does not expose it otherwise
     tiny = mapping.min_possible
-    zeros = int(np.count_nonzero(np.abs(values) <= tiny))
+    if weights is None:
+        weights = np.ones(values.size)
+    small = np.abs(values) <= tiny
+    zeros = float(weights[small].sum())
     if zeros:
-        sketch.add(0.0, float(zeros))
+        sketch.add(0.0, zeros)
     for sign in (1.0, -1.0):
-        part = values[values * sign > tiny] * sign
+        take = values * sign > tiny
+        part, w = values[take] * sign, weights[take]
         if part.size == 0:
             continue
         # ddsketch's LogarithmicMapping.key: ceil(log2(v) * multiplier) + offset
         keys = np.ceil(np.log2(part) * mapping._multiplier).astype(np.int64)
         order = np.lexsort((part, keys))
-        keys, part = keys[order], part[order]
+        keys, part, w = keys[order], part[order], w[order]
         starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-        counts = np.diff(np.r_[starts, keys.size])
+        counts = np.add.reduceat(w, starts)
         for start, count in zip(starts.tolist(), counts.tolist(), strict=True):
             sketch.add(sign * float(part[start]), float(count))
 
@@ -87,4 +100,5 @@ def quantile(sketch: LogCollapsingLowestDenseDDSketch, q: float, lo: float, hi: 
     return float(min(max(value, lo), hi))
 
 
-__all__ = ["BIN_LIMIT", "RELATIVE_ACCURACY", "new_sketch", "quantile", "sketch_of"]
+__all__ = ["BIN_LIMIT", "RELATIVE_ACCURACY", "add_weighted", "new_sketch", "quantile",
+           "sketch_of"]

@@ -34,6 +34,7 @@ import hexscope.engine.ops.plumbing.io
 import hexscope.engine.ops.plumbing.state
 import hexscope.engine.ops.pooling.pool
 import hexscope.engine.ops.quant.quantize
+import hexscope.engine.ops.quant.requant_range
 import hexscope.engine.ops.quant.requantize
 import hexscope.engine.ops.quant.requantize_fixed
 import hexscope.engine.ops.reduce.argminmax

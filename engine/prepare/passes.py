@@ -1,7 +1,10 @@
 """The prepare passes, in the library's order (graph spec §2.5; nnlib prepare.c ``optimize``).
 
+* RequantizationRange_32 and the Requantize_32to8 reading it become one
+  QuantizeDownAndShrinkRange_32to8 (:mod:`range_ops`);
 * Quantize fed by Min_f (input 1) and Max_f (input 2) becomes AutoQuantize under the same id;
 * dead nodes (no consumer, not retained) are removed, whole chains at once;
+* a Relu after a Requantize_32to8 with a const max becomes a ReluX of that max (:mod:`range_ops`);
 * the convolution chains become Supernodes (:mod:`supernode`), and the fully-connected
   chains SuperFC_8x8p32to8 (:mod:`superfc`), unless ``fusions`` is off (run the graph as
   authored);
@@ -27,6 +30,12 @@ from hexscope.engine.prepare.channelscale import FLAT_SUPERNODES, apply_channel_
 from hexscope.engine.prepare.d32_forms import D32_CANDIDATES, convert_to_d32_forms
 from hexscope.engine.prepare.d32_shape import RULES as D32_RULES
 from hexscope.engine.prepare.d32_shape import d32_notes, pad_rewrites
+from hexscope.engine.prepare.range_ops import (
+    RANGE,
+    REQUANT,
+    fuse_requantization_ranges,
+    make_relux,
+)
 from hexscope.engine.prepare.superfc import MATMUL, fuse_superfc
 from hexscope.engine.prepare.supernode import WHERE, find_chains
 
@@ -68,6 +77,8 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
     nodes = {node.node_id: node for node in graph}
     order = list(graph.order)
     rewrites: list[Rewrite] = []
+    if any(n.op == RANGE for n in nodes.values()):
+        rewrites += [Rewrite(*r) for r in fuse_requantization_ranges(nodes, order)]
     if any(n.op == "Quantize" for n in nodes.values()):
         rewrites += _fuse_autoquantize(nodes)
     removed = _remove_dead(nodes, order, registry)
@@ -83,6 +94,8 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
                else "nothing reads its outputs (dead node)")
         rewrites.append(Rewrite(node_id, "fused" if fused_into else "removed", why, fused_into))
     order = [i for i in order if i not in removed]
+    if any(nodes[i].op == REQUANT for i in order):
+        rewrites += [Rewrite(i, "replaced", why) for i, why in make_relux(nodes, order)]
     notes: list[str] = []
     if fusions and any(nodes[i].op in ("QuantizedConv2d_8x8to32",
                                        "QuantizedDepthwiseConv2d_8x8to32") for i in order):

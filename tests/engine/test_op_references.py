@@ -229,6 +229,8 @@ CASES.update({
                                     word(2)], Padding.NA, [1.5]),
     "Requantize_32to8": ([q32([2**30]), word(-2), word(2), word(0), word(0.5)], Padding.NA,
                          [0.5]),          # clamped to the requested range
+    # RequantizationRange_32 (issue 29): codes -2**29 and 2**30 in [-2, 2]: 0 is in range
+    "RequantizationRange_32": ([q32([-2**29, 2**30]), word(-2), word(2)], Padding.NA, [-0.5]),
     "Requantize_8to8": (q([0, 255], rng=(-1, 1)) + [word(-0.5), word(0.5)], Padding.NA,
                         [-0.5, 0.5]),
     # [1, 2] x [[3], [4]] + 0 = 11
@@ -252,6 +254,7 @@ CASES.update({
 })
 SHARED.update({"QuantizedBiasAdd_32p32to32_ref": "QuantizedBiasAdd_32p32to32",
                "Requantize_32to8_ref": "Requantize_32to8",
+               "RequantizationRange_32_ref": "RequantizationRange_32",
                "SuperFC_8x8p32to8_ref": "SuperFC_8x8p32to8",
                "QuantizedMul_8x8to32_ref": "QuantizedMul_8x8to32"})
 

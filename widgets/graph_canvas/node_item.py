@@ -53,6 +53,7 @@ BADGE_PX = 11              # a state badge on a block's corner, in screen pixels
 # The badges reach this far past the block (half a badge at the lowest zoom with names).
 BADGE_MARGIN = 64.0
 BREAKPOINT_COLOR = QColor("#c1121f")
+RANK_COLOR = QColor("#7a1020")      # the rank badge (sensitivity ranking)
 
 
 def header_font() -> QFont:
@@ -88,6 +89,7 @@ class NodeLook:
     runs_as: str = ""           # the op a "replaced" node runs as after prepare
     overlay: QColor | None = None
     overlay_note: str = ""      # the numbers behind the overlay colour (tooltip)
+    rank: str = ""              # a rank badge over the block ("#1": sensitivity ranking)
 
 
 class NodeItem(QGraphicsItem):
@@ -308,6 +310,14 @@ class NodeItem(QGraphicsItem):
             painter.setPen(ring)
             painter.setBrush(BREAKPOINT_COLOR)
             painter.drawEllipse(QPointF(r * 0.3, -r * 0.3), r, r)
+        if look.rank:
+            font = QFont(painter.font())
+            font.setBold(True)
+            font.setPixelSize(max(1, round(size * 0.8)))
+            painter.setFont(font)
+            w = QFontMetricsF(font).horizontalAdvance(look.rank) + size * 0.5
+            self._paint_rank(painter, QRectF(-size * 0.3, rect.height() - size * 0.5, w,
+                                             size * 1.1))
         state = "failed" if look.status == "failed" else "next" if look.is_next \
             else "warned" if look.status == "done" and look.warnings \
             else look.status if look.status in ("done", "running") else ""
@@ -485,6 +495,9 @@ class NodeItem(QGraphicsItem):
             painter.setBrush(STATUS_COLORS["next"])
             arrow = [QPointF(-14, 8), QPointF(-4, 14), QPointF(-14, 20)]
             painter.drawPolygon(arrow)
+        if look.rank:
+            self._paint_rank(painter, QRectF(12, -16, painter.fontMetrics().horizontalAdvance(
+                look.rank) + 10, 14))
         tag, color = self._tag()
         if tag:
             metrics = painter.fontMetrics()
@@ -502,6 +515,14 @@ class NodeItem(QGraphicsItem):
             painter.setPen(QColor("white"))
             painter.drawText(QRectF(self.width - 9, -9, 14, 14), Qt.AlignmentFlag.AlignCenter,
                              "!")
+
+    def _paint_rank(self, painter: QPainter, box: QRectF) -> None:
+        """The rank badge (``NodeLook.rank``): white on dark red, over any overlay."""
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(RANK_COLOR)
+        painter.drawRoundedRect(box, box.height() * 0.2, box.height() * 0.2)
+        painter.setPen(QColor("white"))
+        painter.drawText(box, Qt.AlignmentFlag.AlignCenter, self.look.rank)
 
     def _tag(self) -> tuple[str, QColor]:
         look = self.look
