@@ -503,9 +503,10 @@ class MainWindow(QMainWindow):
 
     def _update_log_title(self) -> None:
         n = len(self.log_panel.lines)
-        # a node's warning is a level-0 line too: counted as a warning, as Problems lists it
-        n_warn = sum(map(len, self.debug.warnings.values())) if hasattr(self, "debug") else 0
-        n_errors = max(0, self.log_panel.errors - n_warn)
+        # the log's own counts, over every line it holds: a node's warning is a level-0 line
+        # marked as a warning (subtracting the current run's warnings from all runs' level-0
+        # lines made each run of a warning graph add "errors")
+        n_errors, n_warn = self.log_panel.errors, self.log_panel.warnings
         title = f"Log ({n})" if n else "Log"
         # The error marker stays on the tab until the log is cleared (New, Open, Clear).
         marks = [f"✖ {n_errors} error(s)"] * bool(n_errors) + [f"⚠ {n_warn} warning(s)"] * bool(

@@ -80,6 +80,9 @@ class LogLine:
     level: int
     text: str
     node_id: int | None = None
+    # a node's warning (KernelContext.warn): written at level 0 as the library would, but
+    # counted as a warning, as the node and the Problems panel show it
+    warning: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -276,12 +276,16 @@ class Executor:
         def sink(level: int, text: str) -> None:
             self.log.write(level, text, node.node_id)
 
+        def warning_sink(text: str) -> None:
+            self.log.write(0, text, node.node_id, warning=True)
+
         return KernelContext(
             node_id=node.node_id, op=node.op, padding=node.padding, output_defs=node.outputs,
             input_refs=node.inputs, state=self.states.setdefault(node.node_id, {}),
             input_ops=plan.input_ops,
             store=self.store, graph_inputs=self.graph_inputs, padding_fill=self.padding_fill,
-            seed=self.seed, debug_level=self.log.debug_level, log_sink=sink)
+            seed=self.seed, debug_level=self.log.debug_level, log_sink=sink,
+            warning_sink=warning_sink)
 
     def _check_outputs(self, node: Node, plan: _NodePlan, raw: Sequence[Tensor | np.ndarray],
                        ctx: KernelContext) -> tuple[Tensor, ...]:

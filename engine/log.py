@@ -19,10 +19,11 @@ class Log:
         self.lines: list[LogLine] = []
         self.written: Emitter[LogLine] = Emitter()
 
-    def write(self, level: int, text: str, node_id: int | None = None) -> None:
+    def write(self, level: int, text: str, node_id: int | None = None,
+              warning: bool = False) -> None:
         # hexagon_nn formats into a 1024-byte buffer, so one message holds at most 1023 chars.
         for part in text[:1023].splitlines() or [""]:
-            line = LogLine(level, part, node_id)
+            line = LogLine(level, part, node_id, warning)
             self.lines.append(line)
             self.written.emit(line)
 

@@ -35,7 +35,8 @@ def level_color(level: int) -> QColor | None:
 
 def line_text(line: LogLine) -> str:
     node = f"0x{line.node_id:x}" if line.node_id is not None else "-"
-    return f"[{LEVEL_NAMES.get(line.level, str(line.level))}] {node}: {line.text}"
+    level = "warning" if line.warning else LEVEL_NAMES.get(line.level, str(line.level))
+    return f"[{level}] {node}: {line.text}"
 
 
 class LogPanel(QWidget):
@@ -45,6 +46,7 @@ class LogPanel(QWidget):
         super().__init__(parent)
         self.lines: list[LogLine] = []
         self.errors = 0            # lines at level 0 (kept as lines come: the tab shows it)
+        self.warnings = 0          # nodes' warnings (level 0 too, counted apart)
         # one scroll to the newest line per burst of lines (a run of a large graph logs
         # hundreds in a row: a scroll each took 0.1 s of the GUI thread per 600 lines)
         self._scroll = QTimer(self, singleShot=True, interval=0)
@@ -89,7 +91,8 @@ class LogPanel(QWidget):
 
     def append(self, line: LogLine) -> None:
         self.lines.append(line)
-        self.errors += line.level == 0
+        self.errors += line.level == 0 and not line.warning
+        self.warnings += line.warning
         if self._passes(line):
             self._add_row(line)
             self._scroll.start()
@@ -98,6 +101,7 @@ class LogPanel(QWidget):
     def clear(self) -> None:
         self.lines.clear()
         self.errors = 0
+        self.warnings = 0
         self.list.clear()
         self._update_count()
 

@@ -42,6 +42,8 @@ class KernelContext:
     seed: int = 0
     debug_level: int = 0
     log_sink: Callable[[int, str], None] | None = None
+    # where warn() writes; without it, the log sink at level 0
+    warning_sink: Callable[[str], None] | None = None
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -56,7 +58,9 @@ class KernelContext:
     def warn(self, message: str) -> None:
         """A level-0 message that the node also shows as a warning."""
         self.warnings.append(message)
-        if self.log_sink is not None:
+        if self.warning_sink is not None:
+            self.warning_sink(message)
+        elif self.log_sink is not None:
             self.log_sink(0, message)
 
     def rng(self) -> np.random.Generator:

@@ -65,3 +65,16 @@ def test_the_log_problems_and_nodes_agree_on_warnings(qtbot, window, warn_graph)
     looks = window.scene.looks
     assert all(looks[n].status == "done" and looks[n].warnings == [WARNING] for n in NODES)
     assert WARNING in window.scene.items_by_id[NODES[3]].toolTip()
+
+
+def test_a_second_run_adds_warnings_to_the_log_not_errors(qtbot, window, warn_graph):
+    """The log keeps every run's lines; the tab counted all level-0 lines minus the current
+    run's warnings, so each further run of a warning graph showed N more "errors"."""
+    assert window.files.open_graph(str(warn_graph))
+    for action in ("run", "restart", "run"):
+        with qtbot.waitSignal(window.controller.idle, timeout=20000):
+            window.debug.actions[action].trigger()
+    title = window.log_dock.windowTitle()
+    assert "error" not in title and f"⚠ {2 * N} warning(s)" in title
+    shown = [window.log_panel.list.item(k).text() for k in range(window.log_panel.list.count())]
+    assert sum(text.startswith("[warning]") for text in shown) == 2 * N
