@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from hexscope.app.cli_reduce import add_reduce_parser, cmd_reduce
 from hexscope.app.cli_signals import Terminated, terminate_as_interrupt
 from hexscope.engine.errors import BackendError, EngineError
 from hexscope.engine.graph import Graph
@@ -100,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     pad.add_argument("graph", metavar="GRAPH")
     from hexscope.app.cli_compare import add_compare_parser
     add_compare_parser(sub)
+    add_reduce_parser(sub)
     return parser
 
 
@@ -138,6 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = {"gui": cmd_gui, "validate": cmd_validate, "info": cmd_info,
                    "import": cmd_import, "export": cmd_export,
                    "check-padding": cmd_check_padding,
+                   "reduce": cmd_reduce,
                    "run": _cmd_run, "compare": _cmd_compare}[command]
         return handler(args)
     except Terminated as exc:

@@ -139,7 +139,7 @@ class CompareCheck:
             return Verdict(False, f"no output beyond {self.tolerance:g} LSB")
         worst = first.metrics.max_lsb if first.metrics is not None else None
         size = f" ({worst:.3g} LSB)" if worst is not None else ""
-        return Verdict(True, f"first divergence {first.label} {first.op}{size}")
+        return Verdict(True, f"first divergence {first.label} {first.op}{size}", worst or 0.0)
 
 
 def swap_nodes(candidate: Candidate, other: Graph) -> Graph:

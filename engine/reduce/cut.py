@@ -6,8 +6,9 @@ A tensor a kept node reads from a dropped unit takes the value it had in the ori
 dropped between kept units becomes a Const. A d32 tensor always goes through the INPUT, which
 passes its memory as it is, padding bytes included (a Const is flat). Kept nodes keep their
 ids, so reports on the candidate line up with the original; the frozen Const of a dropped
-node's first output takes that node's id too. The outputs that dropped nodes read are fed to
-one OUTPUT node, so prepare does not remove the kept nodes as dead.
+node's first output takes that node's id too (its ranges get new ids). The outputs that
+dropped nodes read are fed to one OUTPUT node, so prepare does not remove the kept nodes as
+dead.
 """
 
 from __future__ import annotations
@@ -132,8 +133,9 @@ class _CutState:
             self.inputs.append(tensor)
             kind = "input"
         else:
-            node_id = src if src not in {c.node_id for c in self.consts} \
-                and self.graph.node(src).op not in IO_OPS else self.fresh()
+            # a dropped node's data keeps its id (reports line up); its ranges get new ones
+            node_id = src if ref[1] == 0 and self.graph.node(src).op not in IO_OPS \
+                else self.fresh()
             data = Tensor.from_array(tensor.array, tensor.dtype).readonly()
             label = f"frozen 0x{src:x}:{ref[1]}"
             self.consts.append(Node(node_id, "Const", (), (OutputDef(data.shape,

@@ -37,6 +37,7 @@ class Verdict:
 
     failing: bool
     detail: str = ""
+    score: float = 0.0      # how badly it fails (a divergence's LSB): picks the worst input set
 
 
 #: the check: does this candidate still fail?
@@ -100,7 +101,7 @@ class Reducer:
                  *, mode: str = "bisect", replay: str | PathLike[str] | None = None,
                  groups: dict[int, int] | None = None,
                  progress: Callable[[Progress], None] | None = None,
-                 cancel: CancelToken | None = None) -> None:
+                 cancel: CancelToken | None = None, check_name: str = "") -> None:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; choose bisect or linear")
         self.graph, self.units, self.value_of, self.check = graph, list(units), value_of, check
@@ -109,7 +110,9 @@ class Reducer:
         self.progress, self.cancel = progress, cancel
         self.replay = Path(replay) if replay is not None else None
         self.cache: dict[str, Verdict] = {}
-        self.replayed: dict[str, Verdict] = _read_replay(self.replay)
+        # a replay file of another check is not reused (its verdicts answer another question)
+        self.check_name = check_name
+        self.replayed: dict[str, Verdict] = read_replay(self.replay, check_name)
         self.iterations: list[Iteration] = []
         self.best: Candidate | None = None
         self.passing: list[Candidate] = []
@@ -261,7 +264,8 @@ class Reducer:
     def _write_replay(self) -> None:
         if self.replay is None:
             return
-        document = {"version": 1, "verdicts": {k: asdict(v) for k, v in self.cache.items()}}
+        verdicts = {k: asdict(v) for k, v in self.cache.items()}
+        document = {"version": 1, "check": self.check_name, "verdicts": verdicts}
         with atomic_write(self.replay, "w", encoding="utf-8") as handle:
             json.dump(document, handle)
 
@@ -281,12 +285,17 @@ def content_key(candidate: Candidate) -> str:
     return digest.hexdigest()
 
 
-def _read_replay(path: Path | None) -> dict[str, Verdict]:
+def read_replay(path: Path | None, check_name: str = "") -> dict[str, Verdict]:
+    """The verdicts a replay file holds by content key (none when it does not exist yet, or
+    was written for another check)."""
     if path is None or not path.exists():
         return {}
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
-        return {str(k): Verdict(bool(v["failing"]), str(v.get("detail", "")))
+        if document.get("check", "") != check_name:
+            return {}
+        return {str(k): Verdict(bool(v["failing"]), str(v.get("detail", "")),
+                                float(v.get("score", 0.0)))
                 for k, v in document["verdicts"].items()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise GraphError(f"{path}: not a reduce replay file ({exc})") from None
