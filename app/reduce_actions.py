@@ -280,6 +280,8 @@ class ReduceActions(QObject):
             note = ("cut: " + "; ".join(cut_at[node_id]) if node_id in cut_at
                     else "kept in the reduced graph")
             self.w.scene.set_look(node_id, overlay_note=note)
+        if result.best.units and result.best.units[0] in self.w.graph:
+            self.w.canvas.center_on_node(result.best.units[0])
         self.w.statusBar().showMessage(
             f"Reduced {result.original_nodes} nodes to {result.best.size} in "
             f"{len(result.iterations)} candidates ({result.seconds:.1f} s)", 30000)
