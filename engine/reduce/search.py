@@ -24,6 +24,7 @@ from hexscope.engine.errors import Cancelled, EngineError, GraphError
 from hexscope.engine.executor import CancelToken
 from hexscope.engine.graph import Graph
 from hexscope.engine.io.atomic import atomic_write
+from hexscope.engine.nodes import Node
 from hexscope.engine.reduce.cut import Candidate, ValueOf, cut_graph
 from hexscope.engine.reduce.units import Unit, group_map
 from hexscope.engine.validate import errors, validate
@@ -110,6 +111,7 @@ class Reducer:
         self.progress, self.cancel = progress, cancel
         self.replay = Path(replay) if replay is not None else None
         self.cache: dict[str, Verdict] = {}
+        self._memo: dict[int, tuple[object, bytes]] = {}
         # a replay file of another check is not reused (its verdicts answer another question)
         self.check_name = check_name
         self.replayed: dict[str, Verdict] = read_replay(self.replay, check_name)
@@ -212,7 +214,7 @@ class Reducer:
         if self.progress is not None:
             self.progress(Progress(number, phase, candidate.size,
                                    self.best.size if self.best else len(self.graph)))
-        key = content_key(candidate)
+        key = content_key(candidate, self._memo)
         prepared: list[str] = []
         if key in self.cache:
             verdict, source = self.cache[key], "cache"
@@ -276,13 +278,35 @@ INVALID = "invalid: "
 MAX_FORM = 64
 
 
-def content_key(candidate: Candidate) -> str:
-    """A digest of what a check sees: the graph's bytes and the inputs' bytes."""
-    digest = hashlib.sha256(candidate.graph.to_bytes())
+def content_key(candidate: Candidate, memo: dict[int, tuple[object, bytes]] | None = None
+                ) -> str:
+    """A digest of what a check sees: every node (id, op, wiring, padding, outputs, const
+    bytes, in append order) and the inputs' bytes. Each node's part is worked out once per
+    node object when ``memo`` is given (candidates share the original's nodes): saving each
+    candidate's file to hash it took half of a reduction's time at 2,000 nodes."""
+    digest = hashlib.sha256()
+    for node in candidate.graph:
+        known = memo.get(id(node)) if memo is not None else None
+        if known is None or known[0] is not node:
+            known = (node, _node_digest(node))
+            if memo is not None:
+                memo[id(node)] = known
+        digest.update(known[1])
     for tensor in candidate.inputs:
-        digest.update(repr((tensor.shape, tensor.dtype.name, tensor.layout.name)).encode())
+        digest.update(repr((tensor.shape, tensor.dtype.name, tensor.layout.name,
+                            tensor.padding)).encode())
         digest.update(tensor.raw.tobytes())
     return digest.hexdigest()
+
+
+def _node_digest(node: Node) -> bytes:
+    part = hashlib.sha256(repr((node.node_id, node.op, node.inputs, node.padding.value,
+                                node.outputs, node.label)).encode())
+    if node.const is not None:
+        part.update(repr((node.const.shape, node.const.dtype.name)).encode())
+        if node.const.has_data:
+            part.update(node.const.raw.tobytes())
+    return part.digest()
 
 
 def read_replay(path: Path | None, check_name: str = "") -> dict[str, Verdict]:
