@@ -104,14 +104,14 @@ def test_output_not_matching_the_fail_regex_does_not_fail(files, capsys):
 def test_a_hanging_candidate_is_killed_by_the_timeout_and_counts_as_failing(files, capsys):
     (files / "out").mkdir()
     start = time.perf_counter()
-    assert _reduce(files, "--check", _check(files, word="hang"), "--timeout", "0.4") == 0
+    assert _reduce(files, "--check", _check(files, word="hang"), "--timeout", "0.25") == 0
     assert time.perf_counter() - start < 10
     reduced = Graph.load(files / "out" / "red.hexgraph")
     assert POOL_ID in reduced and RELU_ID not in reduced
     log = json.loads((files / "out" / "reduce.json").read_text())["log"]
-    assert any("timed out after 0.4 s (killed; counted as failing)" in e["detail"] for e in log)
+    assert any("timed out after 0.25 s (killed; counted as failing)" in e["detail"] for e in log)
     # counted as passing instead, the whole graph passes: nothing to reduce
-    assert _reduce(files, "--check", _check(files, word="hang"), "--timeout", "0.4",
+    assert _reduce(files, "--check", _check(files, word="hang"), "--timeout", "0.25",
                    "--timeout-passes") == 1
 
 

@@ -123,3 +123,21 @@ def test_the_float_reference_divergence_reduces_to_the_diverging_node(trap_op):
     fine = run_original(chain(), [chain_input()])
     with pytest.raises(GraphError, match="does not fail"):
         _reducer(fine, CompareCheck(1.0)).run()
+
+
+def test_side_branches_between_two_needed_units_are_removed_and_frozen():
+    graph = residual_graph(120)
+    run = run_original(graph, [input_tensor()])
+    a, b = run.units[3].group, run.units[len(run.units) - 4].group
+
+    def check(candidate):
+        return Verdict(a in candidate.units and b in candidate.units, "")
+
+    result = _reducer(run, check).run()
+    assert result.best.units == (a, b)
+    assert any(i.phase == "branches" and i.verdict == "fail" for i in result.iterations)
+    # what b read from the removed units between comes from Consts, under their own ids
+    reduced = result.best.graph
+    for src, _ in reduced.node(b).inputs:
+        assert src == a or reduced.node(src).op in ("Const", "INPUT")
+    assert len(reduced) < 20
