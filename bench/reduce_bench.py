@@ -22,12 +22,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from support.large_graph import input_tensor, residual_graph  # noqa: E402
-
 from hexscope.engine import Session  # noqa: E402
 from hexscope.engine.plugins import load_plugin  # noqa: E402
 from hexscope.engine.reduce.job import CheckSpec, prepare_reduction  # noqa: E402
 from hexscope.engine.tensor import Tensor  # noqa: E402
+from support.large_graph import input_tensor, residual_graph  # noqa: E402
 
 TRAP = ROOT / "tests" / "engine" / "reduce" / "trap_plugin.py"
 
