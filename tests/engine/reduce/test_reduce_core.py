@@ -141,3 +141,23 @@ def test_side_branches_between_two_needed_units_are_removed_and_frozen():
     for src, _ in reduced.node(b).inputs:
         assert src == a or reduced.node(src).op in ("Const", "INPUT")
     assert len(reduced) < 20
+
+
+def test_a_cut_d32_tensor_comes_in_with_its_padding_bytes():
+    from pathlib import Path
+
+    from hexscope.engine import Graph
+    from hexscope.engine.dtypes import Layout
+    from hexscope.engine.inputs import make_inputs
+
+    examples = Path(__file__).resolve().parents[3] / "resources" / "examples"
+    graph = Graph.load(examples / "d32_pipeline.hexgraph")
+    run = run_original(graph, make_inputs(graph, examples))
+    add = next(k for k, u in enumerate(run.units) if u.op == "QuantizedAdd_8p8to8_d32")
+    candidate = cut_graph(graph, run.units, [add], run.value_of)
+    (fed,) = [t for t in candidate.inputs if t.layout is Layout.D32]
+    poisoned = run.tensors[0x20002][0]
+    assert np.array_equal(fed.buffer, poisoned.buffer)          # padding bytes included
+    trace = run_trace(Session(candidate.graph), list(candidate.inputs))
+    node_id = run.units[add].group
+    assert np.array_equal(trace.outputs[node_id][0].buffer, run.tensors[node_id][0].buffer)
