@@ -190,3 +190,24 @@ def test_bad_options_are_one_clear_line(files, capsys, options, words):
     assert _reduce(files, *options) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and words in err[0]
+
+
+def test_a_failing_check_reduces_to_the_check_and_its_frozen_inputs(files):
+    graph = chain()
+    pool = graph.node(POOL_ID)
+    graph.append_const_node(0x200, np.zeros((1, 2, 2, 8), np.uint8))
+    graph.append_node(0x201, "Check", inputs=[(POOL_ID, 0), (0x200, 0)])
+    assert pool.op == "QuantizedMaxPool_8"
+    graph.save(files / "checked.hexgraph")
+    (files / "out").mkdir()
+    assert _reduce(files, "--check-failed", graph="checked.hexgraph") == 0
+    report = json.loads((files / "out" / "reduce.json").read_text())
+    assert report["kept_units"] == ["0x201"] and "data mismatch" in report["original_failure"]
+    reduced = Graph.load(files / "out" / "red.hexgraph")
+    assert sorted(n.op for n in reduced) == ["Check", "Const", "INPUT"]
+
+
+def test_the_same_backend_as_b_does_not_fail(files, capsys):
+    (files / "out").mkdir()
+    assert _reduce(files, "--backend-b", "sim") == 1
+    assert "does not fail" in capsys.readouterr().err
