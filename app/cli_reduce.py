@@ -218,7 +218,7 @@ class _Bar:
         if self._bar is None:
             from tqdm import tqdm
 
-            self._bar = tqdm(file=sys.stderr, unit="candidate", dynamic_ncols=True)
+            self._bar = tqdm(file=sys.stderr, unit=" candidates", dynamic_ncols=True)
         self._bar.set_postfix_str(f"{p.phase}: {p.nodes} nodes, smallest failing "
                                   f"{p.best_nodes}", refresh=False)
         self._bar.update(1)

@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,8 @@ from hexscope.engine.analysis.compare import (
     compare_traces,
     run_trace,
 )
-from hexscope.engine.errors import EngineError, NodeError
+from hexscope.engine.errors import Cancelled, EngineError, NodeError
+from hexscope.engine.executor import CancelToken
 from hexscope.engine.graph import Graph, GraphSnapshot
 from hexscope.engine.ops.registry import REGISTRY, Category
 from hexscope.engine.prepare import Prepared
@@ -163,7 +165,8 @@ class CommandCheck:
 
     def __init__(self, command: str, *, fail_regex: str | None = None,
                  timeout: float | None = None, timeout_fails: bool = True,
-                 workdir: str | os.PathLike[str] | None = None) -> None:
+                 workdir: str | os.PathLike[str] | None = None,
+                 cancel: CancelToken | None = None) -> None:
         try:
             self.argv = shlex.split(command)
         except ValueError as exc:
@@ -178,6 +181,7 @@ class CommandCheck:
             raise ReduceError(f"--fail-regex {fail_regex!r}: {exc}") from None
         self.timeout, self.timeout_fails = timeout, timeout_fails
         self.workdir = workdir
+        self.cancel = cancel
 
     def arguments(self, path: str) -> list[str]:
         if any("{}" in a for a in self.argv):
@@ -192,11 +196,8 @@ class CommandCheck:
                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                        start_new_session=True)
             try:
-                out, _ = process.communicate(timeout=self.timeout)
+                out = self._wait(process)
             except subprocess.TimeoutExpired:
-                # the whole group: a shell script's own children would keep the pipe open
-                os.killpg(process.pid, signal.SIGKILL)
-                process.communicate()
                 counted = "failing" if self.timeout_fails else "passing"
                 return Verdict(self.timeout_fails, f"timed out after {self.timeout:g} s "
                                f"(killed; counted as {counted})")
@@ -205,3 +206,25 @@ class CommandCheck:
                                                or self.regex.search(text) is not None)
         last = text.strip().splitlines()[-1:] or [""]
         return Verdict(failing, f"exit {process.returncode}: {last[0][:200]}")
+
+    def _wait(self, process: subprocess.Popen[bytes]) -> bytes:
+        """The command's output once it exits. Past the timeout, or when the reduction is
+        cancelled (checked every POLL_S), its whole process group is killed: a shell
+        script's own children would keep the pipe open."""
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        while True:
+            try:
+                out, _ = process.communicate(timeout=POLL_S)
+                return out
+            except subprocess.TimeoutExpired:
+                cancelled = self.cancel is not None and self.cancel.cancelled
+                if cancelled or (deadline is not None and time.monotonic() > deadline):
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.communicate()
+                    if cancelled:
+                        raise Cancelled("the reduction was cancelled") from None
+                    raise
+
+
+#: how often a running check command looks at the cancel token
+POLL_S = 0.1

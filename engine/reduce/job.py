@@ -65,7 +65,7 @@ class CheckSpec:
 
 
 def make_check(spec: CheckSpec, run: OriginalRun, backend: str = "sim",
-               seed: int = 0) -> Check:
+               seed: int = 0, cancel: CancelToken | None = None) -> Check:
     """The check for ``spec``; raises ReduceError when it cannot apply to this run (no node
     failed, or the failing node is no Check)."""
     if spec.kind in ("node-error", "check-failed"):
@@ -78,7 +78,7 @@ def make_check(spec: CheckSpec, run: OriginalRun, backend: str = "sim",
         return NodeFailureCheck(run.failed_node, backend, seed)
     if spec.kind == "command":
         return CommandCheck(spec.command, fail_regex=spec.fail_regex, timeout=spec.timeout,
-                            timeout_fails=spec.timeout_fails)
+                            timeout_fails=spec.timeout_fails, cancel=cancel)
     if spec.kind in ("against", "backend-b", "reference"):
         return CompareCheck(spec.tolerance, backend, seed,
                             backend_b=spec.backend_b or None if spec.kind == "backend-b"
@@ -118,7 +118,7 @@ def prepare_reduction(graph: Graph, input_sets: Sequence[Sequence[Tensor]], spec
     for k, tensors in enumerate(input_sets):
         run = run_original(graph, tensors, backend, seed)
         try:
-            check = make_check(spec, run, backend, seed)
+            check = make_check(spec, run, backend, seed, cancel)
         except ReduceError as exc:
             if spec.kind not in ("node-error", "check-failed"):
                 raise                   # the check itself is wrong, not this input set

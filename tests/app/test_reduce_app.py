@@ -5,6 +5,7 @@ reduced graph in a new window."""
 from __future__ import annotations
 
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -79,7 +80,10 @@ def test_cancel_stops_the_reduction_while_the_gui_stays_live(qtbot, window, trap
     path, _ = trap_file
     assert window.files.open_graph(str(path))
     script = tmp_path / "slow.py"
-    script.write_text("import time\ntime.sleep(0.3)\nraise SystemExit(1)\n")
+    hang = tmp_path / "hang"
+    script.write_text("import os, sys, time\n"
+                      f"time.sleep(30 if os.path.exists({str(hang)!r}) else 0.3)\n"
+                      "raise SystemExit(1)\n")
     command = f"{sys.executable} {script}"
     QTimer.singleShot(0, lambda: _answer_dialog(str(tmp_path / "r.hexgraph"), "command",
                                                 command))
@@ -89,8 +93,12 @@ def test_cancel_stops_the_reduction_while_the_gui_stays_live(qtbot, window, trap
     assert isinstance(progress, QProgressDialog)
     # the GUI thread keeps answering: the label follows the candidates
     qtbot.waitUntil(lambda: "Candidate 2" in progress.labelText(), timeout=20000)
+    hang.touch()            # from now on a candidate's command hangs (no timeout was set)
+    qtbot.wait(1000)        # a command is hanging by now (this candidate's or the next's)
     button = next(b for b in progress.findChildren(QPushButton) if b.text() == "Cancel")
+    start = time.perf_counter()
     button.click()                                   # the user's button
     qtbot.waitUntil(lambda: reduce.job is None, timeout=10000)
+    assert time.perf_counter() - start < 5           # the hanging command was killed
     assert reduce.result is None and not reduce.windows
     assert "cancelled" in window.statusBar().currentMessage()
