@@ -73,7 +73,8 @@ class ReduceDialog(QDialog):
         self._build_ui(out)
 
     def _build_ui(self, out: str) -> None:
-        form = QFormLayout(self)
+        form = self._form = QFormLayout(self)
+        self.setMinimumWidth(560)
         self.kind = QComboBox()
         for key, text in CHOICES:
             self.kind.addItem(text, key)
@@ -94,7 +95,7 @@ class ReduceDialog(QDialog):
         row.addWidget(self.out)
         row.addWidget(browse)
         form.addRow("Fails when", self.kind)
-        form.addRow("Command / backend / graph", self.detail)
+        form.addRow("Command", self.detail)
         form.addRow("Fail regex", self.regex)
         form.addRow("Timeout (a hang fails)", self.timeout)
         form.addRow("Tolerance", self.tolerance)
@@ -112,6 +113,8 @@ class ReduceDialog(QDialog):
     def _on_kind(self) -> None:
         key = self.kind.currentData()
         self.detail.setEnabled(key in ("command", "backend-b", "against"))
+        label = self._form.labelForField(self.detail)
+        label.setText({"backend-b": "Backend", "against": "Other graph"}.get(key, "Command"))
         self.detail.setPlaceholderText({"command": "e.g. hexscope run {}  ({} is the candidate)",
                                         "backend-b": "e.g. dsp://192.168.1.20:7700",
                                         "against": "another .hexgraph with the same node ids"
