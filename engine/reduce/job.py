@@ -126,6 +126,10 @@ def prepare_reduction(graph: Graph, input_sets: Sequence[Sequence[Tensor]], spec
             continue
         if not run.units:
             raise ReduceError("the graph has no node to reduce (only Consts, INPUT and OUTPUT)")
+        if spec.kind == "against" and spec.other is not None and \
+                not any(m in spec.other for u in run.units for m in u.members):
+            raise ReduceError("the other graph has none of this graph's node ids: --against "
+                              "compares each kept node with the node of the same id there")
         whole = cut_graph(graph, run.units, range(len(run.units)), run.value_of)
         verdict = known.get(content_key(whole)) or check(whole)
         last = verdict.detail

@@ -211,3 +211,14 @@ def test_the_same_backend_as_b_does_not_fail(files, capsys):
     (files / "out").mkdir()
     assert _reduce(files, "--backend-b", "sim") == 1
     assert "does not fail" in capsys.readouterr().err
+
+
+def test_against_a_graph_with_other_ids_is_refused(files, capsys):
+    from hexscope.engine.graph import GraphSnapshot
+
+    nodes = [n.with_(node_id=n.node_id + 0x1000,
+                     inputs=tuple((s + 0x1000, i) for s, i in n.inputs)) for n in chain()]
+    Graph.from_snapshot(GraphSnapshot(tuple(nodes), (), {})).save(files / "other.hexgraph")
+    (files / "out").mkdir()
+    assert _reduce(files, "--against", str(files / "other.hexgraph")) == 2
+    assert "none of this graph's node ids" in capsys.readouterr().err

@@ -161,3 +161,19 @@ def test_a_cut_d32_tensor_comes_in_with_its_padding_bytes():
     trace = run_trace(Session(candidate.graph), list(candidate.inputs))
     node_id = run.units[add].group
     assert np.array_equal(trace.outputs[node_id][0].buffer, run.tensors[node_id][0].buffer)
+
+
+def test_a_supernode_chain_is_one_unit_and_stays_whole():
+    from hexscope.engine.inputs import make_inputs
+    from support.supernode_graphs import chain_graph
+
+    graph = chain_graph("relu")
+    run = run_original(graph, make_inputs(graph))
+    (unit,) = run.units
+    assert unit.op.startswith("Supernode") and sorted(unit.members) == [0x20, 0x21, 0x22,
+                                                                         0x23, 0x24]
+    result = _reducer(run, lambda c: Verdict(True, "")).run()
+    assert set(unit.members) <= result.best.kept
+    # the candidate ran as the device runs the original: one Supernode
+    assert result.iterations[0].source == "run"
+    assert f"0x{unit.group:x} {unit.op}" in result.iterations[0].prepared
