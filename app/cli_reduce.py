@@ -143,7 +143,12 @@ def cmd_reduce(args: argparse.Namespace) -> int:
             print(f"{args.graph}: {len(graph)} nodes, {len(job.run.units)} units; fails as "
                   f"{spec.describe()} ({job.first.detail}) on input set "
                   f"{sets[job.input_index].name}", file=sys.stderr)
-        result = job.reducer.run()
+        try:
+            result = job.reducer.run()
+        except BaseException:     # Ctrl+C, SIGTERM, a device gone: the verdicts so far stay
+            bar.close()
+            err(f"resume with --replay {job.reducer.replay} (the verdicts so far are there)")
+            raise
     except BackendError as exc:
         err(str(exc))
         return EXIT_BACKEND
@@ -226,3 +231,4 @@ class _Bar:
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
+            self._bar = None

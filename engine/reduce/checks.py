@@ -5,6 +5,7 @@ backend or the float reference, or a command of the user's).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -219,11 +220,21 @@ class CommandCheck:
             except subprocess.TimeoutExpired:
                 cancelled = self.cancel is not None and self.cancel.cancelled
                 if cancelled or (deadline is not None and time.monotonic() > deadline):
-                    os.killpg(process.pid, signal.SIGKILL)
+                    _kill_group(process)
                     process.communicate()
                     if cancelled:
                         raise Cancelled("the reduction was cancelled") from None
                     raise
+            except BaseException:
+                # Ctrl+C, SIGTERM: its own session does not get the terminal's signals, so
+                # it goes with us
+                _kill_group(process)
+                raise
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):      # it may have ended meanwhile
+        os.killpg(process.pid, signal.SIGKILL)
 
 
 #: how often a running check command looks at the cancel token
