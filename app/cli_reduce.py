@@ -108,9 +108,10 @@ def check_spec(args: argparse.Namespace, other: Any = None) -> CheckSpec:
 
 
 def cmd_reduce(args: argparse.Namespace) -> int:
-    from hexscope.app.cli import EXIT_BACKEND, EXIT_CHECK, EXIT_INVALID, _load_or_report, err
+    from hexscope.app.cli import EXIT_BACKEND, EXIT_CHECK, EXIT_INVALID, err
     from hexscope.app.cli_run import backend_problem, build_input_sets, report_problem
     from hexscope.engine.errors import BackendError, Cancelled, EngineError
+    from hexscope.engine.reduce import NotFailing
     from hexscope.engine.reduce.job import prepare_reduction
 
     out = Path(args.output)
@@ -122,8 +123,8 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     if problem:
         err(problem)
         return EXIT_INVALID
-    graph = _load_or_report(args.graph)
-    other = _load_or_report(args.against) if args.against else None
+    graph = _load(args.graph)
+    other = _load(args.against) if args.against else None
     if graph is None or (args.against and other is None):
         return EXIT_INVALID
     spec = check_spec(args, other)
@@ -152,12 +153,32 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     except BackendError as exc:
         err(str(exc))
         return EXIT_BACKEND
+    except NotFailing as exc:
+        err(str(exc))
+        return EXIT_CHECK
     except (Cancelled, EngineError) as exc:
         err(str(exc))
-        return EXIT_CHECK if "does not fail" in str(exc) else EXIT_INVALID
+        return EXIT_INVALID
     finally:
         bar.close()
     return _write(result, job, spec, args, out, report, sets[job.input_index].name)
+
+
+def _load(path: str) -> Any:
+    """The graph at ``path`` (a .hexgraph, C file or model), or None once said why."""
+    from hexscope.app.cli import err
+    from hexscope.engine.errors import EngineError
+    from hexscope.engine.io.any_graph import load_any
+
+    notes: list[str] = []
+    try:
+        graph = load_any(path, notes)
+    except EngineError as exc:
+        err(str(exc))
+        return None
+    for note in notes:
+        print(f"warning: {note}", file=sys.stderr)
+    return graph
 
 
 def _option_problem(args: argparse.Namespace) -> str:

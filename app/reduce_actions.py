@@ -148,11 +148,11 @@ class ReduceWorker(QObject):
 
     progress = Signal(object)      # Progress
     finished = Signal(object)      # ReduceResult, or the error text
-    _start = Signal(object)
+    start_requested = Signal(object)   # a ReduceJob, from the GUI thread
 
     def __init__(self) -> None:
         super().__init__()
-        self._start.connect(self.run)
+        self.start_requested.connect(self.run)
 
     @Slot(object)
     def run(self, job: ReduceJob) -> None:
@@ -241,7 +241,7 @@ class ReduceActions(QObject):
         self.dialog.setMinimumDuration(0)
         self.dialog.canceled.connect(self.cancel)
         self.dialog.show()
-        self._worker._start.emit(self.job)
+        self._worker.start_requested.emit(self.job)
 
     def cancel(self) -> None:
         if self.job is not None:

@@ -10,14 +10,15 @@ from hexscope.engine.reduce.checks import (
     CompareCheck,
     NodeFailureCheck,
     OriginalRun,
-    ReduceError,
     run_original,
 )
 from hexscope.engine.reduce.cut import Candidate, Cut, cut_graph
 from hexscope.engine.reduce.files import write_c, write_candidate, write_json
 from hexscope.engine.reduce.search import (
     MODES,
+    NotFailing,
     Progress,
+    ReduceError,
     Reducer,
     ReduceResult,
     Verdict,
@@ -25,6 +26,6 @@ from hexscope.engine.reduce.search import (
 from hexscope.engine.reduce.units import Unit, units_of
 
 __all__ = ["MODES", "Candidate", "CommandCheck", "CompareCheck", "Cut", "NodeFailureCheck",
-           "OriginalRun", "Progress", "ReduceError", "ReduceResult", "Reducer", "Unit",
-           "Verdict", "cut_graph", "run_original", "units_of", "write_c", "write_candidate",
-           "write_json"]
+           "NotFailing", "OriginalRun", "Progress", "ReduceError", "ReduceResult", "Reducer",
+           "Unit", "Verdict", "cut_graph", "run_original", "units_of", "write_c",
+           "write_candidate", "write_json"]

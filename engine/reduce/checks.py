@@ -24,21 +24,17 @@ from hexscope.engine.analysis.compare import (
     compare_traces,
     run_trace,
 )
-from hexscope.engine.errors import Cancelled, EngineError, NodeError
+from hexscope.engine.errors import Cancelled, NodeError
 from hexscope.engine.executor import CancelToken
 from hexscope.engine.graph import Graph, GraphSnapshot
 from hexscope.engine.ops.registry import REGISTRY, Category
 from hexscope.engine.prepare import Prepared
 from hexscope.engine.reduce.cut import Candidate, Ref
 from hexscope.engine.reduce.files import write_candidate
-from hexscope.engine.reduce.search import Verdict
+from hexscope.engine.reduce.search import ReduceError, Verdict
 from hexscope.engine.reduce.units import Unit, group_map, units_of
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor
-
-
-class ReduceError(EngineError):
-    """A reduction cannot start or go on (the check command is missing, ...)."""
 
 
 @dataclass

@@ -16,13 +16,14 @@ from hexscope.engine.reduce.checks import (
     CompareCheck,
     NodeFailureCheck,
     OriginalRun,
-    ReduceError,
     run_original,
 )
 from hexscope.engine.reduce.cut import cut_graph
 from hexscope.engine.reduce.search import (
     Check,
+    NotFailing,
     Progress,
+    ReduceError,
     Reducer,
     Verdict,
     content_key,
@@ -138,7 +139,7 @@ def prepare_reduction(graph: Graph, input_sets: Sequence[Sequence[Tensor]], spec
         if verdict.failing and spec.kind not in ("against", "backend-b", "reference"):
             break
     if chosen is None:
-        raise ReduceError(f"the graph does not fail ({spec.describe()}) on "
+        raise NotFailing(f"the graph does not fail ({spec.describe()}) on "
                           f"{'its input' if len(input_sets) == 1 else 'any input set'}: "
                           f"{last or 'no detail'}")
     _, k, run, check, verdict = chosen

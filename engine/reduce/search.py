@@ -32,6 +32,14 @@ from hexscope.engine.validate import errors, validate
 MODES = ("bisect", "linear")
 
 
+class ReduceError(EngineError):
+    """A reduction cannot start or go on (the check command is missing, ...)."""
+
+
+class NotFailing(ReduceError):
+    """The graph does not fail the check as given: there is nothing to reduce."""
+
+
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """What a check said of one candidate: ``failing`` it still shows the failure."""
@@ -121,14 +129,14 @@ class Reducer:
 
     # the search ---------------------------------------------------------------------------
     def run(self) -> ReduceResult:
-        """Raises GraphError when the whole graph, as cut for reduction, does not fail."""
+        """Raises NotFailing when the whole graph, as cut for reduction, does not fail."""
         start = time.perf_counter()
         n = len(self.units)
         if n == 0:
             raise GraphError("the graph has no node to reduce (only Consts, INPUT and OUTPUT)")
         if not self._fails(range(n), "whole graph"):
             last = self.iterations[-1]
-            raise GraphError("the graph does not fail the check as given, so there is nothing "
+            raise NotFailing("the graph does not fail the check as given, so there is nothing "
                              f"to reduce ({last.verdict}: {last.detail or 'no detail'})")
         end = self._cut_end(n)
         begin = self._cut_start(end)
