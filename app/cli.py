@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from hexscope.app.cli_reduce import add_reduce_parser, cmd_reduce
 from hexscope.app.cli_signals import Terminated, terminate_as_interrupt
 from hexscope.engine.errors import BackendError, EngineError
 from hexscope.engine.graph import Graph
@@ -104,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_diff_parser(sub)
     from hexscope.app.cli_ranges import add_ranges_parsers
     add_ranges_parsers(sub)
+    add_reduce_parser(sub)
     return parser
 
 
@@ -144,7 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "check-padding": cmd_check_padding,
                    "run": _cmd_run, "compare": _cmd_compare, "diff": _cmd_diff,
                    "calibrate": _cmd_ranges, "apply-ranges": _cmd_ranges,
-                   "sensitivity": _cmd_ranges}[command]
+                   "sensitivity": _cmd_ranges,
+                   "reduce": cmd_reduce}[command]
         return handler(args)
     except Terminated as exc:
         print(f"hexscope: terminated ({signal.Signals(exc.signum).name})", file=sys.stderr)

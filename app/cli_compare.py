@@ -79,7 +79,7 @@ def add_compare_parser(sub: Any) -> None:
     p.add_argument("--inputs-dir", action="append", default=[], metavar="[NODE:IDX=]DIR",
                    help="one comparison per .npy/image file in DIR (repeatable)")
     add_token_argument(p)
-    p.add_argument("--tolerance-lsb", type=_tolerance, metavar="X",
+    p.add_argument("--tolerance-lsb", type=tolerance_arg, metavar="X",
                    help="an output diverges beyond X LSB (default: see below)")
     p.add_argument("--report", metavar="OUT.json", help="write the JSON report")
     p.add_argument("--junit", metavar="OUT.xml", help="write a JUnit XML report")
@@ -90,7 +90,7 @@ def add_compare_parser(sub: Any) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no table, only the summary")
 
 
-def _tolerance(text: str) -> float:
+def tolerance_arg(text: str) -> float:
     """A tolerance in LSB: a finite number >= 0 (nan or inf would pass everything)."""
     try:
         value = float(text)

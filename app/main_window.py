@@ -122,6 +122,8 @@ class MainWindow(QMainWindow):
         from hexscope.app.views import install_views
 
         install_views(self)
+        from hexscope.app.reduce_actions import install_reduce
+        install_reduce(self)          # Debug ▸ Reduce to the failing part… (issue 28)
         # The debugger's own panels come first; the views stay one tab away.
         self.problems_dock.raise_()
         self.default_dock_sizes()
@@ -576,5 +578,7 @@ class MainWindow(QMainWindow):
         compare = getattr(self, "compare", None)     # its jobs may run on the session thread
         if compare is not None:
             compare.shutdown()
+        if getattr(self, "reduce", None) is not None:
+            self.reduce.shutdown()
         self.controller.shutdown()
         self.loader.shutdown()

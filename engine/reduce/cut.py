@@ -1,0 +1,167 @@
+"""Cut a graph down to some of its units, freezing every tensor they read from the rest.
+
+A tensor a kept node reads from a dropped unit takes the value it had in the original
+(failing) run: a tensor cut before the first kept unit becomes an output of the INPUT node
+(a quantized tensor's min and max, float scalars, become Consts), one from a side branch
+dropped between kept units becomes a Const. A d32 tensor always goes through the INPUT, which
+passes its memory as it is, padding bytes included (a Const is flat). Kept nodes keep their
+ids, so reports on the candidate line up with the original; the frozen Const of a dropped
+node's first output takes that node's id too (its ranges get new ids). The outputs that
+dropped nodes read are fed to one OUTPUT node, so prepare does not remove the kept nodes as
+dead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+
+from hexscope.engine.dtypes import DType, Layout
+from hexscope.engine.errors import GraphError
+from hexscope.engine.graph import Graph, GraphSnapshot
+from hexscope.engine.nodes import Node, OutputDef
+from hexscope.engine.reduce.units import IO_OPS, Unit
+from hexscope.engine.tensor import Tensor
+
+Ref = tuple[int, int]
+#: the value a tensor had in the original run (None: it was never computed)
+ValueOf = Callable[[Ref], Tensor | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """One frozen tensor: ``ref`` in the original, ``kind`` "input" or "const", and what
+    the candidate reads instead (``into``)."""
+
+    ref: Ref
+    kind: str
+    into: Ref
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A cut graph with the inputs that reproduce the original run's values."""
+
+    graph: Graph
+    inputs: tuple[Tensor, ...]
+    units: tuple[int, ...]          # the kept units' group ids, in plan order
+    kept: frozenset[int]            # the kept authored nodes (Consts they read included)
+    cuts: tuple[Cut, ...]
+
+    @property
+    def size(self) -> int:
+        return len(self.graph)
+
+
+def is_range_word(tensor: Tensor) -> bool:
+    return tensor.dtype is DType.FLOAT32 and tensor.has_data and tensor.elements == 1
+
+
+def cut_graph(graph: Graph, units: Sequence[Unit], kept: Collection[int],
+              value_of: ValueOf) -> Candidate:
+    """The candidate that keeps the units at positions ``kept`` (indices into ``units``).
+
+    Raises
+    ------
+    GraphError
+        A kept node reads a tensor the original run never computed.
+    """
+    if not kept:
+        raise GraphError("a candidate keeps at least one unit")
+    first = min(kept)
+    kept_units = [units[k] for k in sorted(kept)]
+    kept_ids = {m for u in kept_units for m in u.members}
+    position = {m: k for k, u in enumerate(units) for m in u.members}
+    state = _CutState(graph, first, position, value_of)
+    body: list[Node] = []
+    for node in graph:
+        if node.node_id in kept_ids:
+            refs = tuple(r if r[0] in kept_ids or _is_const(graph, r[0]) else state.freeze(r)
+                         for r in node.inputs)
+            body.append(node if refs == node.inputs else node.with_(inputs=refs))
+    needed = {src for n in body for src, _ in n.inputs}
+    consts = [n for n in graph if n.is_const and n.node_id in needed]
+    nodes = ([state.input_node()] if state.inputs else []) + state.consts + consts + body
+    output = _output_node(graph, body, kept_ids, state)
+    if output is not None:
+        nodes.append(output)
+    meta = {k: v for k, v in graph.meta.items() if k not in ("inputs", "duplicates")}
+    cut = Graph.from_snapshot(GraphSnapshot(tuple(nodes), (), meta))
+    return Candidate(cut, tuple(state.inputs), tuple(u.group for u in kept_units),
+                     frozenset(kept_ids | {n.node_id for n in consts}), tuple(state.cuts))
+
+
+def _is_const(graph: Graph, node_id: int) -> bool:
+    return node_id in graph and graph.node(node_id).is_const
+
+
+class _CutState:
+    """The frozen tensors of one cut, each made once."""
+
+    def __init__(self, graph: Graph, first: int, position: dict[int, int],
+                 value_of: ValueOf) -> None:
+        self.graph = graph
+        self.first = first
+        self.position = position
+        self.value_of = value_of
+        self.inputs: list[Tensor] = []
+        self.consts: list[Node] = []
+        self.cuts: list[Cut] = []
+        self._made: dict[Ref, Ref] = {}
+        self._taken = set(graph.order)
+        self._next = max(graph.order, default=0x1000) + 1
+        originals = [n.node_id for n in graph if n.op == "INPUT"]
+        self.input_id = originals[0] if originals else self.fresh()
+
+    def fresh(self) -> int:
+        while self._next in self._taken:
+            self._next += 1
+        self._taken.add(self._next)
+        return self._next
+
+    def freeze(self, ref: Ref) -> Ref:
+        if ref in self._made:
+            return self._made[ref]
+        tensor = self.value_of(ref)
+        if tensor is None or not tensor.has_data:
+            raise GraphError(f"cannot cut at 0x{ref[0]:x}:{ref[1]}: the original run did not "
+                             "compute this tensor")
+        src = ref[0]
+        before = self.position.get(src, -1) < self.first
+        if tensor.layout is Layout.D32 or (before and not is_range_word(tensor)):
+            into = (self.input_id, len(self.inputs))
+            self.inputs.append(tensor)
+            kind = "input"
+        else:
+            # a dropped node's data keeps its id (reports line up); its ranges get new ones
+            node_id = src if ref[1] == 0 and self.graph.node(src).op not in IO_OPS \
+                else self.fresh()
+            data = Tensor.from_array(tensor.array, tensor.dtype).readonly()
+            label = f"frozen 0x{src:x}:{ref[1]}"
+            self.consts.append(Node(node_id, "Const", (), (OutputDef(data.shape,
+                                                                     data.dtype.size),),
+                                    const=data, label=label))
+            into, kind = (node_id, 0), "const"
+        self._made[ref] = into
+        self.cuts.append(Cut(ref, kind, into))
+        return into
+
+    def input_node(self) -> Node:
+        outputs = tuple(OutputDef(t.shape, t.dtype.size) for t in self.inputs)
+        label = self.graph.node(self.input_id).label if self.input_id in self.graph else ""
+        return Node(self.input_id, "INPUT", (), outputs, label=label)
+
+
+def _output_node(graph: Graph, body: list[Node], kept_ids: set[int],
+                 state: _CutState) -> Node | None:
+    """An OUTPUT reading every kept output that a dropped node (or an OUTPUT) read."""
+    refs: list[Ref] = []
+    for node in body:
+        read = sorted({out for dst, _, out in graph.consumers(node.node_id)
+                       if dst not in kept_ids})
+        refs += [(node.node_id, out) for out in read]
+    if not refs:
+        return None
+    originals = [n for n in graph if n.op == "OUTPUT"]
+    node_id = originals[0].node_id if originals else state.fresh()
+    return Node(node_id, "OUTPUT", tuple(refs), label=originals[0].label if originals else "")
