@@ -35,6 +35,9 @@ What B is (one of; default --reference float):
   --backend-b NAME     the same graph on another backend (sim, dsp://HOST:PORT, ...)
   --as-authored        the same graph without prepare's fusions: each op of a convolution
                        chain against the Supernode the device runs (A)
+  --device-dump YAML   hexagon_nn's own dump (<prefix>_graph.yaml and its .dat files): the
+                       graph runs on the dump's INPUT data, each node against the device's
+                       outputs by node id (see docs/device-artifacts.md)
   --reference tflite   GRAPH is a .tflite model: TFLite's CPU kernels (ai-edge-litert, every
                        tensor kept) against the delegate's graph, each TFLite tensor a node
                        computes in LSB of that tensor's scale; --input FILE is the model's
@@ -64,6 +67,8 @@ def add_compare_parser(sub: Any) -> None:
     what.add_argument("--backend-b", metavar="NAME", help="compare with another backend")
     what.add_argument("--as-authored", action="store_true",
                       help="compare with the same graph run as authored (no prepare fusions)")
+    what.add_argument("--device-dump", metavar="PREFIX_graph.yaml",
+                      help="compare with hexagon_nn's own dump (graph and tensor print)")
     p.add_argument("--analysis", choices=["isolated", "accumulated"], default="isolated",
                    help="float reference only (default isolated)")
     p.add_argument("--backend", default="sim", metavar="NAME",
@@ -115,6 +120,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     if args.reference == "tflite":
         return _compare_tflite(graph, args)
+    if args.device_dump:
+        from hexscope.app.cli_device import compare_device_dump
+        return compare_device_dump(graph, args)
     other: Graph | None = None
     if args.against:
         other = _load_or_report(args.against)
