@@ -100,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     pad.add_argument("graph", metavar="GRAPH")
     from hexscope.app.cli_compare import add_compare_parser
     add_compare_parser(sub)
+    from hexscope.app.cli_device import add_import_profile_parser
+    add_import_profile_parser(sub)
     return parser
 
 
@@ -138,7 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = {"gui": cmd_gui, "validate": cmd_validate, "info": cmd_info,
                    "import": cmd_import, "export": cmd_export,
                    "check-padding": cmd_check_padding,
-                   "run": _cmd_run, "compare": _cmd_compare}[command]
+                   "run": _cmd_run, "compare": _cmd_compare,
+                   "import-profile": lambda a: a.device_command(a)}[command]
         return handler(args)
     except Terminated as exc:
         print(f"hexscope: terminated ({signal.Signals(exc.signum).name})", file=sys.stderr)
