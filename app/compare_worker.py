@@ -66,7 +66,7 @@ class CompareJob:
     graph_file: GraphFile | None = None
     inputs: tuple[Tensor, ...] = ()
     backend: object = None              # B's backend name, or the window's backend (sibling)
-    model_path: str = ""                # "tflite": the .tflite model the graph came from
+    model_path: str = ""                # "tflite": the .tflite model; "device": the yaml
 
 
 @dataclass
@@ -131,6 +131,13 @@ class CompareWorker(QObject):
             self.progress.emit(job.generation, "running the model in TFLite and here…")
             return compare_with_tflite(Graph.from_snapshot(job.graph), job.model_path,
                                        tolerance_lsb=job.tolerance), ""
+        if job.key == "device":
+            from hexscope.engine.device.dump_compare import compare_dump_file
+
+            assert job.graph is not None
+            self.progress.emit(job.generation, "running the graph on the dump's inputs…")
+            return compare_dump_file(Graph.from_snapshot(job.graph), job.model_path,
+                                     job.tolerance)
         assert job.current is not None
         if job.key == "pinned":
             assert job.pinned is not None

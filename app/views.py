@@ -326,4 +326,6 @@ def install_views(window: QWidget) -> ViewsController:
         from hexscope.app.compare_actions import install_compare
 
         install_compare(window)  # type: ignore[arg-type]
+        from hexscope.app.device_actions import install_device_actions
+        install_device_actions(window)  # type: ignore[arg-type]
     return controller

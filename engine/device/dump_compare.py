@@ -21,7 +21,8 @@ from hexscope.engine.ops.registry import REGISTRY
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor
 
-__all__ = ["DumpComparison", "compare_with_dump", "dump_inputs", "dump_trace"]
+__all__ = ["DumpComparison", "compare_dump_file", "compare_with_dump", "dump_inputs",
+           "dump_trace"]
 
 NOT_IN_DUMP_OPS = ("Const",)    # consts have nothing a run computes
 
@@ -129,3 +130,20 @@ def compare_with_dump(graph: Graph, dump: DeviceDump, backend: str = "sim", seed
             # the dump holds the logical bytes only (no d32 padding): identical means those
             d.bit_identical = d.differing == 0
     return DumpComparison(comparison, problems)
+
+
+def compare_dump_file(graph: Graph, yaml_path: str, tolerance_lsb: float = 0.0,
+                      backend: str = "sim") -> tuple[Comparison, str]:
+    """The comparison with the dump at ``yaml_path`` and one line of its problems ('' when
+    none); raises :class:`EngineError` when the yaml gives no node at all."""
+    from hexscope.engine.device.dump_reader import read_dump
+    from hexscope.engine.errors import EngineError
+
+    dump = read_dump(yaml_path)
+    if not dump.nodes:
+        raise EngineError("; ".join(dump.problems))
+    found = compare_with_dump(graph, dump, backend, tolerance_lsb=tolerance_lsb)
+    note = ("A is this graph on the simulator, fed the dump's INPUT data. "
+            + (f"{len(found.problems)} problem(s) with the dump: " + "; ".join(found.problems)
+               if found.problems else ""))
+    return found.comparison, note.strip()
