@@ -13,7 +13,7 @@ import json
 import os
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QAction, QColor
 from PySide6.QtWidgets import QFileDialog
 
@@ -28,13 +28,14 @@ from hexscope.engine.device.profile import (
 )
 from hexscope.engine.device.trace_events import slices_from_session, trace_document
 from hexscope.engine.errors import EngineError
+from hexscope.engine.events import LogLine
 
 if TYPE_CHECKING:
     from hexscope.app.main_window import MainWindow
 
 #: Heat bins by share of the total: (lower bound, legend text, colour), hottest first.
 HEAT = ((0.20, "≥ 20%", QColor(215, 48, 39)), (0.05, "5–20%", QColor(252, 141, 89)),
-        (0.01, "1–5%", QColor(254, 224, 144)), (0.0, "< 1%", QColor(145, 191, 219)))
+        (0.01, "1–5%", QColor(254, 224, 144)), (0.0, "under 1%", QColor(145, 191, 219)))
 FUSED = QColor(190, 190, 190)
 
 
@@ -58,7 +59,8 @@ class DeviceActions(QObject):
         self.profile: Profile | None = None
         self.coloured_by = ""             # "", "cycles" or "time"
         self._build_actions()
-        window.graph_replaced.connect(self._graph_opened)
+        # the window names the new graph's file only after it says the graph was replaced
+        window.graph_replaced.connect(lambda: QTimer.singleShot(0, self, self._graph_opened))
         window.results_changed.connect(self._recolour)
 
     def _build_actions(self) -> None:
@@ -95,6 +97,9 @@ class DeviceActions(QObject):
 
     def _update_actions(self) -> None:
         self.by_cycles.setEnabled(self.profile is not None and bool(self.profile.nodes))
+
+    def _log(self, level: int, text: str) -> None:
+        self.w.log_panel.append(LogLine(level, text))
 
     def _message(self, text: str, ms: int = 8000) -> None:
         self.w.statusBar().showMessage(text, ms)
@@ -134,21 +139,20 @@ class DeviceActions(QObject):
                     raise EngineError("; ".join(text.problems))
                 profile = attach(self.w.graph, text, os.path.basename(path))
         except (OSError, EngineError) as exc:
-            self.w.log_panel.append(f"error: cannot import {path}: {exc}")
+            self._log(0, f"cannot import {path}: {exc}")
             self._message(f"Cannot import the profile: {exc}")
             return False
         for problem in profile.problems:
-            self.w.log_panel.append(f"warning: {problem}")
+            self._log(1, problem)
         if profile.unmatched:
-            self.w.log_panel.append(f"warning: {len(profile.unmatched)} profile row(s) name "
-                                    f"no node of this graph: {', '.join(profile.unmatched)}")
+            self._log(1, f"{len(profile.unmatched)} profile row(s) name no node of this "
+                         f"graph: {', '.join(profile.unmatched)}")
         graph_path = self.w.files.path
         if graph_path and not path.endswith(".json"):
             try:
                 save_profile(profile, profile_path(graph_path))
             except OSError as exc:
-                self.w.log_panel.append(f"warning: cannot keep the profile beside the "
-                                        f"graph: {exc}")
+                self._log(1, f"cannot keep the profile beside the graph: {exc}")
         self.set_profile(profile)
         self._message(f"{len(profile.nodes)} node(s), {profile.total:,} device cycles from "
                       f"{profile.source}")
@@ -172,7 +176,7 @@ class DeviceActions(QObject):
             try:
                 profile = load_profile(stored)
             except ProfileError as exc:
-                self.w.log_panel.append(f"warning: {exc}")
+                self._log(1, str(exc))
         self.by_cycles.setChecked(False)
         self.by_time.setChecked(False)
         self.set_profile(profile)

@@ -148,7 +148,13 @@ def trace_document(runs: Sequence[RunSlices], graph_name: str, backend: str) -> 
         events.append({"ph": "M", "name": "thread_sort_index", "pid": PID, "tid": k,
                        "args": {"sort_index": k}})
         for s in run.nodes:
-            dur = max(s.seconds * 1e6, 0.0)
+            # whole nanoseconds, so that a slice never ends after the next one starts once
+            # written with 3 decimals (a viewer would nest them)
+            start_ns = round(clock * 1000)
+            end_ns = start_ns + max(round(s.seconds * 1e9), 0)
+            ts, dur = start_ns / 1000, (end_ns - start_ns) / 1000
+            while ts + dur > end_ns / 1000:
+                dur = (dur * 1000 - 1) / 1000
             args: dict[str, object] = {
                 "node": f"0x{s.node_id:x}", "label": s.label, "status": s.status,
                 "inputs": [list(x) for x in s.inputs], "outputs": [list(x) for x in s.outputs],
@@ -159,15 +165,14 @@ def trace_document(runs: Sequence[RunSlices], graph_name: str, backend: str) -> 
                 args["device_cycles"] = s.counter
                 args["device_cycles_from"] = s.counter_source
             events.append({"ph": "X", "name": s.op, "cat": "node", "pid": PID, "tid": k,
-                           "ts": round(clock, 3), "dur": round(dur, 3), "args": args})
+                           "ts": ts, "dur": dur, "args": args})
             if any_counter:
                 events.append({"ph": "C", "name": "device cycles (a count, not time)",
-                               "pid": PID, "ts": round(clock, 3),
-                               "args": {"cycles": s.counter or 0}})
-            clock += dur
+                               "pid": PID, "ts": ts, "args": {"cycles": s.counter or 0}})
+            clock = end_ns / 1000
     if any_counter:
         events.append({"ph": "C", "name": "device cycles (a count, not time)", "pid": PID,
-                       "ts": round(clock, 3), "args": {"cycles": 0}})
+                       "ts": clock, "args": {"cycles": 0}})
     return {"traceEvents": events, "displayTimeUnit": "ms",
             "otherData": {"tool": "hexscope", "graph": graph_name, "backend": backend,
                           "clock": "simulator wall time per node, laid end to end"}}

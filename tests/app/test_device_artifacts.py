@@ -114,8 +114,12 @@ def test_imported_cycles_show_in_timing_and_as_a_heat_overlay(qtbot, window, tmp
     # reopened later, the graph finds its profile again
     _menu_action(window, "&Timing", "Colour canvas by device &cycles").trigger()
     assert window.scene.looks[0x24].overlay is None
+    (tmp_path / "other.hexgraph").write_bytes(graph.read_bytes())
+    assert window.files.open_graph(str(tmp_path / "other.hexgraph"))     # no profile there
+    qtbot.waitUntil(lambda: window.device.profile is None)
     assert window.files.open_graph(str(graph))
-    assert window.device.profile is not None and window.device.profile.nodes[0x24].cycles == 800
+    qtbot.waitUntil(lambda: window.device.profile is not None)
+    assert window.device.profile.nodes[0x24].cycles == 800
 
 
 def test_export_trace_writes_one_valid_slice_per_node_run(qtbot, window, tmp_path,
@@ -124,7 +128,10 @@ def test_export_trace_writes_one_valid_slice_per_node_run(qtbot, window, tmp_pat
     chain_graph().save(graph)
     (tmp_path / "conv.hexgraph.cycles.json").write_text("{}")       # a bad one: named
     assert window.files.open_graph(str(graph))
+    qtbot.wait(50)
     assert window.device.profile is None
+    assert any("conv.hexgraph.cycles.json: not a Hexscope cycles file" in line.text
+               for line in window.log_panel.lines)
     with qtbot.waitSignal(window.controller.idle, timeout=30000):
         window.debug.actions["run"].trigger()
     out = tmp_path / "t.json"

@@ -43,7 +43,7 @@ def test_run_trace_has_one_slice_per_node_run_and_validates(tmp_path, capsys):
     assert relu["args"]["inputs"][0] == [1, 4, 4, 8] and "device_cycles" not in relu["args"]
     # end to end on the simulator's clock: each slice starts where the last ended
     for a, b in zip(slices, slices[1:], strict=False):
-        assert abs(b["ts"] - (a["ts"] + a["dur"])) < 0.01
+        assert a["ts"] + a["dur"] <= b["ts"] and b["ts"] - (a["ts"] + a["dur"]) < 0.002
     assert not [e for e in doc["traceEvents"] if e["ph"] == "C"]     # no cycles known
     names = {e["name"]: e["args"] for e in doc["traceEvents"] if e["ph"] == "M"}
     assert "g.hexgraph" in names["process_name"]["name"]
