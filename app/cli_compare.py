@@ -48,7 +48,8 @@ defaults to 0 (bit exact) for --against and --backend-b, 1 for --reference float
 Input options as in `hexscope run`: one comparison per input set.
 
 exit codes: 0 no output beyond the tolerance, 1 an output exceeds it, 2 the graph, the other
-graph or the inputs are invalid, 3 a backend failed (or a node failed to run)."""
+graph or the inputs are invalid (with --device-dump: the dump had problems and no output
+diverged), 3 a backend failed (or a node failed to run)."""
 
 
 def add_compare_parser(sub: Any) -> None:

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import jsonschema
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hexscope.app.cli import main
 from hexscope.engine import Graph, Session
 from hexscope.engine.device.dump_compare import compare_with_dump
-from hexscope.engine.device.dump_reader import read_dump
+from hexscope.engine.device.dump_reader import DumpProblem, read_dump
 from hexscope.engine.inputs import make_inputs
 from support.compare_graphs import RELU_ID, SHAPE, chain, chain_input
 from support.device_dump import write_dump
 
-D32_EXAMPLE = Path(__file__).resolve().parents[3] / "resources" / "examples" / \
-    "d32_pipeline.hexgraph"
+ROOT = Path(__file__).resolve().parents[3]
+D32_EXAMPLE = ROOT / "resources" / "examples" / "d32_pipeline.hexgraph"
 
 
 def _dumped(tmp_path: Path, graph: Graph, x: np.ndarray | None = None,
@@ -139,7 +143,13 @@ def test_cli_compare_device_dump_exit_codes(tmp_path, capsys):
     assert "no output beyond 0 LSB (bit exact)" in capsys.readouterr().out
     dat = tmp_path / "foo_108_0.dat"
     dat.write_bytes(dat.read_bytes()[:-4])
-    assert main(["compare", str(graph_path), "--device-dump", str(yaml), "-q"]) == 2
+    report = tmp_path / "r.json"
+    assert main(["compare", str(graph_path), "--device-dump", str(yaml), "-q",
+                 "--report", str(report)]) == 2
+    schema = json.loads((ROOT / "resources" / "schemas" / "compare.schema.json").read_text())
+    doc = json.loads(report.read_text())
+    jsonschema.validate(doc, schema)
+    assert doc["exit_code"] == 2 and "problem(s) with the dump" in doc["runs"][0]["error"]
     assert ("foo_108_0.dat (node 0x108 (Dequantize), output 0): 124 bytes, but the yaml "
             "says 1x2x2x8 float32 = 128 bytes") in capsys.readouterr().err
     data = bytearray((tmp_path / "foo_105_0.dat").read_bytes())
@@ -159,3 +169,29 @@ def test_any_cut_of_a_dump_gives_messages_not_tracebacks(tmp_path, cut):
     yaml.write_text(yaml.read_text()[:cut])
     found = compare_with_dump(chain(), read_dump(yaml))
     assert found.problems
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_mangled_yaml_gives_problems_never_a_traceback(tmp_path_factory, data):
+    folder = tmp_path_factory.mktemp("mangled")
+    yaml = folder / "foo_graph.yaml"
+    if not yaml.exists():
+        session = Session(chain())
+        session.execute([chain_input()])
+        write_dump(session, folder, device_prefix="/data/local/tmp/foo")
+    text = yaml.read_text()
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(text)))
+        cut = data.draw(st.integers(0, 12))
+        text = text[:at] + data.draw(st.sampled_from(["", "x", "\n", ":", "0x", " ", "["])) \
+            + text[at + cut:]
+    yaml.write_text(text)
+    dump = read_dump(yaml)
+    for node in dump.nodes.values():
+        for out in node.outputs:
+            try:
+                dump.load(node, out)
+            except DumpProblem as exc:
+                assert "node 0x" in str(exc)

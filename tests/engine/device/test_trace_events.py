@@ -95,3 +95,36 @@ def test_the_schema_refuses_a_slice_without_its_node():
         assert "'node' is a required property" in str(exc)
     else:
         raise AssertionError("validated")
+
+
+def _batch(counter_kind: str):
+    from hexscope.engine.batch.records import BatchResult, NodeRecord, Outcome, RunRecord
+
+    result = BatchResult("g", "dsp://phone:5599", device={"counter": counter_kind})
+    run = RunRecord("set 1", [], Outcome.PASSED)
+    run.nodes = [NodeRecord(0x100, "INPUT", "x", "done", 1e-5, [{"shape": [1, 4, 4, 8]}],
+                            device_counter=700),
+                 NodeRecord(0x105, "QuantizedRelu_8", "relu", "done", 2e-5,
+                            [{"shape": [1, 4, 4, 8]}], device_counter=1234),
+                 NodeRecord(0x107, "QuantizedMaxPool_8", "pool", "not-run")]
+    result.runs = [run]
+    return result
+
+
+def test_a_devices_cycles_go_in_args_but_an_agents_simulated_ns_do_not():
+    from hexscope.engine.device.trace_events import slices_from_batch
+    from hexscope.engine.prepare import prepare
+
+    prepared = prepare(chain())
+    doc = trace_document(slices_from_batch(_batch("cycles"), prepared), "g", "dsp")
+    jsonschema.validate(doc, SCHEMA)
+    slices = _slices(doc)
+    assert [s["args"]["node"] for s in slices] == ["0x100", "0x105"]     # not-run: no slice
+    assert slices[1]["args"]["device_cycles"] == 1234
+    assert slices[1]["args"]["device_cycles_from"] == "dsp://phone:5599"
+    assert slices[1]["args"]["outputs"] == [[1, 4, 4, 8]]
+    assert slices[1]["args"]["inputs"][0] == []            # 0x101 has no record: unknown
+    assert slices[1]["dur"] == 20.0                     # the host's time, not the cycles
+    ns = trace_document(slices_from_batch(_batch("simulated-ns"), prepared), "g", "dsp")
+    assert all("device_cycles" not in s["args"] for s in _slices(ns))
+    assert not [e for e in ns["traceEvents"] if e["ph"] == "C"]
