@@ -22,6 +22,7 @@ from hexscope.engine.device.profile import (
     Profile,
     ProfileError,
     attach,
+    fused_into,
     load_profile,
     profile_path,
     save_profile,
@@ -61,7 +62,7 @@ class DeviceActions(QObject):
         self._build_actions()
         # the window names the new graph's file only after it says the graph was replaced
         window.graph_replaced.connect(lambda: QTimer.singleShot(0, self, self._graph_opened))
-        window.results_changed.connect(self._recolour)
+        window.results_changed.connect(self._on_results)
 
     def _build_actions(self) -> None:
         w = self.w
@@ -96,7 +97,23 @@ class DeviceActions(QObject):
         self._update_actions()
 
     def _update_actions(self) -> None:
-        self.by_cycles.setEnabled(self.profile is not None and bool(self.profile.nodes))
+        self.by_cycles.setEnabled(bool(self._cycles()[0]))
+
+    def _on_results(self) -> None:
+        self._update_actions()
+        self._recolour()
+
+    def _cycles(self) -> tuple[dict[int, int], str]:
+        """The device cycles to show, and where from: a connected device's own (this run),
+        else the imported profile's."""
+        from hexscope.app.backend_actions import device_counters
+
+        live, unit = device_counters(self.w.session)
+        if live and unit == "cycles":
+            return live, self.w.session.backend.name  # type: ignore[union-attr]
+        if self.profile is not None:
+            return {k: n.cycles for k, n in self.profile.nodes.items()}, self.profile.source
+        return {}, ""
 
     def _log(self, level: int, text: str) -> None:
         self.w.log_panel.append(LogLine(level, text))
@@ -192,12 +209,23 @@ class DeviceActions(QObject):
         self._recolour()
 
     def _values(self) -> tuple[dict[int, float], str]:
-        if self.coloured_by == "cycles" and self.profile is not None:
-            return {k: float(n.cycles) for k, n in self.profile.nodes.items()}, "cycles"
+        if self.coloured_by == "cycles":
+            cycles, _source = self._cycles()
+            return {k: float(v) for k, v in cycles.items()}, "cycles"
         session = self.w.session
         if self.coloured_by == "time" and session is not None and not self.w.controller.busy:
             return dict(session.times), "s"
         return {}, ""
+
+    def _absorbed(self) -> dict[int, tuple[int, ...]]:
+        """Surviving node -> the authored nodes fused into it (the session's prepare, else
+        the profile's record of it)."""
+        session = self.w.session
+        if session is not None:
+            return fused_into(session.prepared)
+        if self.profile is None:
+            return {}
+        return {n.node_id: n.absorbed for n in self.profile.nodes.values() if n.absorbed}
 
     def _recolour(self) -> None:
         if not self.coloured_by:
@@ -216,20 +244,23 @@ class DeviceActions(QObject):
             value = values[node_id]
             amount = f"{int(value):,} cycles" if unit == "cycles" else f"{value * 1e3:.3f} ms"
             notes[node_id] = f"<i>{what}</i><br>{amount} ({100 * share:.1f}% of the total)"
-        if unit == "cycles" and self.profile is not None:
-            for node in self.profile.nodes.values():
-                if node.absorbed:
-                    names = ", ".join(f"0x{a:x}" for a in node.absorbed)
-                    notes[node.node_id] += (f"<br>fused: reports for {names} (the device "
-                                            "reports a fused chain under this id)")
-                    for a in node.absorbed:
-                        colors.setdefault(a, FUSED)
-                        notes[a] = (f"<i>{what}</i><br>fused into 0x{node.node_id:x}: its "
-                                    f"cycles are counted there")
-                if node.note:
-                    notes[node.node_id] += f"<br>{html.escape(node.note)}"
+        if unit == "cycles":
+            for survivor, parts in self._absorbed().items():
+                if survivor not in notes:
+                    continue
+                names = ", ".join(f"0x{a:x}" for a in parts)
+                notes[survivor] += (f"<br>fused: reports for {names} (the device reports a "
+                                    "fused chain under this id)")
+                for a in parts:
+                    colors.setdefault(a, FUSED)
+                    notes[a] = (f"<i>{what}</i><br>fused into 0x{survivor:x}: its cycles are "
+                                "counted there")
+            if self.profile is not None and self._cycles()[1] == self.profile.source:
+                for node in self.profile.nodes.values():
+                    if node.note and node.node_id in notes:
+                        notes[node.node_id] += f"<br>{html.escape(node.note)}"
         legend = [(f"{text} of {what}", c) for _l, text, c in HEAT]
-        if unit == "cycles" and any(n.absorbed for n in self.profile.nodes.values()):  # type: ignore[union-attr]
+        if any(c == FUSED for c in colors.values()):
             legend.append(("fused (counted on the surviving node)", FUSED))
         self._painted = True
         self.w.set_overlay(colors, legend)

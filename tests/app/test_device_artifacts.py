@@ -152,3 +152,26 @@ def test_export_trace_writes_one_valid_slice_per_node_run(qtbot, window, tmp_pat
     assert "of simulator time" in window.run_label.text()
     assert np.isclose(sum(s["dur"] for s in slices),
                       sum(session.times.values()) * 1e6, rtol=1e-3)
+
+
+def test_a_connected_devices_own_cycles_colour_the_canvas_without_a_profile(qtbot, window,
+                                                                           tmp_path,
+                                                                           monkeypatch):
+    import hexscope.app.backend_actions as backend_actions
+
+    graph = tmp_path / "conv.hexgraph"
+    chain_graph().save(graph)
+    assert window.files.open_graph(str(graph))
+    with qtbot.waitSignal(window.controller.idle, timeout=30000):
+        window.debug.actions["run"].trigger()
+    by_cycles = _menu_action(window, "&Timing", "Colour canvas by device &cycles")
+    assert not by_cycles.isEnabled()                   # the simulator counts no cycles
+    # as a dsp:// backend reports them (hexagon_nn's perfinfo of the last run)
+    monkeypatch.setattr(backend_actions, "device_counters",
+                        lambda session: ({0x10: 50, 0x24: 950}, "cycles"))
+    window.results_changed.emit()
+    assert by_cycles.isEnabled()
+    by_cycles.trigger()
+    looks = window.scene.looks
+    assert "950 cycles (95.0% of the total)" in looks[0x24].overlay_note
+    assert "fused into 0x24" in looks[0x20].overlay_note

@@ -132,3 +132,23 @@ def test_cli_import_profile_stores_the_cycles_beside_the_graph(tmp_path, capsys)
     perf.write_text("nothing here\n")
     assert main(["import-profile", str(graph), str(perf)]) == 2
     assert "neither --perfdump lines" in capsys.readouterr().err
+
+
+def test_the_delegates_table_on_a_graph_imported_from_its_model():
+    pytest.importorskip("tflite")
+    from pathlib import Path
+
+    from hexscope.engine.io.any_graph import load_any
+
+    model = Path(__file__).resolve().parents[2] / "data" / "tflite" / "pools.tflite"
+    graph = load_any(str(model))          # MAX_POOL_2D -> 0x5; AVERAGE_POOL_2D -> 0x7, 0x9
+    row = "\t%24s\t%17.3f\t%9.3f\t%9.3f\t%7.3f%%\t%7.3f%%\t%10.3f\t%9d\t%s\n"
+    table = (row % ("QuantizedMaxPool_8", 0.0, 12.5, 12.5, 40.0, 40.0, 0.0, 1, "[max]:0")
+             + row % ("QuantizedAvgPool_8", 0.1, 9.0, 9.375, 60.0, 100.0, 0.0, 2, "[avg]:1"))
+    profile = attach(graph, parse_profile(table, "bench.txt"), "bench.txt")
+    assert profile.unmatched == []
+    assert profile.nodes[0x5].cycles == 12500 and profile.nodes[0x5].note == \
+        "TFLite op 0 ([max])"
+    assert profile.nodes[0x7].cycles == 18750 and profile.nodes[0x7].op == "QuantizedAvgPool_8"
+    assert "2 hexagon_nn node(s) together, not split" in profile.nodes[0x7].note
+    assert 0x9 not in profile.nodes
