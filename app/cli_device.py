@@ -58,7 +58,7 @@ def compare_device_dump(graph: Graph, args: argparse.Namespace) -> int:
             run.exit_code = EXIT_INVALID
             run.error = f"{len(found.problems)} problem(s) with the dump"
         if not args.quiet:
-            print(f"A: {args.backend}   B: {run.comparison.b_name}   tolerance "
+            print(f"A: {run.comparison.a_name}   B: {run.comparison.b_name}   tolerance "
                   f"{tolerance:g} LSB")
             print(table(run.comparison, args.top))
     comparison = run.comparison

@@ -117,7 +117,8 @@ def compare_with_dump(graph: Graph, dump: DeviceDump, backend: str = "sim", seed
     session = Session(graph, backend, seed=seed)
     try:
         inputs = dump_inputs(graph, dump, problems)
-        a = run_trace(session, inputs if inputs is not None else make_inputs(graph), backend)
+        a = run_trace(session, inputs if inputs is not None else make_inputs(graph),
+                      f"{backend} on the dump's inputs" if inputs is not None else backend)
     finally:
         session.close()
     b = dump_trace(dump, a, problems, notes)
@@ -143,7 +144,6 @@ def compare_dump_file(graph: Graph, yaml_path: str, tolerance_lsb: float = 0.0,
     if not dump.nodes:
         raise EngineError("; ".join(dump.problems))
     found = compare_with_dump(graph, dump, backend, tolerance_lsb=tolerance_lsb)
-    note = ("A is this graph on the simulator, fed the dump's INPUT data. "
-            + (f"{len(found.problems)} problem(s) with the dump: " + "; ".join(found.problems)
-               if found.problems else ""))
-    return found.comparison, note.strip()
+    note = (f"{len(found.problems)} problem(s) with the dump: " + "; ".join(found.problems)
+            if found.problems else "")
+    return found.comparison, note

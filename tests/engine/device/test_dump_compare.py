@@ -71,6 +71,7 @@ def test_dump_of_the_same_run_compares_clean(tmp_path):
     assert c.first_divergence is None and c.outputs
     assert all(d.bit_identical and d.differing == 0 for d in c.outputs if d.metrics)
     assert c.unmatched_a == [] and c.unmatched_b == []
+    assert c.a_name == "sim on the dump's inputs" and c.b_name == "device dump foo_graph.yaml"
 
 
 def test_d32_outputs_compare_clean_without_their_padding(tmp_path):
