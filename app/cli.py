@@ -106,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     from hexscope.app.cli_ranges import add_ranges_parsers
     add_ranges_parsers(sub)
     add_reduce_parser(sub)
+    from hexscope.app.cli_device import add_import_profile_parser
+    add_import_profile_parser(sub)
     return parser
 
 
@@ -147,7 +149,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "run": _cmd_run, "compare": _cmd_compare, "diff": _cmd_diff,
                    "calibrate": _cmd_ranges, "apply-ranges": _cmd_ranges,
                    "sensitivity": _cmd_ranges,
-                   "reduce": cmd_reduce}[command]
+                   "reduce": cmd_reduce,
+                   "import-profile": lambda a: a.device_command(a)}[command]
         return handler(args)
     except Terminated as exc:
         print(f"hexscope: terminated ({signal.Signals(exc.signum).name})", file=sys.stderr)

@@ -35,6 +35,9 @@ What B is (one of; default --reference float):
   --backend-b NAME     the same graph on another backend (sim, dsp://HOST:PORT, ...)
   --as-authored        the same graph without prepare's fusions: each op of a convolution
                        chain against the Supernode the device runs (A)
+  --device-dump YAML   hexagon_nn's own dump (<prefix>_graph.yaml and its .dat files): the
+                       graph runs on the dump's INPUT data, each node against the device's
+                       outputs by node id (see docs/device-artifacts.md)
   --reference tflite   GRAPH is a .tflite model: TFLite's CPU kernels (ai-edge-litert, every
                        tensor kept) against the delegate's graph, each TFLite tensor a node
                        computes in LSB of that tensor's scale; --input FILE is the model's
@@ -47,7 +50,8 @@ defaults to 0 (bit exact) for --against and --backend-b, 1 for --reference float
 Input options as in `hexscope run`: one comparison per input set.
 
 exit codes: 0 no output beyond the tolerance, 1 an output exceeds it, 2 the graph, the other
-graph or the inputs are invalid, 3 a backend failed (or a node failed to run)."""
+graph or the inputs are invalid (with --device-dump: the dump had problems and no output
+diverged), 3 a backend failed (or a node failed to run)."""
 
 
 def add_compare_parser(sub: Any) -> None:
@@ -66,6 +70,8 @@ def add_compare_parser(sub: Any) -> None:
     what.add_argument("--against", metavar="OTHER", help="compare with another graph file")
     what.add_argument("--as-authored", action="store_true",
                       help="compare with the same graph run as authored (no prepare fusions)")
+    what.add_argument("--device-dump", metavar="PREFIX_graph.yaml",
+                      help="compare with hexagon_nn's own dump (graph and tensor print)")
     # outside the group: it also goes with --reference tflite (both backends against TFLite)
     p.add_argument("--backend-b", metavar="NAME",
                    help="compare with another backend (with --reference tflite: run on both, "
@@ -128,6 +134,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     if args.reference == "tflite":
         return _compare_tflite(graph, args)
+    if args.device_dump:
+        from hexscope.app.cli_device import compare_device_dump
+        return compare_device_dump(graph, args)
     other: Graph | None = None
     if args.against:
         other = _load_or_report(args.against)

@@ -71,6 +71,8 @@ def add_run_parser(sub: Any) -> None:
     run.add_argument("--as-authored", action="store_true",
                      help="no prepare fusions: run each op of a convolution chain instead of "
                           "the Supernode the device makes of it")
+    run.add_argument("--trace", metavar="OUT.json",
+                     help="write a Chrome trace-event timeline (Perfetto, chrome://tracing)")
     run.add_argument("-q", "--quiet", action="store_true", help="only print the summary")
 
 
@@ -296,6 +298,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     name = Path(args.graph).name
     result = BatchResult(name, args.backend)
     notes: list[str] = []
+    trace_problem = ""
     try:
         graph = load_any(args.graph, notes)         # refuses a named pipe before opening it
         input_sets = build_input_sets(graph, args.graph, args.input, args.inputs_dir)
@@ -314,11 +317,14 @@ def cmd_run(args: argparse.Namespace) -> int:
                            seed=args.seed,
                            jobs=args.jobs if args.jobs is not None else default_jobs(),
                            fusions=not args.as_authored, scheduler=args.scheduler)
+        if args.trace:
+            from hexscope.app.cli_device import write_run_trace
+            trace_problem = write_run_trace(args, graph, result)
     problem = ((write_report(args.report, lambda tmp: write_json(result, tmp, args.graph))
                 if args.report else "")
                or (write_report(args.junit, lambda tmp: write_junit(result, tmp))
                    if args.junit else "")
-               or write_run_shares(args, result, graph))
+               or write_run_shares(args, result, graph) or trace_problem)
     print_summary(result, sys.stdout, sys.stderr)
     if problem:
         print(f"hexscope: {problem}", file=sys.stderr)

@@ -78,6 +78,7 @@ class CompareController(QObject):
         self.other_file: GraphFile | None = None
         self.other_backend = ""
         self.tflite_model = ""              # "tflite": a model chosen by hand
+        self.device_dump = ""               # "device": a <prefix>_graph.yaml (issue 30)
         self.active = False                 # a comparison is shown and follows the run
         self.generation = 0                 # bumped whenever the run moves on
         self.running: CompareJob | None = None
@@ -146,6 +147,9 @@ class CompareController(QObject):
             return
         if key == "tflite" and (choose or not self._tflite_model()) \
                 and not self._choose_tflite_model():
+            return
+        if key == "device" and (choose or not self.device_dump):
+            self.w.device.open_device_dump()    # type: ignore[attr-defined]  # asks, compares
             return
         self.panel.set_target(key)
         self.active = True
@@ -235,8 +239,10 @@ class CompareController(QObject):
             return
         session = self.w.session
         try:
+            # a device dump is B and A both (its inputs): no run of the window's is needed
             job, note = (None, "No run yet: run (F5) or step (F10) the graph.") \
-                if session is None or not session.executor.trace else self._job_for(session)
+                if (session is None or not session.executor.trace) \
+                and self.panel.target_key != "device" else self._job_for(session)
             if job is not None:
                 self._send(job)
         except Exception as exc:  # noqa: BLE001 - never into Qt's event loop (a timer's slot)
@@ -256,7 +262,7 @@ class CompareController(QObject):
         self.panel.set_busy(f"Comparing against {job.b_name}…")
         signal.emit(job)
 
-    def _job_for(self, session: Session) -> tuple[CompareJob | None, str]:
+    def _job_for(self, session: Session | None) -> tuple[CompareJob | None, str]:
         """The job for the panel's target, copied from the idle session (or why none)."""
         key = self.panel.target_key
         job = CompareJob(self.generation, key, _target_text(key),
@@ -264,6 +270,12 @@ class CompareController(QObject):
         if key in ("isolated", "accumulated"):
             job.reference = RunSnapshot.of(session, job.token)
             return job, ""
+        if key == "device":
+            job.model_path = self.device_dump
+            job.b_name = f"device dump {os.path.basename(self.device_dump)}"
+            job.graph = self.w.graph.snapshot()
+            return job, ""
+        assert session is not None
         job.current = Trace.from_session(session, "this run")
         if key == "pinned":
             if self.pinned is None:

@@ -66,7 +66,7 @@ class CompareJob:
     graph_file: GraphFile | None = None
     inputs: tuple[Tensor, ...] = ()
     backend: object = None              # B's backend name, or the window's backend (sibling)
-    model_path: str = ""                # "tflite": the .tflite model the graph came from
+    model_path: str = ""                # "tflite": the .tflite model; "device": the yaml
 
 
 @dataclass
@@ -140,6 +140,13 @@ class CompareWorker(QObject):
                 "model's (or none was set)")
             return compare_with_tflite(graph, job.model_path, inputs,
                                        tolerance_lsb=job.tolerance), note
+        if job.key == "device":
+            from hexscope.engine.device.dump_compare import compare_dump_file
+
+            assert job.graph is not None
+            self.progress.emit(job.generation, "running the graph on the dump's inputs…")
+            return compare_dump_file(Graph.from_snapshot(job.graph), job.model_path,
+                                     job.tolerance)
         assert job.current is not None
         if job.key == "pinned":
             assert job.pinned is not None

@@ -329,4 +329,6 @@ def install_views(window: QWidget) -> ViewsController:
         from hexscope.app.ranges_actions import install_ranges
 
         install_ranges(window)  # type: ignore[arg-type]
+        from hexscope.app.device_actions import install_device_actions
+        install_device_actions(window)  # type: ignore[arg-type]
     return controller

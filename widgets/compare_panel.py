@@ -44,7 +44,8 @@ TARGETS = (("isolated", "Float reference (isolated)"),
            ("pinned", "Pinned run"),
            ("graph", "Other graph file…"),
            ("backend", "Other backend…"),
-           ("tflite", "TFLite model (CPU kernels)"))
+           ("tflite", "TFLite model (CPU kernels)"),
+           ("device", "Device dump (hexagon_nn)…"))
 
 #: What each B can and cannot see (issue 32: a broken const is invisible to the float
 #: reference, which computes with the same const).
@@ -66,6 +67,10 @@ SEES = {
               "tensor by tensor in steps of each tensor's scale: where the delegate's graph "
               "parts from TFLite. Both run the model's input (the seeded one), fed to the "
               "delegated partition as TFLite computes it.",
+    "device": "hexagon_nn's own dump (NN_OPTION_ENABLE_GRAPH_PRINT and TENSOR_PRINT: "
+              "<prefix>_graph.yaml and a .dat per output): this graph runs on the dump's "
+              "INPUT data and each node is compared with the device's outputs by id. Nodes "
+              "the device's prepare made and this one did not are listed, not guessed.",
 }
 
 #: Metric -> (text, how to read it from an OutputDiff: larger is worse).

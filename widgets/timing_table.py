@@ -1,6 +1,7 @@
 """TimingTable: wall time of every node that ran, slowest first (any column sorts), with the
 total under it; activating a row selects it. On a connected device a fifth column holds the
-device's own per-node counter (hexagon_nn's perfinfo: cycles, or the agent's simulated ns)."""
+device's own per-node counter (hexagon_nn's perfinfo: cycles, or the agent's simulated ns),
+or the cycles of a profile imported from the device (``set_imported_cycles``)."""
 
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ class TimingTable(QWidget):
         header.setSortIndicatorShown(True)
         header.setSectionsClickable(True)
         header.sortIndicatorChanged.connect(lambda *_: self._fill())
-        self._rows: list[tuple] = []
+        self._shown: list[tuple] = []      # the rows with the imported cycles, if any
         self._to_fill: list[tuple[int, tuple]] = []
         self._filler = QTimer(self, singleShot=True, interval=0)
         self._filler.timeout.connect(self._fill_slice)
@@ -74,12 +75,27 @@ class TimingTable(QWidget):
         layout.addWidget(self.total)
         self.table.cellDoubleClicked.connect(self._activate)
         self.table.cellClicked.connect(self._activate)
+        self._rows: list[tuple] = []
+        self._unit = ""
+        self._imported: dict[int, int] = {}
+        self._imported_source = ""
+
+    def set_imported_cycles(self, cycles: dict[int, int], source: str = "") -> None:
+        """Cycles the device reported (``hexscope import-profile``), shown in the device
+        column beside the simulator's times wherever no connected device counted."""
+        self._imported, self._imported_source = dict(cycles), source
+        self.set_times(self._rows, self._unit)
 
     def set_times(self, rows: list[tuple], counter_unit: str = "") -> None:
         """``rows`` of (node id, op, label, seconds[, device counter or None]).
         ``counter_unit`` names the device counter ("cycles", "agent ns"); empty hides the
-        column (the simulator has no device)."""
-        self._rows = list(rows)
+        column (the simulator has no device and no profile was imported)."""
+        self._rows, self._unit = list(rows), counter_unit
+        imported = bool(self._imported) and not counter_unit
+        if imported:
+            rows = [(*row[:4], self._imported.get(row[0])) for row in rows]
+            counter_unit = "device cycles (imported)"
+        self._shown = list(rows)
         self._fill()
         self.table.setColumnHidden(4, not counter_unit)
         self.table.horizontalHeaderItem(3).setToolTip(
@@ -87,6 +103,11 @@ class TimingTable(QWidget):
             "run's upload, execute and transfer; the device column has the device's own "
             "count per node." if counter_unit else "Wall time of the node's kernel")
         self.table.horizontalHeaderItem(4).setText(counter_unit or "device")
+        if imported:
+            self.table.horizontalHeaderItem(4).setToolTip(
+                f"Cycles from {self._imported_source or 'an imported profile'}, not this "
+                "run's. A fused chain reports under its surviving node's id (the Relu's): "
+                "its cycles are on the fused node's row; the nodes it absorbed have none.")
         total = sum(row[3] for row in rows)
         text = f"Total: {len(rows)} node(s), {total * 1e3:.3f} ms" if rows else ""
         counted = [row[4] for row in rows if len(row) > 4 and row[4] is not None]
@@ -99,7 +120,7 @@ class TimingTable(QWidget):
         a slice at a time, from the top)."""
         header = self.table.horizontalHeader()
         column, order = header.sortIndicatorSection(), header.sortIndicatorOrder()
-        rows = sorted(self._rows, key=_SORT_KEYS.get(column, _SORT_KEYS[3]),
+        rows = sorted(self._shown, key=_SORT_KEYS.get(column, _SORT_KEYS[3]),
                       reverse=order == Qt.SortOrder.DescendingOrder)
         # emptied first: replacing the items of a filled table cost 1.7 s for 2,000 rows
         # (each replaced item is taken out of the model one by one), filling it 70 ms
