@@ -1,6 +1,8 @@
 """The prepare passes, in the library's order (graph spec §2.5; nnlib prepare.c ``optimize``).
 
 * Quantize fed by Min_f (input 1) and Max_f (input 2) becomes AutoQuantize under the same id;
+* QuantizedTransposeConv2d_8x8p32to8 is expanded into a padded convolution chain
+  (:mod:`transpose_conv`);
 * dead nodes (no consumer, not retained) are removed, whole chains at once;
 * the convolution chains become Supernodes (:mod:`supernode`), and the fully-connected
   chains SuperFC_8x8p32to8 (:mod:`superfc`), unless ``fusions`` is off (run the graph as
@@ -29,6 +31,7 @@ from hexscope.engine.prepare.d32_shape import RULES as D32_RULES
 from hexscope.engine.prepare.d32_shape import d32_notes, pad_rewrites
 from hexscope.engine.prepare.superfc import MATMUL, fuse_superfc
 from hexscope.engine.prepare.supernode import WHERE, find_chains
+from hexscope.engine.prepare.transpose_conv import TRANSPOSE_CONV, expand_transpose_convs
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +73,15 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
     rewrites: list[Rewrite] = []
     if any(n.op == "Quantize" for n in nodes.values()):
         rewrites += _fuse_autoquantize(nodes)
+    autoquantized = list(rewrites)
+    notes: list[str] = []
+    if any(n.op == TRANSPOSE_CONV for n in nodes.values()):
+        order, expanded, notes = expand_transpose_convs(nodes, order)
+        rewrites += [Rewrite(e.node_id, "replaced", e.reason) for e in expanded]
     removed = _remove_dead(nodes, order, registry)
     # source -> the first fused Quantize it fed: one pass, not one scan of rewrites per node
     fed: dict[int, int] = {}
-    for r in rewrites:
+    for r in autoquantized:
         if r.kind == "replaced":
             for src in _quantize_sources(graph.node(r.node_id)):
                 fed.setdefault(src, r.node_id)
@@ -83,7 +91,6 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
                else "nothing reads its outputs (dead node)")
         rewrites.append(Rewrite(node_id, "fused" if fused_into else "removed", why, fused_into))
     order = [i for i in order if i not in removed]
-    notes: list[str] = []
     if fusions and any(nodes[i].op in ("QuantizedConv2d_8x8to32",
                                        "QuantizedDepthwiseConv2d_8x8to32") for i in order):
         order, notes = _fuse_supernodes(nodes, order, rewrites)
