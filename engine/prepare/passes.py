@@ -7,7 +7,10 @@
 * the convolution chains become Supernodes (:mod:`supernode`), and the fully-connected
   chains SuperFC_8x8p32to8 (:mod:`superfc`), unless ``fusions`` is off (run the graph as
   authored);
-* a flat Supernode's ChannelScale input is folded into its weights (:mod:`channelscale`);
+* a flat Supernode's ChannelScale input is folded into its weights (:mod:`channelscale`;
+  the library folds only those it leaves flat, its d32 forms apply the scales);
+* the Supernodes become their d32 forms between Convert_to_d32 and Convert_from_d32
+  (:mod:`d32_supernode`);
 * QuantizedSub_8p8to8, which the library only runs in d32 form, becomes
   QuantizedSub_8p8to8_d32 between Convert_to_d32 and Convert_from_d32, and the elementwise
   ops fed from d32 take their d32 forms (:mod:`d32_forms`);
@@ -29,6 +32,8 @@ from hexscope.engine.prepare.channelscale import FLAT_SUPERNODES, apply_channel_
 from hexscope.engine.prepare.d32_forms import D32_CANDIDATES, convert_to_d32_forms
 from hexscope.engine.prepare.d32_shape import RULES as D32_RULES
 from hexscope.engine.prepare.d32_shape import d32_notes, pad_rewrites
+from hexscope.engine.prepare.d32_supernode import CONVERTED as D32_SUPERNODES
+from hexscope.engine.prepare.d32_supernode import convert_supernodes
 from hexscope.engine.prepare.superfc import MATMUL, fuse_superfc
 from hexscope.engine.prepare.supernode import WHERE, find_chains
 from hexscope.engine.prepare.transpose_conv import TRANSPOSE_CONV, expand_transpose_convs
@@ -101,6 +106,9 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
     if any(nodes[i].op in FLAT_SUPERNODES and len(nodes[i].inputs) > 12 for i in order):
         order, folded = apply_channel_scales(nodes, order)
         rewrites += [Rewrite(node_id, "replaced", why) for node_id, why in folded]
+    if fusions and any(nodes[i].op in D32_SUPERNODES for i in order):
+        order, converted = convert_supernodes(nodes, order, {r.node_id for r in rewrites})
+        rewrites = _then(rewrites, converted)
     if any(nodes[i].op in D32_RULES for i in order):
         if fusions:
             order, moved = pad_rewrites(nodes, order)
@@ -148,6 +156,19 @@ def _fuse_supernodes(nodes: dict[int, Node], order: list[int], rewrites: list[Re
         elif node_id not in gone:
             new_order.append(node_id)
     return new_order, notes
+
+
+def _then(rewrites: list[Rewrite], more: list[tuple[int, str]]) -> list[Rewrite]:
+    """``more`` added to ``rewrites``: a node replaced already keeps one rewrite, both
+    reasons in order (the view shows one per node)."""
+    at = {r.node_id: k for k, r in enumerate(rewrites) if r.kind == "replaced"}
+    for node_id, why in more:
+        if node_id in at:
+            old = rewrites[at[node_id]]
+            rewrites[at[node_id]] = Rewrite(node_id, "replaced", f"{old.reason}; then {why}")
+        else:
+            rewrites.append(Rewrite(node_id, "replaced", why))
+    return rewrites
 
 
 def _quantize_sources(node: Node) -> set[int]:

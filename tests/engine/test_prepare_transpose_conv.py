@@ -66,9 +66,10 @@ def test_the_prepared_graph_is_the_librarys_chain_fused_into_a_supernode():
     g = transpose_conv_graph((1, 4, 4, 2), w, (2, 2), (1, 1, 1, 1), (8, 8))
     p = prepare(g)
     ops = [p.nodes[i].op for i in p.plan]
-    assert ops == ["INPUT", "QuantizedPad_8", "Supernode_8x8p32to8", "DepthToSpace_8",
-                   "QuantizedSlice_8", "OUTPUT"]
-    pad, sn, d2s, last = (p.nodes[i] for i in p.plan[1:5])
+    # the Supernode then becomes the input Supernode (input depth 2), d32 out
+    assert ops == ["INPUT", "QuantizedPad_8", "InputSupernode_8x8p32to8_outd32",
+                   "Convert_from_d32", "DepthToSpace_8", "QuantizedSlice_8", "OUTPUT"]
+    pad, sn, _, d2s, last = (p.nodes[i] for i in p.plan[1:6])
     assert last.node_id == TC and last.outputs == g.node(TC).outputs
     # r = s = 2 taps per sub-filter: 1 row / column of padding each side; stride 1, VALID
     assert p.nodes[pad.inputs[3][0]].const.array.ravel().tolist() == [0, 0, 1, 1, 1, 1, 0, 0]
