@@ -161,6 +161,20 @@ def test_a_depthwise_chain_becomes_a_depthwise_supernode_that_runs():
     assert "then DepthwiseSupernode_8x8p32to8 becomes" in p.rewrite_of(0x24).reason
 
 
+def test_the_d32_depthwise_supernode_pads_its_output_as_dwise_supernode_execute():
+    # SAME 3x3, stride 1 over a 4-wide input from Convert_to_d32 (4 columns left): the output
+    # starts (4 - 1) / 1 = 3 columns in, right padding to a multiple of 4: (-(4 + 3)) & 3 = 1;
+    # the input's depth padding (3 + 29 = 32)
+    g = _dwise_chain()
+    s = Session(g)
+    s.execute([(np.arange(48) * 7 % 256).astype(np.uint8).reshape(1, 4, 4, 3)])
+    y = s.output(0x24)
+    assert y.padding == (4, 4, 3, 1, 0, 29)
+    (want,) = Session(g, fusions=False).execute(
+        [(np.arange(48) * 7 % 256).astype(np.uint8).reshape(1, 4, 4, 3)])
+    assert y.shape == want.shape
+
+
 def test_an_8bit_depthwise_chain_becomes_a_depthwise_supernode_near_the_chains_result():
     from support.supernode_graphs import chain_graph
     g = chain_graph("relux", filt=(3, 3, 3, 1))
