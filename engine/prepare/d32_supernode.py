@@ -12,6 +12,10 @@ output definitions:
   odd stride width above 1 keeps the flat op; otherwise Supernode_8x8p8to8_d32 / _8x8p32to8_d32;
 - DepthwiseSupernode_8x8p8to8 / _8x8p32to8: DepthwiseSupernode_..._d32.
 
+Where a flat Supernode stays, the device runs it with HVX (op_supernode.c
+``supernode_execute_hvx``), whose own checks Hexscope's flat op does not apply (it is the
+``_ref``'s simulation): :func:`flat_hvx_notes` says where they would refuse the node.
+
 A d32 op's data input goes through a new Convert_to_d32, unless it comes from a
 Convert_from_d32 (then it reads that node's d32 input: ``need_convert_to_d32``), and a new
 Convert_from_d32 after it feeds every reader of its output 0 (``change_output_refs``); a
@@ -23,8 +27,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from hexscope.engine.errors import GraphError
-from hexscope.engine.nodes import Node, OutputDef
+from hexscope.engine.nodes import Node, OutputDef, Padding
 
 TO_D32, FROM_D32 = "Convert_to_d32", "Convert_from_d32"
 WHERE = "hexagon_nn prepare: convert_to_depth32"
@@ -137,3 +143,48 @@ def _d32_source(nodes: dict[int, Node], ref: tuple[int, int], reader: int, ids: 
     shape = producer.outputs[ref[1]] if ref[1] < len(producer.outputs) else OutputDef()
     nodes[new_id] = Node(new_id, TO_D32, inputs=(ref,), outputs=(OutputDef(shape.max_sizes, 1),))
     return (new_id, 0), new_id
+
+
+def flat_hvx_notes(nodes: dict[int, Node], order: list[int]) -> list[str]:
+    """The checks of ``supernode_execute_hvx`` that would refuse a Supernode left flat:
+    "Batch size > 1 not supported with odd in depth" (fh fw depth not a multiple of 32, or
+    SAME_CAFFE padding, with more than one batch: the declared input size) and, with an 8-bit
+    bias and more than 3 output rows, "bias magnitude too large" (a bias bound past 2**30
+    output steps, the step being the data step times the filter step; Const ranges only)."""
+    notes = []
+    for node_id in order:
+        node = nodes[node_id]
+        if node.op not in FLAT or len(node.inputs) < 12:
+            continue
+        src, idx = node.inputs[0]
+        producer, wts = nodes.get(src), nodes.get(node.inputs[1][0])
+        if producer is None or wts is None or wts.const is None or idx >= len(producer.outputs):
+            continue
+        batches = ((1, 1, 1, 1) + tuple(producer.outputs[idx].max_sizes))[-4]
+        fh, fw, depth, _ = wts.const.shape
+        if batches > 1 and ((fh * fw * depth) % 32 or node.padding is Padding.SAME_CAFFE):
+            notes.append(f"0x{node_id:x}: on the device this {node.op} stays flat and its HVX "
+                         "code refuses it: Batch size > 1 not supported with odd in depth "
+                         "(op_supernode.c supernode_execute_hvx); Hexscope runs it as the _ref")
+        out_h = ((1, 1, 1, 1) + tuple(node.outputs[0].max_sizes))[-3] if node.outputs else 0
+        # an output of 3 rows or fewer goes to the _ref before this check
+        if node.op == "Supernode_8x8p8to8" and out_h > 3 and _bias_too_large(nodes, node):
+            notes.append(f"0x{node_id:x}: on the device this {node.op} stays flat and its HVX "
+                         "code refuses it: bias magnitude too large (op_supernode.c "
+                         "supernode_execute_hvx); Hexscope runs it as the _ref")
+    return notes
+
+
+def _bias_too_large(nodes: dict[int, Node], node: Node) -> bool:
+    values = []
+    for k in (2, 3, 4, 5, 8, 9):
+        c = nodes.get(node.inputs[k][0])
+        if c is None or c.const is None or not c.const.has_data:
+            return False
+        values.append(np.float32(c.const.array.reshape(-1)[0]))
+    xl, xh, fl, fh, bl, bh = values
+    with np.errstate(all="ignore"):
+        step = np.float32(np.float32(np.float32(xh - xl) / np.float32(255)) *
+                          np.float32(np.float32(fh - fl) / np.float32(255)))
+        limit = np.float32(np.float32(2.0**30) * step)
+    return bool(bh > limit or bl < -limit)

@@ -33,7 +33,7 @@ from hexscope.engine.prepare.d32_forms import D32_CANDIDATES, convert_to_d32_for
 from hexscope.engine.prepare.d32_shape import RULES as D32_RULES
 from hexscope.engine.prepare.d32_shape import d32_notes, pad_rewrites
 from hexscope.engine.prepare.d32_supernode import CONVERTED as D32_SUPERNODES
-from hexscope.engine.prepare.d32_supernode import convert_supernodes
+from hexscope.engine.prepare.d32_supernode import convert_supernodes, flat_hvx_notes
 from hexscope.engine.prepare.superfc import MATMUL, fuse_superfc
 from hexscope.engine.prepare.supernode import WHERE, find_chains
 from hexscope.engine.prepare.transpose_conv import TRANSPOSE_CONV, expand_transpose_convs
@@ -98,7 +98,8 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
     order = [i for i in order if i not in removed]
     if fusions and any(nodes[i].op in ("QuantizedConv2d_8x8to32",
                                        "QuantizedDepthwiseConv2d_8x8to32") for i in order):
-        order, notes = _fuse_supernodes(nodes, order, rewrites)
+        order, fuse_notes = _fuse_supernodes(nodes, order, rewrites)
+        notes += fuse_notes
     if fusions and any(nodes[i].op == MATMUL for i in order):     # the delegate's FC chain
         order, done, fc_notes = fuse_superfc(nodes, order)
         rewrites += [Rewrite(*r) for r in done]
@@ -109,6 +110,7 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
     if fusions and any(nodes[i].op in D32_SUPERNODES for i in order):
         order, converted = convert_supernodes(nodes, order, {r.node_id for r in rewrites})
         rewrites = _then(rewrites, converted)
+        notes += flat_hvx_notes(nodes, order)
     if any(nodes[i].op in D32_RULES for i in order):
         if fusions:
             order, moved = pad_rewrites(nodes, order)

@@ -154,3 +154,22 @@ def test_after_a_d32_supernode_a_small_depth_one_takes_the_flat_tensor():
 
 def test_as_authored_nothing_is_converted():
     assert _ops(prepare(_graph(depth=8), fusions=False)) == ["INPUT", SN, "OUTPUT"]
+
+
+def test_a_supernode_left_flat_gets_a_note_where_the_devices_hvx_code_refuses_it():
+    # depth 3 with stride width 3: stays flat; 3 x 3 x 3 = 27 taps, not a multiple of 32
+    g = _graph(depth=3, stride=(1, 3))
+    assert not prepare(g).notes
+    g.replace_node(g.node(0x10).with_(outputs=(OutputDef((2, 5, 5, 3), 1),)))
+    (note,) = prepare(g).notes
+    assert note.startswith("0x40:") and "Batch size > 1 not supported with odd in depth" in note
+    # an 8-bit bias whose range passes 2**30 output steps (step 2/255 x 4/255 here)
+    g = _graph(depth=3, stride=(1, 3), hw=12)
+    g.append_const_node(0x1C, np.full((1, 1, 1, 2), 128, np.uint8))
+    g.append_const_node(0x1D, np.array([2.0**30 * 2 * 4 / 255 / 255 * 1.01], np.float32))
+    node = g.node(0x40)
+    ins = list(node.inputs)
+    ins[7], ins[9] = (0x1C, 0), (0x1D, 0)
+    g.replace_node(node.with_(op="Supernode_8x8p8to8", inputs=tuple(ins)))
+    (note,) = prepare(g).notes
+    assert "bias magnitude too large" in note
