@@ -8,7 +8,9 @@ graph framework and HVX copies, so it is not in the oracle) turns it into ordina
 case builds a graph with one transpose convolution (as TFLite's delegate does), prepares it
 with Hexscope's prepare, and runs every node of the prepared plan through nnlib's C
 (QuantizedPad_8, Supernode_8x8p32to8_ref for the fused chain, DepthToSpace_8,
-QuantizedSlice_8), each fed the C outputs of the nodes before; the last node's bytes and
+QuantizedSlice_8), each fed the C outputs of the nodes before (the d32 Supernode forms
+prepare makes run as their flat twin, the d32 conversions as the identity on the logical
+values: the d32 forms are HVX only); the last node's bytes and
 min/max bits are compared with Hexscope's run of the same graph. The filter rework, paddings
 and crops are Hexscope's on both sides: they are checked against the exact integer transposed
 convolution by tests/engine/test_prepare_transpose_conv.py.
@@ -38,8 +40,13 @@ from support.transpose_conv_graph import TC, transpose_conv_graph  # noqa: E402
 
 _DT = {DType.QUINT8: "u8", DType.UINT8: "u8", DType.INT32: "i32", DType.QINT32: "i32",
        DType.FLOAT32: "f32", DType.VOID: "void"}
+# the d32 forms prepare makes of the Supernode are HVX only: their flat twin runs (they
+# compute its values, docs/oracle-conv.md); the conversions only change the layout
 C_NAME = {"Supernode_8x8p32to8": "Supernode_8x8p32to8_ref",
+          "Supernode_8x8p32to8_d32": "Supernode_8x8p32to8_ref",
+          "InputSupernode_8x8p32to8_outd32": "Supernode_8x8p32to8_ref",
           "QuantizedConv2d_8x8to32": "QuantizedConv2d_8x8to32_ref"}
+LAYOUT_ONLY = ("Convert_to_d32", "Convert_from_d32")
 STRIDES = [(1, 1), (2, 2), (1, 2), (2, 1), (3, 3), (3, 1), (1, 3), (2, 3), (3, 2), (4, 4)]
 
 
@@ -111,6 +118,9 @@ def run_c(oracle: Oracle, case: dict) -> dict:
     for node_id in p.plan:
         node = p.nodes[node_id]
         if node.op in ("INPUT", "OUTPUT"):
+            continue
+        if node.op in LAYOUT_ONLY:
+            tensors[(node_id, 0)] = tensors[node.inputs[0]]
             continue
         outs = [("u8" if od.elementsize == 1 and k == 0 else
                  "i32" if k == 0 else "f32", _cap(od)) for k, od in enumerate(node.outputs)]
