@@ -9,6 +9,7 @@ import hexscope.engine.ops.conv.fully_connected
 import hexscope.engine.ops.conv.matmul
 import hexscope.engine.ops.conv.supernode
 import hexscope.engine.ops.conv.supernode32
+import hexscope.engine.ops.conv.supernode_d32
 import hexscope.engine.ops.conv.transpose_conv
 import hexscope.engine.ops.d32.arith
 import hexscope.engine.ops.d32.concat

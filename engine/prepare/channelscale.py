@@ -14,9 +14,9 @@ prepare pass rescales the weights instead and replaces input 12 with a scalar 1.
   weight code w becomes sat_u8(w - (((w - z) * q + 16384) >> 15)). The weights are rewritten
   in place when this Supernode is their only reader, into a new Const otherwise.
 
-Hexscope runs the flat Supernodes (it does not convert to d32), so it folds every
-13-input one: on the device the Supernodes that become d32 keep their scales and apply them
-in the requantization, which may round differently (unconfirmed).
+Hexscope folds every 13-input one, before prepare's d32 conversion (:mod:`d32_supernode`,
+whose ops compute the flat values): on the device the Supernodes that become d32 keep their
+scales and apply them in the requantization, which may round differently (unconfirmed).
 """
 
 from __future__ import annotations

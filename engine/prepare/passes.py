@@ -3,12 +3,17 @@
 * RequantizationRange_32 and the Requantize_32to8 reading it become one
   QuantizeDownAndShrinkRange_32to8 (:mod:`range_ops`);
 * Quantize fed by Min_f (input 1) and Max_f (input 2) becomes AutoQuantize under the same id;
+* QuantizedTransposeConv2d_8x8p32to8 is expanded into a padded convolution chain
+  (:mod:`transpose_conv`);
 * dead nodes (no consumer, not retained) are removed, whole chains at once;
 * a Relu after a Requantize_32to8 with a const max becomes a ReluX of that max (:mod:`range_ops`);
 * the convolution chains become Supernodes (:mod:`supernode`), and the fully-connected
   chains SuperFC_8x8p32to8 (:mod:`superfc`), unless ``fusions`` is off (run the graph as
   authored);
-* a flat Supernode's ChannelScale input is folded into its weights (:mod:`channelscale`);
+* a flat Supernode's ChannelScale input is folded into its weights (:mod:`channelscale`;
+  the library folds only those it leaves flat, its d32 forms apply the scales);
+* the Supernodes become their d32 forms between Convert_to_d32 and Convert_from_d32
+  (:mod:`d32_supernode`);
 * QuantizedSub_8p8to8, which the library only runs in d32 form, becomes
   QuantizedSub_8p8to8_d32 between Convert_to_d32 and Convert_from_d32, and the elementwise
   ops fed from d32 take their d32 forms (:mod:`d32_forms`);
@@ -36,8 +41,11 @@ from hexscope.engine.prepare.range_ops import (
     fuse_requantization_ranges,
     make_relux,
 )
+from hexscope.engine.prepare.d32_supernode import CONVERTED as D32_SUPERNODES
+from hexscope.engine.prepare.d32_supernode import convert_supernodes, flat_hvx_notes
 from hexscope.engine.prepare.superfc import MATMUL, fuse_superfc
 from hexscope.engine.prepare.supernode import WHERE, find_chains
+from hexscope.engine.prepare.transpose_conv import TRANSPOSE_CONV, expand_transpose_convs
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,10 +89,15 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
         rewrites += [Rewrite(*r) for r in fuse_requantization_ranges(nodes, order)]
     if any(n.op == "Quantize" for n in nodes.values()):
         rewrites += _fuse_autoquantize(nodes)
+    autoquantized = list(rewrites)
+    notes: list[str] = []
+    if any(n.op == TRANSPOSE_CONV for n in nodes.values()):
+        order, expanded, notes = expand_transpose_convs(nodes, order)
+        rewrites += [Rewrite(e.node_id, "replaced", e.reason) for e in expanded]
     removed = _remove_dead(nodes, order, registry)
     # source -> the first fused Quantize it fed: one pass, not one scan of rewrites per node
     fed: dict[int, int] = {}
-    for r in rewrites:
+    for r in autoquantized:
         if r.kind == "replaced":
             for src in _quantize_sources(graph.node(r.node_id)):
                 fed.setdefault(src, r.node_id)
@@ -96,10 +109,10 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
     order = [i for i in order if i not in removed]
     if any(nodes[i].op == REQUANT for i in order):
         rewrites += [Rewrite(i, "replaced", why) for i, why in make_relux(nodes, order)]
-    notes: list[str] = []
     if fusions and any(nodes[i].op in ("QuantizedConv2d_8x8to32",
                                        "QuantizedDepthwiseConv2d_8x8to32") for i in order):
-        order, notes = _fuse_supernodes(nodes, order, rewrites)
+        order, fuse_notes = _fuse_supernodes(nodes, order, rewrites)
+        notes += fuse_notes
     if fusions and any(nodes[i].op == MATMUL for i in order):     # the delegate's FC chain
         order, done, fc_notes = fuse_superfc(nodes, order)
         rewrites += [Rewrite(*r) for r in done]
@@ -107,6 +120,10 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
     if any(nodes[i].op in FLAT_SUPERNODES and len(nodes[i].inputs) > 12 for i in order):
         order, folded = apply_channel_scales(nodes, order)
         rewrites += [Rewrite(node_id, "replaced", why) for node_id, why in folded]
+    if fusions and any(nodes[i].op in D32_SUPERNODES for i in order):
+        order, converted = convert_supernodes(nodes, order, {r.node_id for r in rewrites})
+        rewrites = _then(rewrites, converted)
+        notes += flat_hvx_notes(nodes, order)
     if any(nodes[i].op in D32_RULES for i in order):
         if fusions:
             order, moved = pad_rewrites(nodes, order)
@@ -154,6 +171,19 @@ def _fuse_supernodes(nodes: dict[int, Node], order: list[int], rewrites: list[Re
         elif node_id not in gone:
             new_order.append(node_id)
     return new_order, notes
+
+
+def _then(rewrites: list[Rewrite], more: list[tuple[int, str]]) -> list[Rewrite]:
+    """``more`` added to ``rewrites``: a node replaced already keeps one rewrite, both
+    reasons in order (the view shows one per node)."""
+    at = {r.node_id: k for k, r in enumerate(rewrites) if r.kind == "replaced"}
+    for node_id, why in more:
+        if node_id in at:
+            old = rewrites[at[node_id]]
+            rewrites[at[node_id]] = Rewrite(node_id, "replaced", f"{old.reason}; then {why}")
+        else:
+            rewrites.append(Rewrite(node_id, "replaced", why))
+    return rewrites
 
 
 def _quantize_sources(node: Node) -> set[int]:

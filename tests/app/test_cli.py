@@ -299,7 +299,8 @@ def test_the_fused_chain_of_a_generated_file_runs_as_on_the_device(tmp_path):
     assert kinds["0x30254"] == "replaced"
     assert all(kinds[n] == "fused" for n in ("0x3024f", "0x30251", "0x30252", "0x30253"))
     info = hexscope("info", "--prepared", DATA / "med_chain_style.c")
-    assert "node 0x30254 'relu': type=0x2b(Supernode_8x8p8to8) n_inputs=12" in info.stdout
+    assert ("node 0x30254 'relu': type=0xb1(InputSupernode_8x8p8to8_outd32) n_inputs=12"
+            in info.stdout)
     assert "prepare: 0x3024f fused: fused into Supernode_8x8p8to8 0x30254" in info.stdout
     authored = hexscope("run", DATA / "med_chain_style.c", "--as-authored")
     assert authored.returncode == 2

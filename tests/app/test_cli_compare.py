@@ -122,7 +122,8 @@ def test_as_authored_sets_the_fused_chain_beside_its_ops(tmp_path, capsys):
                      "--input", f"0x10:0={tmp_path / 'x.npy'}", "--report", str(report)])
     out = capsys.readouterr().out
     assert code == 1                    # the two differ (tolerance 0 LSB)
-    assert "B: as authored" in out and "first divergence: 0x24 (Supernode_8x8p8to8)" in out
+    assert "B: as authored" in out
+    assert "first divergence: 0x24 (InputSupernode_8x8p8to8_outd32)" in out
     assert "in B: 0x20, 0x21, 0x22, 0x23" in out
     doc = json.loads(report.read_text())
     jsonschema.validate(doc, SCHEMA)

@@ -26,7 +26,7 @@ def test_f10_names_the_nodes_prepare_removed_or_fused_and_the_fused_op(qtbot, sh
     # the next step is the convolution chain, which prepare fuses into one Supernode under
     # the relu's id (prepare.c try_make_supernode_flavored)
     text = w.statusBar().currentMessage()
-    assert "runs as Supernode_8x8p8to8" in text
+    assert "runs as InputSupernode_8x8p8to8_outd32" in text        # (then its d32 form)
     assert "0x10014 QuantizedConv2d_8x8to32" in text and "0x10019 QuantizedBiasAdd_8p8to32" in text
 
 
@@ -38,7 +38,8 @@ def test_a_replaced_node_is_labelled_with_the_op_it_runs_as(shown):
     looks = w.scene.looks
     replaced = {w.graph.node(i).op: look.runs_as for i, look in looks.items()
                 if look.rewrite == "replaced"}
-    assert replaced == {"Quantize": "AutoQuantize", "QuantizedRelu_8": "Supernode_8x8p8to8"}
+    assert replaced == {"Quantize": "AutoQuantize",
+                        "QuantizedRelu_8": "InputSupernode_8x8p8to8_outd32"}
     assert "Supernode_8x8p8to8" in looks[0x10014].rewrite_reason
     assert looks[0x10014].rewrite == "fused" and looks[0x10014].runs_as == ""
 
@@ -57,7 +58,8 @@ def test_while_an_edit_leaves_errors_only_the_touched_rewrites_lose_their_marks(
     assert w.issues and any(i.node_id != 0x10014 for i in w.issues)
     now = {i: (look.rewrite, look.runs_as) for i, look in w.scene.looks.items() if look.rewrite}
     assert now[0x10006] == ("replaced", "AutoQuantize") and now[0x10004][0] == "fused"
-    supernode = [i for i, (kind, runs_as) in marked.items() if runs_as == "Supernode_8x8p8to8"]
+    supernode = [i for i, (kind, runs_as) in marked.items()
+                 if runs_as == "InputSupernode_8x8p8to8_outd32"]
     assert supernode and all(i not in now for i in supernode)
     assert 0x10019 not in now                       # the chain's bias add: unmarked
     w.undo_stack.undo()

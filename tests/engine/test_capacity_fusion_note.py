@@ -49,7 +49,8 @@ X = np.arange(48, dtype=np.uint8).reshape(1, 4, 4, 3)
 def test_the_fused_chain_runs_where_the_authored_one_does_not_fit():
     s = Session(_graph("full"))
     (y,) = s.execute([X])
-    assert y.shape == (1, 4, 4, 16) and s.prepared.nodes[0x24].op == "Supernode_8x8p8to8"
+    assert y.shape == (1, 4, 4, 16)
+    assert s.prepared.nodes[0x24].op == "InputSupernode_8x8p8to8_outd32"     # (then d32)
 
 
 def test_as_authored_the_failure_names_the_supernode_the_device_makes():

@@ -14,7 +14,8 @@ from support.supernode_graphs import CHAIN, chain_graph
 def test_the_chain_becomes_one_supernode_under_the_relus_id_in_the_convs_place():
     p = prepare(chain_graph("relu"))
     sn = p.nodes[0x24]
-    assert sn.op == "Supernode_8x8p8to8"
+    # then prepare's d32 conversion: a filter depth of 3 makes it the input Supernode
+    assert sn.op == "InputSupernode_8x8p8to8_outd32"
     assert all(i not in p.nodes for i in CHAIN)
     zero, inf = sn.inputs[10][0], sn.inputs[11][0]
     assert sn.inputs[:10] == ((0x10, 0), (0x15, 0), (0x11, 0), (0x12, 0), (0x13, 0), (0x12, 0),
@@ -22,7 +23,7 @@ def test_the_chain_becomes_one_supernode_under_the_relus_id_in_the_convs_place()
     assert float(p.nodes[zero].const.array.reshape(-1)[0]) == 0.0
     assert float(p.nodes[inf].const.array.reshape(-1)[0]) == np.inf
     assert {zero, inf} <= set(range(0xFFFFFFF0, 0x100000000))       # internal ids
-    assert p.plan == (0x10, 0x24, 0x30)
+    assert [p.nodes[i].op for i in p.plan] == ["INPUT", sn.op, "Convert_from_d32", "OUTPUT"]
     kinds = {r.node_id: (r.kind, r.into) for r in p.rewrites if r.node_id != 0x17}
     assert kinds == {0x20: ("fused", 0x24), 0x21: ("fused", 0x24), 0x22: ("fused", 0x24),
                      0x23: ("fused", 0x24), 0x24: ("replaced", None)}
@@ -105,11 +106,11 @@ def _bias32_chain(requant: str = "Requantize_32to8", tail: str | None = "Quantiz
 def test_a_32_bit_bias_chain_becomes_supernode_8x8p32to8_with_the_clamps_bounds():
     p = prepare(_bias32_chain())
     sn = p.nodes[0x24]
-    assert sn.op == "Supernode_8x8p32to8"
+    assert sn.op == "InputSupernode_8x8p32to8_outd32"     # then converted (filter depth 3)
     # conv inputs, the bias add's bias and range, then the Clamp's bounds (0.5, 6.0)
     assert sn.inputs == ((0x10, 0), (0x15, 0), (0x11, 0), (0x12, 0), (0x13, 0), (0x12, 0),
                          (0x14, 0), (0x16, 0), (0x11, 0), (0x12, 0), (0x19, 0), (0x17, 0))
-    assert p.plan == (0x10, 0x24, 0x30)
+    assert p.plan[:2] == (0x10, 0x24) and p.plan[-1] == 0x30
     assert {r.node_id: r.into for r in p.rewrites if r.kind == "fused"} == \
         {0x20: 0x24, 0x22: 0x24, 0x23: 0x24}
     assert "Supernode_8x8p32to8" in p.rewrite_of(0x24).reason
@@ -145,15 +146,33 @@ def test_a_depthwise_chain_becomes_a_depthwise_supernode_that_runs():
     g = _dwise_chain()
     p = prepare(g)
     sn = p.nodes[0x24]
-    assert sn.op == "DepthwiseSupernode_8x8p32to8"
-    assert sn.inputs[:10] == ((0x10, 0), (0x1A, 0), (0x11, 0), (0x12, 0), (0x13, 0), (0x12, 0),
+    assert sn.op == "DepthwiseSupernode_8x8p32to8_d32"        # then converted to d32
+    to_d32 = p.nodes[sn.inputs[0][0]]
+    assert to_d32.op == "Convert_to_d32" and to_d32.inputs == ((0x10, 0),)
+    assert sn.inputs[1:10] == ((0x1A, 0), (0x11, 0), (0x12, 0), (0x13, 0), (0x12, 0),
                               (0x14, 0), (0x1B, 0), (0x11, 0), (0x12, 0))
     assert float(p.nodes[sn.inputs[10][0]].const.array.reshape(-1)[0]) == 0.0   # the Relu
     assert sn.inputs[11] == (0x17, 0)                     # the Requantize_32to8's max
-    assert p.plan == (0x10, 0x24, 0x30) and not p.notes
+    assert [p.nodes[i].op for i in p.plan] == ["INPUT", "Convert_to_d32", sn.op,
+                                               "Convert_from_d32", "OUTPUT"] and not p.notes
     assert {r.node_id: r.into for r in p.rewrites if r.kind == "fused"} == \
         {0x20: 0x24, 0x22: 0x24, 0x23: 0x24}
-    assert "DepthwiseSupernode_8x8p32to8" in p.rewrite_of(0x24).reason
+    assert "DepthwiseSupernode_8x8p32to8 under this id" in p.rewrite_of(0x24).reason
+    assert "then DepthwiseSupernode_8x8p32to8 becomes" in p.rewrite_of(0x24).reason
+
+
+def test_the_d32_depthwise_supernode_pads_its_output_as_dwise_supernode_execute():
+    # SAME 3x3, stride 1 over a 4-wide input from Convert_to_d32 (4 columns left): the output
+    # starts (4 - 1) / 1 = 3 columns in, right padding to a multiple of 4: (-(4 + 3)) & 3 = 1;
+    # the input's depth padding (3 + 29 = 32)
+    g = _dwise_chain()
+    s = Session(g)
+    s.execute([(np.arange(48) * 7 % 256).astype(np.uint8).reshape(1, 4, 4, 3)])
+    y = s.output(0x24)
+    assert y.padding == (4, 4, 3, 1, 0, 29)
+    (want,) = Session(g, fusions=False).execute(
+        [(np.arange(48) * 7 % 256).astype(np.uint8).reshape(1, 4, 4, 3)])
+    assert y.shape == want.shape
 
 
 def test_an_8bit_depthwise_chain_becomes_a_depthwise_supernode_near_the_chains_result():
@@ -167,13 +186,13 @@ def test_an_8bit_depthwise_chain_becomes_a_depthwise_supernode_near_the_chains_r
     g.replace_node(bias.with_(inputs=(bias.inputs[0], (0x1B, 0), *bias.inputs[2:])))
     g.replace_node(relu.with_(outputs=(OutputDef((1, 4, 4, 3), 1), OutputDef(), OutputDef())))
     p = prepare(g)
-    assert p.nodes[0x24].op == "DepthwiseSupernode_8x8p8to8"
-    assert p.plan == (0x10, 0x24, 0x30)
+    assert p.nodes[0x24].op == "DepthwiseSupernode_8x8p8to8_d32"
+    assert len(p.plan) == 5 and p.plan[2] == 0x24
     x = (np.arange(48) * 5 % 256).astype(np.uint8).reshape(1, 4, 4, 3)
     s_fused, s_authored = Session(g), Session(g, fusions=False)
     s_fused.execute([x])
     s_authored.execute([x])
-    assert s_fused.prepared.nodes[0x24].op == "DepthwiseSupernode_8x8p8to8"
+    assert s_fused.prepared.nodes[0x24].op == "DepthwiseSupernode_8x8p8to8_d32"
     assert s_authored.prepared.nodes[0x24].op == "QuantizedReluX_8"
 
     def real(s: Session) -> np.ndarray:

@@ -72,7 +72,7 @@ def test_unknown_names_suggest_and_explain():
     with pytest.raises(UnknownOpError, match="did you mean QuantizedRelu_8"):
         REGISTRY.get("QuantizedRelu8")
     with pytest.raises(UnknownOpError, match="hexagon_nn op that Hexscope does not declare"):
-        REGISTRY.get("Supernode_8x8p8to8_d32")
+        REGISTRY.get("QuantizedLRN_8_d32")
 
 
 def test_palette_groups_cover_every_op():

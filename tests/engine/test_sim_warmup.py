@@ -56,7 +56,8 @@ def test_the_kernel_compiles_at_prepare_for_a_graph_whose_convolution_becomes_a_
     """The Supernode's kernel computes its sums with the convolution's GEMM: its first run
     took 0.4 s of compile on graphinit_med-style files before prepare knew it."""
     graph = chain_graph()
-    assert "Supernode_8x8p8to8" in {n.op for n in prepare(graph).nodes.values()}
+    # (then prepare's d32 form of it: the input Supernode)
+    assert "InputSupernode_8x8p8to8_outd32" in {n.op for n in prepare(graph).nodes.values()}
     path = tmp_path / "chain.hexgraph"
     graph.save(path)
     out = subprocess.run([sys.executable, "-c", SCRIPT, "file", str(path)], capture_output=True,

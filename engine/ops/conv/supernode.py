@@ -158,9 +158,13 @@ def supernode_8x8p8to8(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tenso
     accepted and ignored, as ``supernode_check_ref`` does (the d32 forms apply it).
 
     Simulated after the plain-C ``supernode_execute_ref`` (op_supernode.c), bit for bit
-    against it in the nnlib oracle. The device runs Supernode_8x8p8to8 with HVX (and, after
-    prepare's d32 conversion, Supernode_8x8p8to8_d32), whose range search is not visible
-    here: unconfirmed on hardware. Steps, in float32 as the C writes them:
+    against it in the nnlib oracle. On the device prepare turns it into
+    Supernode_8x8p8to8_d32 or InputSupernode_8x8p8to8_outd32 (so does Hexscope's prepare:
+    docs/oracle-conv.md), which compute these values except for the HVX requantization's
+    rounding and range search: unconfirmed on hardware. Where the flat op stays (input depth
+    <= 4 with an odd stride width above 1) the device runs it in HVX, whose "Batch size > 1
+    not supported with odd in depth" and "bias magnitude too large" are not applied here
+    (unconfirmed on the device). Steps, in float32 as the C writes them:
 
     - zero codes: ``quantize_uint8(0, ...)`` for data and filter (clamped to 0..255, unlike
       Conv2d's), ``quantize_uint`` for the bias;

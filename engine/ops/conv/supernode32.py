@@ -55,10 +55,13 @@ def supernode_8x8p32to8(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
     out = clamp((int32(s + bias + offset) * recip + 2**15) >> 16, 0, 255).
 
     **Fidelity.** Bit for bit with nnlib's ``Supernode_8x8p32to8_ref`` (the plain-C twin)
-    in the host oracle: campaign Supernode_8x8p32to8 (docs/oracle-conv.md). The device
-    runs ``supernode_execute_hvx`` and, after prepare, Supernode_8x8p32to8_d32 (not
-    simulated here); their range search and per-channel scales are not visible to the
-    oracle: unconfirmed on hardware.
+    in the host oracle: campaign Supernode_8x8p32to8 (docs/oracle-conv.md). On the device
+    prepare makes it Supernode_8x8p32to8_d32 or InputSupernode_8x8p32to8_outd32, as
+    Hexscope's prepare does (their values are this op's; their HVX requantization, range
+    search and per-channel scales are not visible to the oracle: unconfirmed on hardware);
+    only an input depth <= 4 with an odd stride width above 1 stays flat, run by
+    ``supernode_execute_hvx`` (its "Batch size > 1 not supported with odd in depth" is not
+    applied here: unconfirmed on the device).
 
     **Errors** (KernelError): data or filter not quint8, a bias not int32; input depth
     differs from the filter's; a bad stride tensor; fewer bias values than output channels;

@@ -1,0 +1,186 @@
+"""The d32 Supernodes nnlib's prepare makes of the flat ones (prepare.c ``convert_to_depth32``,
+``depth32_replacement_op``, ``do_convert_to_short_conv``): Supernode_8x8p8to8_d32 and
+Supernode_8x8p32to8_d32 (op_supernode_new.c), InputSupernode_8x8p8to8_outd32 and
+_8x8p32to8_outd32 (the "short input" form for input depths up to 4: flat in, d32 out), and
+DepthwiseSupernode_8x8p8to8_d32 / _8x8p32to8_d32 (op_dwise_snode_8bit.c).
+
+Each takes the flat op's inputs, reads its data in d32 (the input Supernode: flat), computes
+the flat op's logical values and writes them in d32 with the padding the op chooses. The
+HVX arithmetic cannot run on the host (no HVX emulation is available: LLVM's
+hvx_hexagon_protos.h only maps the intrinsics to compiler builtins), so what it computes is
+modelled, per op, in the docs below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import numpy as np
+
+from hexscope.engine.d32 import D32Padding
+from hexscope.engine.dtypes import DType, Layout
+from hexscope.engine.errors import KernelError
+from hexscope.engine.nodes import Padding
+from hexscope.engine.ops.context import KernelContext, require_d32, scalar_f
+
+# conv_sums and compiled: the sim backend's warm-up looks for them in a kernel's module, and
+# these kernels run the flat Supernodes' (engine/backends/sim.py)
+from hexscope.engine.ops.conv.conv2d import conv_sums, output_window  # noqa: F401
+from hexscope.engine.ops.kernels import compiled  # noqa: F401
+from hexscope.engine.ops.registry import REGISTRY, Category, Port, op
+from hexscope.engine.prepare.channelscale import rescale_weights
+from hexscope.engine.tensor import Tensor
+
+_SUPERNODE_DOC = """
+
+    **Fidelity.** The logical values are the flat {flat}'s (Hexscope's simulation of
+    nnlib's ``supernode_execute_ref``, oracle-exact: docs/oracle-conv.md). The HVX op
+    (op_supernode_new.c) computes the same integer sums (``gvmsumb`` on the d32 input; the
+    filter is padded to 32 with zeros) but requantizes them its own way: a bias buffer per
+    channel and a fixed-point multiplier with shift (``fill_info_minmax_basics``,
+    supernode_utils.h), where the ``_ref`` rounds a float product per element; the two may
+    differ by one code: unconfirmed on the device. Its range search (``-inf``/``+inf``
+    outputs) follows the same retry as the flat op here; the device's first guess and
+    quarter-octave growth (docs/oracle-dwise.md, shared code) are not applied: unconfirmed
+    on the device. With a 13th ChannelScale input the device keeps the scales in its
+    per-channel multipliers (``load_channel_scales``, ``k_factor``); Hexscope folds them
+    into the weight codes as prepare folds a flat Supernode's (``rescale_weights``), which
+    may round differently: unconfirmed on the device.
+
+    **Layout.** Output padding as ``supernode_recalculate_strategy`` chooses it: 4 rows above
+    and below, 4 columns left, (-width) & 3 right, depth padded after to a multiple of 32.
+
+    **Errors.** "input 0 must be a d32 tensor"{extra}; the flat op's own errors.
+"""
+
+
+PadOf = Callable[[KernelContext, tuple[Tensor, ...], tuple[int, ...]], D32Padding]
+
+
+def _flat(x: Tensor) -> Tensor:
+    return Tensor.from_array(x.array, x.dtype)
+
+
+def _fold_scales(inputs: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
+    """A 13th ChannelScale input folded into the weights (the flat kernels ignore it)."""
+    if len(inputs) < 13 or not inputs[12].has_data:
+        return inputs
+    scales = inputs[12].array.reshape(-1).astype(np.float32)
+    if scales.size == 1 and scales[0] == 1.0:
+        return inputs
+    filt, f_min, f_max = inputs[1], inputs[4], inputs[5]
+    if scales.size == 1:
+        lo = Tensor.from_array(np.array([scalar_f(f_min) * scales[0]], np.float32))
+        hi = Tensor.from_array(np.array([scalar_f(f_max) * scales[0]], np.float32))
+        return (*inputs[:4], lo, hi, *inputs[6:12])
+    codes = filt.array
+    if codes.shape[-1] != scales.size:
+        raise KernelError(f"bad ChannelScale shape: {scales.size} scales for {codes.shape[-1]} "
+                          "output channels")
+    w = rescale_weights(codes, scales, scalar_f(f_min), scalar_f(f_max))
+    return (inputs[0], Tensor.from_array(w, filt.dtype), *inputs[2:12])
+
+
+def d32_out(ctx: KernelContext, y: Tensor | np.ndarray, pad: D32Padding) -> Tensor:
+    t = y if isinstance(y, Tensor) else Tensor.from_array(y, DType.QUINT8)
+    return t.to_d32(pad, ctx.padding_fill)
+
+
+def supernode_padding(ctx: KernelContext, inputs: tuple[Tensor, ...], shape: tuple[int, ...]
+                      ) -> D32Padding:
+    """``supernode_recalculate_strategy``'s output padding (also the input Supernode's)."""
+    _, _, w, d = shape
+    return D32Padding(4, 4, 4, (-w) & 3, 0, (-d) & 31)
+
+
+def depthwise_padding(ctx: KernelContext, inputs: tuple[Tensor, ...],
+                      shape: tuple[int, ...]) -> D32Padding:
+    """``dwise_supernode_execute``'s output padding: the left pad follows the input's (not
+    VALID: less the filter's reach before), divided by the stride width; depth pads as the
+    input's."""
+    x, filt, stride = inputs[0], inputs[1], inputs[6]
+    p, sw = x.padding, stride.shape[2]
+    left = p.w_before
+    if ctx.padding is not Padding.VALID:
+        left -= output_window(x.shape[2], filt.shape[1], sw, ctx.padding).before
+    left //= sw
+    return D32Padding(4, 4, left, (-(shape[2] + left)) & 3, p.d_before, p.d_after)
+
+
+def _run(flat_op: str, ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...],
+         pad_of: PadOf) -> tuple[Tensor, ...]:
+    inputs = _fold_scales((x, *rest)) if flat_op.startswith("Supernode") else (x, *rest)
+    y, lo, hi = REGISTRY.get(flat_op).kernel(ctx, _flat(inputs[0]), *inputs[1:])
+    return d32_out(ctx, y, pad_of(ctx, (x, *rest), tuple(y.shape))), lo, hi
+
+
+def _ports(flat: str, d32_in: bool) -> tuple[tuple[Port, ...], tuple[Port, ...]]:
+    spec = REGISTRY.get(flat)
+    ins, outs = spec.inputs.head, spec.outputs.head
+    x = replace(ins[0], layout=Layout.D32) if d32_in else ins[0]
+    return (x, *ins[1:]), (replace(outs[0], layout=Layout.D32), *outs[1:])
+
+
+def _declare(name: str, flat: str, d32_in: bool, doc: str,
+             pad_of: PadOf,
+             check: Callable[[KernelContext, tuple[Tensor, ...]], None] | None = None) -> None:
+    ins, outs = _ports(flat, d32_in)
+
+    def kernel(ctx: KernelContext, x: Tensor, *rest: Tensor) -> tuple[Tensor, ...]:
+        if d32_in:
+            require_d32(x)
+        if check is not None:
+            check(ctx, (x, *rest))
+        return _run(flat, ctx, x, rest, pad_of)
+
+    kernel.__doc__ = doc
+    kernel.__name__ = name.lower()
+    op(name, Category.D32, inputs=ins, outputs=outs, d32_output=True, uses_padding=True,
+       reference=REGISTRY.get(flat).reference)(kernel)
+
+
+def _input_supernode_check(ctx: KernelContext, inputs: tuple[Tensor, ...]) -> None:
+    """``shortin_supernode_execute_everything``'s assumption checks."""
+    if inputs[0].shape[3] > 4:
+        raise KernelError("Make this code work for input depth > 4: the input Supernode takes "
+                          f"depths up to 4, this input has {inputs[0].shape[3]}")
+    if inputs[6].shape[2] > 4:
+        raise KernelError(f"Add support for stride > 4: stride width {inputs[6].shape[2]}")
+
+
+for _bits in ("8", "32"):
+    _flat_name = f"Supernode_8x8p{_bits}to8"
+    _declare(f"{_flat_name}_d32", _flat_name, True,
+             f"""{_flat_name} on d32 data (what prepare makes of it; op_supernode_new.c).
+
+    **Semantics.** The inputs of {_flat_name}, its data in d32; the output in d32.
+    """ + _SUPERNODE_DOC.format(flat=_flat_name, extra=""),
+             supernode_padding)
+    _declare(f"InputSupernode_8x8p{_bits}to8_outd32", _flat_name, False,
+             f"""{_flat_name} for an input depth up to 4: flat data in, d32 out.
+
+    **Semantics.** The inputs of {_flat_name} (flat data); the output in d32. Prepare makes
+    it of a Supernode whose filter depth is at most 4, stride width at most 4 and 1 or even,
+    without ChannelScale (``do_convert_to_short_conv``).
+    """ + _SUPERNODE_DOC.format(
+                 flat=_flat_name,
+                 extra=(' (not raised: this form\'s input is flat); "Make this code work for '
+                        'input depth > 4"; "Add support for stride > 4"')),
+             supernode_padding, _input_supernode_check)
+    _flat_name = f"DepthwiseSupernode_8x8p{_bits}to8"
+    _declare(f"{_flat_name}_d32", _flat_name, True,
+             f"""{_flat_name} on d32 data (what prepare makes of it; op_dwise_snode_8bit.c).
+
+    **Semantics.** The inputs of {_flat_name}, its data in d32; the output in d32.
+
+    **Fidelity.** The logical values are the flat {_flat_name}'s, which Hexscope already
+    computes as this d32 op does (docs/oracle-dwise.md).
+
+    **Layout.** Output padding as ``dwise_supernode_execute`` chooses it: 4 rows above and
+    below; left the input's left padding (SAME: less the filter's reach before) divided by
+    the stride width; right to a multiple of 4; the input's depth padding.
+
+    **Errors.** "input 0 must be a d32 tensor"; the flat op's own errors.
+    """,
+             depthwise_padding)
