@@ -35,14 +35,14 @@ from hexscope.engine.prepare.channelscale import FLAT_SUPERNODES, apply_channel_
 from hexscope.engine.prepare.d32_forms import D32_CANDIDATES, convert_to_d32_forms
 from hexscope.engine.prepare.d32_shape import RULES as D32_RULES
 from hexscope.engine.prepare.d32_shape import d32_notes, pad_rewrites
+from hexscope.engine.prepare.d32_supernode import CONVERTED as D32_SUPERNODES
+from hexscope.engine.prepare.d32_supernode import convert_supernodes, flat_hvx_notes
 from hexscope.engine.prepare.range_ops import (
     RANGE,
     REQUANT,
     fuse_requantization_ranges,
     make_relux,
 )
-from hexscope.engine.prepare.d32_supernode import CONVERTED as D32_SUPERNODES
-from hexscope.engine.prepare.d32_supernode import convert_supernodes, flat_hvx_notes
 from hexscope.engine.prepare.superfc import MATMUL, fuse_superfc
 from hexscope.engine.prepare.supernode import WHERE, find_chains
 from hexscope.engine.prepare.transpose_conv import TRANSPOSE_CONV, expand_transpose_convs
