@@ -172,6 +172,8 @@ CASES.update({
     "MirrorPad_8_d32": ([d32([1, 2, 3], (1, 1, 3, 1)),
                          Tensor.from_array(np.array([[0, 0], [0, 0], [1, 1], [0, 0]], np.int32)),
                          word(0), word(255)], Padding.MIRROR_REFLECT, [2, 1, 2, 3, 2]),
+    "QuantizedSplit_8_d32": ([i32(3), d32(X22, (1, 1, 1, 4)), word(CODE[0]), word(CODE[1])],
+                             Padding.NA, [1, 2, 3, 4]),                  # one part
 })
 # issue 26 (ops26a): unary, activation, normalisation and reduction ops
 CASES.update({
