@@ -13,6 +13,7 @@ import hexscope.engine.ops.conv.transpose_conv
 import hexscope.engine.ops.d32.arith
 import hexscope.engine.ops.d32.concat
 import hexscope.engine.ops.d32.convert
+import hexscope.engine.ops.d32.depthspace
 import hexscope.engine.ops.d32.fill_padding
 import hexscope.engine.ops.d32.mirror_pad
 import hexscope.engine.ops.d32.pad

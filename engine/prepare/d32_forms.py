@@ -5,7 +5,8 @@ Only the rewrites whose d32 op Hexscope simulates are made: QuantizedSub_8p8to8,
 library always converts ("this op is currently not supported in non-d32"),
 QuantizedTanh_8 / QuantizedSigmoid_8 / QuantizedNeg_8 when their input 0 is already a
 Convert_from_d32's output, ArgMax_8toInt32 / ArgMin_8 on a Const axis 3 (their int32 output
-stays flat: no Convert_from_d32 after them), and QuantizedSplit_8 on depth (inputs 0 and 1
+stays flat: no Convert_from_d32 after them), DepthToSpace_8 whose depths suit its d32 form
+(``check_spaceop_ok_for_d32``), and QuantizedSplit_8 on depth (inputs 0 and 1
 wired to the same output, or a Const axis 3 / -1; ``do_convert_concat_depth32``: its data
 input converts and every part gets its own Convert_from_d32; not for 1x1xD outputs). The
 node becomes the d32 op under the same id and output definitions, each data input goes
@@ -30,6 +31,7 @@ from hexscope.engine.nodes import Node, OutputDef
 SUB = "QuantizedSub_8p8to8"
 SUB_D32 = "QuantizedSub_8p8to8_d32"
 SPLIT = "QuantizedSplit_8"
+D2S = "DepthToSpace_8"
 TO_D32 = "Convert_to_d32"
 FROM_D32 = "Convert_from_d32"
 WHERE = "hexagon_nn prepare: convert_to_depth32"
@@ -46,7 +48,8 @@ SIMULATED = {SUB: (SUB_D32, (0, 1), False, True),
              "ArgMin_8": ("ArgMin_8_d32", (0,), False, False),
              # do_convert_concat_depth32: input 1 converts, every data output gets its own
              # Convert_from_d32
-             SPLIT: ("QuantizedSplit_8_d32", (1,), False, True)}
+             SPLIT: ("QuantizedSplit_8_d32", (1,), False, True),
+             D2S: ("DepthToSpace_8_d32", (0,), False, True)}
 D32_CANDIDATES = frozenset({*SIMULATED, *NOT_SIMULATED})
 
 
@@ -134,7 +137,7 @@ def _convert_back(nodes: dict[int, Node], readers: dict[int, set[int]], node_id:
 
 
 def _converts(nodes: dict[int, Node], node: Node) -> bool:
-    if node.op in ("ArgMax_8toInt32", "ArgMin_8", SPLIT):
+    if node.op in ("ArgMax_8toInt32", "ArgMin_8", SPLIT, D2S):
         return _library_converts(nodes, node.node_id)
     return not SIMULATED[node.op][2] or _after_from_d32(nodes, node)
 
@@ -154,6 +157,8 @@ def _library_converts(nodes: dict[int, Node], node_id: int) -> bool:
         return a in (3, -1)
     if node.op == SPLIT:
         return _split_converts(nodes, node)
+    if node.op == D2S:
+        return _d2s_converts(nodes, node)
     if node.op == "QuantizedSoftmax_8":
         if from_d32 or (src is not None and src.op == "SuperFC_8x8p32to8"):
             return from_d32
@@ -181,6 +186,31 @@ def _split_converts(nodes: dict[int, Node], node: Node) -> bool:
         return False
     sizes = list(node.outputs[0].max_sizes)[-4:]
     return not (len(sizes) == 4 and sizes[1] == 1 and sizes[2] == 1)
+
+
+def _d2s_converts(nodes: dict[int, Node], node: Node) -> bool:
+    """``check_spaceop_ok_for_d32``: 4+ inputs; the producer's declared depth a multiple
+    of 32; a Const block of 1 or 2 int32 values >= 1 (``get_blocksize_values``) with bw
+    1..4 or 8; an output depth D/(bh bw) that divides exactly and is a multiple of 32, or
+    16 with bw = 2."""
+    if len(node.inputs) < 4:
+        return False
+    src, idx = nodes.get(node.inputs[0][0]), node.inputs[0][1]
+    block = nodes.get(node.inputs[1][0])
+    if src is None or idx >= len(src.outputs) or block is None or not block.is_const \
+            or block.const is None or not block.const.has_data:
+        return False
+    depth = (list(src.outputs[idx].max_sizes) or [0])[-1]
+    words = np.ascontiguousarray(block.const.buffer).view(np.uint8)
+    if depth % 32 or words.size not in (4, 8) or block.const.shape[3] != words.size // 4:
+        return False
+    bs = words.view(np.int32)
+    bh, bw = int(bs[0]), int(bs[-1])
+    if min(bh, bw) < 1 or (bw > 4 and bw != 8):
+        return False
+    prod = min(bh * bw, 2**32 - 1)
+    out = depth // prod
+    return out > 0 and out * prod == depth and (out % 32 == 0 or (out == 16 and bw == 2))
 
 
 def _d32_source(nodes: dict[int, Node], ref: tuple[int, int], made_to: dict[tuple[int, int], int],

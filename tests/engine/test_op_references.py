@@ -174,6 +174,10 @@ CASES.update({
                          word(0), word(255)], Padding.MIRROR_REFLECT, [2, 1, 2, 3, 2]),
     "QuantizedSplit_8_d32": ([i32(3), d32(X22, (1, 1, 1, 4)), word(CODE[0]), word(CODE[1])],
                              Padding.NA, [1, 2, 3, 4]),                  # one part
+    # one pixel of 128 codes spread over a 2x2 block of 32 channels each (NHWC order kept)
+    "DepthToSpace_8_d32": ([d32(list(range(1, 129)), (1, 1, 1, 128)), i32(2), word(CODE[0]),
+                           word(CODE[1])], Padding.NA,
+                          list(range(1, 129))),
 })
 # issue 26 (ops26a): unary, activation, normalisation and reduction ops
 CASES.update({

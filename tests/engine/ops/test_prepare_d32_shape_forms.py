@@ -67,3 +67,49 @@ def test_the_split_runs_in_d32_with_the_flat_values_and_min_clamped_to_zero():
         assert np.array_equal(a.array, b.array)
     # split_d32 reports fminf(0, min): the range [-1, 3] already holds 0
     assert got[3].array.item() == want[3].array.item() == -1.0
+
+
+def d2s_graph(depth=128, block=(2,), src_depth=None) -> Graph:
+    """INPUT 0x10 → DepthToSpace_8 0x20 (block Const 0x11) → OUTPUT 0x30."""
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=[OutputDef((1, 2, 3, src_depth or depth), 1)])
+    g.append_const_node(0x11, np.array(block, np.int32))
+    g.append_const_node(0x12, np.array([0.0], np.float32))
+    g.append_const_node(0x13, np.array([1.0], np.float32))
+    bh, bw = block[0], block[-1]
+    g.append_node(0x20, "DepthToSpace_8", inputs=[(0x10, 0), (0x11, 0), (0x12, 0), (0x13, 0)],
+                  outputs=[OutputDef((1, 2 * bh, 3 * bw, depth // (bh * bw)), 1),
+                           OutputDef(), OutputDef()])
+    g.append_node(0x30, "OUTPUT", inputs=[(0x20, 0)])
+    return g
+
+
+@pytest.mark.parametrize(("depth", "block", "converted"), [
+    (128, (2,), True),            # output depth 32
+    (64, (1, 2), True),           # output depth 32
+    (32, (1, 2), True),           # 16 with bw = 2
+    (64, (2, 2), True),           # 16 with bw = 2
+    (64, (2, 1), True),           # output depth 32, bw 1
+    (96, (1, 3), True),
+    (128, (1, 4), True),
+    (32 * 5, (1, 5), False),      # bw 5
+    (48, (1, 1), False),          # input depth not a multiple of 32
+    (128, (4,), False),           # output depth 8
+])
+def test_depth_to_space_converts_under_check_spaceop_ok_for_d32(depth, block, converted):
+    p = prepare(d2s_graph(depth, block))
+    assert (p.nodes[0x20].op == "DepthToSpace_8_d32") == converted
+    if converted:
+        to = p.nodes[p.nodes[0x20].inputs[0][0]]
+        back = p.nodes[p.nodes[0x30].inputs[0][0]]
+        assert (to.op, back.op, back.inputs) == ("Convert_to_d32", "Convert_from_d32",
+                                                 ((0x20, 0),))
+        assert not [n for n in p.notes if n.startswith("0x20:")]
+
+
+def test_depth_to_space_runs_in_d32_with_the_flat_values():
+    x = np.random.default_rng(5).integers(0, 256, (1, 2, 3, 128), dtype=np.uint8)
+    (got,) = Session(d2s_graph()).execute([x])
+    (want,) = Session(d2s_graph(), fusions=False).execute([x])
+    assert Session(d2s_graph()).prepared.nodes[0x20].op == "DepthToSpace_8_d32"
+    assert np.array_equal(got.array, want.array)
