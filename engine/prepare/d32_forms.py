@@ -6,7 +6,8 @@ library always converts ("this op is currently not supported in non-d32"),
 QuantizedTanh_8 / QuantizedSigmoid_8 / QuantizedNeg_8 when their input 0 is already a
 Convert_from_d32's output, ArgMax_8toInt32 / ArgMin_8 on a Const axis 3 (their int32 output
 stays flat: no Convert_from_d32 after them), DepthToSpace_8 whose depths suit its d32 form
-(``check_spaceop_ok_for_d32``), and QuantizedSplit_8 on depth (inputs 0 and 1
+(``check_spaceop_ok_for_d32``), QuantizedResizeBilinear_8 with a declared output depth > 2
+or a width not a power of 2, and QuantizedSplit_8 on depth (inputs 0 and 1
 wired to the same output, or a Const axis 3 / -1; ``do_convert_concat_depth32``: its data
 input converts and every part gets its own Convert_from_d32; not for 1x1xD outputs). The
 node becomes the d32 op under the same id and output definitions, each data input goes
@@ -32,6 +33,7 @@ SUB = "QuantizedSub_8p8to8"
 SUB_D32 = "QuantizedSub_8p8to8_d32"
 SPLIT = "QuantizedSplit_8"
 D2S = "DepthToSpace_8"
+RESIZE = "QuantizedResizeBilinear_8"
 TO_D32 = "Convert_to_d32"
 FROM_D32 = "Convert_from_d32"
 WHERE = "hexagon_nn prepare: convert_to_depth32"
@@ -49,7 +51,8 @@ SIMULATED = {SUB: (SUB_D32, (0, 1), False, True),
              # do_convert_concat_depth32: input 1 converts, every data output gets its own
              # Convert_from_d32
              SPLIT: ("QuantizedSplit_8_d32", (1,), False, True),
-             D2S: ("DepthToSpace_8_d32", (0,), False, True)}
+             D2S: ("DepthToSpace_8_d32", (0,), False, True),
+             RESIZE: ("QuantizedResizeBilinear_8_d32", (0,), False, True)}
 D32_CANDIDATES = frozenset({*SIMULATED, *NOT_SIMULATED})
 
 
@@ -137,7 +140,7 @@ def _convert_back(nodes: dict[int, Node], readers: dict[int, set[int]], node_id:
 
 
 def _converts(nodes: dict[int, Node], node: Node) -> bool:
-    if node.op in ("ArgMax_8toInt32", "ArgMin_8", SPLIT, D2S):
+    if node.op in ("ArgMax_8toInt32", "ArgMin_8", SPLIT, D2S, RESIZE):
         return _library_converts(nodes, node.node_id)
     return not SIMULATED[node.op][2] or _after_from_d32(nodes, node)
 
@@ -159,6 +162,10 @@ def _library_converts(nodes: dict[int, Node], node_id: int) -> bool:
         return _split_converts(nodes, node)
     if node.op == D2S:
         return _d2s_converts(nodes, node)
+    if node.op == RESIZE:
+        # the declared output depth > 2, or a width that is not a power of 2
+        _, _, w, d = (list(node.outputs[0].max_sizes) if node.outputs else [1] * 4)[-4:]
+        return d > 2 or (w & (w - 1)) != 0
     if node.op == "QuantizedSoftmax_8":
         if from_d32 or (src is not None and src.op == "SuperFC_8x8p32to8"):
             return from_d32

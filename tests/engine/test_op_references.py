@@ -178,6 +178,10 @@ CASES.update({
     "DepthToSpace_8_d32": ([d32(list(range(1, 129)), (1, 1, 1, 128)), i32(2), word(CODE[0]),
                            word(CODE[1])], Padding.NA,
                           list(range(1, 129))),
+    # as the flat op's case, in fixed point: columns 0, 0.5, 1, 1 -> 0, 50, 100, 100
+    "QuantizedResizeBilinear_8_d32": ([d32([0, 100], (1, 1, 2, 1)),
+                                       Tensor.from_array(np.array([1, 4], np.int32)), word(0),
+                                       word(255)], Padding.NA, [0, 50, 100, 100]),
 })
 # issue 26 (ops26a): unary, activation, normalisation and reduction ops
 CASES.update({

@@ -113,3 +113,38 @@ def test_depth_to_space_runs_in_d32_with_the_flat_values():
     (want,) = Session(d2s_graph(), fusions=False).execute([x])
     assert Session(d2s_graph()).prepared.nodes[0x20].op == "DepthToSpace_8_d32"
     assert np.array_equal(got.array, want.array)
+
+
+def resize_graph(out=(1, 4, 6, 64), align: int | None = None) -> Graph:
+    """INPUT 0x10 → QuantizedResizeBilinear_8 0x20 → OUTPUT 0x30."""
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=[OutputDef((1, 2, 3, out[3]), 1)])
+    g.append_const_node(0x11, np.array(out[1:3], np.int32))
+    g.append_const_node(0x12, np.array([0.0], np.float32))
+    g.append_const_node(0x13, np.array([1.0], np.float32))
+    ins = [(0x10, 0), (0x11, 0), (0x12, 0), (0x13, 0)]
+    if align is not None:
+        g.append_const_node(0x14, np.array([align], np.int32))
+        ins.append((0x14, 0))
+    g.append_node(0x20, "QuantizedResizeBilinear_8", inputs=ins,
+                  outputs=[OutputDef(out, 1), OutputDef(), OutputDef()])
+    g.append_node(0x30, "OUTPUT", inputs=[(0x20, 0)])
+    return g
+
+
+@pytest.mark.parametrize(("out", "converted"), [((1, 4, 6, 64), True), ((1, 4, 8, 3), True),
+                                                ((1, 4, 6, 2), True), ((1, 4, 8, 2), False),
+                                                ((1, 5, 4, 1), False)])
+def test_resize_bilinear_converts_for_depth_over_2_or_a_width_not_a_power_of_2(out, converted):
+    p = prepare(resize_graph(out))
+    assert (p.nodes[0x20].op == "QuantizedResizeBilinear_8_d32") == converted
+    assert not [n for n in p.notes if n.startswith("0x20:")] or not converted
+
+
+def test_resize_bilinear_runs_in_d32_within_a_code_of_the_flat_run():
+    x = np.random.default_rng(7).integers(0, 256, (1, 2, 3, 64), dtype=np.uint8)
+    for out, align in (((1, 4, 6, 64), None), ((1, 5, 7, 64), 1)):
+        (got,) = Session(resize_graph(out, align)).execute([x])
+        (want,) = Session(resize_graph(out, align), fusions=False).execute([x])
+        assert got.shape == want.shape
+        assert np.abs(got.array.astype(int) - want.array.astype(int)).max() <= 1
