@@ -7,7 +7,9 @@ QuantizedTanh_8 / QuantizedSigmoid_8 / QuantizedNeg_8 when their input 0 is alre
 Convert_from_d32's output, ArgMax_8toInt32 / ArgMin_8 on a Const axis 3 (their int32 output
 stays flat: no Convert_from_d32 after them), DepthToSpace_8 whose depths suit its d32 form
 (``check_spaceop_ok_for_d32``), QuantizedResizeBilinear_8 with a declared output depth > 2
-or a width not a power of 2, and QuantizedSplit_8 on depth (inputs 0 and 1
+or a width not a power of 2, QuantizedSoftmax_8 (a Convert_from_d32 input, or not after a
+SuperFC_8x8p32to8 and a declared output height >= 4, width >= 8 or 4, depth > 2), and
+QuantizedSplit_8 on depth (inputs 0 and 1
 wired to the same output, or a Const axis 3 / -1; ``do_convert_concat_depth32``: its data
 input converts and every part gets its own Convert_from_d32; not for 1x1xD outputs). The
 node becomes the d32 op under the same id and output definitions, each data input goes
@@ -17,8 +19,8 @@ reused), and a new Convert_from_d32 after each data output feeds its readers; th
 of the range outputs still read the d32 node. New nodes get internal ids counting down from
 0xFFFFFFFF past every id in use.
 
-The library also converts QuantizedSoftmax_8 (d32 input, or output height >= 4 with width
->= 8 or 4 and depth > 2); its d32 op is not simulated, so the node runs flat, with a note.
+Every d32 conversion ``depth32_replacement_op`` makes for these ops is simulated, so
+``NOT_SIMULATED`` is empty: an op added there is noted ("runs flat") instead of rewritten.
 """
 
 from __future__ import annotations
@@ -34,11 +36,12 @@ SUB_D32 = "QuantizedSub_8p8to8_d32"
 SPLIT = "QuantizedSplit_8"
 D2S = "DepthToSpace_8"
 RESIZE = "QuantizedResizeBilinear_8"
+SOFTMAX = "QuantizedSoftmax_8"
 TO_D32 = "Convert_to_d32"
 FROM_D32 = "Convert_from_d32"
 WHERE = "hexagon_nn prepare: convert_to_depth32"
 #: authored op -> the library's d32 op, for the conversions that are not simulated
-NOT_SIMULATED = {"QuantizedSoftmax_8": "QuantizedSoftmax_8_d32"}
+NOT_SIMULATED: dict[str, str] = {}
 #: authored op -> (its d32 op, the data inputs that convert, converted only after a
 #: Convert_from_d32, a Convert_from_d32 after each data output)
 SIMULATED = {SUB: (SUB_D32, (0, 1), False, True),
@@ -52,7 +55,8 @@ SIMULATED = {SUB: (SUB_D32, (0, 1), False, True),
              # Convert_from_d32
              SPLIT: ("QuantizedSplit_8_d32", (1,), False, True),
              D2S: ("DepthToSpace_8_d32", (0,), False, True),
-             RESIZE: ("QuantizedResizeBilinear_8_d32", (0,), False, True)}
+             RESIZE: ("QuantizedResizeBilinear_8_d32", (0,), False, True),
+             SOFTMAX: ("QuantizedSoftmax_8_d32", (0,), False, True)}
 D32_CANDIDATES = frozenset({*SIMULATED, *NOT_SIMULATED})
 
 
@@ -140,7 +144,7 @@ def _convert_back(nodes: dict[int, Node], readers: dict[int, set[int]], node_id:
 
 
 def _converts(nodes: dict[int, Node], node: Node) -> bool:
-    if node.op in ("ArgMax_8toInt32", "ArgMin_8", SPLIT, D2S, RESIZE):
+    if node.op in ("ArgMax_8toInt32", "ArgMin_8", SPLIT, D2S, RESIZE, SOFTMAX):
         return _library_converts(nodes, node.node_id)
     return not SIMULATED[node.op][2] or _after_from_d32(nodes, node)
 
@@ -151,7 +155,7 @@ def _after_from_d32(nodes: dict[int, Node], node: Node) -> bool:
 
 
 def _library_converts(nodes: dict[int, Node], node_id: int) -> bool:
-    """``depth32_replacement_op``'s conditions for the conversions not simulated."""
+    """``depth32_replacement_op``'s own conditions, for the ops that have them."""
     node = nodes[node_id]
     src = nodes.get(node.inputs[0][0]) if node.inputs else None
     from_d32 = src is not None and src.op == FROM_D32

@@ -182,6 +182,9 @@ CASES.update({
     "QuantizedResizeBilinear_8_d32": ([d32([0, 100], (1, 1, 2, 1)),
                                        Tensor.from_array(np.array([1, 4], np.int32)), word(0),
                                        word(255)], Padding.NA, [0, 50, 100, 100]),
+    # as the flat op's case: e^0 and e^ln 3 share 1 into 1/4 and 3/4
+    "QuantizedSoftmax_8_d32": ([d32([0, 255], (1, 1, 1, 2)), word(0), word(float(np.log(3)))],
+                               Padding.NA, [0.25, 0.75]),
 })
 # issue 26 (ops26a): unary, activation, normalisation and reduction ops
 CASES.update({
@@ -260,7 +263,8 @@ CASES.update({
     "QuantizedHardSwish_8": (q([0, 255], rng=(-3, 3)) + [word(-1), word(4)], Padding.NA,
                              [0.0, 3.0]),
 })
-SHARED.update({"QuantizedBiasAdd_32p32to32_ref": "QuantizedBiasAdd_32p32to32",
+SHARED.update({"QuantizedSoftmax_8_d32_ref": "QuantizedSoftmax_8_d32",
+               "QuantizedBiasAdd_32p32to32_ref": "QuantizedBiasAdd_32p32to32",
                "Requantize_32to8_ref": "Requantize_32to8",
                "SuperFC_8x8p32to8_ref": "SuperFC_8x8p32to8",
                "QuantizedMul_8x8to32_ref": "QuantizedMul_8x8to32"})
