@@ -82,6 +82,11 @@ def softmax_fixed(codes: np.ndarray, betamul: int, rsh: int, accshift: int) -> n
     live = shift <= 31
     m = np.where(live, (powm2((xs & 0xFFFF) >> 1) << 16) >> np.minimum(shift, 31), 0)
     total = m.sum(axis=-1, keepdims=True)
+    if (total >= 2**31).any():
+        # only a negative beta makes the shifts smaller than accshift: the C's int sum
+        # overflows (and its reciprocal then divides by zero, SIGFPE on the host)
+        raise KernelError("softmax_d32: the sum of the pow2 terms overflows int32 (a negative "
+                          "beta; undefined in nnlib's C)")
     kept = np.where(live, _sat16((((m * 2) >> (16 - accshift)) + 1) >> 1), 0)
     nx = 32 - np.frexp(total.astype(np.float64))[1]             # count leading zeros, msum > 0
     norm = ((total << (nx - 1)) & 0xFFFFFFFF) >> 16
