@@ -167,9 +167,9 @@ def quantized_resize_bilinear_8_d32(ctx: KernelContext, x: Tensor, size: Tensor,
     and the x2 assembly cannot run in the oracle; the x2 path follows the C twin in the same
     file). It differs from QuantizedResizeBilinear_8 (float32 taps, code = trunc(v + 0.5)):
     7-bit row weights and 15-bit column fractions from a rounded 32.32 step, and the 2x
-    path's truncating then rounding averages; measured on 400 random cases (sizes 1..9 to
-    1..17, both align_corners) by tests/engine/ops/test_resize_bilinear_d32.py: at most 1
-    code apart on the general path, 1 on the 2x path (docs/oracle-shape.md). The padding:
+    path's truncating then rounding averages; measured on 382 random cases (sizes 1..9 to
+    1..17, both align_corners; 50 on the 2x path): at most 1 code apart on either path
+    (docs/oracle-shape.md; a property test keeps it). The padding:
     every slice holding data is written over all 32 lanes (the depth padding lanes are
     interpolated from the input's), the width-after padding holds the last column repeated
     (general path) and, on the 2x path with a width-before padding of 2 mod 4, the 4 output
