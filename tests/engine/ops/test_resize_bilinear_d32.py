@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from hexscope.engine.d32 import D32Padding
@@ -108,9 +108,12 @@ def test_within_one_code_of_the_flat_op(b, h, w, d, nh, nw, align, x2, seed):
         nh, nw = 2 * h, 2 * w
     x = np.random.default_rng(seed).integers(0, 256, (b, h, w, d), np.uint8)
     y = _resize(x, (nh, nw), align)
-    flat, _, _ = quantized_resize_bilinear_8(
-        _ctx(), Tensor.from_array(x, DType.QUINT8), _i32(nh, nw),
-        Tensor.scalar(np.float32(0)), Tensor.scalar(np.float32(1)), _i32(align))
+    try:
+        flat, _, _ = quantized_resize_bilinear_8(
+            _ctx(), Tensor.from_array(x, DType.QUINT8), _i32(nh, nw),
+            Tensor.scalar(np.float32(0)), Tensor.scalar(np.float32(1)), _i32(align))
+    except KernelError:
+        assume(False)       # the flat op's align_corners 4x path refuses depth > 2
     assert np.abs(y.array.astype(int) - np.asarray(flat).astype(int)).max() <= 1
 
 
