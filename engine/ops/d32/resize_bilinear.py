@@ -53,12 +53,13 @@ def general_rows(mem: np.ndarray, rows: np.ndarray, beta: np.ndarray, cols: np.n
     v = a (128 - beta) + b beta (``vmpa``, exact 16-bit), then per column
     h = v0 + ((2 (v1 - v0) frac + 0x8000) >> 16) (``vmpy:<<1:rnd:sat``), and the code
     sat_u8((h + 64) >> 7) (``vasr:rnd:sat`` by 7)."""
+    # int32 holds every step: v <= 255 * 128, 2 |v1 - v0| f + 2**15 < 2**31
     h_in = mem.shape[1]
-    a = mem[:, rows].astype(I64)
-    b = mem[:, np.minimum(rows + 1, h_in - 1)].astype(I64)
-    bt = beta[None, :, None, None, None]
+    a = mem[:, rows].astype(np.int32)
+    b = mem[:, np.minimum(rows + 1, h_in - 1)].astype(np.int32)
+    bt = beta.astype(np.int32)[None, :, None, None, None]
     v = a * (128 - bt) + b * bt                                      # (B, Ho, S, W, 32)
-    f = frac[None, None, None, :, None]
+    f = frac.astype(np.int32)[None, None, None, :, None]
     v0 = v[:, :, :, cols]
     v1 = v[:, :, :, np.minimum(cols + 1, mem.shape[3] - 1)]
     h = v0 + ((2 * (v1 - v0) * f + 0x8000) >> 16)
