@@ -71,28 +71,37 @@ def d2s_d32_memory(ctx: KernelContext, x: Tensor, bh: int, bw: int,
                    crop: tuple[int, int, int, int], out: Shape, pad: D32Padding, od: int
                    ) -> Tensor:
     """The output as the width-interleave loops leave it: every real row, every output
-    slice, the vectors from width 0 up to the next multiple of 4 written; lane c of slice s
-    at output column j (full-resolution row R, column C = left + j, block position
-    (R % bh, C % bw)) is input channel (R % bh * bw + C % bw) od + 32 s + c at pixel
-    (R / bh, C / bw), read from the input's memory as it lies (a column past the input
-    width reads its width padding and on into the next slice, as whole vector loads do)."""
+    slice, the vectors from width 0 up to the next multiple of 4 written (for bw = 1 the
+    output width exactly). Addressed as
+    ``setup_x2s_plan`` does: full-resolution row R starts R ``input_wunit_stride`` (the
+    d32 stride x output slices x bw; x 1 for a 16-deep output) after the input's first
+    element, block column i a further i x output slices d32 strides (16 lanes for a
+    16-deep output), then column C / bw and the lane (from lane 0 of the slice: depth-before
+    padding is read as it lies). With no depth-before padding this is
+    channel (R % bh bw + C % bw) od + 32 s + c of pixel (R / bh, C / bw); a column past the
+    input width reads its width padding and on, as whole vector loads do."""
     b, oh, ow, _ = out
     og, g, p = D32Geometry(out, pad), x.geometry, x.padding
-    units = 4 * ((ow + 3) // 4)
+    nd = og.n_slices
+    # bw = 1 is one 2-D memcpy of exactly the output width (width_interleave_1_loop); the
+    # other widths store whole 4-unit vectors
+    units = ow if bw == 1 else 4 * ((ow + 3) // 4)
     rows = crop[0] + np.arange(oh)
     cols = crop[2] + np.arange(units)
     lane = np.arange(32)
-    slices = np.arange(og.n_slices)
-    blk = (rows % bh)[:, None] * bw + (cols % bw)[None, :]                  # (oh, units)
-    chan = (blk[:, None, :, None] * od + 32 * slices[None, :, None, None]
-            + lane[None, None, None, :])                                   # (oh, s, units, 32)
-    off = ((rows // bh + p.h_before) * g.row_stride)[:, None, None, None] \
-        + (chan // 32) * g.d32_stride + ((cols // bw + p.w_before) * 32)[None, None, :, None] \
-        + chan % 32
+    slices = np.arange(nd)
+    # the first real pixel's slice 0, lane 0: depth-before padding is read as it lies
+    first = p.h_before * g.row_stride + p.w_before * 32
+    half = od == 16                     # bw = 2: both block columns share one input slice
+    wunit = g.d32_stride * nd * (1 if half else bw)
+    col_of = (cols % bw) * (16 if half else nd * g.d32_stride) + (cols // bw) * 32
+    off = (first + (rows * wunit)[:, None, None, None]
+           + (slices * g.d32_stride)[None, :, None, None]
+           + col_of[None, None, :, None] + lane[None, None, None, :])   # (oh, s, units, 32)
     off = (np.arange(b) * g.batch_stride)[:, None, None, None, None] + off[None]
     src = np.asarray(x.raw).reshape(-1)
-    # the 16-deep output (bw = 2) fills half of each slice; what the unpack leaves in the
-    # other 16 lanes is not modelled
+    # the 16-deep output fills half of each slice; what the unpack leaves in the other 16
+    # lanes is not modelled
     known = (off < src.size) & (lane < od)
     values = np.where(known, src[np.clip(off, 0, src.size - 1)], ctx.padding_fill)
     mem = np.full(og.memory_shape, ctx.padding_fill, np.uint8)
@@ -132,8 +141,12 @@ def depth_to_space_8_d32(ctx: KernelContext, x: Tensor, block: Tensor, x_min: Te
     multiple of 4 after, none before in depth and up to a multiple of 32 after. min and max
     are the input's.
 
-    Fidelity: modelled from the HVX source, unconfirmed on the device (the width-interleave
-    loops are HVX, which the oracle cannot run). The logical values equal DepthToSpace_8's.
+    Fidelity: modelled from the HVX source, unconfirmed on the device, for bw 2..8 (their
+    width-interleave loops are HVX, which the oracle cannot run: it checks their shapes,
+    padding amounts and errors); bw = 1 is a C 2-D copy, byte-exact in the oracle, padding
+    included (400 of 400 cases, tests/oracle/py/campaigns_d32ops26.py). The logical values
+    equal DepthToSpace_8's; an input with depth-before padding is read from lane 0 of its
+    slices as nnlib's addressing does (the values come out shifted, with a warning).
     The padding: every real row of every output slice is written over width 0 up to the
     next multiple of 4, so the width-after padding holds the next full-resolution columns
     (cropped columns, or the input's width padding and the memory after it, read as whole
@@ -155,7 +168,8 @@ def depth_to_space_8_d32(ctx: KernelContext, x: Tensor, block: Tensor, x_min: Te
                 f"result {out} with d32 padding {tuple(pad)}", d32_output=True,
                 reason="failed to prepare output")
     if x.padding.d_before:
-        ctx.warn("DepthToSpace_8_d32: the input has depth-before padding, which the device's "
-                 "whole-slice copy does not skip (simulated the same way)")
+        ctx.warn("DepthToSpace_8_d32: the input has depth-before padding; nnlib's addressing "
+                 "assumes none (its rows are taken bh x bw x output slices apart): the values "
+                 "are shifted as the device's would be")
     y = d2s_d32_memory(ctx, x, bh, bw, c, out, pad, od)
     return y, x_min.copy(), x_max.copy()

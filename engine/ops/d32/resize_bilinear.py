@@ -114,7 +114,15 @@ def resize_d32_memory(ctx: KernelContext, x: Tensor, new_h: int, new_w: int, ali
             4 - 2 * gutter:4 + new_w] = x2_rows(src)
         return Tensor(out, DType.QUINT8, mem.reshape(-1), Layout.D32, pad)
     if (new_h, new_w) == (h, w):
-        # nn_mcmanager_tensor_copy: the input's bytes, shape and format (its padding)
+        # nn_mcmanager_tensor_copy: the input's bytes, shape and format (its padding); when
+        # they exceed the output's max_size it returns -1 before copying, unchecked, and the
+        # prepared output stays unwritten
+        defs = ctx.output_defs
+        if defs and defs[0].max_sizes and x.nbytes > defs[0].capacity(True, 0):
+            ctx.warn("QuantizedResizeBilinear_8_d32: the same-size copy does not fit the "
+                     "output (nnlib ignores the failed copy): the output is left unwritten")
+            mem = np.full(og.elements, ctx.padding_fill, np.uint8)
+            return Tensor(out, DType.QUINT8, mem, Layout.D32, pad)
         return Tensor(x.shape, DType.QUINT8, np.asarray(x.buffer).copy(), Layout.D32, p)
     if min(h, w, new_h, new_w) < 1:
         raise KernelError("didn't get scaling plan: a size below 1 "
@@ -155,7 +163,8 @@ def quantized_resize_bilinear_8_d32(ctx: KernelContext, x: Tensor, size: Tensor,
     input, odd ones are (a + b) >> 1, the last column doubled; odd rows are (a + b + 1) >> 1
     of the rows around them, the last row doubled (``do_bilin_interp_x2_single_slice``);
     the same size: a copy of the input's bytes, which keeps the input's own padding
-    (``nn_mcmanager_tensor_copy``); otherwise the general path
+    (``nn_mcmanager_tensor_copy``; bytes beyond the output's size fail the copy, unchecked:
+    the output stays unwritten, with a warning); otherwise the general path
     (``do_bilin_interp_general_all_HVX``): row i reads rows r, r + 1 with weight
     beta = bits 31..25 of 2**24 + i round(2**32 H / new_h) (align_corners: (H-1)/(new_h-1)),
     v = a (128 - beta) + b beta; column j reads columns c, c + 1 of v with the 15-bit
@@ -166,7 +175,10 @@ def quantized_resize_bilinear_8_d32(ctx: KernelContext, x: Tensor, size: Tensor,
 
     Fidelity: modelled from the HVX source, unconfirmed on the device (the HVX general path
     and the x2 assembly cannot run in the oracle; the x2 path follows the C twin in the same
-    file). It differs from QuantizedResizeBilinear_8 (float32 taps, code = trunc(v + 0.5)):
+    file). The oracle checks what nnlib decides in C: output shapes, padding amounts,
+    errors, and every byte of the same-size copy (400 of 400 cases,
+    tests/oracle/py/campaigns_d32ops26.py). It differs from QuantizedResizeBilinear_8
+    (float32 taps, code = trunc(v + 0.5)):
     7-bit row weights and 15-bit column fractions from a rounded 32.32 step, and the 2x
     path's truncating then rounding averages; measured on 382 random cases (sizes 1..9 to
     1..17, both align_corners; 50 on the 2x path): at most 1 code apart on either path
