@@ -14,9 +14,13 @@ import hexscope.engine.ops.conv.transpose_conv
 import hexscope.engine.ops.d32.arith
 import hexscope.engine.ops.d32.concat
 import hexscope.engine.ops.d32.convert
+import hexscope.engine.ops.d32.depthspace
 import hexscope.engine.ops.d32.fill_padding
 import hexscope.engine.ops.d32.mirror_pad
 import hexscope.engine.ops.d32.pad
+import hexscope.engine.ops.d32.resize_bilinear
+import hexscope.engine.ops.d32.softmax
+import hexscope.engine.ops.d32.split
 import hexscope.engine.ops.debug.checks
 import hexscope.engine.ops.debug.close_d32
 import hexscope.engine.ops.debug.pprint

@@ -2,26 +2,32 @@
 ``do_convert_to_depth32`` with ``depth32_replacement_op``).
 
 Only the rewrites whose d32 op Hexscope simulates are made: QuantizedSub_8p8to8, which the
-library always converts ("this op is currently not supported in non-d32"), and
+library always converts ("this op is currently not supported in non-d32"),
 QuantizedTanh_8 / QuantizedSigmoid_8 / QuantizedNeg_8 when their input 0 is already a
-Convert_from_d32's output, and ArgMax_8toInt32 / ArgMin_8 on a Const axis 3 (their int32
-output stays flat: no Convert_from_d32 after them), and QuantizedConcat_8 on an axis other
-than depth (``do_convert_concat_depth32``: each of its N data inputs converts; the flat op
-concatenates depth only, so the graph could not run otherwise). The node becomes the d32 op
-under the same id and output definitions, each data input goes through a Convert_to_d32 (or, when it
-comes from a Convert_from_d32's output 0, takes that node's input directly; a Convert_to_d32
-this pass already made for the same source is reused), and a new Convert_from_d32 after it
-feeds every reader of its output 0; the readers of the range outputs still read the d32
-node. New nodes
-get internal ids counting down from 0xFFFFFFFF past every id in use.
+Convert_from_d32's output, ArgMax_8toInt32 / ArgMin_8 on a Const axis 3 (their int32 output
+stays flat: no Convert_from_d32 after them), DepthToSpace_8 whose depths suit its d32 form
+(``check_spaceop_ok_for_d32``), QuantizedResizeBilinear_8 with a declared output depth > 2
+or a width not a power of 2, QuantizedSoftmax_8 (a Convert_from_d32 input, or not after a
+SuperFC_8x8p32to8 and a declared output height >= 4, width >= 8 or 4, depth > 2), and
+QuantizedSplit_8 on depth (inputs 0 and 1
+wired to the same output, or a Const axis 3 / -1; ``do_convert_concat_depth32``: its data
+input converts and every part gets its own Convert_from_d32; not for 1x1xD outputs), and
+QuantizedConcat_8 on an axis other than depth (each of its N data inputs converts; the
+flat op concatenates depth only, so the graph could not run otherwise). The
+node becomes the d32 op under the same id and output definitions, each data input goes
+through a Convert_to_d32 (or, when it comes from a Convert_from_d32's output 0, takes that
+node's input directly; a Convert_to_d32 this pass already made for the same source is
+reused), and a new Convert_from_d32 after each data output feeds its readers; the readers
+of the range outputs still read the d32 node. New nodes get internal ids counting down from
+0xFFFFFFFF past every id in use.
+
+Every d32 conversion ``depth32_replacement_op`` makes for these ops is simulated, so
+``NOT_SIMULATED`` is empty: an op added there is noted ("runs flat") instead of rewritten.
 
 The library converts a depth QuantizedConcat_8 too (every one whose output is not 1x1xD),
 and its d32 op truncates the per-input gain and offset where the flat one rounds them; those
-still run flat here (TODO(issue #27): the lead decides whether every concat converts, which
-changes existing graphs' results).
-
-The library also converts QuantizedSoftmax_8 (d32 input, or output height >= 4 with width
->= 8 or 4 and depth > 2); its d32 op is not simulated, so the node runs flat, with a note.
+still run flat here (TODO(issue #27): whether every concat converts changes existing
+graphs' results).
 """
 
 from __future__ import annotations
@@ -35,24 +41,32 @@ from hexscope.engine.nodes import Node, OutputDef
 SUB = "QuantizedSub_8p8to8"
 CONCAT = "QuantizedConcat_8"
 SUB_D32 = "QuantizedSub_8p8to8_d32"
+SPLIT = "QuantizedSplit_8"
+D2S = "DepthToSpace_8"
+RESIZE = "QuantizedResizeBilinear_8"
+SOFTMAX = "QuantizedSoftmax_8"
 TO_D32 = "Convert_to_d32"
 FROM_D32 = "Convert_from_d32"
 WHERE = "hexagon_nn prepare: convert_to_depth32"
 #: authored op -> the library's d32 op, for the conversions that are not simulated
-NOT_SIMULATED = {
-                 "QuantizedSoftmax_8": "QuantizedSoftmax_8_d32",
-                 "ArgMax_8toInt32": "ArgMax_8_d32", "ArgMin_8": "ArgMin_8_d32"}
-#: authored op -> (its d32 op, how many data inputs convert, converted only after a
-#: Convert_from_d32, a Convert_from_d32 after it)
-SIMULATED = {SUB: (SUB_D32, 2, False, True),
-             "QuantizedTanh_8": ("QuantizedTanh_8_d32", 1, True, True),
-             "QuantizedSigmoid_8": ("QuantizedSigmoid_8_d32", 1, True, True),
-             "QuantizedNeg_8": ("QuantizedNeg_8_d32", 1, True, True),
+NOT_SIMULATED: dict[str, str] = {}
+#: authored op -> (its d32 op, the data inputs that convert, converted only after a
+#: Convert_from_d32, a Convert_from_d32 after each data output)
+SIMULATED = {SUB: (SUB_D32, (0, 1), False, True),
+             "QuantizedTanh_8": ("QuantizedTanh_8_d32", (0,), True, True),
+             "QuantizedSigmoid_8": ("QuantizedSigmoid_8_d32", (0,), True, True),
+             "QuantizedNeg_8": ("QuantizedNeg_8_d32", (0,), True, True),
              # on axis 3 only; their int32 output stays flat (convoutput_set = -1)
-             "ArgMax_8toInt32": ("ArgMax_8_d32", 1, False, False),
-             "ArgMin_8": ("ArgMin_8_d32", 1, False, False),
-             # off depth only (see _concat_off_depth); its N data inputs are 1..N
-             CONCAT: ("QuantizedConcat_8_d32", -1, False, True)}
+             "ArgMax_8toInt32": ("ArgMax_8_d32", (0,), False, False),
+             "ArgMin_8": ("ArgMin_8_d32", (0,), False, False),
+             # do_convert_concat_depth32: input 1 converts, every data output gets its own
+             # Convert_from_d32
+             SPLIT: ("QuantizedSplit_8_d32", (1,), False, True),
+             D2S: ("DepthToSpace_8_d32", (0,), False, True),
+             RESIZE: ("QuantizedResizeBilinear_8_d32", (0,), False, True),
+             SOFTMAX: ("QuantizedSoftmax_8_d32", (0,), False, True),
+             # off depth only (see _concat_off_depth); its N data inputs are 1..N (None)
+             CONCAT: ("QuantizedConcat_8_d32", None, False, True)}
 D32_CANDIDATES = frozenset({*SIMULATED, *NOT_SIMULATED})
 
 
@@ -92,44 +106,56 @@ def convert_to_d32_forms(nodes: dict[int, Node], order: list[int]
             readers.setdefault(src, set()).add(node_id)
     made_to: dict[tuple[int, int], int] = {}
     before: dict[int, list[int]] = {}
-    after: dict[int, int] = {}
+    after: dict[int, list[int]] = {}
     rewrites = []
     for sub_id in subs:
         sub = nodes[sub_id]
-        d32_op, n_data, _, convert_output = SIMULATED[sub.op]
+        d32_op, data_inputs, _, convert_output = SIMULATED[sub.op]
         inputs = list(sub.inputs)
-        data = range(1, 1 + len(inputs) // 3) if n_data < 0 else range(n_data)
+        data = range(1, 1 + len(inputs) // 3) if data_inputs is None else data_inputs
         for k in data:
             inputs[k], new = _d32_source(nodes, inputs[k], made_to, ids)
             if new is not None:
                 before.setdefault(sub_id, []).append(new)
+        if sub.op == SPLIT and sub.inputs[0] == sub.inputs[1]:
+            inputs[0] = inputs[1]           # the depth-split wiring follows the new input
         nodes[sub_id] = sub.with_(op=d32_op, inputs=tuple(inputs))
         made = [f"0x{i:x}" for i in before.get(sub_id, [])]
         why = (f"{sub.op} becomes {d32_op} under this id ({WHERE}), its inputs through "
                f"{TO_D32} {', '.join(made) or '(reused)'}")
         if convert_output:
-            from_id = ids.new()
-            _rewire(nodes, readers.get(sub_id, set()), (sub_id, 0), (from_id, 0))
-            readers.setdefault(from_id, set()).update(readers.get(sub_id, set()))
-            readers[sub_id] = {from_id}
-            nodes[from_id] = Node(from_id, FROM_D32, inputs=((sub_id, 0),),
-                                  outputs=(sub.outputs[0] if sub.outputs else OutputDef(),))
-            after[sub_id] = from_id
-            why += f", its output through {FROM_D32} 0x{from_id:x}"
+            froms = [_convert_back(nodes, readers, sub_id, k, sub.outputs, ids)
+                     for k in range(_data_outputs(sub))]
+            after[sub_id] = froms
+            why += (f", its output{'s' if len(froms) > 1 else ''} through {FROM_D32} "
+                    + ", ".join(f"0x{i:x}" for i in froms))
         rewrites.append(D32Rewrite(sub_id, why))
     new_order: list[int] = []
     for node_id in order:
         new_order += before.get(node_id, [])
         new_order.append(node_id)
-        if node_id in after:
-            new_order.append(after[node_id])
+        new_order += after.get(node_id, [])
     return new_order, rewrites, notes
 
 
+def _data_outputs(node: Node) -> int:
+    """Outputs converted back: every one but min and max for a split, else output 0."""
+    return max(1, len(node.outputs) - 2) if node.op == SPLIT else 1
+
+
+def _convert_back(nodes: dict[int, Node], readers: dict[int, set[int]], node_id: int, k: int,
+                  outputs: tuple[OutputDef, ...], ids: _Ids) -> int:
+    """A new Convert_from_d32 of output k; its readers read the converter instead."""
+    from_id = ids.new()
+    _rewire(nodes, readers.get(node_id, set()), (node_id, k), (from_id, 0))
+    readers.setdefault(from_id, set()).update(readers.get(node_id, set()))
+    nodes[from_id] = Node(from_id, FROM_D32, inputs=((node_id, k),),
+                          outputs=(outputs[k] if k < len(outputs) else OutputDef(),))
+    return from_id
+
+
 def _converts(nodes: dict[int, Node], node: Node) -> bool:
-    if node.op == CONCAT:
-        return _concat_off_depth(nodes, node)
-    if node.op in ("ArgMax_8toInt32", "ArgMin_8"):
+    if node.op in ("ArgMax_8toInt32", "ArgMin_8", SPLIT, D2S, RESIZE, SOFTMAX):
         return _library_converts(nodes, node.node_id)
     return not SIMULATED[node.op][2] or _after_from_d32(nodes, node)
 
@@ -154,22 +180,73 @@ def _after_from_d32(nodes: dict[int, Node], node: Node) -> bool:
 
 
 def _library_converts(nodes: dict[int, Node], node_id: int) -> bool:
-    """``depth32_replacement_op``'s conditions for the conversions not simulated."""
+    """``depth32_replacement_op``'s own conditions, for the ops that have them."""
     node = nodes[node_id]
     src = nodes.get(node.inputs[0][0]) if node.inputs else None
     from_d32 = src is not None and src.op == FROM_D32
     if node.op in ("ArgMax_8toInt32", "ArgMin_8"):
-        axis = nodes.get(node.inputs[1][0]) if len(node.inputs) > 1 else None
-        if axis is None or not axis.is_const or axis.const is None or not axis.const.has_data:
-            return False
-        a = int(axis.const.array.reshape(-1).view(np.int32)[0])
+        a = _const_word(nodes, node.inputs[1]) if len(node.inputs) > 1 else None
         return a in (3, -1)
+    if node.op == SPLIT:
+        return _split_converts(nodes, node)
+    if node.op == D2S:
+        return _d2s_converts(nodes, node)
+    if node.op == RESIZE:
+        # the declared output depth > 2, or a width that is not a power of 2
+        _, _, w, d = (list(node.outputs[0].max_sizes) if node.outputs else [1] * 4)[-4:]
+        return d > 2 or (w & (w - 1)) != 0
     if node.op == "QuantizedSoftmax_8":
         if from_d32 or (src is not None and src.op == "SuperFC_8x8p32to8"):
             return from_d32
         _, h, w, d = (list(node.outputs[0].max_sizes) if node.outputs else [1] * 4)[-4:]
         return h >= 4 and (w >= 8 or w == 4) and d > 2
     return from_d32
+
+
+def _const_word(nodes: dict[int, Node], ref: tuple[int, int]) -> int | None:
+    """Word 0 of a Const's output (``find_node_must_be_Const`` + ``tensor_get_int32``)."""
+    src = nodes.get(ref[0])
+    if src is None or not src.is_const or src.const is None or not src.const.has_data:
+        return None
+    return int(src.const.array.reshape(-1).view(np.int32)[0])
+
+
+def _split_converts(nodes: dict[int, Node], node: Node) -> bool:
+    """``depth32_replacement_op`` for QuantizedSplit_8 (4 inputs; inputs 0 and 1 wired to
+    the same output, or a Const axis 3 / -1 with at least 4 outputs), then
+    ``do_convert_concat_depth32``'s own refusal of 1x1xD outputs. One part (3 outputs) is
+    left flat: the d32 op needs at least 4 outputs (NN_IOCOUNT_GE(4))."""
+    if len(node.inputs) != 4 or len(node.outputs) < 4:
+        return False
+    if node.inputs[0] != node.inputs[1] and _const_word(nodes, node.inputs[0]) not in (3, -1):
+        return False
+    sizes = list(node.outputs[0].max_sizes)[-4:]
+    return not (len(sizes) == 4 and sizes[1] == 1 and sizes[2] == 1)
+
+
+def _d2s_converts(nodes: dict[int, Node], node: Node) -> bool:
+    """``check_spaceop_ok_for_d32``: 4+ inputs; the producer's declared depth a multiple
+    of 32; a Const block of 1 or 2 int32 values >= 1 (``get_blocksize_values``) with bw
+    1..4 or 8; an output depth D/(bh bw) that divides exactly and is a multiple of 32, or
+    16 with bw = 2."""
+    if len(node.inputs) < 4:
+        return False
+    src, idx = nodes.get(node.inputs[0][0]), node.inputs[0][1]
+    block = nodes.get(node.inputs[1][0])
+    if src is None or idx >= len(src.outputs) or block is None or not block.is_const \
+            or block.const is None or not block.const.has_data:
+        return False
+    depth = (list(src.outputs[idx].max_sizes) or [0])[-1]
+    words = np.ascontiguousarray(block.const.buffer).view(np.uint8)
+    if depth % 32 or words.size not in (4, 8) or block.const.shape[3] != words.size // 4:
+        return False
+    bs = words.view(np.int32)
+    bh, bw = int(bs[0]), int(bs[-1])
+    if min(bh, bw) < 1 or (bw > 4 and bw != 8):
+        return False
+    prod = min(bh * bw, 2**32 - 1)
+    out = depth // prod
+    return out > 0 and out * prod == depth and (out % 32 == 0 or (out == 16 and bw == 2))
 
 
 def _d32_source(nodes: dict[int, Node], ref: tuple[int, int], made_to: dict[tuple[int, int], int],

@@ -4,8 +4,9 @@ nnlib's ``convert_to_depth32`` pass (prepare.c ``depth32_replacement_op``) repla
 QuantizedPad_8, MirrorPad_8, QuantizedSplit_8, DepthToSpace_8 and QuantizedResizeBilinear_8
 by their ``_d32`` forms (with Convert_to_d32 / Convert_from_d32 around them) when its
 conditions hold. A QuantizedPad_8 fed by a Convert_from_d32 is rewritten as the device does
-(:func:`pad_rewrites`, shown as prepare's other rewrites); for the others, whose d32 forms
-Hexscope does not simulate, each such node gets a note saying what the device runs instead.
+(:func:`pad_rewrites`, shown as prepare's other rewrites). The split, depth-to-space and
+resize conversions are made by :mod:`d32_forms`, which runs first; what is left here gets a
+note saying what the device runs instead (all of them when the graph runs as authored).
 """
 
 from __future__ import annotations

@@ -124,15 +124,16 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
         order, converted = convert_supernodes(nodes, order, {r.node_id for r in rewrites})
         rewrites = _then(rewrites, converted)
         notes += flat_hvx_notes(nodes, order)
+    # the d32 forms first: a split or depth-to-space they rewrite needs no note after
+    if fusions and any(nodes[i].op in D32_CANDIDATES for i in order):
+        order, converted, form_notes = convert_to_d32_forms(nodes, order)
+        rewrites += [Rewrite(r.node_id, "replaced", r.reason) for r in converted]
+        notes += form_notes
     if any(nodes[i].op in D32_RULES for i in order):
         if fusions:
             order, moved = pad_rewrites(nodes, order)
             rewrites += [Rewrite(node_id, "replaced", why, into) for node_id, why, into in moved]
         notes += d32_notes(nodes, order)
-    if fusions and any(nodes[i].op in D32_CANDIDATES for i in order):
-        order, converted, form_notes = convert_to_d32_forms(nodes, order)
-        rewrites += [Rewrite(r.node_id, "replaced", r.reason) for r in converted]
-        notes += form_notes
     consts = [i for i in order if nodes[i].is_const]
     rest = [i for i in order if not nodes[i].is_const]
     kept = {i: nodes[i] for i in consts + rest}

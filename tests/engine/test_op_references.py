@@ -172,6 +172,19 @@ CASES.update({
     "MirrorPad_8_d32": ([d32([1, 2, 3], (1, 1, 3, 1)),
                          Tensor.from_array(np.array([[0, 0], [0, 0], [1, 1], [0, 0]], np.int32)),
                          word(0), word(255)], Padding.MIRROR_REFLECT, [2, 1, 2, 3, 2]),
+    "QuantizedSplit_8_d32": ([i32(3), d32(X22, (1, 1, 1, 4)), word(CODE[0]), word(CODE[1])],
+                             Padding.NA, [1, 2, 3, 4]),                  # one part
+    # one pixel of 128 codes spread over a 2x2 block of 32 channels each (NHWC order kept)
+    "DepthToSpace_8_d32": ([d32(list(range(1, 129)), (1, 1, 1, 128)), i32(2), word(CODE[0]),
+                           word(CODE[1])], Padding.NA,
+                          list(range(1, 129))),
+    # as the flat op's case, in fixed point: columns 0, 0.5, 1, 1 -> 0, 50, 100, 100
+    "QuantizedResizeBilinear_8_d32": ([d32([0, 100], (1, 1, 2, 1)),
+                                       Tensor.from_array(np.array([1, 4], np.int32)), word(0),
+                                       word(255)], Padding.NA, [0, 50, 100, 100]),
+    # as the flat op's case: e^0 and e^ln 3 share 1 into 1/4 and 3/4
+    "QuantizedSoftmax_8_d32": ([d32([0, 255], (1, 1, 1, 2)), word(0), word(float(np.log(3)))],
+                               Padding.NA, [0.25, 0.75]),
 })
 # issue 26 (ops26a): unary, activation, normalisation and reduction ops
 CASES.update({
@@ -252,7 +265,8 @@ CASES.update({
     "QuantizedHardSwish_8": (q([0, 255], rng=(-3, 3)) + [word(-1), word(4)], Padding.NA,
                              [0.0, 3.0]),
 })
-SHARED.update({"QuantizedBiasAdd_32p32to32_ref": "QuantizedBiasAdd_32p32to32",
+SHARED.update({"QuantizedSoftmax_8_d32_ref": "QuantizedSoftmax_8_d32",
+               "QuantizedBiasAdd_32p32to32_ref": "QuantizedBiasAdd_32p32to32",
                "Requantize_32to8_ref": "Requantize_32to8",
                "RequantizationRange_32_ref": "RequantizationRange_32",
                "SuperFC_8x8p32to8_ref": "SuperFC_8x8p32to8",

@@ -86,16 +86,19 @@ def _one_op(op: str, out_shape: tuple, *, from_d32: bool = False) -> Graph:
     return g
 
 
-@pytest.mark.parametrize("op, shape, from_d32, noted", [
+@pytest.mark.parametrize("op, shape, from_d32, converted", [
     ("ArgMin_8", (1, 2, 2, 8), True, False),     # input 1 is no int32 axis of 3: not converted
     ("QuantizedSoftmax_8", (1, 1, 1, 1001), False, False),
     ("QuantizedSoftmax_8", (1, 4, 8, 3), False, True),   # height >= 4, width >= 8, depth > 2
+    ("QuantizedSoftmax_8", (1, 4, 4, 3), False, True),   # width == 4
+    ("QuantizedSoftmax_8", (1, 4, 6, 3), False, False),  # width 6
+    ("QuantizedSoftmax_8", (1, 4, 8, 2), False, False),  # depth 2
+    ("QuantizedSoftmax_8", (1, 1, 1, 10), True, True),   # its input is already d32
 ])
-def test_unsimulated_d32_conversions_are_noted_under_the_librarys_conditions(op, shape,
-                                                                            from_d32, noted):
+def test_d32_conversions_follow_the_librarys_conditions(op, shape, from_d32, converted):
     p = prepare(_one_op(op, shape, from_d32=from_d32))
-    assert p.nodes[0x20].op == op
-    assert any(n.startswith("0x20:") and "_d32" in n for n in p.notes) == noted
+    assert (p.nodes[0x20].op == op + "_d32") == converted
+    assert not [n for n in p.notes if n.startswith("0x20:")]
 
 
 @pytest.mark.parametrize("op", ["QuantizedTanh_8", "QuantizedSigmoid_8", "QuantizedNeg_8"])

@@ -9,6 +9,7 @@ from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import c_roundf_int, quantize_uint8, sat_u8
 from hexscope.engine.ops.context import KernelContext, scalar_f, scalar_i
+from hexscope.engine.ops.kernels.normalize_loops import loops
 from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, fresh
@@ -26,7 +27,20 @@ def normalized_axis(axis: int, what: str = "axis") -> int:
 
 
 def l2_codes(codes: np.ndarray, zero: int, axis: int) -> np.ndarray:
-    """Output codes in [-1, 1] for input codes with zero code ``zero`` along ``axis``."""
+    """Output codes in [-1, 1] for input codes with zero code ``zero`` along ``axis``: one
+    compiled pass per slice where the compiled kernels load, else :func:`l2_codes_numpy`."""
+    compiled = loops()
+    if compiled is None or codes.size == 0:
+        return l2_codes_numpy(codes, zero, axis)
+    moved = np.moveaxis(codes, axis, -1)
+    rows = np.ascontiguousarray(moved, np.uint8).reshape(-1, moved.shape[-1])
+    out = np.empty(rows.shape, np.uint8)
+    compiled.l2_rows(rows, int(zero), out)
+    return np.ascontiguousarray(np.moveaxis(out.reshape(moved.shape), -1, axis))
+
+
+def l2_codes_numpy(codes: np.ndarray, zero: int, axis: int) -> np.ndarray:
+    """:func:`l2_codes` in numpy passes (the fallback, and the compiled loop's check)."""
     v = np.moveaxis(codes.astype(np.int32) - zero, axis, -1).astype(f32)
     with np.errstate(all="ignore"):
         # the squares are integers below 2**16 (exact); their sum is taken in order

@@ -8,6 +8,7 @@ import numpy as np
 from hexscope.engine.dtypes import DType
 from hexscope.engine.hexmath import rndi, sat_u8
 from hexscope.engine.ops.context import KernelContext, scalar_f
+from hexscope.engine.ops.kernels.normalize_loops import loops
 from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, fresh
@@ -46,7 +47,19 @@ def _sf2w(v: np.ndarray) -> np.ndarray:
 
 def softmax_codes(codes: np.ndarray, step: np.float32) -> np.ndarray:
     """The output codes for input codes (any shape; softmax over the last axis) and the
-    scaled step beta * (max - min) / 255 (``qsoftmax_execute_ref``)."""
+    scaled step beta * (max - min) / 255 (``qsoftmax_execute_ref``); one compiled pass per
+    row where the compiled kernels load, else :func:`softmax_codes_numpy`."""
+    compiled = loops()
+    if compiled is None or codes.ndim == 0 or codes.size == 0:
+        return softmax_codes_numpy(codes, step)
+    rows = np.ascontiguousarray(codes, np.uint8).reshape(-1, codes.shape[-1])
+    out = np.empty(rows.shape, np.uint8)
+    compiled.softmax_rows(rows, f32(step), _NO_MAX_STEP, out)
+    return out.reshape(codes.shape)
+
+
+def softmax_codes_numpy(codes: np.ndarray, step: np.float32) -> np.ndarray:
+    """:func:`softmax_codes` in numpy passes (the fallback, and the compiled loop's check)."""
     c = codes.astype(np.int32)
     with np.errstate(all="ignore"):
         if step < _NO_MAX_STEP:

@@ -61,25 +61,36 @@ def test_mirror_pad_reads_its_max_as_the_pads_so_stays_flat():
                              "Convert_from_d32"))
 
 
-def test_split_on_depth_is_noted_and_on_width_not():
+def _authored_notes(g: Graph) -> list[str]:
+    return [n for n in prepare(g, fusions=False).notes if n.startswith("0x20:")]
+
+
+def test_split_on_depth_is_noted_as_authored_and_on_width_not():
+    # prepared, the split is rewritten to QuantizedSplit_8_d32 (test_prepare_d32_forms.py)
     axis = np.array([3], np.int32)
-    assert _notes(_graph("QuantizedSplit_8", [*RANGE, axis], (1, 8, 8, 32), n_out=4))
-    assert _notes(_graph("QuantizedSplit_8", [*RANGE, axis], (1, 8, 8, 32), n_out=4,
-                         same_wire=True))
+    assert _authored_notes(_graph("QuantizedSplit_8", [*RANGE, axis], (1, 8, 8, 32), n_out=4))
+    assert _authored_notes(_graph("QuantizedSplit_8", [*RANGE, axis], (1, 8, 8, 32), n_out=4,
+                                  same_wire=True))
     width = np.array([2], np.int32)
-    assert not _notes(_graph("QuantizedSplit_8", [*RANGE, width], (1, 8, 4, 64), n_out=4))
+    assert not _authored_notes(_graph("QuantizedSplit_8", [*RANGE, width], (1, 8, 4, 64),
+                                      n_out=4))
 
 
 def test_depth_to_space_needs_depth_32_multiples():
-    assert _notes(_graph("DepthToSpace_8", [*RANGE, np.array([2], np.int32)], (1, 16, 16, 16)))
-    assert not _notes(_graph("DepthToSpace_8", [*RANGE, np.array([4], np.int32)],
-                             (1, 32, 32, 4)))
+    # prepared, it is rewritten to DepthToSpace_8_d32 (test_prepare_d32_shape_forms.py)
+    assert _authored_notes(_graph("DepthToSpace_8", [*RANGE, np.array([2], np.int32)],
+                                  (1, 16, 16, 16)))
+    assert not _authored_notes(_graph("DepthToSpace_8", [*RANGE, np.array([4], np.int32)],
+                                      (1, 32, 32, 4)))
 
 
 def test_resize_bilinear_of_depth_over_2_is_noted():
+    # prepared, it is rewritten to QuantizedResizeBilinear_8_d32 (test_prepare_d32_shape_forms)
     size = np.array([16, 16], np.int32)
-    assert _notes(_graph("QuantizedResizeBilinear_8", [*RANGE, size], (1, 16, 16, 64)))
-    assert not _notes(_graph("QuantizedResizeBilinear_8", [*RANGE, size], (1, 16, 16, 2)))
+    assert _authored_notes(_graph("QuantizedResizeBilinear_8", [*RANGE, size],
+                                  (1, 16, 16, 64)))
+    assert not _authored_notes(_graph("QuantizedResizeBilinear_8", [*RANGE, size],
+                                      (1, 16, 16, 2)))
 
 
 def test_pad_fed_from_d32_is_rewritten_and_runs_the_same_values():

@@ -17,6 +17,7 @@ import traceback
 
 import campaigns
 import campaigns_conv25  # noqa: F401 (convolution family, issue 25)
+import campaigns_d32ops26  # noqa: F401 (issue 26: QuantizedSoftmax_8_d32 and _ref)
 import campaigns_fc  # noqa: F401 (issue 25: FULLY_CONNECTED chain, ...)
 import campaigns_ops26a  # noqa: F401 (issue 26: unary, softmax, l2norm, reductions)
 import campaigns_ops26b  # noqa: F401 (issue 26 shape and resize ops)
