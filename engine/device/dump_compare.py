@@ -58,6 +58,13 @@ def dump_inputs(graph: Graph, dump: DeviceDump, problems: list[str]) -> list[Ten
         problems.append(f"{dump.path.name}: the INPUT node 0x{node.node_id:x} has no complete "
                         "output: the graph's own inputs are used, so every node may differ")
         return None
+    if declared and len(tensors) != len(declared):
+        # a mangled yaml can hand the INPUT another node's outputs: never run on those
+        problems.append(f"{dump.path.name} line {node.line}: the INPUT node "
+                        f"0x{node.node_id:x} has {len(tensors)} output(s), the graph's "
+                        f"declares {len(declared)}: the graph's own inputs are used, so every "
+                        "node may differ")
+        return None
     return tensors
 
 

@@ -42,7 +42,9 @@ UNTYPED = ("void", "unk", "unk8", "unk16", "unk32")
 _NODE = re.compile(r"  0x([0-9a-fA-F]+):")
 _OPTYPE = re.compile(r"    optype: (\S+)")
 _INPUT = re.compile(r"      - \[0x([0-9a-fA-F]+),(\d+)\]")
-_SIZE = re.compile(r"      - size: \[([0-9, ]*)\]")
+_SIZE = re.compile(r"      - size: \[(.*)\]")
+# whole numbers between commas (nnlib joins them with ", "), spaces around them allowed
+_DIMS = re.compile(r" *(?:[0-9]+ *(?:, *[0-9]+ *)*)?")
 _ELTYPE = re.compile(r"        eltype: (\S+)")
 _FILE = re.compile(r"        file: (.+)")
 _QUANTIZED = re.compile(r"    quantized_outputs: \[([0-9, ]*)\]")
@@ -170,13 +172,16 @@ def read_dump(path: str | Path) -> DeviceDump:
             dump.problems.append(f"{path.name} line {number}: {line.strip()!r} is outside "
                                  "any node")
             continue
-        if m := _OPTYPE.fullmatch(line):
+        if (m := _OPTYPE.fullmatch(line)) and pending.op:
+            dump.problems.append(f"{path.name} line {number}: node 0x{pending.node_id:x}: a "
+                                 f"second optype {m.group(1)!r} (a node line lost?); "
+                                 f"{pending.op!r} is kept")
+        elif m:
             pending.op = m.group(1)
         elif m := _INPUT.fullmatch(line):
             pending.inputs.append((int(m.group(1), 16), int(m.group(2))))
         elif m := _SIZE.fullmatch(line):
-            dims = tuple(int(x) for x in m.group(1).split(",") if x.strip())
-            pending.outputs.append({"dims": dims, "line": number})
+            pending.outputs.append(_output_size(m.group(1), number))
         elif (m := _ELTYPE.fullmatch(line)) and pending.outputs:
             pending.outputs[-1]["eltype"] = m.group(1)
         elif (m := _FILE.fullmatch(line)) and pending.outputs:
@@ -192,6 +197,15 @@ def read_dump(path: str | Path) -> DeviceDump:
     return dump
 
 
+def _output_size(text: str, line: int) -> dict:
+    """A ``size:`` line's output entry; a size that is not a list of whole numbers is
+    kept as the entry's problem (the output keeps its index, and is not compared)."""
+    if not _DIMS.fullmatch(text):
+        return {"dims": (), "line": line,
+                "bad": f"size [{text}] is not a list of whole numbers"}
+    return {"dims": tuple(int(x) for x in text.split(",") if x.strip()), "line": line}
+
+
 def _finish(dump: DeviceDump, pending: _Pending | None) -> None:
     if pending is None:
         return
@@ -202,6 +216,10 @@ def _finish(dump: DeviceDump, pending: _Pending | None) -> None:
         return
     outputs = []
     for k, out in enumerate(pending.outputs):
+        if "bad" in out:
+            dump.problems.append(f"{name} line {out['line']}: node 0x{pending.node_id:x} "
+                                 f"output {k}: {out['bad']}; not compared")
+            continue
         if "eltype" not in out or "file" not in out:
             dump.problems.append(f"{name} line {out['line']}: node 0x{pending.node_id:x} "
                                  f"output {k} is incomplete (no "

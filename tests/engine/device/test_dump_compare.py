@@ -196,3 +196,43 @@ def test_a_mangled_yaml_gives_problems_never_a_traceback(tmp_path_factory, data)
                 dump.load(node, out)
             except DumpProblem as exc:
                 assert "node 0x" in str(exc)
+
+
+def test_a_size_that_is_no_list_of_numbers_is_a_problem_on_its_line(tmp_path):
+    # hypothesis found this one: a comma lost from a size line ("[1, 1 1, 1]") raised
+    # ValueError: invalid literal for int() with base 10: ' 1 1'
+    yaml = _dumped(tmp_path, chain(), chain_input())
+    lines = yaml.read_text().split("\n")
+    at = lines.index("  0x105:")
+    k = next(i for i in range(at, len(lines)) if lines[i] == "      - size: [1, 1, 1, 1]")
+    lines[k] = "      - size: [1, 1 1, 1]"
+    yaml.write_text("\n".join(lines))
+    dump = read_dump(yaml)
+    assert dump.problems == [f"foo_graph.yaml line {k + 1}: node 0x105 output 1: size "
+                             "[1, 1 1, 1] is not a list of whole numbers; not compared"]
+    assert [o.index for o in dump.nodes[0x105].outputs] == [0, 2]
+    found = compare_with_dump(chain(), dump)
+    assert found.problems == dump.problems
+    assert found.comparison.by_node()[RELU_ID][0].differing == 0     # the codes still compared
+    # the sizes nnlib writes, and the same with other spacing, still read
+    for size, dims in (("[1, 2, 2, 3]", (1, 2, 2, 3)), ("[ 1,2 ,3 ]", (1, 2, 3)),
+                       ("[]", ())):
+        lines[k] = f"      - size: {size}"
+        yaml.write_text("\n".join(lines))
+        again = read_dump(yaml)
+        assert again.problems == [] and again.nodes[0x105].outputs[1].dims == dims
+
+
+def test_a_lost_node_line_never_runs_the_graph_on_another_nodes_outputs(tmp_path):
+    # without "  0x101:" the AutoQuantize's lines fall into the INPUT node above them
+    yaml = _dumped(tmp_path, chain(), chain_input())
+    lines = yaml.read_text().split("\n")
+    k = lines.index("  0x101:")
+    yaml.write_text("\n".join(lines[:k] + lines[k + 1:]))
+    dump = read_dump(yaml)
+    assert dump.nodes[0x100].op == "INPUT"
+    assert (f"foo_graph.yaml line {k + 1}: node 0x100: a second optype 'AutoQuantize' (a node "
+            "line lost?); 'INPUT' is kept") in dump.problems
+    found = compare_with_dump(chain(), dump)
+    assert any("the INPUT node 0x100 has 4 output(s), the graph's declares 1: the graph's "
+               "own inputs are used" in p for p in found.problems)
