@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hexscope.engine.d32_ops import flat_form
 from hexscope.engine.graph import Edit, Graph
 from hexscope.engine.nodes import Node, OutputDef, const_tensor
 from hexscope.engine.prepare import Prepared
@@ -36,6 +37,7 @@ QDOWN = "QuantizeDownAndShrinkRange_32to8"
 REQUANT = "Requantize_32to8"
 RANGE_OPS = ("RequantizationRange_32", "RequantizationRange_32_ref")
 PASS_THROUGH = ("QuantizedRelu_8", "QuantizedReluX_8", "QuantizedClamp_8")
+#: with their d32 forms (prepare's, the device's), which take the same inputs
 SUPERNODES = ("Supernode_8x8p8to8", "Supernode_8x8p32to8", "DepthwiseSupernode_8x8p8to8",
               "DepthwiseSupernode_8x8p32to8", "Supernode_8x8p8to8_ref")
 _DEAD_IF_UNREAD = ("Min_f", "Max_f", "Flatten", "Const", *RANGE_OPS)
@@ -138,7 +140,7 @@ def _pattern(graph: Graph, node: Node) -> str | None:
         (a, i), (b, j) = node.inputs[3], node.inputs[4]
         if a == b and (i, j) == (0, 1) and a in graph and graph.node(a).op in RANGE_OPS:
             return "range-op"
-    if node.op in SUPERNODES and len(node.inputs) >= 12 and \
+    if is_supernode(node.op) and len(node.inputs) >= 12 and \
             (_infinite(graph, node.inputs[10]) or _infinite(graph, node.inputs[11])):
         return "supernode"
     if node.op == "Quantize" and len(node.inputs) == 3:
@@ -146,6 +148,11 @@ def _pattern(graph: Graph, node: Node) -> str | None:
         if ops == ["Min_f", "Max_f"]:
             return "quantize"
     return None
+
+
+def is_supernode(op: str) -> bool:
+    """A Supernode, flat or in a d32 form (``_d32``, ``InputSupernode_..._outd32``)."""
+    return flat_form(op) in SUPERNODES
 
 
 def _const_value(graph: Graph, ref: tuple[int, int]) -> float:
@@ -215,7 +222,7 @@ def runtime_range_nodes(prepared: Prepared) -> list[tuple[int, str]]:
         node = prepared.nodes[node_id]
         if node.op in (QDOWN, "AutoQuantize", *RANGE_OPS):
             found.append((node_id, node.op))
-        elif node.op in SUPERNODES and len(node.inputs) >= 12:
+        elif is_supernode(node.op) and len(node.inputs) >= 12:
             ends = [prepared.nodes.get(src) for src, _ in node.inputs[10:12]]
             if any(c is not None and c.const is not None and c.const.has_data and
                    math.isinf(float(c.const.array.reshape(-1)[0])) for c in ends):
@@ -223,4 +230,5 @@ def runtime_range_nodes(prepared: Prepared) -> list[tuple[int, str]]:
     return found
 
 
-__all__ = ["Applied", "Change", "apply_ranges", "range_for", "runtime_range_nodes"]
+__all__ = ["Applied", "Change", "apply_ranges", "is_supernode", "range_for",
+           "runtime_range_nodes"]

@@ -25,6 +25,7 @@ import numpy as np
 
 from hexscope.engine.analysis.float_run import NoValue, call_reference, float_values
 from hexscope.engine.analysis.ranges import output_range, quantized_outputs
+from hexscope.engine.d32_ops import logical_source
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import InputError
 from hexscope.engine.graph import Graph
@@ -96,8 +97,10 @@ class _Evaluator:
         for node_id in self.plan:
             for src, _ in p.nodes[node_id].inputs:
                 self.readers.setdefault(src, set()).add(node_id)
-        self.outputs = [ref for i in self.plan if p.nodes[i].op == "OUTPUT"
-                        for ref in p.nodes[i].inputs]
+        # an output read through a layout conversion (prepare's Convert_from_d32 after a
+        # d32 Supernode) is its d32 node's: the conversion's codes have no range words
+        self.outputs = [logical_source(p.nodes, ref) for i in self.plan
+                        if p.nodes[i].op == "OUTPUT" for ref in p.nodes[i].inputs]
         if not self.outputs:
             raise InputError("the graph has no OUTPUT node: there is no output error to rank by")
         self._data_only = False

@@ -103,3 +103,15 @@ def test_the_edits_undo_to_the_same_bytes(calibrated):
     for edit in reversed(applied.edits):
         g.apply(edit.inverse())
     assert g.to_bytes() == before
+
+
+@pytest.mark.parametrize("form", ["InputSupernode_8x8p8to8_outd32", "Supernode_8x8p8to8_d32"])
+def test_a_supernode_already_in_its_d32_form_is_rewritten_as_the_flat_one(calibrated, form):
+    # a graph saved after a prepare (or from a device's dump) holds the d32 form
+    g = four_patterns()
+    g.replace_node(g.node(SUPERNODE).with_(op=form))
+    applied = apply_ranges(g, calibrated)
+    change = next(c for c in applied.changes if c.node_id == SUPERNODE)
+    assert change.pattern == "supernode" and change.before == change.after == form
+    lo, hi = (g.node(g.node(SUPERNODE).inputs[k][0]).const.array.ravel()[0] for k in (10, 11))
+    assert (lo, hi) == pytest.approx(change.given) and np.isfinite([lo, hi]).all()

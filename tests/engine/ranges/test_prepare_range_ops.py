@@ -64,9 +64,12 @@ def test_a_relu_after_a_requantize_with_a_const_max_becomes_relux_of_that_max():
     assert relu.op == "QuantizedReluX_8" and relu.inputs == ((0x23, 0), (0x23, 1), (0x23, 2),
                                                               (0x19, 0))
     assert relu.outputs == _requantized_chain().node(0x24).outputs
-    # then the Supernode fusion takes 0 and that max as its output range
-    sn = prepare(_requantized_chain()).nodes[0x24]
-    assert sn.op == "Supernode_8x8p8to8" and sn.inputs[11] == (0x19, 0)
+    # then the Supernode fusion takes 0 and that max as its output range (the Supernode in
+    # the d32 form prepare then makes of it: filter depth 3, so the flat-input form)
+    p = prepare(_requantized_chain())
+    sn = p.nodes[0x24]
+    assert sn.op == "InputSupernode_8x8p8to8_outd32" and sn.inputs[11] == (0x19, 0)
+    assert p.nodes[sn.inputs[10][0]].const.array.ravel()[0] == 0.0
 
 
 def test_a_requantize_whose_max_is_computed_leaves_the_relu_alone():
