@@ -24,6 +24,8 @@ from hexscope.engine.analysis.compare import (
     compare_traces,
     run_trace,
 )
+from hexscope.engine.d32_ops import conversion_owner, is_d32_form
+from hexscope.engine.dtypes import Layout
 from hexscope.engine.errors import Cancelled, NodeError
 from hexscope.engine.executor import CancelToken
 from hexscope.engine.graph import Graph, GraphSnapshot
@@ -52,8 +54,16 @@ class OriginalRun:
     message: str = ""
 
     def value_of(self, ref: Ref) -> Tensor | None:
+        """The tensor the authored graph's readers of ``ref`` read in this run. Where
+        prepare made the node its d32 form, they read it through a Convert_from_d32: the
+        logical (flat) values, which a candidate's own prepare converts again as needed."""
         outputs = self.tensors.get(ref[0])
-        return outputs[ref[1]] if outputs is not None and ref[1] < len(outputs) else None
+        if outputs is None or ref[1] >= len(outputs):
+            return None
+        tensor = outputs[ref[1]]
+        if tensor.layout is Layout.D32 and _made_d32(self.graph, self.prepared, ref[0]):
+            return tensor.to_flat()
+        return tensor
 
     @property
     def failed_check(self) -> bool:
@@ -79,8 +89,17 @@ def run_original(graph: Graph, inputs: Sequence[Tensor], backend: str = "sim",
     finally:
         session.close()
     if failed is not None:
-        run.failed_node, run.failed_op, run.message = failed.node_id, failed.op, str(failed)
+        # a conversion prepare made fails as part of its d32 node (new ids differ per cut)
+        owner = conversion_owner(run.prepared.nodes, failed.node_id)
+        run.failed_node, run.failed_op, run.message = owner, failed.op, str(failed)
     return run
+
+
+def _made_d32(graph: Graph, prepared: Prepared, node_id: int) -> bool:
+    """Whether prepare turned the authored node into its d32 form."""
+    node = prepared.nodes.get(node_id)
+    return (node is not None and node_id in graph and is_d32_form(node.op)
+            and not is_d32_form(graph.node(node_id).op))
 
 
 class NodeFailureCheck:
@@ -94,7 +113,8 @@ class NodeFailureCheck:
         try:
             session.execute(list(candidate.inputs))
         except NodeError as exc:
-            return Verdict(exc.node_id == self.node_id, str(exc))
+            owner = conversion_owner(session.prepared.nodes, exc.node_id)
+            return Verdict(owner == self.node_id, str(exc))
         finally:
             session.close()
         return Verdict(False, "ran to the end")

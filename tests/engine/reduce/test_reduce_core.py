@@ -170,10 +170,59 @@ def test_a_supernode_chain_is_one_unit_and_stays_whole():
     graph = chain_graph("relu")
     run = run_original(graph, make_inputs(graph))
     (unit,) = run.units
-    assert unit.op.startswith("Supernode") and sorted(unit.members) == [0x20, 0x21, 0x22,
-                                                                         0x23, 0x24]
+    # the unit is what the device runs: the Supernode in the d32 form prepare makes of it
+    # (filter depth 3: the flat-input form); its Convert_from_d32 is no unit of its own
+    assert unit.op == "InputSupernode_8x8p8to8_outd32" and sorted(unit.members) == [
+        0x20, 0x21, 0x22, 0x23, 0x24]
+    assert [run.prepared.nodes[i].op for i in run.prepared.plan].count("Convert_from_d32") == 1
     result = _reducer(run, lambda c: Verdict(True, "")).run()
     assert set(unit.members) <= result.best.kept
     # the candidate ran as the device runs the original: one Supernode
     assert result.iterations[0].source == "run"
     assert f"0x{unit.group:x} {unit.op}" in result.iterations[0].prepared
+
+
+def test_a_cut_after_a_d32_supernode_freezes_the_flat_values_its_readers_read():
+    from hexscope.engine.dtypes import Layout
+    from support.range_graphs import data_set, four_patterns
+
+    graph = four_patterns()
+    run = run_original(graph, data_set(1)[0].tensors)
+    conv = next(k for k, u in enumerate(run.units) if u.group == 0x30)
+    assert run.units[conv - 1].op == "InputSupernode_8x8p8to8_outd32"    # 0x25, dropped
+    (after,) = [i for i in run.prepared.plan if run.prepared.nodes[i].inputs == ((0x25, 0),)]
+    candidate = cut_graph(graph, run.units, [conv], run.value_of)
+    (fed,) = [t for t in candidate.inputs if t.dtype.name == "QUINT8"]
+    # the authored conv read the Supernode's output through the Convert_from_d32: flat
+    assert fed.layout is Layout.FLAT and run.tensors[0x25][0].layout is Layout.D32
+    assert np.array_equal(fed.array, run.tensors[after][0].array)
+    session = Session(candidate.graph)
+    try:
+        trace = run_trace(session, list(candidate.inputs))
+    finally:
+        session.close()
+    assert np.array_equal(trace.outputs[0x30][0].array, run.tensors[0x30][0].array)
+
+
+def test_a_failing_conversion_fails_as_its_d32_node():
+    from dataclasses import replace
+
+    from hexscope.engine.errors import KernelError
+    from hexscope.engine.inputs import make_inputs
+    from hexscope.engine.ops.registry import REGISTRY
+    from support.supernode_graphs import chain_graph
+
+    def refuse(ctx, x):
+        raise KernelError("unsupported: input tensor has depth_before !=0")
+
+    spec = REGISTRY.get("Convert_from_d32")
+    REGISTRY.register(replace(spec, kernel=refuse), replace=True)
+    try:
+        graph = chain_graph("relu")
+        run = run_original(graph, make_inputs(graph))
+        # prepare's new ids count down past every id in use: they differ from cut to cut
+        assert run.failed_node == 0x24 and run.failed_op == "Convert_from_d32"
+        whole = cut_graph(graph, run.units, [0], run.value_of)
+        assert NodeFailureCheck(run.failed_node)(whole).failing
+    finally:
+        REGISTRY.register(spec, replace=True)
