@@ -9,7 +9,8 @@ find it by the graph's path.
 Cycles are keyed by the prepared graph's node ids: the device reports a fused chain under
 the surviving node's id (the Relu's, nnlib's ``docs/faq.txt``), which is the id of the node
 Hexscope's prepare fuses the chain into, so each entry also names the authored nodes it
-absorbed.
+absorbed. Both prepares then make that node its d32 form under the same id (an
+``InputSupernode_..._outd32``, a ``Supernode_..._d32``), which is the op the device names.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hexscope.engine.d32_ops import flat_form
 from hexscope.engine.device.perfdump import ProfileText
 from hexscope.engine.errors import EngineError
 from hexscope.engine.graph import Graph
@@ -77,7 +79,9 @@ def attach(graph: Graph, text: ProfileText, source: str) -> Profile:
         if node is None:
             profile.unmatched.append(f"0x{row.node_id:x} ({row.op}, {row.cycles} cycles)")
             continue
-        note = "" if node.op == row.op else f"the device ran {row.op} here"
+        note = "" if node.op == row.op else f"the device ran {row.op} here" + (
+            f" (Hexscope's prepare makes {node.op} of the same op)"
+            if flat_form(node.op) == flat_form(row.op) else "")
         profile.nodes[row.node_id] = NodeCycles(row.node_id, node.op, row.cycles,
                                                 row.executions,
                                                 absorbed.get(row.node_id, ()), note)
@@ -110,7 +114,8 @@ def _attach_delegate(graph: Graph, prepared: Prepared, absorbed: dict[int, tuple
             profile.unmatched.append(f"TFLite op {row.tflite_index} ({row.op}, "
                                      f"{row.cycles} cycles)")
             continue
-        same_op = [n for n in group if prepared.nodes[n].op == row.op]
+        # the row may name the op flat or in the d32 form either prepare makes of it
+        same_op = [n for n in group if flat_form(prepared.nodes[n].op) == flat_form(row.op)]
         target = same_op[0] if len(same_op) == 1 else group[-1]
         note = f"TFLite op {row.tflite_index} ({row.name})"
         if row.calls > 1 or len(group) > 1:

@@ -36,7 +36,10 @@ def perfdump(rows: list[tuple[int, str, str, int]]) -> str:
     return "".join(out)
 
 
-ROWS = [(0x10, "input", "INPUT", 1200), (0x24, "conv,relu", "Supernode_8x8p8to8", 812345),
+# the device names the op its prepare made: the chain's Supernode in its d32 form (filter
+# depth 3: the flat-input one), under the Relu's id
+SN = "InputSupernode_8x8p8to8_outd32"
+ROWS = [(0x10, "input", "INPUT", 1200), (0x24, "conv,relu", SN, 812345),
         (0x30, "?", "OUTPUT", 800)]
 
 
@@ -45,7 +48,7 @@ def test_perfdump_lines_are_parsed_with_names_holding_commas():
     assert text.kind == "perfdump" and text.problems == []
     by_id = {r.node_id: r for r in text.perf}
     assert by_id[0x24].cycles == 812345 and by_id[0x24].name == "conv,relu"
-    assert by_id[0x24].op == "Supernode_8x8p8to8" and by_id[0x30].executions == 1
+    assert by_id[0x24].op == SN and by_id[0x30].executions == 1
 
 
 def test_perfdump_totals_that_disagree_are_reported():
@@ -60,9 +63,19 @@ def test_perfdump_totals_that_disagree_are_reported():
 def test_a_fused_chain_reports_under_the_surviving_node_with_what_it_absorbed():
     profile = attach(chain_graph(), parse_profile(perfdump(ROWS)), "perf.txt")
     node = profile.nodes[0x24]
-    assert node.cycles == 812345 and node.op == "Supernode_8x8p8to8"
+    assert node.cycles == 812345 and node.op == SN and node.note == ""
     assert node.absorbed == (0x20, 0x21, 0x22, 0x23)
     assert profile.total == 814345 and profile.unmatched == []
+
+
+def test_a_device_that_ran_another_form_of_the_op_is_noted():
+    rows = [(0x24, "conv,relu", "Supernode_8x8p8to8", 812345)]
+    node = attach(chain_graph(), parse_profile(perfdump(rows)), "perf.txt").nodes[0x24]
+    assert node.cycles == 812345 and node.note == (
+        f"the device ran Supernode_8x8p8to8 here (Hexscope's prepare makes {SN} of the same op)")
+    rows = [(0x24, "conv,relu", "QuantizedRelu_8", 5)]
+    node = attach(chain_graph(), parse_profile(perfdump(rows)), "perf.txt").nodes[0x24]
+    assert node.note == "the device ran QuantizedRelu_8 here"
 
 
 def test_rows_of_nodes_only_the_device_made_are_unmatched():
@@ -100,6 +113,10 @@ def test_the_delegates_table_gives_cycles_per_tflite_operator():
     profile = attach(graph, text, "bench.txt")
     assert profile.nodes[0x24].cycles == 812344
     assert "2 hexagon_nn node(s) together, not split" in profile.nodes[0x24].note
+    # the row's op (flat here) is the Supernode's, though it now runs as its d32 form and
+    # is not the operator's last node
+    graph.meta["tflite"] = {"op_index": {"0x24": 0, "0x30": 0, "0x10": 1}}
+    assert set(attach(graph, text, "bench.txt").nodes) == {0x24, 0x10}
     bare = attach(chain_graph(), text, "bench.txt")
     assert bare.nodes == {} and "not imported from a .tflite model" in bare.problems[0]
 

@@ -56,7 +56,8 @@ def test_imported_cycles_go_in_args_and_on_a_counter_track_never_as_time(tmp_pat
     (tmp_path / "perf.txt").write_text(
         "Total 2 nodes.\nTotal 900 cycles.\n"
         "node,0x10,in,INPUT,executions,1,cycles,100,11.111111 %,cum_cycles,100,11.111111 %\n"
-        "node,0x24,c,Supernode_8x8p8to8,executions,1,cycles,800,88.888889 %,cum_cycles,900,"
+        "node,0x24,c,InputSupernode_8x8p8to8_outd32,executions,1,cycles,800,88.888889 %,"
+        "cum_cycles,900,"
         "100.000000 %\n")
     assert main(["import-profile", str(graph), str(tmp_path / "perf.txt")]) == 0
     out = tmp_path / "t.json"
@@ -66,12 +67,17 @@ def test_imported_cycles_go_in_args_and_on_a_counter_track_never_as_time(tmp_pat
     jsonschema.validate(doc, SCHEMA)
     by_node = {s["args"]["node"]: s for s in _slices(doc)}
     sn = by_node["0x24"]
-    assert sn["name"] == "Supernode_8x8p8to8" and sn["args"]["device_cycles"] == 800
+    # the chain's Supernode runs in its d32 form, as on the device, under the Relu's id
+    assert sn["name"] == "InputSupernode_8x8p8to8_outd32" and sn["args"]["device_cycles"] == 800
     assert "perf.txt" in sn["args"]["device_cycles_from"]
     assert sn["args"]["fused"] == ["0x20", "0x21", "0x22", "0x23"]
     counters = [e for e in doc["traceEvents"] if e["ph"] == "C"]
     assert {e["name"] for e in counters} == {"device cycles (a count, not time)"}
-    assert [e["args"]["cycles"] for e in counters] == [100, 800, 0, 0]
+    # INPUT, the Supernode, prepare's Convert_from_d32 after it and OUTPUT (no cycles for
+    # either: the device reports its own conversion under an id of its own), the end
+    assert [s["name"] for s in _slices(doc)][2] == "Convert_from_d32"
+    assert "device_cycles" not in _slices(doc)[2]["args"]
+    assert [e["args"]["cycles"] for e in counters] == [100, 800, 0, 0, 0]
 
 
 def test_a_session_trace_validates_and_names_its_cycles_source():
