@@ -4,8 +4,11 @@ by node id (issue 30).
 
 Nodes that the device's prepare made and Hexscope's did not (new ids) are listed as
 unmatched in B, never guessed at; nodes Hexscope made that the device did not are unmatched
-in A. A problem with one output (a missing ``.dat``, a size the yaml disagrees with, an
-untyped tensor) is noted on that output and the rest is compared.
+in A. The layout conversions each prepare puts around a d32 node are the exception: their
+ids are each prepare's own, and their values the d32 node's, compared under its id; those
+without a twin (same id and op) on the other side are left out. A problem with one output
+(a missing ``.dat``, a size the yaml disagrees with, an untyped tensor) is noted on that
+output and the rest is compared.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hexscope.engine.analysis.compare import Comparison, Trace, compare_traces, run_trace
+from hexscope.engine.d32_ops import CONVERSIONS
 from hexscope.engine.device.dump_reader import ELTYPES, DeviceDump, DumpNode, DumpProblem
 from hexscope.engine.graph import Graph
 from hexscope.engine.inputs import input_node, make_inputs
@@ -116,6 +120,24 @@ def _node_outputs(dump: DeviceDump, node: DumpNode, a_out: tuple[Tensor, ...],
     return tuple(tensors)
 
 
+def _without_own_conversions(trace: Trace, other: Trace) -> Trace:
+    """``trace`` without the layout conversions the other side has no twin of (the same op
+    under the same id). Each prepare gives its new Convert_to/from_d32 ids of its own,
+    while the d32 node they serve keeps the authored id on both sides and is compared
+    there: the conversions' values are its logical values, moved."""
+    def own(node_id: int) -> bool:
+        op = trace.nodes[node_id].op
+        twin = other.nodes.get(node_id)
+        return op in CONVERSIONS and (twin is None or twin.op != op)
+
+    drop = {i for i in trace.plan if own(i)}
+    if not drop:
+        return trace
+    return Trace(trace.name, tuple(i for i in trace.plan if i not in drop),
+                 {i: n for i, n in trace.nodes.items() if i not in drop},
+                 {i: t for i, t in trace.outputs.items() if i not in drop})
+
+
 def compare_with_dump(graph: Graph, dump: DeviceDump, backend: str = "sim", seed: int = 0,
                       tolerance_lsb: float = 0.0) -> DumpComparison:
     """Run ``graph`` on the dump's inputs and compare every node with the dump."""
@@ -129,7 +151,8 @@ def compare_with_dump(graph: Graph, dump: DeviceDump, backend: str = "sim", seed
     finally:
         session.close()
     b = dump_trace(dump, a, problems, notes)
-    comparison = compare_traces(a, b, tolerance_lsb)
+    comparison = compare_traces(_without_own_conversions(a, b), _without_own_conversions(b, a),
+                                tolerance_lsb)
     for d in comparison.outputs:
         note = notes.get((d.node_id, d.index))
         if note:

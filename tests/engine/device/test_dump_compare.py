@@ -236,3 +236,28 @@ def test_a_lost_node_line_never_runs_the_graph_on_another_nodes_outputs(tmp_path
     found = compare_with_dump(chain(), dump)
     assert any("the INPUT node 0x100 has 4 output(s), the graph's declares 1: the graph's "
                "own inputs are used" in p for p in found.problems)
+
+
+def test_the_devices_own_conversion_ids_are_no_unmatched_nodes(tmp_path):
+    # both prepares make the chain's Supernode d32 under the Relu's id 0x24; the
+    # Convert_from_d32 after it gets an id of each prepare's own
+    from hexscope.engine.prepare import prepare
+    from support.supernode_graphs import chain_graph
+
+    yaml = _dumped(tmp_path, chain_graph())
+    ours = prepare(chain_graph())
+    (conv,) = [i for i in ours.plan if ours.nodes[i].op == "Convert_from_d32"]
+    text = yaml.read_text().replace(f"0x{conv:x}", "0x7f000002").replace(f"_{conv:x}_",
+                                                                          "_7f000002_")
+    yaml.write_text(text)
+    (tmp_path / f"foo_{conv:x}_0.dat").rename(tmp_path / "foo_7f000002_0.dat")
+    dump = read_dump(yaml)
+    assert dump.nodes[0x24].op == "InputSupernode_8x8p8to8_outd32"
+    assert dump.nodes[0x7F000002].op == "Convert_from_d32"
+    c = compare_with_dump(chain_graph(), dump).comparison
+    assert c.unmatched_a == [] and c.unmatched_b == [] and c.first_divergence is None
+    assert c.by_node()[0x24][0].bit_identical
+    # a node the device made that is no conversion is still listed
+    yaml.write_text(text.replace("optype: Convert_from_d32", "optype: Requantize_32to8"))
+    assert compare_with_dump(chain_graph(), read_dump(yaml)).comparison.unmatched_b == [
+        "0x7f000002"]
