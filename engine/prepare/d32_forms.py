@@ -155,6 +155,8 @@ def _convert_back(nodes: dict[int, Node], readers: dict[int, set[int]], node_id:
 
 
 def _converts(nodes: dict[int, Node], node: Node) -> bool:
+    if node.op == CONCAT:
+        return _concat_off_depth(nodes, node)
     if node.op in ("ArgMax_8toInt32", "ArgMin_8", SPLIT, D2S, RESIZE, SOFTMAX):
         return _library_converts(nodes, node.node_id)
     return not SIMULATED[node.op][2] or _after_from_d32(nodes, node)
