@@ -92,7 +92,7 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
     autoquantized = list(rewrites)
     notes: list[str] = []
     if any(n.op == TRANSPOSE_CONV for n in nodes.values()):
-        order, expanded, notes = expand_transpose_convs(nodes, order)
+        order, expanded, notes = expand_transpose_convs(nodes, order, d32=fusions)
         rewrites += [Rewrite(e.node_id, "replaced", e.reason) for e in expanded]
     removed = _remove_dead(nodes, order, registry)
     # source -> the first fused Quantize it fed: one pass, not one scan of rewrites per node
