@@ -18,8 +18,10 @@ node becomes the d32 op under the same id and output definitions, each data inpu
 through a Convert_to_d32 (or, when it comes from a Convert_from_d32's output 0, takes that
 node's input directly; a Convert_to_d32 this pass already made for the same source is
 reused), and a new Convert_from_d32 after each data output feeds its readers; the readers
-of the range outputs still read the d32 node. New nodes get internal ids counting down from
-0xFFFFFFFF past every id in use.
+of the range outputs still read the d32 node. A Convert_from_d32 left with no reader (every
+reader now takes its d32 input) is removed, as the library's ``remove_dead_nodes`` after
+``convert_to_depth32`` does. New nodes get internal ids counting down from 0xFFFFFFFF past
+every id in use.
 
 Every d32 conversion ``depth32_replacement_op`` makes for these ops is simulated, so
 ``NOT_SIMULATED`` is empty: an op added there is noted ("runs flat") instead of rewritten.
@@ -87,19 +89,22 @@ class _Ids:
 class D32Rewrite:
     node_id: int
     reason: str
+    kind: str = "replaced"          # or "removed": a Convert_from_d32 nothing reads any more
 
 
-def convert_to_d32_forms(nodes: dict[int, Node], order: list[int]
+def convert_to_d32_forms(nodes: dict[int, Node], order: list[int], used: set[int] | None = None
                          ) -> tuple[list[int], list[D32Rewrite], list[str]]:
     """Rewrite ``nodes`` in place; returns the new order, one rewrite per converted node
-    and notes for the conversions the library makes that are not simulated."""
+    (and per Convert_from_d32 removed) and notes for the conversions the library makes that
+    are not simulated. ``used``: ids no new node may take (those of nodes earlier passes
+    removed, as the library never hands out an internal id twice)."""
     subs = [i for i in order if nodes[i].op in SIMULATED and _converts(nodes, nodes[i])]
     notes = [f"0x{i:x}: the library runs this {nodes[i].op} as {NOT_SIMULATED[nodes[i].op]} "
              "(not simulated: it runs flat)"
              for i in order if nodes[i].op in NOT_SIMULATED and _library_converts(nodes, i)]
     if not subs:
         return order, [], notes
-    ids = _Ids(set(nodes))
+    ids = _Ids(set(nodes) | (used or set()))
     readers: dict[int, set[int]] = {}
     for node_id in order:
         for src, _ in nodes[node_id].inputs:
@@ -107,22 +112,29 @@ def convert_to_d32_forms(nodes: dict[int, Node], order: list[int]
     made_to: dict[tuple[int, int], int] = {}
     before: dict[int, list[int]] = {}
     after: dict[int, list[int]] = {}
+    bypassed: dict[int, int] = {}       # Convert_from_d32 -> the first node that read past it
     rewrites = []
     for sub_id in subs:
         sub = nodes[sub_id]
         d32_op, data_inputs, _, convert_output = SIMULATED[sub.op]
         inputs = list(sub.inputs)
         data = range(1, 1 + len(inputs) // 3) if data_inputs is None else data_inputs
+        how = []
         for k in data:
+            if nodes[inputs[k][0]].op == FROM_D32 and inputs[k][1] == 0:
+                readers.get(inputs[k][0], set()).discard(sub_id)
+                bypassed.setdefault(inputs[k][0], sub_id)
             inputs[k], new = _d32_source(nodes, inputs[k], made_to, ids)
             if new is not None:
                 before.setdefault(sub_id, []).append(new)
+            src = nodes[inputs[k][0]]
+            how.append(f"through {TO_D32} 0x{src.node_id:x}" if src.op == TO_D32 else
+                       f"the d32 output of 0x{src.node_id:x}")
         if sub.op == SPLIT and sub.inputs[0] == sub.inputs[1]:
             inputs[0] = inputs[1]           # the depth-split wiring follows the new input
         nodes[sub_id] = sub.with_(op=d32_op, inputs=tuple(inputs))
-        made = [f"0x{i:x}" for i in before.get(sub_id, [])]
-        why = (f"{sub.op} becomes {d32_op} under this id ({WHERE}), its inputs through "
-               f"{TO_D32} {', '.join(made) or '(reused)'}")
+        why = (f"{sub.op} becomes {d32_op} under this id ({WHERE}), its input"
+               f"{'s' if len(how) > 1 else ''} {', '.join(how)}")
         if convert_output:
             froms = [_convert_back(nodes, readers, sub_id, k, sub.outputs, ids)
                      for k in range(_data_outputs(sub))]
@@ -130,11 +142,17 @@ def convert_to_d32_forms(nodes: dict[int, Node], order: list[int]
             why += (f", its output{'s' if len(froms) > 1 else ''} through {FROM_D32} "
                     + ", ".join(f"0x{i:x}" for i in froms))
         rewrites.append(D32Rewrite(sub_id, why))
+    dead = {f for f in bypassed if not readers.get(f)}
+    for f in sorted(dead):
+        del nodes[f]
+        rewrites.append(D32Rewrite(f, f"nothing reads it once 0x{bypassed[f]:x} takes its d32 "
+                                      "input (hexagon_nn prepare: remove_dead_nodes)", "removed"))
     new_order: list[int] = []
     for node_id in order:
         new_order += before.get(node_id, [])
-        new_order.append(node_id)
-        new_order += after.get(node_id, [])
+        if node_id not in dead:
+            new_order.append(node_id)
+        new_order += [f for f in after.get(node_id, []) if f not in dead]
     return new_order, rewrites, notes
 
 
@@ -155,6 +173,8 @@ def _convert_back(nodes: dict[int, Node], readers: dict[int, set[int]], node_id:
 
 
 def _converts(nodes: dict[int, Node], node: Node) -> bool:
+    if node.op == CONCAT:
+        return _concat_off_depth(nodes, node)
     if node.op in ("ArgMax_8toInt32", "ArgMin_8", SPLIT, D2S, RESIZE, SOFTMAX):
         return _library_converts(nodes, node.node_id)
     return not SIMULATED[node.op][2] or _after_from_d32(nodes, node)

@@ -92,7 +92,7 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
     autoquantized = list(rewrites)
     notes: list[str] = []
     if any(n.op == TRANSPOSE_CONV for n in nodes.values()):
-        order, expanded, notes = expand_transpose_convs(nodes, order)
+        order, expanded, notes = expand_transpose_convs(nodes, order, d32=fusions)
         rewrites += [Rewrite(e.node_id, "replaced", e.reason) for e in expanded]
     removed = _remove_dead(nodes, order, registry)
     # source -> the first fused Quantize it fed: one pass, not one scan of rewrites per node
@@ -126,8 +126,14 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
         notes += flat_hvx_notes(nodes, order)
     # the d32 forms first: a split or depth-to-space they rewrite needs no note after
     if fusions and any(nodes[i].op in D32_CANDIDATES for i in order):
-        order, converted, form_notes = convert_to_d32_forms(nodes, order)
-        rewrites += [Rewrite(r.node_id, "replaced", r.reason) for r in converted]
+        order, converted, form_notes = convert_to_d32_forms(
+            nodes, order, {r.node_id for r in rewrites})
+        # a node replaced already (the transpose conv's DepthToSpace) keeps one rewrite; a
+        # Convert_from_d32 an earlier pass made and this one left unread goes unrecorded
+        rewrites = _then(rewrites, [(r.node_id, r.reason) for r in converted
+                                    if r.kind == "replaced"])
+        rewrites += [Rewrite(r.node_id, r.kind, r.reason) for r in converted
+                     if r.kind == "removed" and r.node_id in graph]
         notes += form_notes
     if any(nodes[i].op in D32_RULES for i in order):
         if fusions:

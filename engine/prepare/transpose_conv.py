@@ -24,9 +24,11 @@ convolution, which its fusion takes into the Supernode as a 13th input; Hexscope
 not simulate that op, writes the fused Supernode_8x8p32to8 with the 13th input directly.
 
 Where N was padded to a multiple of 32 the library's DepthToSpace has a 5th crop value, the
-output depth, which only its d32 form (DepthToSpace_8_d32, which prepare's d32 conversion
-makes of it) accepts; Hexscope runs DepthToSpace_8 with the 4 crops and a QuantizedSlice_8 of
-the first N channels, the same bytes, until DepthToSpace_8_d32 is simulated.
+output depth, which only its d32 form accepts: prepare's d32 conversion (:mod:`d32_forms`)
+makes it DepthToSpace_8_d32, as the library's does (its depths and block always suit
+``check_spaceop_ok_for_d32`` there). Run as authored (``d32=False``: no d32 conversion), the
+flat DepthToSpace_8, which refuses a 5th value, crops the 4 sides and a QuantizedSlice_8 keeps
+the first N channels, the same bytes.
 
 Not expanded (the node stays and fails as "not simulated", with a note): groups > 1 (the
 library splits the input per group and concatenates) and the depthwise cases (groups equal to
@@ -119,10 +121,11 @@ def padded_per_subfilter(values: np.ndarray, k: int, pn: int, copies: int, fill:
     return out
 
 
-def expand_transpose_convs(nodes: dict[int, Node], order: list[int]
+def expand_transpose_convs(nodes: dict[int, Node], order: list[int], *, d32: bool = True
                            ) -> tuple[list[int], list[Expansion], list[str]]:
     """Rewrite ``nodes`` in place; returns the new order, one expansion per node and notes
-    for the transpose convolutions left as they are."""
+    for the transpose convolutions left as they are. ``d32``: prepare converts to d32 after
+    (the depth crop is DepthToSpace's 5th value, else a QuantizedSlice_8)."""
     ids = _Ids(set(nodes))
     new_order: list[int] = []
     done: list[Expansion] = []
@@ -132,7 +135,7 @@ def expand_transpose_convs(nodes: dict[int, Node], order: list[int]
         if node.op != TRANSPOSE_CONV:
             new_order.append(node_id)
             continue
-        made = _expand(node, nodes, ids, notes)
+        made = _expand(node, nodes, ids, notes, d32)
         if made is None:
             new_order.append(node_id)
             continue
@@ -157,7 +160,7 @@ def _const(nodes: dict[int, Node], node: Node, k: int, what: str) -> Node:
     return c
 
 
-def _expand(node: Node, nodes: dict[int, Node], ids: _Ids, notes: list[str]
+def _expand(node: Node, nodes: dict[int, Node], ids: _Ids, notes: list[str], d32: bool
             ) -> tuple[list[Node], str] | None:
     ins = node.inputs
     wts = _const(nodes, node, 1, "filter")
@@ -249,8 +252,11 @@ def _expand(node: Node, nodes: dict[int, Node], ids: _Ids, notes: list[str]
                      inputs=((add_id, 0), (add_id, 1), (add_id, 2), ins[11], ins[12]),
                      outputs=req_out, label=node.label)]
     if strided:
-        run += _depth_to_space(node, ids, last_id, (sh, sw), [pads[0], crop_bottom, pads[2],
-                                                              crop_right], n_filt, pad_filters)
+        crop = [pads[0], crop_bottom, pads[2], crop_right]
+        if pad_filters and d32:
+            crop.append(n_filt)             # the output depth: DepthToSpace_8_d32 crops it
+        run += _depth_to_space(node, ids, last_id, (sh, sw), crop, n_filt,
+                               pad_filters and not d32)
     names = ", ".join(f"{n.op} 0x{n.node_id:x}" for n in run)
     return run, (f"{node.op} expanded into {names} ({WHERE}); the last keeps this id")
 
@@ -258,7 +264,7 @@ def _expand(node: Node, nodes: dict[int, Node], ids: _Ids, notes: list[str]
 def _depth_to_space(node: Node, ids: _Ids, src: int, block: tuple[int, int], crop: list[int],
                     n_filt: int, depth_crop: bool) -> list[Node]:
     block_ref = ids.const(np.array(block, np.int32), (1, 1, 1, 2), "depth to space block")
-    crop_ref = ids.const(np.array(crop, np.int64).astype(np.int32), (1, 1, 1, 4),
+    crop_ref = ids.const(np.array(crop, np.int64).astype(np.int32), (1, 1, 1, len(crop)),
                          "depth to space crop")
     d2s_id = ids.new() if depth_crop else node.node_id
     outputs = node.outputs
@@ -268,7 +274,7 @@ def _depth_to_space(node: Node, ids: _Ids, src: int, block: tuple[int, int], cro
     run = [Node(d2s_id, "DepthToSpace_8", inputs=((src, 0), block_ref, (src, 1), (src, 2),
                                                   crop_ref),
                 outputs=outputs, label=node.label)]
-    if depth_crop:     # the 5th crop value of DepthToSpace_8_d32, as a slice of the depth
+    if depth_crop:     # the 5th crop value, as a slice of the depth
         start = ids.const(np.zeros(1, np.int32), (1, 1, 1, 1), "output depth start")
         size = ids.const(np.array([n_filt], np.int32), (1, 1, 1, 1), "output depth")
         run.append(Node(node.node_id, "QuantizedSlice_8",

@@ -116,6 +116,21 @@ def test_tanh_after_a_convert_from_d32_runs_in_d32_with_the_same_codes(op):
     assert np.array_equal(converted.array, flat.array)
 
 
+def test_a_convert_from_d32_left_unread_is_removed():
+    # the Tanh reads past 0x12 to its d32 input: nothing reads 0x12, and the library's
+    # remove_dead_nodes after convert_to_depth32 takes it away
+    p = prepare(_one_op("QuantizedTanh_8", (1, 2, 3, 40), from_d32=True))
+    assert 0x12 not in p.nodes and 0x12 not in p.plan
+    r = p.rewrite_of(0x12)
+    assert r.kind == "removed" and "0x20" in r.reason and "remove_dead_nodes" in r.reason
+    assert "its input through Convert_to_d32 0x11," in p.rewrite_of(0x20).reason
+    # read by another node too, it stays
+    g = _one_op("QuantizedTanh_8", (1, 2, 3, 40), from_d32=True)
+    g.append_node(0x31, "OUTPUT", inputs=[(0x12, 0)])
+    p = prepare(g)
+    assert p.nodes[0x12].op == "Convert_from_d32" and p.rewrite_of(0x12) is None
+
+
 @pytest.mark.parametrize("op, axis, converted", [("ArgMax_8toInt32", 3, True),
                                                  ("ArgMin_8", -1, True),
                                                  ("ArgMax_8toInt32", 2, False)])

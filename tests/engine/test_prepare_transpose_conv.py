@@ -66,23 +66,48 @@ def test_the_prepared_graph_is_the_librarys_chain_fused_into_a_supernode():
     g = transpose_conv_graph((1, 4, 4, 2), w, (2, 2), (1, 1, 1, 1), (8, 8))
     p = prepare(g)
     ops = [p.nodes[i].op for i in p.plan]
-    # the Supernode then becomes the input Supernode (input depth 2), d32 out
+    # the Supernode then becomes the input Supernode (input depth 2), d32 out; the
+    # DepthToSpace_8 with its 5th crop value becomes DepthToSpace_8_d32 (d32 in and out)
     assert ops == ["INPUT", "QuantizedPad_8", "InputSupernode_8x8p32to8_outd32",
-                   "Convert_from_d32", "DepthToSpace_8", "QuantizedSlice_8", "OUTPUT"]
-    pad, sn, _, d2s, last = (p.nodes[i] for i in p.plan[1:6])
-    assert last.node_id == TC and last.outputs == g.node(TC).outputs
+                   "DepthToSpace_8_d32", "Convert_from_d32", "OUTPUT"]
+    pad, sn, d2s, back = (p.nodes[i] for i in p.plan[1:5])
+    assert d2s.node_id == TC and d2s.outputs == g.node(TC).outputs
+    assert d2s.inputs[0] == (sn.node_id, 0) and back.inputs == ((TC, 0),)
     # r = s = 2 taps per sub-filter: 1 row / column of padding each side; stride 1, VALID
     assert p.nodes[pad.inputs[3][0]].const.array.ravel().tolist() == [0, 0, 1, 1, 1, 1, 0, 0]
     wts = p.nodes[sn.inputs[1][0]].const
     assert wts.shape == (2, 2, 2, 4 * 32)          # N = 3 padded to 32 (stride width 2)
     assert p.nodes[sn.inputs[6][0]].const.shape == (1, 1, 1, 1)
     assert sn.padding.name == "VALID"
-    # crop: top and left paddings, bottom/right (4 - 1 + 2) * 2 - 1 - 8 = 1
-    assert p.nodes[d2s.inputs[4][0]].const.array.ravel().tolist() == [1, 1, 1, 1]
-    assert p.nodes[last.inputs[2][0]].const.array.ravel().tolist() == [3]
+    # crop: top and left paddings, bottom/right (4 - 1 + 2) * 2 - 1 - 8 = 1, depth N = 3
+    assert p.nodes[d2s.inputs[4][0]].const.array.ravel().tolist() == [1, 1, 1, 1, 3]
+    # one rewrite for the node: the expansion, then the d32 conversion of its DepthToSpace
     reason = p.rewrite_of(TC).reason
     assert "expand_transpose_conv_nodes" in reason and "QuantizedConv2d_8x8to32" in reason
+    assert "; then DepthToSpace_8 becomes DepthToSpace_8_d32" in reason
+    assert f"its input the d32 output of 0x{sn.node_id:x}" in reason
     assert {0x15, 0x16, 0x17, 0x18} <= {r.node_id for r in p.rewrites if r.kind == "removed"}
+    # the library never hands out an internal id twice: not the fused convolution's
+    assert back.node_id not in {r.node_id for r in p.rewrites if r.kind == "fused"}
+
+
+def test_as_authored_the_depth_crop_is_a_slice_with_the_same_values():
+    # no d32 conversion as authored: the flat DepthToSpace_8 refuses a 5th crop value, so
+    # a QuantizedSlice_8 keeps the first N channels; the values are the d32 run's
+    rng = np.random.default_rng(5)
+    w = rng.integers(0, 256, (3, 3, 3, 2), dtype=np.uint8)
+    g = transpose_conv_graph((1, 4, 4, 2), w, (2, 2), (1, 1, 1, 1), (8, 8))
+    p = prepare(g, fusions=False)
+    ops = [p.nodes[i].op for i in p.plan]
+    assert ops[-3:] == ["DepthToSpace_8", "QuantizedSlice_8", "OUTPUT"]
+    d2s = p.nodes[p.plan[-3]]
+    assert p.nodes[d2s.inputs[4][0]].const.array.ravel().tolist() == [1, 1, 1, 1]
+    assert p.nodes[p.nodes[TC].inputs[2][0]].const.array.ravel().tolist() == [3]
+    x = rng.integers(0, 256, (1, 4, 4, 2), dtype=np.uint8)
+    flat = Session(g, fusions=False).execute([x])[0].array
+    d32 = _run(g, x)[1]
+    assert flat.shape == d32.shape == (1, 8, 8, 3)
+    np.testing.assert_array_equal(flat, d32)
 
 
 def test_as_authored_the_chain_stays_unfused():

@@ -54,10 +54,11 @@ def quantized_transpose_conv2d_8x8p32to8(ctx: KernelContext, *inputs: Tensor) ->
     checked on hand vectors and against the exact integer transposed convolution
     (TFLite's reference scatter form) for strides 1-3; each op it makes is byte-exact with
     nnlib's C (docs/oracle-conv.md). Where the stride width is 2, 3, 4 or 8 the library pads
-    N to a multiple of 32 and crops the depth back in DepthToSpace_8_d32 (a 5th crop value);
-    Hexscope runs DepthToSpace_8 and a QuantizedSlice_8 of the first N channels (the same
-    bytes). With a ChannelScale the library's chain has a QuantizedChannelScale_32xf that
-    its fusion takes into the Supernode: Hexscope writes the 13-input Supernode directly.
+    N to a multiple of 32 and crops the depth back in DepthToSpace_8_d32 (a 5th crop value),
+    as Hexscope's prepare does; run as authored (no d32 conversion), DepthToSpace_8 and a
+    QuantizedSlice_8 of the first N channels (the same bytes). With a ChannelScale the
+    library's chain has a QuantizedChannelScale_32xf that its fusion takes into the
+    Supernode: Hexscope writes the 13-input Supernode directly.
     Not expanded (the node fails as not simulated, with a prepare note): groups > 1 and the
     depthwise forms (subkernels, channel multiplier 2).
 

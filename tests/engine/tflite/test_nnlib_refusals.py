@@ -31,7 +31,8 @@ def test_concat_off_depth_runs_as_the_d32_concat_and_stops_at_the_5x1_depthwise(
     assert not [n for n in notes if "QuantizedConcat_8 on axis 1" in n]
     x = np.load(path.with_suffix(".input.npy"))
     with pytest.raises(GraphFileError, match=r"the run failed: node 0x31 "
-                                             r"\(DepthwiseSupernode_8x8p32to8\): .*filter width"):
+                                             r"\(DepthwiseSupernode_8x8p32to8_d32\): "
+                                             r".*filter width"):
         compare_with_tflite(graph, path, [x])
 
 

@@ -35,7 +35,7 @@ REFUSED = {
     # its off-depth concats run as QuantizedConcat_8_d32 (prepare.c
     # do_convert_concat_depth32); op_dwise_snode_8bit.c has no kernel for its 5x1 filters
     "wakeword_hey_jarvis": (GraphFileError,
-                            r"node 0x31 \(DepthwiseSupernode_8x8p32to8\): .*filter width"),
+                            r"node 0x31 \(DepthwiseSupernode_8x8p32to8_d32\): .*filter width"),
 }
 
 

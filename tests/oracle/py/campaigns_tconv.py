@@ -7,10 +7,11 @@ nnlib's op has no arithmetic: its prepare (expand_transpose_conv_nodes.c, which 
 graph framework and HVX copies, so it is not in the oracle) turns it into ordinary ops. Each
 case builds a graph with one transpose convolution (as TFLite's delegate does), prepares it
 with Hexscope's prepare, and runs every node of the prepared plan through nnlib's C
-(QuantizedPad_8, Supernode_8x8p32to8_ref for the fused chain, DepthToSpace_8,
-QuantizedSlice_8), each fed the C outputs of the nodes before (the d32 Supernode forms
-prepare makes run as their flat twin, the d32 conversions as the identity on the logical
-values: the d32 forms are HVX only); the last node's bytes and
+(QuantizedPad_8, Supernode_8x8p32to8_ref for the fused chain, DepthToSpace_8), each fed
+the C outputs of the nodes before (the d32 forms prepare makes run as their flat twin, the
+d32 conversions as the identity on the logical values: the d32 forms reach HVX; the
+DepthToSpace_8_d32's 5th crop value, the output depth, as C's QuantizedSlice_8 of the flat
+op's output); the last node's bytes and
 min/max bits are compared with Hexscope's run of the same graph. The filter rework, paddings
 and crops are Hexscope's on both sides: they are checked against the exact integer transposed
 convolution by tests/engine/test_prepare_transpose_conv.py.
@@ -122,6 +123,13 @@ def run_c(oracle: Oracle, case: dict) -> dict:
         if node.op in LAYOUT_ONLY:
             tensors[(node_id, 0)] = tensors[node.inputs[0]]
             continue
+        if node.op == "DepthToSpace_8_d32":
+            r = _depth_to_space_flat(oracle, node, tensors)
+            if not r.ok:
+                return {"ok": False, "error": f"{node.op}: {r.error}"[:200], "kind": r.kind}
+            for k, o in enumerate(r.outs):
+                tensors[(node_id, k)] = T(o.shape, o.dtype, o.logical().copy())
+            continue
         outs = [("u8" if od.elementsize == 1 and k == 0 else
                  "i32" if k == 0 else "f32", _cap(od)) for k, od in enumerate(node.outputs)]
         dmax = [tuple((1, 1, 1, 1)[:4 - len(od.max_sizes)]) + tuple(od.max_sizes)
@@ -135,6 +143,29 @@ def run_c(oracle: Oracle, case: dict) -> dict:
     y = tensors[(TC, 0)]
     return {"ok": True, "shape": list(y.shape), "y": y.data.reshape(-1).tolist(),
             "min_bits": _bits(tensors[(TC, 1)].data), "max_bits": _bits(tensors[(TC, 2)].data)}
+
+
+def _depth_to_space_flat(oracle: Oracle, node, tensors: dict):
+    """DepthToSpace_8_d32 as its flat twin in C: DepthToSpace_8 with the 4 side crops, then
+    the 5th crop value (the output depth) as QuantizedSlice_8 of the first channels."""
+    ins = [tensors[ref] for ref in node.inputs]
+    crop = np.asarray(ins[4].data).reshape(-1).astype(np.int32)
+    block = np.asarray(ins[1].data).reshape(-1).astype(np.int32)
+    od = node.outputs[0]
+    b, h, w, d = (1, 1, 1, 1)[:4 - len(od.max_sizes)] + tuple(od.max_sizes)
+    full = (b, h, w, ins[0].shape[3] // int(block[0] * block[-1]))     # before the depth crop
+    cap = (int(np.prod(full)) + 127) & ~127
+    r = oracle.run("DepthToSpace_8", [*ins[:4], T((1, 1, 1, 4), "i32", crop[:4].copy())],
+                   [("u8", cap), ("f32", 128), ("f32", 128)], "NA",
+                   def_max=[full, (1, 1, 1, 1), (1, 1, 1, 1)])
+    if not r.ok or crop.size < 5:
+        return r
+    y, lo, hi = (T(o.shape, o.dtype, o.logical().copy()) for o in r.outs)
+    start = T((1, 1, 1, 1), "i32", np.zeros(1, np.int32))
+    size = T((1, 1, 1, 1), "i32", crop[4:5].copy())
+    return oracle.run("QuantizedSlice_8", [y, start, size, lo, hi],
+                      [("u8", _cap(od)), ("f32", 128), ("f32", 128)], "NA",
+                      def_max=[(b, h, w, d), (1, 1, 1, 1), (1, 1, 1, 1)])
 
 
 def _cap(od) -> int:
