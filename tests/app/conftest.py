@@ -28,13 +28,24 @@ def _collect_on_the_gui_thread():
     """A test's windows are freed here, on the GUI thread. Left to the cyclic collector they
     were freed wherever it next ran, often on a worker thread of the next test's window
     (a session, a comparison, a loader), and a QWidget deleted off the GUI thread crashed
-    a later palette change (Fatal Python error: Segmentation fault in setPalette)."""
-    yield
-    from PySide6.QtCore import QCoreApplication, QEvent
+    a later palette change (Fatal Python error: Segmentation fault in setPalette).
 
-    if QCoreApplication.instance() is not None:
-        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-    gc.collect()
+    During the test the automatic collector is off, as in the app (app/gui.py collects on the
+    GUI thread only, on a timer): left on, it ran on a worker's thread mid-test (the reduce
+    dialog's, while it prepared a session) and freed Qt objects there (a segfault in a full
+    run)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        from PySide6.QtCore import QCoreApplication, QEvent
+
+        if QCoreApplication.instance() is not None:
+            QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+        gc.collect()
+        if was_enabled:
+            gc.enable()
 
 
 @pytest.fixture
