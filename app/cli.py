@@ -209,7 +209,9 @@ def load_plugins(paths: Sequence[str], verbose: bool = False) -> list[str]:
     return [str(exc) for exc in problems]
 
 
-def _load_or_report(path: str) -> Graph | None:
+def load_or_report(path: str) -> Graph | None:
+    """The graph in ``path`` (.hexgraph, graph-init C or .tflite), its load notes printed as
+    warnings; None once the reason it cannot be read is printed (one line naming it)."""
     notes: list[str] = []
     try:
         graph = load_any(path, notes)       # refuses a named pipe before opening it
@@ -234,7 +236,7 @@ def cmd_gui(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     from hexscope.engine.validate import Severity, validate
 
-    graph = _load_or_report(args.graph)
+    graph = load_or_report(args.graph)
     if graph is None:
         return EXIT_INVALID
     issues = validate(graph)
@@ -258,7 +260,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         except EngineError as exc:
             err(str(exc))
             return EXIT_INVALID
-    graph = _load_or_report(args.graph)
+    graph = load_or_report(args.graph)
     if graph is None:
         return EXIT_INVALID
     try:
@@ -304,7 +306,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from hexscope.engine.io.c_export import export_c
 
-    graph = _load_or_report(args.graph)
+    graph = load_or_report(args.graph)
     if graph is None:
         return EXIT_INVALID
     out = args.output or str(Path(args.graph).with_suffix(".c"))
@@ -329,7 +331,7 @@ def cmd_check_padding(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     from hexscope.engine.inputs import make_inputs
 
-    graph = _load_or_report(args.graph)
+    graph = load_or_report(args.graph)
     if graph is None:
         return EXIT_INVALID
     try:

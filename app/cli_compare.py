@@ -109,7 +109,7 @@ def tolerance_arg(text: str) -> float:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from hexscope.app.cli import EXIT_BACKEND, EXIT_INVALID, _load_or_report, err
+    from hexscope.app.cli import EXIT_BACKEND, EXIT_INVALID, err, load_or_report
     from hexscope.app.cli_report import write_compare_shares
     from hexscope.app.cli_run import (
         backend_problem,
@@ -129,7 +129,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             "--as-authored" if args.as_authored else "--reference float")
         err(f"--backend-b goes with --reference tflite only, not with {other}")
         return EXIT_INVALID
-    graph = _load_or_report(args.graph)
+    graph = load_or_report(args.graph)
     if graph is None:
         return EXIT_INVALID
     if args.reference == "tflite":
@@ -139,7 +139,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return compare_device_dump(graph, args)
     other: Graph | None = None
     if args.against:
-        other = _load_or_report(args.against)
+        other = load_or_report(args.against)
         if other is None:
             return EXIT_INVALID
     tolerance = args.tolerance_lsb

@@ -107,12 +107,12 @@ def add_import_profile_parser(sub: object) -> None:
 
 
 def cmd_import_profile(args: argparse.Namespace) -> int:
-    from hexscope.app.cli import EXIT_INVALID, _load_or_report, err
+    from hexscope.app.cli import EXIT_INVALID, err, load_or_report
     from hexscope.app.cli_run import write_report
     from hexscope.engine.device.perfdump import parse_profile
     from hexscope.engine.device.profile import attach, profile_path, save_profile
 
-    graph = _load_or_report(args.graph)
+    graph = load_or_report(args.graph)
     if graph is None:
         return EXIT_INVALID
     try:

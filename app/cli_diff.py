@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from hexscope.engine.graph import Graph
@@ -85,19 +84,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 def _load(path: str) -> Graph | None:
     """The graph in ``path``, or None once the reason is printed (one line naming it)."""
-    from hexscope.app.cli import err
-    from hexscope.engine.errors import EngineError
-    from hexscope.engine.io.any_graph import load_any
+    from hexscope.app.cli import load_or_report
 
-    notes: list[str] = []
-    try:
-        graph = load_any(path, notes)
-    except EngineError as exc:
-        err(str(exc))
-        return None
-    for note in notes:
-        print(f"warning: {note}", file=sys.stderr)
-    return graph
+    return load_or_report(path)
 
 
 def diff_text(diff: StructuralDiff, top: int = 200) -> str:

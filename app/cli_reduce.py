@@ -166,19 +166,9 @@ def cmd_reduce(args: argparse.Namespace) -> int:
 
 def _load(path: str) -> Any:
     """The graph at ``path`` (a .hexgraph, C file or model), or None once said why."""
-    from hexscope.app.cli import err
-    from hexscope.engine.errors import EngineError
-    from hexscope.engine.io.any_graph import load_any
+    from hexscope.app.cli import load_or_report
 
-    notes: list[str] = []
-    try:
-        graph = load_any(path, notes)
-    except EngineError as exc:
-        err(str(exc))
-        return None
-    for note in notes:
-        print(f"warning: {note}", file=sys.stderr)
-    return graph
+    return load_or_report(path)
 
 
 def _option_problem(args: argparse.Namespace) -> str:
