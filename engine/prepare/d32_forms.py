@@ -34,11 +34,12 @@ graphs' results).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from hexscope.engine.nodes import Node, OutputDef
+from hexscope.engine.prepare.internal_ids import InternalIds
 
 SUB = "QuantizedSub_8p8to8"
 CONCAT = "QuantizedConcat_8"
@@ -72,19 +73,6 @@ SIMULATED = {SUB: (SUB_D32, (0, 1), False, True),
 D32_CANDIDATES = frozenset({*SIMULATED, *NOT_SIMULATED})
 
 
-@dataclass
-class _Ids:
-    taken: set[int]
-    next_id: int = 0xFFFFFFFF
-    made: list[int] = field(default_factory=list)
-
-    def new(self) -> int:
-        while self.next_id in self.taken:
-            self.next_id -= 1
-        self.taken.add(self.next_id)
-        return self.next_id
-
-
 @dataclass(frozen=True, slots=True)
 class D32Rewrite:
     node_id: int
@@ -104,7 +92,7 @@ def convert_to_d32_forms(nodes: dict[int, Node], order: list[int], used: set[int
              for i in order if nodes[i].op in NOT_SIMULATED and _library_converts(nodes, i)]
     if not subs:
         return order, [], notes
-    ids = _Ids(set(nodes) | (used or set()))
+    ids = InternalIds(set(nodes) | (used or set()))
     readers: dict[int, set[int]] = {}
     for node_id in order:
         for src, _ in nodes[node_id].inputs:
@@ -162,7 +150,7 @@ def _data_outputs(node: Node) -> int:
 
 
 def _convert_back(nodes: dict[int, Node], readers: dict[int, set[int]], node_id: int, k: int,
-                  outputs: tuple[OutputDef, ...], ids: _Ids) -> int:
+                  outputs: tuple[OutputDef, ...], ids: InternalIds) -> int:
     """A new Convert_from_d32 of output k; its readers read the converter instead."""
     from_id = ids.new()
     _rewire(nodes, readers.get(node_id, set()), (node_id, k), (from_id, 0))
@@ -270,7 +258,7 @@ def _d2s_converts(nodes: dict[int, Node], node: Node) -> bool:
 
 
 def _d32_source(nodes: dict[int, Node], ref: tuple[int, int], made_to: dict[tuple[int, int], int],
-                ids: _Ids) -> tuple[tuple[int, int], int | None]:
+                ids: InternalIds) -> tuple[tuple[int, int], int | None]:
     """``need_convert_to_d32``: the d32 form of input ``ref`` and the node made for it."""
     producer = nodes[ref[0]]
     if ref[1] == 0 and producer.op == FROM_D32 and producer.inputs:

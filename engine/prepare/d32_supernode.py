@@ -25,31 +25,17 @@ New nodes get internal ids counting down from 0xFFFFFFFF past every id in use.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from hexscope.engine.errors import GraphError
 from hexscope.engine.nodes import Node, OutputDef, Padding
+from hexscope.engine.prepare.internal_ids import InternalIds
 
 TO_D32, FROM_D32 = "Convert_to_d32", "Convert_from_d32"
 WHERE = "hexagon_nn prepare: convert_to_depth32"
 FLAT = ("Supernode_8x8p8to8", "Supernode_8x8p32to8")
 DWISE = ("DepthwiseSupernode_8x8p8to8", "DepthwiseSupernode_8x8p32to8")
 CONVERTED = frozenset(FLAT + DWISE)
-
-
-@dataclass
-class _Ids:
-    taken: set[int]
-    next_id: int = 0xFFFFFFFF
-    made: list[int] = field(default_factory=list)
-
-    def new(self) -> int:
-        while self.next_id in self.taken:
-            self.next_id -= 1
-        self.taken.add(self.next_id)
-        return self.next_id
 
 
 def d32_op(nodes: dict[int, Node], node: Node) -> str | None:
@@ -78,7 +64,7 @@ def convert_supernodes(nodes: dict[int, Node], order: list[int], used: set[int] 
                        ) -> tuple[list[int], list[tuple[int, str]]]:
     """Rewrite ``nodes`` in place; the new order and (node id, reason) per converted node.
     ``used``: ids no new node may take (those of nodes earlier passes removed)."""
-    ids = _Ids(set(nodes) | (used or set()))
+    ids = InternalIds(set(nodes) | (used or set()))
     readers: dict[int, set[int]] = {}
     for node_id in order:
         for src, _ in nodes[node_id].inputs:
@@ -128,7 +114,7 @@ def convert_supernodes(nodes: dict[int, Node], order: list[int], used: set[int] 
     return new_order, done
 
 
-def _d32_source(nodes: dict[int, Node], ref: tuple[int, int], reader: int, ids: _Ids,
+def _d32_source(nodes: dict[int, Node], ref: tuple[int, int], reader: int, ids: InternalIds,
                 readers: dict[int, set[int]], made_to: dict[tuple[int, int], int]
                 ) -> tuple[tuple[int, int], int | None]:
     """``need_convert_to_d32``: the d32 form of ``ref`` for ``reader``, and the node made."""
