@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMessageBox, QStyle
+from PySide6.QtWidgets import QMessageBox, QStyle, QToolBar
 
 from hexscope.app.warning_summary import WarningGroup, group_warnings
 from hexscope.engine.errors import InputError
@@ -80,6 +80,11 @@ class DebugActions:
         menu = w.menuBar().addMenu("&Debug")
         self.toolbar = w.addToolBar("Debug")
         self.toolbar.setObjectName("debug-toolbar")
+        view_bar = w.findChild(QToolBar, "view-toolbar")
+        if view_bar is not None:
+            # first in the row: where the toolbars overflow (1024 pixels wide), the
+            # everyday actions stay and the view's rarer ones go behind the » button
+            w.insertToolBar(view_bar, self.toolbar)
         self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.actions: dict[str, QAction] = {}
         for key, text, shortcut, icon, slot in spec:
