@@ -34,11 +34,11 @@ TILE = 256                  # pixels per tile side
 MAX_TILE_ZOOM = BLOCK_TEXT_MIN_LOD   # tiles hold no text: it would blur when scaled
 MAX_TILES = 320             # ~80 MiB of tiles at most (several levels of a 20k graph)
 SYNC_TILES = 4              # missing tiles rendered one by one within the paint
-SYNC_STALE_S = 0.02         # stale tiles in view rendered within a paint for this long at most
+SYNC_STALE_S = 0.01         # stale tiles in view rendered within a paint for this long at most
 MAX_BLOCK_TILES = 96        # the most rendered in one pass (24 MiB; a screen needs ~40)
 IDLE_SLICE = 0.015          # seconds of tile rendering between events
 IDLE_RUN = 4                # neighbouring tiles of a row rendered in one pass between events,
-IDLE_RUN_S = 0.05           # as many as the last passes say fit in this many seconds
+IDLE_RUN_S = 0.03           # as many as the last passes say fit in this many seconds
 MARGIN_PX = 4.0             # cosmetic pens reach this far beyond an item's bounding rect
 
 Key = tuple[int, int, int]  # level, column, row
