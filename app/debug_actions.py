@@ -239,7 +239,9 @@ class DebugActions:
     def _schedule_looks(self) -> None:
         if not self._looks_scheduled:           # one chain of slices, however many refreshes
             self._looks_scheduled = True
-            QTimer.singleShot(0, self.w, self._set_looks_slice)
+            # a timer, not a posted call (0 ms): Qt runs posted calls back to back before
+            # any timer, so chained slices and other views' work made one long turn
+            QTimer.singleShot(1, self.w, self._set_looks_slice)
 
     def _set_looks_slice(self) -> None:
         self._looks_scheduled = False

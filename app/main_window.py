@@ -361,7 +361,7 @@ class MainWindow(QMainWindow):
                 with gc_paused():
                     self.refresh_prepared()
 
-        QTimer.singleShot(0, self, marks)
+        QTimer.singleShot(1, self, marks)     # a timer: a posted call ran in the same turn
 
     def _revalidate(self) -> None:
         self.issues = self._validator.validate(self.graph)
