@@ -243,8 +243,12 @@ class RangePanel(QWidget):
         for w in (self._overlay, self._batch, self._reference, self.apply_button,
                   self.sensitivity_button):
             bar.addWidget(w)
-        bar.addWidget(self._summary, 1)
+        bar.addStretch(1)
         lay.addLayout(bar)
+        # on its own line: beside the buttons its text made the panel ~1,150 px wide, and
+        # at 1024x700 the Ranges dock scrolled sideways (the plot's right axis out of sight)
+        self._summary.setWordWrap(True)
+        lay.addWidget(self._summary)
         self._table = QTableView()
         self._table.setModel(self.model)
         self._table.setSortingEnabled(True)

@@ -143,8 +143,11 @@ class RangePlotView(QWidget):
             self._sat.setSymbol("x")
             self._sat.setSymbolSize(7)
             self._sat.setSymbolPen(SAT_PEN)
+            self._sat.setPen(pg.mkPen(SAT_PEN, width=1, dash=[4, 3]))
         else:
+            # thousands of dashed segments hid the bars under a red hatch: a thin, light line
             self._sat.setSymbol(None)
+            self._sat.setPen(pg.mkPen((*SAT_PEN, 120), width=1))
 
     def index_at(self, scene_pos: QPointF) -> int | None:
         """The output whose bar is under ``scene_pos`` (the plot's scene), if any."""

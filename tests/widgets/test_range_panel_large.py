@@ -87,3 +87,13 @@ def test_the_first_fit_of_the_columns_measures_few_rows_beyond_those_in_sight(qt
     in_sight = panel._table.height() // panel._table.verticalHeader().defaultSectionSize()
     assert formatted[0] <= in_sight + range_panel.FIT_ROWS + 2
     assert range_panel.FIT_ROWS <= 50
+
+
+def test_the_panel_fits_a_1024_pixel_window_with_a_long_summary(qtbot):
+    """The summary beside the buttons made the Ranges dock scroll sideways at 1024x700."""
+    one = range_stats(np.arange(256, dtype=np.uint8), QuantRange(-1.0, 1.0), op="Relu")
+    panel = RangePanel()
+    qtbot.addWidget(panel)
+    panel.set_stats([replace(one, node_id=k, order=k) for k in range(3000)])
+    assert "3000 quantized outputs" in panel._summary.text()
+    assert panel.minimumSizeHint().width() <= 1000
