@@ -130,7 +130,10 @@ def test_tflite_and_the_float_reference_together_show_both_errors(qtbot, window)
     assert tuple(headers[at + 1:at + 3]) == FLOAT_COLUMNS
     row = model_.row_of(0x27, 0)
     assert model_.data(model_.index(row, at + 1)) == "2.000 ✱"     # Hexscope's excess
-    assert "sim parts first" in panel.summary.text()
+    assert "Float reference (accumulated): sim leaves it first, at 0x27 (Requantize_32to8); " \
+           "at the first divergence sim is 2.000 LSB (excess), TFLite ≤ 0.958 LSB from it" \
+        in panel.summary.text()
+    assert "sim parts first" in panel.summary.toolTip()
     # back to TFLite alone: the float columns go
     panel.target.setCurrentIndex(panel.target.findData("tflite"))
     qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)

@@ -159,6 +159,32 @@ def float_parting_text(comparison: TfliteComparison) -> str:
     return "\n".join(lines)
 
 
+def float_parting_line(comparison: TfliteComparison) -> str:
+    """:func:`float_parting_text` in one short line (the app's summary, where every line
+    is taken from the pictures below it)."""
+    if not comparison.float_mode:
+        return ""
+    a = comparison.a_name
+    first_h = comparison.first_from_float("hexscope")
+    first_t = comparison.first_from_float("tflite")
+    order = {id(d): i for i, d in enumerate(comparison.outputs)}
+    if first_h is None and first_t is None:
+        who = "neither side leaves it"
+    elif first_t is None or (first_h is not None and order[id(first_h)] < order[id(first_t)]):
+        who = f"{a} leaves it first, at {_where(first_h)}"
+    elif first_h is None or order[id(first_t)] < order[id(first_h)]:
+        who = f"TFLite leaves it first, at {_where(first_t)}"
+    else:
+        who = f"both leave it at {_where(first_h)}"
+    line = f"Float reference ({comparison.float_mode}): {who}"
+    d = comparison.first_divergence
+    p = comparison.pair(d) if d is not None else None
+    if d is not None and p is not None and p.hexscope is not None and p.tflite is not None:
+        line += (f"; at the first divergence {a} is {_lsb(p.hexscope)}, TFLite "
+                 f"{_lsb(p.tflite)} from it")
+    return line
+
+
 def _lsb(m: Metrics | None) -> str:
     if m is None:
         return "-"
@@ -225,4 +251,4 @@ def float_json(comparison: TfliteComparison) -> dict:  # type: ignore[type-arg]
 
 
 __all__ = ["FLOAT_MODES", "FloatPair", "TfliteComparison", "add_float_reference",
-           "float_json", "float_parting_text", "float_table"]
+           "float_json", "float_parting_line", "float_parting_text", "float_table"]
