@@ -21,7 +21,9 @@ git --git-dir="$mirror" rev-parse HEAD > "$B/NNLIB_COMMIT"
 rm -f "$B/nnlib/hexagon/include/nn_graph.h"
 sed -e '/^#define __hexagon__ 1$/d' -e '/^#undef __hexagon__$/d' \
     -e 's/#include "\(hexagon_types\|hexagon_protos\|hvx_inlines\|nn_asm_ops\)\.h"/#include <\1.h>/' \
+    -e 's|^#include <nn_graph_padding.h>$|#include <nn_graph_padding.h>\n#include "hvx_framework_extra.h"|' \
     "$oracle/stubs/include/nn_graph.h" > "$B/inc/nn_graph.h"
+cp "$here/include/"*.h "$B/inc/"
 # nnlib's V66 build flags, hosted as nnlib is built (clang lowers fminf/fmaxf/fabsf... to
 # the Hexagon instructions, as on the device); hexagon/nonfastrpc.mak: -O2, -DV66
 # -DHEXAGON_V66=1, FAST_16B_CONV

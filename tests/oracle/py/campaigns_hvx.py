@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 
 import campaigns
+import campaigns_conv25  # noqa: F401 (Supernode_8x8p32to8 generator)
 import campaigns_d32ops26  # noqa: F401 (d32 generators)
 import campaigns_fc  # noqa: F401 (Requantize_32to8)
 import hs_exec
@@ -33,12 +34,46 @@ class HvxCampaign:
 
 
 _D32 = {"compare_padding": True}
+
+
+def _d32_in(rng, case, i, hs_pad=False):
+    """The case's flat input 0 as a d32 tensor: nnlib's usual padding (4 rows above and below,
+    4 units before) or, one case in three, a random one."""
+    from campaigns import rand_d32_pad
+    x = case.inputs[0]
+    b, h, w, d = x.shape
+    pad = rand_d32_pad(rng, x.shape) if i % 3 == 2 else (4, 4, 4, (-w) % 4 + 4, 0, (-d) % 32)
+    case.inputs[0] = T(x.shape, "u8", x.data, d32=pad, d32_fill=int(rng.integers(0, 256)))
+    return case
+
+
+def _d32_out(case):
+    from campaigns import d32_capacity
+    dm = case.def_max[0]
+    case.outs[0] = ("u8", d32_capacity(dm))
+    return case
+
+
+def _sn32_d32(rng, i):
+    from campaigns_conv25 import _sn32_case
+    return _d32_out(_d32_in(rng, _sn32_case(rng, i, small=True), i))
+
+
+def _sn32_outd32(rng, i):
+    from campaigns_conv25 import _sn32_case
+    return _d32_out(_sn32_case(rng, i, small=True))
+
+
+campaigns.CAMPAIGNS["hvx:Supernode_8x8p32to8_d32"] = campaigns.Campaign(_sn32_d32)
+campaigns.CAMPAIGNS["hvx:InputSupernode_8x8p32to8_outd32"] = campaigns.Campaign(_sn32_outd32)
 HVX_CAMPAIGNS: dict[str, HvxCampaign] = {
     "Requantize_32to8": HvxCampaign("Requantize_32to8", {}),
     "QuantizedSplit_8_d32": HvxCampaign("QuantizedSplit_8_d32", _D32),
     "DepthToSpace_8_d32": HvxCampaign("DepthToSpace_8_d32", _D32),
     "QuantizedResizeBilinear_8_d32": HvxCampaign("QuantizedResizeBilinear_8_d32", _D32),
     "QuantizedSoftmax_8_d32": HvxCampaign("QuantizedSoftmax_8_d32", _D32),
+    "Supernode_8x8p32to8_d32": HvxCampaign("hvx:Supernode_8x8p32to8_d32", _D32),
+    "InputSupernode_8x8p32to8_outd32": HvxCampaign("hvx:InputSupernode_8x8p32to8_outd32", _D32),
 }
 
 

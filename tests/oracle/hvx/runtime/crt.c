@@ -188,3 +188,8 @@ float __hexagon_divsf3(float a, float b)
 	if (exp >= 0xff) return ffrom(inf);
 	return ffrom(((uint32_t)sign << 31) | ((uint32_t)exp << 23) | (sig & 0x7fffff));
 }
+
+/* clang's Hexagon memcpy for copies it knows are 8-byte multiples of at least 32 bytes */
+void *memcpy(void *d, const void *s, unsigned long n);
+void *__hexagon_memcpy_likely_aligned_min32bytes_mult8bytes(void *d, const void *s, unsigned long n)
+{ return memcpy(d, s, n); }
