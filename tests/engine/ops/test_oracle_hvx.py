@@ -27,7 +27,7 @@ from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.tensor import Tensor
 
 DATA = Path(__file__).parents[2] / "data" / "oracle"
-OPS = ["QuantizedSplit_8_d32", "DepthToSpace_8_d32"]
+OPS = ["QuantizedSplit_8_d32", "DepthToSpace_8_d32", "QuantizedResizeBilinear_8_d32"]
 _DT = {"u8": DType.QUINT8, "i32": DType.INT32, "f32": DType.FLOAT32}
 _NP = {"u8": np.uint8, "i32": np.int32, "f32": np.float32}
 
