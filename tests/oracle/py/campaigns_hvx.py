@@ -64,7 +64,47 @@ def _sn32_outd32(rng, i):
     return _d32_out(_sn32_case(rng, i, small=True))
 
 
+def _sn8_d32(rng, i):
+    from campaigns_sn import _sn_case
+    return _d32_out(_d32_in(rng, _sn_case(rng, i), i))
+
+
+def _dwsn_d32(rng, i):
+    """DepthwiseSupernode_8x8p32to8_d32 as the delegate builds it: filter widths 3, 5, 7
+    (the others crash nnlib: repro_dwise_width1.py), heights 2..5, strides 1 and 2, SAME and
+    VALID, depth multiplier 1, the output ranges of the Supernode campaigns."""
+    from campaigns import F, u8
+    from campaigns_sn import _out_range, _realistic
+
+    from hexscope.engine.nodes import Padding
+    from hexscope.engine.ops.conv.conv2d import output_window
+    b = int(rng.integers(1, 3))
+    c = int(rng.choice([1, 8, 32, 33, 64]))
+    fh, fw = int(rng.integers(2, 6)), int(rng.choice([3, 5, 7]))
+    s = int(rng.choice([1, 2]))
+    pad = ["SAME", "VALID"][i % 2]
+    h, w = int(rng.integers(fh, fh + 5)), int(rng.integers(fw, fw + 6))
+    x, f = u8(rng, (b, h, w, c)), u8(rng, (fh, fw, c, 1))
+    (xl, xh), (fl, fhh), _ = _realistic(rng)
+    step = np.float32(np.float32(xh - xl) / 255) * np.float32(np.float32(fhh - fl) / 255)
+    bl, bh = float(np.float32(-2.0**31 * step)), float(np.float32(2.0**31 * step))
+    bias = rng.integers(-20000, 20000, c).astype(np.int32)
+    ol, oh, owhy = _out_range(rng, i // 2 if i % 5 else i)
+    ohh = output_window(h, fh, s, Padding.parse(pad)).out
+    oww = output_window(w, fw, s, Padding.parse(pad)).out
+    dm = (b, max(ohh, 1), max(oww, 1), c)
+    ins = [T.of(x, "u8"), T.of(f, "u8"), F(xl), F(xh), F(fl), F(fhh),
+           T.shape_only((1, s, s, 1)), T.of(bias.reshape(1, 1, 1, c), "i32"), F(bl), F(bh),
+           F(ol), F(oh)]
+    case = campaigns.Case(ins, [("u8", 0), ("f32", 128), ("f32", 128)], pad,
+                          def_max=[dm, (1, 1, 1, 1), (1, 1, 1, 1)],
+                          desc=f"x{(b, h, w, c)} f{(fh, fw)} s{s} {pad} out [{ol},{oh}] ({owhy})")
+    return _d32_out(_d32_in(rng, case, i))
+
+
 campaigns.CAMPAIGNS["hvx:Supernode_8x8p32to8_d32"] = campaigns.Campaign(_sn32_d32)
+campaigns.CAMPAIGNS["hvx:Supernode_8x8p8to8_d32"] = campaigns.Campaign(_sn8_d32)
+campaigns.CAMPAIGNS["hvx:DepthwiseSupernode_8x8p32to8_d32"] = campaigns.Campaign(_dwsn_d32)
 campaigns.CAMPAIGNS["hvx:InputSupernode_8x8p32to8_outd32"] = campaigns.Campaign(_sn32_outd32)
 HVX_CAMPAIGNS: dict[str, HvxCampaign] = {
     "Requantize_32to8": HvxCampaign("Requantize_32to8", {}),
@@ -74,6 +114,9 @@ HVX_CAMPAIGNS: dict[str, HvxCampaign] = {
     "QuantizedSoftmax_8_d32": HvxCampaign("QuantizedSoftmax_8_d32", _D32),
     "Supernode_8x8p32to8_d32": HvxCampaign("hvx:Supernode_8x8p32to8_d32", _D32),
     "InputSupernode_8x8p32to8_outd32": HvxCampaign("hvx:InputSupernode_8x8p32to8_outd32", _D32),
+    "Supernode_8x8p8to8_d32": HvxCampaign("hvx:Supernode_8x8p8to8_d32", _D32),
+    "DepthwiseSupernode_8x8p32to8_d32": HvxCampaign("hvx:DepthwiseSupernode_8x8p32to8_d32",
+                                                    _D32),
 }
 
 
@@ -84,13 +127,22 @@ def cases_of(op: str, n: int, seed: int) -> list:
 
 
 def hexscope(op: str, case):
+    """Hexscope's side; an exception in its kernel is a finding, reported as a failure."""
+    from common import Result
     camp = HVX_CAMPAIGNS[op]
-    return hs_exec.run(camp.hs_op or op, case.inputs, len(case.outs), case.padding,
-                       def_max=case.def_max, elsizes=case.elsizes(), outs=case.outs)
+    try:
+        return hs_exec.run(camp.hs_op or op, case.inputs, len(case.outs), case.padding,
+                           def_max=case.def_max, elsizes=case.elsizes(), outs=case.outs)
+    except Exception as exc:  # noqa: BLE001 (the finding is the exception itself)
+        return Result(False, error=f"EXCEPTION {type(exc).__name__}: {exc}", kind="exception")
 
 
-def run(op: str, n: int, seed: int, x86: bool, show: int) -> dict:
+def run(op: str, n: int, seed: int, x86: bool, show: int, padding: bool = True) -> dict:
+    """Counts of a campaign; ``padding`` False compares the logical values, ranges and
+    statuses only (not the d32 padding bytes)."""
     camp = HVX_CAMPAIGNS[op]
+    kw = dict(camp.compare_kw, compare_padding=padding and camp.compare_kw.get("compare_padding",
+                                                                               False))
     cases = cases_of(op, n, seed)
     t0 = time.time()
     results = HvxOracle().run_many([(op, c.inputs, c.outs, c.padding, c.def_max) for c in cases])
@@ -112,8 +164,7 @@ def run(op: str, n: int, seed: int, x86: bool, show: int) -> dict:
             st["hvx_other"][key] = st["hvx_other"].get(key, 0) + 1
             continue
         h = hexscope(op, case)
-        diffs = compare(c, h, **camp.compare_kw)
-        diffs = [d for d in diffs if not d.startswith("[note]")]
+        diffs = [d for d in compare(c, h, **kw) if not d.startswith("[note]")]
         if diffs:
             st["diff"] += 1
             if len(st["examples"]) < show:
@@ -185,9 +236,11 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--x86", action="store_true")
     ap.add_argument("--show", type=int, default=3)
+    ap.add_argument("--no-padding", action="store_true", help="ignore the d32 padding bytes")
     a = ap.parse_args()
     if a.cmd == "run":
-        print(json.dumps(run(a.op, a.n, a.seed, a.x86, a.show), indent=1, default=str))
+        print(json.dumps(run(a.op, a.n, a.seed, a.x86, a.show, not a.no_padding), indent=1,
+                         default=str))
     else:
         print(export(a.op, int(a.rest[0]), a.seed, a.rest[1]))
 
