@@ -193,12 +193,16 @@ def _out_spec(o) -> list:
     return spec + [list(o.d32)] if o.d32 is not None else spec
 
 
-def export(op: str, n: int, seed: int, path: str) -> dict:
+def export(op: str, n: int, seed: int, path: str, max_bytes: int = 0) -> dict:
     """Every case the HVX build ran (its outputs, every byte of a d32 memory, or its error) as
     a gzipped golden file in the format of tests/engine/ops/test_shape_oracle.py, replayed by
     tests/engine/ops/test_oracle_hvx.py without QEMU."""
     import gzip
-    cases = cases_of(op, n, seed)
+    cases = cases_of(op, 4 * n if max_bytes else n, seed)
+    if max_bytes:               # keep the file small: the first n cases under max_bytes
+        cases = [c for c in cases
+                 if sum(t.memory().nbytes for t in c.inputs) + sum(cap for _, cap in c.outs)
+                 <= max_bytes][:n]
     results = HvxOracle().run_many([(op, c.inputs, c.outs, c.padding, c.def_max) for c in cases])
     kept, exact = [], 0
     for case, c in zip(cases, results):
@@ -237,12 +241,14 @@ def main() -> None:
     ap.add_argument("--x86", action="store_true")
     ap.add_argument("--show", type=int, default=3)
     ap.add_argument("--no-padding", action="store_true", help="ignore the d32 padding bytes")
+    ap.add_argument("--max-bytes", type=int, default=0,
+                    help="export: keep cases whose inputs and outputs fit in this many bytes")
     a = ap.parse_args()
     if a.cmd == "run":
         print(json.dumps(run(a.op, a.n, a.seed, a.x86, a.show, not a.no_padding), indent=1,
                          default=str))
     else:
-        print(export(a.op, int(a.rest[0]), a.seed, a.rest[1]))
+        print(export(a.op, int(a.rest[0]), a.seed, a.rest[1], a.max_bytes))
 
 
 if __name__ == "__main__":
