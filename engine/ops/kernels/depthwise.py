@@ -29,31 +29,46 @@ def _build() -> tuple[Callable[..., Any], Callable[..., Any]]:
 
     @njit(cache=True, nogil=True, boundscheck=False)
     def narrow(x, w, zx, zf, sh, sw, top, left, out):  # pragma: no cover - compiled
+        # One output row at a time, tap by tap, each tap a pass over the row's pixels with
+        # the channels innermost: contiguous int32 lanes that LLVM vectorises (a loop per
+        # pixel over the taps ran a few channels at a time, 0.35 ns a product).
         nb, h, wd, c = x.shape
         fh, fw, _, m = w.shape
         oh, ow = out.shape[1], out.shape[2]
-        acc = np.empty(c * m, np.int32)
-        a = np.empty(c, np.int32)
+        cm = c * m
+        wz = np.empty((fh, fw, cm), np.int32)
+        for fy in range(fh):
+            for fx in range(fw):
+                for ci in range(c):
+                    for mi in range(m):
+                        wz[fy, fx, ci * m + mi] = np.int32(w[fy, fx, ci, mi]) - np.int32(zf)
+        acc = np.empty(ow * cm, np.int32)
+        zx32 = np.int32(zx)
+        ucm = np.uint64(cm)
         for b in range(nb):
             for oy in range(oh):
                 y0 = oy * sh - top
-                for ox in range(ow):
-                    x0 = ox * sw - left
-                    acc[:] = 0
-                    for fy in range(max(0, -y0), min(fh, h - y0)):
-                        for fx in range(max(0, -x0), min(fw, wd - x0)):
-                            for ci in range(c):
-                                a[ci] = np.int32(x[b, y0 + fy, x0 + fx, ci]) - np.int32(zx)
+                acc[:] = 0
+                for fy in range(max(0, -y0), min(fh, h - y0)):
+                    xrow = x[b, y0 + fy].reshape(-1)
+                    for fx in range(fw):
+                        wt = wz[fy, fx]
+                        # the pixels whose tap fx lies inside the image
+                        lo = max(0, (left - fx + sw - 1) // sw)
+                        hi = min(ow, (wd - 1 + left - fx) // sw + 1)
+                        for ox in range(lo, hi):
+                            # unsigned offsets: no negative-index wrap, so LLVM vectorises
+                            xo = np.uint64((ox * sw - left + fx) * c)
+                            ao = np.uint64(ox) * ucm
                             if m == 1:
-                                for ci in range(c):
-                                    acc[ci] += a[ci] * (np.int32(w[fy, fx, ci, 0]) - np.int32(zf))
+                                for ci in range(np.uint64(c)):
+                                    acc[ao + ci] += (np.int32(xrow[xo + ci]) - zx32) * wt[ci]
                             else:
                                 for ci in range(c):
+                                    a = np.int32(xrow[xo + np.uint64(ci)]) - zx32
                                     for mi in range(m):
-                                        acc[ci * m + mi] += a[ci] * (
-                                            np.int32(w[fy, fx, ci, mi]) - np.int32(zf))
-                    for k in range(c * m):
-                        out[b, oy, ox, k] = acc[k]
+                                        acc[ao + np.uint64(ci * m + mi)] += a * wt[ci * m + mi]
+                out[b, oy] = acc.reshape(ow, cm)
 
     @njit(cache=True, nogil=True, boundscheck=False)
     def sums(x, w, zx, zf, sh, sw, top, left, out):  # pragma: no cover - compiled

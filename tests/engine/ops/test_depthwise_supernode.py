@@ -294,3 +294,36 @@ def test_round_up_quarter_octave_is_a_power_of_the_fourth_root_of_2_above_x(x, s
     assert 1.189 * (1 - 1e-6) < abs(y) / xf <= 1.4143
     q = np.log2(abs(y)) * 4
     assert abs(q - round(q)) < 1e-5
+
+
+
+def test_the_set_up_kept_in_the_node_follows_its_inputs(path):
+    """The filter terms and scaling kept between runs (same Const tensors) give what the node
+    gives when it works them out again, run after run, and a changed input range, bias or
+    filter is not served from them."""
+    rng = np.random.default_rng(5)
+    x = _u8(rng.integers(0, 256, (1, 6, 7, 8)))
+    w, w2 = (_u8(rng.integers(0, 256, (3, 3, 8, 1))) for _ in range(2))
+    bias = Tensor.from_array(rng.integers(-5000, 5000, 8).astype(np.int32), DType.QINT32)
+    other = Tensor.from_array(np.full(8, 7000, np.int32), DType.QINT32)
+    stride = Tensor.shape_only((1, 1, 1, 1))
+
+    def run(ctx, filt, b, xr, keep):
+        if not keep:
+            ctx.state.pop("dwise_filter", None)
+            ctx.state.pop("dwise_scaling", None)
+        y, mn, mx = depthwise_supernode_8x8p32to8(
+            ctx, x, filt, _s(xr[0]), _s(xr[1]), _s(-1.0), _s(1.0), stride, b, _s(-100.0),
+            _s(100.0), _s(-np.inf), _s(np.inf))
+        return y.array.tolist(), mn.array.tolist(), mx.array.tolist()
+
+    kept, redone = (KernelContext(1, "DepthwiseSupernode", padding=Padding.SAME)
+                    for _ in range(2))
+    history = [(w, bias, (-1.0, 3.0))] * 3 + [(w, bias, (-2.0, 5.0)), (w, other, (-2.0, 5.0)),
+                                              (w2, other, (-2.0, 5.0)), (w, bias, (-1.0, 3.0))]
+    outputs = set()
+    for filt, b, xr in history:
+        got = run(kept, filt, b, xr, True)
+        assert got == run(redone, filt, b, xr, False)
+        outputs.add(str(got[0]))
+    assert "dwise_scaling" in kept.state and len(outputs) >= 4
