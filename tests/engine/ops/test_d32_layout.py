@@ -55,3 +55,15 @@ def test_hand_vector() -> None:
 def test_other_types_fall_back() -> None:
     assert pack_d32(np.zeros((1, 1, 1, 1), np.int32), (1, 1, 1, 4, 32), (0,) * 6, 0) is None
     assert unpack_d32(np.zeros((1, 1, 1, 4, 32), np.int32), (1, 1, 1, 1), (0,) * 6) is None
+
+
+@pytest.mark.parametrize(("d", "db", "wb"), [(48, 0, 4), (16, 8, 1), (40, 24, 0), (96, 0, 3)])
+def test_the_word_path_matches_numpy(d: int, db: int, wb: int) -> None:
+    """Depths and depth padding in multiples of 8 move as 8-byte words."""
+    mp = pytest.MonkeyPatch()
+    codes = np.random.default_rng(d).integers(0, 256, (2, 3, 5, d), np.uint8)
+    pad = D32Padding(2, 1, wb, (-(wb + 5)) & 3, db, (-(db + d)) & 31)
+    x = Tensor.from_array(codes, DType.QUINT8)
+    fast = x.to_d32(pad, 0xA5)
+    assert np.array_equal(fast.buffer, _numpy(mp, lambda: x.to_d32(pad, 0xA5)).buffer)
+    assert np.array_equal(fast.array, codes)
