@@ -107,7 +107,7 @@ def depthwise_sums(x: np.ndarray, w: np.ndarray, zx: int, zf: int, sh: int, sw: 
     module doc); ``top``/``left`` the padding before, ``oh``/``ow`` the output size."""
     nb, c = x.shape[0], x.shape[3]
     m = w.shape[3]
-    out = np.zeros((nb, oh, ow, c * m), np.int32)
+    out = np.empty((nb, oh, ow, c * m), np.int32)     # every path writes every sum
     if out.size == 0:
         return out
     kernels = _numba_kernels()
