@@ -30,7 +30,7 @@ from hexscope.engine.ops.conv.conv2d import conv_sums, output_window  # noqa: F4
 from hexscope.engine.ops.kernels import compiled  # noqa: F401
 from hexscope.engine.ops.registry import REGISTRY, Category, Port, op
 from hexscope.engine.prepare.channelscale import rescale_weights
-from hexscope.engine.tensor import Tensor, is_frozen
+from hexscope.engine.tensor import Tensor, fresh, is_frozen
 
 _SUPERNODE_DOC = """
 
@@ -59,7 +59,10 @@ PadOf = Callable[[KernelContext, tuple[Tensor, ...], tuple[int, ...]], D32Paddin
 
 
 def _flat(x: Tensor) -> Tensor:
-    return Tensor.from_array(x.array, x.dtype)
+    data = x.array
+    if x.layout is Layout.D32:
+        fresh(data)         # a d32 tensor's array is a new copy: the flat tensor takes it
+    return Tensor.from_array(data, x.dtype)
 
 
 def _fold_scales(ctx: KernelContext, inputs: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
