@@ -14,7 +14,7 @@ import numpy as np
 
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
-from hexscope.engine.hexmath import getexp, rndi1
+from hexscope.engine.hexmath import exact_memo, getexp, rndi1
 from hexscope.engine.ops.context import KernelContext, scalar_f
 from hexscope.engine.ops.elementwise.activation import range_words
 from hexscope.engine.ops.kernels import compiled
@@ -191,16 +191,26 @@ def requantize_8to8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
     zero-point", with the range to use); a gain of 2^15 or more ("Out range too small
     compared to in range").
     """
-    o_min, o_max = f32(scalar_f(out_min)), f32(scalar_f(out_max))
+    gain, in_off, out_off, w_min, w_max = _checked_plan(
+        scalar_f(x_min), scalar_f(x_max), scalar_f(out_min), scalar_f(out_max))
+    y = requantize_u8_by_table(x.array.reshape(-1), gain, in_off, out_off).reshape(x.shape)
+    return fresh(y), w_min.copy(), w_max.copy()
+
+
+@exact_memo
+def _checked_plan(x_min: float, x_max: float, out_min: float, out_max: float
+                  ) -> tuple[np.float32, int, int, np.ndarray, np.ndarray]:
+    """:func:`requantize_8to8_plan` after the op's checks, with the output range words;
+    memoised on the exact bits of the four values (a refusal is raised, never kept)."""
+    o_min, o_max = f32(out_min), f32(out_max)
     with np.errstate(all="ignore"):
         a_min, a_max = adjust_range(o_min, o_max)
     if f32(a_min) != o_min or f32(a_max) != o_max:
         raise KernelError(f"Requantize_8to8: the output range ({o_min:g}, {o_max:g}) does not "
                           f"give an integer zero code; use ({a_min:.9g}, {a_max:.9g})")
-    gain, in_off, out_off = requantize_8to8_plan(scalar_f(x_min), scalar_f(x_max), o_min, o_max)
+    gain, in_off, out_off = requantize_8to8_plan(x_min, x_max, o_min, o_max)
     if getexp(gain) > 15:
         raise KernelError(f"Requantize_8to8: the output range is too small compared to the "
                           f"input range (gain {float(gain):g} >= 2^15)")
-    y = requantize_u8_by_table(x.array.reshape(-1), gain, in_off, out_off).reshape(x.shape)
     w_min, w_max = range_words(f32(a_min), f32(a_max))     # -0.0 comes out as R1's 0.0
-    return fresh(y), w_min.copy(), w_max.copy()
+    return gain, in_off, out_off, w_min, w_max
