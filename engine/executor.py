@@ -305,7 +305,10 @@ class Executor:
             if want is not None and not want.compatible(tensor.dtype):
                 raise KernelContractError(f"output {k} is {tensor.dtype.c_name}, the op "
                                           f"declares {want.c_name}")
-            if capacity is not None and tensor.has_data and tensor.nbytes > capacity:
+            # the allocation's size bounds the data's (nbytes works out d32 geometry): most
+            # outputs are cleared by it
+            if capacity is not None and tensor.has_data and tensor.raw.size > capacity \
+                    and tensor.nbytes > capacity:
                 error = capacity_error(k, tensor.nbytes, tensor.describe(), capacity)
                 if plan.spec.name != "INPUT":
                     # The device's one policy (context.output_fits); kernels that know the
