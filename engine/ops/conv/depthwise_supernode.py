@@ -27,7 +27,7 @@ from hexscope.engine.ops.conv.dwise_scaling import (
     retry,
 )
 from hexscope.engine.ops.conv.supernode import CHANNEL_SCALE, SUPERNODE_OUT
-from hexscope.engine.ops.kernels.depthwise import depthwise_sums
+from hexscope.engine.ops.kernels.depthwise import depthwise_requantized, depthwise_sums
 from hexscope.engine.ops.kernels.dwise_requant import dwise_requantize
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, fresh
@@ -157,12 +157,20 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
     sums = None
     for attempt in range(_MAX_RETRIES + 1):
         sc, folded = _scaling(ctx, state, bias, bias32, xmn, xmx, bmn, bmx, consts)
-        if sums is None or sums[0] != sc.in_offset:
+        fused = None if sums is not None else depthwise_requantized(
+            data_of(x, "input x"), consts.w, sc.in_offset, consts.zf, rows.s, cols.s,
+            rows.before, cols.before, rows.out, cols.out, folded, sc.recip, sc.shamt)
+        if fused is not None:
+            # one pass; a retry (rare: a free bound moved) takes the two steps below
+            out, lo, hi = fused
+            sums = (None, None)
+        elif sums is None or sums[0] != sc.in_offset:
             sums = (sc.in_offset, depthwise_sums(data_of(x, "input x"), consts.w, sc.in_offset,
                                                  consts.zf,
                                                  rows.s, cols.s, rows.before, cols.before,
                                                  rows.out, cols.out))
-        out, lo, hi = dwise_requantize(sums[1], folded, sc.recip, sc.shamt)
+        if fused is None:
+            out, lo, hi = dwise_requantize(sums[1], folded, sc.recip, sc.shamt)
         if ctx.debug_level >= 2:
             ctx.log(2, f"dwise supernode try {attempt}: range [{state.mn}, {state.mx}] "
                        f"recip_shamt={sc.shamt} out {lo}..{hi}")

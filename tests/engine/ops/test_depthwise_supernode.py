@@ -24,7 +24,7 @@ from hexscope.engine.ops.conv.depthwise_supernode import (
     depthwise_supernode_8x8p8to8,
     depthwise_supernode_8x8p32to8,
 )
-from hexscope.engine.ops.kernels import dwise_requant
+from hexscope.engine.ops.kernels import depthwise, dwise_requant
 from hexscope.engine.ops.kernels.depthwise import depthwise_sums
 from hexscope.engine.tensor import Tensor
 
@@ -38,6 +38,7 @@ def path(request, monkeypatch):
     monkeypatch.delenv("HEXSCOPE_KERNELS", raising=False)
     if request.param == "numpy":
         monkeypatch.setattr(dwise_requant, "_kernel", lambda: None)
+        monkeypatch.setattr(depthwise, "_numba_kernels", lambda: None)
     elif dwise_requant._kernel() is None:
         pytest.skip("numba does not load on this machine")
     return request.param
@@ -327,3 +328,32 @@ def test_the_set_up_kept_in_the_node_follows_its_inputs(path):
         assert got == run(redone, filt, b, xr, False)
         outputs.add(str(got[0]))
     assert "dwise_scaling" in kept.state and len(outputs) >= 4
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), fh=st.integers(2, 4), fw=st.sampled_from([3, 5, 7]),
+       sh=st.integers(1, 3), sw=st.integers(1, 2), c=st.integers(1, 40),
+       shamt=st.integers(0, 31))
+def test_the_fused_pass_is_the_sums_then_the_requantization(data, fh, fw, sh, sw, c, shamt):
+    """depthwise_requantized against depthwise_sums then dwise_requantize (codes and the
+    min/max the range retry reads), with biases and multipliers up to their limits."""
+    from hexscope.engine.ops.kernels.depthwise import depthwise_requantized
+
+    if depthwise._numba_kernels() is None:
+        pytest.skip("numba does not load on this machine")
+    rng = np.random.default_rng(data.draw(st.integers(0, 999)))
+    h, w = data.draw(st.integers(1, 9)), data.draw(st.integers(1, 12))
+    top, left = data.draw(st.integers(0, fh - 1)), data.draw(st.integers(0, fw - 1))
+    oh, ow = (h + top + 1 - fh) // sh + 1, (w + left + 1 - fw) // sw + 1
+    if oh < 1 or ow < 1:
+        return
+    x = rng.integers(0, 256, (2, h, w, c), np.uint8)
+    f = rng.integers(0, 256, (fh, fw, c, 1), np.uint8)
+    zx, zf = (data.draw(st.integers(0, 255)) for _ in range(2))
+    big = data.draw(st.sampled_from([2**8, 2**20, 2**31]))
+    bias = rng.integers(-big, big, c, dtype=np.int64)
+    recip = rng.integers(0, 2**31, c, dtype=np.int64)
+    got = depthwise_requantized(x, f, zx, zf, sh, sw, top, left, oh, ow, bias, recip, shamt)
+    sums = depthwise_sums(x, f, zx, zf, sh, sw, top, left, oh, ow)
+    want = dwise_requant.dwise_requantize(sums, bias, recip, shamt)
+    assert got is not None and np.array_equal(got[0], want[0]) and got[1:] == want[1:]
