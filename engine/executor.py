@@ -67,6 +67,8 @@ class _NodePlan:
     spec: OpSpec
     input_ops: tuple[str, ...]
     output_checks: tuple[tuple[DType | None, int | None], ...]
+    # per input, the Const's tensor (what lookup_input gives first), or None: looked up
+    consts: tuple[Tensor | None, ...] = ()
 
 
 def lookup_input(prepared: Prepared, store: Mapping[tuple[int, int], Tensor],
@@ -145,7 +147,9 @@ class Executor:
             (port.dtype if port.dtype not in (None, DType.VOID) else None,
              out_def.capacity(spec.d32_output, k) if out_def.max_sizes else None)
             for k, (port, out_def) in enumerate(zip(ports, node.outputs, strict=False)))
-        return _NodePlan(spec, input_ops, checks)
+        consts = tuple(nodes[s].const if s in nodes and nodes[s].is_const else None
+                       for s, _ in node.inputs)
+        return _NodePlan(spec, input_ops, checks, consts)
 
     # state ----------------------------------------------------------------------------------
     @property
@@ -198,7 +202,8 @@ class Executor:
         ctx = self._context(node, plan)
         start = time.perf_counter()
         try:
-            inputs = [self.input_tensor(ref) for ref in node.inputs]
+            inputs = [self.input_tensor(ref) if const is None else const
+                      for ref, const in zip(node.inputs, plan.consts, strict=True)]
             raw = self.backend.run_node(node, spec, inputs, ctx)
             outputs = self._check_outputs(node, plan, raw, ctx)
         except EngineError as exc:
@@ -305,7 +310,10 @@ class Executor:
                 # a flat op's d32 result: a device's prepare ran it in its d32 form (every
                 # QuantizedConcat_8), whose D32_OUTPUT flag widens the allocation
                 capacity = node.outputs[k].capacity(True, k)
-            if capacity is not None and tensor.has_data and tensor.nbytes > capacity:
+            # the allocation's size bounds the data's (nbytes works out d32 geometry): most
+            # outputs are cleared by it
+            if capacity is not None and tensor.has_data and tensor.raw.size > capacity \
+                    and tensor.nbytes > capacity:
                 error = capacity_error(k, tensor.nbytes, tensor.describe(), capacity)
                 if plan.spec.name != "INPUT":
                     # The device's one policy (context.output_fits); kernels that know the

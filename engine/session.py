@@ -12,6 +12,7 @@ step or run re-prepares and re-runs only the nodes downstream of the edit.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -43,6 +44,30 @@ def as_input_tensor(value: Tensor | np.ndarray) -> Tensor:
         return Tensor.from_array(narrow_64bit(np.asarray(value)))
     except ValueError as exc:
         raise InputError(f"graph input: {exc}") from None
+
+
+_IMMUTABLE = (int, float, bool, str, bytes, type(None), np.generic)
+
+
+def _snapshot_value(value: object) -> object:
+    """A copy of one node-state entry that later runs cannot change: ``Shared`` entries and
+    scalars as they are; a list, or a dataclass, of scalars copied one level (what node state
+    mostly holds: ranges); anything else deep-copied."""
+    if isinstance(value, (Shared, *_IMMUTABLE)):
+        return value
+    if type(value) is list and all(isinstance(v, _IMMUTABLE) for v in value):
+        return value.copy()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type) and all(
+            isinstance(getattr(value, f.name), _IMMUTABLE) for f in dataclasses.fields(value)):
+        return copy.copy(value)
+    return copy.deepcopy(value)
+
+
+def snapshot_states(states: dict[int, dict[str, object]]) -> dict[int, dict[str, object]]:
+    """Node state as a run starts, to roll back to: what ``copy.deepcopy`` gives, an entry at
+    a time (a deep copy of MobileNetV2's 171 node states took 0.3 ms a run)."""
+    return {node_id: {k: _snapshot_value(v) for k, v in state.items()}
+            for node_id, state in states.items()}
 
 
 class Session:
@@ -107,7 +132,7 @@ class Session:
                                  padding_override=self.padding_override)
         self.executor.graph_inputs = self._inputs
         self.executor.events.connect(self.events.emit)
-        self._snapshot = (copy.deepcopy(states), dict(store))
+        self._snapshot = (snapshot_states(states), dict(store))
 
     def _on_edit(self, event: GraphEdited) -> None:
         if event.affects_results:
@@ -178,7 +203,7 @@ class Session:
         self._apply_edits()
         if self.executor.trace and not self.executor.finished:
             self.restart()
-        self._snapshot = (copy.deepcopy(self.executor.states), dict(self.executor.store))
+        self._snapshot = (snapshot_states(self.executor.states), dict(self.executor.store))
         self.executor.graph_inputs = self._inputs
         self.executor.reset()
 
@@ -203,7 +228,7 @@ class Session:
         self._apply_edits()
         states, store = self._snapshot
         self.executor.states.clear()
-        self.executor.states.update(copy.deepcopy(states))
+        self.executor.states.update(snapshot_states(states))
         self.executor.store.clear()
         self.executor.store.update(store)
         self.executor.graph_inputs = self._inputs

@@ -250,6 +250,11 @@ class Tensor:
         mem = self.memory
         if self.layout is Layout.FLAT:
             return mem
+        from hexscope.engine.ops.kernels.d32_layout import unpack_d32  # compiled, one pass
+
+        fast = unpack_d32(mem, self.shape, self.padding)
+        if fast is not None:
+            return fast
         p, (_, h, w, _) = self.padding, self.shape
         out = np.empty(self.shape, dtype=mem.dtype)
         for k, (lo, hi) in enumerate(self.geometry.slice_spans()):
@@ -300,8 +305,13 @@ class Tensor:
         pad = D32Padding(*(padding if padding is not None else default_padding(self.shape)))
         g = D32Geometry(self.shape, pad)
         g.check()
-        mem = np.full(g.memory_shape, fill, dtype=self.dtype.numpy)
+        from hexscope.engine.ops.kernels.d32_layout import pack_d32  # compiled, one pass
+
         src = self.array
+        packed = pack_d32(src, g.memory_shape, pad, fill)
+        if packed is not None:
+            return Tensor(self.shape, self.dtype, packed.reshape(-1), Layout.D32, pad)
+        mem = np.full(g.memory_shape, fill, dtype=self.dtype.numpy)
         _, h, w, _ = self.shape
         for k, (lo, hi) in enumerate(g.slice_spans()):
             if hi > lo:

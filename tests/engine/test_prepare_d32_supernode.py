@@ -173,3 +173,38 @@ def test_a_supernode_left_flat_gets_a_note_where_the_devices_hvx_code_refuses_it
     g.replace_node(node.with_(op="Supernode_8x8p8to8", inputs=tuple(ins)))
     (note,) = prepare(g).notes
     assert "bias magnitude too large" in note
+
+
+def test_the_folded_weights_kept_in_the_node_follow_their_inputs():
+    """A d32 Supernode with a ChannelScale input not folded at prepare keeps its folded
+    weights while the same read-only tensors come in, and folds again for other scales."""
+    from hexscope.engine.dtypes import DType
+    from hexscope.engine.ops.context import KernelContext
+    from hexscope.engine.ops.registry import REGISTRY
+    from hexscope.engine.tensor import Tensor
+
+    rng = np.random.default_rng(3)
+    kernel = REGISTRY.get("Supernode_8x8p32to8_d32").kernel
+
+    def f(v: float) -> Tensor:
+        return Tensor.from_array(np.array([v], np.float32)).readonly()
+
+    x = Tensor.from_array(rng.integers(0, 256, (1, 4, 4, 8), dtype=np.uint8),
+                          DType.QUINT8).to_d32().readonly()
+    rest = [Tensor.from_array(rng.integers(0, 256, (3, 3, 8, 4), dtype=np.uint8),
+                              DType.QUINT8).readonly(), f(-1.0), f(1.0), f(-2.0), f(2.0),
+            Tensor.shape_only((1, 1, 1, 1)),
+            Tensor.from_array(np.arange(4, dtype=np.int32) * 50, DType.QINT32).readonly(),
+            f(-2.0), f(2.0), f(-6.0), f(6.0)]
+    half, other = (Tensor.from_array(np.array(v, np.float32)).readonly()
+                   for v in ([0.5, 0.25, 1.0, 0.75], [1.0, 0.5, 0.5, 0.125]))
+
+    def run(ctx, scales):
+        return [t.array.tolist() for t in kernel(ctx, x, *rest, scales)]
+
+    ctx = KernelContext(1, "Supernode_8x8p32to8_d32")
+    first = run(ctx, half)
+    kept = ctx.state["folded"].value[2]
+    assert run(ctx, half) == first and ctx.state["folded"].value[2] is kept
+    assert run(ctx, other) == run(KernelContext(2, "x"), other) != first
+    assert run(ctx, half) == first

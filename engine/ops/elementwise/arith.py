@@ -247,7 +247,8 @@ def _add_flat(ctx: KernelContext, r: OutRange, a: np.ndarray, b: np.ndarray,
     # Matches device: tracking is on only when the *max* is free (the source tests
     # "max not fixed" twice, §15).
     if r.max_fixed:
-        return addsub_codes(a, b, sc)
+        # the normal mode in one compiled pass (its span unused); under-range in numpy
+        return addsub_codes(a, b, sc) if sc.underrange else _add_tracked(a, b, sc)[0]
     y, lo, hi = _add_tracked(a, b, sc)      # not fully fixed: never under-range mode
     if widen_after_addsub_span(ctx, r, lo, hi, sc):
         sc = addsub_scaling(za, sa, zb, sb, r.out_min, r.out_max, Oper.ADD, False)

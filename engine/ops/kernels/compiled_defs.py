@@ -29,11 +29,15 @@ def supernode_epilogue(sums, bias, offset, recip, out):  # pragma: no cover - co
     Precondition (requantize_sums checks it from the sums' bounds): s + b fits int32 and
     f32(s + b) + offset lies in [-2**31, 2**31), so no wrap and no saturation happen."""
     n, c = sums.shape
+    r32 = np.uint32(recip & 0xFFFFFFFF)
+    half = np.uint32(32768)
     for i in range(n):
         for j in range(c):
             f = np.float32(sums[i, j] + bias[j]) + offset
-            # the low 32 bits of the product, read back as int32 (no branch: it vectorises)
-            p = np.int32(np.uint32((np.int64(f) * recip + 32768) & 0xFFFFFFFF))
+            # the low 32 bits of the product, read back as int32; f fits int32, so its
+            # int32 truncation has the int64's low bits and 32-bit lanes suffice (they
+            # vectorise; the int64 conversion did not)
+            p = np.int32(np.uint32(np.int32(f)) * r32 + half)
             out[i, j] = min(max(p >> 16, 0), 255)
 
 

@@ -8,13 +8,16 @@ Requantize_8to8 for QUANTIZE (a change of range of 8-bit data).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
-from hexscope.engine.hexmath import getexp, rndi1
+from hexscope.engine.hexmath import exact_memo, getexp, rndi1
 from hexscope.engine.ops.context import KernelContext, scalar_f
 from hexscope.engine.ops.elementwise.activation import range_words
+from hexscope.engine.ops.kernels import compiled
 from hexscope.engine.ops.quant.requantize import code_bounds, requantize_i32_to_u8
 from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
@@ -128,14 +131,31 @@ def requantize_u8_by_table(codes: np.ndarray, gain: np.float32, in_off: int,
     in the int32 arithmetic, most of the model's 32 Requantize_8to8)."""
     if codes.size <= 512:
         return requantize_u8_lanes(codes, gain, in_off, out_off)
+    even, odd = _lane_tables(int(np.float32(gain).view(np.uint32)), in_off, out_off)
+    lookup = compiled.kernel("lookup_into")
+    if odd is None and lookup is not None:
+        # one compiled pass: numpy's fancy indexing widens every code to intp first
+        y = np.empty(codes.shape, np.uint8)
+        lookup(np.ascontiguousarray(codes).reshape(1, -1), even, y.reshape(1, -1), 0)
+        return y
+    y = even[codes]
+    if odd is not None:         # only a negative gain gives odd lanes their own
+        y[1::2] = odd[codes[1::2]]
+    return y
+
+
+@functools.lru_cache(maxsize=1024)
+def _lane_tables(gain_bits: int, in_off: int, out_off: int
+                 ) -> tuple[np.ndarray, np.ndarray | None]:
+    """The 256 codes requantized at an even lane and at an odd one (None when the same),
+    read-only, for the float32 gain of these bits; the same few plans repeat run after run."""
+    gain = np.array(gain_bits, np.uint32).view(np.float32)[()]
     # code c at an even lane (2c) and at an odd lane (2c + 1)
     table = requantize_u8_lanes(np.repeat(np.arange(256, dtype=np.uint8), 2), gain, in_off,
                                 out_off)
-    even, odd = table[0::2], table[1::2]
-    y = even[codes]
-    if not np.array_equal(even, odd):       # only a negative gain gives odd lanes their own
-        y[1::2] = odd[codes[1::2]]
-    return y
+    even, odd = table[0::2].copy(), table[1::2].copy()
+    even.flags.writeable = odd.flags.writeable = False
+    return even, None if np.array_equal(even, odd) else odd
 
 
 def _requantize_8to8_reference(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
@@ -171,16 +191,26 @@ def requantize_8to8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
     zero-point", with the range to use); a gain of 2^15 or more ("Out range too small
     compared to in range").
     """
-    o_min, o_max = f32(scalar_f(out_min)), f32(scalar_f(out_max))
+    gain, in_off, out_off, w_min, w_max = _checked_plan(
+        scalar_f(x_min), scalar_f(x_max), scalar_f(out_min), scalar_f(out_max))
+    y = requantize_u8_by_table(x.array.reshape(-1), gain, in_off, out_off).reshape(x.shape)
+    return fresh(y), w_min.copy(), w_max.copy()
+
+
+@exact_memo
+def _checked_plan(x_min: float, x_max: float, out_min: float, out_max: float
+                  ) -> tuple[np.float32, int, int, np.ndarray, np.ndarray]:
+    """:func:`requantize_8to8_plan` after the op's checks, with the output range words;
+    memoised on the exact bits of the four values (a refusal is raised, never kept)."""
+    o_min, o_max = f32(out_min), f32(out_max)
     with np.errstate(all="ignore"):
         a_min, a_max = adjust_range(o_min, o_max)
     if f32(a_min) != o_min or f32(a_max) != o_max:
         raise KernelError(f"Requantize_8to8: the output range ({o_min:g}, {o_max:g}) does not "
                           f"give an integer zero code; use ({a_min:.9g}, {a_max:.9g})")
-    gain, in_off, out_off = requantize_8to8_plan(scalar_f(x_min), scalar_f(x_max), o_min, o_max)
+    gain, in_off, out_off = requantize_8to8_plan(x_min, x_max, o_min, o_max)
     if getexp(gain) > 15:
         raise KernelError(f"Requantize_8to8: the output range is too small compared to the "
                           f"input range (gain {float(gain):g} >= 2^15)")
-    y = requantize_u8_by_table(x.array.reshape(-1), gain, in_off, out_off).reshape(x.shape)
     w_min, w_max = range_words(f32(a_min), f32(a_max))     # -0.0 comes out as R1's 0.0
-    return fresh(y), w_min.copy(), w_max.copy()
+    return gain, in_off, out_off, w_min, w_max

@@ -191,3 +191,28 @@ def test_a_delegate_depthwise_supernode_validates_and_runs():
     y = np.asarray(Session(g).execute([x])[0].array)
     # every tap adds x * 6/255 * (130 - 127.5) * 2/255 > 0, the bias 0: no code below zero's
     assert y.shape == (1, 4, 4, 3) and y.min() >= 0 and y.max() > 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), fh=st.integers(1, 4), fw=st.integers(1, 4), sh=st.integers(1, 3),
+       sw=st.integers(1, 3), c=st.integers(1, 9), m=st.integers(1, 3))
+def test_the_row_by_row_narrow_loop_is_the_general_one(data, fh, fw, sh, sw, c, m):
+    """The narrow kernel (int32 lanes, one output row at a time) against the general
+    wrapping one, with padding before and after on both axes."""
+    kernels = depthwise._numba_kernels()
+    if kernels is None:
+        pytest.skip("numba does not load on this machine")
+    h, w = data.draw(st.integers(1, 9)), data.draw(st.integers(1, 9))
+    top, left = data.draw(st.integers(0, fh - 1)), data.draw(st.integers(0, fw - 1))
+    oh, ow = (h + top + data.draw(st.integers(0, 2)) - fh) // sh + 1, \
+        (w + left + data.draw(st.integers(0, 2)) - fw) // sw + 1
+    if oh < 1 or ow < 1:
+        return
+    rng = np.random.default_rng(data.draw(st.integers(0, 999)))
+    x = rng.integers(0, 256, (2, h, w, c), np.uint8)
+    f = rng.integers(0, 256, (fh, fw, c, m), np.uint8)
+    zx, zf = (data.draw(st.integers(0, 255)) for _ in range(2))
+    got, want = (np.zeros((2, oh, ow, c * m), np.int32) for _ in range(2))
+    kernels[1](x, f, zx, zf, sh, sw, top, left, got)
+    kernels[0](x, f, zx, zf, sh, sw, top, left, want)
+    assert np.array_equal(got, want)

@@ -24,7 +24,7 @@ from hexscope.engine.ops.conv.depthwise_supernode import (
     depthwise_supernode_8x8p8to8,
     depthwise_supernode_8x8p32to8,
 )
-from hexscope.engine.ops.kernels import dwise_requant
+from hexscope.engine.ops.kernels import depthwise, dwise_requant
 from hexscope.engine.ops.kernels.depthwise import depthwise_sums
 from hexscope.engine.tensor import Tensor
 
@@ -38,6 +38,7 @@ def path(request, monkeypatch):
     monkeypatch.delenv("HEXSCOPE_KERNELS", raising=False)
     if request.param == "numpy":
         monkeypatch.setattr(dwise_requant, "_kernel", lambda: None)
+        monkeypatch.setattr(depthwise, "_numba_kernels", lambda: None)
     elif dwise_requant._kernel() is None:
         pytest.skip("numba does not load on this machine")
     return request.param
@@ -294,3 +295,65 @@ def test_round_up_quarter_octave_is_a_power_of_the_fourth_root_of_2_above_x(x, s
     assert 1.189 * (1 - 1e-6) < abs(y) / xf <= 1.4143
     q = np.log2(abs(y)) * 4
     assert abs(q - round(q)) < 1e-5
+
+
+
+def test_the_set_up_kept_in_the_node_follows_its_inputs(path):
+    """The filter terms and scaling kept between runs (same Const tensors) give what the node
+    gives when it works them out again, run after run, and a changed input range, bias or
+    filter is not served from them."""
+    rng = np.random.default_rng(5)
+    x = _u8(rng.integers(0, 256, (1, 6, 7, 8)))
+    w, w2 = (_u8(rng.integers(0, 256, (3, 3, 8, 1))) for _ in range(2))
+    bias = Tensor.from_array(rng.integers(-5000, 5000, 8).astype(np.int32), DType.QINT32)
+    other = Tensor.from_array(np.full(8, 7000, np.int32), DType.QINT32)
+    stride = Tensor.shape_only((1, 1, 1, 1))
+
+    def run(ctx, filt, b, xr, keep):
+        if not keep:
+            ctx.state.pop("dwise_filter", None)
+            ctx.state.pop("dwise_scaling", None)
+        y, mn, mx = depthwise_supernode_8x8p32to8(
+            ctx, x, filt, _s(xr[0]), _s(xr[1]), _s(-1.0), _s(1.0), stride, b, _s(-100.0),
+            _s(100.0), _s(-np.inf), _s(np.inf))
+        return y.array.tolist(), mn.array.tolist(), mx.array.tolist()
+
+    kept, redone = (KernelContext(1, "DepthwiseSupernode", padding=Padding.SAME)
+                    for _ in range(2))
+    history = [(w, bias, (-1.0, 3.0))] * 3 + [(w, bias, (-2.0, 5.0)), (w, other, (-2.0, 5.0)),
+                                              (w2, other, (-2.0, 5.0)), (w, bias, (-1.0, 3.0))]
+    outputs = set()
+    for filt, b, xr in history:
+        got = run(kept, filt, b, xr, True)
+        assert got == run(redone, filt, b, xr, False)
+        outputs.add(str(got[0]))
+    assert "dwise_scaling" in kept.state and len(outputs) >= 4
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), fh=st.integers(2, 4), fw=st.sampled_from([3, 5, 7]),
+       sh=st.integers(1, 3), sw=st.integers(1, 2), c=st.integers(1, 40),
+       shamt=st.integers(0, 31))
+def test_the_fused_pass_is_the_sums_then_the_requantization(data, fh, fw, sh, sw, c, shamt):
+    """depthwise_requantized against depthwise_sums then dwise_requantize (codes and the
+    min/max the range retry reads), with biases and multipliers up to their limits."""
+    from hexscope.engine.ops.kernels.depthwise import depthwise_requantized
+
+    if depthwise._numba_kernels() is None:
+        pytest.skip("numba does not load on this machine")
+    rng = np.random.default_rng(data.draw(st.integers(0, 999)))
+    h, w = data.draw(st.integers(1, 9)), data.draw(st.integers(1, 12))
+    top, left = data.draw(st.integers(0, fh - 1)), data.draw(st.integers(0, fw - 1))
+    oh, ow = (h + top + 1 - fh) // sh + 1, (w + left + 1 - fw) // sw + 1
+    if oh < 1 or ow < 1:
+        return
+    x = rng.integers(0, 256, (2, h, w, c), np.uint8)
+    f = rng.integers(0, 256, (fh, fw, c, 1), np.uint8)
+    zx, zf = (data.draw(st.integers(0, 255)) for _ in range(2))
+    big = data.draw(st.sampled_from([2**8, 2**20, 2**31]))
+    bias = rng.integers(-big, big, c, dtype=np.int64)
+    recip = rng.integers(0, 2**31, c, dtype=np.int64)
+    got = depthwise_requantized(x, f, zx, zf, sh, sw, top, left, oh, ow, bias, recip, shamt)
+    sums = depthwise_sums(x, f, zx, zf, sh, sw, top, left, oh, ow)
+    want = dwise_requant.dwise_requantize(sums, bias, recip, shamt)
+    assert got is not None and np.array_equal(got[0], want[0]) and got[1:] == want[1:]

@@ -223,3 +223,25 @@ def test_biasadd_zero_ranges_warn_and_saturate():
     assert (mn, mx) == (0.0, 0.0)
     assert ctx.warnings
     assert y.array.item() == -1
+
+
+def test_plain_matmul_still_warns_of_a_changed_b_after_a_frozen_one_was_seen():
+    """A read-only B found equal is not compared again while it is the same tensor; another
+    tensor with other codes still gets the §3 warning, and a writable one is compared."""
+    ctx = KernelContext(1, "QuantizedMatMul_8x8to32")
+    a = Tensor.from_array(np.array([1, 2, 3], np.uint8).reshape(1, 1, 1, 3))
+    b1 = Tensor.from_array(np.full((1, 1, 3, 1), 129, np.uint8)).readonly()
+    ranges = (_f(0.0), _f(255.0), _f(-1.0), _f(1.0))
+    for _ in range(2):
+        y, *_ = quantized_matmul_8x8to32(ctx, a, b1, *ranges)
+        assert y.array.item() == 6 and not ctx.warnings
+    assert ctx.state["b_seen"].key is b1
+    b2 = Tensor.from_array(np.full((1, 1, 3, 1), 130, np.uint8))
+    y, *_ = quantized_matmul_8x8to32(ctx, a, b2, *ranges)
+    assert y.array.item() == 6 and ctx.warnings
+    writable = Tensor.from_array(np.full((1, 1, 3, 1), 129, np.uint8))
+    ctx.warnings.clear()
+    quantized_matmul_8x8to32(ctx, a, writable, *ranges)
+    writable.raw[:] = 131
+    quantized_matmul_8x8to32(ctx, a, writable, *ranges)
+    assert ctx.warnings

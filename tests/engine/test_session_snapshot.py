@@ -1,0 +1,42 @@
+"""snapshot_states: the per-run roll-back copy of node state (engine/session.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hexscope.engine.ops.context import Shared
+from hexscope.engine.session import snapshot_states
+
+
+@dataclass
+class _Range:
+    mn: np.float32
+    mx: np.float32
+    flags: int
+
+
+@dataclass
+class _Holder:
+    values: list
+
+
+def test_a_snapshot_is_not_changed_by_later_runs_and_shares_shared_entries() -> None:
+    shared = Shared("key", np.arange(3))
+    states = {1: {"range": [np.float32(-1.0), np.float32(1.0), True, False],
+                  "rng": _Range(np.float32(0), np.float32(6), 3), "rhs": shared},
+              2: {"nested": {"a": [1, [2]]}, "holder": _Holder([1, 2]), "n": 4}, 3: {}}
+    snap = snapshot_states(states)
+    assert snap == {1: {"range": [-1.0, 1.0, True, False], "rng": _Range(0, 6, 3),
+                        "rhs": shared}, 2: {"nested": {"a": [1, [2]]}, "holder": _Holder([1, 2]),
+                                            "n": 4}, 3: {}}
+    assert snap[1]["rhs"] is shared
+    states[1]["range"][0] = np.float32(-8.0)
+    states[1]["rng"].mx = np.float32(12.0)
+    states[2]["nested"]["a"][1].append(3)
+    states[2]["holder"].values.append(3)
+    states[3]["new"] = 1
+    assert snap[1]["range"][0] == -1.0 and snap[1]["rng"].mx == 6.0
+    assert snap[2]["nested"] == {"a": [1, [2]]} and snap[2]["holder"].values == [1, 2]
+    assert snap[3] == {}
