@@ -9,20 +9,35 @@ counting still frees everything as usual; the collector runs again afterwards.
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+_lock = threading.Lock()
+_active = [0]           # paused blocks under way, on any thread
 
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
-    """Within the block the cyclic collector is off (unless it was already off)."""
+    """Within the block the cyclic collector is off (unless it was already off), and
+    :func:`paused` is True: a collector that runs on a timer (the app's) waits too."""
     was_enabled = gc.isenabled()
     gc.disable()
+    with _lock:
+        _active[0] += 1
     try:
         yield
     finally:
+        with _lock:
+            _active[0] -= 1
         if was_enabled:
             gc.enable()
+
+
+def paused() -> bool:
+    """True while a :func:`gc_paused` block runs on some thread (a load, a scene built
+    between events): a collection then would walk the structure being built."""
+    return _active[0] > 0
 
 
 def keep_as_old() -> None:
@@ -32,6 +47,11 @@ def keep_as_old() -> None:
     collector's first young-generation pass would walk all of it at once (0.1-0.3 s at
     20,000 nodes, on whichever thread allocates next: often the GUI's). Frozen and at once
     unfrozen, the objects join the oldest generation, which only a full collection walks.
+    When objects are frozen already (the app freezes what lives as long as the document
+    shown: app/collector.py), they stay frozen and the new ones join them: unfreezing would
+    make the next full collection walk them all again.
     """
+    frozen = gc.get_freeze_count() > 0
     gc.freeze()
-    gc.unfreeze()
+    if not frozen:
+        gc.unfreeze()
