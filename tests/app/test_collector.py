@@ -9,7 +9,7 @@ import weakref
 
 import pytest
 
-from hexscope.app.collector import GuiCollector
+from hexscope.app.collector import FULL_GROWTH, FULL_MIN_GROWTH, GuiCollector
 from hexscope.engine.gc_pause import gc_paused, keep_as_old, paused
 from support.large_graph import residual_graph
 
@@ -50,10 +50,10 @@ def test_collector_freezes_what_is_shown_and_keep_as_old_leaves_it_frozen(collec
 
 def test_collector_makes_a_full_pass_only_once_the_old_generation_grew(collector, monkeypatch):
     gc.collect()
-    collector._old_after_full = len(gc.get_objects(2))
+    base = collector._old_after_full = len(gc.get_objects(2))
     monkeypatch.setattr(gc, "get_count", lambda: (10_000, 100, 100))
     assert collector.check() == 1                 # due by the counts, but nothing grew
-    _garbage(60_000)
+    _garbage(int(max(FULL_MIN_GROWTH, FULL_GROWTH * base)) + 5000)
     gc.collect(1)                                 # they reach the oldest generation
     assert collector.check() == 2
 
