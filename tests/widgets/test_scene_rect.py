@@ -5,7 +5,7 @@ quadratic (28 s for 10,000 nodes with their consts)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtWidgets import QApplication
 
 from hexscope.widgets.graph_canvas import GraphScene
@@ -41,3 +41,78 @@ def test_the_rect_holds_every_node_and_grows_when_one_moves_out(qtbot):
     assert scene.sceneRect().contains(item.sceneBoundingRect())
     assert scene.sceneRect().contains(rect)                 # it never shrinks
     scene.close()
+
+
+def _counting_bounds(monkeypatch) -> list[int]:
+    calls = [0]
+    real = NodeItem.boundingRect
+
+    def counting(self):
+        calls[0] += 1
+        return real(self)
+
+    monkeypatch.setattr(NodeItem, "boundingRect", counting)  # before any item: Qt caches it
+    return calls
+
+
+def test_a_query_of_a_small_rect_measures_only_the_nodes_near_it(qtbot, monkeypatch):
+    """The item index learns the rect set while the build blocks the scene's signals (it
+    kept the build's first 1 x 1 rect: every query measured every node)."""
+    calls = _counting_bounds(monkeypatch)
+    scene = GraphScene(residual_graph(2000), build=False)
+    for _ in scene.build_steps():
+        pass
+    scene.items(scene.sceneRect().center())     # Qt indexes the items (once)
+    item = next(iter(scene.items_by_id.values()))
+    calls[0] = 0
+    assert item in scene.items(item.sceneBoundingRect().center())
+    assert calls[0] < 20 < len(scene.items_by_id)
+    scene.close()
+
+
+def test_a_graph_just_built_is_fitted_without_measuring_every_item(qtbot, monkeypatch):
+    from hexscope.widgets.graph_canvas.view import GraphCanvas
+
+    scene = GraphScene(residual_graph(600))
+    view = GraphCanvas(scene)
+    qtbot.addWidget(view)
+    calls = [0]
+    monkeypatch.setattr(scene, "itemsBoundingRect", lambda: calls.append(1) or QRectF())
+    nodes = [i.sceneBoundingRect() for i in scene.items_by_id.values()]
+    view.show_graph()
+    shown = view.visible_scene_rect()
+    assert calls == [0] and all(shown.contains(r.center()) for r in nodes)
+    item = next(iter(scene.items_by_id.values()))
+    item.setPos(QPointF(-9000, -9000))           # a node moved: measured again
+    scene.node_moved(item)
+    assert scene.content_rect() == QRectF() and calls == [0, 1]
+    scene.close()
+
+
+def test_showing_a_scene_sends_no_event_to_each_item(qtbot, monkeypatch):
+    """A view that shows or stops showing a scene, in an active window, made Qt send an
+    activation event to every item (a call into Python each)."""
+    from PySide6.QtCore import QEvent
+
+    from hexscope.widgets.graph_canvas.view import GraphCanvas
+
+    seen: list[QEvent.Type] = []
+    real = NodeItem.sceneEvent
+
+    def counting(self, event):
+        seen.append(event.type())
+        return real(self, event)
+
+    monkeypatch.setattr(NodeItem, "sceneEvent", counting)
+    first, second = GraphScene(residual_graph(300)), GraphScene(residual_graph(300))
+    view = GraphCanvas(first)
+    qtbot.addWidget(view)
+    view.show()
+    view.activateWindow()
+    qtbot.waitUntil(view.isActiveWindow)
+    view.set_scene(second)
+    view.set_scene(first)
+    activation = {QEvent.Type.WindowActivate, QEvent.Type.WindowDeactivate}
+    assert not activation & set(seen)
+    for scene in (first, second):
+        scene.close()
