@@ -9,7 +9,7 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QApplication, QGraphicsItem
 
-from hexscope.widgets.graph_canvas import GraphScene
+from hexscope.widgets.graph_canvas import GraphScene, overview_tiles
 from hexscope.widgets.graph_canvas.overview_tiles import MAX_TILE_ZOOM
 from hexscope.widgets.graph_canvas.view import GraphCanvas
 from support.large_graph import residual_graph
@@ -95,10 +95,15 @@ def test_tiles_stop_where_block_names_appear(qtbot, canvas):
     assert canvas.tiles.active()
 
 
-def test_a_new_zoom_level_is_drawn_at_once_then_refined_between_events(qtbot, canvas):
-    canvas.zoom_to(0.03)                 # no tiles yet: rendered within this paint
+def test_a_new_zoom_level_is_drawn_a_row_at_a_time_then_refined_between_events(
+        qtbot, canvas, monkeypatch):
+    monkeypatch.setattr(overview_tiles, "PAINT_BUDGET_S", 0.0)    # one row per paint
+    canvas.zoom_to(0.03)                 # no tiles yet: the first row within this paint
     canvas.viewport().repaint()
-    assert canvas.tiles.pending == 0 and canvas.tiles.rendered > 0
+    first_row = canvas.tiles.rendered
+    assert first_row > 0 and canvas.tiles.pending > 0        # the other rows later
+    qtbot.waitUntil(lambda: canvas.tiles.pending == 0, timeout=10000)
+    assert canvas.tiles.rendered > first_row
     rendered = canvas.tiles.rendered
     canvas.zoom_to(0.05)                 # a finer level: the coarser tiles stand in
     canvas.viewport().repaint()
