@@ -330,15 +330,21 @@ class CollectionMeter:
         self.gui = threading.get_ident()
         self.passes: list[tuple[int, float]] = []      # (generation, seconds)
         self._began = 0.0
+        self._walked = 0
         gc.callbacks.append(self._callback)
 
     def _callback(self, phase: str, info: dict[str, int]) -> None:
         if threading.get_ident() != self.gui:
             return
         if phase == "start":
+            self._walked = sum(len(gc.get_objects(g)) for g in range(info["generation"] + 1))
             self._began = time.perf_counter()
         else:
-            self.passes.append((info["generation"], time.perf_counter() - self._began))
+            seconds = time.perf_counter() - self._began
+            self.passes.append((info["generation"], seconds))
+            if seconds > 0.02:
+                print(f"    a generation {info['generation']} pass walked {self._walked:,} "
+                      f"objects in {seconds * 1e3:.0f} ms", file=sys.stderr)
 
     def clear(self) -> None:
         self.passes = []

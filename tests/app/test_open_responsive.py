@@ -356,3 +356,26 @@ def test_refreshing_the_looks_after_a_run_reads_the_plan_once(window, tmp_path, 
     _CountingPlan.tests = 0
     window.debug.refresh_looks()
     assert _CountingPlan.tests <= 1
+
+
+def test_scenes_replaced_in_a_row_are_taken_apart_one_after_the_other(qtbot):
+    """One slice per event in all: each scene with its own timer made two slices run in
+    one event (the const toggled twice)."""
+    from hexscope.app.graph_loader import dispose_later
+
+    order: list[str] = []
+    scenes = {name: GraphScene(residual_graph(800)) for name in "ab"}
+    for name, scene in scenes.items():
+        real = scene.dispose_steps
+
+        def counted(chunk=200, real=real, name=name):
+            for step in real(chunk):
+                order.append(name)
+                yield step
+
+        scene.dispose_steps = counted
+    with qtbot.waitSignal(scenes["b"].destroyed, timeout=20000):
+        for scene in scenes.values():
+            dispose_later(scene)
+    assert order.count("a") > 3 and order.count("b") > 3
+    assert order == sorted(order)                    # all of a's slices, then b's
