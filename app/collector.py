@@ -27,7 +27,7 @@ import gc
 
 from PySide6.QtCore import QObject, QTimer
 
-from hexscope.engine.gc_pause import paused
+from hexscope.engine.gc_pause import freeze, paused
 
 #: Milliseconds between two checks: a young pass walks about what this time made.
 INTERVAL_MS = 100
@@ -62,7 +62,7 @@ class GuiCollector(QObject):
             return None
         if self._freeze_due:
             self._freeze_due = False
-            gc.freeze()
+            freeze()
             self._old_after_full = len(gc.get_objects(2))
             return None
         count0, count1, count2 = gc.get_count()

@@ -10,7 +10,7 @@ import weakref
 import pytest
 
 from hexscope.app.collector import FULL_GROWTH, FULL_MIN_GROWTH, GuiCollector
-from hexscope.engine.gc_pause import gc_paused, keep_as_old, paused
+from hexscope.engine.gc_pause import gc_paused, keep_as_old, paused, unfreeze
 from support.large_graph import residual_graph
 
 
@@ -18,7 +18,7 @@ from support.large_graph import residual_graph
 def collector(qtbot):
     made = GuiCollector(interval_ms=10_000)      # checked by hand below
     yield made
-    gc.unfreeze()                # the tests' windows are freed after each test (conftest)
+    unfreeze()                   # the tests' windows are freed after each test (conftest)
     gc.disable()
 
 
@@ -37,7 +37,7 @@ def test_collector_makes_no_pass_while_a_graph_is_built(collector):
 
 
 def test_collector_freezes_what_is_shown_and_keep_as_old_leaves_it_frozen(collector):
-    gc.unfreeze()
+    unfreeze()
     collector.freeze_soon()
     assert collector.check() is None
     frozen = gc.get_freeze_count()

@@ -160,11 +160,13 @@ def test_the_minimap_reads_only_colours_after_looks_and_places_after_a_move(qtbo
     item.x = lambda: read.append(1) or QGraphicsItem.x(item)    # where the minimap reads
     scene.set_look(item.node_id, status="failed")
     mini.invalidate()
+    mini.grab()                                    # drawn: the items are read
     assert read == []                              # no geometry read: colours only
     row = [k for k, i in enumerate(mini._items) if i is item][0]
     assert int(mini._nodes[row, 4]) == item.block_color().rgb() == QColor("#d62828").rgb()
     item.setPos(item.pos() + QPointF(40, 0))
     mini.invalidate()
+    mini.grab()
     assert read == [1]
     assert mini._nodes[row, 0] == item.pos().x()
 

@@ -41,10 +41,10 @@ from hexscope.widgets.graph_canvas.model import (
 )
 from hexscope.widgets.graph_canvas.node_item import NodeItem, NodeLook
 from hexscope.widgets.graph_canvas.scene_mouse import BAD_COLOR, OK_COLOR, SceneMouse
+from hexscope.widgets.graph_canvas.scene_rect import SceneRect
 
 Progress = Callable[[int, int], None]
 HIGHLIGHT_COLOR = QColor("#1f78d1")
-SCENE_MARGIN = 400.0      # around the nodes: room for edges' bends and the view's edge
 HIGHLIGHT_MAX_NODES = 50      # a rubber band over thousands of nodes highlights none
 
 
@@ -58,7 +58,7 @@ def _layout_thread() -> ThreadPoolExecutor:
 _LAYOUT_THREAD: list[ThreadPoolExecutor] = []
 
 
-class GraphScene(SceneMouse, QGraphicsScene):
+class GraphScene(SceneMouse, SceneRect, QGraphicsScene):
     """Items for the nodes of ``graph``; tiny single-use consts fold onto their consumer."""
 
     nodes_moved = Signal(object)                 # {node_id: (x, y)} after a drag
@@ -173,12 +173,15 @@ class GraphScene(SceneMouse, QGraphicsScene):
         self._set_rect(QRectF(0, 0, 1, 1))     # set from the items at the end
         with gc_paused():
             self._building = True
+            index = QGraphicsScene.ItemIndexMethod.BspTreeIndex
             try:
                 yield from self._build_items(chunk, layout_apart)
+                self.setItemIndexMethod(index)       # before the rect: it learns the rect
+                yield from self._fit_rect_steps(chunk)
             finally:
                 self._building = False
-                self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
-                self._fit_rect()
+                if self.itemIndexMethod() != index:
+                    self.setItemIndexMethod(index)
                 keep_as_old()
         yield from self._crossing_steps(chunk, self._built_edges)
         self._built_edges = []
@@ -265,54 +268,6 @@ class GraphScene(SceneMouse, QGraphicsScene):
             for edge, flag in zip(part, flags, strict=True):
                 edge.set_crossing(bool(flag))
             yield total, total
-
-    def _fit_rect(self) -> None:
-        """The scene's rect: around all nodes, with a margin.
-
-        Set by the scene, never left to Qt: without one, Qt works out the bounds of every
-        item after each change (Python's boundingRect for each node, every time a node's
-        look changes during a run; and with a run's thread holding the GIL, each of those
-        calls waits for it)."""
-        rects = [item.body_rect() for item in self.items_by_id.values()]
-        if not rects:
-            self._set_rect(QRectF(-SCENE_MARGIN, -SCENE_MARGIN, 2 * SCENE_MARGIN,
-                                  2 * SCENE_MARGIN))
-            return
-        left, top = min(r[0] for r in rects), min(r[1] for r in rects)
-        right, bottom = max(r[0] + r[2] for r in rects), max(r[1] + r[3] for r in rects)
-        nodes = QRectF(left, top, right - left, bottom - top)
-        self._content = (self.geometry_version, nodes)
-        self._set_rect(nodes.adjusted(-SCENE_MARGIN, -SCENE_MARGIN, SCENE_MARGIN, SCENE_MARGIN))
-
-    def content_rect(self) -> QRectF:
-        """The rect around the nodes: as the build found it while no node moved, appeared
-        or was hidden since (a graph just opened is fitted to it twice), else Qt's rect
-        around every item (a pass over all of them: 10-20 ms at 10,000 nodes)."""
-        version, rect = self._content
-        if version != self.geometry_version:
-            rect = self.itemsBoundingRect()
-            self._content = (self.geometry_version, rect)
-        return QRectF(rect)
-
-    def _set_rect(self, rect: QRectF) -> None:
-        """Set the scene's rect, telling its item index even while the scene's signals are
-        blocked (a build, a refresh): the index learns the rect from ``sceneRectChanged``.
-        Left at the build's first rect (1 x 1), it put every node in the same few cells of
-        its tree, and every query (each paint, each overview tile) called Python's
-        ``boundingRect`` of every node: 5,290 calls for a 10 x 10 rect at 10,000 nodes."""
-        blocked = self.blockSignals(False)
-        try:
-            self.setSceneRect(rect)
-        finally:
-            self.blockSignals(blocked)
-
-    def _grow_rect(self, item: NodeItem) -> None:
-        """Grow the scene's rect to hold ``item`` (added or moved); it never shrinks."""
-        x, y, w, h = item.body_rect()
-        rect = self.sceneRect()
-        if not rect.contains(QRectF(x, y, w, h)):
-            self._set_rect(rect.united(QRectF(x, y, w, h).adjusted(
-                -SCENE_MARGIN, -SCENE_MARGIN, SCENE_MARGIN, SCENE_MARGIN)))
 
     def node_moved(self, item: NodeItem) -> None:
         """Keep the crossing grid up to date as one node moves (a drag, an edit)."""
