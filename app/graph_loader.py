@@ -37,6 +37,7 @@ from hexscope.engine.prepare.marks import Mark, marks_of
 from hexscope.engine.validate import Issue, Validator, errors
 from hexscope.widgets.graph_canvas import GraphScene
 from hexscope.widgets.graph_canvas.node_item import NodeLook
+from hexscope.widgets.graph_canvas.scene import WAITING
 
 #: Seconds of work per slice on the GUI thread: the window answers within about this.
 SLICE_S = 0.03
@@ -44,6 +45,12 @@ SLICE_S = 0.03
 BIG_GRAPH = 500
 #: The progress dialog appears only for work that takes longer than this (ms).
 SHOW_AFTER_MS = 400
+#: A build step waiting for another thread (the layout) ends its slice; the next comes
+#: after this many ms of idle event loop, when that thread has the GIL to itself.
+WAIT_MS = 5
+#: Nodes (or edges) per build step: a step is the slice's grain (100 made one of ~30 ms
+#: run past the budget by up to a step).
+BUILD_CHUNK = 25
 
 
 @dataclass(frozen=True)
@@ -211,7 +218,7 @@ def build_scene(parent: QWidget, graph: Graph, *, show_consts: bool, direction: 
         return scene
     dialog = progress_dialog(parent, f"Drawing {len(graph):,} nodes…")
     try:
-        built = run_in_slices(scene.build_steps(), dialog)
+        built = run_in_slices(scene.build_steps(chunk=BUILD_CHUNK), dialog)
     finally:
         close_dialog(dialog, parent)
     if not built:
@@ -311,10 +318,14 @@ def run_in_slices(steps: Iterator[tuple[int, int]], dialog: QProgressDialog,
             return
         state["inside"] = True
         end = time.perf_counter() + budget
+        timer.setInterval(0)
         try:
             done = total = 0
             while time.perf_counter() < end:
                 done, total = next(steps)
+                if done == WAITING:         # for another thread: let it run, events too
+                    timer.setInterval(WAIT_MS)
+                    return
             dialog.setMaximum(max(total, 1))
             dialog.setValue(min(done, total))
         except StopIteration:

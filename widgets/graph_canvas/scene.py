@@ -46,6 +46,8 @@ from hexscope.widgets.graph_canvas.scene_rect import SceneRect
 Progress = Callable[[int, int], None]
 HIGHLIGHT_COLOR = QColor("#1f78d1")
 HIGHLIGHT_MAX_NODES = 50      # a rubber band over thousands of nodes highlights none
+#: The ``done`` of a build step that only waits for the layout's thread.
+WAITING = -1
 
 
 def _layout_thread() -> ThreadPoolExecutor:
@@ -214,7 +216,7 @@ class GraphScene(SceneMouse, SceneRect, QGraphicsScene):
                                               sizes.__getitem__, direction=self.direction)
                 while not job.done():
                     time.sleep(0.002)       # leave the GIL to the layout meanwhile
-                    yield len(self.graph), total
+                    yield WAITING, total    # (the caller can let events run meanwhile)
                 positions = job.result()
             else:
                 positions = layered_layout(self.graph, list(sizes), sizes.__getitem__,
@@ -545,4 +547,4 @@ class GraphScene(SceneMouse, SceneRect, QGraphicsScene):
                               direction=self.direction)
 
 
-__all__ = ["BAD_COLOR", "OK_COLOR", "GraphScene"]
+__all__ = ["BAD_COLOR", "OK_COLOR", "WAITING", "GraphScene"]
