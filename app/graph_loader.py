@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+import shiboken6
 from PySide6.QtCore import (
     QCoreApplication,
     QEventLoop,
@@ -275,6 +276,9 @@ def _dispose_slice() -> None:
     end = time.perf_counter() + SLICE_S
     while _DISPOSALS and time.perf_counter() < end:
         scene, steps = _DISPOSALS[0]
+        if not shiboken6.isValid(scene):    # deleted with its window meanwhile
+            _DISPOSALS.pop(0)
+            continue
         try:
             next(steps)
         except StopIteration:

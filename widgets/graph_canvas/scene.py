@@ -6,6 +6,7 @@ connection, dropped an op) through signals; the app turns those into undoable co
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -48,6 +49,14 @@ HIGHLIGHT_COLOR = QColor("#1f78d1")
 HIGHLIGHT_MAX_NODES = 50      # a rubber band over thousands of nodes highlights none
 #: The ``done`` of a build step that only waits for the layout's thread.
 WAITING = -1
+
+
+def index_depth(items: int) -> int:
+    """The depth of the scene's BSP tree for ``items`` items: Qt's own choice (log2 of the
+    count) capped at 10, where a leaf still holds only a few dozen nodes of a 20,000-node
+    graph; deeper, each long edge (a wrapped band's) went into thousands of leaves (the
+    tree of a 10,000-node graph took 90-120 ms to make at depth 15, ~60 at 10)."""
+    return max(5, min(10, math.ceil(math.log2(max(items, 2)))))
 
 
 def _layout_thread() -> ThreadPoolExecutor:
@@ -179,7 +188,10 @@ class GraphScene(SceneMouse, SceneRect, QGraphicsScene):
             try:
                 yield from self._build_items(chunk, layout_apart)
                 self.setItemIndexMethod(index)       # before the rect: it learns the rect
+                self.setBspTreeDepth(index_depth(len(self.items())))
                 yield from self._fit_rect_steps(chunk)
+                self.items(self.sceneRect().topLeft())   # the index, in a step of its own
+                yield 2 * len(self.graph), 2 * len(self.graph)
             finally:
                 self._building = False
                 if self.itemIndexMethod() != index:
