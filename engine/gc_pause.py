@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 _lock = threading.Lock()
-_active = [0]           # paused blocks under way, on any thread
-_frozen = [False]       # objects were frozen by freeze()
+_active: dict[int, int] = {}    # paused blocks under way, by thread
+_frozen = [False]               # objects were frozen by freeze()
 
 
 @contextmanager
@@ -24,21 +24,24 @@ def gc_paused() -> Iterator[None]:
     :func:`paused` is True: a collector that runs on a timer (the app's) waits too."""
     was_enabled = gc.isenabled()
     gc.disable()
+    thread = threading.get_ident()
     with _lock:
-        _active[0] += 1
+        _active[thread] = _active.get(thread, 0) + 1
     try:
         yield
     finally:
         with _lock:
-            _active[0] -= 1
+            _active[thread] -= 1
+            if not _active[thread]:
+                del _active[thread]
         if was_enabled:
             gc.enable()
 
 
-def paused() -> bool:
-    """True while a :func:`gc_paused` block runs on some thread (a load, a scene built
-    between events): a collection then would walk the structure being built."""
-    return _active[0] > 0
+def paused(thread: int | None = None) -> bool:
+    """True while a :func:`gc_paused` block runs on ``thread`` (by its ident; None: on any
+    thread): a collection then would walk the structure being built."""
+    return bool(_active) if thread is None else thread in _active
 
 
 def keep_as_old() -> None:
