@@ -36,7 +36,7 @@ MAX_TILES = 320             # ~80 MiB of tiles at most (several levels of a 20k 
 SYNC_TILES = 4              # missing tiles rendered one by one within the paint
 MAX_BLOCK_TILES = 96        # the most rendered in one pass (24 MiB; a screen needs ~40)
 IDLE_SLICE = 0.015          # seconds of tile rendering between events
-PAINT_BUDGET_S = 0.03       # rows of missing tiles rendered within a paint, then between events
+PAINT_BUDGET_S = 0.015      # rows of missing tiles rendered within a paint, then between events
 IDLE_RUN = 4                # neighbouring tiles of a row rendered in one pass between events,
 IDLE_RUN_S = 0.05           # as many as the last passes say fit in this many seconds
 MARGIN_PX = 4.0             # cosmetic pens reach this far beyond an item's bounding rect
@@ -211,9 +211,10 @@ class OverviewTiles:
         return run
 
     def _render_rows(self, keys: list[Key]) -> bool:
-        """Render ``keys`` a row at a time in one pass each, for up to ``PAINT_BUDGET_S``;
-        the rows left are rendered between events (a graph just opened: all the tiles of
-        a fitted 10,000-node view in one pass took 130-170 ms, 200-240 ms at 20,000).
+        """Render ``keys`` a row at a time in one pass each, for up to ``PAINT_BUDGET_S``
+        (at least one row); the rows left are rendered between events (a graph just
+        opened: all the tiles of a fitted 10,000-node view in one pass took 130-170 ms,
+        200-240 ms at 20,000).
         False if their block is too large to render in passes (the view paints live)."""
         cols = [k[1] for k in keys]
         rows = [k[2] for k in keys]
