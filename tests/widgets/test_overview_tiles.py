@@ -248,3 +248,28 @@ def test_stale_neighbours_are_rendered_again_in_one_pass(qtbot, canvas):
     tiled, live = _tiled_and_live(qtbot, canvas)
     assert stale > 4 and len(passes) < stale
     assert np.abs(tiled - live).mean() < 12
+
+
+def test_rows_a_paint_left_are_rendered_though_the_next_paint_covers_a_strip(
+        qtbot, canvas, monkeypatch):
+    """A scroll repaints only a strip: the rows the paint before left blank were dropped
+    from the tiles to render, and stayed blank (the const toggle's view, at 10,000 nodes)."""
+    from PySide6.QtCore import QRect
+
+    monkeypatch.setattr(overview_tiles, "PAINT_BUDGET_S", 0.0)    # one row per paint
+    canvas.zoom_to(0.05)
+    canvas.centerOn(canvas.scene().itemsBoundingRect().center())
+    canvas.viewport().repaint()                  # the first row; the others left blank
+    left = canvas.tiles.pending
+    assert left > 0
+    canvas.viewport().repaint(QRect(0, 0, 10, 10))
+    assert canvas.tiles.pending >= left          # still to render, though not in the strip
+    qtbot.waitUntil(lambda: canvas.tiles.pending == 0, timeout=10000)
+    QApplication.processEvents()
+    tiled = _pixels(canvas)
+    canvas.tiles.enabled = False
+    live = _pixels(canvas)
+    background = np.array([0xec, 0xee, 0xf1])
+    drawn = np.abs(live - background).sum(axis=2) > 30
+    assert drawn.mean() > 0.03
+    assert (np.abs(tiled - background).sum(axis=2) > 30)[drawn].mean() > 0.8

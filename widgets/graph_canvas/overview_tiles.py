@@ -127,7 +127,11 @@ class OverviewTiles:
         cols, rows = _span(exposed, scale)
         wanted = [(level, i, j) for j in rows for i in cols]
         missing = [key for key in wanted if key not in self._tiles or key in self._stale]
-        self._pending = missing
+        # Missing tiles of an earlier paint at this level stay pending: drawn blank, they
+        # would stay so when this paint only covers a strip (a scroll of the view).
+        known = set(missing)
+        self._pending = missing + [key for key in self._pending
+                                   if key[0] == level and key not in known]
         if missing:
             self._timer.start()
         bare = [key for key in missing if key not in self._tiles and self._coarser(key) is None]
