@@ -76,6 +76,7 @@ class MainWindow(QMainWindow):
 
     session_changed = Signal(object)
     graph_replaced = Signal()           # New, Open, restore: a different document
+    document_shown = Signal()           # its graph and scene are in (the collector freezes)
     node_selected = Signal(int)
     results_changed = Signal()
 
@@ -228,6 +229,7 @@ class MainWindow(QMainWindow):
         if unplaced:            # some nodes had positions, these had none
             graph.move(self.scene.layout_positions())
             self.revalidate()
+        self.document_shown.emit()
         return True
 
     def _set_graph(self, graph: Graph, path: str | None, scene: GraphScene,
@@ -333,6 +335,7 @@ class MainWindow(QMainWindow):
         for node_id in selected:
             if (item := scene.items_by_id.get(scene.folded.get(node_id, node_id))) is not None:
                 item.setSelected(True)
+        self.document_shown.emit()
 
     def _swap_scene(self, scene: GraphScene) -> None:
         old, self.scene = self.scene, scene       # (dispose_later closes the old one)
