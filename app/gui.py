@@ -47,6 +47,10 @@ def run_gui(path: str | None = None, plugin_errors: Sequence[str] | None = None)
     window = MainWindow()
     window.document_shown.connect(collector.freeze_soon)
     window.show()
+    if not os.environ.get(QUIT_AFTER_START):
+        from hexscope.app.kernel_preload import start_preload
+
+        start_preload()                 # the first step need not load them (issue 32)
     window.report_startup_errors(list(plugin_errors))
     if not window.files.offer_restore() and not (path and window.files.open_graph(path)):
         window.show_welcome()
