@@ -113,6 +113,7 @@ class Validator:
         self.registry = registry
         self._order: tuple[int, ...] = ()
         self._cache: dict[int, tuple[tuple[Node | None, ...], list[Issue]]] = {}
+        self._cycles: list[list[int]] | None = None   # while no node's inputs change
         self.checked = 0
 
     def validate(self, graph: Graph) -> list[Issue]:
@@ -121,7 +122,11 @@ class Validator:
 
     def _validate(self, graph: Graph) -> list[Issue]:
         order = graph.order
+        # a cycle needs a changed wiring: a const or padding edit keeps the last search's
+        # result (the search walks every node and edge: 40 ms of 10,000 nodes per edit)
+        rewired = self._cycles is None
         if order != self._order:
+            rewired = True
             if not _same_relative_order(self._order, order):
                 self._cache.clear()
             self._order = order
@@ -141,12 +146,16 @@ class Validator:
                     a is b for a, b in zip(hit[0], key, strict=True)):
                 found = hit[1]
             else:
+                if hit is None or hit[0][0] is None or hit[0][0].inputs != node.inputs:
+                    rewired = True
                 found = _node_issues(graph, node, position, self.registry)
                 self.checked += 1
             cache[node.node_id] = (key, found)
             issues.extend(found)
         self._cache = cache
-        return _finish(graph, issues, position)
+        if rewired:
+            self._cycles = _cycles(graph)
+        return _finish(issues, self._cycles, position)
 
 
 def _same_relative_order(old: tuple[int, ...], new: tuple[int, ...]) -> bool:
@@ -158,8 +167,9 @@ def _same_relative_order(old: tuple[int, ...], new: tuple[int, ...]) -> bool:
     return [n for n in old if n in new_set] == [n for n in new if n in old_set]
 
 
-def _finish(graph: Graph, issues: list[Issue], position: dict[int, int]) -> list[Issue]:
-    for cycle in _cycles(graph):
+def _finish(issues: list[Issue], cycles: list[list[int]], position: dict[int, int]
+            ) -> list[Issue]:
+    for cycle in cycles:
         issues.append(Issue(cycle[0], "cycle", "cycle through " +
                             " -> ".join(f"0x{i:x}" for i in cycle + [cycle[0]])))
     return sorted(issues, key=lambda i: (i.severity is Severity.WARNING,
