@@ -286,7 +286,9 @@ class ComparePanel(QWidget):
             return
         self._tabbed = tabbed
         names = ("A", "B", "A − B")
-        for box, name in zip(self._view_boxes, names, strict=True):
+        for box, name, title in zip(self._view_boxes, names, self.view_titles, strict=True):
+            # a tab already names its side: its title line would take the picture's height
+            title.setVisible(not tabbed)
             if tabbed:
                 self.view_tabs.addTab(box, name)
             else:
