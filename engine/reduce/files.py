@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hexscope.engine.dtypes import Layout
 from hexscope.engine.errors import EngineError
 from hexscope.engine.inputs import InputSource, set_input_sources
 from hexscope.engine.io.atomic import atomic_write
@@ -22,15 +23,20 @@ def input_paths(graph_path: Path, count: int) -> list[Path]:
 
 def write_candidate(candidate: Candidate, path: str | PathLike[str]) -> list[Path]:
     """Save the candidate and its inputs (one .npy per INPUT output, named after the graph
-    and saved as its input sources). A d32 input is saved as its logical values: the file
-    cannot hold the padding bytes the in-process run fed. Returns the files written."""
+    and saved as its input sources). A d32 input is saved as its memory, padding bytes
+    included, so that a consumer reading padding reads in ``hexscope run OUT.hexgraph``
+    what it read in the reduction. Returns the files written."""
     path = Path(path)
     files = input_paths(path, len(candidate.inputs))
+    sources = []
     for file, tensor in zip(files, candidate.inputs, strict=True):
+        d32 = tensor.layout is Layout.D32
         with atomic_write(file) as handle:
-            np.save(handle, tensor.array, allow_pickle=False)
+            np.save(handle, tensor.memory if d32 else tensor.array, allow_pickle=False)
+        sources.append(InputSource(kind="npy", path=file.name,
+                                   d32_padding=tuple(tensor.padding) if d32 else None))
     graph = candidate.graph
-    set_input_sources(graph, [InputSource(kind="npy", path=f.name) for f in files])
+    set_input_sources(graph, sources)
     graph.save(path)
     return [path, *files]
 

@@ -222,3 +222,32 @@ def test_against_a_graph_with_other_ids_is_refused(files, capsys):
     (files / "out").mkdir()
     assert _reduce(files, "--against", str(files / "other.hexgraph")) == 2
     assert "none of this graph's node ids" in capsys.readouterr().err
+
+
+def test_a_padding_dependent_failure_reproduces_from_the_written_files(files, capsys):
+    """The trap reads a cut d32 tensor's padding (FillPadding_8_d32 wrote 255 there): the
+    INPUT file holds the d32 memory, so `hexscope run OUT.hexgraph` fails as the original."""
+    from hexscope.engine.plugins import load_plugin, unload_plugin
+
+    examples = Path(__file__).resolve().parents[2] / "resources" / "examples"
+    specs = load_plugin(TRAP_PLUGIN)
+    try:
+        graph = Graph.load(examples / "d32_pipeline.hexgraph")
+        graph.append_node(0x20010, "PadTrap_8_d32", inputs=[(0x20002, 0)], outputs=1)
+        graph.set_input(0x20003, 0, (0x20010, 0))
+        graph.save(files / "padded.hexgraph")
+    finally:
+        unload_plugin(specs)
+    out = files / "out" / "red.hexgraph"
+    (files / "out").mkdir()
+    plugin = ["--plugin", str(TRAP_PLUGIN)]
+    assert cli.main([*plugin, "reduce", str(files / "padded.hexgraph"), "-o", str(out),
+                     "-q"]) == 0
+    reduced = Graph.load(out)
+    assert [n.op for n in reduced if n.op not in ("Const", "OUTPUT")] == ["INPUT",
+                                                                          "PadTrap_8_d32"]
+    saved = np.load(out.with_name("red.input0.npy"))
+    assert saved.ndim == 5 and saved.shape[-1] == 32 and (saved == 255).any()
+    capsys.readouterr()
+    assert cli.main([*plugin, "run", str(out)]) != 0
+    assert "pad trap: a padding byte is 255" in capsys.readouterr().err
