@@ -180,9 +180,10 @@ class ReduceWorker(QObject):
                                       progress=self.progress.emit, cancel=job.token)
         result = reduction.reducer.run()
         write_candidate(result.best, out)
-        c_problem = write_c(result.best, out.with_suffix(".c"))
+        c_file = write_c(result.best, out.with_suffix(".c"))
         write_json({"check": spec.describe(), **result.summary(),
-                    "c_export": c_problem or "written"}, out.with_name("reduce.json"))
+                    "c_export": c_file.problem or "written", "c_notes": list(c_file.notes)},
+                   out.with_name("reduce.json"))
         return result
 
 
