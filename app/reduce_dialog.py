@@ -10,6 +10,7 @@ import shlex
 import shutil
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -21,11 +22,13 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QLineEdit,
     QPushButton,
     QWidget,
 )
 
+from hexscope.engine.ops.registry import REGISTRY
 from hexscope.engine.reduce.job import CheckSpec
 from hexscope.widgets.theme_colors import mark_error_text
 
@@ -42,9 +45,15 @@ COMMAND_TIMEOUT_S = 60.0
 
 
 def default_command() -> str:
-    """``hexscope run {}`` with this installation's hexscope (the candidate's path is {})."""
-    exe = shutil.which("hexscope")
+    """``hexscope run {}`` with this installation's hexscope and the plugin files this
+    process loaded (the candidate's path is {})."""
+    beside = Path(sys.executable).with_name("hexscope")
+    exe = str(beside) if beside.is_file() else shutil.which("hexscope")
     argv = [exe] if exe else [sys.executable, "-m", "hexscope.app"]
+    plugins = sorted({f for s in REGISTRY.specs() if s.user and s.source
+                      and os.path.isfile(f := s.source.rsplit(":", 1)[0])})
+    for path in plugins:
+        argv += ["--plugin", path]
     return " ".join(shlex.quote(a) for a in argv) + " run {}"
 
 
@@ -72,6 +81,7 @@ class ReduceDialog(QDialog):
 
     def _build_ui(self) -> None:
         form = self._form = QFormLayout(self)
+        form.setSizeConstraint(QLayout.SizeConstraint.SetFixedSize)   # fits the shown rows
         self.setMinimumWidth(560)
         self.kind = QComboBox()
         for key, text in CHOICES:
@@ -150,7 +160,7 @@ class ReduceDialog(QDialog):
             self._form.setRowVisible(row, field in shown)
         self.tolerance.setValue(1.0 if key == "reference" else 0.0)
         self.problem.clear()
-        self.adjustSize()
+        self.problem.hide()
 
     def _browse_out(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Reduced graph", self.out.text(),
@@ -167,6 +177,7 @@ class ReduceDialog(QDialog):
     def _check_and_accept(self) -> None:
         problem = self.problem_text()
         self.problem.setText(problem)
+        self.problem.setVisible(bool(problem))
         if not problem:
             self.accept()
 

@@ -149,7 +149,8 @@ def test_the_dialog_suggests_from_the_last_run_and_refuses_what_cannot_start(
     action.trigger()
     first, refused, after_run, _ = seen
     assert first["kind"] == "node-error" and not first["visible"]
-    assert first["command"].endswith(" run {}") and first["timeout"] == 60.0
+    assert first["command"].endswith(f"--plugin {TRAP_PLUGIN} run {{}}")
+    assert first["timeout"] == 60.0
     assert refused == {"problem": "Backend B is sim or dsp://HOST:PORT.", "open": True,
                        "b_visible": True, "command_visible": False, "tolerance": 0.0}
     assert after_run["kind"] == "node-error" and trap in window.session.executor.failed
