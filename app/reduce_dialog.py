@@ -82,7 +82,6 @@ class ReduceDialog(QDialog):
     def _build_ui(self) -> None:
         form = self._form = QFormLayout(self)
         form.setSizeConstraint(QLayout.SizeConstraint.SetFixedSize)   # fits the shown rows
-        self.setMinimumWidth(560)
         self.kind = QComboBox()
         for key, text in CHOICES:
             self.kind.addItem(text, key)
@@ -114,6 +113,8 @@ class ReduceDialog(QDialog):
         self.mode.addItem("Bisect, then remove side branches", "bisect")
         self.mode.addItem("Linear: one unit at a time", "linear")
         self.out = QLineEdit(self._defaults.out)
+        for line in (self.command, self.out):
+            line.setMinimumWidth(460)          # a path or a command line reads whole
         self.problem = QLabel()
         mark_error_text(self.problem)
         self.problem.setWordWrap(True)
