@@ -133,8 +133,10 @@ def _is_number(value: object) -> bool:
 
 
 def set_input_sources(graph: Graph, sources: list[InputSource]) -> None:
+    # d32_padding only where set: files written before it existed stay byte-identical
     graph.meta["inputs"] = [{k: (list(v) if isinstance(v, tuple) else v)
-                             for k, v in asdict(s).items()} for s in sources]
+                             for k, v in asdict(s).items()
+                             if not (k == "d32_padding" and v is None)} for s in sources]
 
 
 def make_inputs(graph: Graph, base_dir: str | Path | None = None,
