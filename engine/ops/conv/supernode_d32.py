@@ -119,9 +119,17 @@ def depthwise_padding(ctx: KernelContext, inputs: tuple[Tensor, ...],
     input's."""
     x, filt, stride = inputs[0], inputs[1], inputs[6]
     p, sw = x.padding, stride.shape[2]
+    if p.w_before < 1:          # dwise_supernode_execute's own check, before any work
+        raise KernelError("Need at least 1 left pad")
     left = p.w_before
     if ctx.padding is not Padding.VALID:
         left -= output_window(x.shape[2], filt.shape[1], sw, ctx.padding).before
+    if left < 0:
+        # nnlib goes on with a negative output padding (C division, op_dwise_snode_8bit.c
+        # dwise_supernode_recalculate_strategy), writing left of the output's first column
+        raise KernelError(f"the input's left padding ({p.w_before}) is less than the "
+                          f"filter's reach before the first column: nnlib computes a negative "
+                          f"output padding here, which Hexscope does not model")
     left //= sw
     return D32Padding(4, 4, left, (-(shape[2] + left)) & 3, p.d_before, p.d_after)
 
@@ -199,6 +207,9 @@ for _bits in ("8", "32"):
     below; left the input's left padding (SAME: less the filter's reach before) divided by
     the stride width; right to a multiple of 4; the input's depth padding.
 
-    **Errors.** "input 0 must be a d32 tensor"; the flat op's own errors.
+    **Errors.** "input 0 must be a d32 tensor"; "Need at least 1 left pad" (nnlib's own);
+    an input left padding smaller than a SAME filter's reach before its first column, where
+    nnlib goes on with a negative output padding (not modelled: refused with that reason);
+    the flat op's own errors.
     """,
              depthwise_padding)

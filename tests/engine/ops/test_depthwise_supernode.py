@@ -357,3 +357,36 @@ def test_the_fused_pass_is_the_sums_then_the_requantization(data, fh, fw, sh, sw
     sums = depthwise_sums(x, f, zx, zf, sh, sw, top, left, oh, ow)
     want = dwise_requant.dwise_requantize(sums, bias, recip, shamt)
     assert got is not None and np.array_equal(got[0], want[0]) and got[1:] == want[1:]
+
+
+@pytest.mark.parametrize(("w_before", "filt_w", "message"), [
+    (0, 3, "Need at least 1 left pad"),
+    (1, 5, "negative output padding"),
+    (1, 3, None),
+    (4, 7, None),
+])
+def test_the_d32_form_refuses_a_left_padding_nnlib_cannot_lay_out(w_before, filt_w, message):
+    """``dwise_supernode_execute`` refuses an input without left padding; with less left
+    padding than a SAME filter's reach before, nnlib's output padding
+    ((in_left_pad - required_w_before) / stride, op_dwise_snode_8bit.c) goes negative: the
+    d32 form raised an uncaught ValueError there (found under QEMU by the HVX oracle)."""
+    from hexscope.engine.d32 import D32Padding
+    from hexscope.engine.errors import KernelError
+    from hexscope.engine.ops.registry import REGISTRY
+
+    rng = np.random.default_rng(w_before + filt_w)
+    pad = D32Padding(4, 4, w_before, (-(8 + w_before)) & 3, 0, 0)
+    x = Tensor.from_array(rng.integers(0, 256, (1, 4, 8, 32), dtype=np.uint8),
+                          DType.QUINT8).to_d32(pad)
+    w = _u8(rng.integers(0, 256, (filt_w, filt_w, 32, 1)))
+    args = (x, w, _s(0.0), _s(255.0), _s(-128.0), _s(127.0), Tensor.shape_only((1, 1, 1, 1)),
+            Tensor.from_array(np.zeros(32, np.int32), DType.QINT32), _s(-2.0**31),
+            _s(2.0**31), _s(-64.0), _s(191.0))
+    ctx = KernelContext(1, "DepthwiseSupernode_8x8p32to8_d32", padding=Padding.SAME)
+    kernel = REGISTRY.get("DepthwiseSupernode_8x8p32to8_d32").kernel
+    if message is None:
+        y = kernel(ctx, *args)[0]
+        assert y.shape == (1, 4, 8, 32) and y.padding.w_before >= 0
+    else:
+        with pytest.raises(KernelError, match=message):
+            kernel(ctx, *args)
