@@ -107,7 +107,7 @@ def code_metrics(a: np.ndarray, codes: np.ndarray, scale: float, offset: float |
     read in the same pass. ``excess``: ``a`` is a float reference of the codes, judged by
     the excess error (module docstring); ``op_reference()`` gives the op's own ideal
     result (``p`` there, float64 reals of ``a``'s shape, or None), asked for only when the
-    excess is taken."""
+    excess against ``a`` is beyond the tolerance."""
     a = np.asarray(a)
     if a_scale is not None:
         if a.dtype != np.int32:
@@ -121,9 +121,14 @@ def code_metrics(a: np.ndarray, codes: np.ndarray, scale: float, offset: float |
     m = replace(m, by_excess=True)
     if m.max_lsb > tolerance_lsb and not m.nonfinite and scale > 0 and math.isfinite(scale):
         reals = a.astype(np.float64) * a_scale if a_scale is not None else a
-        op_reals = op_reference() if op_reference is not None else None
         worst, beyond = excess_error(reals, np.asarray(codes), scale, offset or 0.0,
-                                     tolerance_lsb, op_reals)
+                                     tolerance_lsb)
+        # the op's own ideal only where the spec's reading fails the output: the smaller
+        # excess cannot fail what that one passes
+        op_reals = op_reference() if beyond and op_reference is not None else None
+        if op_reals is not None:
+            worst, beyond = excess_error(reals, np.asarray(codes), scale, offset or 0.0,
+                                         tolerance_lsb, op_reals)
         m = replace(m, excess_lsb=worst, beyond=beyond)
     return m
 
