@@ -55,8 +55,8 @@ SEES = {
                 "rounds an inexact zero code, as a [-1, 1] filter's, over its own ideal "
                 "result; max LSB keeps the error against the spec's reading). It cannot see a "
                 "wrong const or weight: the reference computes with the same one. For that, "
-                "compare "
-                "with the other graph file (the good one) or look at the accumulated analysis.",
+                "compare with the other graph file (the good one) or look at the accumulated "
+                "analysis.",
     "accumulated": "The whole graph in float from the same inputs: what the graph has lost "
                    "by each node. Errors add up along the graph, so deep graphs drift past "
                    "one step (a rounded zero code counts here in full); a wrong const is "
