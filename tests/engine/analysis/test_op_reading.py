@@ -187,3 +187,42 @@ def test_a_d32_supernode_is_read_the_op_s_way_too():
     gap = float(diff.note.split("ideal result is up to ")[1].split()[0])
     assert 1.0 < gap < diff.metrics.max_lsb + 4.0      # the reading's share of the error
     assert diff.metrics.excess_lsb <= diff.metrics.max_lsb
+
+
+def test_every_declared_zero_code_names_a_quint8_input_and_its_range():
+    declared = [s for s in REGISTRY.specs() if s.zero_codes]
+    assert {"QuantizedConv2d_8x8to32", "Supernode_8x8p8to8_d32", "QuantizedMatMul_8x8to32",
+            "DepthwiseSupernode_8x8p32to8", "SuperFC_8x8p32to8"} <= {s.name for s in declared}
+    for spec in declared:
+        n = spec.inputs.arity[1] or len(spec.inputs.head)
+        for zc in spec.zero_codes:
+            ports = [spec.inputs.port(i, n) for i in (zc.codes, zc.lo, zc.hi)]
+            assert ports[0].dtype is DType.QUINT8, (spec.name, zc)
+            assert ports[1].dtype is ports[2].dtype is DType.FLOAT32, (spec.name, zc)
+            assert zc.rule(-1.0, 1.0) in (127, 128)      # 127.5 rounded, by the op's rule
+
+
+def test_a_matmul_on_minus_one_one_passes_by_its_excess():
+    # A (1x4) on [-1, 1] and B (4x1) on [-1, 1]: both zero points 127.5, both rounded to 128
+    a = np.array([0, 100, 200, 255], np.uint8)
+    b = np.array([10, 128, 250, 60], np.uint8)
+    g = Graph()
+    g.append_const_node(0x10, a.reshape(1, 1, 1, 4))
+    g.append_const_node(0x11, b.reshape(1, 1, 4, 1))
+    g.replace_node(g.node(0x10).with_(const=_u8(a.reshape(1, 1, 1, 4))))
+    g.replace_node(g.node(0x11).with_(const=_u8(b.reshape(1, 1, 4, 1))))
+    g.append_const_node(0x12, np.array([-1.0], np.float32))
+    g.append_const_node(0x13, np.array([1.0], np.float32))
+    word = OutputDef((1, 1, 1, 1), 4)
+    g.append_node(CONV, "QuantizedMatMul_8x8to32_ref",
+                  inputs=[(0x10, 0), (0x11, 0), (0x12, 0), (0x13, 0), (0x12, 0), (0x13, 0)],
+                  outputs=[word, word, word])
+    g.append_node(0x21, "OUTPUT", inputs=[(CONV, 0)])
+    _, diff = _isolated(g)
+    # by hand, in steps of la lb: sum (a - 127.5)(b - 127.5) less sum (a - 128)(b - 128) is
+    # 0.5 sum(a - 128) + 0.5 sum(b - 128) + 4 x 0.25 = 21.5 - 32 + 1 = -9.5 (the float32
+    # reference is good to a few 1e-3 of a step here)
+    da, db = a.astype(float) - 128, b.astype(float) - 128
+    assert diff.metrics.max_lsb == pytest.approx(abs(0.5 * da.sum() + 0.5 * db.sum() + 1.0),
+                                                 abs=0.01)
+    assert diff.metrics.excess_lsb == pytest.approx(0.0, abs=0.01) and not diff.exceeds
