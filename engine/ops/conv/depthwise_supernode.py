@@ -29,6 +29,7 @@ from hexscope.engine.ops.conv.dwise_scaling import (
 from hexscope.engine.ops.conv.supernode import CHANNEL_SCALE, SUPERNODE_OUT
 from hexscope.engine.ops.kernels.depthwise import depthwise_requantized, depthwise_sums
 from hexscope.engine.ops.kernels.dwise_requant import dwise_requantize
+from hexscope.engine.ops.reference import ZeroCode, zero_za_low, zero_za_u8, zero_zb
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, fresh
 
@@ -252,5 +253,8 @@ depthwise_supernode_8x8p32to8.__doc__ = _DOC.format(bias="32-bit bias")
 for _name, _inputs, _kernel in (("DepthwiseSupernode_8x8p8to8", _IN8, depthwise_supernode_8x8p8to8),
                                 ("DepthwiseSupernode_8x8p32to8", _IN32,
                                  depthwise_supernode_8x8p32to8)):
+    # data: rule ZB (fill_info_minmax_basics), filter: ZA, an 8-bit bias: ZA''
     op(_name, Category.MATH, reference=depthwise_supernode_reference, uses_padding=True,
+       zero_codes=(ZeroCode(0, 2, 3, zero_zb), ZeroCode(1, 4, 5, zero_za_u8),
+                   *((ZeroCode(7, 8, 9, zero_za_low),) if _inputs is _IN8 else ())),
        inputs=_inputs, outputs=SUPERNODE_OUT)(_kernel)

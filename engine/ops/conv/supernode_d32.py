@@ -163,7 +163,8 @@ def _declare(name: str, flat: str, d32_in: bool, doc: str,
     kernel.__doc__ = doc
     kernel.__name__ = name.lower()
     op(name, Category.D32, inputs=ins, outputs=outs, d32_output=True, uses_padding=True,
-       reference=REGISTRY.get(flat).reference)(kernel)
+       reference=REGISTRY.get(flat).reference,
+       zero_codes=REGISTRY.get(flat).zero_codes)(kernel)
 
 
 def _input_supernode_check(ctx: KernelContext, inputs: tuple[Tensor, ...]) -> None:
