@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hexscope.engine.io.tflite.device_limits import device_refusal
 from hexscope.engine.io.tflite.graph_builder import (
     SCALAR,
     BuiltNode,
@@ -152,6 +153,12 @@ def build_conv(b: GraphBuilder, op: TfOperator, main: BuiltNode) -> None:
     common = [(dmin, 0), (dmax, 0), (wmin, 0), (wmax, 0), (stride, 0)]
     tail = [(bmin, 0), (bmax, 0), (cmin, 0), (cmax, 0)]
     scales = [(c.scales_node, 0)] if c.scales_node is not None else []
+    if c.depthwise and main.op == "DepthwiseSupernode_8x8p32to8":
+        # built as the delegate builds it, and said at import: the DSP has no kernel for it
+        why = device_refusal(b.model, op)
+        if why:
+            b.notes.append(f"{op.describe()}: the DSP cannot run it: {why}")
+            b.device_refused[op.index] = why
     if c.depthwise and c.dilation != (1, 1):
         result = _dilated(b, c, main, common, tail, scales, (dmin, dmax, cmin, cmax))
     elif c.split:

@@ -77,6 +77,7 @@ class GraphBuilder:
         # (node id, output index) -> the TFLite tensor that output is
         self.tensor_of_output: dict[tuple[int, int], int] = {}
         self.notes: list[str] = []          # what the builders did that a user should know
+        self.device_refused: dict[int, str] = {}    # operator -> why the DSP cannot run it
 
     # nodes ------------------------------------------------------------------------------------
     def add_node(self, op: str, tflite_op: int = -1, label: str = "") -> BuiltNode:

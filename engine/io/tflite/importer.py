@@ -23,6 +23,7 @@ from hexscope.engine.io.tflite.conv_builders import (
     build_fully_connected,
     build_transpose_conv,
 )
+from hexscope.engine.io.tflite.device_limits import device_refusals
 from hexscope.engine.io.tflite.graph_builder import BuiltNode, GraphBuilder, dims4
 from hexscope.engine.io.tflite.layout_builders import (
     build_arg_min_max,
@@ -175,6 +176,9 @@ def import_tflite(path: str | PathLike[str], warnings: list[str] | None = None,
         "op_index": {f"0x{n.node_id:x}": n.tflite_op for n in b.nodes if n.tflite_op >= 0},
         "tensor_of_output": {f"0x{n:x}:{k}": t for (n, k), t in b.tensor_of_output.items()},
         "refused": [[i, model.operators[i].code, r] for i, r in sorted(d.refused.items())],
+        # delegated, but nnlib has no kernel for the node built (device_limits.py)
+        "device_refused": [[i, model.operators[i].code, r]
+                           for i, r in sorted(b.device_refused.items())],
         "operators": [op.code for op in model.operators],
         "tensor_names": {str(t): model.tensor(t).name for t in b.tensor_of_output.values()},
     }
@@ -202,9 +206,11 @@ def delegation_report(path: str | PathLike[str]) -> list[str]:
         for i in p.operators:
             where[i] = f"partition {k}" + (" (too small for the delegate)"
                                            if p in d.too_small else "")
+    device = device_refusals(model, sorted(where))
     lines = [f"tflite {os.path.basename(model.path)}: {len(model.operators)} operators, "
              f"{len(model.operators) - len(d.refused)} supported by the Hexagon delegate, "
-             f"{len(d.partitions) + len(d.too_small)} partition(s)"]
+             f"{len(d.partitions) + len(d.too_small)} partition(s)"
+             + (f", {len(device)} the DSP cannot run" if device else "")]
     for op in model.operators:
         if op.index in d.refused:
             lines.append(f"  {op.describe()}: refused: {d.refused[op.index]}")
@@ -212,6 +218,8 @@ def delegation_report(path: str | PathLike[str]) -> list[str]:
         built = "" if op.code in OP_MAP else (
             f"; Hexscope does not build {NOT_BUILT.get(op.code, op.code)} yet")
         lines.append(f"  {op.describe()}: {where[op.index]}{built}")
+        if op.index in device:
+            lines.append(f"    the DSP cannot run it: {device[op.index]}")
     return lines
 
 

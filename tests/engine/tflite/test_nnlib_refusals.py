@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from hexscope.engine.errors import GraphFileError
-from hexscope.engine.io.tflite.importer import import_tflite
+from hexscope.engine.io.tflite.device_limits import depthwise_problem
+from hexscope.engine.io.tflite.importer import delegation_report, import_tflite
 from hexscope.engine.io.tflite.model import TfOperator
 from hexscope.engine.io.tflite.reference import compare_with_tflite
 from hexscope.engine.io.tflite.simple_builders import off_depth_concat_note
@@ -75,3 +76,46 @@ def test_off_depth_concat_note_says_when_the_device_fails_too():
     assert flat.startswith("operator 3 CONCATENATION (v1): QuantizedConcat_8 on axis 0")
     assert "1x1xD" in flat and "the device fails too" in flat
     assert off_depth_concat_note(op, 2, (1, 4, 6, 8)) == ""    # prepare runs it in d32
+
+
+def test_width_one_depthwise_is_named_at_import_with_its_filter(model_path):
+    # conv_2d_builder.cc makes every DEPTHWISE_CONV_2D a DepthwiseSupernode_8x8p32to8 and
+    # utils.cc never looks at the filter; op_dwise_snode_8bit.c has kernels for widths 3, 5, 7
+    # only, so the wake word's four (H, 1) filters are said up front, before any run
+    path = model_path("wakeword_hey_jarvis")
+    graph, notes = _import(path)
+    said = [n for n in notes if "the DSP cannot run it" in n]
+    assert [n.split(":")[0] for n in said] == [
+        f"operator {i} DEPTHWISE_CONV_2D (v3)" for i in (21, 26, 31, 36)]
+    for note, h in zip(said, (5, 9, 13, 21), strict=True):
+        assert f"its {h}x1 filter (height x width" in note
+        assert "filter width 1" in note and "op_dwise_snode_8bit.c" in note
+    assert [row[:2] for row in graph.meta["tflite"]["device_refused"]] == [
+        [21, "DEPTHWISE_CONV_2D"], [26, "DEPTHWISE_CONV_2D"], [31, "DEPTHWISE_CONV_2D"],
+        [36, "DEPTHWISE_CONV_2D"]]
+    report = delegation_report(path)
+    assert report[0].endswith("1 partition(s), 4 the DSP cannot run")
+    k = report.index("  operator 21 DEPTHWISE_CONV_2D (v3): partition 0")
+    assert report[k + 1].startswith("    the DSP cannot run it: its 5x1 filter")
+
+
+def test_depthwise_models_the_dsp_runs_get_no_device_note(model_path):
+    for name in ("depthwise", "depthwise_dilated", "depthwise_5x5_s2"):
+        graph, notes = _import(model_path(name))
+        assert not [n for n in notes if "the DSP cannot run it" in n], name
+        assert graph.meta["tflite"]["device_refused"] == []
+
+
+@pytest.mark.parametrize(("hw", "stride_w", "said"), [
+    ((3, 3), 1, ""), ((5, 5), 2, ""), ((7, 7), 1, ""), ((2, 3), 1, ""),
+    ((5, 1), 1, "filter width 1: nnlib's depthwise kernels take filter widths 3, 5 and 7"),
+    ((3, 4), 1, "filter width 4"),
+    ((3, 9), 1, "filter width 9 > 7"),
+    ((1, 3), 1, "filter height 1"),
+    ((3, 3), 3, "stride width 3"),
+])
+def test_depthwise_problem_restates_the_kernels_refusals(hw, stride_w, said):
+    # op_dwise_snode_8bit.c: dwise_supernode_check ("filt width > 7", "filter height >= 2")
+    # and dwise_supernode_recalculate_strategy (widths 3, 5, 7; stride width 1 or 2)
+    got = depthwise_problem(hw, stride_w)
+    assert got.startswith(said) if said else got == ""
