@@ -269,6 +269,10 @@ def _compare_tflite(graph: Graph, args: argparse.Namespace, with_float: bool) ->
             print(f"A: {backend}   B: {b_name}   tolerance {tolerance:g} LSB "
                   "(of each TFLite tensor's scale)")
             print(table(comparison, args.top))
+        if getattr(comparison, "stopped", ""):
+            # compared up to a node nnlib cannot run: the rows are the answer so far
+            run.error, run.exit_code = comparison.stopped, EXIT_INVALID  # type: ignore[attr-defined]
+            print(f"stopped: {run.error}")
         if with_float:
             # with -q, only the lines that say which side parts first: they are the answer
             print(float_parting_text(comparison) if args.quiet

@@ -138,9 +138,12 @@ class CompareWorker(QObject):
             note = "" if inputs is not None else (
                 "TFLite ran on seeded random input codes: this graph's inputs are not the "
                 "model's (or none was set)")
-            return compare_with_tflite(
+            comparison = compare_with_tflite(
                 graph, job.model_path, inputs, tolerance_lsb=job.tolerance,
-                float_mode="accumulated" if job.key == "tflite_float" else ""), note
+                float_mode="accumulated" if job.key == "tflite_float" else "")
+            # a node nnlib cannot run: the rows before it, and where and why it stopped
+            return comparison, " ".join(t for t in (comparison.stopped[:1].upper()
+                                                     + comparison.stopped[1:], note) if t)
         if job.key == "device":
             from hexscope.engine.device.dump_compare import compare_dump_file
 

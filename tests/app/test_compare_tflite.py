@@ -139,3 +139,23 @@ def test_tflite_and_the_float_reference_together_show_both_errors(qtbot, window)
     qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
     _wait_result(qtbot, window)
     assert model_.columnCount() == len(headers) - 2
+
+
+def test_a_model_the_dsp_cannot_run_is_compared_up_to_that_node(qtbot, window):
+    # the wake word's first DEPTHWISE_CONV_2D (5x1 filter; op_dwise_snode_8bit.c has kernels
+    # for widths 3, 5, 7) stops the run: the panel shows the rows before it and says where
+    # and why, as loudly as a divergence
+    assert window.files.open_graph(str(MODELS / "wakeword_hey_jarvis.tflite"))
+    with qtbot.waitSignal(window.controller.idle, timeout=30000):
+        window.debug.actions["run"].trigger()
+    panel = window.compare.panel
+    panel.target.setCurrentIndex(panel.target.findData("tflite"))
+    qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
+    _wait_result(qtbot, window)
+    comparison = panel.comparison
+    assert comparison is not None, panel.summary.text()
+    assert len(comparison.outputs) == 6 and comparison.first_divergence is None
+    text = panel.summary.text()
+    assert "The run stopped at node 0x31 (DepthwiseSupernode_8x8p32to8_d32, TFLite " \
+           "operator 21 DEPTHWISE_CONV_2D (v3)" in text, text
+    assert "filter width 1" in text and "26 after it not compared" in text

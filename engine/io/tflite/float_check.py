@@ -72,6 +72,8 @@ class TfliteComparison(Comparison):
 
     float_mode: str = ""
     against_float: dict[tuple[int, int], FloatPair] = field(default_factory=dict)
+    # the run stopped at a node nnlib cannot run: where and why, the rows up to it compared
+    stopped: str = ""
 
     def pair(self, d: OutputDiff) -> FloatPair | None:
         return self.against_float.get((d.node_id, d.index))

@@ -278,20 +278,27 @@ def _compare_one(graph: Graph, path: str | PathLike[str], model: TfModel, meta: 
     except (BackendError, NodeError) as exc:
         raise BackendError(f"{os.fspath(path)} on {backend}: {exc}") from None
     try:
-        _execute(session, feeds, path, backend)
+        failure = _execute(session, feeds, path, backend)
         result = TfliteComparison("tflite", backend, "TFLite CPU (ai-edge-litert)",
                                   tolerance_lsb)
         outputs = meta.get("tensor_of_output", {})
         expected = {}
+        left = 0                # TFLite tensors whose node did not run
         for node in graph:
             for k in range(len(node.outputs)):
                 t = outputs.get(f"0x{node.node_id:x}:{k}")
-                if t is not None and int(t) in reference:
-                    result.outputs.append(_row(session, model, meta, node, k, int(t),
-                                               reference[int(t)], tolerance_lsb))
-                    expected[(node.node_id, k)] = _sides(session, node.node_id, k,
-                                                         model.tensor(int(t)),
-                                                         reference[int(t)])
+                if t is None or int(t) not in reference:
+                    continue
+                if failure is not None and not _has_run(session, node):
+                    left += 1
+                    continue
+                result.outputs.append(_row(session, model, meta, node, k, int(t),
+                                           reference[int(t)], tolerance_lsb))
+                expected[(node.node_id, k)] = _sides(session, node.node_id, k,
+                                                     model.tensor(int(t)), reference[int(t)])
+        if failure is not None:
+            result.stopped = _stopped_text(failure, model, meta, len(result.outputs), left)
+            result.skipped[failure.node_id] = str(failure)
         if float_mode:
             add_float_reference(result, session, float_mode, expected)
         return result
@@ -299,18 +306,44 @@ def _compare_one(graph: Graph, path: str | PathLike[str], model: TfModel, meta: 
         session.close()
 
 
+def _has_run(session: Session, node: Node) -> bool:
+    return node.is_const or session.result(node.node_id) is not None
+
+
+def _stopped_text(failure: NodeError, model: TfModel, meta: dict,  # type: ignore[type-arg]
+                  compared: int, left: int) -> str:
+    """Where the run stopped and why, and what was compared: the verdict of a comparison
+    that could not reach the model's output."""
+    op_index = meta.get("op_index", {}).get(f"0x{failure.node_id:x}")
+    where = ""
+    if op_index is not None and 0 <= int(op_index) < len(model.operators):
+        op = model.operators[int(op_index)]
+        where = f", TFLite {op.describe()}"
+        if op.outputs:
+            where += f" -> tensor {op.outputs[0]} '{short_name(model.tensor(op.outputs[0]).name)}'"
+    return (f"the run stopped at node 0x{failure.node_id:x} ({failure.op}{where}): "
+            f"{failure.reason}. Compared the {compared} TFLite tensor(s) before it; "
+            f"{left} after it not compared")
+
+
 def _execute(session: Session, feeds: Sequence[Tensor], path: str | PathLike[str],
-             backend: str) -> None:
-    """Run; a failure on another backend stays a backend error naming it (exit 3 on the
-    command line), one on the simulator is the graph's."""
+             backend: str) -> NodeError | None:
+    """Run; the node that failed on the simulator (its kernel refused: the rows before it are
+    still compared), or None. A failure on another backend stays a backend error naming it
+    (exit 3 on the command line)."""
     try:
         session.execute(feeds)
-    except (BackendError, NodeError) as exc:
+    except NodeError as exc:
+        if backend == "sim":
+            return exc
+        raise BackendError(f"{os.fspath(path)} on {backend}: the run failed: {exc}") from None
+    except BackendError as exc:
         if backend == "sim":
             raise GraphFileError(f"{os.fspath(path)}: the run failed: {exc}") from None
         raise BackendError(f"{os.fspath(path)} on {backend}: the run failed: {exc}") from None
     except EngineError as exc:
         raise GraphFileError(f"{os.fspath(path)}: the run failed: {exc}") from None
+    return None
 
 
 __all__ = ["compare_backends_with_tflite", "compare_with_tflite", "model_input_arrays",
