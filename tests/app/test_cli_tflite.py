@@ -141,7 +141,7 @@ def test_cli_compare_tflite_stops_with_figures_at_a_node_nnlib_cannot_run(tmp_pa
     assert "node 0x31 (DepthwiseSupernode_8x8p32to8_d32, TFLite operator 21 " \
            "DEPTHWISE_CONV_2D (v3)" in stopped and "filter width 1" in stopped
     assert stopped.endswith("Compared the 6 TFLite tensor(s) before it; 26 after it not "
-                            "compared")
+                            "compared.")
     assert "compare FAILED: 1 input set(s), 0 output(s) beyond 1 LSB, 1 error(s)" in out
     import json
     run = json.loads(report.read_text())["runs"][0]

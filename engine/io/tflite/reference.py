@@ -323,7 +323,7 @@ def _stopped_text(failure: NodeError, model: TfModel, meta: dict,  # type: ignor
             where += f" -> tensor {op.outputs[0]} '{short_name(model.tensor(op.outputs[0]).name)}'"
     return (f"the run stopped at node 0x{failure.node_id:x} ({failure.op}{where}): "
             f"{failure.reason}. Compared the {compared} TFLite tensor(s) before it; "
-            f"{left} after it not compared")
+            f"{left} after it not compared.")
 
 
 def _execute(session: Session, feeds: Sequence[Tensor], path: str | PathLike[str],

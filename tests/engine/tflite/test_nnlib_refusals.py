@@ -37,7 +37,7 @@ def test_concat_off_depth_runs_as_the_d32_concat_and_stops_at_the_5x1_depthwise(
     assert re.match(r"the run stopped at node 0x31 \(DepthwiseSupernode_8x8p32to8_d32, "
                     r"TFLite operator 21 DEPTHWISE_CONV_2D \(v3\) -> tensor 50 .*\): "
                     r".*filter width 1.*Compared the 6 TFLite tensor\(s\) before it; 26 "
-                    r"after it not compared$", comparison.stopped), comparison.stopped
+                    r"after it not compared\.$", comparison.stopped), comparison.stopped
     assert 0x31 in comparison.skipped
     assert len(comparison.outputs) == 6 and comparison.first_divergence is None
     # the first conv (operator 17, a 5x1 CONV_2D: a Supernode, which has no such limit) is

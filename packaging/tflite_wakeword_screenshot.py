@@ -1,0 +1,84 @@
+"""Screenshot of the real model, pymicro-wakeword's "hey jarvis", compared with TFLite up to
+the node the DSP cannot run: resources/screenshots/tflite_wakeword_compare.png.
+
+    Xvfb :99 -screen 0 1280x800x24 -nolisten tcp &
+    DISPLAY=:99 QT_QPA_PLATFORM=xcb .venv/bin/python packaging/tflite_wakeword_screenshot.py
+
+Opens tests/data/tflite/wakeword_hey_jarvis.tflite as File ▸ Open does, on its committed
+input, steps into it, runs until the run stops at the first DEPTHWISE_CONV_2D (a 5x1 filter,
+which nnlib's depthwise kernels do not take), then compares with TFLite in the Compare panel
+(B: TFLite model): the rows before that node, the worst selected, and the summary saying where
+and why the run stopped. With no display it falls back to the offscreen platform.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from screenshots import OUT, settle, shown_window, wait_idle  # noqa: E402
+
+from hexscope.engine.inputs import InputSource, input_sources, set_input_sources  # noqa: E402
+
+MODEL = Path(__file__).resolve().parents[1] / "tests" / "data" / "tflite" / \
+    "wakeword_hey_jarvis.tflite"
+NAME = "tflite_wakeword_compare.png"
+
+
+def wait_compare(window) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    compare, panel = window.compare, window.compare.panel
+    loop = QEventLoop()
+    timer = QTimer(interval=100)
+    timer.timeout.connect(lambda: (compare.running is None and not panel.busy
+                                   and not compare._timer.isActive()) and loop.quit())
+    timer.start()
+    QTimer.singleShot(30000, loop.quit)
+    loop.exec()
+    timer.stop()
+
+
+def main() -> int:
+    from PySide6.QtCore import Qt
+
+    window = shown_window()
+    settle()
+    if not window.files.open_graph(str(MODEL)):
+        print("could not open", MODEL, file=sys.stderr)
+        return 1
+    # the model's input from its file; the variables' reads keep the import's random codes
+    set_input_sources(window.graph, [InputSource("npy", str(MODEL.with_suffix(".input.npy"))),
+                                     *input_sources(window.graph)[1:]])
+    settle()
+    for _ in range(6):
+        wait_idle(window, "step")
+    wait_idle(window, "run")
+    compare = window.compare
+    compare.dock.raise_()
+    panel = compare.panel
+    panel.target.setCurrentIndex(panel.target.findData("tflite"))
+    panel.compare_button.click()
+    wait_compare(window)
+    window.resizeDocks([compare.dock], [470], Qt.Orientation.Vertical)
+    settle()
+    rows = panel.comparison.outputs if panel.comparison else []
+    worst = max(range(len(rows)), key=lambda i: rows[i].metrics.max_lsb or 0, default=0)
+    panel.table.selectRow(worst)        # the first conv's Relu, 1 LSB
+    settle()
+    window.canvas.zoom_to_fit()
+    settle(600)
+    OUT.mkdir(parents=True, exist_ok=True)
+    window.grab().save(str(OUT / NAME))
+    print("wrote", OUT / NAME)
+    window.undo_stack.setClean()
+    window.files.meta_dirty = False
+    window.close()
+    window.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
