@@ -181,6 +181,13 @@ class FileActions:
             # every note in the Log (a TFLite model's refused operators, partitions left out)
             for note in notes:
                 self.w.log_panel.append(LogLine(1, f"import: {note}"))
+        # delegated operators the DSP cannot run (engine/io/tflite/device_limits.py): in
+        # Problems before any run, as the run would fail there
+        meta = graph.meta.get("tflite")
+        refused = meta.get("device_refused", []) if isinstance(meta, dict) else []
+        if refused:
+            self.w.show_problems([f"TFLite operator {i} {code}: the DSP cannot run it: {why}"
+                                  for i, code, why in refused])
         return True
 
     def export_graph_c(self, path: str | None = None) -> bool:

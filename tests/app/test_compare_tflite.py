@@ -159,3 +159,20 @@ def test_a_model_the_dsp_cannot_run_is_compared_up_to_that_node(qtbot, window):
     assert "The run stopped at node 0x31 (DepthwiseSupernode_8x8p32to8_d32, TFLite " \
            "operator 21 DEPTHWISE_CONV_2D (v3)" in text, text
     assert "filter width 1" in text and "26 after it not compared" in text
+
+
+def test_opening_a_model_lists_the_operators_the_dsp_cannot_run_in_problems(qtbot, window):
+    # before any run: the wake word's four Hx1 depthwise convs (device_limits.py), each named
+    # with its filter; a model the DSP runs gets none
+    assert window.files.open_graph(str(MODELS / "wakeword_hey_jarvis.tflite"))
+    items = [window.problems.list.item(k).text() for k in range(window.problems.list.count())]
+    said = [t for t in items if "the DSP cannot run it" in t]
+    assert [t.split(":")[0] for t in said] == [
+        f"✖ TFLite operator {i} DEPTHWISE_CONV_2D" for i in (21, 26, 31, 36)]
+    assert "its 5x1 filter (height x width" in said[0] and "filter width 1" in said[0]
+    assert window.problems_dock.windowTitle() == "Problems (4)"
+    window.undo_stack.setClean()
+    window.files.meta_dirty = False
+    assert window.files.open_graph(str(MODELS / "depthwise.tflite"))
+    items = [window.problems.list.item(k).text() for k in range(window.problems.list.count())]
+    assert not [t for t in items if "the DSP cannot run it" in t]
