@@ -1,5 +1,6 @@
-"""Screenshot of the real model, pymicro-wakeword's "hey jarvis", compared with TFLite up to
-the node the DSP cannot run: resources/screenshots/tflite_wakeword_compare.png.
+"""Screenshots of the real model, pymicro-wakeword's "hey jarvis": the operators the DSP
+cannot run listed on opening (resources/screenshots/tflite_wakeword_problems.png), and the
+model compared with TFLite up to the first of them (tflite_wakeword_compare.png).
 
     Xvfb :99 -screen 0 1280x800x24 -nolisten tcp &
     DISPLAY=:99 QT_QPA_PLATFORM=xcb .venv/bin/python packaging/tflite_wakeword_screenshot.py
@@ -25,6 +26,7 @@ from hexscope.engine.inputs import InputSource, input_sources, set_input_sources
 MODEL = Path(__file__).resolve().parents[1] / "tests" / "data" / "tflite" / \
     "wakeword_hey_jarvis.tflite"
 NAME = "tflite_wakeword_compare.png"
+PROBLEMS = "tflite_wakeword_problems.png"
 
 
 def wait_compare(window) -> None:  # type: ignore[no-untyped-def]
@@ -49,6 +51,13 @@ def main() -> int:
     if not window.files.open_graph(str(MODEL)):
         print("could not open", MODEL, file=sys.stderr)
         return 1
+    # on opening, before any run: the operators the DSP cannot run, in Problems
+    window.problems_dock.raise_()
+    window.canvas.zoom_to_fit()
+    settle(600)
+    OUT.mkdir(parents=True, exist_ok=True)
+    window.grab().save(str(OUT / PROBLEMS))
+    print("wrote", OUT / PROBLEMS)
     # the model's input from its file; the variables' reads keep the import's random codes
     set_input_sources(window.graph, [InputSource("npy", str(MODEL.with_suffix(".input.npy"))),
                                      *input_sources(window.graph)[1:]])
