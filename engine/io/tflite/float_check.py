@@ -129,6 +129,10 @@ def float_parting_text(comparison: TfliteComparison) -> str:
     TFLite which side is the farther from it (one or two lines)."""
     if not comparison.float_mode:
         return ""
+    none = _no_float_value(comparison)
+    if none:
+        return (f"the float reference ({comparison.float_mode}) gave no value for any TFLite "
+                f"tensor: {none}")
     a = comparison.a_name
     tol = f"{comparison.tolerance_lsb:g} LSB"
     first_h = comparison.first_from_float("hexscope")
@@ -166,6 +170,8 @@ def float_parting_line(comparison: TfliteComparison) -> str:
     is taken from the pictures below it)."""
     if not comparison.float_mode:
         return ""
+    if _no_float_value(comparison):
+        return f"Float reference ({comparison.float_mode}): no value for any row"
     a = comparison.a_name
     first_h = comparison.first_from_float("hexscope")
     first_t = comparison.first_from_float("tflite")
@@ -185,6 +191,16 @@ def float_parting_line(comparison: TfliteComparison) -> str:
         line += (f"; at the first divergence {a} is {_lsb(p.hexscope)}, TFLite "
                  f"{_lsb(p.tflite)} from it")
     return line
+
+
+def _no_float_value(comparison: TfliteComparison) -> str:
+    """Why no row has a float value on either side (the first row's reason), or '' when one
+    has: "both stay within it" would then claim what nothing measured."""
+    pairs = [comparison.pair(d) for d in comparison.outputs]
+    if not pairs or any(p is not None and (p.hexscope is not None or p.tflite is not None)
+                        for p in pairs):
+        return ""
+    return next((p.why for p in pairs if p is not None and p.why), "no float values")
 
 
 def _lsb(m: Metrics | None) -> str:

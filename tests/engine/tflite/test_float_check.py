@@ -119,3 +119,28 @@ def test_the_dilated_depthwise_float_run_keeps_space_to_batch_values():
     c = _compare("depthwise_dilated")
     assert c.first_from_float("hexscope") is None and c.first_from_float("tflite") is None
     assert all(p.error("hexscope") <= 1.0 for p in c.against_float.values())
+
+
+def test_no_float_value_for_any_row_is_said_not_taken_for_within():
+    # every row without a float value (the reference failed before them): the verdict names
+    # why instead of "both stay within it", which nothing measured
+    from hexscope.engine.analysis.diff import OutputDiff
+    from hexscope.engine.io.tflite.float_check import (
+        FloatPair,
+        TfliteComparison,
+        float_parting_line,
+    )
+
+    c = TfliteComparison("tflite", "sim", "TFLite", 1.0, float_mode="accumulated")
+    c.outputs = [OutputDiff(0x11, "Reshape", "0x11", 0, (1, 3, 1, 40)),
+                 OutputDiff(0x13, "QuantizedConcat_8", "0x13", 0, (1, 5, 1, 40))]
+    c.against_float = {(0x11, 0): FloatPair(None, None, "the float reference of Reshape "
+                                                        "failed: out too small"),
+                       (0x13, 0): FloatPair(None, None, "its input has no float value")}
+    assert float_parting_text(c) == ("the float reference (accumulated) gave no value for "
+                                     "any TFLite tensor: the float reference of Reshape "
+                                     "failed: out too small")
+    assert float_parting_line(c) == "Float reference (accumulated): no value for any row"
+    c.against_float[(0x13, 0)] = FloatPair(None, None, "")
+    c.outputs = c.outputs[1:]
+    assert float_parting_text(c).endswith("any TFLite tensor: no float values")
