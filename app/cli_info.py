@@ -78,4 +78,6 @@ def _tflite_lines(graph: Graph) -> list[str]:
              f"{meta.get('inputs')}"]
     for index, code, reason in meta.get("refused", []):
         lines.append(f"tflite refused: operator {index} {code}: {reason}")
+    for index, code, reason in meta.get("device_refused", []):
+        lines.append(f"tflite the DSP cannot run: operator {index} {code}: {reason}")
     return lines

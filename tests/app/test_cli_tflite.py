@@ -146,3 +146,16 @@ def test_cli_compare_tflite_stops_with_figures_at_a_node_nnlib_cannot_run(tmp_pa
     import json
     run = json.loads(report.read_text())["runs"][0]
     assert len(run["outputs"]) == 6 and run["error"] == stopped.removeprefix("stopped: ")
+
+
+def test_cli_info_of_a_saved_import_keeps_the_operators_the_dsp_cannot_run(tmp_path, capsys):
+    # the .hexgraph keeps graph.meta['tflite']['device_refused'] (device_limits.py)
+    out = tmp_path / "w.hexgraph"
+    assert main(["import", str(DATA / "wakeword_hey_jarvis.tflite"), "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["info", str(out)]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines()
+             if line.startswith("tflite the DSP cannot run: ")]
+    assert [line.split(":")[1] for line in lines] == [
+        f" operator {i} DEPTHWISE_CONV_2D" for i in (21, 26, 31, 36)]
+    assert "its 21x1 filter" in lines[-1]
