@@ -17,6 +17,8 @@ from hexscope.engine.ops.context import (
     require_d32,
     scalar_f,
 )
+from hexscope.engine.ops.kernels.hexagon_int import asl, asr, lsl, sat16, wrap32
+from hexscope.engine.ops.kernels.softmax_hvx import softmax_hvx
 from hexscope.engine.ops.normalize.softmax import softmax_reference
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor
@@ -36,21 +38,17 @@ _C2 = np.array([7703, 7377, 7064, 6765, 6478, 6203, 5940, 5688,
 _INV_255_LN2 = f32(1.0 / (255.0 * 0.69314718055994))
 
 
-def _sat16(v: np.ndarray) -> np.ndarray:
-    return np.clip(v, -32768, 32767)
-
-
 def _mpy_rnd(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``vmpyh:<<1:rnd:sat`` on one halfword: sat16(((a b) << 1 + 0x8000) >> 16)."""
-    return _sat16(((a * b) * 2 + 0x8000) >> 16)
+    return sat16(((a * b) * 2 + 0x8000) >> 16)
 
 
 def powm2(frac: np.ndarray) -> np.ndarray:
     """``ref_powm2_op``: pow2(-frac / 2**15) with 15 fractional bits (0x7FFF .. 0x4000)."""
     section = (frac >> 11) & 0x0F
     x = frac & 0x7FF
-    k = _sat16(_C1[section] + _mpy_rnd(x, _C2[section]))
-    return _sat16(_C0[section] + _mpy_rnd(x, k))
+    k = sat16(_C1[section] + _mpy_rnd(x, _C2[section]))
+    return sat16(_C0[section] + _mpy_rnd(x, k))
 
 
 def scaling_parms(mn: float, mx: float, beta: float, depth: int) -> tuple[int, int, int]:
@@ -70,34 +68,30 @@ def scaling_parms(mn: float, mx: float, beta: float, depth: int) -> tuple[int, i
     return betamul, rsh, accshift
 
 
-def softmax_fixed(codes: np.ndarray, betamul: int, rsh: int, accshift: int,
-                  real: int | None = None) -> np.ndarray:
-    """``softmax_operate_ref_function`` over the last axis of ``codes`` (any shape). With
-    ``real``, only the first ``real`` lanes give the maximum and the sum, and the others are
-    computed against them (the HVX function on the depth padding lanes of its last slice; a
-    padding code above the maximum shifts by 0)."""
+def softmax_fixed(codes: np.ndarray, betamul: int, rsh: int, accshift: int) -> np.ndarray:
+    """``softmax_operate_ref_function`` over the last axis of ``codes`` (any shape), as its
+    Hexagon build computes it. Where beta * range is negative the C shifts by negative
+    counts and overflows ints (undefined): clang lowers those shifts to Hexagon's register
+    shifts (``asr``/``asl``/``lsl(Rs, Rt)``, seen in the oracle build's disassembly), which
+    shift the other way for a negative count, and the sums wrap; that is computed here."""
     x = codes.astype(I64)
-    top = x[..., :real].max(axis=-1, keepdims=True, initial=0)
-    xs = ((top - x) * 256 * betamul) >> rsh
+    top = x.max(axis=-1, keepdims=True, initial=0)
+    xs = asr(wrap32((top - x) * 256 * betamul), rsh)
     shift = (xs >> 16) + accshift
-    if (shift[..., :real] < 0).any():
-        raise KernelError("softmax_d32: a negative beta * range gives a negative shift "
-                          "(undefined in nnlib's C)")
-    shift = np.maximum(shift, 0)
     live = shift <= 31
-    m = np.where(live, (powm2((xs & 0xFFFF) >> 1) << 16) >> np.minimum(shift, 31), 0)
-    total = m[..., :real].sum(axis=-1, keepdims=True)
-    if (total >= 2**31).any():
-        # only a negative beta makes the shifts smaller than accshift: the C's int sum
-        # overflows (and its reciprocal then divides by zero, SIGFPE on the host)
-        raise KernelError("softmax_d32: the sum of the pow2 terms overflows int32 (a negative "
-                          "beta; undefined in nnlib's C)")
-    kept = np.where(live, _sat16((((m * 2) >> (16 - accshift)) + 1) >> 1), 0)
-    nx = 32 - np.frexp(total.astype(np.float64))[1]             # count leading zeros, msum > 0
-    norm = ((total << (nx - 1)) & 0xFFFFFFFF) >> 16
-    recip = ((255 << 21) + (norm >> 1)) // norm
+    m = np.where(live, asr(powm2((xs & 0xFFFF) >> 1) << 16, shift), 0)
+    total = wrap32(m.sum(axis=-1, keepdims=True))
+    kept = np.where(live, sat16(asr(wrap32(1 + asr(wrap32(m * 2), 16 - accshift)), 1)), 0)
+    nx = 32 - np.frexp((total & 0xFFFFFFFF).astype(np.float64))[1]    # cl0 of the word
+    norm = (asl(total, nx - 1) & 0xFFFFFFFF) >> 16
+    if (norm == 0).any():
+        # only a sum that wrapped to 0: the C divides by zero (the DSP's division helper)
+        raise KernelError("softmax_d32: the sum of the pow2 terms wraps to 0 (a negative "
+                          "beta; nnlib's C then divides by zero)")
+    recip = wrap32(((255 << 21) | (norm >> 1)) // np.maximum(norm, 1))
     out_shift = np.minimum(31, 22 + accshift - nx)
-    y = (kept * recip + ((1 << out_shift) >> 1)) >> out_shift
+    bias = asr(lsl(1, out_shift), 1)
+    y = asr(wrap32(kept * recip + bias), out_shift)
     return np.clip(y, 0, 255).astype(np.uint8)
 
 
@@ -118,7 +112,7 @@ def softmax_d32_memory(ctx: KernelContext, x: Tensor, parms: tuple[int, int, int
     rows, cols = slice(p.h_before, p.h_before + h), slice(start, start + width)
     if hvx:
         depth = slice(0, (d + 31) & ~31)
-        y[:, rows, cols, depth] = softmax_fixed(padded[:, rows, cols, depth], *parms, real=d)
+        y[:, rows, cols, depth] = softmax_hvx(padded[:, rows, cols, depth], d, *parms)
     else:
         depth = slice(p.d_before, p.d_before + d)
         y[:, rows, cols, depth] = softmax_fixed(padded[:, rows, cols, depth], *parms)
