@@ -16,18 +16,21 @@ All arithmetic is in int64 on whole arrays: one pass per instruction, no loop ov
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import numpy as np
 
 from hexscope.engine.ops.kernels.hexagon_int import sat16, vasr_w, wrap32
 
 I64 = np.int64
 
-#: pow2_v65_poly's segment constants (op_softmax_d32.c:697-704; the vlut4 table and the two
+#: pow2_v65_poly's segment constants (op_softmax_d32.c:728-730; the vlut4 table and the two
 #: vmpa tables, as unsigned halfwords, lowest segment first)
 _POW2_C2 = np.array([0x10CC, 0x13FF, 0x17C7, 0x1C3E], I64)
 _POW2_C1 = np.array([0x587C, 0x5538, 0x4D91, 0x4014], I64)
 _POW2_C0 = np.array([0x8001, 0x806C, 0x825B, 0x8773], I64)
-#: hvx_recip16_inline's 2nd-order 4-segment constants (hvx_mathops.h:351-353)
+#: hvx_recip16_inline's 2nd-order 4-segment constants (hvx_mathops.h:348-350)
 _RCP_C2 = np.array([0x2E12, 0x199B, 0x0F69, 0x09E2], I64)
 _RCP_C1 = np.array([0x7D56, 0x6AB6, 0x5751, 0x472E], I64)
 _RCP_C0 = np.array([0x8001, 0x7DE8, 0x794E, 0x736C], I64)
@@ -73,34 +76,69 @@ def _normamt(s: np.ndarray) -> np.ndarray:
     return 31 - bits
 
 
+def distances(codes: np.ndarray, real: int) -> np.ndarray:
+    """Each lane's distance below its row's maximum over the first ``real`` lanes (0 for a
+    lane above it, as ``vsub(Vu.ub, Vv.ub):sat`` gives), as indices."""
+    x = np.asarray(codes, np.uint8)
+    top = x[..., :real].max(axis=-1, keepdims=True)
+    return np.subtract(top, np.minimum(x, top), dtype=np.intp)
+
+
+def by_distance(dist: np.ndarray, values: np.ndarray,
+                fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """``fn(values[dist])`` lane by lane, where ``values`` is a 256-entry table and ``fn``
+    may broadcast per-row parameters (shape (..., 1)). A row at least 256 lanes long gets
+    ``fn`` once per distance (a (rows, 256) table) and gathers it; a shorter one gets it
+    once per lane."""
+    if dist.shape[-1] < 256:
+        return fn(values[dist])
+    table = fn(np.broadcast_to(values, dist.shape[:-1] + (256,)))
+    rows = np.arange(dist[..., 0].size, dtype=np.intp).reshape(dist.shape[:-1] + (1,))
+    return table.reshape(-1)[dist + rows * 256]
+
+
+@functools.lru_cache(maxsize=256)
+def _terms(betamul: int, rsh: int, accshift: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per distance 0..255 below the maximum: the 32-bit term summed and the 16-bit term
+    kept (``hvx_pow2_func``); constant for a node, so computed once per scaling."""
+    d = np.arange(256, dtype=I64)
+    prod = (d << 8) * (betamul & 0xFFFF)                          # vmpy(uh, uh) -> uw
+    prsh = wrap32(prod) >> (rsh & 31)                             # vasr(w, R)
+    frac, ipart = prsh & 0xFFFF, prsh >> 16
+    m32 = (pow2_poly(frac) & 0xFFFF) * ((0x00010001 << (16 - accshift)) & 0xFFFF)
+    pow32 = vasr_w(wrap32(m32), np.minimum(ipart, 31))
+    sh = (16 - accshift) & 15
+    rnd = (1 << (sh - 1)) if sh else 0
+    m16 = sat16((pow32 + rnd) >> sh)                              # vasr(w, w, R):rnd:sat
+    pow32.flags.writeable = m16.flags.writeable = False
+    return pow32, m16
+
+
 def softmax_hvx(codes: np.ndarray, real: int, betamul: int, rsh: int,
                 accshift: int) -> np.ndarray:
     """The HVX function's output bytes for ``codes`` (..., L): softmax over the last axis,
     whose first ``real`` lanes are the data (they give the maximum and the sum) and the
     others depth padding lanes computed against them. L must be a multiple of 4 (lanes are
-    taken in groups of four as the vector code does)."""
-    x = codes.astype(I64)
-    top = x[..., :real].max(axis=-1, keepdims=True, initial=0)
-    diff = np.maximum(top - x, 0)                                 # vsub:sat (ub)
-    prod = (diff << 8) * (betamul & 0xFFFF)                       # vmpy(uh, uh) -> uw
-    prsh = wrap32(prod) >> (rsh & 31)                            # vasr(w, R)
-    frac, ipart = prsh & 0xFFFF, prsh >> 16
-    pow2 = pow2_poly(frac)
-    m32 = (pow2 & 0xFFFF) * ((0x00010001 << (16 - accshift)) & 0xFFFF)
-    pow32 = vasr_w(wrap32(m32), np.minimum(ipart, 31))
-    sh = (16 - accshift) & 15
-    rnd = (1 << (sh - 1)) if sh else 0
-    m16 = sat16((pow32 + rnd) >> sh)                             # vasr(w, w, R):rnd:sat
-    total = wrap32(pow32[..., :real].sum(axis=-1, keepdims=True))  # vadd(w): wraps
+    taken in groups of four as the vector code does). A lane's terms depend on its distance
+    below the maximum alone: they are computed per distance and gathered."""
+    pow32, m16 = _terms(betamul, rsh, accshift)
+    dist = distances(codes, real)
+    # per row: the wrapping word sum, its reciprocal and shift
+    total = wrap32(pow32[dist[..., :real]].sum(axis=-1, keepdims=True))  # vadd(w): wraps
     norm = _normamt(total)
-    top16 = wrap32(total << norm) >> 16                          # vasl, vshuffo: upper half
+    top16 = wrap32(total << norm) >> 16                           # vasl, vshuffo: upper half
     rm = _mpy_rnd(recip16(top16), _SCALE_255)
     rs = np.maximum(accshift + 3 - norm, 0)                       # vsub(uh, uh):sat
-    p = m16 * rm                                                  # vmpy(h, h) -> w
     # lanes 0, 1 of each four shift with vasr, lanes 2, 3 multiply by the low halfword of
     # 0x10000 >> rs (vmpye): the same for rs in 1..16, 0 when rs is 0 or above 16
+    lo = by_distance(dist, m16, lambda m: _to_u8(vasr_w(m * rm, rs)))
+    if ((rs >= 1) & (rs <= 16)).all():
+        return lo
     factor = vasr_w(np.full_like(rs, 0x10000), rs) & 0xFFFF
-    lane = np.arange(x.shape[-1]) & 3
-    v = np.where(lane < 2, vasr_w(p, rs), (p * factor) >> 16)
-    s = sat16(v >> 12)                                           # vasr(w, w, 12):sat
-    return np.clip((s + 32) >> 6, 0, 255).astype(np.uint8)        # vasr(h, h, 6):rnd:sat
+    hi = by_distance(dist, m16, lambda m: _to_u8((m * rm * factor) >> 16))
+    return np.where(np.arange(dist.shape[-1]) & 3 < 2, lo, hi)
+
+
+def _to_u8(v: np.ndarray) -> np.ndarray:
+    """``vasr(w, w, 12):sat`` to halfwords, then ``vasr(h, h, 6):rnd:sat`` to bytes."""
+    return np.clip((sat16(v >> 12) + 32) >> 6, 0, 255).astype(np.uint8)
