@@ -14,7 +14,13 @@ from hypothesis import strategies as st
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops.d32.softmax import scaling_parms, softmax_fixed
 from hexscope.engine.ops.kernels.hexagon_int import asl, asr, lsl, vasr_w, wrap32
-from hexscope.engine.ops.kernels.softmax_hvx import pow2_poly, recip16, softmax_hvx
+from hexscope.engine.ops.kernels.softmax_hvx import (
+    by_distance,
+    distances,
+    pow2_poly,
+    recip16,
+    softmax_hvx,
+)
 
 
 def test_register_shifts_by_hand():
@@ -94,3 +100,16 @@ def test_within_one_code_of_the_c_path_for_a_positive_beta(d, beta, seed):
     lanes = -(-d // 4) * 4
     hvx = softmax_hvx(np.pad(x, ((0, 0), (0, lanes - d))), d, *parms)[:, :d]
     assert np.abs(hvx.astype(int) - softmax_fixed(x, *parms).astype(int)).max() <= 1
+
+
+@settings(max_examples=20, deadline=None)
+@given(rows=st.integers(1, 4), lanes=st.integers(1, 600), seed=st.integers(0, 2**32 - 1))
+def test_per_row_tables_equal_per_lane_evaluation(rows, lanes, seed):
+    # by_distance evaluates per row and distance (rows of 256+ lanes) or per lane: the same
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 256, (rows, lanes), dtype=np.uint8)
+    dist = distances(codes, max(1, lanes - 3))
+    values = rng.integers(-(2**15), 2**15, 256)
+    scale = rng.integers(1, 3000, (rows, 1))
+    got = by_distance(dist, values, lambda v: (v * scale) >> 3)
+    np.testing.assert_array_equal(got, (values[dist] * scale) >> 3)
