@@ -1,8 +1,11 @@
 """QuantizedSoftmax_8_d32 (and its ``_ref``): softmax over the depth of a d32 tensor in
 nnlib's fixed point (``op_softmax_d32.c``: ``set_scaling_parms``, ``softmax_d32_execute``,
-``softmax_operate_ref_function``, ``ref_powm2_op``)."""
+``softmax_operate_ref_function``, ``ref_powm2_op``; the HVX function's arithmetic is
+``engine/ops/kernels/softmax_hvx.py``)."""
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -17,6 +20,8 @@ from hexscope.engine.ops.context import (
     require_d32,
     scalar_f,
 )
+from hexscope.engine.ops.kernels.hexagon_int import asl, asr, lsl, sat16, wrap32
+from hexscope.engine.ops.kernels.softmax_hvx import by_distance, distances, softmax_hvx
 from hexscope.engine.ops.normalize.softmax import softmax_reference
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor
@@ -36,21 +41,17 @@ _C2 = np.array([7703, 7377, 7064, 6765, 6478, 6203, 5940, 5688,
 _INV_255_LN2 = f32(1.0 / (255.0 * 0.69314718055994))
 
 
-def _sat16(v: np.ndarray) -> np.ndarray:
-    return np.clip(v, -32768, 32767)
-
-
 def _mpy_rnd(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``vmpyh:<<1:rnd:sat`` on one halfword: sat16(((a b) << 1 + 0x8000) >> 16)."""
-    return _sat16(((a * b) * 2 + 0x8000) >> 16)
+    return sat16(((a * b) * 2 + 0x8000) >> 16)
 
 
 def powm2(frac: np.ndarray) -> np.ndarray:
     """``ref_powm2_op``: pow2(-frac / 2**15) with 15 fractional bits (0x7FFF .. 0x4000)."""
     section = (frac >> 11) & 0x0F
     x = frac & 0x7FF
-    k = _sat16(_C1[section] + _mpy_rnd(x, _C2[section]))
-    return _sat16(_C0[section] + _mpy_rnd(x, k))
+    k = sat16(_C1[section] + _mpy_rnd(x, _C2[section]))
+    return sat16(_C0[section] + _mpy_rnd(x, k))
 
 
 def scaling_parms(mn: float, mx: float, beta: float, depth: int) -> tuple[int, int, int]:
@@ -70,35 +71,40 @@ def scaling_parms(mn: float, mx: float, beta: float, depth: int) -> tuple[int, i
     return betamul, rsh, accshift
 
 
-def softmax_fixed(codes: np.ndarray, betamul: int, rsh: int, accshift: int,
-                  real: int | None = None) -> np.ndarray:
-    """``softmax_operate_ref_function`` over the last axis of ``codes`` (any shape). With
-    ``real``, only the first ``real`` lanes give the maximum and the sum, and the others are
-    computed against them (the HVX function on the depth padding lanes of its last slice; a
-    padding code above the maximum shifts by 0)."""
-    x = codes.astype(I64)
-    top = x[..., :real].max(axis=-1, keepdims=True, initial=0)
-    xs = ((top - x) * 256 * betamul) >> rsh
+@functools.lru_cache(maxsize=256)
+def _terms(betamul: int, rsh: int, accshift: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per distance 0..255 below the maximum: the term summed and the 16-bit term kept."""
+    d = np.arange(256, dtype=I64)
+    xs = asr(wrap32(d * 256 * betamul), rsh)
     shift = (xs >> 16) + accshift
-    if (shift[..., :real] < 0).any():
-        raise KernelError("softmax_d32: a negative beta * range gives a negative shift "
-                          "(undefined in nnlib's C)")
-    shift = np.maximum(shift, 0)
     live = shift <= 31
-    m = np.where(live, (powm2((xs & 0xFFFF) >> 1) << 16) >> np.minimum(shift, 31), 0)
-    total = m[..., :real].sum(axis=-1, keepdims=True)
-    if (total >= 2**31).any():
-        # only a negative beta makes the shifts smaller than accshift: the C's int sum
-        # overflows (and its reciprocal then divides by zero, SIGFPE on the host)
-        raise KernelError("softmax_d32: the sum of the pow2 terms overflows int32 (a negative "
-                          "beta; undefined in nnlib's C)")
-    kept = np.where(live, _sat16((((m * 2) >> (16 - accshift)) + 1) >> 1), 0)
-    nx = 32 - np.frexp(total.astype(np.float64))[1]             # count leading zeros, msum > 0
-    norm = ((total << (nx - 1)) & 0xFFFFFFFF) >> 16
-    recip = ((255 << 21) + (norm >> 1)) // norm
+    m = np.where(live, asr(powm2((xs & 0xFFFF) >> 1) << 16, shift), 0)
+    kept = np.where(live, sat16(asr(wrap32(1 + asr(wrap32(m * 2), 16 - accshift)), 1)), 0)
+    m.flags.writeable = kept.flags.writeable = False
+    return m, kept
+
+
+def softmax_fixed(codes: np.ndarray, betamul: int, rsh: int, accshift: int) -> np.ndarray:
+    """``softmax_operate_ref_function`` over the last axis of ``codes`` (any shape), as its
+    Hexagon build computes it. Where beta * range is negative the C shifts by negative
+    counts and overflows ints (undefined): clang lowers those shifts to Hexagon's register
+    shifts (``asr``/``asl``/``lsl(Rs, Rt)``, seen in the oracle build's disassembly), which
+    shift the other way for a negative count, and the sums wrap; that is computed here.
+    As in the HVX form, the terms are computed per distance below the row's maximum."""
+    m, kept = _terms(betamul, rsh, accshift)
+    dist = distances(codes, codes.shape[-1])
+    total = wrap32(m[dist].sum(axis=-1, keepdims=True))
+    nx = 32 - np.frexp((total & 0xFFFFFFFF).astype(np.float64))[1]    # cl0 of the word
+    norm = (asl(total, nx - 1) & 0xFFFFFFFF) >> 16
+    if (norm == 0).any():
+        # only a sum that wrapped to 0: the C divides by zero (the DSP's division helper)
+        raise KernelError("softmax_d32: the sum of the pow2 terms wraps to 0 (a negative "
+                          "beta; nnlib's C then divides by zero)")
+    recip = wrap32(((255 << 21) | (norm >> 1)) // np.maximum(norm, 1))
     out_shift = np.minimum(31, 22 + accshift - nx)
-    y = (kept * recip + ((1 << out_shift) >> 1)) >> out_shift
-    return np.clip(y, 0, 255).astype(np.uint8)
+    bias = asr(lsl(1, out_shift), 1)
+    return by_distance(dist, kept, lambda k: np.clip(asr(wrap32(k * recip + bias), out_shift),
+                                                     0, 255).astype(np.uint8))
 
 
 def softmax_d32_memory(ctx: KernelContext, x: Tensor, parms: tuple[int, int, int],
@@ -118,7 +124,7 @@ def softmax_d32_memory(ctx: KernelContext, x: Tensor, parms: tuple[int, int, int
     rows, cols = slice(p.h_before, p.h_before + h), slice(start, start + width)
     if hvx:
         depth = slice(0, (d + 31) & ~31)
-        y[:, rows, cols, depth] = softmax_fixed(padded[:, rows, cols, depth], *parms, real=d)
+        y[:, rows, cols, depth] = softmax_hvx(padded[:, rows, cols, depth], d, *parms)
     else:
         depth = slice(p.d_before, p.d_before + d)
         y[:, rows, cols, depth] = softmax_fixed(padded[:, rows, cols, depth], *parms)
@@ -155,37 +161,51 @@ def quantized_softmax_8_d32(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max:
     Semantics (``op_softmax_d32.c``): s = (max - min) beta / (255 ln 2) in float32 becomes a
     15-bit betamul and shift r (``set_scaling_parms``: r = min(31, 7 - exponent of s),
     betamul = sat16(round(s 2**(r+8)))), and accshift = max(2, ceil(log2 depth)). Per pixel
-    with m = its largest code: xs = ((m - q) 256 betamul) >> r; with e = (xs >> 16) +
-    accshift, t = (pow2(-frac) << 16) >> e (0 when e > 31), pow2 a 16-section quadratic on
-    the 16-bit fraction (``ref_powm2_op``); the t are summed, each kept as
-    sat16((((2 t) >> (16 - accshift)) + 1) >> 1); with n the leading zeros of the sum,
-    recip = ((255 << 21) + norm/2) / norm for the sum's top 15 bits norm, and
-    y = sat_u8((kept recip + round) >> min(31, 22 + accshift - n)). The output keeps the
-    input's padding.
+    with m = its largest code: xs = ((m - q) 256 betamul) >> r, split into an exponent
+    xs >> 16 and a 16-bit fraction; t = pow2(-fraction) shifted right by accshift +
+    exponent; the t are summed, each also kept as a rounded 16-bit value; the sum's top 16
+    bits give a reciprocal scaled to 255, and y = sat_u8(kept recip >> shift). With no
+    depth-before padding the device runs the HVX function (``softmax_operate_hvx_function``),
+    modelled lane by lane in ``engine/ops/kernels/softmax_hvx.py``: pow2 is
+    ``pow2_v65_poly`` (a 4-segment quadratic, ``vlut4``/``vmpa``), the reciprocal is
+    ``hvx_recip16_inline(sum, 10)`` (4-segment quadratic and one Newton step) times
+    255/256, the final shift is split into a per-pixel ``vasr``, >> 12 with saturation to
+    16 bits and a rounding >> 6 to u8. Otherwise it runs the plain C
+    ``softmax_operate_ref_function`` (a 16-section pow2, ``ref_powm2_op``, and an integer
+    division for the reciprocal), as QuantizedSoftmax_8_d32_ref always does. The output
+    keeps the input's padding.
 
-    Fidelity: byte-exact with nnlib's plain C ``softmax_operate_ref_function``, run in the
-    x86 oracle with every byte of the output buffer compared (tests/oracle,
-    campaigns_d32ops26: 253 of 264 cases, the other 11 a negative beta, below; golden file
-    ``QuantizedSoftmax_8_d32.json.gz``): that C is what the device runs for an input with
-    depth-before padding. With none it runs ``softmax_operate_hvx_function``, checked
-    against nnlib's HVX code under QEMU 7.2's Hexagon v66 emulation (tests/oracle/hvx, QEMU
-    is an emulator, not a device; docs/oracle-hvx.md): 272 of 300 cases byte-exact, padding
-    included. Of the other 28, 3 are one code apart in one value (the HVX pow2 and
-    reciprocal, which nnlib says the C is no longer bit-exact with, "close, though") and 25
-    have a negative beta or a reversed range, where the HVX shifts are defined and give a
-    result but Hexscope fails the node (below). Against QuantizedSoftmax_8
-    (``qsoftmax_execute_ref``'s float32): at most 1 code apart, 46 of 116,926 values on 400
-    random tensors (equal codes give 127 here, 128 flat). The padding: the width padding
-    inside the row vectors gets the softmax of the input's padding bytes (every pixel of
-    those vectors runs); on the HVX path the depth padding lanes of the last data slice get
-    their input bytes' values against the pixel's real maximum and sum, where the C leaves
-    them unwritten; the height padding and the other width units are never written (fill
-    byte).
+    Fidelity: checked against nnlib's own op built for Hexagon v66 with its HVX intrinsics,
+    under QEMU 7.2's emulation (tests/oracle/hvx; QEMU is an emulator, not a device;
+    docs/oracle-hvx.md): 348 of 348 cases byte-exact, padding included (300 random, of
+    which 1 in 4 has depth-before padding and runs the C path, and 48 edge cases: beta 0,
+    negative betas, reversed ranges, depths 1, 31, 32, 33, 1001 and 2050, equal codes, one
+    hot code, ranges that miss zero, an infinite range, betas at nnlib's limit; golden file
+    ``QuantizedSoftmax_8_d32.hvx.json.gz``). The HVX and C paths differ by at most 1 code
+    for a positive beta (nnlib: the C is "close" to the HVX, op_softmax_d32.c:363).
+    A negative beta, or a reversed range (min > max): on the HVX path every shift is a
+    vector shift, defined for any count (``vasr(Vu.w, Vv.w)`` takes the low 6 bits of the
+    exponent as a signed count and shifts left for a negative one, op_softmax_d32.c:873-
+    882; betamul enters ``vmpy(Vu.uh, Rt.uh)`` as an unsigned halfword, :819-820; the
+    word sums wrap): Hexscope computes that result. On the C path the shifts by a negative
+    count (``(mant << 16) >> rshn``, :426; ``msum << (nx - 1)``, :445) and the int
+    overflows are undefined in C; Hexscope computes what the Hexagon build does (clang
+    lowers them to ``asr``/``asl``/``lsl(Rs, Rt)``, which read a signed 7-bit count and
+    shift the other way for a negative one, ``engine/ops/kernels/hexagon_int.py``), which
+    matches QEMU in every case; nnlib's x86 build masks the counts instead and differs in 7
+    negative-beta cases of the x86 golden file ``QuantizedSoftmax_8_d32.json.gz`` (its
+    other cases are byte-exact). Against QuantizedSoftmax_8 (``qsoftmax_execute_ref``'s
+    float32) with a positive beta: within 1 code (test_softmax_d32). The padding: the
+    width padding inside the row vectors gets the softmax of the input's padding bytes
+    (every pixel of those vectors runs); on the HVX path the depth padding lanes of the
+    last data slice get their input bytes' values against the pixel's real maximum and
+    sum, where the C leaves them unwritten; the height padding and the other width units
+    are never written (fill byte).
 
-    Errors, as nnlib raises them: "softmax_32: range = ... beta too large" (the scaled beta
-    at or above 256, or a depth above 65536); "out too small". A negative beta makes the C
-    shift by a negative count or overflow its int sum (undefined behaviour: x86 masks the
-    count, the DSP's register shifts reverse direction): Hexscope fails the node.
+    Errors, as nnlib raises them: "softmax_32: range = ... beta too large" (|s| at or above
+    128, so that r would be negative, including an infinite range; or a depth above
+    65536); "out too small". On the C path, a sum that wraps to exactly 0 (possible only
+    with a negative beta) makes nnlib divide by zero: Hexscope fails the node.
     """
     return _run(ctx, x, x_min, x_max, beta, hvx=True)
 
@@ -198,9 +218,11 @@ def quantized_softmax_8_d32_ref(ctx: KernelContext, x: Tensor, x_min: Tensor, x_
 
     Semantics: as QuantizedSoftmax_8_d32 (the same execute function with the C path).
 
-    Fidelity: byte-exact with nnlib's C in the oracle, every byte of the output buffer
-    compared: 372 of 384 cases, the other 12 a negative beta (see QuantizedSoftmax_8_d32);
-    golden file ``QuantizedSoftmax_8_d32_ref.json.gz``.
+    Fidelity: byte-exact with nnlib's Hexagon build under QEMU (tests/oracle/hvx): 348 of
+    348 cases, every byte of the output buffer compared (golden file
+    ``QuantizedSoftmax_8_d32_ref.hvx.json.gz``), negative betas included (see
+    QuantizedSoftmax_8_d32); with nnlib's x86 build, all but 7 negative-beta cases, where
+    x86 masks the shift counts (golden file ``QuantizedSoftmax_8_d32_ref.json.gz``).
 
     Errors: as QuantizedSoftmax_8_d32.
     """

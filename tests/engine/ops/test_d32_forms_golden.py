@@ -37,8 +37,10 @@ def _tensor(spec: dict) -> Tensor:
 
 
 def _negative_beta(op: str, case: dict) -> bool:
-    """Explained difference: a negative beta makes the softmax's C shift by a negative count
-    or overflow its int sum (undefined; x86 masks the count); Hexscope fails the node."""
+    """Explained difference: a negative beta makes the softmax's C shift by negative counts
+    and overflow its int sum (undefined behaviour). x86 masks the counts; Hexscope computes
+    what the Hexagon build does (its register shifts reverse direction), checked against
+    nnlib's Hexagon build under QEMU (QuantizedSoftmax_8_d32*.hvx.json.gz, test_oracle_hvx)."""
     ins = case["inputs"]
     return ("Softmax" in op and len(ins) > 3
             and np.frombuffer(bytes.fromhex(ins[3]["hex"]), np.float32)[0] < 0)
@@ -75,13 +77,15 @@ def test_golden_cases_match_nnlib_byte_for_byte(op: str) -> None:
                     raise EngineError(f"out too small: output {k}")
         except EngineError as exc:
             if "error" not in case:
-                explained += _negative_beta(op, case)
-                if not _negative_beta(op, case):
-                    bad.append(f"case {i} ({case['desc']}): Hexscope fails ({exc}), C does not")
+                bad.append(f"case {i} ({case['desc']}): Hexscope fails ({exc}), C does not")
             continue
         if "error" in case:
             bad.append(f"case {i} ({case['desc']}): C fails ({case['error']}), Hexscope not")
             continue
-        bad += _check(op, i, case, got)
+        diffs = _check(op, i, case, got)
+        if diffs and _negative_beta(op, case):
+            explained += 1
+            continue
+        bad += diffs
     assert not bad, "\n".join(bad[:10])
-    assert explained <= 10
+    assert explained <= 12

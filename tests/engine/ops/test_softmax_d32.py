@@ -103,10 +103,20 @@ def test_within_one_code_of_the_flat_op(w, d, lo, hi, beta, seed):
     assert np.abs(y.array.astype(int) - np.asarray(flat).astype(int)).max() <= 1
 
 
-def test_a_large_negative_beta_fails_the_node():
-    # betamul saturates at -32768: ((255 * 256 * -32768) >> 8) >> 16 = -128, shift -126
-    with pytest.raises(KernelError, match="negative shift"):
-        _softmax(np.array([0, 255]).reshape(1, 1, 1, 2), beta=-50.0)
+def test_a_large_negative_beta_runs_as_the_hexagon_build_does():
+    # s = -50 / (255 ln 2) = -0.28289: betamul round(s 2**16) = -18539, r = 8. C path,
+    # code 0 against 255: xs = (65280 * -18539) >> 8 = -4727445, exponent -73, shift -71:
+    # undefined in C; Hexagon's asr reads the count as sxt7(-71) = 57 and shifts right: 0.
+    # The sum is the top lane's 32767 << 14 (cl0 3): norm 32767, recip 16320, shift 21:
+    # y = (32767 * 16320 + 2**20) >> 21 = 255 and 2**20 >> 21 = 0
+    assert scaling_parms(-1.0, 0.0, -50.0, 2)[:2] == (-18539, 8)
+    x = np.array([0, 255]).reshape(1, 1, 1, 2)
+    y, _, _ = _softmax(x, -1.0, 0.0, beta=-50.0, kernel=quantized_softmax_8_d32_ref)
+    np.testing.assert_array_equal(y.array.reshape(-1), [0, 255])
+    # the HVX path runs too (its vasr takes sxt6 of the exponent -74: a left shift by 10);
+    # byte-exact with nnlib's Hexagon build in test_oracle_hvx
+    y, _, _ = _softmax(x, -1.0, 0.0, beta=-50.0)
+    assert y.array.shape == (1, 1, 1, 2)
 
 
 def test_prepare_runs_softmax_in_d32_within_a_code_of_the_flat_run():
