@@ -35,6 +35,7 @@ import hexscope.engine.ops.elementwise.unary
 import hexscope.engine.ops.floating.ops
 import hexscope.engine.ops.normalize.l2norm
 import hexscope.engine.ops.normalize.softmax
+import hexscope.engine.ops.normalize.softmax_device
 import hexscope.engine.ops.plumbing.io
 import hexscope.engine.ops.plumbing.state
 import hexscope.engine.ops.pooling.pool

@@ -266,6 +266,7 @@ CASES.update({
                              [0.0, 3.0]),
 })
 SHARED.update({"QuantizedSoftmax_8_d32_ref": "QuantizedSoftmax_8_d32",
+               "QuantizedSoftmax_8_ref": "QuantizedSoftmax_8",
                "QuantizedBiasAdd_32p32to32_ref": "QuantizedBiasAdd_32p32to32",
                "Requantize_32to8_ref": "Requantize_32to8",
                "RequantizationRange_32_ref": "RequantizationRange_32",

@@ -54,19 +54,21 @@ def powm2(frac: np.ndarray) -> np.ndarray:
     return sat16(_C0[section] + _mpy_rnd(x, k))
 
 
-def scaling_parms(mn: float, mx: float, beta: float, depth: int) -> tuple[int, int, int]:
-    """``set_scaling_parms``: (betamul, beta_rsh, accshift), or KernelError as nnlib fails."""
+def scaling_parms(mn: float, mx: float, beta: float, depth: int,
+                  who: str = "softmax_32") -> tuple[int, int, int]:
+    """``set_scaling_parms``: (betamul, beta_rsh, accshift), or KernelError as nnlib fails
+    (``who`` starts the message: the d32 op says "softmax_32", the flat one "softmax_8")."""
     with np.errstate(all="ignore"):
         scalep2 = f32(f32(f32(f32(mx) - f32(mn)) * f32(beta)) * _INV_255_LN2)
     rsh = min(31, 7 - getexp(scalep2))
     if rsh < 0:
-        raise KernelError(f"softmax_32: range = {mn:f} ... {mx:f}, beta = {beta:f}: beta too "
+        raise KernelError(f"{who}: range = {mn:f} ... {mx:f}, beta = {beta:f}: beta too "
                           "large")
     with np.errstate(all="ignore"):
         betamul = min(max(rndi1(f32(scalep2 * f32(2.0 ** (rsh + 8)))), -32768), 32767)
     accshift = max(2, (depth - 1).bit_length()) if depth > 0 else 32
     if accshift > 16:
-        raise KernelError(f"softmax_32: range = {mn:f} ... {mx:f}, beta = {beta:f}: beta too "
+        raise KernelError(f"{who}: range = {mn:f} ... {mx:f}, beta = {beta:f}: beta too "
                           f"large (depth {depth} > 65536)")
     return betamul, rsh, accshift
 

@@ -57,3 +57,9 @@ def vasr_w(v: np.ndarray, n: np.ndarray | int) -> np.ndarray:
     """HVX ``vasr(Vu.w, Vv.w)``: right by the low 6 bits of the count read as signed, left
     for a negative one."""
     return _shift(v, -_count(n, 6))
+
+
+def vasl_w(v: np.ndarray, n: np.ndarray | int) -> np.ndarray:
+    """HVX ``vasl(Vu.w, Vv.w)``: left by the low 6 bits of the count read as signed, right
+    (arithmetic) for a negative one."""
+    return _shift(v, _count(n, 6))

@@ -38,7 +38,7 @@ _RCP_C0 = np.array([0x8001, 0x7DE8, 0x794E, 0x736C], I64)
 _SCALE_255 = 255 << 7
 
 
-def _mpy_rnd(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
+def mpy_rnd(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
     """``vmpy(Vu.h, Vv.h):<<1:rnd:sat``: sat16(upper half of sat32(2ab + 0x8000))."""
     return sat16(np.minimum(a * b * 2 + 0x8000, 2**31 - 1) >> 16)
 
@@ -65,8 +65,8 @@ def recip16(d: np.ndarray) -> np.ndarray:
     p = _vmpa(p, d4, _RCP_C1, sign=-1)
     p = _vmpa(p, d4, _RCP_C0)
     x0 = sat16(p + p)
-    pd = sat16(_mpy_rnd(d, x0) - (1 << 14))
-    return sat16(x0 - _mpy_rnd(sat16(pd + pd), x0))
+    pd = sat16(mpy_rnd(d, x0) - (1 << 14))
+    return sat16(x0 - mpy_rnd(sat16(pd + pd), x0))
 
 
 def _normamt(s: np.ndarray) -> np.ndarray:
@@ -127,7 +127,7 @@ def softmax_hvx(codes: np.ndarray, real: int, betamul: int, rsh: int,
     total = wrap32(pow32[dist[..., :real]].sum(axis=-1, keepdims=True))  # vadd(w): wraps
     norm = _normamt(total)
     top16 = wrap32(total << norm) >> 16                           # vasl, vshuffo: upper half
-    rm = _mpy_rnd(recip16(top16), _SCALE_255)
+    rm = mpy_rnd(recip16(top16), _SCALE_255)
     rs = np.maximum(accshift + 3 - norm, 0)                       # vsub(uh, uh):sat
     # lanes 0, 1 of each four shift with vasr, lanes 2, 3 multiply by the low halfword of
     # 0x10000 >> rs (vmpye): the same for rs in 1..16, 0 when rs is 0 or above 16

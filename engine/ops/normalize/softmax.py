@@ -1,5 +1,6 @@
-"""QuantizedSoftmax_8: softmax over the depth of quint8 vectors, after nnlib's plain-C
-``qsoftmax_execute_ref`` (op_softmax.c), in float32 and the C's order of operations."""
+"""QuantizedSoftmax_8_ref: softmax over the depth of quint8 vectors, nnlib's plain-C
+``qsoftmax_execute_ref`` (op_softmax.c), in float32 and the C's order of operations. The
+device's QuantizedSoftmax_8 (fixed point) is ``softmax_device.py``."""
 
 from __future__ import annotations
 
@@ -84,14 +85,19 @@ def softmax_reference(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tenso
         return ranged((e / e.sum(axis=3, keepdims=True)).astype(np.float32))
 
 
-@op("QuantizedSoftmax_8", Category.ACTIVATION, reference=softmax_reference,
+#: the ports of QuantizedSoftmax_8 and its _ref
+PORTS = dict(
     inputs=(Port("x", DType.QUINT8), Port("x_min", DType.FLOAT32),
             Port("x_max", DType.FLOAT32), Port("beta", DType.FLOAT32, optional=True)),
     outputs=(Port("y", DType.QUINT8), Port("y_min", DType.FLOAT32),
              Port("y_max", DType.FLOAT32)))
-def quantized_softmax_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
-                        *beta: Tensor) -> tuple[np.ndarray, ...]:
-    """Softmax over the depth of every (b, h, w) vector; fixed output range [0, 1].
+
+
+@op("QuantizedSoftmax_8_ref", Category.ACTIVATION, reference=softmax_reference, **PORTS)
+def quantized_softmax_8_ref(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
+                            *beta: Tensor) -> tuple[np.ndarray, ...]:
+    """Softmax over the depth in nnlib's plain-C float32 (QuantizedSoftmax_8's ``_ref``);
+    fixed output range [0, 1].
 
     Semantics (nnlib op_softmax.c ``qsoftmax_execute_ref``): step = beta * (max - min) /
     255 (beta from input 3, default 1). With step < 0.63529 every code q gives
@@ -101,15 +107,12 @@ def quantized_softmax_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Ten
     range is [0, 1]. ``expf_approx`` is a cubic for 2**f on a 14-bit fraction, good to
     about 11 bits (no libm).
 
-    Fidelity: exact with nnlib's plain-C ``_ref`` (the oracle runs it), float32 in the C's
-    order. The device's own QuantizedSoftmax_8 is HVX (op_softmax_d32.c
-    ``softmax_flat_execute``, fixed point) and may differ from the reference by a code; it
-    also refuses a depth of 0 ("d=0 not supported") and a beta too large for its scaling,
-    which the reference accepts (an empty output; large steps). Measured on nnlib's Hexagon
-    build under QEMU (docs/oracle-hvx.md, 300 cases of the x86 campaign): 221 exact, 27 one
-    code apart with a positive beta, 32 further apart with a negative beta or a reversed
-    range, 20 "beta too large" there. On the DSP the compiler may fuse ``step * q - 83``
-    into one multiply-add (the oracle is built without contraction).
+    Fidelity: byte-exact with nnlib's x86 build of ``QuantizedSoftmax_8_ref`` (300 cases,
+    golden file ``QuantizedSoftmax_8.json``, replayed against this op), float32 in the C's
+    order without contraction (the x86 oracle's build; on the DSP the compiler may fuse
+    ``step * q - 83`` into one multiply-add). QuantizedSoftmax_8, the op the device runs,
+    is fixed point and differs from this one (on that campaign 221 of 300 equal, 27 one
+    code apart; docs/oracle-hvx.md).
 
     Errors: an output smaller than the input ("out too small").
     """

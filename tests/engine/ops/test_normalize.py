@@ -1,6 +1,7 @@
-"""QuantizedSoftmax_8 and L2Normalize_8 (nnlib op_softmax.c / op_l2normalize_8_ref.c):
-hand-computed vectors and properties. The oracle's golden cases are replayed in
-test_ops26a_golden.py."""
+"""QuantizedSoftmax_8_ref and L2Normalize_8 (nnlib op_softmax.c / op_l2normalize_8_ref.c):
+hand-computed vectors and properties. The softmax vectors here are the float32 ``_ref``'s
+(``qsoftmax_execute_ref``); the device's QuantizedSoftmax_8 (fixed point) is tested in
+test_softmax_flat.py. The oracle's golden cases are replayed in test_ops26a_golden.py."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.normalize.l2norm import l2_normalize_8
-from hexscope.engine.ops.normalize.softmax import expf_approx, quantized_softmax_8
+from hexscope.engine.ops.normalize.softmax import expf_approx, quantized_softmax_8_ref
 from hexscope.engine.tensor import Tensor
 
 
@@ -27,8 +28,8 @@ def _w(v):
 
 
 def _softmax(codes, lo, hi, *beta, shape=None):
-    y, mn, mx = quantized_softmax_8(KernelContext(1, "QuantizedSoftmax_8"), _q(codes, shape),
-                                    _w(lo), _w(hi), *[_w(b) for b in beta])
+    y, mn, mx = quantized_softmax_8_ref(KernelContext(1, "QuantizedSoftmax_8_ref"),
+                                        _q(codes, shape), _w(lo), _w(hi), *[_w(b) for b in beta])
     return np.asarray(y), float(mn.reshape(-1)[0]), float(mx.reshape(-1)[0])
 
 

@@ -26,7 +26,7 @@ from hexscope.engine.tensor import Tensor
 DATA = Path(__file__).parents[2] / "data" / "oracle"
 OPS = ("QuantizedTanh_8", "QuantizedSigmoid_8", "QuantizedTanh_8_d32", "QuantizedSigmoid_8_d32",
        "QuantizedNeg_8_d32", "ArgMax_8_d32", "ArgMin_8_d32",
-       "QuantizedSqrt_8", "QuantizedSoftmax_8",
+       "QuantizedSqrt_8", "QuantizedSoftmax_8_ref",
        "L2Normalize_8", "QuantizedMean_8", "ArgMax_8toInt32", "ArgMin_8",
        "QuantizedMinimum_8", "QuantizedMaximum_8", "QuantizedSub_8p8to8")
 HVX_ONLY = ("ArgMin_8", "QuantizedMean_8")

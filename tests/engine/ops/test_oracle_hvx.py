@@ -28,7 +28,7 @@ from hexscope.engine.tensor import Tensor
 
 DATA = Path(__file__).parents[2] / "data" / "oracle"
 OPS = ["QuantizedSplit_8_d32", "DepthToSpace_8_d32", "QuantizedResizeBilinear_8_d32",
-       "QuantizedSoftmax_8_d32", "QuantizedSoftmax_8_d32_ref"]
+       "QuantizedSoftmax_8_d32", "QuantizedSoftmax_8_d32_ref", "QuantizedSoftmax_8"]
 #: cases whose difference is explained in docs/oracle-hvx.md (none left)
 MAX_KNOWN: dict[str, int] = {}
 _DT = {"u8": DType.QUINT8, "i32": DType.INT32, "f32": DType.FLOAT32}

@@ -124,7 +124,7 @@ def _l2_case(rng, i):
                 desc=f"x{shape} [{lo:.6g},{hi:.6g}] ({why}) axis {axis}")
 
 
-CAMPAIGNS["QuantizedSoftmax_8"] = Campaign(_softmax_case, c_op="QuantizedSoftmax_8_ref")
+CAMPAIGNS["QuantizedSoftmax_8_ref"] = Campaign(_softmax_case, c_op="QuantizedSoftmax_8_ref")
 CAMPAIGNS["L2Normalize_8"] = Campaign(_l2_case, c_op="L2Normalize_8_ref")
 
 
