@@ -1,5 +1,6 @@
 """Time QuantizedSoftmax_8_d32 (the HVX function's arithmetic) and its ``_ref`` (the C path)
-on MobileNetV2-like shapes, against QuantizedSoftmax_8 on the same codes.
+on MobileNetV2-like shapes, against QuantizedSoftmax_8_ref (the flat float32 kernel)
+on the same codes.
 
     .venv/bin/python bench/softmax_d32.py [--repeat 7]
 
@@ -50,7 +51,7 @@ def main() -> None:
         xd = x.to_d32(pad, fill=0)
         label = "x".join(map(str, shape))
         defs = (OutputDef((b, h + 8, w + 8, d + 32)), OutputDef(), OutputDef())
-        for name, arg in (("QuantizedSoftmax_8", x), ("QuantizedSoftmax_8_d32", xd),
+        for name, arg in (("QuantizedSoftmax_8_ref", x), ("QuantizedSoftmax_8_d32", xd),
                           ("QuantizedSoftmax_8_d32_ref", xd)):
             kernel = REGISTRY.get(name).kernel
             ctx = KernelContext(1, name, output_defs=defs)

@@ -9,6 +9,8 @@ element): no loop over elements. Read from nnlib for facts only.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from hexscope.engine.hexmath import div255
@@ -62,6 +64,18 @@ def _expf_approx(x: np.ndarray) -> np.ndarray:
 
 
 def d2_table(fullscale: np.float32) -> np.ndarray:
+    """:func:`d2_table_of` cached per fullscale (nnlib keeps it in the node's cache too)."""
+    return _d2_cached(float(fullscale))
+
+
+@functools.lru_cache(maxsize=64)
+def _d2_cached(fullscale: float) -> np.ndarray:
+    t = d2_table_of(f32(fullscale))
+    t.flags.writeable = False
+    return t
+
+
+def d2_table_of(fullscale: np.float32) -> np.ndarray:
     """``fill_d2_lookup_table``: entry i (0..255) is round(255 / (1 + expf_approx(-k i)))
     with k = fullscale / 255, the output for the larger of the two codes when they are i
     apart; entry 0 is 128, and from the first 255 on every entry is 255 (the C stops)."""
@@ -89,6 +103,18 @@ def softmax_d2(codes: np.ndarray, table: np.ndarray) -> np.ndarray:
 
 
 def larged_tables(fullscale: np.float32) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`larged_tables_of` cached per fullscale."""
+    return _larged_cached(float(fullscale))
+
+
+@functools.lru_cache(maxsize=64)
+def _larged_cached(fullscale: float) -> tuple[np.ndarray, np.ndarray]:
+    y16, y32 = larged_tables_of(f32(fullscale))
+    y16.flags.writeable = y32.flags.writeable = False
+    return y16, y32
+
+
+def larged_tables_of(fullscale: np.float32) -> tuple[np.ndarray, np.ndarray]:
     """``fill_largedepth_lookup``: y[i] = exp(step (i - 255)) for i = 0..255 with step =
     fullscale / 255 (expf at every 4th i, the three after it from expm1f(step) and
     expm1f(2 step) with fused multiply-adds), as (y16, y32): the 16-bit terms (y 255 128,
