@@ -81,13 +81,16 @@ def quantized_softmax_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Ten
     ``engine/ops/kernels/softmax_flat.py``.
 
     Fidelity: against nnlib's own op built for Hexagon v66 with its HVX intrinsics under
-    QEMU 7.2 (tests/oracle/hvx, docs/oracle-hvx.md; QEMU is an emulator, not a device): see
-    the golden file ``QuantizedSoftmax_8.hvx.json.gz`` and its replay. The large-depth
+    QEMU 7.2 (tests/oracle/hvx, docs/oracle-hvx.md; QEMU is an emulator, not a device):
+    339 of 339 cases byte-exact on each of two seeds (300 random, 39 edge: depths 1, 2, 3,
+    1407, 1408 and more on both sides of 5632 bytes, beta 0, negative, at and over the
+    limit, reversed and infinite ranges; golden file ``QuantizedSoftmax_8.hvx.json.gz``);
+    it was 221 of 300 when this op computed the float ``_ref``. The large-depth
     table calls libm's expf and expm1f: Hexscope takes them correctly rounded, as the
     oracle's libm does; the DSP's libm is not available here, and a value of it one ulp
-    away moves an output code only where a table entry sits on a rounding boundary. The
+    away moved no output code in 400 random large-depth inputs (3.97 million codes). The
     float32 steps are fused multiply-adds where the Hexagon build contracts them (the
-    cubic of ``expf_approx``, the table recurrences).
+    cubic of ``expf_approx``, the table recurrences; unfused gives the same tables).
 
     Errors, as nnlib raises them: "d=0 not supported" (an empty depth); on the HVX path
     "softmax_8: range = ... beta too large" (|beta (max - min)| / (255 ln 2) at or above

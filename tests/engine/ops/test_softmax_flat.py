@@ -106,3 +106,19 @@ def test_errors_as_nnlib_raises_them():
         _run(np.zeros(4 * 1600), 0, 1, -1.0, shape=(1, 1, 4, 1600))
     with pytest.raises(KernelError, match="depth > 65536 not supported"):
         _run(np.zeros(65537), 0, 1)
+
+
+def test_a_graph_names_the_node_that_nnlib_refuses():
+    from hexscope.engine import Graph, Session
+    from hexscope.engine.nodes import OutputDef
+
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=[OutputDef((1, 1, 2, 36), 1)])
+    for k, v in enumerate((0.0, 1.0, 23000.0)):
+        g.append_const_node(0x11 + k, np.array([v], np.float32))
+    g.append_node(0x20, "QuantizedSoftmax_8", inputs=[(0x10, 0), (0x11, 0), (0x12, 0), (0x13, 0)],
+                  outputs=[OutputDef((1, 1, 2, 36), 1), OutputDef(), OutputDef()])
+    g.append_node(0x30, "OUTPUT", inputs=[(0x20, 0)])
+    with pytest.raises(Exception, match=r"node 0x20 \(QuantizedSoftmax_8\): softmax_8: .*beta too "
+                                        "large"):
+        Session(g).execute([np.zeros((1, 1, 2, 36), np.uint8)])
