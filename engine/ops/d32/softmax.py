@@ -196,8 +196,10 @@ def quantized_softmax_8_d32(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max:
     shift the other way for a negative one, ``engine/ops/kernels/hexagon_int.py``), which
     matches QEMU in every case; nnlib's x86 build masks the counts instead and differs in 7
     negative-beta cases of the x86 golden file ``QuantizedSoftmax_8_d32.json.gz`` (its
-    other cases are byte-exact). Against QuantizedSoftmax_8 (``qsoftmax_execute_ref``'s
-    float32) with a positive beta: within 1 code (test_softmax_d32). The padding: the
+    other cases are byte-exact). On the HVX path each pixel's bytes equal the flat
+    QuantizedSoftmax_8's (the same HVX arithmetic, test_softmax_flat); against
+    QuantizedSoftmax_8_ref (``qsoftmax_execute_ref``'s float32) with a positive beta:
+    within 1 code (test_softmax_d32). The padding: the
     width padding inside the row vectors gets the softmax of the input's padding bytes
     (every pixel of those vectors runs); on the HVX path the depth padding lanes of the
     last data slice get their input bytes' values against the pixel's real maximum and
