@@ -4,8 +4,8 @@ x86 campaign's 300 random cases (campaigns_ops26a ``_softmax_case``), then edge 
 3..1407 (HVX), depth >= 1408 with 5632+ elements (the histogram table) and without, beta 0,
 negative and too large, reversed ranges, beta * range exactly -1 on the large-depth path.
 
-    PYTHONPATH=. python campaigns_softmax_flat.py run QuantizedSoftmax_8 -n 340
-    PYTHONPATH=. python campaigns_softmax_flat.py export QuantizedSoftmax_8 340 OUT.json.gz
+    PYTHONPATH=. python campaigns_softmax_flat.py run QuantizedSoftmax_8 -n 345
+    PYTHONPATH=. python campaigns_softmax_flat.py export QuantizedSoftmax_8 345 OUT.json.gz
 
 (same commands and options as campaigns_hvx.py, whose ``main`` this hands over to).
 """
@@ -62,6 +62,11 @@ _EDGES = [
     ("large depth, reversed range", (1, 1, 4, 1600), 6.0, -6.0, None, "rand"),
     ("large depth, beta 1e6", (1, 1, 4, 1600), 0.0, 1.0, 1e6, "rand"),
     ("large depth, small range", (1, 1, 4, 1600), -0.1, 0.1, 1.0, "rand"),
+    ("depth 2, infinite range", (1, 1, 4, 2), float("-inf"), 1.0, 1.0, "rand"),
+    ("depth 2, range [0, 0]", (1, 1, 4, 2), 0.0, 0.0, 1.0, "rand"),
+    ("large depth, infinite range", (1, 1, 4, 1600), float("-inf"), 1.0, 1.0, "rand"),
+    ("large depth, range [0, 0]", (1, 1, 4, 1600), 0.0, 0.0, 1.0, "rand"),
+    ("large depth, beta -1e6", (1, 1, 4, 1600), 0.0, 1.0, -1e6, "rand"),
 ]
 
 
