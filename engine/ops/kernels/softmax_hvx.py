@@ -131,7 +131,9 @@ def softmax_hvx(codes: np.ndarray, real: int, betamul: int, rsh: int,
     rs = np.maximum(accshift + 3 - norm, 0)                       # vsub(uh, uh):sat
     # lanes 0, 1 of each four shift with vasr, lanes 2, 3 multiply by the low halfword of
     # 0x10000 >> rs (vmpye): the same for rs in 1..16, 0 when rs is 0 or above 16
-    lo = by_distance(dist, m16, lambda m: _to_u8(vasr_w(m * rm, rs)))
+    # (vasr(w, w) by rs is a plain >> here: rs is 0..19 (accshift <= 16, normamt >= 0) and
+    # |m rm| < 2**30, so no count wraps and no bit leaves the word)
+    lo = by_distance(dist, m16, lambda m: _to_u8((m * rm) >> rs))
     if ((rs >= 1) & (rs <= 16)).all():
         return lo
     factor = vasr_w(np.full_like(rs, 0x10000), rs) & 0xFFFF

@@ -52,9 +52,11 @@ def softmax_device(x: np.ndarray, mn: float, mx: float, beta: float,
             raise KernelError("depth > 65536 not supported in softmax")
         return softmax_larged(rows, *larged_tables(fullscale)).reshape(x.shape)
     parms = scaling_parms(mn, mx, beta, d, who="softmax_8")
-    padded = np.zeros((rows.shape[0], (d + 3) & ~3), np.uint8)
-    padded[:, :d] = rows
-    return softmax_hvx(padded, d, *parms)[:, :d].reshape(x.shape)
+    if d % 4:               # the model takes lanes in fours: pad the row, drop the pad
+        padded = np.zeros((rows.shape[0], (d + 3) & ~3), np.uint8)
+        padded[:, :d] = rows
+        return softmax_hvx(padded, d, *parms)[:, :d].reshape(x.shape)
+    return softmax_hvx(rows, d, *parms).reshape(x.shape)
 
 
 @op("QuantizedSoftmax_8", Category.ACTIVATION, reference=softmax_reference, **PORTS)
@@ -104,9 +106,9 @@ def quantized_softmax_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Ten
     if d == 0:
         raise KernelError("d=0 not supported")
     b = scalar_f(beta[0]) if beta else 1.0
-    if d > 2 and not (d >= LARGE_DEPTH and x.elements >= LARGE_SIZE):
-        scaling_parms(scalar_f(x_min), scalar_f(x_max), b, d, who="softmax_8")
-    if x.elements == 0:
+    if x.elements == 0:     # an empty batch: the HVX path's checks only
+        if d > 2:
+            scaling_parms(scalar_f(x_min), scalar_f(x_max), b, d, who="softmax_8")
         return fresh(np.zeros(x.shape, np.uint8)), f32_scalar(0.0), f32_scalar(1.0)
     y = softmax_device(x.array, scalar_f(x_min), scalar_f(x_max), b,
                        _fullscale(x_min, x_max, beta))
