@@ -176,3 +176,22 @@ def test_opening_a_model_lists_the_operators_the_dsp_cannot_run_in_problems(qtbo
     assert window.files.open_graph(str(MODELS / "depthwise.tflite"))
     items = [window.problems.list.item(k).text() for k in range(window.problems.list.count())]
     assert not [t for t in items if "the DSP cannot run it" in t]
+
+
+def test_a_real_model_runs_end_to_end_and_parts_from_tflite_at_its_first_conv(qtbot, window):
+    # BlazeFace (docs/tflite.md): all 77 operators delegated, the run reaches the outputs;
+    # the first divergence is the first CONV_2D (3 LSB: per-channel scales folded into the
+    # weight codes), and no tensor is further than test_run.py's bound
+    from hexscope.engine.inputs import InputSource, set_input_sources
+
+    model = MODELS / "blazeface.tflite"
+    assert window.files.open_graph(str(model))
+    set_input_sources(window.graph, [InputSource("npy", str(model.with_suffix(".input.npy")))])
+    panel = _compare_with_tflite(qtbot, window)
+    comparison = panel.comparison
+    assert comparison is not None, panel.summary.text()
+    assert not comparison.stopped and len(comparison.outputs) == 79
+    first = comparison.first_divergence
+    assert first is not None and (first.node_id, first.op) == (0xA, "Supernode_8x8p32to8")
+    assert first.metrics.max_lsb == pytest.approx(3.0, abs=1e-6)
+    assert max(d.metrics.max_lsb for d in comparison.outputs) <= 146 + 1e-6

@@ -214,6 +214,10 @@ CASES.update({
     "QuantizedSub_8p8to8": ([u8([10, 200]), u8([20, 100]), word(0), word(255), word(0),
                              word(255)], Padding.NA, [-10.0, 100.0]),
     "ArgMin_8": ([u8([4, 1, 9, 1]), i32(-1), word(0), word(1)], Padding.NA, [1.0]),
+    # a float value [1..6] reshaped to 3x2 keeps its values (the default output's declared
+    # size is one byte: the reference is not held to it)
+    "Reshape": ([f(1, 2, 3, 4, 5, 6), Tensor.from_array(np.array([3, 2], np.int32).reshape(
+        1, 1, 1, 2), DType.INT32)], Padding.NA, [1, 2, 3, 4, 5, 6]),
 })
 SHARED = {"QuantizedConv2d_8x8to32_ref": "QuantizedConv2d_8x8to32",
           "QuantizedDepthwiseConv2d_8x8to32_ref": "QuantizedDepthwiseConv2d_8x8to32",
@@ -317,6 +321,20 @@ def test_ops_without_float_meaning_say_why(name):
 
     with pytest.raises(NoValue, match="no float meaning"):
         run(name, [])
+
+
+def test_reshape_reference_ignores_the_declared_size_of_the_codes():
+    """A Reshape's output is declared for its uint8 codes (64 bytes, 128 with the device's
+    rounding); its float value has 4 bytes per element (256), which the kernel's "out too
+    small" check refused (found on the wake word's first RESHAPE, 480 bytes against 128)."""
+    from hexscope.engine.analysis.float_run import call_reference
+    from hexscope.engine.nodes import OutputDef
+
+    node = Node(1, "Reshape", outputs=(OutputDef(max_sizes=(1, 1, 8, 8)),))
+    new_shape = Tensor.from_array(np.array([8, 8], np.int32).reshape(1, 1, 1, 2), DType.INT32)
+    (y,) = call_reference(REGISTRY.get("Reshape"), node, [f(*range(64)), new_shape])
+    assert y.shape == (1, 1, 8, 8) and y.dtype is DType.FLOAT32
+    np.testing.assert_array_equal(value(y), np.arange(64))
 
 
 def test_float_ops_are_their_own_reference():

@@ -24,8 +24,11 @@ import numpy as np
 from hexscope.engine.analysis.compare import Comparison, compare_reference
 from hexscope.engine.analysis.compare_report import excess_text
 from hexscope.engine.analysis.diff import OutputDiff
+from hexscope.engine.analysis.float_run import float_values
 from hexscope.engine.analysis.metrics import Metrics, code_metrics, error_metrics, json_number
+from hexscope.engine.dtypes import DType
 from hexscope.engine.session import Session
+from hexscope.engine.tensor import Tensor
 
 FLOAT_MODES = ("accumulated", "isolated")
 
@@ -97,18 +100,46 @@ def add_float_reference(comparison: TfliteComparison, session: Session, mode: st
     comparison.float_mode = mode
     for d in comparison.outputs:
         key = (d.node_id, d.index)
+        s = sides[key]
         f = by_output.get(key)
         pair = f.values() if f is not None else None
         if pair is None:
-            why = floats.skipped.get(d.node_id, "the float reference has no value here")
-            comparison.against_float[key] = FloatPair(None, None, why)
-            continue
-        s = sides[key]
-        reference = np.asarray(pair[0], np.float64).reshape(s.tflite.shape)
+            reference = _rangeless_value(session, mode, key, s)
+            if reference is None:
+                why = floats.skipped.get(d.node_id, "the float reference has no value here")
+                comparison.against_float[key] = FloatPair(None, None, why)
+                continue
+        else:
+            reference = np.asarray(pair[0], np.float64).reshape(s.tflite.shape)
+            if f is not None and f.unit == "codes" and np.array_equal(
+                    reference, np.asarray(s.hexscope, np.float64).reshape(reference.shape)):
+                # a byte mover without a range of its own (Reshape) given codes, as the
+                # isolated analysis feeds it Hexscope's: its reference is those codes,
+                # read as Hexscope's side is (they were read as reals: 9,673 LSB)
+                reference = reference * s.h_scale + s.h_offset
         # both on the TFLite tensor's step, each judged on its own grid (the excess)
         comparison.against_float[key] = FloatPair(
             _against(reference, s.hexscope, s.h_scale, s.h_offset, s.t_scale, tolerance),
             _against(reference, s.tflite, s.t_scale, s.t_offset, s.t_scale, tolerance))
+
+
+def _rangeless_value(session: Session, mode: str, key: tuple[int, int],
+                     s: Sides) -> np.ndarray | None:
+    """The accumulated float value of a node output without a range of its own (a Reshape
+    of quantized codes), which the float reference's own comparison skips (it cannot read
+    those codes as reals; this row reads them with the TFLite tensor's grid); None where
+    there is none, or in the isolated analysis."""
+    if mode != "accumulated":
+        return None
+    vals, _ = float_values(session)
+    v = vals.get(key)
+    if isinstance(v, Tensor) and v.dtype is DType.FLOAT32 and v.has_data:
+        a = np.asarray(v.array, np.float64)
+    elif isinstance(v, np.ndarray) and v.dtype.kind == "f":
+        a = np.asarray(v, np.float64)
+    else:
+        return None
+    return a.reshape(s.tflite.shape) if a.size == s.tflite.size else None
 
 
 def _against(reference: np.ndarray, codes: np.ndarray, scale: float, offset: float,

@@ -151,13 +151,27 @@ def _parse(tfl, name: str, data: bytes) -> TfModel:  # type: ignore[no-untyped-d
 
 
 def _op_name(tfl, code) -> str:  # type: ignore[no-untyped-def]
-    # Codes above 127 live in BuiltinCode; the deprecated byte field saturates at 127.
-    value = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+    # TFLite's rule (schema_utils.cc, GetBuiltinCode): the larger of builtin_code and the
+    # deprecated byte field (which saturates at 127). The tflite package's BuiltinCode()
+    # returns the deprecated field whenever builtin_code is below 127, so a writer that fills
+    # builtin_code only (ai-edge-quantizer: QUANTIZE as (114, 0)) read as ADD (0): the raw
+    # field is read from the generated table instead.
+    value = max(_raw_builtin_code(code), code.DeprecatedBuiltinCode())
     name = tfl.BUILTIN_OPCODE2NAME.get(value)
     if name == "CUSTOM":
         custom = code.CustomCode()
         return f"CUSTOM:{custom.decode() if custom else '?'}"
     return name or f"UNKNOWN_{value}"
+
+
+def _raw_builtin_code(code) -> int:  # type: ignore[no-untyped-def]
+    """OperatorCode.builtin_code as stored (field 4 of the schema, vtable offset 10), 0 when
+    absent, as the flatbuffers default."""
+    import flatbuffers
+
+    tab = code._tab     # the generated reader's table (every flatbuffers Python class has it)
+    o = tab.Offset(10)
+    return int(tab.Get(flatbuffers.number_types.Int32Flags, o + tab.Pos)) if o else 0
 
 
 def _tensor(model, t, index: int, name: str) -> TfTensor:  # type: ignore[no-untyped-def]

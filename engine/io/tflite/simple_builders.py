@@ -15,7 +15,7 @@ from hexscope.engine.io.tflite.graph_builder import (
     dims4,
     min_max,
 )
-from hexscope.engine.io.tflite.model import TfOperator
+from hexscope.engine.io.tflite.model import TfOperator, TfTensor
 
 
 def _requantize(b: GraphBuilder, op: TfOperator, kind: str,
@@ -122,6 +122,35 @@ def build_activation(b: GraphBuilder, op: TfOperator, node: BuiltNode) -> None:
     if node.op == "QuantizedReluX_8":
         node.inputs.append((b.scalar(6.0, "relu6:max").node_id, 0))
     b.register(out.index, node.add_q8_outputs(out.shape)[0])
+    note = activation_range_note(op, x, out) if node.op in RANGE_KEEPING else ""
+    if note:
+        b.notes.append(note)
+
+
+# the activations whose nnlib op passes its input's range through (op_relu.c: relu_execute
+# and reluX_execute copy in_min/in_max to the outputs)
+RANGE_KEEPING = ("QuantizedRelu_8", "QuantizedReluX_8")
+
+
+def activation_range_note(op: TfOperator, x: TfTensor, out: TfTensor) -> str:
+    """Where an activation's output tensor has another range than its input, by more than one
+    step of the output: the delegate's node keeps the input's range and adds no requantize
+    (``activation_builder.cc``; ``op_relu.c`` passes min and max through), while the next
+    builders read its codes with the output tensor's range (their ``ComputeAndAddMinAndMax``),
+    so every value after it is misread. "" when the ranges agree."""
+    if x.quant is None or out.quant is None:
+        return ""
+    (xlo, xhi), (olo, ohi) = min_max(x), min_max(out)
+    step = (float(ohi) - float(olo)) / 255.0
+    worst = max(abs(float(xlo) - float(olo)), abs(float(xhi) - float(ohi)))
+    if step <= 0 or worst <= step:
+        return ""
+    return (f"{op.describe()}: its output {out.describe()} has the range [{float(olo):.6g}, "
+            f"{float(ohi):.6g}], its input [{float(xlo):.6g}, {float(xhi):.6g}]: the "
+            "delegate's node keeps the input's range and adds no requantize "
+            "(activation_builder.cc), and the operators after it read its codes with the "
+            f"output's range ({worst / step:.0f} steps apart): TFLite requantizes, the DSP "
+            "does not (a RELU fused into the operator before it has no such step)")
 
 
 def build_quantize(b: GraphBuilder, op: TfOperator, node: BuiltNode) -> None:

@@ -7,7 +7,7 @@ import numpy as np
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops.context import KernelContext, data_of, output_fits
-from hexscope.engine.ops.reference import SELF, ranged, real
+from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.ops.shape.params import int_words, mulu32_sat
 from hexscope.engine.tensor import Shape, Tensor, fresh
@@ -44,8 +44,17 @@ def reshaped(shape: Shape, new_shape: Tensor) -> Shape:
     return tuple(dims)  # type: ignore[return-value]
 
 
+def reshape_reference(ctx: KernelContext, x: Tensor, shape: Tensor) -> tuple[Tensor]:
+    """the input's values in the new shape."""
+    # Not the kernel itself: its "out too small" check counts bytes against the output's
+    # declared size, which holds the device's codes, while a float value has 4 bytes each.
+    if x.layout is not Layout.FLAT:
+        raise KernelError(f"Reshape of a d32 tensor ({x.describe()}): convert it from d32 first")
+    return (Tensor(reshaped(x.shape, shape), x.dtype, x.buffer.copy() if x.has_data else None),)
+
+
 @op("Reshape", Category.PLUMBING,
-    reference=SELF,
+    reference=reshape_reference,
     inputs=(Port("x", None), Port("shape", DType.INT32)),
     outputs=(Port("y", None),))
 def reshape(ctx: KernelContext, x: Tensor, shape: Tensor) -> tuple[Tensor]:

@@ -144,3 +144,19 @@ def test_no_float_value_for_any_row_is_said_not_taken_for_within():
     c.against_float[(0x13, 0)] = FloatPair(None, None, "")
     c.outputs = c.outputs[1:]
     assert float_parting_text(c).endswith("any TFLite tensor: no float values")
+
+
+@pytest.mark.parametrize("mode", ["accumulated", "isolated"])
+def test_a_reshape_without_a_range_of_its_own_has_float_values(mode):
+    # the wake word's first RESHAPE (node 0x11, int8 codes with no min/max outputs): the
+    # float reference's own comparison skips it (codes without a range); accumulated, its
+    # value is the float run's (the reshaped input in float32, both sides exact to 1e-5
+    # LSB); isolated, its
+    # reference is Hexscope's own codes, which were read as reals (thousands of LSB)
+    c = _compare("wakeword_hey_jarvis", mode)
+    row = next(d for d in c.outputs if d.node_id == 0x11)
+    assert row.op == "Reshape"
+    pair = c.pair(row)
+    assert pair.hexscope is not None and pair.tflite is not None, pair.why
+    assert pair.error("hexscope") == pytest.approx(0.0, abs=1e-3)
+    assert pair.error("tflite") == pytest.approx(0.0, abs=1e-3)

@@ -48,3 +48,30 @@ def test_const_cache_ids_and_order():
     assert b.const(np.array([1.0, 1.0], np.float32), (1, 1, 2, 1)) is not one
     graph = b.to_graph()
     assert [n.op for n in graph] == ["Const", "Const", "INPUT", "Nop"]
+
+
+def _relu_model(out_scale: float, out_zp: int) -> TfModel:
+    from hexscope.engine.io.tflite.model import TfOperator
+
+    x = TfTensor(0, "conv", (1, 4, 4, 2), "int8", Quantization((0.07,), (-1,)))
+    y = TfTensor(1, "relu", (1, 4, 4, 2), "int8", Quantization((out_scale,), (out_zp,)))
+    return TfModel("relu.tflite", (x, y), (TfOperator(0, "RELU", 2, (0,), (1,)),), (0,), (1,))
+
+
+def test_a_relu_whose_output_range_is_not_its_inputs_is_warned():
+    """activation_builder.cc gives QuantizedRelu_8 the input's range and no requantize; op_relu.c
+    copies it to the outputs; the next builders read the codes with the RELU tensor's range.
+    Input [-8.89, 8.96] (0.07, zp -1); output [0, 3.04] (0.0119, zp -128): the minima 8.89 /
+    0.0119 = 746 steps apart."""
+    from hexscope.engine.io.tflite.importer import build_graph, choose_partition
+    from hexscope.engine.io.tflite.support import delegation
+
+    model = _relu_model(0.01191925, -128)
+    b = build_graph(model, choose_partition(model, delegation(model)))
+    (note,) = [n for n in b.notes if "RELU" in n]
+    assert "operator 0 RELU (v2)" in note and "activation_builder.cc" in note
+    assert "[0, 3.03941]" in note and "746 steps apart" in note
+    # the same range as the input (what a fused or range-keeping quantizer gives): no note
+    same = _relu_model(0.07, -1)
+    assert not [n for n in build_graph(same, choose_partition(same, delegation(same))).notes
+                if "RELU" in n]

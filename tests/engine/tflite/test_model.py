@@ -99,3 +99,14 @@ def test_imported_labels_are_short_and_the_origin_keeps_the_full_name(model_path
     l2 = next(n for n in graph if not n.is_const
               and n.label.startswith("functional_1/lambda_2_1/l2_normalize…"))
     assert "l2_normalize/Rsqrt" in tflite_origin(graph, l2.node_id)
+
+
+def test_an_operator_code_in_builtin_code_only_is_read_as_tflite_reads_it(model_path):
+    """ai-edge-quantizer writes the QUANTIZE it adds as builtin_code 114 with the deprecated
+    byte 0; TFLite takes the larger (schema_utils.cc, GetBuiltinCode). The tflite package's
+    BuiltinCode() gives the deprecated byte below 127, so these read as ADD with one input."""
+    m = read_model(model_path("blazeface"))
+    codes = [op.code for op in m.operators]
+    assert codes.count("QUANTIZE") == 4 and codes.count("RESHAPE") == 4
+    assert all(len(op.inputs) == 2 for op in m.operators if op.code == "ADD")
+    assert codes.count("CONCATENATION") == 2

@@ -25,7 +25,11 @@ MODELS = sorted(p.stem for p in DATA.glob("*.tflite") if not p.stem.startswith("
 # default; conv_relu6: the delegate feeds the conv Relu6's bounds 0..6 and requantizes to the
 # tensor's 0..1.5 (4 times finer) after; fully_connected: per-channel weights, of which the
 # delegate's FC uses only the first scale
-TOLERANCE = {"u8_relu_pools_concat": 0, "conv_relu6": 3, "fully_connected": 3}
+TOLERANCE = {"u8_relu_pools_concat": 0, "conv_relu6": 3, "fully_connected": 3,
+             # a real network: one-code differences grow layer by layer (docs/tflite.md):
+             # 146 at its last residual ADD, its first output (regressors) within 32
+             "blazeface": 146}
+OUTPUT_TOLERANCE = {"blazeface": 32}
 # models whose delegate graph nnlib refuses (test_nnlib_refusals.py, docs/tflite.md): each
 # must keep failing this way; a fix makes the test fail so that the entry is removed
 REFUSED = {
@@ -67,12 +71,13 @@ def test_model_output_matches_tflite(name):
     model = read_model(DATA / f"{name}.tflite")
     if len(graph.meta["tflite"]["partition"]) < len(model.operators):
         return                  # the graph's output is not the model's
+    # the model's first output (OUTPUT's inputs are the partition's outputs, sorted by index)
     expected = np.load(DATA / f"{name}.output.npy")
-    (out,) = Session(graph).execute(model_inputs(graph, [Tensor.from_array(x)]))
-    got = out.array.reshape(expected.shape)
+    outs = Session(graph).execute(model_inputs(graph, [Tensor.from_array(x)]))
+    got = outs[sorted(model.outputs).index(model.outputs[0])].array.reshape(expected.shape)
     assert got.dtype == expected.dtype
     worst = int(np.abs(got.astype(np.int32) - expected.astype(np.int32)).max())
-    assert worst <= tolerance, f"{name}: {worst} codes from TFLite"
+    assert worst <= OUTPUT_TOLERANCE.get(name, tolerance), f"{name}: {worst} codes from TFLite"
 
 
 def test_inputs_float32_quantized_as_tflite_does(tmp_path):
