@@ -96,18 +96,24 @@ def main() -> None:
     times: dict[str, list[float]] = {"xnnpack": [], "builtin": [], "compare": [], "hexscope": [],
                                      "stepping": []}
     profile = cProfile.Profile() if args.profile else None
-    for _ in range(args.repeat):        # interleaved: all see the same machine load
+    def stepped() -> None:
+        session.executor.use_plan = False      # the same run through the stepping executor
+        times["stepping"].append(_timed(lambda: session.execute(inputs), "stepping")[0])
+        session.executor.use_plan = True
+
+    for k in range(args.repeat):        # interleaved: all see the same machine load
         times["xnnpack"].append(_timed(xnn.invoke, "xnnpack")[0])
         times["builtin"].append(_timed(builtin.invoke, "builtin")[0])
         times["compare"].append(_timed(lambda: run_tflite(args.model, inputs), "compare")[0])
+        if k % 2:       # every other round first: the run after another finds warmer caches
+            stepped()
         if profile:
             profile.enable()
         times["hexscope"].append(_timed(lambda: session.execute(inputs), "hexscope")[0])
         if profile:
             profile.disable()
-        session.executor.use_plan = False      # the same run through the stepping executor
-        times["stepping"].append(_timed(lambda: session.execute(inputs), "stepping")[0])
-        session.executor.use_plan = True
+        if not k % 2:
+            stepped()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     hexscope = statistics.median(times["hexscope"])
     print(f"prepare  median {_ms(prepares):8.1f} ms; first run {first * 1e3:.0f} ms "
