@@ -128,3 +128,20 @@ def test_failure_names_the_node_as_stepping_does() -> None:
         failed = [i for i in session.plan if session.status(i) is NodeStatus.FAILED]
         assert len(failed) == 1
     assert messages[0].endswith(messages[1]) and f"0x{failed[0]:x}" in messages[0]
+
+
+def test_d32_examples_run_by_plan_as_stepped() -> None:
+    from pathlib import Path
+
+    from hexscope.engine.inputs import make_inputs
+    from hexscope.engine.io.any_graph import load_any
+
+    examples = Path(__file__).resolve().parents[2] / "resources" / "examples"
+    for name in ("d32_pipeline.hexgraph", "fill_padding_demo.hexgraph"):
+        graph = load_any(examples / name)
+        x = make_inputs(graph, examples)
+        fast, stepped = Session(graph), Session(graph)
+        fast.execute(x)
+        stepped.set_inputs(x)
+        _stepped(stepped)
+        assert _trace_bytes(fast) == _trace_bytes(stepped), name
