@@ -9,7 +9,9 @@ For MobileNetV2: ``TFVENV/bin/python packaging/make_tflite_models.py --mobilenet
 TFLite is timed three ways, each invoke only on an interpreter built once: with XNNPACK (its
 default delegate; issue 25's yardstick), with its builtin kernels, and as ``compare
 --reference tflite`` runs it (builtin kernels, every tensor kept, the interpreter built each
-time). Hexscope's run is ``Session.execute`` on a prepared session (the simulator, one thread).
+time). Hexscope's run is ``Session.execute`` on a prepared session (the simulator, one thread),
+through the executor's fast plan, and once more per round stepped node by node (the executor
+without its plan) for comparison.
 ``--profile OUT`` writes a cProfile of Hexscope's runs and prints the top functions.
 """
 
@@ -91,17 +93,27 @@ def main() -> None:
         prepares.append(_timed(session.prepare)[0])
     first, _ = _timed(lambda: session.execute(inputs))      # packs weights, warms kernels
     xnn, builtin = _interpreter(args.model, True, inputs), _interpreter(args.model, False, inputs)
-    times: dict[str, list[float]] = {"xnnpack": [], "builtin": [], "compare": [], "hexscope": []}
+    times: dict[str, list[float]] = {"xnnpack": [], "builtin": [], "compare": [], "hexscope": [],
+                                     "stepping": []}
     profile = cProfile.Profile() if args.profile else None
-    for _ in range(args.repeat):        # interleaved: all see the same machine load
+    def stepped() -> None:
+        session.executor.use_plan = False      # the same run through the stepping executor
+        times["stepping"].append(_timed(lambda: session.execute(inputs), "stepping")[0])
+        session.executor.use_plan = True
+
+    for k in range(args.repeat):        # interleaved: all see the same machine load
         times["xnnpack"].append(_timed(xnn.invoke, "xnnpack")[0])
         times["builtin"].append(_timed(builtin.invoke, "builtin")[0])
         times["compare"].append(_timed(lambda: run_tflite(args.model, inputs), "compare")[0])
+        if k % 2:       # every other round first: the run after another finds warmer caches
+            stepped()
         if profile:
             profile.enable()
         times["hexscope"].append(_timed(lambda: session.execute(inputs), "hexscope")[0])
         if profile:
             profile.disable()
+        if not k % 2:
+            stepped()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     hexscope = statistics.median(times["hexscope"])
     print(f"prepare  median {_ms(prepares):8.1f} ms; first run {first * 1e3:.0f} ms "
@@ -116,6 +128,8 @@ def main() -> None:
     print(f"hexscope median {hexscope * 1e3:8.1f} ms (min {min(times['hexscope']) * 1e3:.1f}); "
           f"CPU time median {_ms(_CPU['hexscope']):.1f} ms (min "
           f"{min(_CPU['hexscope']) * 1e3:.1f})")
+    print(f"stepping median {_ms(times['stepping']):8.1f} ms; CPU time median "
+          f"{_ms(_CPU['stepping']):.1f} ms (the same run stepped node by node, no fast plan)")
     print(f"peak RSS {rss:.0f} MB ({rss0:.0f} MB before the session)")
     if profile:
         profile.dump_stats(args.profile)

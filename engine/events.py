@@ -32,6 +32,19 @@ class Emitter(Generic[E]):
         for callback in list(self._callbacks):
             callback(event)
 
+    def listened(self) -> bool:
+        """Whether an event emitted here reaches any callback, looking through callbacks
+        that only forward to another emitter (a session forwards its executor's events): the
+        executor's fast plan skips building events no one receives."""
+        for callback in self._callbacks:
+            owner = getattr(callback, "__self__", None)
+            if isinstance(owner, Emitter) and getattr(callback, "__func__", None) is Emitter.emit:
+                if owner.listened():
+                    return True
+                continue
+            return True
+        return False
+
 
 class RunStatus(Enum):
     FINISHED = "finished"        # every node ran

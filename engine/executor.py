@@ -28,6 +28,7 @@ from hexscope.engine.events import (
     RunFinished,
     RunStatus,
 )
+from hexscope.engine.executor_plan import PlanStep, build_plan, node_context
 from hexscope.engine.log import Log
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.context import DEFAULT_PADDING_FILL, KernelContext, capacity_error
@@ -91,6 +92,15 @@ def lookup_input(prepared: Prepared, store: Mapping[tuple[int, int], Tensor],
     return result.outputs[idx]
 
 
+def failure_message(spec: OpSpec, exc: Exception) -> str:
+    """What a node's failure says: the engine's own message, or a kernel bug named as one."""
+    if isinstance(exc, NodeError):
+        return exc.reason
+    if isinstance(exc, EngineError):
+        return str(exc)
+    return f"internal error in the {spec.name} kernel: {type(exc).__name__}: {exc}"
+
+
 class CancelToken:
     """Set from any thread; the executor checks it between nodes."""
 
@@ -135,6 +145,10 @@ class Executor:
         self._position = {node_id: k for k, node_id in enumerate(prepared.plan)}
         # Everything per node that the prepared graph fixes, worked out once, off the hot path.
         self._plans = {i: self._node_plan(n) for i, n in prepared.nodes.items() if not n.is_const}
+        self._fast: list[PlanStep] | None = None
+        # False: every run steps node by node (the bench times one against the other)
+        self.use_plan = True
+        self._fast_built = False
 
     def _node_plan(self, node: Node) -> _NodePlan:
         spec = self.registry.get(node.op)
@@ -206,12 +220,8 @@ class Executor:
                       for ref, const in zip(node.inputs, plan.consts, strict=True)]
             raw = self.backend.run_node(node, spec, inputs, ctx)
             outputs = self._check_outputs(node, plan, raw, ctx)
-        except EngineError as exc:
-            message = exc.reason if isinstance(exc, NodeError) else str(exc)
-            return self._fail(node, message, time.perf_counter() - start)
         except Exception as exc:  # noqa: BLE001 - a kernel bug must not take the session down
-            message = f"internal error in the {spec.name} kernel: {type(exc).__name__}: {exc}"
-            return self._fail(node, message, time.perf_counter() - start)
+            return self._fail(node, failure_message(spec, exc), time.perf_counter() - start)
         seconds = time.perf_counter() - start
         result = NodeResult(outputs, seconds, tuple(ctx.warnings))
         self.trace[node_id] = result
@@ -253,6 +263,12 @@ class Executor:
     def _run(self, stop: Container[int], cancel: CancelToken | None,
              until: int | None) -> RunFinished:
         first = True
+        if self.use_plan and until is None and not self.trace \
+                and self.padding_override is None:
+            ran, failed = self._run_plan(stop, cancel)
+            if failed is not None:
+                return self._failed_run(failed)
+            first = not ran
         while (node_id := self.next_node) is not None:
             if cancel is not None and cancel.cancelled:
                 return self._finish(RunFinished(RunStatus.PAUSED, node_id, message="stopped"))
@@ -263,12 +279,74 @@ class Executor:
             first = False
             event = self.step()
             if isinstance(event, NodeFailed):
-                return self._finish(RunFinished(RunStatus.FAILED, node_id, node_id,
-                                                f"node 0x{node_id:x} ({event.op}): "
-                                                f"{event.message}"))
+                return self._failed_run(event)
             if until is not None and node_id == until:
                 return self._finish(RunFinished(RunStatus.PAUSED, self.next_node))
         return self._finish(RunFinished(RunStatus.FINISHED))
+
+    def _failed_run(self, event: NodeFailed) -> RunFinished:
+        node_id = event.node_id
+        return self._finish(RunFinished(RunStatus.FAILED, node_id, node_id,
+                                        f"node 0x{node_id:x} ({event.op}): {event.message}"))
+
+    def _fast_plan(self) -> list[PlanStep] | None:
+        if not self._fast_built:
+            specs = {i: p.spec for i, p in self._plans.items()}
+            input_ops = {i: p.input_ops for i, p in self._plans.items()}
+            self._fast = build_plan(self.plan, self.prepared.nodes, specs, input_ops,
+                                    self.backend, self.log)
+            self._fast_built = True
+        return self._fast
+
+    def _run_plan(self, stop: Container[int],
+                  cancel: CancelToken | None) -> tuple[int, NodeFailed | None]:
+        """Run the fast plan from a fresh start until a node in ``stop`` (not the first), a
+        cancel or a failure: (how many nodes ran, the failure). What is left, the stepping
+        loop does; the trace, node state, log and events are as its steps leave them."""
+        steps = self._fast_plan()
+        if steps is None or getattr(self.backend, "runs_graph", False):
+            return 0, None
+        listened = self.events.listened()
+        total = len(steps)
+        trace, store, failed, stale = self.trace, self.store, self.failed, self.stale
+        run_node, plans = self.backend.run_node, self._plans
+        clock = time.perf_counter
+        for k, step in enumerate(steps):
+            node = step.node
+            node_id = node.node_id
+            if k and node_id in stop or cancel is not None and cancel.cancelled:
+                self._cursor = k
+                return k, None
+            if listened:
+                self.events.emit(NodeStarted(node_id, k, total))
+            ctx = step.ctx
+            self._run_fields(ctx)
+            if ctx.warnings:
+                ctx.warnings = []
+            plan = plans[node_id]
+            start = clock()
+            try:
+                inputs = [source if type(source) is not tuple  # noqa: E721 - a Const's Tensor
+                          else store[source] if store and source in store
+                          else trace[source[0]].outputs[source[1]]
+                          for source in step.sources]
+                kernel = step.kernel
+                raw = (kernel(ctx, *inputs) if kernel is not None
+                       else run_node(node, plan.spec, inputs, ctx))
+                outputs = self._check_outputs(node, plan, raw, ctx)
+            except Exception as exc:  # noqa: BLE001 - as step(): the node fails, not the run
+                self._cursor = k
+                return k, self._fail(node, failure_message(plan.spec, exc), clock() - start)
+            seconds = clock() - start
+            warnings = tuple(ctx.warnings)
+            trace[node_id] = NodeResult(outputs, seconds, warnings)
+            if failed or stale:
+                failed.pop(node_id, None)
+                stale.discard(node_id)
+            if listened:
+                self.events.emit(NodeFinished(node_id, outputs, seconds, warnings))
+        self._cursor = total
+        return total, None
 
     def _finish(self, event: RunFinished) -> RunFinished:
         self.events.emit(event)
@@ -278,19 +356,18 @@ class Executor:
         return lookup_input(self.prepared, self.store, self.trace, self.stale, ref)
 
     def _context(self, node: Node, plan: _NodePlan) -> KernelContext:
-        def sink(level: int, text: str) -> None:
-            self.log.write(level, text, node.node_id)
+        ctx = node_context(node, plan.input_ops, self.log)
+        self._run_fields(ctx)
+        return ctx
 
-        def warning_sink(text: str) -> None:
-            self.log.write(0, text, node.node_id, warning=True)
-
-        return KernelContext(
-            node_id=node.node_id, op=node.op, padding=node.padding, output_defs=node.outputs,
-            input_refs=node.inputs, state=self.states.setdefault(node.node_id, {}),
-            input_ops=plan.input_ops,
-            store=self.store, graph_inputs=self.graph_inputs, padding_fill=self.padding_fill,
-            seed=self.seed, debug_level=self.log.debug_level, log_sink=sink,
-            warning_sink=warning_sink)
+    def _run_fields(self, ctx: KernelContext) -> None:
+        """Set what a context takes from this executor at the time of the call."""
+        ctx.state = self.states.setdefault(ctx.node_id, {})
+        ctx.store = self.store
+        ctx.graph_inputs = self.graph_inputs
+        ctx.padding_fill = self.padding_fill
+        ctx.seed = self.seed
+        ctx.debug_level = self.log.debug_level
 
     def _check_outputs(self, node: Node, plan: _NodePlan, raw: Sequence[Tensor | np.ndarray],
                        ctx: KernelContext) -> tuple[Tensor, ...]:

@@ -47,18 +47,35 @@ def as_input_tensor(value: Tensor | np.ndarray) -> Tensor:
 
 
 _IMMUTABLE = (int, float, bool, str, bytes, type(None), np.generic)
+# Types whose values are immutable (a set looks them up faster than isinstance walks a
+# tuple; subclasses of these fall to the isinstance check).
+_IMMUTABLE_TYPES = {int, float, bool, str, bytes, type(None), np.float32, np.float64,
+                    np.int32, np.int64, np.uint8, np.uint32, Shared}
+# a dataclass type -> its field names (dataclasses.fields costs microseconds a call)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _immutable(value: object) -> bool:
+    return type(value) in _IMMUTABLE_TYPES or isinstance(value, _IMMUTABLE)
 
 
 def _snapshot_value(value: object) -> object:
     """A copy of one node-state entry that later runs cannot change: ``Shared`` entries and
     scalars as they are; a list, or a dataclass, of scalars copied one level (what node state
     mostly holds: ranges); anything else deep-copied."""
-    if isinstance(value, (Shared, *_IMMUTABLE)):
+    kind = type(value)
+    if kind in _IMMUTABLE_TYPES or isinstance(value, (Shared, *_IMMUTABLE)):
         return value
-    if type(value) is list and all(isinstance(v, _IMMUTABLE) for v in value):
-        return value.copy()
-    if dataclasses.is_dataclass(value) and not isinstance(value, type) and all(
-            isinstance(getattr(value, f.name), _IMMUTABLE) for f in dataclasses.fields(value)):
+    if kind is list and all(map(_immutable, value)):  # type: ignore[call-overload]
+        return value.copy()  # type: ignore[attr-defined]
+    names = _FIELDS.get(kind)
+    if names is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(value))
+    if names is not None and all(_immutable(getattr(value, name)) for name in names):
+        if hasattr(value, "__dict__") and not hasattr(kind, "__slots__"):
+            twin = object.__new__(kind)     # copy.copy's result, without its reduce protocol
+            twin.__dict__.update(value.__dict__)
+            return twin
         return copy.copy(value)
     return copy.deepcopy(value)
 

@@ -33,7 +33,7 @@ from hexscope.engine.ops.kernels import quantizer as hq
 from hexscope.engine.ops.quant.quantize import auto_params, log_params
 from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
-from hexscope.engine.tensor import Tensor
+from hexscope.engine.tensor import Tensor, fresh
 
 _PAD_OPTIONS = (
     Port("d_before", DType.INT32, optional=True, doc="depth-before padding, 0..31"),
@@ -80,7 +80,9 @@ def d32_output(ctx: KernelContext, values: np.ndarray, pad: D32Padding, message:
     needed = D32Geometry(shape, pad).elements  # type: ignore[arg-type]
     output_fits(ctx, 0, needed, f"d32 output of shape {shape}, padding {tuple(pad)}",
                 widened, message)
-    flat = Tensor.from_array(np.ascontiguousarray(values, dtype=np.uint8), DType.QUINT8)
+    # a flat view of the values, only read by the packing: from_array would copy them first
+    codes = np.ascontiguousarray(values, dtype=np.uint8)
+    flat = Tensor(codes.shape, DType.QUINT8, codes.reshape(-1))
     return flat.to_d32(pad, fill=ctx.padding_fill & 0xFF)
 
 
@@ -135,7 +137,9 @@ def convert_from_d32(ctx: KernelContext, x: Tensor) -> tuple[Tensor]:
     p = x.padding
     ctx.log(3, f"convert_from_d32: h {p.h_before}|{x.shape[1]}|{p.h_after} "
                f"w {p.w_before}|{x.shape[2]}|{p.w_after} d {p.d_before}|{x.shape[3]}|{p.d_after}")
-    return (Tensor.from_array(np.ascontiguousarray(data_of(x, "input 0")), DType.QUINT8),)
+    # a d32 tensor's array is a new array, handed over without from_array's copy
+    return (Tensor.from_array(fresh(np.ascontiguousarray(data_of(x, "input 0"))),
+                              DType.QUINT8),)
 
 
 def auto_quantize_d32_reference(ctx: KernelContext, x: Tensor,

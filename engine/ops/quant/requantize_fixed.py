@@ -131,7 +131,14 @@ def requantize_u8_by_table(codes: np.ndarray, gain: np.float32, in_off: int,
     in the int32 arithmetic, most of the model's 32 Requantize_8to8)."""
     if codes.size <= 512:
         return requantize_u8_lanes(codes, gain, in_off, out_off)
-    even, odd = _lane_tables(int(np.float32(gain).view(np.uint32)), in_off, out_off)
+    gain_bits = int(np.float32(gain).view(np.uint32))
+    steps = _affine_steps(gain_bits, in_off, out_off)
+    affine = compiled.kernel("affine_codes")
+    if steps is not None and affine is not None:
+        y = np.empty(codes.shape, np.uint8)
+        affine(np.ascontiguousarray(codes).reshape(-1), *steps, y.reshape(-1))
+        return y
+    even, odd = _lane_tables(gain_bits, in_off, out_off)
     lookup = compiled.kernel("lookup_into")
     if odd is None and lookup is not None:
         # one compiled pass: numpy's fancy indexing widens every code to intp first
@@ -156,6 +163,35 @@ def _lane_tables(gain_bits: int, in_off: int, out_off: int
     even, odd = table[0::2].copy(), table[1::2].copy()
     even.flags.writeable = odd.flags.writeable = False
     return even, None if np.array_equal(even, odd) else odd
+
+
+@functools.lru_cache(maxsize=1024)
+def _affine_steps(gain_bits: int, in_off: int, out_off: int
+                  ) -> tuple[int, int, int, int, int] | None:
+    """(in_off, mul, add, shift, out_off) such that every code c requantizes to
+    sat_u8((((c - in_off) * mul + add) >> shift) + out_off), or None (odd lanes of their own,
+    or the compiled kernels off). :func:`requantize_u8_lanes`'s 16-bit saturations cannot
+    bind before its last clamp to 0..255 (|d * gi| < 2^24 in int32, and a saturated lane
+    saturates the byte the same way), so its three paths are this one step; kept only when
+    the compiled step gives the 256-entry table exactly."""
+    even, odd = _lane_tables(gain_bits, in_off, out_off)
+    affine = compiled.kernel("affine_codes")
+    if odd is not None or affine is None:
+        return None
+    gain = np.array(gain_bits, np.uint32).view(np.float32)[()]
+    if abs(float(gain) - 1.0) < 6.1035156e-05:      # CLOSE_ENUF(gain, 1.0f)
+        steps = (0, 1, 0, 0, max(-32768, min(32767, out_off - in_off)))
+    elif gain > 1:
+        frac = f32(np.frexp(gain)[0])
+        gi = max(-32768, min(32767, rndi1(f32(frac * f32(32768.0)))))
+        shift = 15 - getexp(gain)
+        steps = (in_off, gi, (1 << (shift - 1)) if shift > 0 else 0, shift, out_off)
+    else:
+        gi = max(-32768, min(32767, rndi1(f32(gain * f32(32768.0)))))
+        steps = (in_off, 2 * gi, 32768, 16, out_off)
+    got = np.empty(256, np.uint8)
+    affine(np.arange(256, dtype=np.uint8), *steps, got)
+    return steps if np.array_equal(got, even) else None
 
 
 def _requantize_8to8_reference(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
