@@ -27,9 +27,6 @@ from __future__ import annotations
 
 import gc
 import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from PySide6.QtCore import QObject, QTimer
 
@@ -43,27 +40,6 @@ FULL_GROWTH = 0.25
 FULL_MIN_GROWTH = 10_000
 
 
-#: A pass waits at most this long for short-lived work on another thread (see transient).
-TRANSIENT_WAIT_S = 1.0
-_transient = [0]                 # short-lived blocks under way, on any thread
-_transient_lock = threading.Lock()
-
-
-@contextmanager
-def transient() -> Iterator[None]:
-    """Work on another thread whose objects die with it (an edit's prepare of a snapshot:
-    app/prepare_marks.py): the young passes wait until it ends (up to TRANSIENT_WAIT_S),
-    then walk only what it left. A pass meanwhile walked the copy of the graph being
-    prepared: 190 ms on the GUI thread at 20,000 nodes."""
-    with _transient_lock:
-        _transient[0] += 1
-    try:
-        yield
-    finally:
-        with _transient_lock:
-            _transient[0] -= 1
-
-
 class GuiCollector(QObject):
     """Disables the automatic collector and collects on a timer of the GUI thread."""
 
@@ -74,7 +50,6 @@ class GuiCollector(QObject):
         self.passes: list[int] = []          # the generations collected (tests)
         self._old_after_full = len(gc.get_objects(2))
         self._freeze_due = False
-        self._waiting_since = 0.0          # since when passes wait for transient work
         self._timer = QTimer(self, interval=interval_ms)
         self._timer.timeout.connect(self.check)
         self._timer.start()
@@ -88,11 +63,6 @@ class GuiCollector(QObject):
         """Make the pass that is due, if any; its generation (None: none was due)."""
         if paused(threading.get_ident()):
             return None
-        if _transient[0]:
-            self._waiting_since = self._waiting_since or time.monotonic()
-            if time.monotonic() - self._waiting_since < TRANSIENT_WAIT_S:
-                return None
-        self._waiting_since = 0.0
         if self._freeze_due:
             self._freeze_due = False
             freeze()
@@ -118,4 +88,4 @@ class GuiCollector(QObject):
         return grown > max(FULL_MIN_GROWTH, FULL_GROWTH * self._old_after_full)
 
 
-__all__ = ["GuiCollector", "INTERVAL_MS", "transient"]
+__all__ = ["GuiCollector", "INTERVAL_MS"]

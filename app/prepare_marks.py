@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from hexscope.app.collector import transient
 from hexscope.engine.graph import Graph, GraphSnapshot
 from hexscope.engine.prepare import prepare
 from hexscope.engine.prepare.marks import Mark, marks_of
@@ -24,11 +23,8 @@ from hexscope.widgets.graph_canvas import GraphScene
 def snapshot_marks(snapshot: GraphSnapshot) -> dict[int, Mark]:
     """The marks of the graph a snapshot holds (the thread's part; no Qt). Mark.node is
     the snapshot's node, the very object the window's graph held when it was taken."""
-    with transient():      # the copy and its prepare die here: no pass need walk them
-        graph = Graph.from_snapshot(snapshot)
-        marks = marks_of(graph, prepare(graph))
-        del graph
-    return marks
+    graph = Graph.from_snapshot(snapshot)
+    return marks_of(graph, prepare(graph))
 
 
 class _Worker(QObject):

@@ -105,32 +105,3 @@ def test_window_says_when_a_document_is_shown(window, graph_file, qtbot):
         assert window.files.open_graph(graph_file)
     with qtbot.waitSignal(window.document_shown, timeout=5000):
         window.show_consts.trigger()
-
-
-def test_collector_waits_for_short_lived_work_on_another_thread(collector, monkeypatch):
-    """An edit's prepare of a snapshot (app/prepare_marks.py) makes a copy of the graph
-    that dies with it: a young pass meanwhile walked it (190 ms at 20,000 nodes)."""
-    import threading
-
-    from hexscope.app import collector as module
-
-    started, done = threading.Event(), threading.Event()
-
-    def work() -> None:
-        with module.transient():
-            started.set()
-            done.wait(5)
-
-    thread = threading.Thread(target=work)
-    thread.start()
-    try:
-        assert started.wait(5)
-        _garbage(5000)
-        assert collector.check() is None              # waits while the work lasts
-        monkeypatch.setattr(module, "TRANSIENT_WAIT_S", 0.0)
-        assert collector.check() == 0                 # but not beyond the wait
-    finally:
-        done.set()
-        thread.join()
-    _garbage(5000)
-    assert collector.check() == 0
