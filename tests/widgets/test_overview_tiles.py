@@ -301,3 +301,29 @@ def test_rows_a_paint_left_are_rendered_though_the_next_paint_covers_a_strip(
     drawn = np.abs(live - background).sum(axis=2) > 30
     assert drawn.mean() > 0.03
     assert (np.abs(tiled - background).sum(axis=2) > 30)[drawn].mean() > 0.8
+
+
+def test_the_minimap_chooses_to_show_without_a_pass_over_the_items_after_an_edit(qtbot,
+                                                                                   canvas):
+    """An edit replaces an item (the scene's geometry changes), and each later resize of
+    the view (the run's progress bar appearing) made the minimap measure every item to
+    choose whether to show: Qt's itemsBoundingRect, 30-50 ms at 10,000 nodes."""
+    import numpy as np
+
+    scene = canvas.scene()
+    canvas.zoom_to(0.5)
+    QApplication.processEvents()
+    filt = next(n for n in scene.graph if n.is_const and n.const is not None
+                and len(n.const.shape) == 4 and n.const.shape[-1] > 1)
+    array = filt.const.array.copy()
+    array.flat[0] ^= 1
+    scene.graph.set_const(filt.node_id, np.asarray(array))
+    passes: list[int] = []
+    real = scene.itemsBoundingRect
+    scene.itemsBoundingRect = lambda: passes.append(1) or real()
+    canvas.minimap.refresh()
+    assert passes == []
+    assert canvas.minimap.isVisible()                  # zoomed in: the map shows
+    bounds = canvas.minimap._shown_bounds()
+    assert all(bounds.contains(QRectF(*item.body_rect()))   # every node's body, at least
+               for item in scene.items_by_id.values())
