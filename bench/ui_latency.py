@@ -134,6 +134,7 @@ def measure(n: int, profile_dir: str | None, stacks: bool = False
     # thread whenever its allocations crossed the threshold, 0.3-0.8 s at 10,000 nodes
     # with the GIL held: wall gaps of runs and steps that the app does not have.
     collector = _app_collector(app)
+    _app_switch_interval()
     settings = AppSettings(QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat),
                            root=str(tmp / "data"))
     window = MainWindow(settings)
@@ -184,6 +185,19 @@ def _app_collector(app):
     collector = GuiCollector(app)
     collector.freeze_soon()
     return collector
+
+
+def _app_switch_interval() -> None:
+    """The GIL switch interval app/gui.py sets (none on older commits); the environment's
+    UI_LATENCY_SWITCH_S, if set, instead (to compare intervals)."""
+    if os.environ.get("UI_LATENCY_SWITCH_S"):
+        sys.setswitchinterval(float(os.environ["UI_LATENCY_SWITCH_S"]))
+        return
+    try:
+        from hexscope.app.gil import favour_the_gui_thread
+    except ImportError:
+        return
+    favour_the_gui_thread()
 
 
 def _steps(window, path: Path, c_path: Path, tmp: Path):
