@@ -350,7 +350,8 @@ def test_a_slow_tile_is_rendered_a_band_per_pass_as_one_pass_would(qtbot, canvas
         tiles._render_pending()
         passes += 1
         assert passes <= overview_tiles.MAX_BANDS
-    assert passes >= 2 and max(heights) <= overview_tiles.TILE / 2
+    # several bands (a pass renders as many as fit in its slice), none a whole tile
+    assert len(heights) >= 2 and max(heights) <= overview_tiles.TILE / 2
     banded = _image_array(tiles._tiles[key])
     assert np.abs(banded - whole).mean() < 1.0
 
