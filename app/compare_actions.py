@@ -70,10 +70,13 @@ class CompareController(QObject):
         self.w = window
         self.panel = ComparePanel()
         self.dock = window.add_dock("Compare", self.panel, DOCK.BottomDockWidgetArea)
+        split = window.settings.splitter("compare")     # where the user dragged it last
+        if split is not None:
+            self.panel.restore_split(split)
+        self.panel.split_moved.connect(lambda: window.settings.set_splitter(
+            "compare", self.panel.split_state()))
         # brought to the front, it gets room for its table and pictures, as the views do
-        self.dock.visibilityChanged.connect(
-            lambda shown: shown and hasattr(window, "make_room_for")
-            and window.make_room_for(self.dock))
+        self.dock.visibilityChanged.connect(lambda shown: shown and self._make_room())
         self.pinned: Trace | None = None
         self.other_file: GraphFile | None = None
         self.other_backend = ""
@@ -346,6 +349,12 @@ class CompareController(QObject):
                 note += ("<br>B's graph differs from this one: "
                          + "; ".join(html.escape(d) for d in outcome.differences))
             self.panel.set_comparison(outcome.comparison, note)
+        # the summary may have grown a line or two: room for it and the pictures still
+        QTimer.singleShot(0, self, self._make_room)
+
+    def _make_room(self) -> None:
+        if self.dock.isVisible() and hasattr(self.w, "make_room_for"):
+            self.w.make_room_for(self.dock)
 
     def wait(self, timeout_ms: int = 30000) -> bool:
         """Process events until no comparison is due or in flight (scripts, screenshots)."""

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QScrollArea,
+    QTabBar,
     QToolButton,
     QWidget,
 )
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 DOCK = Qt.DockWidgetArea
 BOTTOM_SHARE, BOTTOM_MIN = 1 / 6, 120     # the bottom dock area's default height
 VIEW_SHARE, VIEW_MIN = 0.45, 300          # its height while a data view (a picture) is shown
+ROOM_MAX_SHARE = 0.7                      # a view's panel may take up to this for its least
 
 
 def add_dock(w: MainWindow, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
@@ -133,9 +135,42 @@ def make_room_for(w: MainWindow, dock: QDockWidget, share: float = VIEW_SHARE) -
     height the user dragged to stays)."""
     if w.dockWidgetArea(dock) != DOCK.BottomDockWidgetArea or not w.isVisible():
         return
-    want = max(VIEW_MIN, int(w.height() * share))
+    # and at least what its panel needs to show all it has at its least (the Compare
+    # panel's pictures: 45 % of a 700-px window left them ~60 px), up to ROOM_MAX_SHARE
+    need = least_height(dock)
+    want = max(VIEW_MIN, int(w.height() * share), min(need, int(w.height() * ROOM_MAX_SHARE)))
     if dock.height() < want:
-        w.resizeDocks([dock], [want], Qt.Orientation.Vertical)
+        # the size given is the area's: the tab bar of tabbed docks comes out of it
+        w.resizeDocks([dock], [want + _tab_bar_height(w, dock)], Qt.Orientation.Vertical)
+
+
+def _tab_bar_height(w: MainWindow, dock: QDockWidget) -> int:
+    """The height of the tab bar ``dock`` is a tab of (0 when it is not tabbed)."""
+    if not w.tabifiedDockWidgets(dock):
+        return 0
+    title = dock.windowTitle()
+    for bar in w.findChildren(QTabBar):
+        if bar.isVisible() and any(bar.tabText(k) == title for k in range(bar.count())):
+            return bar.sizeHint().height()
+    return 0
+
+
+def least_height(dock: QDockWidget) -> int:
+    """The height ``dock`` needs to show its panel without scrolling, at the panel's least
+    sizes (its title bar included): the panel's height for its width where it has one (a
+    word-wrapped panel), its least size hint otherwise."""
+    content = dock.widget()
+    if content is None:
+        return 0
+    panel = content.widget() if isinstance(content, QScrollArea) else content
+    if panel is None:
+        return 0
+    width = max(content.width(), dock.width(), 1)
+    inner = panel.heightForWidth(width) if panel.hasHeightForWidth() else -1
+    if inner < 0:
+        inner = panel.minimumSizeHint().height()
+    title = max(0, dock.height() - content.height()) if dock.isVisible() else 24
+    return inner + title
 
 
 def restore(w: MainWindow, saved: tuple[QByteArray | None, QByteArray | None],
@@ -150,5 +185,5 @@ def restore(w: MainWindow, saved: tuple[QByteArray | None, QByteArray | None],
     return bool(restored)
 
 
-__all__ = ["FloatingTitle", "add_dock", "default_sizes", "fit_to_screen", "make_room_for",
-           "restore", "screen_free_area"]
+__all__ = ["FloatingTitle", "add_dock", "default_sizes", "fit_to_screen", "least_height",
+           "make_room_for", "restore", "screen_free_area"]

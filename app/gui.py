@@ -41,6 +41,9 @@ def run_gui(path: str | None = None, plugin_errors: Sequence[str] | None = None)
     # The cyclic collector runs on the GUI thread only, in short passes on a timer, and the
     # objects of the document shown are frozen (app/collector.py).
     from hexscope.app.collector import GuiCollector
+    from hexscope.app.gil import favour_the_gui_thread
+
+    favour_the_gui_thread()             # the window gets the GIL back within ~1 ms
 
     collector = GuiCollector(app)
     collector.freeze_soon()             # the app's modules and widgets, made once
@@ -80,6 +83,7 @@ def _report_and_close(window: MainWindow) -> None:
         "welcome": window.welcome is not None and window.central.currentWidget() is window.welcome,
         "problems": [str(i) for i in window.issues],
         "log": [line.text for line in window.log_panel.lines],
+        "switch_interval": sys.getswitchinterval(),
     }
     print(json.dumps(report), flush=True)
     window.close()

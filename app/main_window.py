@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from hexscope.app import dock_layout
 from hexscope.app.app_icon import app_icon
-from hexscope.app.backend_actions import BackendActions, device_counters, device_note
+from hexscope.app.backend_actions import BackendActions, device_counters
 from hexscope.app.debug_actions import DebugActions
 from hexscope.app.edit_actions import EditActions
 from hexscope.app.execution_controller import ExecutionController
@@ -42,7 +42,9 @@ from hexscope.app.graph_loader import (
     draw_and_check,
 )
 from hexscope.app.help_actions import HelpActions
-from hexscope.app.run_messages import preparing_text, rewrite_note
+from hexscope.app.node_outputs import ran_shape, show_outputs
+from hexscope.app.prepare_marks import MarksPreparer, show_marks
+from hexscope.app.run_messages import preparing_text
 from hexscope.app.run_progress import RunProgress
 from hexscope.app.settings import AppSettings
 from hexscope.app.view_menu import build_view_menu
@@ -58,7 +60,6 @@ from hexscope.widgets.doc_text import parse_link
 from hexscope.widgets.graph_canvas import GraphCanvas, GraphScene
 from hexscope.widgets.inspector_panel import InspectorPanel
 from hexscope.widgets.log_panel import LogPanel
-from hexscope.widgets.node_state import state_lines
 from hexscope.widgets.op_palette import OpPalette
 from hexscope.widgets.outputs_panel import OutputsPanel
 from hexscope.widgets.problems_panel import ProblemsPanel
@@ -104,6 +105,7 @@ class MainWindow(QMainWindow):
         self.welcome: WelcomePage | None = None
         self.controller = ExecutionController(self.graph, None, self)
         self.loader = GraphLoader(self)      # reads and checks graphs off the GUI thread
+        self.marks_preparer = MarksPreparer(self)    # an edit's prepare, off the GUI thread
         self._build_docks()
         self._build_status()
         self.files = FileActions(self)
@@ -146,7 +148,7 @@ class MainWindow(QMainWindow):
     def _build_docks(self) -> None:
         self.palette = OpPalette()
         self.inspector = InspectorPanel(self.graph)
-        self.inspector.shape_of = self._ran_shape
+        self.inspector.shape_of = lambda node_id, k: ran_shape(self._session, node_id, k)
         self.outputs_panel = OutputsPanel()
         self.problems = ProblemsPanel()
         self.log_panel = LogPanel()
@@ -191,6 +193,8 @@ class MainWindow(QMainWindow):
         self.problems.node_activated.connect(self.select_node)
         self.timing.node_activated.connect(self.select_node)
         self.controller.session_changed.connect(self._on_session)
+        self.marks_preparer.marks_ready.connect(self._marks_arrived)
+        self.marks_preparer.failed.connect(self._marks_failed)
         self.controller.preparing.connect(lambda n: self.statusBar().showMessage(
             preparing_text(n)))
         self.controller.log_line.connect(self.log_panel.append)
@@ -237,6 +241,7 @@ class MainWindow(QMainWindow):
                    checked: CheckedGraph) -> None:
         self._unfollow()
         self._validate_timer.stop()       # it would validate the old scene against the new graph
+        self.marks_preparer.drop()        # the old graph's marks
         self.graph = graph
         self._swap_scene(scene)
         self.inspector.set_graph(graph)
@@ -318,6 +323,7 @@ class MainWindow(QMainWindow):
 
     def _on_graph_edited(self, event: GraphEdited) -> None:
         self._edited_ids.update(event.changed)     # what the next validation visits
+        self.marks_preparer.drop()     # a prepare under way is of the graph before this edit
         self.inspector.refresh()
         self.debug.on_graph_edited(event)
         self._validate_timer.start()
@@ -355,20 +361,28 @@ class MainWindow(QMainWindow):
             self._revalidate()
 
     def _revalidate_in_turns(self) -> None:
-        """An edit's revalidate: the issues now, prepare's marks in the next turn of the event
-        loop (together 65-70 ms of a 10,000-node graph, right before the F5 that follows)."""
+        """An edit's revalidate: the issues now; prepare's marks from a snapshot prepared on
+        a thread (app/prepare_marks.py), shown when they arrive unless the graph was edited
+        again meanwhile (100-200 ms of prepare at 10,000 nodes ran on the GUI thread, right
+        before the F5 that follows an edit)."""
         with gc_paused():
             changed, self._edited_ids = self._edited_ids, set()
             self.issues = self._validator.validate(self.graph, changed)
             self._show_issues()
-        graph, scene = self.graph, self.scene
+        if errors(self.issues):
+            self.refresh_prepared()       # cannot be prepared: the marks that still hold
+        else:
+            self.marks_preparer.request(self.graph)
 
-        def marks() -> None:
-            if self.graph is graph and self.scene is scene:     # not a graph opened since
-                with gc_paused():
-                    self.refresh_prepared()
+    def _marks_arrived(self, marks: dict[int, Mark]) -> None:
+        self._marks = marks           # of the graph as it is: a stale result never arrives
+        self._show_marks()
 
-        QTimer.singleShot(1, self, marks)     # a timer: a posted call ran in the same turn
+    def _marks_failed(self, text: str) -> None:
+        self._marks = {}              # what prepare would rewrite is not known
+        self._show_marks()
+        self.statusBar().showMessage(f"Prepare failed, so its rewrites are not marked: {text}",
+                                     10000)
 
     def _revalidate(self) -> None:
         self._edited_ids = set()
@@ -415,7 +429,9 @@ class MainWindow(QMainWindow):
         Supernode). While the graph has errors it cannot be prepared: the marks of the last
         prepare stay where no edit touched their group (engine/prepare/marks.py). With
         "Show prepared graph" on, the nodes prepare removes are hidden as well. Prepare is
-        linear and only the looks that changed are touched."""
+        linear and only the looks that changed are touched. This one prepares here (an
+        edit's marks are made on a thread: _revalidate_in_turns)."""
+        self.marks_preparer.drop()        # these marks are newer than any under way
         if errors(self.issues):
             if self.show_prepared.isChecked():
                 self.statusBar().showMessage("Fix the problems to see the prepared graph", 6000)
@@ -425,17 +441,15 @@ class MainWindow(QMainWindow):
             self._marks = marks_of(self.graph, prepare(self.graph))
         self._show_marks()
 
+    def prepared_view_toggled(self) -> None:
+        """View ▸ Show prepared graph: the current marks (or those on their way) say what
+        to hide."""
+        if errors(self.issues) and self.show_prepared.isChecked():
+            self.statusBar().showMessage("Fix the problems to see the prepared graph", 6000)
+        self._show_marks()
+
     def _show_marks(self) -> None:
-        looks, marks = self.scene.looks, self._marks
-        for node_id in set(marks) | {i for i, look in looks.items() if look.rewrite}:
-            m = marks.get(node_id)
-            kind, reason, runs_as = (m.kind, m.reason, m.runs_as) if m else ("", "", "")
-            look = looks.get(node_id)
-            if look is None or (look.rewrite, look.rewrite_reason, look.runs_as) != (
-                    kind, reason, runs_as):
-                self.scene.set_look(node_id, rewrite=kind, rewrite_reason=reason,
-                                    runs_as=runs_as)
-        self.scene.hide_prepared_away(self.show_prepared.isChecked())
+        show_marks(self.scene, self._marks, self.show_prepared.isChecked())
 
     # selection and results ------------------------------------------------------------------
     def _on_selection(self, ids: list[int]) -> None:
@@ -446,51 +460,7 @@ class MainWindow(QMainWindow):
         self.node_selected.emit(node_id if node_id is not None else -1)
 
     def _show_outputs(self, node_id: int | None) -> None:
-        self._show_state(node_id)
-        if node_id is None or node_id not in self.graph:
-            self.outputs_panel.show_result("", None, note="Select a node that has run.")
-            return
-        node = self.graph.node(node_id)
-        session = self._session
-        title = f"{node.op} {node.title}"
-        if session is None:
-            self.outputs_panel.show_result(title, None, note="not run yet (F10 steps, F5 runs)")
-            return
-        error = session.executor.failed.get(node_id, "")
-        result = session.result(node_id)
-        if node.is_const and node_id in session.prepared.nodes:
-            self.outputs_panel.show_result(title, [session.output(node_id)], note="const data")
-        elif result is not None:
-            outputs = [session.output(node_id, k) for k in range(len(result.outputs))]
-            note = (device_note(session, node_id) or f"ran in {result.seconds * 1e3:.3f} ms") + (
-                " · stale: an edit changed its inputs" if self._is_stale(node_id) else "")
-            self.outputs_panel.show_result(title, outputs, error, note)
-        else:
-            host, note = rewrite_note(session, node_id)
-            host_result = session.result(host) if host is not None else None
-            outputs = None if host_result is None else [
-                session.output(host, k) for k in range(len(host_result.outputs))]
-            self.outputs_panel.show_result(title, outputs, error, note or "has not run")
-
-    def _show_state(self, node_id: int | None) -> None:
-        """The node's state kept between executions, read only while the worker is idle."""
-        session = self._session
-        if node_id is None or session is None or self.controller.busy:
-            self.outputs_panel.set_state([])
-        else:
-            ex = session.executor
-            self.outputs_panel.set_state(state_lines(node_id, ex.states, ex.store))
-
-    def _is_stale(self, node_id: int) -> bool:
-        look = self.scene.looks.get(node_id)
-        return look is not None and look.status == "stale"
-
-    def _ran_shape(self, node_id: int, k: int) -> str | None:
-        session = self._session
-        result = session.result(node_id) if session else None
-        if result is None or k >= len(result.outputs):
-            return None
-        return result.outputs[k].describe()
+        show_outputs(self, node_id)
 
     def refresh_results(self) -> None:
         session = self._session
@@ -605,3 +575,4 @@ class MainWindow(QMainWindow):
             self.reduce.shutdown()
         self.controller.shutdown()
         self.loader.shutdown()
+        self.marks_preparer.shutdown()

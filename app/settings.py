@@ -56,6 +56,14 @@ class AppSettings:
         values = [self.qsettings.value(f"window/{key}") for key in ("geometry", "state")]
         return tuple(v if isinstance(v, QByteArray) else None for v in values)  # type: ignore[return-value]
 
+    def splitter(self, name: str) -> QByteArray | None:
+        """A panel's splitter as the user left it (``name``: the panel's key), if saved."""
+        value = self.qsettings.value(f"window/splitter-{name}")
+        return value if isinstance(value, QByteArray) else None
+
+    def set_splitter(self, name: str, state: QByteArray) -> None:
+        self.qsettings.setValue(f"window/splitter-{name}", state)
+
     # canvas -------------------------------------------------------------------------------
     def layout_direction(self) -> str:
         """The direction of automatic layouts (View > Layout direction)."""

@@ -36,7 +36,7 @@ def build_view_menu(window: MainWindow) -> None:
     window.show_consts = QAction("Show consts as &nodes", window, checkable=True)
     window.show_consts.toggled.connect(window.toggle_consts)
     window.show_prepared = QAction("Show &prepared graph", window, checkable=True)
-    window.show_prepared.toggled.connect(lambda _: window.refresh_prepared())
+    window.show_prepared.toggled.connect(lambda _: window.prepared_view_toggled())
     actual = QAction("Zoom to &100 %", window, shortcut=QKeySequence("Ctrl+1"))
     actual.triggered.connect(lambda: window.canvas.zoom_to(1.0))
     window.zoom_actual = actual

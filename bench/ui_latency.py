@@ -12,14 +12,15 @@ import C (File > Import C of the same graph).
 Run::
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python bench/ui_latency.py [--sizes 1000 10000 20000]
-        [--profile DIR]
+        [--profile DIR | --stacks]
 
-``--profile DIR`` writes a cProfile of the GUI thread within each action's longest gap
-(``DIR/<size>-<action>.prof``, its top functions printed) and samples the GUI thread's stacks
-in its gaps, to find what blocks it (the profiler slows Python code: the gaps measured with
-it are longer). Each size runs in its own process (a fresh window and caches as a
-user's start), and the engine's kernels are compiled beforehand so that no action pays for
-a first compilation.
+``--stacks`` only samples the GUI thread's stacks in its gaps (printed per action; the
+sampler costs little, so the gaps are about as without it). ``--profile DIR`` writes a
+cProfile of the GUI thread within each action's longest gap (``DIR/<size>-<action>.prof``,
+its top functions printed) and samples the stacks too, to find what blocks the GUI thread
+(the profiler slows Python code: the gaps measured with it are longer). Each size runs
+in its own process (a fresh window and caches as a user's start), and the engine's
+kernels are compiled beforehand so that no action pays for a first compilation.
 """
 
 from __future__ import annotations
@@ -52,16 +53,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 20000])
     parser.add_argument("--profile", help="write a cProfile of each action's longest gap here")
+    parser.add_argument("--stacks", action="store_true",
+                        help="only sample the GUI thread's stacks in its gaps (no cProfile)")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)   # a child: one size
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(measure(args.one, args.profile)), flush=True)
+        print(json.dumps(measure(args.one, args.profile, args.stacks)), flush=True)
         return
     results = {}
     for n in args.sizes:
         cmd = [sys.executable, __file__, "--one", str(n)]
         if args.profile:
             cmd += ["--profile", args.profile]
+        if args.stacks:
+            cmd += ["--stacks"]
         out = subprocess.run(cmd, capture_output=True, text=True, check=False,
                              env={**os.environ, "QT_QPA_PLATFORM":
                                   os.environ.get("QT_QPA_PLATFORM", "offscreen")})
@@ -99,7 +104,8 @@ def _seconds(s: float) -> str:
     return f"{s:.2f} s" if s >= 1 else f"{s * 1e3:.0f} ms"
 
 
-def measure(n: int, profile_dir: str | None) -> dict[str, list[float]]:
+def measure(n: int, profile_dir: str | None, stacks: bool = False
+            ) -> dict[str, list[float]]:
     start_quit = _start_and_quit()
     sys.path.insert(0, str(ROOT / "tests"))
     from hexscope.engine.io.c_export import export_c
@@ -128,13 +134,14 @@ def measure(n: int, profile_dir: str | None) -> dict[str, list[float]]:
     # thread whenever its allocations crossed the threshold, 0.3-0.8 s at 10,000 nodes
     # with the GIL held: wall gaps of runs and steps that the app does not have.
     collector = _app_collector(app)
+    _app_switch_interval()
     settings = AppSettings(QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat),
                            root=str(tmp / "data"))
     window = MainWindow(settings)
     if hasattr(window, "document_shown"):
         window.document_shown.connect(collector.freeze_soon)
     window.show()
-    meter = GapMeter(app, sample=bool(profile_dir))
+    meter = GapMeter(app, sample=bool(profile_dir) or stacks, profile=bool(profile_dir))
     collections_meter = CollectionMeter()
     meter.settle(0.5)
     results: dict[str, list[float]] = {"nodes": [float(len(graph))],
@@ -178,6 +185,19 @@ def _app_collector(app):
     collector = GuiCollector(app)
     collector.freeze_soon()
     return collector
+
+
+def _app_switch_interval() -> None:
+    """The GIL switch interval app/gui.py sets (none on older commits); the environment's
+    UI_LATENCY_SWITCH_S, if set, instead (to compare intervals)."""
+    if os.environ.get("UI_LATENCY_SWITCH_S"):
+        sys.setswitchinterval(float(os.environ["UI_LATENCY_SWITCH_S"]))
+        return
+    try:
+        from hexscope.app.gil import favour_the_gui_thread
+    except ImportError:
+        return
+    favour_the_gui_thread()
 
 
 def _steps(window, path: Path, c_path: Path, tmp: Path):
@@ -227,7 +247,7 @@ class GapMeter:
     thread also records the GUI thread's stack every 2 ms while it has not ticked for
     10 ms (what blocks it), printed per action."""
 
-    def __init__(self, app, sample: bool = False) -> None:
+    def __init__(self, app, sample: bool = False, profile: bool = True) -> None:
         from PySide6.QtCore import QTimer
 
         self.app = app
@@ -243,6 +263,7 @@ class GapMeter:
         self._gap_stacks: list[tuple[str, float]] = []
         self.worst_stacks: list[tuple[str, float]] = []
         self.sample = sample
+        self.profile = profile
         self._profiling = False
         self._profile: cProfile.Profile | None = None
         self.worst_profile: cProfile.Profile | None = None
@@ -300,7 +321,7 @@ class GapMeter:
             start()
 
         self.worst_profile = None
-        self._profiling = self.sample
+        self._profiling = self.sample and self.profile
         self.last, self.worst = time.perf_counter(), 0.0
         self.last_cpu, self.worst_cpu = time.thread_time(), 0.0
         QTimer.singleShot(0, run)

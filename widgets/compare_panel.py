@@ -13,7 +13,7 @@ import html
 import math
 
 import numpy as np
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -160,11 +160,15 @@ class ComparePanel(QWidget):
     #: A comparison shows its busy row once it has taken this long.
     BUSY_DELAY_MS = 250
     TABS_BELOW = 1100       # panel width (px) under which A, B and A − B become tabs
+    #: The least height of each picture (A, B, A − B): a 1024x700 window's Compare dock
+    #: gave it ~60 px, an axis and a colour bar with no picture between.
+    PICTURE_MIN_HEIGHT = 150
 
     compare_requested = Signal(str)          # a TARGETS key: the controller compares
+    split_moved = Signal()                   # the user dragged the table/pictures splitter
     change_requested = Signal(str)           # picked in the list: choose B's file or backend
     cancel_requested = Signal()              # abandon the comparison in flight
-    node_activated = Signal(int)
+    node_activated = Signal(object)     # a node id (uint32: prepare's own reach 0xffffffff)
     overlay_changed = Signal(object, object)  # ({node: QColor} | None, legend)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -248,6 +252,7 @@ class ComparePanel(QWidget):
         split.setStretchFactor(0, 2)
         split.setStretchFactor(1, 3)
         split.setSizes([520, 760])
+        split.splitterMoved.connect(lambda *_: self.split_moved.emit())
         lay.addWidget(split, 1)
         self.compare_button.clicked.connect(
             lambda: self.compare_requested.emit(self.target.currentData()))
@@ -277,6 +282,7 @@ class ComparePanel(QWidget):
             lay.addWidget(label)
             lay.addWidget(view, 1)
             view.setMinimumWidth(140)     # squeeze the controls rather than scroll the dock
+            view.set_picture_min_height(self.PICTURE_MIN_HEIGHT)
             self._view_boxes.append(box)
         self._views = QStackedWidget()
         self._views.addWidget(self._side)
@@ -301,6 +307,13 @@ class ComparePanel(QWidget):
         self._views.setCurrentWidget(self.view_tabs if tabbed else self._side)
         if hasattr(self, "comparison"):
             self._set_titles()
+
+    def split_state(self) -> QByteArray:
+        """The table/pictures splitter as the user left it (for the settings)."""
+        return self._split.saveState()
+
+    def restore_split(self, state: QByteArray) -> bool:
+        return self._split.restoreState(state)
 
     @property
     def tabbed(self) -> bool:

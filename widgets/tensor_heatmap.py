@@ -147,6 +147,16 @@ class TensorHeatmapView(QWidget):
         self._cols.currentIndexChanged.connect(self._on_axes)
         self._mode.currentIndexChanged.connect(self._refresh)
 
+    def set_picture_min_height(self, height: int) -> None:
+        """The least height of the picture itself (its controls come on top): a panel that
+        shows the view in a short dock keeps a picture one can read."""
+        self._glw.setMinimumHeight(height)
+
+    @property
+    def picture_height(self) -> int:
+        """The picture's height now (axes and colour bar included, controls not)."""
+        return self._glw.height()
+
     # model ------------------------------------------------------------------------------------
     def set_tensor(self, tensor: Tensor | None, qrange: QuantRange | None = None) -> None:
         """Show ``tensor`` (logical data; d32 padding is the d32 view's business)."""

@@ -168,6 +168,41 @@ def test_the_panel_fits_a_small_window(qtbot, window, files, monkeypatch, size):
         assert control.width() >= control.minimumSizeHint().width()
         assert control.isVisible()
     assert panel.table.height() >= 120 and panel.view_a.height() >= 120
+    # the picture itself, not just its controls (~60 px of it at 1024x700 before), and the
+    # dock shows the whole panel: no scroll bar hides the picture's read-out
+    qtbot.waitUntil(lambda: panel.view_a.picture_height >= panel.PICTURE_MIN_HEIGHT)
+    scroll = window.compare.dock.widget()
+    assert not scroll.verticalScrollBar().isVisible()
+
+
+def test_the_compare_splitter_is_kept_in_the_settings(qtbot, settings):
+    from hexscope.app.main_window import MainWindow
+
+    first = MainWindow(settings)
+    qtbot.addWidget(first)
+    split = first.compare.panel._split
+    split.setSizes([700, 300])
+    split.splitterMoved.emit(700, 1)            # what a drag of its handle emits
+    kept = split.sizes()
+    first.shutdown()
+    second = MainWindow(settings)
+    qtbot.addWidget(second)
+    try:
+        assert second.compare.panel._split.sizes() == kept
+    finally:
+        second.shutdown()
+
+
+def test_a_row_of_a_node_prepare_made_selects_without_an_error(qtbot):
+    # prepare's own nodes count down from 0xffffffff: a Signal(int) overflowed, and the
+    # OverflowError surfaced in the next dict lookup as a SystemError
+    from hexscope.widgets.compare_panel import ComparePanel
+
+    panel = ComparePanel()
+    qtbot.addWidget(panel)
+    with qtbot.waitSignal(panel.node_activated) as got:
+        panel.node_activated.emit(0xFFFFFFFF)
+    assert got.args == [0xFFFFFFFF]
 
 
 def test_other_graph_file_is_remembered_titled_and_names_the_changed_const(

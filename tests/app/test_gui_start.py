@@ -52,6 +52,10 @@ def test_gui_without_a_graph_opens_an_empty_window(tmp_path):
     assert report["title"] == "untitled — Hexscope" and report["nodes"] == []
     assert report["welcome"]                         # a new user starts on the welcome page
     assert report["log"] == [] and report["path"] is None
+    # the window gets the GIL back from a computing thread within ~1 ms, not 5 (app/gil.py)
+    from hexscope.app.gil import GUI_SWITCH_INTERVAL_S
+
+    assert report["switch_interval"] == pytest.approx(GUI_SWITCH_INTERVAL_S)
 
 
 @pytest.fixture

@@ -412,3 +412,32 @@ def test_a_build_waiting_for_its_layout_lets_events_run_between_its_steps(
     waits = [k for k, what in enumerate(seen) if what == "wait"]
     assert len(waits) > 3                               # it did wait for the layout
     assert all(seen[k + 1] != "wait" for k in waits)    # and never twice in one slice
+
+
+def test_a_replaced_scene_is_taken_apart_in_short_slices_with_pauses(qtbot):
+    """A replaced scene's slices (30-50 ms, back to back) ran in the same turns as the new
+    scene's first paint and looks: Import C's longest gap at 10,000 nodes."""
+    from hexscope.app.graph_loader import DISPOSE_SLICE_S, dispose_later
+
+    scene = GraphScene(residual_graph(5000))
+    times: list[float] = []
+    real = scene.dispose_steps
+
+    def timed(chunk=200):
+        for step in real(chunk):
+            times.append(time.perf_counter())
+            yield step
+
+    scene.dispose_steps = timed
+    with qtbot.waitSignal(scene.destroyed, timeout=20000):
+        dispose_later(scene)
+    # runs of steps without a pause of 3 ms between them: one slice each
+    runs, start, last = [], times[0], times[0]
+    for t in times[1:]:
+        if t - last > 0.003:
+            runs.append(last - start)
+            start = t
+        last = t
+    runs.append(last - start)
+    assert len(runs) >= 5
+    assert sorted(runs)[len(runs) // 2] <= 1.5 * DISPOSE_SLICE_S

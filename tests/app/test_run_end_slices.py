@@ -69,7 +69,7 @@ def test_an_edit_s_issues_and_prepare_s_marks_come_in_separate_turns(window, gra
     assert window.files.open_graph(graph_file)
     qtbot.waitUntil(lambda: not window._validate_timer.isActive(), timeout=5000)
     seen: list[tuple[str, set[str]]] = []
-    real_issues, real_marks = window._show_issues, window.refresh_prepared
+    real_issues, real_marks = window._show_issues, window._marks_arrived
 
     def record(name: str, real):
         def call(*args):
@@ -78,7 +78,9 @@ def test_an_edit_s_issues_and_prepare_s_marks_come_in_separate_turns(window, gra
         return call
 
     monkeypatch.setattr(window, "_show_issues", record("issues", real_issues))
-    monkeypatch.setattr(window, "refresh_prepared", record("marks", real_marks))
+    monkeypatch.setattr(window, "_marks_arrived", record("marks", real_marks))
+    window.marks_preparer.marks_ready.disconnect()       # (bound before the patch)
+    window.marks_preparer.marks_ready.connect(window._marks_arrived)
     node = next(n for n in window.graph if not n.is_const)
     window.edits.set_label(node.node_id, "renamed")
     qtbot.waitUntil(lambda: [name for name, _ in seen] == ["issues", "marks"], timeout=5000)

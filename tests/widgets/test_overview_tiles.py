@@ -301,3 +301,63 @@ def test_rows_a_paint_left_are_rendered_though_the_next_paint_covers_a_strip(
     drawn = np.abs(live - background).sum(axis=2) > 30
     assert drawn.mean() > 0.03
     assert (np.abs(tiled - background).sum(axis=2) > 30)[drawn].mean() > 0.8
+
+
+def test_the_minimap_chooses_to_show_without_a_pass_over_the_items_after_an_edit(qtbot,
+                                                                                   canvas):
+    """An edit replaces an item (the scene's geometry changes), and each later resize of
+    the view (the run's progress bar appearing) made the minimap measure every item to
+    choose whether to show: Qt's itemsBoundingRect, 30-50 ms at 10,000 nodes."""
+    import numpy as np
+
+    scene = canvas.scene()
+    canvas.zoom_to(0.5)
+    QApplication.processEvents()
+    filt = next(n for n in scene.graph if n.is_const and n.const is not None
+                and len(n.const.shape) == 4 and n.const.shape[-1] > 1)
+    array = filt.const.array.copy()
+    array.flat[0] ^= 1
+    scene.graph.set_const(filt.node_id, np.asarray(array))
+    passes: list[int] = []
+    real = scene.itemsBoundingRect
+    scene.itemsBoundingRect = lambda: passes.append(1) or real()
+    canvas.minimap.refresh()
+    assert passes == []
+    assert canvas.minimap.isVisible()                  # zoomed in: the map shows
+    bounds = canvas.minimap._shown_bounds()
+    assert all(bounds.contains(QRectF(*item.body_rect()))   # every node's body, at least
+               for item in scene.items_by_id.values())
+
+
+def test_a_slow_tile_is_rendered_a_band_per_pass_as_one_pass_would(qtbot, canvas):
+    """A tile of a fitted 20,000-node view covers ~1,000 nodes (50-100 ms to render):
+    rendered whole between events, it was the longest gap of Open at 20,000 nodes."""
+    canvas.zoom_to(0.05)
+    canvas.centerOn(canvas.scene().itemsBoundingRect().center())
+    _settle(qtbot, canvas)
+    tiles, scene = canvas.tiles, canvas.scene()
+    key = max(tiles._tiles, key=lambda k: _image_array(tiles._tiles[k]).std())
+    whole = _image_array(tiles._tiles[key])
+    del tiles._tiles[key]
+    tiles._pending = [key]
+    tiles._per_tile = 4 * overview_tiles.IDLE_RUN_S      # as the last passes found it
+    heights: list[float] = []
+    render = scene.render
+    scene.render = lambda painter, target, source, mode: (heights.append(target.height()),
+                                                           render(painter, target, source, mode))
+    passes = 0
+    while key not in tiles._tiles:
+        tiles._render_pending()
+        passes += 1
+        assert passes <= overview_tiles.MAX_BANDS
+    # several bands (a pass renders as many as fit in its slice), none a whole tile
+    assert len(heights) >= 2 and max(heights) <= overview_tiles.TILE / 2
+    banded = _image_array(tiles._tiles[key])
+    assert np.abs(banded - whole).mean() < 1.0
+
+
+def _image_array(image: QImage) -> np.ndarray:
+    image = image.convertToFormat(QImage.Format.Format_RGBA8888)
+    data = np.frombuffer(image.constBits(), np.uint8)
+    return data.reshape(image.height(), image.bytesPerLine())[:, :image.width() * 4] \
+        .astype(int)

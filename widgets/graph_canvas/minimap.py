@@ -84,10 +84,11 @@ class Minimap(QWidget):
 
     def _shown_bounds(self) -> QRectF:
         """Where the nodes are, to choose whether to show the map: the scene's rect of its
-        content (kept from its build), not the pass over every item that drawing the map
-        needs (20-50 ms at 10,000-20,000 nodes, on each Open and const toggle)."""
+        content (kept from its build, or held by the scene's rect after an edit), not the
+        pass over every item that drawing the map needs (20-50 ms at 10,000-20,000 nodes,
+        on each Open and const toggle, and on each view resize after an edit)."""
         content = getattr(self.canvas.scene(), "content_rect", None)
-        return content() if content is not None else self._graph_bounds()
+        return content(exact=False) if content is not None else self._graph_bounds()
 
     def _graph_bounds(self) -> QRectF:
         if self._bounds_dirty:

@@ -40,6 +40,7 @@ IDLE_SLICE = 0.015          # seconds of tile rendering between events
 PAINT_BUDGET_S = 0.015      # rows of missing tiles rendered within a paint, then between events
 IDLE_RUN = 4                # neighbouring tiles of a row rendered in one pass between events,
 IDLE_RUN_S = 0.03           # as many as the last passes say fit in this many seconds
+MAX_BANDS = 8               # a tile slower than IDLE_RUN_S is rendered in up to this many bands
 MARGIN_PX = 4.0             # cosmetic pens reach this far beyond an item's bounding rect
 
 Key = tuple[int, int, int]  # level, column, row
@@ -59,6 +60,8 @@ class OverviewTiles:
         self._stale: set[Key] = set()
         self._scene: QGraphicsScene | None = None
         self._pending: list[Key] = []        # missing tiles of the last paint, to render
+        # tiles rendered a band per pass: (the image so far, the next band, the bands)
+        self._partial: dict[Key, tuple[QImage, int, int]] = {}
         self._per_tile = IDLE_RUN_S          # seconds a tile took in the last pass
         self._timer = QTimer(view, singleShot=True, interval=0)
         self._timer.timeout.connect(self._render_pending)
@@ -76,6 +79,7 @@ class OverviewTiles:
         self._tiles.clear()
         self._stale.clear()
         self._pending = []
+        self._partial.clear()
 
     @property
     def pending(self) -> int:
@@ -91,6 +95,9 @@ class OverviewTiles:
 
     def invalidate(self, rects: list[QRectF]) -> None:
         """Drop the tiles that ``rects`` (scene coordinates) touch, at every level."""
+        for key in [k for k in self._partial if any(r.intersects(_tile_rect(k))
+                                                    for r in rects)]:
+            del self._partial[key]          # its bands so far show the scene as it was
         if not self._tiles or not rects:
             return
         if len(rects) > 64:                 # e.g. a run resetting every node: one union
@@ -198,6 +205,14 @@ class OverviewTiles:
             # scene's index again (a run's end made all of a fitted 10,000-node view stale:
             # ~19 ms a tile alone, 4 in one pass ~35 ms)
             run = self._next_run(level, max(1, min(IDLE_RUN, int(IDLE_RUN_S / self._per_tile))))
+            if len(run) == 1 and self._scene is not None and (
+                    self._per_tile > IDLE_RUN_S or run[0] in self._partial):
+                # one tile alone takes longer than a pass may (one covers ~1,000 nodes of
+                # a fitted 20,000-node view: 50-100 ms): a band of it per pass
+                if not self._render_band(run[0]):
+                    self._pending.insert(0, run[0])
+                done = True
+                continue
             if run and self._scene is not None:
                 began = time.perf_counter()
                 if len(run) == 1 or not self._render_block(run):
@@ -277,6 +292,36 @@ class OverviewTiles:
         self._stale.discard(key)
         while len(self._tiles) > MAX_TILES:
             self._stale.discard(self._tiles.popitem(last=False)[0])
+
+    def _render_band(self, key: Key) -> bool:
+        """Render the next horizontal band of tile ``key`` (as many bands as the last
+        passes say make each fit in ``IDLE_RUN_S``, at most ``MAX_BANDS``); True once the
+        tile is complete and stored. A band is clipped to its rows of pixels, so the bands
+        make the tile one pass would (each item is drawn in every band it reaches)."""
+        assert self._scene is not None
+        if key not in self._partial:
+            image = QImage(TILE, TILE, QImage.Format.Format_ARGB32_Premultiplied)
+            image.fill(Qt.GlobalColor.transparent)
+            bands = min(MAX_BANDS, max(2, math.ceil(self._per_tile / IDLE_RUN_S)))
+            self._partial[key] = (image, 0, bands)
+        image, band, bands = self._partial[key]
+        top, bottom = TILE * band // bands, TILE * (band + 1) // bands
+        tile = _tile_rect(key)
+        unit = tile.height() / TILE          # scene units per pixel
+        source = QRectF(tile.left(), tile.top() + top * unit, tile.width(),
+                        (bottom - top) * unit)     # only the items the band reaches
+        painter = QPainter(image)
+        painter.setRenderHints(self.view.renderHints())
+        painter.setClipRect(QRect(0, top, TILE, bottom - top))
+        self._scene.render(painter, QRectF(0, top, TILE, bottom - top), source,
+                           Qt.AspectRatioMode.IgnoreAspectRatio)
+        painter.end()
+        if band + 1 < bands:
+            self._partial[key] = (image, band + 1, bands)
+            return False
+        del self._partial[key]
+        self._store(key, image)
+        return True
 
     def _render(self, key: Key) -> QImage:
         image = QImage(TILE, TILE, QImage.Format.Format_ARGB32_Premultiplied)
