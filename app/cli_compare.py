@@ -43,7 +43,10 @@ What B is (one of; default --reference float):
                        computes in LSB of that tensor's scale; --input FILE is the model's
                        input (its codes, or float32 to quantize). With --backend-b NAME
                        the graph runs on A's backend and on NAME (a device: dsp://HOST:PORT),
-                       each against the same TFLite run: where each first parts from TFLite
+                       each against the same TFLite run: where each first parts from TFLite.
+                       With --reference float too, each row also has both sides' errors
+                       against the float reference (--analysis, accumulated by default):
+                       which side leaves the float meaning first
 
 Errors are in LSB: quantization steps of each node's own output range. --tolerance-lsb
 defaults to 0 (bit exact) for --against and --backend-b, 1 for --reference float.
@@ -64,9 +67,9 @@ def add_compare_parser(sub: Any) -> None:
         epilog=COMPARE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("graph", metavar="GRAPH")
     what = p.add_mutually_exclusive_group()
-    what.add_argument("--reference", choices=["float", "tflite"],
+    what.add_argument("--reference", choices=["float", "tflite"], action="append",
                       help="compare with the float reference, or with TFLite's CPU kernels "
-                           "(GRAPH a .tflite model)")
+                           "(GRAPH a .tflite model); both: given twice")
     what.add_argument("--against", metavar="OTHER", help="compare with another graph file")
     what.add_argument("--as-authored", action="store_true",
                       help="compare with the same graph run as authored (no prepare fusions)")
@@ -76,8 +79,9 @@ def add_compare_parser(sub: Any) -> None:
     p.add_argument("--backend-b", metavar="NAME",
                    help="compare with another backend (with --reference tflite: run on both, "
                         "each against TFLite)")
-    p.add_argument("--analysis", choices=["isolated", "accumulated"], default="isolated",
-                   help="float reference only (default isolated)")
+    p.add_argument("--analysis", choices=["isolated", "accumulated"],
+                   help="float reference only (default isolated; accumulated with "
+                        "--reference tflite)")
     p.add_argument("--backend", default="sim", metavar="NAME",
                    help="A's backend (default sim, the simulated HVX)")
     p.add_argument("--input", action="append", default=[], metavar="NODE:IDX=FILE",
@@ -124,7 +128,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if problem:
         err(problem)
         return EXIT_INVALID
-    if args.backend_b and (args.against or args.as_authored or args.reference == "float"):
+    references = set(args.reference or ())
+    if args.backend_b and (args.against or args.as_authored or references == {"float"}):
         other = "--against" if args.against else (
             "--as-authored" if args.as_authored else "--reference float")
         err(f"--backend-b goes with --reference tflite only, not with {other}")
@@ -132,8 +137,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     graph = load_or_report(args.graph)
     if graph is None:
         return EXIT_INVALID
-    if args.reference == "tflite":
-        return _compare_tflite(graph, args)
+    if "tflite" in references:
+        return _compare_tflite(graph, args, "float" in references)
+    args.analysis = args.analysis or "isolated"
     if args.device_dump:
         from hexscope.app.cli_device import compare_device_dump
         return compare_device_dump(graph, args)
@@ -222,12 +228,14 @@ def _compare_one(graph: Graph, other: Graph | None, args: argparse.Namespace,
         session.close()
 
 
-def _compare_tflite(graph: Graph, args: argparse.Namespace) -> int:
+def _compare_tflite(graph: Graph, args: argparse.Namespace, with_float: bool) -> int:
     """A .tflite model's delegated graph against TFLite's CPU run on the same input; with
-    --backend-b, on both backends, each against the one TFLite run."""
+    --backend-b, on both backends, each against the one TFLite run; ``with_float``: each
+    row also against the float reference (accumulated unless --analysis says)."""
     import numpy as np
 
     from hexscope.app.cli import EXIT_BACKEND, EXIT_INVALID, err
+    from hexscope.engine.io.tflite.float_check import float_parting_text, float_table
     from hexscope.engine.io.tflite.reference import compare_backends_with_tflite
 
     tolerance = 1.0 if args.tolerance_lsb is None else args.tolerance_lsb
@@ -241,8 +249,9 @@ def _compare_tflite(graph: Graph, args: argparse.Namespace) -> int:
             return EXIT_INVALID
     backends = [args.backend] + ([args.backend_b] if args.backend_b else [])
     try:
-        comparisons = compare_backends_with_tflite(graph, args.graph, backends, inputs or None,
-                                                   tolerance, args.seed)
+        comparisons = compare_backends_with_tflite(
+            graph, args.graph, backends, inputs or None, tolerance, args.seed,
+            (args.analysis or "accumulated") if with_float else "")
     except (BackendError, NodeError) as exc:
         err(str(exc))
         return EXIT_BACKEND
@@ -260,15 +269,36 @@ def _compare_tflite(graph: Graph, args: argparse.Namespace) -> int:
             print(f"A: {backend}   B: {b_name}   tolerance {tolerance:g} LSB "
                   "(of each TFLite tensor's scale)")
             print(table(comparison, args.top))
+        if with_float:
+            # with -q, only the lines that say which side parts first: they are the answer
+            print(float_parting_text(comparison) if args.quiet
+                  else float_table(comparison, args.top))
     if args.backend_b:
         print(_where_they_part(backends, comparisons))
     _print_summary(result, f"runs ({' and '.join(backends)})" if args.backend_b else
                    "input set(s)")
     if args.report:
-        write_json(result, args.report)
+        _write_tflite_json(result, args.report)
     if args.junit:
         write_junit(result, args.junit)
     return result.exit_code
+
+
+def _write_tflite_json(result: CompareResult, path: str) -> None:
+    """The compare report, each run with its rows against the float reference when made."""
+    import json
+    from pathlib import Path
+
+    from hexscope.engine.analysis.compare_report import report_document
+    from hexscope.engine.io.tflite.float_check import TfliteComparison, float_json
+
+    document = report_document(result)
+    for run, out in zip(result.runs, document["runs"], strict=True):
+        c = run.comparison
+        if isinstance(c, TfliteComparison) and c.float_mode:
+            out["against_float"] = float_json(c)
+    Path(path).write_text(json.dumps(document, indent=1, allow_nan=False) + "\n",
+                          encoding="utf-8")
 
 
 def _where_they_part(backends: list[str], comparisons: list[Comparison]) -> str:

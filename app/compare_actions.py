@@ -145,7 +145,7 @@ class CompareController(QObject):
         if key == "backend" and (choose or not self.other_backend) \
                 and not self._choose_backend():
             return
-        if key == "tflite" and (choose or not self._tflite_model()) \
+        if key in ("tflite", "tflite_float") and (choose or not self._tflite_model()) \
                 and not self._choose_tflite_model():
             return
         if key == "device" and (choose or not self.device_dump):
@@ -284,7 +284,7 @@ class CompareController(QObject):
                                self.pinned.outputs)
             return job, ""
         job.inputs = session.inputs
-        if key == "tflite":
+        if key in ("tflite", "tflite_float"):
             job.model_path = self._tflite_model()
             if not job.model_path:
                 return None, "Choose the .tflite model this graph came from (Compare)."

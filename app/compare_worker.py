@@ -124,7 +124,7 @@ class CompareWorker(QObject):
         if job.key in ("isolated", "accumulated"):
             self.progress.emit(job.generation, "computing the float reference…")
             return compare_reference(job.reference, job.key, job.tolerance), ""  # type: ignore[arg-type]
-        if job.key == "tflite":
+        if job.key in ("tflite", "tflite_float"):
             from hexscope.engine.io.tflite.reference import (
                 compare_with_tflite,
                 model_inputs_of_run,
@@ -138,8 +138,9 @@ class CompareWorker(QObject):
             note = "" if inputs is not None else (
                 "TFLite ran on seeded random input codes: this graph's inputs are not the "
                 "model's (or none was set)")
-            return compare_with_tflite(graph, job.model_path, inputs,
-                                       tolerance_lsb=job.tolerance), note
+            return compare_with_tflite(
+                graph, job.model_path, inputs, tolerance_lsb=job.tolerance,
+                float_mode="accumulated" if job.key == "tflite_float" else ""), note
         if job.key == "device":
             from hexscope.engine.device.dump_compare import compare_dump_file
 

@@ -330,7 +330,8 @@ class ExecutionController(QObject):
                 handler, message = self._inbox.popleft()
             handler(message)
             if time.perf_counter() > end:
-                QTimer.singleShot(0, self, self._deliver)
+                # a timer, not a posted call: posted calls run back to back before timers
+                QTimer.singleShot(1, self, self._deliver)
                 return
 
     def _relay(self, event: object) -> None:

@@ -17,6 +17,11 @@ if TYPE_CHECKING:
     from hexscope.app.main_window import MainWindow
 
 
+def _shortcut_text(act: QAction) -> str:
+    keys = act.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+    return f" ({keys})" if keys else ""
+
+
 def build_view_menu(window: MainWindow) -> None:
     """Adds View's menu and toolbar to ``window`` and sets its view actions on it."""
     menu = window.menuBar().addMenu("&View")
@@ -50,9 +55,15 @@ def build_view_menu(window: MainWindow) -> None:
                  window.problems_dock, window.log_dock, window.timing_dock):
         menu.addAction(dock.toggleViewAction())
     window.view_menu = menu
+    # Short labels on the buttons (the menus keep the full names, the tooltips say them):
+    # at 1024x700 the two toolbars overflowed and hid Restart, Stop and Inputs.
+    for act, short in ((fit, "Fit"), (window.edits.layout, "Layout"),
+                       (window.show_consts, "Consts"), (window.show_prepared, "Prepared")):
+        act.setIconText(short)
+        act.setToolTip(act.text().replace("&", "") + _shortcut_text(act))
     bar.addActions([fit, window.edits.layout, window.show_consts, window.show_prepared])
     window.search = QLineEdit(placeholderText="Find node: id, label or op")
-    window.search.setMaximumWidth(260)
+    window.search.setMaximumWidth(200)
     window.search.setClearButtonEnabled(True)
     window.search.returnPressed.connect(lambda: window.edits.find_next(window.search.text()))
     bar.addWidget(window.search)

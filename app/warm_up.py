@@ -57,8 +57,9 @@ def mark_warm() -> None:
 
 
 def warm_up(out: TextIO | None = None) -> int:
-    """Run every bundled example once on the simulator (every kernel they use compiles and
-    is cached); returns the exit code (0, or 1 when an example could not run)."""
+    """Run every bundled example once on the simulator, then compile every other kernel
+    (``engine/ops/kernels/warm.py``), all cached on disk; returns the exit code (0, or 1
+    when an example could not run or a kernel could not be compiled)."""
     from hexscope.engine.errors import EngineError
     from hexscope.engine.graph import Graph
     from hexscope.engine.inputs import make_inputs
@@ -85,6 +86,13 @@ def warm_up(out: TextIO | None = None) -> int:
             except EngineError as exc:
                 failed += 1
                 print(f"hexscope: warm-up: {entry.name}: {exc}", file=out)
+    # then every compiled kernel, those no example reaches too (a depthwise Supernode, a
+    # softmax, a Winograd convolution, Compare's metrics: seconds each at first use)
+    from hexscope.engine.ops.kernels.warm import warm_all
+
+    for problem in warm_all():
+        failed += 1
+        print(f"hexscope: warm-up: {problem}", file=out)
     mark_warm()
     print(f"hexscope: kernels ready ({time.monotonic() - start:.1f} s)", file=out)
     return 1 if failed else 0

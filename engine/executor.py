@@ -305,6 +305,11 @@ class Executor:
             if want is not None and not want.compatible(tensor.dtype):
                 raise KernelContractError(f"output {k} is {tensor.dtype.c_name}, the op "
                                           f"declares {want.c_name}")
+            if capacity is not None and tensor.layout is Layout.D32 \
+                    and not plan.spec.d32_output:
+                # a flat op's d32 result: a device's prepare ran it in its d32 form (every
+                # QuantizedConcat_8), whose D32_OUTPUT flag widens the allocation
+                capacity = node.outputs[k].capacity(True, k)
             # the allocation's size bounds the data's (nbytes works out d32 geometry): most
             # outputs are cleared by it
             if capacity is not None and tensor.has_data and tensor.raw.size > capacity \

@@ -9,6 +9,7 @@ compare controller makes it.
 
 from __future__ import annotations
 
+import html
 import math
 
 import numpy as np
@@ -33,6 +34,11 @@ from PySide6.QtWidgets import (
 from hexscope.engine.analysis.compare import Comparison
 from hexscope.engine.analysis.compare_report import first_divergence_text
 from hexscope.engine.analysis.diff import OutputDiff
+from hexscope.engine.io.tflite.float_check import (
+    TfliteComparison,
+    float_parting_line,
+    float_parting_text,
+)
 from hexscope.engine.tensor import Tensor
 from hexscope.widgets.compare_table import COLUMNS, CompareTableModel
 from hexscope.widgets.flow_layout import FlowLayout
@@ -45,6 +51,7 @@ TARGETS = (("isolated", "Float reference (isolated)"),
            ("graph", "Other graph file…"),
            ("backend", "Other backend…"),
            ("tflite", "TFLite model (CPU kernels)"),
+           ("tflite_float", "TFLite model + float reference"),
            ("device", "Device dump (hexagon_nn)…"))
 
 #: What each B can and cannot see (issue 32: a broken const is invisible to the float
@@ -67,6 +74,11 @@ SEES = {
               "tensor by tensor in steps of each tensor's scale: where the delegate's graph "
               "parts from TFLite. Both run the model's input (the seeded one), fed to the "
               "delegated partition as TFLite computes it.",
+    "tflite_float": "TFLite's CPU kernels as B, and both this run and TFLite against the "
+                    "graph's float reference (accumulated from the partition's inputs): two "
+                    "more columns, each side's error against float beyond ideal rounding, and "
+                    "which side leaves the float meaning first. The float meaning is the "
+                    "delegate's graph's: where the delegate changes the math, TFLite parts.",
     "device": "hexagon_nn's own dump (NN_OPTION_ENABLE_GRAPH_PRINT and TENSOR_PRINT: "
               "<prefix>_graph.yaml and a .dat per output): this graph runs on the dump's "
               "INPUT data and each node is compared with the device's outputs by id. Nodes "
@@ -156,7 +168,7 @@ class ComparePanel(QWidget):
         self.comparison: Comparison | None = None
         self.selected: OutputDiff | None = None
         self._rows: list[OutputDiff] = []
-        self._sized = False
+        self._sized: tuple[str, ...] = ()
         self._selecting = False
         self._build_ui()
 
@@ -364,14 +376,18 @@ class ComparePanel(QWidget):
         keep = (self.selected.node_id, self.selected.index) if self.selected else None
         self.comparison = comparison
         self._rows = list(comparison.outputs) if comparison else []
-        self.model.set_rows(self._rows)
-        if self._rows and not self._sized:
-            self._sized = True                   # once: later the user's widths stay
+        floats = comparison if isinstance(comparison, TfliteComparison) \
+            and comparison.float_mode else None
+        self.model.set_rows(self._rows, floats.against_float if floats else None)
+        if self._rows and self._sized != self.model.columns:
+            # once per set of columns: later the user's widths stay
+            self._sized = self.model.columns
             self.table.resizeColumnsToContents()
             # a long name (a TFLite tensor's) took the whole table and hid the figures:
-            # the name column gets at most a third of the table, elided in the middle
+            # the name column gets at most a third of the table (a quarter with the two
+            # float columns), elided in the middle
             node = COLUMNS.index("node")
-            widest = max(120, self.table.viewport().width() // 3)
+            widest = max(120, self.table.viewport().width() // (4 if floats else 3))
             if self.table.columnWidth(node) > widest:
                 self.table.setColumnWidth(node, widest)
         if comparison is None:
@@ -383,9 +399,13 @@ class ComparePanel(QWidget):
             if comparison.unmatched_a or comparison.unmatched_b:
                 extra = (f"<br>unmatched in A: {', '.join(comparison.unmatched_a) or 'none'}"
                          f"; in B: {', '.join(comparison.unmatched_b) or 'none'}")
+            parting = html.escape(float_parting_line(floats)) if floats else ""
             self.summary.setText(f"A: {comparison.a_name} · B: {comparison.b_name} · {counts}"
                                  f"<br><b>{first_divergence_text(comparison)}</b>"
+                                 + (f"<br>{parting}" if parting else "")
                                  + extra + (f"<br>{note}" if note else ""))
+        # the long form, with why (the summary keeps one line: room for the pictures)
+        self.summary.setToolTip(float_parting_text(floats) if floats else "")
         self.first_button.setEnabled(bool(comparison and comparison.first_divergence))
         self._set_titles()
         self._emit_overlay()

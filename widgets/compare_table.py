@@ -15,18 +15,41 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 
 from hexscope.engine.analysis.compare_report import excess_text, fmt_number, row_text
 from hexscope.engine.analysis.diff import OutputDiff
+from hexscope.engine.analysis.metrics import Metrics
+from hexscope.engine.io.tflite.float_check import FloatPair
 from hexscope.widgets.theme_colors import theme_colors
 
 COLUMNS = ("#", "node", "out", "max LSB", "excess LSB", "RMS LSB", "max abs", "cosine",
            "SQNR dB", "beyond %", "differing", "op")
-_TEXT_COLUMNS = (COLUMNS.index("node"), COLUMNS.index("op"))
+#: With TFLite and the float reference (issue 27): each side's error against the float
+#: reference, after the error against TFLite ("max LSB").
+FLOAT_COLUMNS = ("A vs float", "TFLite vs float")
+_TEXT_NAMES = ("node", "op")
 _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 Role = Qt.ItemDataRole
 _DIGITS = {"max abs": 6, "cosine": 6, "SQNR dB": 1}
 
 
-def _value(plan_row: int, d: OutputDiff, column: int) -> float | str | None:
-    name, m = COLUMNS[column], d.metrics
+def _float_value(pair: FloatPair | None, name: str) -> float | None:
+    if pair is None:
+        return None
+    return pair.error("hexscope" if name == FLOAT_COLUMNS[0] else "tflite")
+
+
+def _float_text(pair: FloatPair | None, name: str) -> str:
+    side = "hexscope" if name == FLOAT_COLUMNS[0] else "tflite"
+    m: Metrics | None = None if pair is None else getattr(pair, side)
+    if pair is None or m is None:
+        return "-"
+    text = excess_text(m) if m.by_excess else fmt_number(m.max_lsb)
+    return text + (" ✱" if pair.beyond(side) else "")
+
+
+def _value(plan_row: int, d: OutputDiff, name: str,
+           pair: FloatPair | None = None) -> float | str | None:
+    m = d.metrics
+    if name in FLOAT_COLUMNS:
+        return _float_value(pair, name)
     if name == "#":
         return plan_row
     if name == "node":
@@ -45,8 +68,10 @@ def _value(plan_row: int, d: OutputDiff, column: int) -> float | str | None:
             "beyond %": 100 * m.beyond_share}[name]
 
 
-def _text(d: OutputDiff, column: int, value: float | str | None) -> str:
-    name = COLUMNS[column]
+def _text(d: OutputDiff, name: str, value: float | str | None,
+          pair: FloatPair | None = None) -> str:
+    if name in FLOAT_COLUMNS:
+        return _float_text(pair, name)
     if name in ("#", "node", "out", "op"):
         return str(value)
     if name == "differing":
@@ -57,6 +82,21 @@ def _text(d: OutputDiff, column: int, value: float | str | None) -> str:
         return excess_text(d.metrics)         # the CLI table's text: one rule
     digits = _DIGITS.get(name)
     return fmt_number(value, digits) if digits is not None else fmt_number(value)  # type: ignore[arg-type]
+
+
+def _float_tip(pair: FloatPair | None) -> str:
+    if pair is None:
+        return ""
+    if pair.hexscope is None:
+        return f"\nno float value: {pair.why}"
+    return (f"\nagainst the float reference: A {row_text_of(pair.hexscope)}; "
+            f"TFLite {row_text_of(pair.tflite)}")
+
+
+def row_text_of(m: Metrics | None) -> str:
+    if m is None:
+        return "-"
+    return f"max {fmt_number(m.max_lsb)} LSB, excess {excess_text(m)}"
 
 
 def _sort_key(value: float | str | None) -> float | str:
@@ -75,10 +115,21 @@ class CompareTableModel(QAbstractTableModel):
         self._where: dict[tuple[int, int], int] = {}
         self._first: dict[int, int] = {}        # node id -> its first view row
         self._sorted_by: tuple[int, Qt.SortOrder] = (0, Qt.SortOrder.AscendingOrder)
+        self.columns: tuple[str, ...] = COLUMNS
+        self._pairs: dict[tuple[int, int], FloatPair] = {}
 
     # the model's data -----------------------------------------------------------------------
-    def set_rows(self, rows: list[OutputDiff]) -> None:
+    def set_rows(self, rows: list[OutputDiff],
+                 against_float: dict[tuple[int, int], FloatPair] | None = None) -> None:
+        """The rows; with ``against_float`` (TFLite and the float reference), each row's two
+        errors against the float reference as two more columns after "max LSB"."""
         self.beginResetModel()
+        self._pairs = dict(against_float or {})
+        at = COLUMNS.index("max LSB") + 1
+        self.columns = COLUMNS[:at] + FLOAT_COLUMNS + COLUMNS[at:] if against_float \
+            else COLUMNS
+        if self._sorted_by[0] >= len(self.columns):
+            self._sorted_by = (0, Qt.SortOrder.AscendingOrder)
         self.rows = list(rows)
         self._order = self._sorted_order(*self._sorted_by)
         self._index_rows()
@@ -99,12 +150,12 @@ class CompareTableModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(self._order)
 
     def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
-        return 0 if parent.isValid() else len(COLUMNS)
+        return 0 if parent.isValid() else len(self.columns)
 
     def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
                    role: int = Role.DisplayRole) -> object:
         if orientation == Qt.Orientation.Horizontal and role == Role.DisplayRole:
-            return COLUMNS[section]
+            return self.columns[section]
         return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex,
@@ -112,16 +163,17 @@ class CompareTableModel(QAbstractTableModel):
         if not index.isValid():
             return None
         plan_row = self._order[index.row()]
-        d, column = self.rows[plan_row], index.column()
+        d, name = self.rows[plan_row], self.columns[index.column()]
+        pair = self._pairs.get((d.node_id, d.index))
         if role == Role.DisplayRole:
-            return _text(d, column, _value(plan_row, d, column))
+            return _text(d, name, _value(plan_row, d, name, pair), pair)
         if role == Role.UserRole:                 # the sort value (the missing: None)
-            return _value(plan_row, d, column)
+            return _value(plan_row, d, name, pair)
         if role == Role.ForegroundRole:
             return theme_colors().error_text if d.exceeds else None
         if role == Role.ToolTipRole:
-            return row_text(d) + (f"\n{d.note}" if d.note else "")
-        if role == Role.TextAlignmentRole and column not in _TEXT_COLUMNS:
+            return row_text(d) + (f"\n{d.note}" if d.note else "") + _float_tip(pair)
+        if role == Role.TextAlignmentRole and name not in _TEXT_NAMES:
             return int(_RIGHT.value)
         return None
 
@@ -140,7 +192,9 @@ class CompareTableModel(QAbstractTableModel):
 
     # internals ------------------------------------------------------------------------------
     def _sorted_order(self, column: int, order: Qt.SortOrder) -> list[int]:
-        keys = [_sort_key(_value(r, d, column)) for r, d in enumerate(self.rows)]
+        name = self.columns[column]
+        keys = [_sort_key(_value(r, d, name, self._pairs.get((d.node_id, d.index))))
+                for r, d in enumerate(self.rows)]
         # the missing (no metric, NaN) last whichever way: "worst first" starts with numbers;
         # Python's sort is stable, so equal values keep their plan order
         present = [r for r, k in enumerate(keys) if k != math.inf]
@@ -156,4 +210,4 @@ class CompareTableModel(QAbstractTableModel):
             self._first.setdefault(d.node_id, view_row)
 
 
-__all__ = ["COLUMNS", "CompareTableModel"]
+__all__ = ["COLUMNS", "FLOAT_COLUMNS", "CompareTableModel"]

@@ -41,6 +41,8 @@ COLUMNS = ("#", "node", "op", "out", "min", "max", "step", "zero code", "0.0 exa
            "codes used", "code span", "at 0 %", "at 255 %", "clipped %", "err max LSB",
            "err rms LSB", "source")
 OVERLAYS = ("no overlay", "colour by clipping", "colour by range use")
+#: Rows beyond the visible ones measured to fit the columns to their contents.
+FIT_ROWS = 40
 _ROOT = QModelIndex()
 
 
@@ -241,8 +243,12 @@ class RangePanel(QWidget):
         for w in (self._overlay, self._batch, self._reference, self.apply_button,
                   self.sensitivity_button):
             bar.addWidget(w)
-        bar.addWidget(self._summary, 1)
+        bar.addStretch(1)
         lay.addLayout(bar)
+        # on its own line: beside the buttons its text made the panel ~1,150 px wide, and
+        # at 1024x700 the Ranges dock scrolled sideways (the plot's right axis out of sight)
+        self._summary.setWordWrap(True)
+        lay.addWidget(self._summary)
         self._table = QTableView()
         self._table.setModel(self.model)
         self._table.setSortingEnabled(True)
@@ -254,9 +260,10 @@ class RangePanel(QWidget):
         # fitted to the first rows shown (below), to the visible rows and 200 more: in
         # ResizeToContents mode Qt measured every row again at each layout change (a run's
         # end measured the 122 rows of a 1,073-node graph 17 times; a 5,000-node graph's
-        # run made some 270,000 calls to data() for the widths)
+        # run made some 270,000 calls to data() for the widths); the visible rows and 40
+        # more are enough for a width (200 more were 47 ms of a 10,000-node run's end)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setResizeContentsPrecision(200)
+        header.setResizeContentsPrecision(FIT_ROWS)
         lay.addWidget(self._table, 1)
         self.applied_title = QLabel()
         self.applied = QTableWidget(0, len(APPLIED_COLUMNS))

@@ -12,8 +12,10 @@ SuperFC_8x8p32to8 and a declared output height >= 4, width >= 8 or 4, depth > 2)
 QuantizedSplit_8 on depth (inputs 0 and 1
 wired to the same output, or a Const axis 3 / -1; ``do_convert_concat_depth32``: its data
 input converts and every part gets its own Convert_from_d32; not for 1x1xD outputs), and
-QuantizedConcat_8 on an axis other than depth (each of its N data inputs converts; the
-flat op concatenates depth only, so the graph could not run otherwise). The
+every well-formed QuantizedConcat_8 whose output is not 1x1xD, on any axis
+(``do_convert_concat_depth32``: 3N+1 inputs with 1 <= N <= 1024, 3 to 1026 outputs, and not
+``max_sizes[1] == max_sizes[2] == 1``; it reads no axis: each of its N data inputs
+converts). The
 node becomes the d32 op under the same id and output definitions, each data input goes
 through a Convert_to_d32 (or, when it comes from a Convert_from_d32's output 0, takes that
 node's input directly; a Convert_to_d32 this pass already made for the same source is
@@ -26,10 +28,9 @@ every id in use.
 Every d32 conversion ``depth32_replacement_op`` makes for these ops is simulated, so
 ``NOT_SIMULATED`` is empty: an op added there is noted ("runs flat") instead of rewritten.
 
-The library converts a depth QuantizedConcat_8 too (every one whose output is not 1x1xD),
-and its d32 op truncates the per-input gain and offset where the flat one rounds them; those
-still run flat here (TODO(issue #27): whether every concat converts changes existing
-graphs' results).
+A depth concat converts as well, as on the device: its d32 op truncates each input's gain
+and offset where the flat QuantizedConcat_8 rounds them (quantized-ops spec §10-11), so an
+input whose range is not the merged range can come out one code apart from the flat op.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ SIMULATED = {SUB: (SUB_D32, (0, 1), False, True),
              D2S: ("DepthToSpace_8_d32", (0,), False, True),
              RESIZE: ("QuantizedResizeBilinear_8_d32", (0,), False, True),
              SOFTMAX: ("QuantizedSoftmax_8_d32", (0,), False, True),
-             # off depth only (see _concat_off_depth); its N data inputs are 1..N (None)
+             # do_convert_concat_depth32's checks (_concat_converts); data inputs 1..N (None)
              CONCAT: ("QuantizedConcat_8_d32", None, False, True)}
 D32_CANDIDATES = frozenset({*SIMULATED, *NOT_SIMULATED})
 
@@ -162,24 +163,25 @@ def _convert_back(nodes: dict[int, Node], readers: dict[int, set[int]], node_id:
 
 def _converts(nodes: dict[int, Node], node: Node) -> bool:
     if node.op == CONCAT:
-        return _concat_off_depth(nodes, node)
+        return _concat_converts(node)
     if node.op in ("ArgMax_8toInt32", "ArgMin_8", SPLIT, D2S, RESIZE, SOFTMAX):
         return _library_converts(nodes, node.node_id)
     return not SIMULATED[node.op][2] or _after_from_d32(nodes, node)
 
 
-def _concat_off_depth(nodes: dict[int, Node], node: Node) -> bool:
-    """A well-formed QuantizedConcat_8 (3N+1 inputs) on a Const axis 0..2 whose output is not
-    1x1xD (``do_convert_concat_depth32`` leaves those flat: "Don't try and convert 1x1xD")."""
-    if len(node.inputs) < 4 or (len(node.inputs) - 1) % 3:
+def _concat_converts(node: Node) -> bool:
+    """``do_convert_concat_depth32`` for QuantizedConcat_8 (``depth32_replacement_op`` maps
+    it unconditionally): 4 to 3*1024+1 inputs, exactly 3N+1 of them ("node has %d inputs"
+    otherwise), 3 to 1026 outputs, and an output whose declared ``max_sizes[1]`` and
+    ``max_sizes[2]`` are not both 1 ("Don't try and convert 1x1xD tensors"). The axis is not
+    read: a depth concat converts like any other."""
+    ins, outs = len(node.inputs), len(node.outputs)
+    if not (4 <= ins <= 1 + 3 * 1024 and 3 <= outs <= 1024 + 2) or (ins - 1) % 3:
         return False
-    axis = nodes.get(node.inputs[0][0])
-    if axis is None or not axis.is_const or axis.const is None or not axis.const.has_data:
-        return False
-    dim = int(axis.const.array.reshape(-1).view(np.int32)[0])
-    sizes = list(node.outputs[0].max_sizes) if node.outputs else []
-    one_by_one = len(sizes) >= 3 and sizes[-3] == 1 and sizes[-2] == 1
-    return dim in (0, 1, 2) and not one_by_one
+    # the C reads entries 1 and 2 of the array as declared (not the last four of a longer
+    # rank); an entry past the declared rank is taken as 0, as a zeroed struct holds
+    sizes = list(node.outputs[0].max_sizes) + [0, 0, 0]
+    return not (sizes[1] == 1 and sizes[2] == 1)
 
 
 def _after_from_d32(nodes: dict[int, Node], node: Node) -> bool:

@@ -30,10 +30,13 @@ makes it DepthToSpace_8_d32, as the library's does (its depths and block always 
 flat DepthToSpace_8, which refuses a 5th value, crops the 4 sides and a QuantizedSlice_8 keeps
 the first N channels, the same bytes.
 
-Not expanded (the node stays and fails as "not simulated", with a note): groups > 1 (the
-library splits the input per group and concatenates) and the depthwise cases (groups equal to
-the depths: subkernels on QuantizedDepthwiseConv2d, AxisShuffle and Reshape for a channel
-multiplier of 2).
+Not expanded (the node stays and fails as "not simulated", with a note naming the node and
+the library's path for it): groups > 1 (a 15th input; expand_transpose_conv_nodes.c splits
+the input per group and concatenates, cases 3-4) and the depthwise cases (groups equal to the
+depths: subkernels on QuantizedDepthwiseConv2d, cases 5-6; AxisShuffle and Reshape for a
+channel multiplier of 2, cases 7-8). TFLite's delegate never makes them:
+``transpose_conv_2d_builder.cc`` gives at most 14 inputs (the channel scales last), so an
+imported model's transpose convolutions always expand.
 """
 
 from __future__ import annotations
@@ -180,9 +183,7 @@ def _expand(node: Node, nodes: dict[int, Node], ids: _Ids, notes: list[str], d32
         raise GraphError(f"node {node.title} ({node.op}): Bad strides {sh} {sw} for transpose "
                          "conv node")
     if groups > 1:
-        notes.append(f"{node.title}: a transpose convolution in {groups} groups (the library "
-                     "splits it per group or runs it depthwise) is not expanded by Hexscope: "
-                     "it runs as not simulated")
+        notes.append(_groups_note(node, nodes, groups, wts.const.shape, (sh, sw)))
         return None
     w = wts.const.array.view(np.uint8).reshape(wts.const.shape)
     n_filt, fh, fw, depth = w.shape
@@ -259,6 +260,35 @@ def _expand(node: Node, nodes: dict[int, Node], ids: _Ids, notes: list[str], d32
                                pad_filters and not d32)
     names = ", ".join(f"{n.op} 0x{n.node_id:x}" for n in run)
     return run, (f"{node.op} expanded into {names} ({WHERE}); the last keeps this id")
+
+
+def _groups_note(node: Node, nodes: dict[int, Node], groups: int,
+                 filt: tuple[int, ...], stride: tuple[int, int]) -> str:
+    """Why a grouped transpose convolution stays as it is, naming the path the library's
+    ``expand_transpose_conv_nodes`` (expand_transpose_conv_nodes.c) takes for it."""
+    src, idx = node.inputs[0]
+    producer = nodes.get(src)
+    in_d = dims4(producer.outputs[idx].max_sizes if producer is not None
+                 and idx < len(producer.outputs) else ())[3]
+    out_d = dims4(node.outputs[0].max_sizes if node.outputs else ())[3]
+    _, fh, fw, _ = filt
+    sh, sw = stride
+    if groups == in_d == out_d:
+        path = ("its depthwise case (groups == input depth == output depth: "
+                "QuantizedDepthwiseConv2d_8x8to32" + (", split in sub-kernels for the stride"
+                                                      if sh * sw > 1 else "") + ")")
+    elif 2 * groups == in_d and groups == out_d and fw * 2 // sw < 7 \
+            and roundup(fh, sh) // sh >= 2:
+        path = ("its channel-multiplier depthwise case (input depth == 2 groups == 2 output "
+                "depth: an AxisShuffle and a Reshape before QuantizedDepthwiseConv2d_8x8to32)")
+    else:
+        path = (f"its grouped case: the padded input split in {groups} on depth, one "
+                "convolution chain per group" + (" with its DepthToSpace" if sh * sw > 1 else "")
+                + ", then a QuantizedConcat_8")
+    return (f"{node.title}: a transpose convolution in {groups} groups "
+            f"(input 14) is not expanded by Hexscope: nnlib's prepare "
+            f"(expand_transpose_conv_nodes.c, expand_transpose_conv_nodes) takes {path}, "
+            "which Hexscope does not build; the node stays and refuses to run (not simulated)")
 
 
 def _depth_to_space(node: Node, ids: _Ids, src: int, block: tuple[int, int], crop: list[int],

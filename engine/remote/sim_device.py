@@ -6,6 +6,7 @@ or prepare). Every refusal is a ProtocolError with the code the client is told.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 
@@ -69,6 +70,7 @@ class SimDevice:
         self.session: Session | None = None
         self.slots: dict[tuple[int, int], int] = {}
         self.slot_index: dict[tuple[int, int], int] = {}
+        self.flat_read: set[tuple[int, int]] = set()
         self.output_node_id = 0
         self.perf: dict[int, list[int]] = {}
         self.log_text = ""
@@ -151,6 +153,13 @@ class SimDevice:
         self.session.events.connect(self._on_event)
         self.slots = {(n, i): size for n, i, size in msg.taps}
         self.slot_index = {(n, i): k for k, (n, i, _) in enumerate(msg.taps)}
+        # taps the prepared OUTPUT reads through another node: prepare moved the readers of a
+        # node it made d32 to its Convert_from_d32 (change_output_refs), so the device's
+        # OUTPUT copies that flat tensor into the slot, not the d32 node's padded memory (the
+        # tap still carries the d32 node's own output, as the client expects)
+        out = self.session.prepared.nodes.get(msg.output_node_id)
+        self.flat_read = {(n, i) for (n, i, _), src in zip(
+            msg.taps, out.inputs if out is not None else (), strict=False) if src != (n, i)}
         self.output_node_id = msg.output_node_id
         self.state = "prepared"
         self.perf = {i: [0, 0] for i in self.session.plan}
@@ -200,9 +209,11 @@ class SimDevice:
                     # matches the device: OUTPUT copies only what fits its slot (spec §4.2);
                     # a slot of 0 bytes (no declared sizes) is not limited here, as the
                     # simulator sizes outputs itself
-                    if limit and len(tap.tensor.data) > limit:
+                    size = math.prod(tensor.shape) * tensor.dtype.size \
+                        if (node_id, idx) in self.flat_read else len(tap.tensor.data)
+                    if limit and size > limit:
                         too_small.append(f"output {self.slot_index[node_id, idx]} too small "
-                                         f"({len(tap.tensor.data)} > {limit})")
+                                         f"({size} > {limit})")
                         continue
                     if self.device_like:
                         held.append(tap)

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import jsonschema
+import numpy as np
 import pytest
 
 from support.agent_process import running_agent, start_agent
@@ -170,4 +171,13 @@ def test_as_authored_on_the_agent_gives_the_simulators_unfused_run(agent, tmp_pa
     assert sim.returncode == dsp.returncode == 0, dsp.stdout + dsp.stderr
     a, b = _files(tmp_path / "sim"), _files(tmp_path / "dsp")
     assert Path("run-0001/0x10014_0.npy") in a                 # the unfused convolution ran
+    # and the depth concat 0x10026's d32 memory: a device's prepare makes every
+    # QuantizedConcat_8 not 1x1xD its d32 form (prepare.c do_convert_concat_depth32; taps do
+    # not stop it), so the agent's comes back d32 too, with the same logical values
+    concat_d32 = Path("run-0001/0x10026_0.d32.npy")
+    assert concat_d32 not in a and np.load(tmp_path / "dsp" / concat_d32).shape == \
+        (1, 16, 1, 12, 32)                 # (b, h, d/32, w, 32): 4 rows above and below
+    b.pop(concat_d32)
+    index = Path("run-0001/outputs.json")               # says so: layout d32, its padding
+    assert b'"memory_file": "0x10026_0.d32.npy"' in b.pop(index) and a.pop(index)
     assert a.keys() == b.keys() and all(a[rel] == b[rel] for rel in a)

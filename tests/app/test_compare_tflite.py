@@ -104,3 +104,38 @@ def test_the_comparison_is_of_the_runs_own_input_and_its_rows_show_a_and_b(qtbot
     a, b = shown.first_divergence.values()
     assert a.shape == b.shape == shown.first_divergence.shape
     assert panel.view_a.tensor is not None and panel.view_b.tensor is not None
+
+
+def test_tflite_and_the_float_reference_together_show_both_errors(qtbot, window):
+    # issue 27: TFLite combined with the float reference: two more columns (each side
+    # against float) and the lines that say which side parts first
+    from hexscope.engine.inputs import InputSource, set_input_sources
+    from hexscope.widgets.compare_table import FLOAT_COLUMNS
+
+    model = MODELS / "mul.tflite"
+    assert window.files.open_graph(str(model))
+    set_input_sources(window.graph, [InputSource("npy", str(model.with_suffix(".input.npy")))])
+    with qtbot.waitSignal(window.controller.idle, timeout=30000):
+        window.debug.actions["run"].trigger()
+    panel = window.compare.panel
+    panel.target.setCurrentIndex(panel.target.findData("tflite_float"))
+    qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
+    _wait_result(qtbot, window)
+    c = panel.comparison
+    assert c is not None and c.float_mode == "accumulated", panel.summary.text()
+    model_ = panel.model
+    headers = [model_.headerData(i, Qt.Orientation.Horizontal) for i in
+               range(model_.columnCount())]
+    at = headers.index("max LSB")
+    assert tuple(headers[at + 1:at + 3]) == FLOAT_COLUMNS
+    row = model_.row_of(0x27, 0)
+    assert model_.data(model_.index(row, at + 1)) == "2.000 ✱"     # Hexscope's excess
+    assert "Float reference (accumulated): sim leaves it first, at 0x27 (Requantize_32to8); " \
+           "at the first divergence sim is 2.000 LSB (excess), TFLite ≤ 0.958 LSB from it" \
+        in panel.summary.text()
+    assert "sim parts first" in panel.summary.toolTip()
+    # back to TFLite alone: the float columns go
+    panel.target.setCurrentIndex(panel.target.findData("tflite"))
+    qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
+    _wait_result(qtbot, window)
+    assert model_.columnCount() == len(headers) - 2

@@ -186,9 +186,44 @@ def test_an_off_depth_concat_becomes_the_d32_concat_and_runs():
     assert np.array_equal(y.array, np.concatenate([a, b], axis=1))
 
 
-def test_depth_and_1x1xd_concats_stay_flat():
-    # a depth concat runs flat here (see d32_forms's docstring); a 1x1xD output stays flat
-    # on the device too ("Don't try and convert 1x1xD tensors to D32 format")
-    assert prepare(concat_graph(3, out=(1, 2, 3, 8))).nodes[0x20].op == "QuantizedConcat_8"
+def test_a_depth_concat_converts_and_1x1xd_or_malformed_ones_stay_flat():
+    # prepare.c: depth32_replacement_op maps every QuantizedConcat_8 to
+    # QuantizedConcat_8_d32, and do_convert_concat_depth32 reads no axis: a depth concat
+    # converts like an off-depth one; it leaves flat a 1x1xD output ("Don't try and convert
+    # 1x1xD tensors to D32 format") and inputs that are not 3N+1 ("node has %d inputs")
+    p = prepare(concat_graph(3, out=(1, 2, 3, 8)))
+    assert p.nodes[0x20].op == "QuantizedConcat_8_d32"
+    assert [p.nodes[p.nodes[0x20].inputs[k][0]].op for k in (1, 2)] == ["Convert_to_d32"] * 2
     flat = concat_graph(0, shape=(1, 1, 1, 4), out=(2, 1, 1, 4))
     assert prepare(flat).nodes[0x20].op == "QuantizedConcat_8"
+    # the delegate's split-depthwise concat: 3N+3 inputs (its min and max appended)
+    odd = concat_graph(3, out=(1, 2, 3, 8))
+    node = odd.node(0x20)
+    odd.replace_node(node.with_(inputs=(*node.inputs, (0x12, 0), (0x13, 0))))
+    assert prepare(odd).nodes[0x20].op == "QuantizedConcat_8"
+
+
+def test_a_depth_concat_runs_as_the_device_does_one_code_off_the_flat_op():
+    # a in [0, 1], b in [0, 0.7], merged [0, 1]: b's gain is f32(f32(255/1) * f32(0.7/255))
+    # * 32768 = 22937.6, truncated to 22937 by QuantizedConcat_8_d32 (spec §11) and rounded
+    # to 22938 by QuantizedConcat_8 (§10); y = (x * gain + 16384) >> 15, so for x = 255 the
+    # device gives (5848935 + 16384) >> 15 = 178 and the flat op (5849190 + 16384) >> 15 = 179
+    # (x = 100: 70 both; x = 200: 140 both; a is copied: offset 0, gain >= 32704)
+    shape = (1, 1, 2, 2)
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=[OutputDef(shape, 1), OutputDef(shape, 1)])
+    g.append_const_node(0x11, np.array([3], np.int32))
+    g.append_const_node(0x12, np.array([0.0], np.float32))
+    g.append_const_node(0x13, np.array([1.0], np.float32))
+    g.append_const_node(0x15, np.array([0.7], np.float32))
+    g.append_node(0x20, "QuantizedConcat_8",
+                  inputs=[(0x11, 0), (0x10, 0), (0x10, 1), (0x12, 0), (0x12, 0), (0x13, 0),
+                          (0x15, 0)],
+                  outputs=[OutputDef((1, 1, 2, 4), 1), OutputDef(), OutputDef()])
+    g.append_node(0x30, "OUTPUT", inputs=[(0x20, 0)])
+    a = np.array([0, 1, 128, 255], np.uint8).reshape(shape)
+    b = np.array([0, 100, 200, 255], np.uint8).reshape(shape)
+    (y,) = Session(g).execute([a, b])
+    assert y.array.ravel().tolist() == [0, 1, 0, 70, 128, 255, 140, 178]
+    (flat,) = Session(g, fusions=False).execute([a, b])
+    assert flat.array.ravel().tolist() == [0, 1, 0, 70, 128, 255, 140, 179]

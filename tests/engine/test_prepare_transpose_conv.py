@@ -197,9 +197,41 @@ def test_groups_are_not_expanded_and_the_node_refuses_to_run_with_a_note():
     g.replace_node(node.with_(inputs=(*node.inputs, (0x1D, 0), (0x1E, 0))))
     p = prepare(g)
     assert p.nodes[TC].op == "QuantizedTransposeConv2d_8x8p32to8"
-    assert any(n.startswith("0x40") and "2 groups" in n for n in p.notes)
+    # expand_transpose_conv_nodes.c: groups == input depth == output depth (2 here, the
+    # weights' batches) is its depthwise path, split in sub-kernels for the 2x2 stride
+    note = next(n for n in p.notes if n.startswith("0x40"))
+    assert "in 2 groups (input 14) is not expanded" in note
+    assert "(expand_transpose_conv_nodes.c, expand_transpose_conv_nodes) takes its " \
+           "depthwise case" in note and "split in sub-kernels" in note
     with pytest.raises(Exception, match="not simulated.*2 groups"):
         _run(g, np.ones((1, 2, 2, 2), np.uint8))
+
+
+def test_a_grouped_transpose_conv_names_the_split_path():
+    # 2 groups on an input depth of 6 (output depth 2): neither depthwise case, so the
+    # library splits the padded input per group and concatenates (cases 3-4)
+    w = np.full((2, 2, 2, 3), 3, np.uint8)
+    g = transpose_conv_graph((1, 2, 2, 6), w, (1, 1), (0, 0, 0, 0), (3, 3))
+    g.append_const_node(0x1E, np.array([2], np.int32).reshape(1, 1, 1, 1))
+    g.append_const_node(0x1D, np.ones(2, np.float32).reshape(1, 1, 1, 2))
+    node = g.node(TC)
+    g.replace_node(node.with_(inputs=(*node.inputs, (0x1D, 0), (0x1E, 0))))
+    note = next(n for n in prepare(g).notes if n.startswith("0x40"))
+    assert "its grouped case: the padded input split in 2 on depth" in note
+    assert "QuantizedConcat_8" in note and "DepthToSpace" not in note
+
+
+def test_a_channel_multiplier_transpose_conv_names_its_depthwise_path():
+    # input depth 4 == 2 groups == 2 x output depth 2, filter 2x2 at stride 1:
+    # (2 * 2) / 1 < 7 and 2 / 1 >= 2, the library's channel-multiplier depthwise (cases 7-8)
+    w = np.full((2, 2, 2, 2), 3, np.uint8)
+    g = transpose_conv_graph((1, 2, 2, 4), w, (1, 1), (0, 0, 0, 0), (3, 3))
+    g.append_const_node(0x1E, np.array([2], np.int32).reshape(1, 1, 1, 1))
+    g.append_const_node(0x1D, np.ones(2, np.float32).reshape(1, 1, 1, 2))
+    node = g.node(TC)
+    g.replace_node(node.with_(inputs=(*node.inputs, (0x1D, 0), (0x1E, 0))))
+    note = next(n for n in prepare(g).notes if n.startswith("0x40"))
+    assert "its channel-multiplier depthwise case" in note
 
 
 def test_channel_scales_go_to_the_supernode_once_per_sub_filter():

@@ -3,10 +3,12 @@ the items shows, and an edit must show at once (never a stale tile)."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, QRectF
-from PySide6.QtGui import QColor, QImage
+from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QGraphicsItem
 
 from hexscope.widgets.graph_canvas import GraphScene
@@ -241,3 +243,31 @@ def test_stale_neighbours_are_rendered_again_in_one_pass(qtbot, canvas):
     tiled, live = _tiled_and_live(qtbot, canvas)
     assert stale > 4 and len(passes) < stale
     assert np.abs(tiled - live).mean() < 12
+
+
+def test_a_paint_renders_few_slow_stale_tiles_and_leaves_the_rest_for_later(qtbot, canvas,
+                                                                            monkeypatch):
+    """During a run each paint finds a few tiles the last nodes changed: rendering them all
+    in the paint held the GUI thread 55-95 ms at 10,000 nodes (issue 32). The first is
+    shown at once (an edit's), the others only while SYNC_STALE_S lasts."""
+    from hexscope.widgets.graph_canvas import overview_tiles
+
+    canvas.zoom_to(0.05)
+    canvas.centerOn(canvas.scene().itemsBoundingRect().center())
+    _settle(qtbot, canvas)
+    tiles = canvas.tiles
+    in_view = [key for key in tiles._tiles if key[0] == min(k[0] for k in tiles._tiles)]
+    tiles._stale.update(in_view[:overview_tiles.SYNC_TILES])
+    rendered: list[object] = []
+
+    def slow_render(key: object) -> None:        # each render takes longer than the budget
+        rendered.append(key)
+        time.sleep(overview_tiles.SYNC_STALE_S * 1.2)
+
+    monkeypatch.setattr(tiles, "_render", slow_render)
+    image = QImage(10, 10, QImage.Format.Format_RGB32)
+    painter = QPainter(image)
+    tiles.paint(painter, canvas.mapToScene(canvas.viewport().rect()).boundingRect())
+    painter.end()
+    assert len(rendered) == 1                        # one now, the rest between events
+    assert tiles.pending >= overview_tiles.SYNC_TILES - 1

@@ -17,6 +17,7 @@ from hexscope.engine.dtypes import DType
 from hexscope.engine.graph import Graph
 from hexscope.engine.io.tflite.model import TfModel, TfTensor, short_name
 from hexscope.engine.nodes import OutputDef, Padding
+from hexscope.engine.ops.registry import REGISTRY
 from hexscope.engine.tensor import Tensor
 
 TensorId = tuple[int, int]
@@ -152,9 +153,24 @@ class GraphBuilder:
             raise ValueError(f"{self.model.tensor(tensor_index).describe()} is read before any "
                              "node makes it") from None
 
+    def _read_as_sums(self) -> set[int]:
+        """The int32 Consts some node reads at a qint32 port (a bias)."""
+        consts = {n.node_id for n in self.nodes if n.op == "Const" and n.const is not None
+                  and n.const.dtype == np.int32}
+        sums = set()
+        for n in self.nodes:
+            if n.op == "Const" or n.op not in REGISTRY:
+                continue
+            ports = REGISTRY.get(n.op).inputs.ports_for(len(n.inputs))
+            for (src, _), port in zip(n.inputs, ports, strict=False):
+                if src in consts and port.dtype is DType.QINT32:
+                    sums.add(src)
+        return sums
+
     # out ------------------------------------------------------------------------------------
     def to_graph(self) -> Graph:
         graph = Graph()
+        sums = self._read_as_sums()
         for node in self.nodes:
             if node.op == "Const":
                 if node.const_shape is not None:
@@ -166,6 +182,12 @@ class GraphBuilder:
                     if node.const is not None and node.const.dtype == np.int8:
                         # TFLite's int8 tensors are quantized: qint8, as the casts take
                         tensor = Tensor.from_array(node.const, DType.QINT8).readonly()
+                        graph.replace_node(graph.node(node.node_id).with_(const=tensor))
+                    elif node.node_id in sums:
+                        # a bias: qint32 sums, read through its min/max (the float reference
+                        # read an int32 bias as plain integers: the FC's BiasAdd was 2% of
+                        # its range off in float)
+                        tensor = Tensor.from_array(node.const, DType.QINT32).readonly()
                         graph.replace_node(graph.node(node.node_id).with_(const=tensor))
         for node in self.nodes:
             if node.op != "Const":

@@ -15,11 +15,16 @@ from os import PathLike
 
 import numpy as np
 
-from hexscope.engine.analysis.compare import Comparison
 from hexscope.engine.analysis.diff import OutputDiff
 from hexscope.engine.analysis.metrics import error_metrics
 from hexscope.engine.errors import BackendError, EngineError, GraphFileError, InputError, NodeError
 from hexscope.engine.graph import Graph
+from hexscope.engine.io.tflite.float_check import (
+    FLOAT_MODES,
+    Sides,
+    TfliteComparison,
+    add_float_reference,
+)
 from hexscope.engine.io.tflite.inputs import model_inputs, quantize
 from hexscope.engine.io.tflite.model import (
     EXTRA_MESSAGE,
@@ -137,23 +142,63 @@ def _real(codes: np.ndarray, tensor: TfTensor) -> np.ndarray:
 
 def _hexscope_reader(session: Session, node_id: int, k: int,
                      tensor: TfTensor) -> Callable[[np.ndarray], np.ndarray]:
-    """How to read a node's output ``k`` as real values: by the node's own min/max outputs
-    (its last two: QuantizedSplit_8 has several data outputs first) where it has them, the
-    device's meaning, else by the TFLite tensor's quantization (uint8 codes of an int8 tensor
-    are its codes + 128)."""
+    """How to read a node's output ``k`` as real values (:func:`hexscope_reading`)."""
+    scale, offset = hexscope_reading(session, node_id, k, tensor)
+    if offset is None:      # on the tensor's grid: its exact scale about its zero code
+        zero = np.float64(_zero_code(session, node_id, k, tensor))
+        return lambda codes: (codes.astype(np.float64) - zero) * np.float64(scale)
+    return lambda codes: offset + codes.astype(np.float64) * scale
+
+
+def hexscope_reading(session: Session, node_id: int, k: int,
+                     tensor: TfTensor) -> tuple[float, float | None]:
+    """(scale, offset) that read a node's output ``k`` as real values, ``offset`` None when
+    it is read on the TFLite tensor's grid: by the node's own min/max outputs (its last two:
+    QuantizedSplit_8 has several data outputs first) where it has them, the device's
+    meaning, else by the TFLite tensor's quantization (uint8 codes of an int8 tensor are
+    its codes + 128)."""
+    assert tensor.quant is not None
+    node = session.graph.node(node_id)
+    dtype = session.output(node_id, k).array.dtype
+    n = len(node.outputs)
+    scale = float(tensor.quant.scale[0])
+    if dtype == np.int8 or n < 3:
+        return scale, None
+    lo = np.float64(session.output(node_id, n - 2).array.ravel()[0])
+    hi = np.float64(session.output(node_id, n - 1).array.ravel()[0])
+    if _on_tensor_grid(lo, hi, tensor) is not None:
+        return scale, None
+    return float((hi - lo) / 255.0), float(lo)
+
+
+def _sides(session: Session, node_id: int, k: int, tensor: TfTensor,
+           expected: np.ndarray) -> Sides:
+    """Both sides' codes and how each reads as reals, for the float reference."""
+    codes = np.asarray(session.output(node_id, k).array).reshape(expected.shape)
+    if tensor.quant is None:            # ARG_MAX's indices
+        return Sides(codes, 1.0, 0.0, expected, 1.0, 0.0)
+    scale, offset = hexscope_reading(session, node_id, k, tensor)
+    if offset is None:
+        offset = -_zero_code(session, node_id, k, tensor) * scale
+    t_scale = float(tensor.quant.scale[0])
+    return Sides(codes, scale, offset, expected, t_scale,
+                 -float(tensor.quant.zero_point[0]) * t_scale)
+
+
+def _zero_code(session: Session, node_id: int, k: int, tensor: TfTensor) -> float:
+    """The code that reads as 0 for an output read on the tensor's grid."""
+    assert tensor.quant is not None
     node = session.graph.node(node_id)
     dtype = session.output(node_id, k).array.dtype
     n = len(node.outputs)
     if dtype == np.int8 or n < 3:
         shift = 128 if dtype == np.uint8 and tensor.dtype == "int8" else 0
-        return lambda codes: _real(codes.astype(np.int32) - shift, tensor)
+        return float(tensor.quant.zero_point[0]) + shift
     lo = np.float64(session.output(node_id, n - 2).array.ravel()[0])
     hi = np.float64(session.output(node_id, n - 1).array.ravel()[0])
     zero = _on_tensor_grid(lo, hi, tensor)
-    if zero is not None:
-        scale = np.float64(tensor.quant.scale[0])  # type: ignore[union-attr]
-        return lambda codes: (codes.astype(np.float64) - zero) * scale
-    return lambda codes: lo + codes.astype(np.float64) * ((hi - lo) / 255.0)
+    assert zero is not None
+    return zero
 
 
 def _on_tensor_grid(lo: np.float64, hi: np.float64, tensor: TfTensor) -> float | None:
@@ -179,21 +224,25 @@ def unrunnable_ops(graph: Graph) -> list[str]:
 
 def compare_with_tflite(graph: Graph, path: str | PathLike[str],
                         inputs: Sequence[np.ndarray] | None = None, tolerance_lsb: float = 1.0,
-                        backend: str = "sim", seed: int = 0) -> Comparison:
-    """Hexscope's run of ``graph`` (imported from the model at ``path``) against TFLite's."""
+                        backend: str = "sim", seed: int = 0,
+                        float_mode: str = "") -> TfliteComparison:
+    """Hexscope's run of ``graph`` (imported from the model at ``path``) against TFLite's;
+    with ``float_mode`` (accumulated, isolated), each side against the float reference too."""
     return compare_backends_with_tflite(graph, path, [backend], inputs, tolerance_lsb,
-                                        seed)[0]
+                                        seed, float_mode)[0]
 
 
 def compare_backends_with_tflite(graph: Graph, path: str | PathLike[str],
                                  backends: Sequence[str],
                                  inputs: Sequence[np.ndarray] | None = None,
-                                 tolerance_lsb: float = 1.0, seed: int = 0) -> list[Comparison]:
+                                 tolerance_lsb: float = 1.0, seed: int = 0,
+                                 float_mode: str = "") -> list[TfliteComparison]:
     """The graph run on each of ``backends`` (the simulator, a device: ``dsp://HOST:PORT``),
     each against one TFLite run on the same input: one :class:`Comparison` per backend, in
     order. Where the simulator follows TFLite and the device does not, the device's first
     divergence is the device's own; where both part at the same tensor, the delegate's graph
-    does.
+    does. With ``float_mode``, each run's rows also carry both sides' errors against the
+    float reference of that run (``float_check``).
 
     Raises
     ------
@@ -215,27 +264,36 @@ def compare_backends_with_tflite(graph: Graph, path: str | PathLike[str],
     by_name = {t.name: t.index for t in model.tensors}
     feeds = model_inputs(graph, [Tensor.from_array(reference[by_name[name]])
                                  for name in meta.get("inputs", [])])
+    if float_mode and float_mode not in FLOAT_MODES:
+        raise ValueError(f"unknown float analysis {float_mode!r}")
     return [_compare_one(graph, path, model, meta, reference, feeds, backend, tolerance_lsb,
-                         seed) for backend in backends]
+                         seed, float_mode) for backend in backends]
 
 
 def _compare_one(graph: Graph, path: str | PathLike[str], model: TfModel, meta: dict,  # type: ignore[type-arg]
                  reference: dict[int, np.ndarray], feeds: Sequence[Tensor], backend: str,
-                 tolerance_lsb: float, seed: int) -> Comparison:
+                 tolerance_lsb: float, seed: int, float_mode: str) -> TfliteComparison:
     try:
         session = Session(graph, backend, seed=seed)
     except (BackendError, NodeError) as exc:
         raise BackendError(f"{os.fspath(path)} on {backend}: {exc}") from None
     try:
         _execute(session, feeds, path, backend)
-        result = Comparison("tflite", backend, "TFLite CPU (ai-edge-litert)", tolerance_lsb)
+        result = TfliteComparison("tflite", backend, "TFLite CPU (ai-edge-litert)",
+                                  tolerance_lsb)
         outputs = meta.get("tensor_of_output", {})
+        expected = {}
         for node in graph:
             for k in range(len(node.outputs)):
                 t = outputs.get(f"0x{node.node_id:x}:{k}")
                 if t is not None and int(t) in reference:
                     result.outputs.append(_row(session, model, meta, node, k, int(t),
                                                reference[int(t)], tolerance_lsb))
+                    expected[(node.node_id, k)] = _sides(session, node.node_id, k,
+                                                         model.tensor(int(t)),
+                                                         reference[int(t)])
+        if float_mode:
+            add_float_reference(result, session, float_mode, expected)
         return result
     finally:
         session.close()

@@ -67,6 +67,30 @@ def d2s_plan(shape: Shape, bh: int, bw: int, crop: tuple[int, int, int, int], re
     return (b, oh, ow, depth), D32Padding(hp, hp, 4, -ow & 3, 0, -depth & 31), od
 
 
+def _stale_from(bw: int, x: Tensor, crop: tuple[int, int, int, int], ow: int) -> int:
+    """The first output unit that the width-interleave loops (bw 2..4) build from data they
+    did not read. ``setup_x2s_plan`` sets ``wunit_v_at_end`` to -1 when one output vector
+    remains and the input read so far covers the width: that vector is then aligned out of
+    the previous group's interleave (``outv[0] = vlalign(lo(result), prevout)`` with a stale
+    ``result``), so its units past the data read hold the columns 4 x bw to their left."""
+    wpad = x.padding.w_before & 3
+    need, left = x.shape[2], crop[2]
+    if left >= bw:
+        n = left // bw
+        left -= n * bw
+        wpad = (wpad + n) & 3
+        need -= n
+    if crop[3] >= bw:
+        need -= crop[3] // bw
+    discard = bw * wpad + left
+    vecs = (discard >> 2) + (1 if discard & 3 else 0)
+    remain = max((ow + 3) // 4 + vecs - bw, 0)
+    loops, remain = divmod(remain, bw)
+    if remain != 1 or 4 - wpad + 4 * loops < need:
+        return 1 << 30                  # every stored unit was read
+    return 4 * bw * (1 + loops) - discard
+
+
 def d2s_d32_memory(ctx: KernelContext, x: Tensor, bh: int, bw: int,
                    crop: tuple[int, int, int, int], out: Shape, pad: D32Padding, od: int
                    ) -> Tensor:
@@ -83,11 +107,14 @@ def d2s_d32_memory(ctx: KernelContext, x: Tensor, bh: int, bw: int,
     b, oh, ow, _ = out
     og, g, p = D32Geometry(out, pad), x.geometry, x.padding
     nd = og.n_slices
-    # bw = 1 is one 2-D memcpy of exactly the output width (width_interleave_1_loop); the
-    # other widths store whole 4-unit vectors
-    units = ow if bw == 1 else 4 * ((ow + 3) // 4)
+    # bw = 1 is one 2-D memcpy of exactly the output width (width_interleave_1_loop), and so
+    # is bw = 8's copy out of its intermediate buffer (width_interleave_8_loop's
+    # vmemcpy_2d_asm of output width x 32 bytes); the other widths store whole 4-unit vectors
+    units = ow if bw in (1, 8) else 4 * ((ow + 3) // 4)
     rows = crop[0] + np.arange(oh)
     cols = crop[2] + np.arange(units)
+    if bw not in (1, 8):
+        cols = np.where(np.arange(units) >= _stale_from(bw, x, crop, ow), cols - 4 * bw, cols)
     lane = np.arange(32)
     slices = np.arange(nd)
     # the first real pixel's slice 0, lane 0: depth-before padding is read as it lies
@@ -95,18 +122,19 @@ def d2s_d32_memory(ctx: KernelContext, x: Tensor, bh: int, bw: int,
     half = od == 16                     # bw = 2: both block columns share one input slice
     wunit = g.d32_stride * nd * (1 if half else bw)
     col_of = (cols % bw) * (16 if half else nd * g.d32_stride) + (cols // bw) * 32
+    # a 16-deep output's column is its 16 bytes twice (width_interleave_2_to16_loop shuffles
+    # the input vector with itself in 16-byte units): lanes 16..31 repeat lanes 0..15
+    src_lane = lane % 16 if half else lane
     off = (first + (rows * wunit)[:, None, None, None]
            + (slices * g.d32_stride)[None, :, None, None]
-           + col_of[None, None, :, None] + lane[None, None, None, :])   # (oh, s, units, 32)
+           + col_of[None, None, :, None] + src_lane[None, None, None, :])  # (oh, s, units, 32)
     off = (np.arange(b) * g.batch_stride)[:, None, None, None, None] + off[None]
     src = np.asarray(x.raw).reshape(-1)
-    # the 16-deep output fills half of each slice; what the unpack leaves in the other 16
-    # lanes is not modelled
-    known = (off < src.size) & (lane < od)
+    known = (off >= 0) & (off < src.size)
     values = np.where(known, src[np.clip(off, 0, src.size - 1)], ctx.padding_fill)
     mem = np.full(og.memory_shape, ctx.padding_fill, np.uint8)
     mem[:, pad.h_before:pad.h_before + oh, :, 4:4 + units, :] = values
-    if not ((off < src.size) | (lane >= od)).all():
+    if not known.all():
         ctx.warn("DepthToSpace_8_d32: the width padding reads past the input's buffer "
                  "(whole vectors); those bytes hold the fill byte")
     return Tensor(out, DType.QUINT8, mem.reshape(-1), Layout.D32, pad)
@@ -141,19 +169,20 @@ def depth_to_space_8_d32(ctx: KernelContext, x: Tensor, block: Tensor, x_min: Te
     multiple of 4 after, none before in depth and up to a multiple of 32 after. min and max
     are the input's.
 
-    Fidelity: modelled from the HVX source, unconfirmed on the device, for bw 2..8 (their
-    width-interleave loops are HVX, which the oracle cannot run: it checks their shapes,
-    padding amounts and errors); bw = 1 is a C 2-D copy, byte-exact in the oracle, padding
-    included (400 of 400 cases, tests/oracle/py/campaigns_d32ops26.py). The logical values
-    equal DepthToSpace_8's; an input with depth-before padding is read from lane 0 of its
-    slices as nnlib's addressing does (the values come out shifted, with a warning).
-    The padding: every real row of every output slice is written over width 0 up to the
-    next multiple of 4, so the width-after padding holds the next full-resolution columns
-    (cropped columns, or the input's width padding and the memory after it, read as whole
-    vectors), and a depth crop leaves the cropped channels in the depth padding (whole
-    slices are interleaved). The height padding rows and the 4 width-before units are never
-    written (the session's fill byte), nor, for a 16-deep output, lanes 16..31 (their
-    content after the unpack is not modelled: fill byte).
+    Fidelity: byte-exact, padding included, against nnlib's HVX code under QEMU 7.2's
+    Hexagon v66 emulation (tests/oracle/hvx, 600 cases, docs/oracle-hvx.md; QEMU is an
+    emulator, not a device); bw = 1 is also byte-exact in the x86 oracle (400 cases). The
+    logical values equal DepthToSpace_8's; an input with depth-before padding is read from
+    lane 0 of its slices as nnlib's addressing does (the values come out shifted, with a
+    warning). The padding: for bw 2..4 every real row of every output slice is written over
+    width 0 up to the next multiple of 4, so the width-after padding holds the next
+    full-resolution columns (cropped columns, or the input's width padding and the memory
+    after it, read as whole vectors), except in a last vector that the loops align out of
+    data they did not read (``wunit_v_at_end`` -1): its units past that data hold the
+    columns 4 x bw to their left. bw = 1 and bw = 8 write exactly the output width. A
+    16-deep output repeats each column's 16 bytes in lanes 16..31. A depth crop leaves the
+    cropped channels in the depth padding (whole slices are interleaved). The height padding
+    rows and the 4 width-before units are never written (the session's fill byte).
 
     Errors, as nnlib raises them: "bad blocksize tensor"; "Bad crop-descriptor tensor";
     "bad crop element"; "bad depth crop value"; "block shape does not divide input depth";

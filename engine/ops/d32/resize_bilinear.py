@@ -66,21 +66,27 @@ def general_rows(mem: np.ndarray, rows: np.ndarray, beta: np.ndarray, cols: np.n
     return np.clip((h + 64) >> 7, 0, 255).astype(np.uint8)
 
 
-def x2_rows(mem: np.ndarray) -> np.ndarray:
-    """The exact-2x path on (B, H, S, W, 32) codes, as ``do_bilin_interp_x2_single_slice``
-    writes it (the HVX ``do_bilin_interp_x2_single_slice_HVX`` is assembly; assumed to do
-    the same): even columns copy, odd ones the truncating average of their neighbours
-    (``vavgub``), the last input column twice; odd rows the rounded average of the rows
-    around them (``vavgub:rnd``), the last row twice."""
+def x2_rows(mem: np.ndarray, width: int) -> np.ndarray:
+    """The exact-2x path on (B, H, S, W, 32) codes, as nnlib's assembly
+    ``do_bilin_interp_x2_single_slice_HVX`` (resizebilinear_d32_h.S) writes it, confirmed
+    under QEMU: ``width`` columns are real (``mem`` may hold one more, the padding column its
+    last vector loads). Even columns copy, odd ones are the truncating average of their
+    neighbours (``vavg``), the last real column and any column past it twice. Odd rows
+    average the rows around them, truncating (``vavg``) over the columns of the 4-column
+    input vectors of the main loop (``.lpx``: the first 4 ((width - 1) >> 2)) and rounding
+    (``vavg:rnd``) over the last vector (``.lpx_end``); the last row twice."""
     m = mem.astype(I64)
     b, h, s, w, _ = m.shape
     wide = np.empty((b, h, s, 2 * w, 32), I64)
     wide[:, :, :, 0::2] = m
-    wide[:, :, :, 1:-1:2] = (m[:, :, :, :-1] + m[:, :, :, 1:]) >> 1
-    wide[:, :, :, -1] = m[:, :, :, -1]
+    wide[:, :, :, 1::2] = m
+    if width > 1:
+        wide[:, :, :, 1:2 * width - 2:2] = (m[:, :, :, :width - 1] + m[:, :, :, 1:width]) >> 1
     out = np.empty((b, 2 * h, s, 2 * w, 32), I64)
     out[:, 0::2] = wide
-    out[:, 1:-1:2] = (wide[:, :-1] + wide[:, 1:] + 1) >> 1
+    upper, lower = wide[:, :-1], wide[:, 1:]
+    in_loop = (np.arange(2 * w) // 2 < 4 * ((width - 1) >> 2))[None, None, None, :, None]
+    out[:, 1:-1:2] = np.where(in_loop, (upper + lower) >> 1, (upper + lower + 1) >> 1)
     out[:, -1] = wide[:, -1]
     return out.astype(np.uint8)
 
@@ -107,11 +113,13 @@ def resize_d32_memory(ctx: KernelContext, x: Tensor, new_h: int, new_w: int, ali
     nd = g.n_data_slices
     if not align and (new_h, new_w) == (2 * h, 2 * w) and p.w_before % 2 == 0:
         gutter = 2 if p.w_before & 2 else 0            # 2 input pixels of padding included
+        # an odd width's last vector store also writes the padding column after it
+        extra = (w + gutter) & 1
         src = mem_in[:, p.h_before:p.h_before + h, :nd,
-                     p.w_before - gutter:p.w_before + w]
+                     p.w_before - gutter:p.w_before + w + extra]
         mem = np.full(og.memory_shape, ctx.padding_fill, np.uint8)
         mem[:, pad.h_before:pad.h_before + new_h, :nd,
-            4 - 2 * gutter:4 + new_w] = x2_rows(src)
+            4 - 2 * gutter:4 + new_w + 2 * extra] = x2_rows(src, w + gutter)
         return Tensor(out, DType.QUINT8, mem.reshape(-1), Layout.D32, pad)
     if (new_h, new_w) == (h, w):
         # nn_mcmanager_tensor_copy: the input's bytes, shape and format (its padding); when
@@ -160,8 +168,10 @@ def quantized_resize_bilinear_8_d32(ctx: KernelContext, x: Tensor, size: Tensor,
     Semantics (``op_resizebilinear_d32.c``): ``new_size`` is [new_h, new_w]; input 4
     non-zero is align_corners. Three paths, as nnlib picks them:
     exact 2x (no align_corners, an even input width-before padding): even columns copy the
-    input, odd ones are (a + b) >> 1, the last column doubled; odd rows are (a + b + 1) >> 1
-    of the rows around them, the last row doubled (``do_bilin_interp_x2_single_slice``);
+    input, odd ones are (a + b) >> 1, the last column doubled; odd rows average the rows
+    around them, (a + b) >> 1 over the input columns of the assembly's main loop (the first
+    4 ((W - 1) >> 2), counted from the aligned start) and (a + b + 1) >> 1 over its last
+    vector, the last row doubled (``do_bilin_interp_x2_single_slice_HVX``);
     the same size: a copy of the input's bytes, which keeps the input's own padding
     (``nn_mcmanager_tensor_copy``; bytes beyond the output's size fail the copy, unchecked:
     the output stays unwritten, with a warning); otherwise the general path
@@ -173,11 +183,11 @@ def quantized_resize_bilinear_8_d32(ctx: KernelContext, x: Tensor, size: Tensor,
     with weight 0. The output keeps the input's height and depth paddings, 4 before in
     width and up to a multiple of 4 after. min and max are the input's.
 
-    Fidelity: modelled from the HVX source, unconfirmed on the device (the HVX general path
-    and the x2 assembly cannot run in the oracle; the x2 path follows the C twin in the same
-    file). The oracle checks what nnlib decides in C: output shapes, padding amounts,
-    errors, and every byte of the same-size copy (400 of 400 cases,
-    tests/oracle/py/campaigns_d32ops26.py). It differs from QuantizedResizeBilinear_8
+    Fidelity: byte-exact, padding included, against nnlib's HVX code (the general path's
+    intrinsics and the x2 assembly) under QEMU 7.2's Hexagon v66 emulation (tests/oracle/hvx,
+    600 cases, docs/oracle-hvx.md; QEMU is an emulator, not a device); the x86 oracle checks
+    the C decisions (shapes, padding amounts, errors) and the same-size copy (400 cases).
+    It differs from QuantizedResizeBilinear_8
     (float32 taps, code = trunc(v + 0.5)):
     7-bit row weights and 15-bit column fractions from a rounded 32.32 step, and the 2x
     path's truncating then rounding averages; measured on 382 random cases (sizes 1..9 to
@@ -185,7 +195,8 @@ def quantized_resize_bilinear_8_d32(ctx: KernelContext, x: Tensor, size: Tensor,
     (docs/oracle-shape.md; a property test keeps it). The padding:
     every slice holding data is written over all 32 lanes (the depth padding lanes are
     interpolated from the input's), the width-after padding holds the last column repeated
-    (general path) and, on the 2x path with a width-before padding of 2 mod 4, the 4 output
+    (general path) or, on the 2x path with an odd width, the input's padding column after
+    the last one, twice; on the 2x path with a width-before padding of 2 mod 4, the 4 output
     width-before units hold the 2 input padding pixels interpolated; the height padding and
     anything else keeps the session's fill byte.
 

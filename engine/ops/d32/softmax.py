@@ -70,18 +70,23 @@ def scaling_parms(mn: float, mx: float, beta: float, depth: int) -> tuple[int, i
     return betamul, rsh, accshift
 
 
-def softmax_fixed(codes: np.ndarray, betamul: int, rsh: int, accshift: int) -> np.ndarray:
-    """``softmax_operate_ref_function`` over the last axis of ``codes`` (any shape)."""
+def softmax_fixed(codes: np.ndarray, betamul: int, rsh: int, accshift: int,
+                  real: int | None = None) -> np.ndarray:
+    """``softmax_operate_ref_function`` over the last axis of ``codes`` (any shape). With
+    ``real``, only the first ``real`` lanes give the maximum and the sum, and the others are
+    computed against them (the HVX function on the depth padding lanes of its last slice; a
+    padding code above the maximum shifts by 0)."""
     x = codes.astype(I64)
-    top = x.max(axis=-1, keepdims=True, initial=0)
+    top = x[..., :real].max(axis=-1, keepdims=True, initial=0)
     xs = ((top - x) * 256 * betamul) >> rsh
     shift = (xs >> 16) + accshift
-    if (shift < 0).any():
+    if (shift[..., :real] < 0).any():
         raise KernelError("softmax_d32: a negative beta * range gives a negative shift "
                           "(undefined in nnlib's C)")
+    shift = np.maximum(shift, 0)
     live = shift <= 31
     m = np.where(live, (powm2((xs & 0xFFFF) >> 1) << 16) >> np.minimum(shift, 31), 0)
-    total = m.sum(axis=-1, keepdims=True)
+    total = m[..., :real].sum(axis=-1, keepdims=True)
     if (total >= 2**31).any():
         # only a negative beta makes the shifts smaller than accshift: the C's int sum
         # overflows (and its reciprocal then divides by zero, SIGFPE on the host)
@@ -96,10 +101,14 @@ def softmax_fixed(codes: np.ndarray, betamul: int, rsh: int, accshift: int) -> n
     return np.clip(y, 0, 255).astype(np.uint8)
 
 
-def softmax_d32_memory(ctx: KernelContext, x: Tensor, parms: tuple[int, int, int]) -> Tensor:
+def softmax_d32_memory(ctx: KernelContext, x: Tensor, parms: tuple[int, int, int],
+                       hvx: bool = False) -> Tensor:
     """The output as ``softmax_d32_execute`` leaves it: the input's padding; every real row,
     over the width vectors that cover the data (the width padding inside them is computed
-    from the input's padding bytes), the depth positions of the data; the rest unwritten."""
+    from the input's padding bytes), the depth positions of the data; the rest unwritten.
+    ``hvx`` (no depth-before padding, ``softmax_operate_hvx_function``): the depth padding
+    lanes of the last data slice are written too, from the input's bytes there, against
+    the maximum and sum of the real lanes."""
     b, h, w, d = x.shape
     p = x.padding
     start = p.w_before & ~3
@@ -107,8 +116,12 @@ def softmax_d32_memory(ctx: KernelContext, x: Tensor, parms: tuple[int, int, int
     padded = x.padded_array()
     y = np.full(padded.shape, ctx.padding_fill, np.uint8)
     rows, cols = slice(p.h_before, p.h_before + h), slice(start, start + width)
-    depth = slice(p.d_before, p.d_before + d)
-    y[:, rows, cols, depth] = softmax_fixed(padded[:, rows, cols, depth], *parms)
+    if hvx:
+        depth = slice(0, (d + 31) & ~31)
+        y[:, rows, cols, depth] = softmax_fixed(padded[:, rows, cols, depth], *parms, real=d)
+    else:
+        depth = slice(p.d_before, p.d_before + d)
+        y[:, rows, cols, depth] = softmax_fixed(padded[:, rows, cols, depth], *parms)
     g = D32Geometry(x.shape, p)
     mem = y.reshape(b, g.h_total, g.w_total, g.n_slices, 32).transpose(0, 1, 3, 2, 4)
     return Tensor(x.shape, DType.QUINT8, np.ascontiguousarray(mem).reshape(-1), Layout.D32, p)
@@ -122,13 +135,14 @@ _PORTS = dict(
 
 
 def _run(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
-         beta: tuple[Tensor, ...]) -> tuple[Tensor, Tensor, Tensor]:
+         beta: tuple[Tensor, ...], hvx: bool = False) -> tuple[Tensor, Tensor, Tensor]:
     require_d32(x)
     b = scalar_f(beta[0]) if beta else 1.0
     parms = scaling_parms(scalar_f(x_min), scalar_f(x_max), b, x.shape[3])
     output_fits(ctx, 0, x.geometry.elements, f"{x.shape} with d32 padding {tuple(x.padding)}",
                 d32_output=True, reason="out too small")
-    return softmax_d32_memory(ctx, x, parms), f32_scalar(0.0), f32_scalar(1.0)
+    hvx = hvx and x.padding.d_before == 0
+    return softmax_d32_memory(ctx, x, parms, hvx), f32_scalar(0.0), f32_scalar(1.0)
 
 
 @op("QuantizedSoftmax_8_d32", Category.D32, reference=softmax_reference, d32_output=True,
@@ -150,24 +164,30 @@ def quantized_softmax_8_d32(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max:
     input's padding.
 
     Fidelity: byte-exact with nnlib's plain C ``softmax_operate_ref_function``, run in the
-    oracle with every byte of the output buffer compared (tests/oracle, campaigns_d32ops26:
-    253 of 264 cases, the other 11 a negative beta, below; golden file
-    ``QuantizedSoftmax_8_d32.json.gz``). That C is what the device runs for an input with
-    depth-before padding; with none it runs ``softmax_operate_hvx_function`` (HVX, which the
-    oracle cannot run), whose pow2 and reciprocal nnlib itself says the C is no longer
-    bit-exact with ("close, though"): for those inputs the model is unconfirmed on the
-    device. Against QuantizedSoftmax_8 (``qsoftmax_execute_ref``'s float32): at most 1 code
-    apart, 46 of 116,926 values on 400 random tensors (equal codes give 127 here, 128 flat).
-    The padding: the width padding inside the row vectors gets the softmax of the input's
-    padding bytes (the C runs every pixel of those vectors); the depth padding lanes, the
-    height padding and the other width units are never written (fill byte).
+    x86 oracle with every byte of the output buffer compared (tests/oracle,
+    campaigns_d32ops26: 253 of 264 cases, the other 11 a negative beta, below; golden file
+    ``QuantizedSoftmax_8_d32.json.gz``): that C is what the device runs for an input with
+    depth-before padding. With none it runs ``softmax_operate_hvx_function``, checked
+    against nnlib's HVX code under QEMU 7.2's Hexagon v66 emulation (tests/oracle/hvx, QEMU
+    is an emulator, not a device; docs/oracle-hvx.md): 272 of 300 cases byte-exact, padding
+    included. Of the other 28, 3 are one code apart in one value (the HVX pow2 and
+    reciprocal, which nnlib says the C is no longer bit-exact with, "close, though") and 25
+    have a negative beta or a reversed range, where the HVX shifts are defined and give a
+    result but Hexscope fails the node (below). Against QuantizedSoftmax_8
+    (``qsoftmax_execute_ref``'s float32): at most 1 code apart, 46 of 116,926 values on 400
+    random tensors (equal codes give 127 here, 128 flat). The padding: the width padding
+    inside the row vectors gets the softmax of the input's padding bytes (every pixel of
+    those vectors runs); on the HVX path the depth padding lanes of the last data slice get
+    their input bytes' values against the pixel's real maximum and sum, where the C leaves
+    them unwritten; the height padding and the other width units are never written (fill
+    byte).
 
     Errors, as nnlib raises them: "softmax_32: range = ... beta too large" (the scaled beta
     at or above 256, or a depth above 65536); "out too small". A negative beta makes the C
     shift by a negative count or overflow its int sum (undefined behaviour: x86 masks the
     count, the DSP's register shifts reverse direction): Hexscope fails the node.
     """
-    return _run(ctx, x, x_min, x_max, beta)
+    return _run(ctx, x, x_min, x_max, beta, hvx=True)
 
 
 @op("QuantizedSoftmax_8_d32_ref", Category.D32, reference=softmax_reference, d32_output=True,

@@ -104,19 +104,20 @@ def quantized_split_8_d32(ctx: KernelContext, axis: Tensor, x: Tensor, x_min: Te
     a multiple of 32. The output range is [fminf(0, min), max] (the flat op copies the
     input's min unchanged).
 
-    Fidelity: modelled from the HVX source, unconfirmed on the device (nnlib's k = 1 loop
-    ``channelshuf_d32_k1_template`` is HVX only, which the oracle cannot run). The logical
-    values equal QuantizedSplit_8's. The padding follows the loop's whole-vector stores:
-    every real row of every output slice is written over the width vectors that cover the
-    data (so the width padding inside those vectors holds the input's bytes at the same
-    places); a part starting inside a slice (depth offset r = dpos % 32) takes lanes past
-    its depth from the input's next channels (``vmux`` + ``vdelta``: the next slice, past
-    the input's last slice the next row's memory), or, when r <= 32 - depth (alignment mode
-    1, one ``vror`` of 128 bytes), from the next width unit's channels. The height padding
-    rows and the width units outside those vectors are never written: they hold the
-    session's fill byte, as do bytes read past the input's buffer (with a warning). The
-    oracle checks what nnlib decides in C: part shapes, padding amounts and every error
-    (400 of 400 cases, tests/oracle/py/campaigns_d32ops26.py).
+    Fidelity: byte-exact, padding included, against nnlib's HVX k = 1 loop
+    (``channelshuf_d32_k1_template``) under QEMU 7.2's Hexagon v66 emulation (tests/oracle/
+    hvx, 300 cases: 121 run, 179 errors, docs/oracle-hvx.md; QEMU is an emulator, not a
+    device). The logical values equal QuantizedSplit_8's. The padding follows the loop's
+    whole-vector stores: every real row of every output slice is written over the width
+    vectors that cover the data (so the width padding inside those vectors holds the input's
+    bytes at the same places); a part starting inside a slice (depth offset r = dpos % 32)
+    takes lanes past its depth from the input's next channels (``vmux`` + ``vdelta``: the
+    next slice, past the input's last slice the next row's memory), or, when r <= 32 - depth
+    (alignment mode 1, one ``vror`` of 128 bytes), from the next width unit's channels. The
+    height padding rows and the width units outside those vectors are never written: they
+    hold the session's fill byte, as do bytes read past the input's buffer (with a warning).
+    The x86 oracle checks what nnlib decides in C: part shapes, padding amounts and every
+    error (400 of 400 cases, tests/oracle/py/campaigns_d32ops26.py).
 
     Errors, as nnlib raises them: "split dimension out of range"; "split_d32 must be on dim
     3"; "bad split_d32 parms: can't divide D by N"; "channelshuf input #1 has nonzero

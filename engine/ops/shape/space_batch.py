@@ -54,8 +54,10 @@ def _moved_reference(ctx: KernelContext, x: Tensor, block: Tensor, pad: Tensor,
                      x_min: Tensor, x_max: Tensor) -> tuple[np.ndarray, ...]:
     """the same rearrangement of the dequantized values (padding is real 0)."""
     lo, hi = scalar_f(x_min), scalar_f(x_max)
-    y, _, _ = _rearranged(ctx, x, block, pad, x_min, x_max)
-    return ranged(real(y, x_min, x_max))[0], np.float32(lo), np.float32(hi)
+    # the values themselves, not codes: the accumulated float run feeds float32 reals,
+    # which the kernel would have read as codes (255 steps off on a dilated depthwise)
+    y = _s2b(x, real(x, x_min, x_max), np.float32(0.0), block, pad)
+    return ranged(y)[0], np.float32(lo), np.float32(hi)
 
 
 @op("SpaceToBatchND_8", Category.PLUMBING, reference=_moved_reference, inputs=_IN,
@@ -84,6 +86,14 @@ def space_to_batch_nd_8(ctx: KernelContext, x: Tensor, block: Tensor, pad: Tenso
 
 def _rearranged(ctx: KernelContext, x: Tensor, block: Tensor, pad: Tensor, x_min: Tensor,
                 x_max: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    zero = quantize_uint8(0.0, scalar_f(x_min), scalar_f(x_max))
+    y = _s2b(x, data_of(x, "input"), zero, block, pad)
+    return (Tensor.from_array(fresh(y), DType.QUINT8), *_range_copy(x_min, x_max))
+
+
+def _s2b(x: Tensor, codes: np.ndarray, zero: object, block: Tensor, pad: Tensor
+         ) -> np.ndarray:
+    """SpaceToBatchND's rearrangement of ``codes`` (x's shape), padded with ``zero``."""
     sh, sw, top, bottom, left, right = _geometry(block, pad)
     b, h, w, d = x.shape
     hp, wp = h + top + bottom, w + left + right
@@ -97,8 +107,7 @@ def _rearranged(ctx: KernelContext, x: Tensor, block: Tensor, pad: Tensor, x_min
     if oh < 0 or ow < 0:
         raise KernelError(f"output size {oh}x{ow} is negative (device: 'failed to prepare "
                           "output')")
-    zero = quantize_uint8(0.0, scalar_f(x_min), scalar_f(x_max))
-    codes = data_of(x, "input")
+    codes = np.asarray(codes).reshape(x.shape)
     # Row r of block row i reads input row i - top + sh * r; outside the image: zero code.
     rows = np.arange(sh)[:, None] - top + sh * np.arange(oh)[None, :]
     cols = np.arange(sw)[:, None] - left + sw * np.arange(ow)[None, :]
@@ -107,16 +116,14 @@ def _rearranged(ctx: KernelContext, x: Tensor, block: Tensor, pad: Tensor, x_min
     r_idx, c_idx = np.where(in_r, rows, h), np.where(in_c, cols, w)
     # [sh, oh] x [sw, ow] -> out[i, j, b, y, x, :] = src[b, r_idx[i, y], c_idx[j, x], :]
     g = src[:, r_idx[:, None, :, None], c_idx[None, :, None, :], :]   # [B, sh, sw, oh, ow, D]
-    y = np.ascontiguousarray(g.transpose(1, 2, 0, 3, 4, 5)).reshape(sh * sw * b, oh, ow, d)
-    return (Tensor.from_array(fresh(y), DType.QUINT8), *_range_copy(x_min, x_max))
+    return np.ascontiguousarray(g.transpose(1, 2, 0, 3, 4, 5)).reshape(sh * sw * b, oh, ow, d)
 
 
 def _b2s_reference(ctx: KernelContext, x: Tensor, block: Tensor, pad: Tensor,
                    x_min: Tensor, x_max: Tensor) -> tuple[np.ndarray, ...]:
     """the same rearrangement of the dequantized values."""
-    y, _, _ = batch_to_space_nd_8(ctx, x, block, pad, x_min, x_max)
-    return (ranged(real(y, x_min, x_max))[0], np.float32(scalar_f(x_min)),
-            np.float32(scalar_f(x_max)))
+    y = _b2s(x, real(x, x_min, x_max), block, pad)     # values, not codes (see above)
+    return ranged(y)[0], np.float32(scalar_f(x_min)), np.float32(scalar_f(x_max))
 
 
 @op("BatchToSpaceND_8", Category.PLUMBING, reference=_b2s_reference, inputs=_IN,
@@ -138,6 +145,12 @@ def batch_to_space_nd_8(ctx: KernelContext, x: Tensor, block: Tensor, pad: Tenso
     a negative crop (the device's unsigned index reads outside the input); a negative
     output size ('failed to prepare output').
     """
+    y = _b2s(x, data_of(x, "input"), block, pad)
+    return (Tensor.from_array(fresh(y), DType.QUINT8), *_range_copy(x_min, x_max))
+
+
+def _b2s(x: Tensor, codes: np.ndarray, block: Tensor, pad: Tensor) -> np.ndarray:
+    """BatchToSpaceND's rearrangement of ``codes`` (x's shape), cropped."""
     sh, sw, top, bottom, left, right = _geometry(block, pad)
     b, h, w, d = x.shape
     if b % (sh * sw):
@@ -150,9 +163,8 @@ def batch_to_space_nd_8(ctx: KernelContext, x: Tensor, block: Tensor, pad: Tenso
     if oh < 0 or ow < 0:
         raise KernelError(f"output size {oh}x{ow} is negative (device: 'failed to prepare "
                           "output')")
-    codes = data_of(x, "input").reshape(sh, sw, ob, h, w, d)
+    codes = np.asarray(codes).reshape(sh, sw, ob, h, w, d)
     rows, cols = np.arange(oh) + top, np.arange(ow) + left
     g = codes[(rows % sh)[:, None], (cols % sw)[None, :], :, (rows // sh)[:, None],
               (cols // sw)[None, :], :]                          # [oh, ow, ob, D]
-    y = np.ascontiguousarray(g.transpose(2, 0, 1, 3))
-    return (Tensor.from_array(fresh(y), DType.QUINT8), *_range_copy(x_min, x_max))
+    return np.ascontiguousarray(g.transpose(2, 0, 1, 3))

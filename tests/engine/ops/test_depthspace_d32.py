@@ -65,11 +65,35 @@ def test_d2s_d32_crops_keep_the_cropped_values_in_the_padding():
     np.testing.assert_array_equal(y.array[0, 0, 0], range(20))
 
 
+def test_d2s_d32_last_vector_aligned_from_stale_data():
+    # width 2 x bw 2 cropped [1, 2]: one output column; the input has 3 width units before
+    # (wpad_mod4 3, discard_w 7): setup_x2s_plan sets wunit_v_at_end -1, and the one stored
+    # vector is vlalign(lo(result), hi(result), 32): unit 4 = full-resolution column 1, units
+    # 5..7 = the interleave of the input's width-before units 0 and 1 (padding), not
+    # columns 2..4 (nnlib's HVX code under QEMU, docs/oracle-hvx.md)
+    x = np.arange(128, dtype=np.uint8).reshape(1, 1, 2, 64)
+    y, _ = _d2s(x, [1, 2], crop=[0, 0, 1, 2], pad=D32Padding(0, 0, 3, 3, 0, 0))
+    assert y.shape == (1, 1, 1, 32)
+    np.testing.assert_array_equal(y.memory[0, 1, 0, 4], range(32, 64))
+    assert (y.memory[0, 1, 0, 5:8] == IN_PAD).all()
+
+
+def test_d2s_d32_block_width_8_writes_the_output_width_only():
+    # width_interleave_8_loop copies output width x 32 bytes out of its buffer
+    x = np.arange(256, dtype=np.uint8).reshape(1, 1, 1, 256)
+    y, _ = _d2s(x, [1, 8], crop=[0, 0, 0, 5])
+    assert y.shape == (1, 1, 3, 32) and y.padding.w_after == 1
+    np.testing.assert_array_equal(y.memory[0, 1, 0, 6], range(64, 96))
+    assert (y.memory[0, 1, 0, 7] == FILL).all()
+
+
 def test_d2s_d32_sixteen_deep_output_and_height_one_padding():
     x = np.arange(64, dtype=np.uint8).reshape(1, 1, 1, 64)
     y, _ = _d2s(x, [2])
     assert y.shape == (1, 2, 2, 16) and y.padding.d_after == 16
-    np.testing.assert_array_equal(y.memory[0, 4, 0, 5], [*range(16, 32), *[FILL] * 16])
+    # width_interleave_2_to16_loop shuffles the input vector with itself in 16-byte units:
+    # lanes 16..31 repeat lanes 0..15 (nnlib's HVX code under QEMU, docs/oracle-hvx.md)
+    np.testing.assert_array_equal(y.memory[0, 4, 0, 5], [*range(16, 32), *range(16, 32)])
     y, _ = _d2s(X128, [1, 4])                                      # height stays 1
     assert y.shape == (1, 1, 4, 32) and y.padding[:2] == (1, 1)
 

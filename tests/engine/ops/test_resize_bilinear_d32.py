@@ -122,3 +122,19 @@ def test_within_one_code_of_the_flat_op(b, h, w, d, nh, nw, align, x2, seed):
 def test_errors(new, message):
     with pytest.raises(KernelError, match=message):
         _resize(np.zeros((1, 2, 2, 1)), new)
+
+
+def test_x2_odd_rows_truncate_in_the_main_loop_and_round_in_the_last_vector():
+    # resizebilinear_d32_h.S: width 5 -> one 4-column vector in the main loop (vavg, which
+    # truncates) and the last column in the tail vector (vavg:rnd). Rows 0 and 1 differ by 1
+    # everywhere, so each odd row shows which average was taken (nnlib's HVX code under
+    # QEMU, docs/oracle-hvx.md).
+    x = np.array([[10, 20, 30, 40, 50], [11, 21, 31, 41, 51]]).reshape(1, 2, 5, 1)
+    y = _resize(x, (4, 10), pad=D32Padding(0, 0, 4, 3, 0, 31))
+    row1 = y.array[0, 1, :, 0]
+    # columns 0..7 from input columns 0..3: (a + b) >> 1 of 10/11, 15/16 ... -> trunc
+    np.testing.assert_array_equal(row1[:8], [10, 15, 20, 25, 30, 35, 40, 45])
+    # columns 8, 9 from input column 4 (the tail): (50 + 51 + 1) >> 1 = 51
+    np.testing.assert_array_equal(row1[8:], [51, 51])
+    # an odd width's last vector store writes one padding column (the input's padding) twice
+    assert (y.memory[0, 0, 0, 4 + 10:4 + 12] == IN_PAD).all()

@@ -1,0 +1,107 @@
+"""Compile (or load from disk) every compiled kernel of the engine now.
+
+numba compiles a kernel without a signature at its first call for each argument type, and
+keeps the machine code on disk; the LLVM GEMM kernel does the same under the user's cache.
+Running the bundled examples (``hexscope --warm-up``) reaches only the kernels their ops
+use: a graph with a depthwise Supernode, a softmax, a mean or a float Winograd convolution,
+or the first Compare, then compiled for seconds at its first use (a first F10 of 20 s on a
+10,000-node graph, issue 32). Each entry of :data:`WARMERS` calls one kernel module through
+the public function the ops call, on a tiny input of the types they pass, so the cached
+specialisations are the ones a run uses. ``tests/engine/test_kernel_warm_up.py`` checks
+that every module that compiles a kernel has an entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+
+def _compiled_defs() -> None:
+    from hexscope.engine.ops.kernels import compiled
+
+    compiled.load()
+
+
+def _winograd_defs() -> None:
+    from hexscope.engine.ops.kernels import compiled
+
+    if compiled.enabled():
+        # typed signatures: compiled (or loaded) when the module is imported
+        from hexscope.engine.ops.kernels import winograd_defs  # noqa: F401
+
+
+def _igemm() -> None:
+    from hexscope.engine.ops.kernels import igemm
+
+    igemm.available()
+    igemm.available8()
+
+
+def _depthwise() -> None:
+    from hexscope.engine.ops.kernels.depthwise import depthwise_sums
+
+    x = np.arange(18, dtype=np.uint8).reshape(1, 3, 3, 2)
+    w = np.ones((2, 2, 2, 1), np.uint8)
+    for zx in (3, 300):              # the narrow loop (codes 0..255) and the general one
+        depthwise_sums(x, w, zx, 4, 1, 1, 0, 0, 2, 2)
+
+
+def _dwise_requant() -> None:
+    from hexscope.engine.ops.kernels.dwise_requant import dwise_requantize
+
+    dwise_requantize(np.zeros((2, 3), np.int32), np.zeros(3, np.int32),
+                     np.ones(3, np.uint32), 1)
+
+
+def _normalize_loops() -> None:
+    from hexscope.engine.ops.normalize.l2norm import l2_codes
+    from hexscope.engine.ops.normalize.softmax import softmax_codes
+    from hexscope.engine.ops.reduce.mean import requantize_sums
+
+    codes = np.arange(8, dtype=np.uint8).reshape(2, 4)
+    softmax_codes(codes, np.float32(0.05))
+    l2_codes(codes, 3, 1)
+    for wide in (np.int32, np.int64):    # the mean sums in int32, or int64 on large inputs
+        requantize_sums(np.arange(4, dtype=wide), 4, 1, 1 << 20, 3, 2)
+
+
+def _metrics_pass() -> None:
+    from hexscope.engine.analysis import _metrics_pass as metrics_pass
+
+    a32, a64 = np.linspace(0, 1, 8, dtype=np.float32), np.linspace(0, 1, 8)
+    codes = np.arange(8, dtype=np.uint8)
+    for a, b, wide in ((a32, a32, False), (a32, codes, True), (a64, a64, True),
+                       (a32, a64, True), (a64, codes, True)):
+        metrics_pass.finite_pass(a, b, wide, 0.5, 0.0, 1.0)
+    metrics_pass.finite_pass(codes, a64, True, 1.0, 0.0, 1.0, 0.01)
+
+
+#: Every module that compiles kernels at run time, and what compiles (or loads) them.
+WARMERS: dict[str, Callable[[], None]] = {
+    "hexscope.engine.ops.kernels.compiled_defs": _compiled_defs,
+    "hexscope.engine.ops.kernels.winograd_defs": _winograd_defs,
+    "hexscope.engine.ops.kernels.igemm": _igemm,
+    "hexscope.engine.ops.kernels.depthwise": _depthwise,
+    "hexscope.engine.ops.kernels.dwise_requant": _dwise_requant,
+    "hexscope.engine.ops.kernels.normalize_loops": _normalize_loops,
+    "hexscope.engine.analysis._metrics_pass": _metrics_pass,
+}
+
+
+def warm_all() -> list[str]:
+    """Compile or load every kernel of :data:`WARMERS`; the modules that failed (with why).
+
+    Where numba or llvmlite is missing or cannot compile, the wrappers take their numpy
+    paths and nothing fails."""
+    failed: list[str] = []
+    for module, warm in WARMERS.items():
+        try:
+            warm()
+        except Exception as exc:  # noqa: BLE001 - one module's failure must not stop the rest
+            failed.append(f"{module}: {exc}")
+    return failed
+
+
+__all__ = ["WARMERS", "warm_all"]

@@ -1,0 +1,121 @@
+"""TFLite and the float reference in one comparison (engine/io/tflite/float_check.py): each
+TFLite tensor's row carries Hexscope's and TFLite's errors against the float reference, and
+the text says which side parts from it first (issue 27: "Combine it with the float
+reference ... as the other Bs are")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pytest
+
+from hexscope.app.cli import main
+from hexscope.engine.dtypes import DType
+from hexscope.engine.io.tflite.float_check import float_parting_text, float_table
+from hexscope.engine.io.tflite.importer import import_tflite
+from hexscope.engine.io.tflite.reference import compare_with_tflite
+
+pytest.importorskip("ai_edge_litert", reason="the 'tflite' extra is not installed")
+ROOT = Path(__file__).resolve().parents[3]
+DATA = ROOT / "tests" / "data" / "tflite"
+
+
+def _compare(name: str, mode: str = "accumulated"):  # noqa: ANN202
+    model = DATA / f"{name}.tflite"
+    return compare_with_tflite(import_tflite(model), model,
+                               [np.load(DATA / f"{name}.input.npy")], float_mode=mode)
+
+
+def test_each_row_has_both_sides_against_the_float_reference():
+    c = _compare("mul")
+    assert c.float_mode == "accumulated"
+    assert set(c.against_float) == {(d.node_id, d.index) for d in c.outputs}
+    out = next(d for d in c.outputs if d.op == "Requantize_32to8")
+    pair = c.pair(out)
+    # QuantizedMul_8x8to32 then Requantize_32to8: nnlib's output is 2 steps from the mul's
+    # float meaning beyond the ideal rounding, TFLite's within one step (docs/tflite.md)
+    assert pair.error("hexscope") == pytest.approx(2.0, abs=1e-6)
+    assert pair.error("tflite") < 1.0
+    assert c.first_from_float("hexscope") is out and c.first_from_float("tflite") is None
+    text = float_parting_text(c)
+    assert "sim: 0x27 (Requantize_32to8); TFLite: none (sim parts first" in text
+    assert "at the first divergence from TFLite, 0x27 (Requantize_32to8): sim 2.000 LSB " \
+           "(excess) from float, TFLite ≤ 0.958 LSB (sim is the farther)" in text
+
+
+def test_both_sides_are_read_on_the_tensors_grid_through_the_int8_cast():
+    # the cast back to int8 has no range outputs: its codes are the tensor's own; read as
+    # plain codes they were 128 "LSB" from the float value
+    c = _compare("add")
+    cast = next(d for d in c.outputs if d.op == "Quantized_CastUInt8ToInt8")
+    before = next(d for d in c.outputs if d.op == "Requantize_8to8")
+    assert c.pair(cast).error("hexscope") == pytest.approx(c.pair(before).error("hexscope"))
+    assert c.pair(cast).error("hexscope") <= 1.0 + 1e-9
+
+
+def test_tflite_parts_first_where_the_delegate_changes_the_math():
+    # per-channel FULLY_CONNECTED weights: the delegate uses the first scale for every
+    # channel (matmul_builder.cc), so its graph's float meaning is not TFLite's
+    c = _compare("fully_connected")
+    assert c.first_from_float("hexscope") is None
+    first = c.first_from_float("tflite")
+    assert first is not None and first.op == "Requantize_32to8"
+    assert "(TFLite parts first: its kernel rounds worse there, or the delegate's graph " \
+           "means something else" in float_parting_text(c)
+
+
+def test_the_fc_bias_is_read_as_qint32_sums_by_the_float_reference():
+    # the bias of QuantizedBiasAdd_32p32to32 was an int32 Const: the float reference read
+    # its codes as integers and the accumulated run was 255 steps off at the output
+    g = import_tflite(DATA / "fully_connected.tflite")
+    add = next(n for n in g if n.op == "QuantizedBiasAdd_32p32to32")
+    assert g.node(add.inputs[1][0]).const.dtype is DType.QINT32
+    c = _compare("fully_connected")
+    assert all(p.error("hexscope") < 1.0 for p in c.against_float.values())
+
+
+def test_isolated_is_the_node_on_hexscopes_inputs():
+    c = _compare("conv_relu6", "isolated")
+    assert c.float_mode == "isolated"
+    assert "from the float reference (isolated)" in float_table(c)
+
+
+def test_cli_tflite_and_float_together(tmp_path, capsys):
+    report = tmp_path / "r.json"
+    code = main(["compare", str(DATA / "mul.tflite"), "--reference", "tflite",
+                 "--reference", "float", "--input", str(DATA / "mul.input.npy"),
+                 "--report", str(report)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "vs TFLite  sim vs float  TFLite vs float" in out
+    assert "first beyond 1 LSB from the float reference (accumulated): sim: 0x27" in out
+    doc = json.loads(report.read_text())
+    jsonschema.validate(doc, json.loads(
+        (ROOT / "resources" / "schemas" / "compare.schema.json").read_text()))
+    floats = doc["runs"][0]["against_float"]
+    assert floats["analysis"] == "accumulated" and floats["first_a"] == "0x27"
+    assert floats["first_tflite"] is None and len(floats["outputs"]) == 4
+
+
+def test_cli_tflite_float_and_backend_b_quiet(capsys):
+    code = main(["compare", str(DATA / "pools.tflite"), "--reference", "tflite",
+                 "--reference", "float", "--analysis", "isolated", "--backend-b", "sim",
+                 "--input", str(DATA / "pools.input.npy"), "-q"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert out.count("from the float reference (isolated): sim: none; TFLite: none") == 2
+    assert "first divergence from TFLite: sim: none; sim: none" in out
+    # the float reference alone still refuses a second backend
+    assert main(["compare", str(DATA / "pools.tflite"), "--reference", "float",
+                 "--backend-b", "sim"]) == 2
+
+
+def test_the_dilated_depthwise_float_run_keeps_space_to_batch_values():
+    # SpaceToBatchND_8 / BatchToSpaceND_8's references ran the kernel on the accumulated
+    # run's float32 reals as if they were codes: both sides were 207 steps "from float"
+    c = _compare("depthwise_dilated")
+    assert c.first_from_float("hexscope") is None and c.first_from_float("tflite") is None
+    assert all(p.error("hexscope") <= 1.0 for p in c.against_float.values())
