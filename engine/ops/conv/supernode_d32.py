@@ -114,15 +114,24 @@ def supernode_padding(ctx: KernelContext, inputs: tuple[Tensor, ...], shape: tup
 
 def depthwise_padding(ctx: KernelContext, inputs: tuple[Tensor, ...],
                       shape: tuple[int, ...]) -> D32Padding:
-    """``dwise_supernode_execute``'s output padding: the left pad follows the input's (not
-    VALID: less the filter's reach before), divided by the stride width; depth pads as the
-    input's."""
+    """``dwise_supernode_recalculate_strategy``'s output padding: the left pad follows the
+    input's (not VALID: less the filter's reach before), divided by the stride width as C
+    divides (toward zero); depth pads as the input's."""
     x, filt, stride = inputs[0], inputs[1], inputs[6]
     p, sw = x.padding, stride.shape[2]
     left = p.w_before
     if ctx.padding is not Padding.VALID:
         left -= output_window(x.shape[2], filt.shape[1], sw, ctx.padding).before
-    left //= sw
+    left = -(-left // sw) if left < 0 else left // sw
+    if left < 0:
+        # op_dwise_snode_8bit.c:410 gives a negative out_left_pad; the output's rows then
+        # overlap the row (or depth slice) before, which a d32 layout cannot describe
+        raise KernelError(f"the input's left padding ({p.w_before} columns) is a stride or "
+                          "more short of what the filter reaches before each row: the "
+                          f"device's output left padding would be {left} (out_left_pad = "
+                          "(in_left_pad - required_w_before) / stride_width, "
+                          "op_dwise_snode_8bit.c), rows that overlap; Hexscope does not "
+                          "model it")
     return D32Padding(4, 4, left, (-(shape[2] + left)) & 3, p.d_before, p.d_after)
 
 
@@ -197,8 +206,11 @@ for _bits in ("8", "32"):
 
     **Layout.** Output padding as ``dwise_supernode_execute`` chooses it: 4 rows above and
     below; left the input's left padding (SAME: less the filter's reach before) divided by
-    the stride width; right to a multiple of 4; the input's depth padding.
+    the stride width (C's division, toward zero); right to a multiple of 4; the input's
+    depth padding.
 
-    **Errors.** "input 0 must be a d32 tensor"; the flat op's own errors.
+    **Errors.** "input 0 must be a d32 tensor"; the flat op's own errors; an input left
+    padding a stride or more short of the filter's reach before each row (SAME): the device
+    runs it with a negative output left padding, rows that overlap, which is not modelled.
     """,
              depthwise_padding)
