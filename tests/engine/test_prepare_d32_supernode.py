@@ -18,12 +18,13 @@ SN = "Supernode_8x8p32to8"
 
 
 def _graph(depth: int = 8, stride: tuple[int, int] = (1, 1), n: int = 2, hw: int = 5,
-           scales: bool = False, second: bool = False, padding: str = "SAME") -> Graph:
+           scales: bool = False, second: bool = False, padding: str = "SAME",
+           out_range: tuple[float, float] = (-6.0, 6.0)) -> Graph:
     """INPUT 0x10 → Supernode_8x8p32to8 0x40 [→ Supernode_8x8p32to8 0x41] → OUTPUT 0x50."""
     g = Graph()
     g.append_node(0x10, "INPUT", outputs=[OutputDef((1, hw, hw, depth), 1)])
-    for nid, v in ((0x11, -1.0), (0x12, 1.0), (0x13, -2.0), (0x14, 2.0), (0x18, -6.0),
-                   (0x19, 6.0)):
+    for nid, v in ((0x11, -1.0), (0x12, 1.0), (0x13, -2.0), (0x14, 2.0), (0x18, out_range[0]),
+                   (0x19, out_range[1])):
         g.append_const_node(nid, np.array([v], np.float32))
     rng = np.random.default_rng(depth)
     g.append_const_node(0x15, rng.integers(0, 256, (3, 3, depth, n), dtype=np.uint8))
@@ -73,12 +74,25 @@ def test_a_supernode_becomes_its_d32_form_between_the_conversions():
     assert "becomes Supernode_8x8p32to8_d32" in reason and "convert_to_depth32" in reason
 
 
+# supernode_utils.h setup_initial_output_range: a fixed range with min < 0 is moved so that 0
+# is a code (adjust_minmax_for_zero_with_constraints, both ends fixed): [-6, 6] has zero at
+# code 127.5, both ends move down by half a step, 0.5 x 12 / 255, to zero at code 128
+MOVED = (float(np.float32(-6 - 6 / 255)), float(np.float32(6 - 6 / 255)))
+
+
 def test_the_d32_form_computes_the_flat_ops_values_in_its_own_padding():
     g = _graph(depth=8, hw=5, n=3)
-    s, flat = Session(g), Session(g, fusions=False)         # as authored: the flat op
+    s = Session(g)
+    # the flat op (as authored) given the range the device's d32 op moves to
+    flat = Session(_graph(depth=8, hw=5, n=3, out_range=MOVED), fusions=False)
     (y,) = s.execute([_x(g)])
     (want,) = flat.execute([_x(g)])
     np.testing.assert_array_equal(y.array, want.array)
+    assert (float(s.output(0x40, 1).array.reshape(-1)[0]),
+            float(s.output(0x40, 2).array.reshape(-1)[0])) == MOVED
+    # and the flat op keeps [-6, 6], where 0 falls between two codes
+    (flat_y,) = Session(g, fusions=False).execute([_x(g)])
+    assert not np.array_equal(flat_y.array, y.array)
     d32 = s.output(0x40)
     assert d32.layout is Layout.D32
     # supernode_recalculate_strategy: 4 rows above and below, 4 columns left, (-5) & 3 = 3
@@ -98,10 +112,11 @@ def test_a_small_input_depth_makes_the_input_supernode_but_an_odd_stride_stays_f
     assert _ops(prepare(_graph(depth=3, scales=True)))[2] == "Supernode_8x8p32to8_d32"
 
 
-def test_the_input_supernode_runs_with_the_flat_values():
+def test_the_input_supernode_runs_with_the_flat_values_in_its_moved_range():
     g = _graph(depth=3, stride=(2, 2), hw=6)
     (y,) = Session(g).execute([_x(g)])
-    (want,) = Session(g, fusions=False).execute([_x(g)])
+    (want,) = Session(_graph(depth=3, stride=(2, 2), hw=6, out_range=MOVED),
+                      fusions=False).execute([_x(g)])
     np.testing.assert_array_equal(y.array, want.array)
 
 
@@ -113,7 +128,8 @@ def test_two_supernodes_in_a_row_pass_d32_between_them():
     assert p.nodes[0x41].inputs[0] == (0x40, 0)
     g = _graph(depth=8, n=8, second=True)
     (y,) = Session(g).execute([_x(g)])
-    (want,) = Session(g, fusions=False).execute([_x(g)])
+    (want,) = Session(_graph(depth=8, n=8, second=True, out_range=MOVED),
+                      fusions=False).execute([_x(g)])
     np.testing.assert_array_equal(y.array, want.array)
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from hexscope.engine.d32 import D32Padding
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
+from hexscope.engine.hexmath import adjust_with_constraints
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops.context import KernelContext, Shared, require_d32, scalar_f
 
@@ -40,7 +41,10 @@ _SUPERNODE_DOC = """
     filter is padded to 32 with zeros) but requantizes them its own way: a bias buffer per
     channel and a fixed-point multiplier with shift (``fill_info_minmax_basics``,
     supernode_utils.h), where the ``_ref`` rounds a float product per element; the two may
-    differ by one code: unconfirmed on the device. Its range search (``-inf``/``+inf``
+    differ by one code. A fixed output range with min < 0 is first moved so that 0 is a
+    code, as ``setup_initial_output_range`` does (``adjust_minmax_for_zero_with_constraints``,
+    both ends fixed; the flat ``_ref`` keeps it): [-6, 6] runs as [-6.0235, 5.9765]. Its
+    range search (``-inf``/``+inf``
     outputs) follows the same retry as the flat op here; the device's first guess and
     quarter-octave growth (docs/oracle-dwise.md, shared code) are not applied: unconfirmed
     on the device. With a 13th ChannelScale input the device keeps the scales in its
@@ -135,9 +139,25 @@ def depthwise_padding(ctx: KernelContext, inputs: tuple[Tensor, ...],
     return D32Padding(4, 4, left, (-(shape[2] + left)) & 3, p.d_before, p.d_after)
 
 
+def _zero_on_a_code(inputs: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
+    """A fixed output range (inputs 10, 11 finite) with min < 0 moved so that 0 is a code, as
+    ``setup_initial_output_range`` does (supernode_utils.h: ``adjust_minmax_for_zero_with_
+    constraints`` with both ends fixed); the flat ``_ref`` keeps the given range."""
+    mn, mx = scalar_f(inputs[10]), scalar_f(inputs[11])
+    if not (np.isfinite(mn) and np.isfinite(mx) and mn < 0 < mx):
+        return inputs
+    lo, hi = adjust_with_constraints(mn, mx, 3)
+    if lo == mn and hi == mx:
+        return inputs
+    return (*inputs[:10], Tensor.from_array(np.array([lo], np.float32)),
+            Tensor.from_array(np.array([hi], np.float32)), *inputs[12:])
+
+
 def _run(flat_op: str, ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...],
          pad_of: PadOf) -> tuple[Tensor, ...]:
     inputs = _fold_scales(ctx, (x, *rest)) if flat_op.startswith("Supernode") else (x, *rest)
+    if not flat_op.startswith("Depthwise"):
+        inputs = _zero_on_a_code(inputs)
     y, lo, hi = REGISTRY.get(flat_op).kernel(ctx, _flat(inputs[0]), *inputs[1:])
     return d32_out(ctx, y, pad_of(ctx, (x, *rest), tuple(y.shape))), lo, hi
 
