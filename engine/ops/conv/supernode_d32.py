@@ -21,17 +21,16 @@ import numpy as np
 from hexscope.engine.d32 import D32Padding
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
-from hexscope.engine.hexmath import adjust_with_constraints
 from hexscope.engine.nodes import Padding
-from hexscope.engine.ops.context import KernelContext, Shared, require_d32, scalar_f
+from hexscope.engine.ops.context import KernelContext, require_d32
 
 # conv_sums and compiled: the sim backend's warm-up looks for them in a kernel's module, and
 # these kernels run the flat Supernodes' (engine/backends/sim.py)
 from hexscope.engine.ops.conv.conv2d import conv_sums, output_window  # noqa: F401
+from hexscope.engine.ops.conv.supernode_hvx import run_hvx
 from hexscope.engine.ops.kernels import compiled  # noqa: F401
 from hexscope.engine.ops.registry import REGISTRY, Category, Port, op
-from hexscope.engine.prepare.channelscale import rescale_weights
-from hexscope.engine.tensor import Tensor, fresh, is_frozen
+from hexscope.engine.tensor import Tensor, fresh
 
 _SUPERNODE_DOC = """
 
@@ -69,41 +68,6 @@ def _flat(x: Tensor) -> Tensor:
     return Tensor.from_array(data, x.dtype)
 
 
-def _fold_scales(ctx: KernelContext, inputs: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
-    """:func:`_folded`, kept in the node while the filter, its range and the scales are the
-    same tensors (MobileNetV2's first convolution refolded its weights every run: 0.16 ms)."""
-    if len(inputs) < 13 or not inputs[12].has_data:
-        return inputs
-    key = (inputs[1], inputs[4], inputs[5], inputs[12])
-    kept = ctx.state.get("folded")
-    if isinstance(kept, Shared) and all(a is b for a, b in zip(kept.key, key, strict=True)) \
-            and all(is_frozen(t.raw) for t in key if t.has_data):
-        lo, hi, filt = kept.value  # type: ignore[misc]
-        return (inputs[0], filt, *inputs[2:4], lo, hi, *inputs[6:12])
-    out = _folded(inputs)
-    ctx.state["folded"] = Shared(key, (out[4], out[5], out[1]))
-    return out
-
-
-def _folded(inputs: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
-    """A 13th ChannelScale input folded into the weights (the flat kernels ignore it)."""
-    scales = inputs[12].array.reshape(-1).astype(np.float32)
-    if scales.size == 1 and scales[0] == 1.0:
-        return inputs
-    filt, f_min, f_max = inputs[1], inputs[4], inputs[5]
-    if scales.size == 1:
-        lo = Tensor.from_array(np.array([scalar_f(f_min) * scales[0]], np.float32))
-        hi = Tensor.from_array(np.array([scalar_f(f_max) * scales[0]], np.float32))
-        return (*inputs[:4], lo, hi, *inputs[6:12])
-    codes = filt.array
-    if codes.shape[-1] != scales.size:
-        raise KernelError(f"bad ChannelScale shape: {scales.size} scales for {codes.shape[-1]} "
-                          "output channels")
-    w = rescale_weights(codes, scales, scalar_f(f_min), scalar_f(f_max))
-    # read-only: the GEMM keeps its packed form while the same folded filter comes in
-    return (inputs[0], Tensor.from_array(w, filt.dtype).readonly(), *inputs[2:12])
-
-
 def d32_out(ctx: KernelContext, y: Tensor | np.ndarray, pad: D32Padding) -> Tensor:
     t = y if isinstance(y, Tensor) else Tensor.from_array(y, DType.QUINT8)
     return t.to_d32(pad, ctx.padding_fill)
@@ -139,25 +103,12 @@ def depthwise_padding(ctx: KernelContext, inputs: tuple[Tensor, ...],
     return D32Padding(4, 4, left, (-(shape[2] + left)) & 3, p.d_before, p.d_after)
 
 
-def _zero_on_a_code(inputs: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
-    """A fixed output range (inputs 10, 11 finite) with min < 0 moved so that 0 is a code, as
-    ``setup_initial_output_range`` does (supernode_utils.h: ``adjust_minmax_for_zero_with_
-    constraints`` with both ends fixed); the flat ``_ref`` keeps the given range."""
-    mn, mx = scalar_f(inputs[10]), scalar_f(inputs[11])
-    if not (np.isfinite(mn) and np.isfinite(mx) and mn < 0 < mx):
-        return inputs
-    lo, hi = adjust_with_constraints(mn, mx, 3)
-    if lo == mn and hi == mx:
-        return inputs
-    return (*inputs[:10], Tensor.from_array(np.array([lo], np.float32)),
-            Tensor.from_array(np.array([hi], np.float32)), *inputs[12:])
-
-
 def _run(flat_op: str, ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...],
          pad_of: PadOf) -> tuple[Tensor, ...]:
-    inputs = _fold_scales(ctx, (x, *rest)) if flat_op.startswith("Supernode") else (x, *rest)
     if not flat_op.startswith("Depthwise"):
-        inputs = _zero_on_a_code(inputs)
+        return run_hvx(ctx, x, *rest, bias32=flat_op.endswith("p32to8"),
+                       short=x.layout is not Layout.D32)
+    inputs = (x, *rest)
     y, lo, hi = REGISTRY.get(flat_op).kernel(ctx, _flat(inputs[0]), *inputs[1:])
     return d32_out(ctx, y, pad_of(ctx, (x, *rest), tuple(y.shape))), lo, hi
 
@@ -187,15 +138,6 @@ def _declare(name: str, flat: str, d32_in: bool, doc: str,
        reference=REGISTRY.get(flat).reference)(kernel)
 
 
-def _input_supernode_check(ctx: KernelContext, inputs: tuple[Tensor, ...]) -> None:
-    """``shortin_supernode_execute_everything``'s assumption checks."""
-    if inputs[0].shape[3] > 4:
-        raise KernelError("Make this code work for input depth > 4: the input Supernode takes "
-                          f"depths up to 4, this input has {inputs[0].shape[3]}")
-    if inputs[6].shape[2] > 4:
-        raise KernelError(f"Add support for stride > 4: stride width {inputs[6].shape[2]}")
-
-
 for _bits in ("8", "32"):
     _flat_name = f"Supernode_8x8p{_bits}to8"
     _declare(f"{_flat_name}_d32", _flat_name, True,
@@ -214,7 +156,7 @@ for _bits in ("8", "32"):
                  flat=_flat_name,
                  extra=(' (not raised: this form\'s input is flat); "Make this code work for '
                         'input depth > 4"; "Add support for stride > 4"')),
-             supernode_padding, _input_supernode_check)
+             supernode_padding)
     _flat_name = f"DepthwiseSupernode_8x8p{_bits}to8"
     _declare(f"{_flat_name}_d32", _flat_name, True,
              f"""{_flat_name} on d32 data (what prepare makes of it; op_dwise_snode_8bit.c).
