@@ -189,20 +189,20 @@ def _write(result: ReduceResult, job: Reduction, spec: CheckSpec, args: argparse
 
     try:
         files = write_candidate(result.best, out)
-        c_problem = write_c(result.best, out.with_suffix(".c"))
+        c_file = write_c(result.best, out.with_suffix(".c"))
         if args.min_good and result.min_good is not None:
             write_candidate(result.min_good, args.min_good)
         document = {"graph": args.graph, "check": spec.describe(), "input_set": input_name,
                     "original_failure": job.first.detail, **result.summary(),
                     "files": [str(f) for f in files]
-                    + ([] if c_problem else [str(out.with_suffix(".c"))]),
-                    "c_export": c_problem or "written"}
+                    + ([str(out.with_suffix(".c"))] if c_file.written else []),
+                    "c_export": c_file.problem or "written", "c_notes": list(c_file.notes)}
         write_json(document, report)
     except (OSError, EngineError) as exc:
         err(f"{out}: {getattr(exc, 'strerror', None) or exc}")
         return EXIT_INVALID
-    if c_problem:
-        err(f"{out.with_suffix('.c')}: not written: {c_problem}")
+    if c_file.line():
+        err(f"{out.with_suffix('.c')}: {c_file.line()}")
     kept = ", ".join(f"0x{g:x}" for g in result.best.units[:8])
     more = "" if len(result.best.units) <= 8 else f" and {len(result.best.units) - 8} more"
     print(f"reduced {result.original_nodes} nodes to {result.best.size} ({len(result.best.units)} "

@@ -15,7 +15,17 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from PySide6.QtCore import QEventLoop, QObject, Qt, QThread, QTimer, Signal, Slot
+import shiboken6
+from PySide6.QtCore import (
+    QCoreApplication,
+    QEventLoop,
+    QObject,
+    Qt,
+    QThread,
+    QTimer,
+    Signal,
+    Slot,
+)
 from PySide6.QtWidgets import QGraphicsItem, QProgressDialog, QWidget
 
 from hexscope.engine.errors import EngineError, GraphFileError
@@ -28,6 +38,7 @@ from hexscope.engine.prepare.marks import Mark, marks_of
 from hexscope.engine.validate import Issue, Validator, errors
 from hexscope.widgets.graph_canvas import GraphScene
 from hexscope.widgets.graph_canvas.node_item import NodeLook
+from hexscope.widgets.graph_canvas.scene import WAITING
 
 #: Seconds of work per slice on the GUI thread: the window answers within about this.
 SLICE_S = 0.03
@@ -35,6 +46,12 @@ SLICE_S = 0.03
 BIG_GRAPH = 500
 #: The progress dialog appears only for work that takes longer than this (ms).
 SHOW_AFTER_MS = 400
+#: A build step waiting for another thread (the layout) ends its slice; the next comes
+#: after this many ms of idle event loop, when that thread has the GIL to itself.
+WAIT_MS = 5
+#: Nodes (or edges) per build step: a step is the slice's grain (100 made one of ~30 ms
+#: run past the budget by up to a step).
+BUILD_CHUNK = 25
 
 
 @dataclass(frozen=True)
@@ -202,7 +219,7 @@ def build_scene(parent: QWidget, graph: Graph, *, show_consts: bool, direction: 
         return scene
     dialog = progress_dialog(parent, f"Drawing {len(graph):,} nodes…")
     try:
-        built = run_in_slices(scene.build_steps(), dialog)
+        built = run_in_slices(scene.build_steps(chunk=BUILD_CHUNK), dialog)
     finally:
         close_dialog(dialog, parent)
     if not built:
@@ -235,22 +252,40 @@ def draw_and_check(loader: GraphLoader, parent: QWidget, graph: Graph, *, show_c
 
 
 def dispose_later(scene: GraphScene) -> None:
-    """Delete a scene no longer shown, its items a chunk at a time between events."""
+    """Delete a scene no longer shown, its items a chunk at a time between events; scenes
+    replaced in a row (the const toggle twice, an Open) are taken apart one after the
+    other, one slice per event (each with its own timer, two slices ran in one event)."""
     scene.close()
-    steps = scene.dispose_steps()
-    timer = QTimer(scene, interval=0)
-
-    def one_slice() -> None:
-        end = time.perf_counter() + SLICE_S
-        try:
-            while time.perf_counter() < end:
-                next(steps)
-        except StopIteration:
-            timer.stop()
-            scene.deleteLater()
-
-    timer.timeout.connect(one_slice)
+    _DISPOSALS.append((scene, scene.dispose_steps(chunk=DISPOSE_CHUNK)))
+    if _DISPOSAL_TIMER:
+        _DISPOSAL_TIMER[0].start()
+        return
+    timer = QTimer(QCoreApplication.instance(), interval=0)
+    timer.timeout.connect(_dispose_slice)
+    _DISPOSAL_TIMER.append(timer)
     timer.start()
+
+
+#: Items taken out between two looks at the clock (removeItem costs ~10 us an item).
+DISPOSE_CHUNK = 50
+_DISPOSALS: list[tuple[GraphScene, Iterator[None]]] = []
+_DISPOSAL_TIMER: list[QTimer] = []
+
+
+def _dispose_slice() -> None:
+    end = time.perf_counter() + SLICE_S
+    while _DISPOSALS and time.perf_counter() < end:
+        scene, steps = _DISPOSALS[0]
+        if not shiboken6.isValid(scene):    # deleted with its window meanwhile
+            _DISPOSALS.pop(0)
+            continue
+        try:
+            next(steps)
+        except StopIteration:
+            _DISPOSALS.pop(0)
+            scene.deleteLater()
+    if not _DISPOSALS:
+        _DISPOSAL_TIMER[0].stop()
 
 
 def close_dialog(dialog: QProgressDialog, parent: QWidget | None) -> None:
@@ -287,10 +322,14 @@ def run_in_slices(steps: Iterator[tuple[int, int]], dialog: QProgressDialog,
             return
         state["inside"] = True
         end = time.perf_counter() + budget
+        timer.setInterval(0)
         try:
             done = total = 0
             while time.perf_counter() < end:
                 done, total = next(steps)
+                if done == WAITING:         # for another thread: let it run, events too
+                    timer.setInterval(WAIT_MS)
+                    return
             dialog.setMaximum(max(total, 1))
             dialog.setValue(min(done, total))
         except StopIteration:

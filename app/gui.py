@@ -38,14 +38,19 @@ def run_gui(path: str | None = None, plugin_errors: Sequence[str] | None = None)
     app.setOrganizationName("Hexscope")
     app.setDesktopFileName("hexscope")      # matches packaging's hexscope.desktop
     app.setWindowIcon(app_icon())
-    # The cyclic collector runs on the GUI thread only, on a timer (pyqtgraph's
-    # GarbageCollector): run on the session's or a comparison's thread, it could free a
-    # widget there, and Qt crashes on a widget deleted off its thread.
-    from pyqtgraph.util.garbage_collector import GarbageCollector
+    # The cyclic collector runs on the GUI thread only, in short passes on a timer, and the
+    # objects of the document shown are frozen (app/collector.py).
+    from hexscope.app.collector import GuiCollector
 
-    collector = GarbageCollector(interval=1.0)  # noqa: F841 - its timer must live
+    collector = GuiCollector(app)
+    collector.freeze_soon()             # the app's modules and widgets, made once
     window = MainWindow()
+    window.document_shown.connect(collector.freeze_soon)
     window.show()
+    if not os.environ.get(QUIT_AFTER_START):
+        from hexscope.app.kernel_preload import start_preload
+
+        start_preload()                 # the first step need not load them (issue 32)
     window.report_startup_errors(list(plugin_errors))
     if not window.files.offer_restore() and not (path and window.files.open_graph(path)):
         window.show_welcome()

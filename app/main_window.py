@@ -76,6 +76,7 @@ class MainWindow(QMainWindow):
 
     session_changed = Signal(object)
     graph_replaced = Signal()           # New, Open, restore: a different document
+    document_shown = Signal()           # its graph and scene are in (the collector freezes)
     node_selected = Signal(int)
     results_changed = Signal()
 
@@ -88,6 +89,7 @@ class MainWindow(QMainWindow):
         self.startup_lines: list[LogLine] = []   # plugin files that failed to load
         self.semantics: SemanticsView | None = None   # opened from a doc citation
         self._validator = Validator()
+        self._edited_ids: set[int] = set()     # nodes edited since the last validation
         self._marks: dict[int, Mark] = {}      # prepare's marks on the canvas, by node
         self.next_node: int | None = None
         self._session: Session | None = None
@@ -228,6 +230,7 @@ class MainWindow(QMainWindow):
         if unplaced:            # some nodes had positions, these had none
             graph.move(self.scene.layout_positions())
             self.revalidate()
+        self.document_shown.emit()
         return True
 
     def _set_graph(self, graph: Graph, path: str | None, scene: GraphScene,
@@ -250,6 +253,7 @@ class MainWindow(QMainWindow):
         self._unfollow = self.graph.edited.connect(self._on_graph_edited)
         self._validator, self.issues, self._marks = \
             checked.validator, checked.issues, checked.marks
+        self._edited_ids = set()
         self._show_issues()
         self._show_marks()
         self.update_title()
@@ -313,6 +317,7 @@ class MainWindow(QMainWindow):
         self.setWindowModified(self.files.modified)
 
     def _on_graph_edited(self, event: GraphEdited) -> None:
+        self._edited_ids.update(event.changed)     # what the next validation visits
         self.inspector.refresh()
         self.debug.on_graph_edited(event)
         self._validate_timer.start()
@@ -333,6 +338,7 @@ class MainWindow(QMainWindow):
         for node_id in selected:
             if (item := scene.items_by_id.get(scene.folded.get(node_id, node_id))) is not None:
                 item.setSelected(True)
+        self.document_shown.emit()
 
     def _swap_scene(self, scene: GraphScene) -> None:
         old, self.scene = self.scene, scene       # (dispose_later closes the old one)
@@ -352,7 +358,8 @@ class MainWindow(QMainWindow):
         """An edit's revalidate: the issues now, prepare's marks in the next turn of the event
         loop (together 65-70 ms of a 10,000-node graph, right before the F5 that follows)."""
         with gc_paused():
-            self.issues = self._validator.validate(self.graph)
+            changed, self._edited_ids = self._edited_ids, set()
+            self.issues = self._validator.validate(self.graph, changed)
             self._show_issues()
         graph, scene = self.graph, self.scene
 
@@ -364,6 +371,7 @@ class MainWindow(QMainWindow):
         QTimer.singleShot(1, self, marks)     # a timer: a posted call ran in the same turn
 
     def _revalidate(self) -> None:
+        self._edited_ids = set()
         self.issues = self._validator.validate(self.graph)
         self._show_issues()
         self.refresh_prepared()

@@ -1,7 +1,7 @@
-"""Debug ▸ Reduce to the failing part… (issue 28): choose what "fails" means, watch the
-reduction on a worker thread (cancel stops it between candidates), then see the kept nodes
-and the cut points on this window's canvas (the overlay) and the reduced graph in a window of
-its own.
+"""Debug ▸ Reduce to the failing part… (issue 28): choose what "fails" means (the dialog is
+:mod:`reduce_dialog`), watch the reduction on a worker thread (cancel stops it between
+candidates), then see the kept nodes and the cut points on this window's canvas (the
+overlay) and the reduced graph in a window of its own.
 """
 
 from __future__ import annotations
@@ -14,25 +14,15 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 from PySide6.QtGui import QAction, QColor
-from PySide6.QtWidgets import (
-    QComboBox,
-    QDialog,
-    QDialogButtonBox,
-    QDoubleSpinBox,
-    QFileDialog,
-    QFormLayout,
-    QHBoxLayout,
-    QLineEdit,
-    QMessageBox,
-    QProgressDialog,
-    QPushButton,
-    QWidget,
-)
+from PySide6.QtWidgets import QDialog, QMessageBox, QProgressDialog
 
+from hexscope.app.reduce_dialog import ReduceDefaults, ReduceDialog
+from hexscope.engine.backends.remote import TOKEN_ENV
 from hexscope.engine.errors import Cancelled, EngineError
 from hexscope.engine.executor import CancelToken
 from hexscope.engine.graph import Graph, GraphSnapshot
 from hexscope.engine.inputs import make_inputs
+from hexscope.engine.ops.registry import REGISTRY, Category
 from hexscope.engine.reduce import Progress, ReduceResult, write_c, write_candidate, write_json
 from hexscope.engine.reduce.job import CheckSpec, prepare_reduction
 
@@ -41,13 +31,6 @@ if TYPE_CHECKING:
 
 KEPT = QColor("#2e9e4f")
 CUT = QColor("#e08a1e")
-#: the choices of the dialog: (CheckSpec kind, what the user reads)
-CHOICES = (("node-error", "The node the run stops at raises again"),
-           ("check-failed", "The Check/Close the run stops at fails again"),
-           ("reference", "Diverges from the float reference"),
-           ("backend-b", "Diverges from another backend"),
-           ("against", "Diverges from another graph file"),
-           ("command", "A command fails on it"))
 
 
 @dataclass(frozen=True)
@@ -62,85 +45,7 @@ class ReduceJob:
     out: str
     backend: str
     token: CancelToken
-
-
-class ReduceDialog(QDialog):
-    """What fails, how to search, and where the reduced graph goes."""
-
-    def __init__(self, out: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("Reduce to the failing part")
-        self._build_ui(out)
-
-    def _build_ui(self, out: str) -> None:
-        form = self._form = QFormLayout(self)
-        self.setMinimumWidth(560)
-        self.kind = QComboBox()
-        for key, text in CHOICES:
-            self.kind.addItem(text, key)
-        self.detail = QLineEdit()
-        self.regex = QLineEdit()
-        self.regex.setPlaceholderText("(any non-zero exit fails)")
-        self.timeout = QDoubleSpinBox(minimum=0.0, maximum=86400.0, decimals=1, value=0.0)
-        self.timeout.setSpecialValueText("none")
-        self.timeout.setSuffix(" s")
-        self.tolerance = QDoubleSpinBox(minimum=0.0, maximum=1e6, decimals=2, value=1.0)
-        self.tolerance.setSuffix(" LSB")
-        self.mode = QComboBox()
-        self.mode.addItems(["bisect", "linear"])
-        self.out = QLineEdit(out)
-        browse = QPushButton("…")
-        browse.clicked.connect(self._browse)
-        row = QHBoxLayout()
-        row.addWidget(self.out)
-        row.addWidget(browse)
-        form.addRow("Fails when", self.kind)
-        form.addRow("Command", self.detail)
-        form.addRow("Fail regex", self.regex)
-        form.addRow("Timeout (a hang fails)", self.timeout)
-        form.addRow("Tolerance", self.tolerance)
-        form.addRow("Search", self.mode)
-        form.addRow("Reduced graph", row)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
-                                   | QDialogButtonBox.StandardButton.Cancel)
-        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Reduce")
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        form.addRow(buttons)
-        self.kind.currentIndexChanged.connect(self._on_kind)
-        self._on_kind()
-
-    def _on_kind(self) -> None:
-        key = self.kind.currentData()
-        self.detail.setEnabled(key in ("command", "backend-b", "against"))
-        label = self._form.labelForField(self.detail)
-        label.setText({"backend-b": "Backend", "against": "Other graph"}.get(key, "Command"))
-        self.detail.setPlaceholderText({"command": "e.g. hexscope run {}  ({} is the candidate)",
-                                        "backend-b": "e.g. dsp://192.168.1.20:7700",
-                                        "against": "another .hexgraph with the same node ids"
-                                        }.get(key, ""))
-        self.regex.setEnabled(key == "command")
-        self.timeout.setEnabled(key == "command")
-        self.tolerance.setEnabled(key in ("reference", "backend-b", "against"))
-        self.tolerance.setValue(1.0 if key == "reference" else 0.0)
-
-    def _browse(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Reduced graph", self.out.text(),
-                                              "Hexscope graphs (*.hexgraph)")
-        if path:
-            self.out.setText(path)
-
-    def spec(self) -> CheckSpec:
-        key, text = self.kind.currentData(), self.detail.text().strip()
-        tolerance = self.tolerance.value()
-        if key == "command":
-            return CheckSpec("command", command=text, fail_regex=self.regex.text() or None,
-                             timeout=self.timeout.value() or None)
-        if key == "backend-b":
-            return CheckSpec("backend-b", backend_b=text, tolerance=tolerance)
-        if key in ("reference", "against"):
-            return CheckSpec(key, tolerance=tolerance)
-        return CheckSpec(key)
+    agent_token: str = ""       # the device's token, when candidates or B run on one
 
 
 class ReduceWorker(QObject):
@@ -173,6 +78,10 @@ class ReduceWorker(QObject):
 
             spec = CheckSpec("against", other=load_any(job.other_path),
                              tolerance=spec.tolerance)
+        if job.agent_token:
+            # the checks make their dsp:// backends by name: the token goes as the command
+            # line's --token does
+            os.environ[TOKEN_ENV] = job.agent_token
         inputs = make_inputs(graph, job.base_dir)
         out = Path(job.out)
         reduction = prepare_reduction(graph, [inputs], spec, backend=job.backend,
@@ -180,9 +89,10 @@ class ReduceWorker(QObject):
                                       progress=self.progress.emit, cancel=job.token)
         result = reduction.reducer.run()
         write_candidate(result.best, out)
-        c_problem = write_c(result.best, out.with_suffix(".c"))
+        c_file = write_c(result.best, out.with_suffix(".c"))
         write_json({"check": spec.describe(), **result.summary(),
-                    "c_export": c_problem or "written"}, out.with_name("reduce.json"))
+                    "c_export": c_file.problem or "written", "c_notes": list(c_file.notes)},
+                   out.with_name("reduce.json"))
         return result
 
 
@@ -196,6 +106,8 @@ class ReduceActions(QObject):
         self.windows: list[object] = []          # the reduced graphs' windows, kept alive
         self.result: ReduceResult | None = None
         self.job: ReduceJob | None = None
+        self.last_job: ReduceJob | None = None
+        self._give_back: tuple[str, str] | None = None
         self._thread = QThread()                 # no parent: shutdown() decides when it goes
         self._thread.setObjectName("hexscope-reduce")
         self._worker = ReduceWorker()
@@ -213,11 +125,26 @@ class ReduceActions(QObject):
 
     def ask(self) -> None:
         """Ask what fails, then start."""
-        dialog = ReduceDialog(self._default_out(), self.w)
+        dialog = ReduceDialog(self.defaults(), self.w)
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return
-        self.start(dialog.spec(), dialog.mode.currentText(), dialog.out.text(),
-                   dialog.detail.text().strip())
+        self.start(dialog.spec(), dialog.search_mode, dialog.out.text().strip(),
+                   dialog.other_path, dialog.run_on)
+
+    def defaults(self) -> ReduceDefaults:
+        """The dialog's suggestions: what the window's last run says, its device."""
+        device = self.w.backend.spec if self.w.backend.spec != "sim" else ""
+        session = self.w.session
+        kind = "node-error"
+        if session is not None and not self.w.controller.busy:
+            failed = [i for i in session.executor.failed if i in session.prepared.nodes]
+            if failed:
+                op = session.prepared.nodes[failed[0]].op
+                is_check = op in REGISTRY and REGISTRY.get(op).category is Category.CHECK
+                kind = "check-failed" if is_check else "node-error"
+            elif session.executor.finished:
+                kind = "reference"        # it ran to the end: an accuracy question
+        return ReduceDefaults(self._default_out(), kind, device)
 
     def _default_out(self) -> str:
         path = self.w.files.path
@@ -226,15 +153,22 @@ class ReduceActions(QObject):
         return os.path.join(tempfile.mkdtemp(prefix="hexscope-reduce-"), "reduced.hexgraph")
 
     def start(self, spec: CheckSpec, mode: str = "bisect", out: str = "",
-              other_path: str = "") -> None:
-        """Reduce on the worker thread, with a progress dialog whose Cancel stops it."""
+              other_path: str = "", backend: str = "sim") -> None:
+        """Reduce on the worker thread, with a progress dialog whose Cancel stops it.
+        Candidates run on ``backend``; when it (or backend B) is the window's own device,
+        the window lets go of it until the reduction ends (an agent serves one client)."""
         if self.job is not None:
             return
         path = self.w.files.path
         base = os.path.dirname(os.path.abspath(path)) if path else None
-        # the simulator: a device agent serves one client, the window's own session
+        device = self.w.backend.spec
+        uses_device = device != "sim" and device in (backend, spec.backend_b)
         self.job = ReduceJob(self.w.graph.snapshot(), base, spec, other_path, mode,
-                             out or self._default_out(), "sim", CancelToken())
+                             out or self._default_out(), backend, CancelToken(),
+                             self.w.backend.token if uses_device else "")
+        self._give_back = (device, self.w.backend.token) if uses_device else None
+        if uses_device:
+            self.w.backend.use_simulator()
         self.dialog = QProgressDialog("Running the graph once…", "Cancel", 0, 0, self.w)
         self.dialog.setWindowTitle("Reducing")
         self.dialog.setWindowModality(Qt.WindowModality.WindowModal)
@@ -256,6 +190,10 @@ class ReduceActions(QObject):
     @Slot(object)
     def _on_finished(self, outcome: object) -> None:
         job, self.job = self.job, None
+        self.last_job = job
+        if self._give_back is not None:
+            self.w.backend.connect_to(*self._give_back)     # the window's device again
+            self._give_back = None
         if self.dialog is not None:
             self.dialog.canceled.disconnect(self.cancel)
             self.dialog.close()

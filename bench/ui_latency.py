@@ -14,8 +14,10 @@ Run::
     QT_QPA_PLATFORM=offscreen .venv/bin/python bench/ui_latency.py [--sizes 1000 10000 20000]
         [--profile DIR]
 
-``--profile DIR`` writes a cProfile of the GUI thread per action (``DIR/<size>-<action>.prof``)
-to find what blocks it. Each size runs in its own process (a fresh window and caches as a
+``--profile DIR`` writes a cProfile of the GUI thread within each action's longest gap
+(``DIR/<size>-<action>.prof``, its top functions printed) and samples the GUI thread's stacks
+in its gaps, to find what blocks it (the profiler slows Python code: the gaps measured with
+it are longer). Each size runs in its own process (a fresh window and caches as a
 user's start), and the engine's kernels are compiled beforehand so that no action pays for
 a first compilation.
 """
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import collections
 import cProfile
+import gc
 import json
 import os
 import subprocess
@@ -40,13 +43,15 @@ ROOT = Path(__file__).resolve().parents[1]
 ACTIONS = ("open", "first run", "F5 after a const edit", "step", "undo",
            "consts as nodes on", "consts as nodes off", "save", "import C")
 TICK_MS = 4
+SAMPLE_S = 0.002     # --profile: the GUI thread's stack is taken this often,
+GAP_SAMPLED_S = 0.01     # once it has not ticked for this long
 SETTLE_S = 0.6       # the timers an action starts (validation 120 ms, minimap 300 ms) fire
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 20000])
-    parser.add_argument("--profile", help="write a cProfile of the GUI thread per action here")
+    parser.add_argument("--profile", help="write a cProfile of each action's longest gap here")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)   # a child: one size
     args = parser.parse_args()
     if args.one:
@@ -75,11 +80,18 @@ def table(results: dict[int, dict[str, list[float]]]) -> str:
     for action in ACTIONS:
         cells = []
         for n in sizes:
-            gap, total, cpu = results[n][action]
+            gap, total, cpu = results[n][action][:3]
             cells.append(f"{gap * 1e3:,.0f} / {cpu * 1e3:,.0f} ms ({_seconds(total)})")
         lines.append(f"| {action} | " + " | ".join(cells) + " |")
     lines.append("| start and quit (no graph) | " + " | ".join(
         _seconds(results[n]["start and quit"][0]) for n in sizes) + " |")
+    lines += ["", "| action: the GUI thread's longest collection, young / full | " +
+              " | ".join(f"{int(k):,} nodes" for k in nodes) + " |",
+              "|---|" + "---:|" * len(sizes)]
+    for action in ACTIONS:
+        cells = [" / ".join(f"{s * 1e3:,.0f}" for s in results[n][action][3:5]) + " ms"
+                 for n in sizes]
+        lines.append(f"| {action} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -115,34 +127,57 @@ def measure(n: int, profile_dir: str | None) -> dict[str, list[float]]:
     # Without it (the bench made its own window) a full collection ran on the session's
     # thread whenever its allocations crossed the threshold, 0.3-0.8 s at 10,000 nodes
     # with the GIL held: wall gaps of runs and steps that the app does not have.
-    from pyqtgraph.util.garbage_collector import GarbageCollector
-
-    collector = GarbageCollector(interval=1.0)  # noqa: F841 - its timer must live
+    collector = _app_collector(app)
     settings = AppSettings(QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat),
                            root=str(tmp / "data"))
     window = MainWindow(settings)
+    if hasattr(window, "document_shown"):
+        window.document_shown.connect(collector.freeze_soon)
     window.show()
     meter = GapMeter(app, sample=bool(profile_dir))
+    collections_meter = CollectionMeter()
     meter.settle(0.5)
     results: dict[str, list[float]] = {"nodes": [float(len(graph))],
                                        "start and quit": [start_quit]}
     for name, start, done in _steps(window, path, c_path, tmp):
-        prof = cProfile.Profile() if profile_dir else None
-        gap, total, cpu = meter.action(start, done, prof)
-        if prof is not None and profile_dir:
+        collections_meter.clear()
+        gap, total, cpu = meter.action(start, done)
+        if meter.worst_profile is not None and profile_dir:
             Path(profile_dir).mkdir(parents=True, exist_ok=True)
-            prof.dump_stats(Path(profile_dir) / f"{n}-{name.replace(' ', '_')}.prof")
-        results[name] = [gap, total, cpu]
-        for stack, count in meter.blocked.most_common(6):
-            print(f"    {count * 10} ms blocked in {stack}", file=sys.stderr)
-        for stack, count in collections.Counter(meter.worst_stacks).most_common(4):
-            print(f"    longest gap: {count * 10} ms in {stack}", file=sys.stderr)
+            where = Path(profile_dir) / f"{n}-{name.replace(' ', '_')}.prof"
+            meter.worst_profile.dump_stats(where)
+            _print_top(where)
+        young, full = collections_meter.longest()
+        results[name] = [gap, total, cpu, young, full]
+        for stack, seconds in meter.blocked.most_common(6):
+            print(f"    {seconds * 1e3:.0f} ms blocked in {stack}", file=sys.stderr)
+        worst: collections.Counter[str] = collections.Counter()
+        for stack, seconds in meter.worst_stacks:
+            worst[stack] += seconds
+        for stack, seconds in worst.most_common(8):
+            print(f"    longest gap: {seconds * 1e3:.0f} ms in {stack}", file=sys.stderr)
         meter.blocked.clear()
-        print(f"{name}: {gap * 1e3:.0f} ms gap ({cpu * 1e3:.0f} ms CPU), {total:.2f} s; status: "
-              f"{window.statusBar().currentMessage()!r}", file=sys.stderr, flush=True)
+        print(f"{name}: {gap * 1e3:.0f} ms gap ({cpu * 1e3:.0f} ms CPU), {total:.2f} s; "
+              f"collections on the GUI thread: young {young * 1e3:.0f} ms, full "
+              f"{full * 1e3:.0f} ms; status: {window.statusBar().currentMessage()!r}",
+              file=sys.stderr, flush=True)
     window.files.discard_unsaved()
     window.close()
     return results
+
+
+def _app_collector(app):
+    """The collector app/gui.py makes (pyqtgraph's, on a commit before app/collector.py, so
+    that the bench measures older commits as they ran)."""
+    try:
+        from hexscope.app.collector import GuiCollector
+    except ImportError:
+        from pyqtgraph.util.garbage_collector import GarbageCollector
+
+        return GarbageCollector(interval=1.0)
+    collector = GuiCollector(app)
+    collector.freeze_soon()
+    return collector
 
 
 def _steps(window, path: Path, c_path: Path, tmp: Path):
@@ -189,8 +224,8 @@ def _steps(window, path: Path, c_path: Path, tmp: Path):
 
 class GapMeter:
     """The longest time between two ticks of a timer on the GUI thread; with ``sample``, a
-    thread also records the GUI thread's stack every 10 ms while it has not ticked for
-    50 ms (what blocks it), printed per action."""
+    thread also records the GUI thread's stack every 2 ms while it has not ticked for
+    10 ms (what blocks it), printed per action."""
 
     def __init__(self, app, sample: bool = False) -> None:
         from PySide6.QtCore import QTimer
@@ -203,28 +238,43 @@ class GapMeter:
         self.timer = QTimer(interval=TICK_MS)
         self.timer.timeout.connect(self._tick)
         self.timer.start()
-        self.blocked: collections.Counter[str] = collections.Counter()
-        self._gap_stacks: list[str] = []         # sampled in the gap going on
-        self.worst_stacks: list[str] = []        # sampled in the action's longest gap
+        self.blocked: collections.Counter[str] = collections.Counter()   # seconds by stack
+        # (stack, seconds) sampled in the gap going on, and in the action's longest gap
+        self._gap_stacks: list[tuple[str, float]] = []
+        self.worst_stacks: list[tuple[str, float]] = []
+        self.sample = sample
+        self._profiling = False
+        self._profile: cProfile.Profile | None = None
+        self.worst_profile: cProfile.Profile | None = None
         if sample:
             gui = threading.get_ident()
             threading.Thread(target=self._sample, args=(gui,), daemon=True).start()
 
     def _sample(self, gui: int) -> None:
+        sys.setswitchinterval(0.001)     # the sampler gets the GIL within ~1 ms
+        taken = time.perf_counter()
         while True:
-            time.sleep(0.01)
-            if time.perf_counter() - self.last > 0.05:
+            time.sleep(SAMPLE_S)
+            now = time.perf_counter()
+            weight, taken = now - taken, now
+            if now - self.last > GAP_SAMPLED_S:
                 frame = sys._current_frames().get(gui)
-                stack = traceback.extract_stack(frame)[-14:] if frame else []
+                stack = traceback.extract_stack(frame)[-16:] if frame else []
                 where = [f"{Path(f.filename).stem}:{f.name}:{f.lineno}"
                          for f in reversed(stack)]
-                self.blocked[" < ".join(where[:6])] += 1
-                self._gap_stacks.append(" < ".join(where))
+                self.blocked[" < ".join(where[:6])] += weight
+                self._gap_stacks.append((" < ".join(where[:9]), weight))
 
     def _tick(self) -> None:
         now, cpu = time.perf_counter(), time.thread_time()
+        if self._profile is not None:
+            self._profile.disable()
         if now - self.last > self.worst:
             self.worst_stacks = self._gap_stacks
+            self.worst_profile = self._profile
+        if self._profiling:          # a fresh profile per gap: the longest one is kept
+            self._profile = cProfile.Profile()
+            self._profile.enable()
         self._gap_stacks = []
         self.worst = max(self.worst, now - self.last)
         self.worst_cpu = max(self.worst_cpu, cpu - self.last_cpu)
@@ -237,8 +287,8 @@ class GapMeter:
         while time.perf_counter() < end or not until():
             self.app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 50)
 
-    def action(self, start: Callable[[], object], done: Callable[[], bool],
-               prof: cProfile.Profile | None) -> tuple[float, float, float]:
+    def action(self, start: Callable[[], object], done: Callable[[], bool]
+               ) -> tuple[float, float, float]:
         """(longest gap, time until done, the GUI thread's longest CPU time between two
         ticks) of ``start`` run from the event loop."""
         from PySide6.QtCore import QTimer
@@ -249,17 +299,61 @@ class GapMeter:
             began.append(time.perf_counter())
             start()
 
-        if prof is not None:
-            prof.enable()
+        self.worst_profile = None
+        self._profiling = self.sample
         self.last, self.worst = time.perf_counter(), 0.0
         self.last_cpu, self.worst_cpu = time.thread_time(), 0.0
         QTimer.singleShot(0, run)
         self.settle(0.0, lambda: bool(began) and done())
         total = time.perf_counter() - began[0]
         self.settle(SETTLE_S)
-        if prof is not None:
-            prof.disable()
+        self._profiling = False
+        if self._profile is not None:
+            self._profile.disable()
+            self._profile = None
         return max(self.worst - TICK_MS / 1e3, 0.0), total, self.worst_cpu
+
+
+def _print_top(path: Path, rows: int = 25) -> None:
+    import io
+    import pstats
+
+    out = io.StringIO()
+    pstats.Stats(str(path), stream=out).sort_stats("cumulative").print_stats(rows)
+    print(out.getvalue().split("\n\n", 2)[-1], file=sys.stderr)
+
+
+class CollectionMeter:
+    """How long the cyclic collector's passes on the GUI thread take (gc.callbacks)."""
+
+    def __init__(self) -> None:
+        self.gui = threading.get_ident()
+        self.passes: list[tuple[int, float]] = []      # (generation, seconds)
+        self._began = 0.0
+        self._walked = 0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if threading.get_ident() != self.gui:
+            return
+        if phase == "start":
+            self._walked = sum(len(gc.get_objects(g)) for g in range(info["generation"] + 1))
+            self._began = time.perf_counter()
+        else:
+            seconds = time.perf_counter() - self._began
+            self.passes.append((info["generation"], seconds))
+            if seconds > 0.02:
+                print(f"    a generation {info['generation']} pass walked {self._walked:,} "
+                      f"objects in {seconds * 1e3:.0f} ms", file=sys.stderr)
+
+    def clear(self) -> None:
+        self.passes = []
+
+    def longest(self) -> tuple[float, float]:
+        """The longest young (generation 0 or 1) and full pass since :meth:`clear`."""
+        young = [s for g, s in self.passes if g < 2]
+        full = [s for g, s in self.passes if g == 2]
+        return max(young, default=0.0), max(full, default=0.0)
 
 
 def _warm_kernels(graph) -> None:

@@ -8,7 +8,9 @@ each returns an :class:`Edit` that an undo stack can invert.
 
 from __future__ import annotations
 
+import functools
 import warnings
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from os import PathLike
@@ -91,11 +93,25 @@ class GraphSnapshot:
         save_graph(self, path)
 
 
+def _forget_views(g: nx.MultiDiGraph) -> None:
+    """Drop the views networkx caches on ``g`` (``nodes``, ``edges``, ``in_degree``...).
+
+    Each holds ``g``: a cycle that made a dropped graph, its nodes and its consts garbage
+    for the cyclic collector only (83,000 objects at 10,000 nodes), which the app's never
+    walks once they are frozen (app/collector.py). Without the views, reference counting
+    frees them at once. networkx makes them again when asked."""
+    cached = [name for name in vars(g)
+              if isinstance(getattr(type(g), name, None), functools.cached_property)]
+    for name in cached:
+        del g.__dict__[name]
+
+
 class Graph:
     """A hexagon_nn graph. Iterating yields nodes in append (execution) order."""
 
     def __init__(self) -> None:
         self._g = nx.MultiDiGraph()
+        weakref.finalize(self, _forget_views, self._g).atexit = False
         self._order: list[int] = []
         # consumers whose inputs name a node that does not exist (yet), by that node's id
         self._waiting: dict[int, set[int]] = {}

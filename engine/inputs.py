@@ -14,6 +14,7 @@ from typing import Any, BinaryIO
 import numpy as np
 from numpy.lib import format as npformat
 
+from hexscope.engine.d32 import D32Padding
 from hexscope.engine.dtypes import DType, narrow_64bit
 from hexscope.engine.errors import InputError
 from hexscope.engine.graph import Graph
@@ -35,12 +36,17 @@ class InputSource:
     shape: tuple[int, int, int, int] | None = None
     low: float = -1.0
     high: float = 1.0
+    # an "npy" file holding a d32 tensor's memory, padding bytes included, in memory order
+    # [B, H_tot, D_tot/32, W_tot, 32], with these paddings (a reduction's cut d32 tensor)
+    d32_padding: tuple[int, int, int, int, int, int] | None = None
 
     def describe(self) -> str:
         if self.kind == "random":
             return f"random {self.dtype} in [{self.low}, {self.high}] seed {self.seed}"
         if self.kind == "constant":
             return f"constant {self.value} ({self.dtype})"
+        if self.kind == "npy" and self.d32_padding is not None:
+            return f"npy {self.path} (d32 memory, padding {list(self.d32_padding)})"
         return f"{self.kind} {self.path}"
 
 
@@ -104,6 +110,13 @@ def _checked_source(k: int, fields: dict[str, Any]) -> InputSource:
         raise bad("seed", "is not a non-negative integer")
     if "path" in fields and not isinstance(fields["path"], str):
         raise bad("path", "is not a file name")
+    if fields.get("d32_padding") is not None:
+        pads = fields["d32_padding"]
+        if not (isinstance(pads, list | tuple) and len(pads) == 6
+                and all(type(v) is int and v >= 0 for v in pads)):
+            raise bad("d32_padding", "is not 6 non-negative sizes (height, width and depth "
+                      "padding, before and after)")
+        fields["d32_padding"] = tuple(pads)
     if fields.get("shape") is not None:
         shape = fields["shape"]
         if not (isinstance(shape, list | tuple) and all(type(d) is int for d in shape)):
@@ -120,8 +133,10 @@ def _is_number(value: object) -> bool:
 
 
 def set_input_sources(graph: Graph, sources: list[InputSource]) -> None:
+    # d32_padding only where set: files written before it existed stay byte-identical
     graph.meta["inputs"] = [{k: (list(v) if isinstance(v, tuple) else v)
-                             for k, v in asdict(s).items()} for s in sources]
+                             for k, v in asdict(s).items()
+                             if not (k == "d32_padding" and v is None)} for s in sources]
 
 
 def make_inputs(graph: Graph, base_dir: str | Path | None = None,
@@ -173,7 +188,8 @@ def make_input(src: InputSource, declared: tuple[int, int, int, int] | None,
     if base_dir is not None and not path.is_absolute():
         path = Path(base_dir) / path
     if src.kind == "npy":
-        tensor = _load_npy(path, declared)
+        tensor = (_load_d32_npy(path, D32Padding(*src.d32_padding), declared)
+                  if src.d32_padding is not None else _load_npy(path, declared))
         if tensor.array.size == 0:
             raise InputError(f"{path}: holds no elements (shape {list(tensor.array.shape)}); "
                              "an input needs data")
@@ -268,6 +284,36 @@ def _load_npy(path: Path, declared: tuple[int, int, int, int] | None = None) -> 
         return Tensor.from_array(narrow_64bit(arr))
     except ValueError as exc:
         raise InputError(f"{path}: {exc}") from None
+
+
+def _load_d32_npy(path: Path, padding: D32Padding,
+                  declared: tuple[int, int, int, int] | None) -> Tensor:
+    """A d32 tensor from its memory, padding bytes included ([B, H_tot, D_tot/32, W_tot,
+    32]): a consumer that reads padding reads what the file holds. A file of up to 4
+    dimensions (another file chosen since) is read as a flat tensor."""
+    with open_regular(path) as handle:
+        shape, _, _ = npy_header(handle, path)
+        if len(shape) <= 4:
+            return _load_npy(path, declared)
+        if len(shape) != 5 or shape[4] != 32:
+            raise InputError(f"{path}: holds shape {list(shape)}; a d32 input (its source has "
+                             "d32_padding) is saved as its memory [B, H_tot, D_tot/32, "
+                             "W_tot, 32]")
+        handle.seek(0)
+        try:
+            memory = npformat.read_array(handle, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as exc:
+            raise InputError(f"{path}: cannot read as .npy: {exc}") from None
+    b, h_total, slices, w_total, _ = shape
+    p = padding
+    logical = (b, h_total - p.h_before - p.h_after, w_total - p.w_before - p.w_after,
+               slices * 32 - p.d_before - p.d_after)
+    try:
+        if min(logical) <= 0:
+            raise ValueError(f"padding {list(p)} leaves no data in memory {list(shape)}")
+        return Tensor.from_memory(memory, logical, DType.from_numpy(memory.dtype), p)
+    except ValueError as exc:
+        raise InputError(f"{path}: not a d32 tensor: {exc}") from None
 
 
 def _load_image(path: Path, shape: tuple[int, int, int, int], dtype: np.dtype) -> Tensor:

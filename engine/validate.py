@@ -113,26 +113,77 @@ class Validator:
         self.registry = registry
         self._order: tuple[int, ...] = ()
         self._cache: dict[int, tuple[tuple[Node | None, ...], list[Issue]]] = {}
+        self._cycles: list[list[int]] | None = None   # while no node's inputs change
+        self._flagged: set[int] = set()               # nodes with problems in the cache
+        self._graph: Graph | None = None
         self.checked = 0
 
-    def validate(self, graph: Graph) -> list[Issue]:
+    def validate(self, graph: Graph, changed: Iterable[int] | None = None) -> list[Issue]:
+        """The problems of ``graph``. ``changed``: every node id edited since this
+        validator's last call on the same graph (the ``GraphEdited.changed`` of the edits
+        between), so only they and their consumers are visited, not the whole graph (a
+        key per node: 40 ms of 10,000 nodes per edit). None visits every node."""
         with gc_paused():     # a key per node: a collection would walk the whole heap
+            if (changed is not None and graph is self._graph and self._cycles is not None
+                    and graph.order == self._order):
+                return self._revalidate(graph, set(changed))
+            self._graph = graph
             return self._validate(graph)
+
+    def _revalidate(self, graph: Graph, changed: set[int]) -> list[Issue]:
+        """:meth:`_validate` of the nodes ``changed`` and their consumers; the order is the
+        same, so every other node's key (itself and its producers) is unchanged."""
+        nodes, succ = graph.nx.nodes, graph.nx.succ
+        visit = set(changed)
+        for node_id in changed:
+            if node_id in succ:
+                visit.update(succ[node_id])
+        position: dict[int, int] | None = None
+        rewired = False
+        self.checked = 0
+        for node_id in visit:
+            if node_id not in nodes:
+                continue
+            node = nodes[node_id]["node"]
+            key = (node, *(nodes[s]["node"] if s in nodes else None for s, _ in node.inputs))
+            hit = self._cache.get(node_id)
+            if hit is not None and len(hit[0]) == len(key) and all(
+                    a is b for a, b in zip(hit[0], key, strict=True)):
+                continue
+            if hit is None or hit[0][0] is None or hit[0][0].inputs != node.inputs:
+                rewired = True
+            if position is None:
+                position = {n: k for k, n in enumerate(self._order)}
+            found = _node_issues(graph, node, position, self.registry)
+            self.checked += 1
+            self._cache[node_id] = (key, found)
+            if found:
+                self._flagged.add(node_id)
+            else:
+                self._flagged.discard(node_id)
+        if rewired:
+            self._cycles = _cycles(graph)
+        issues = _duplicate_issues(graph)
+        for node_id in self._flagged:
+            issues.extend(self._cache[node_id][1])
+        if position is None:
+            position = {n: k for k, n in enumerate(self._order)} if issues else {}
+        return _finish(issues, self._cycles, position)
 
     def _validate(self, graph: Graph) -> list[Issue]:
         order = graph.order
+        # a cycle needs a changed wiring: a const or padding edit keeps the last search's
+        # result (the search walks every node and edge: 40 ms of 10,000 nodes per edit)
+        rewired = self._cycles is None
         if order != self._order:
+            rewired = True
             if not _same_relative_order(self._order, order):
                 self._cache.clear()
             self._order = order
         position = {node_id: k for k, node_id in enumerate(order)}
         nodes = graph.nx.nodes
         self.checked = 0
-        issues: list[Issue] = []
-        for dup in graph.duplicates:
-            issues.append(Issue(dup.node_id, "duplicate-id",
-                                f"id 0x{dup.node_id:x} is used by more than one node "
-                                f"({graph.node(dup.node_id).op} and {dup.op})"))
+        issues = _duplicate_issues(graph)
         cache: dict[int, tuple[tuple[Node | None, ...], list[Issue]]] = {}
         for node in graph:
             key = (node, *(nodes[s]["node"] if s in nodes else None for s, _ in node.inputs))
@@ -141,12 +192,23 @@ class Validator:
                     a is b for a, b in zip(hit[0], key, strict=True)):
                 found = hit[1]
             else:
+                if hit is None or hit[0][0] is None or hit[0][0].inputs != node.inputs:
+                    rewired = True
                 found = _node_issues(graph, node, position, self.registry)
                 self.checked += 1
             cache[node.node_id] = (key, found)
             issues.extend(found)
         self._cache = cache
-        return _finish(graph, issues, position)
+        self._flagged = {node_id for node_id, (_, found) in cache.items() if found}
+        if rewired:
+            self._cycles = _cycles(graph)
+        return _finish(issues, self._cycles, position)
+
+
+def _duplicate_issues(graph: Graph) -> list[Issue]:
+    return [Issue(dup.node_id, "duplicate-id", f"id 0x{dup.node_id:x} is used by more than "
+                  f"one node ({graph.node(dup.node_id).op} and {dup.op})")
+            for dup in graph.duplicates]
 
 
 def _same_relative_order(old: tuple[int, ...], new: tuple[int, ...]) -> bool:
@@ -158,8 +220,9 @@ def _same_relative_order(old: tuple[int, ...], new: tuple[int, ...]) -> bool:
     return [n for n in old if n in new_set] == [n for n in new if n in old_set]
 
 
-def _finish(graph: Graph, issues: list[Issue], position: dict[int, int]) -> list[Issue]:
-    for cycle in _cycles(graph):
+def _finish(issues: list[Issue], cycles: list[list[int]], position: dict[int, int]
+            ) -> list[Issue]:
+    for cycle in cycles:
         issues.append(Issue(cycle[0], "cycle", "cycle through " +
                             " -> ".join(f"0x{i:x}" for i in cycle + [cycle[0]])))
     return sorted(issues, key=lambda i: (i.severity is Severity.WARNING,

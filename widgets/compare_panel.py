@@ -58,12 +58,16 @@ TARGETS = (("isolated", "Float reference (isolated)"),
 #: reference, which computes with the same const).
 SEES = {
     "isolated": "Each node's float reference on the run's own inputs: the error each node "
-                "adds (judged by excess error over ideal rounding). It cannot see a wrong "
-                "const or weight: the reference computes with the same one. For that, compare "
-                "with the other graph file (the good one) or look at the accumulated analysis.",
+                "adds, judged by its excess error over ideal rounding (a convolution that "
+                "rounds an inexact zero code, as a [-1, 1] filter's, over its own ideal "
+                "result; max LSB keeps the error against the spec's reading). It cannot see a "
+                "wrong const or weight: the reference computes with the same one. For that, "
+                "compare with the other graph file (the good one) or look at the accumulated "
+                "analysis.",
     "accumulated": "The whole graph in float from the same inputs: what the graph has lost "
                    "by each node. Errors add up along the graph, so deep graphs drift past "
-                   "one step; a wrong const is still computed with in both runs.",
+                   "one step (a rounded zero code counts here in full); a wrong const is "
+                   "still computed with in both runs.",
     "pinned": "A run you pinned (Ctrl+Shift+P): what your edit changed downstream, byte "
               "for byte.",
     "graph": "The same inputs through another graph file: finds a changed const or weight "
@@ -286,7 +290,9 @@ class ComparePanel(QWidget):
             return
         self._tabbed = tabbed
         names = ("A", "B", "A − B")
-        for box, name in zip(self._view_boxes, names, strict=True):
+        for box, name, title in zip(self._view_boxes, names, self.view_titles, strict=True):
+            # a tab already names its side: its title line would take the picture's height
+            title.setVisible(not tabbed)
             if tabbed:
                 self.view_tabs.addTab(box, name)
             else:

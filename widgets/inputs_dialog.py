@@ -77,7 +77,8 @@ class _SourceRow:
         return InputSource(kind=self.kind.currentText(), path=self.path.text().strip(),
                            value=self.value.value(), seed=self.seed.value(),
                            dtype=self.dtype.currentText(), shape=shape,
-                           low=self._base.low, high=self._base.high)
+                           low=self._base.low, high=self._base.high,
+                           d32_padding=self._base.d32_padding)   # read with a 5-D .npy only
 
 
 class InputsDialog(QDialog):

@@ -59,19 +59,22 @@ def lsb_of(t: Tensor, mn: Tensor | None, mx: Tensor | None) -> float | None:
 
 def metrics_against(ref: np.ndarray | Reals, t: Tensor, mn: Tensor | None,
                     mx: Tensor | None, lsb: float | None, tolerance_lsb: float,
-                    read: tuple[float, float | None] | None = None) -> Metrics:
+                    read: tuple[float, float | None] | None = None,
+                    op_reference: Callable[[], np.ndarray | None] | None = None) -> Metrics:
     """``error_metrics(ref, values(t, mn, mx), ...)``, reading ``t``'s codes in place: a
     quantized output's float copy was a third of the comparison's time. ``ref`` has
     ``t``'s number of elements; given as :class:`Reals`, its sums are read in the same
-    pass. ``read``: ``code_scale(t, mn, mx)``, when the caller has it."""
+    pass. ``read``: ``code_scale(t, mn, mx)``, when the caller has it. ``op_reference``:
+    the op's own ideal result, for its excess error (``metrics.code_metrics``)."""
     codes = np.asarray(t.array)
     if t.dtype in QUANTIZED and mn is not None and mx is not None:
         scale, offset = read if read is not None else code_scale(t, mn, mx)
         if isinstance(ref, Reals):
             return code_metrics(ref.codes.reshape(codes.shape), codes, scale, offset, lsb,
-                                tolerance_lsb, ref.scale, excess=True)
+                                tolerance_lsb, ref.scale, excess=True,
+                                op_reference=op_reference)
         return code_metrics(ref.reshape(codes.shape), codes, scale, offset, lsb,
-                            tolerance_lsb, excess=True)
+                            tolerance_lsb, excess=True, op_reference=op_reference)
     ref = (ref.array() if isinstance(ref, Reals) else ref).reshape(codes.shape)
     if t.dtype is DType.FLOAT32:
         return error_metrics(ref, codes, lsb, tolerance_lsb)

@@ -29,6 +29,7 @@ from hexscope.engine.analysis.diff import (
     unit_of,
     values,
 )
+from hexscope.engine.analysis.op_reading import OpReading, op_inputs, reading_gap
 from hexscope.engine.analysis.reuse import NodeWork, cache_for, same_inputs
 from hexscope.engine.analysis.run_snapshot import RunSnapshot, check_cancel
 from hexscope.engine.d32 import NO_PADDING
@@ -106,13 +107,14 @@ def _reference_values_of(spec: OpSpec, ref: object, ctx: KernelContext,
 def compare_to_reference(node: Node, title: str, actual: tuple[Tensor, ...],
                          ref: Sequence[RefValue], tolerance_lsb: float,
                          ref_again: Callable[[], Sequence[RefValue]] | None = None,
-                         ranges: dict[int, tuple[int, int]] | None = None
-                         ) -> list[OutputDiff]:
+                         ranges: dict[int, tuple[int, int]] | None = None,
+                         op_ref: _OpReference | None = None) -> list[OutputDiff]:
     """Each data output of a node against its float reference value.
 
     The diffs can make their values again for the views: from ``ref_again()`` (the
     reference computed anew) when given, else from ``ref`` itself, which they then keep.
-    ``ranges``: ``range_slots(actual)``, when the caller has it."""
+    ``ranges``: ``range_slots(actual)``, when the caller has it. ``op_ref``: the reference
+    on the op's own reading of its inputs (``op_reading``), for the excess error."""
     if ranges is None:
         ranges = range_slots(actual)
     diffs = []
@@ -138,9 +140,17 @@ def compare_to_reference(node: Node, title: str, actual: tuple[Tensor, ...],
         lsb = read[0] if read is not None else lsb_of(a, mn, mx)
         # A is the reference side of the metrics (signal for SQNR), B the quantized output,
         # read from its codes where it has them
-        diff.metrics = metrics_against(bv, a, mn, mx, lsb, tolerance_lsb, read)
+        op_value = op_ref.output(k, a, mn, mx) if op_ref is not None else None
+        diff.metrics = metrics_against(bv, a, mn, mx, lsb, tolerance_lsb, read, op_value)
         diff.unit = unit_of(a, lsb)
         diff.exceeds = diff.metrics.beyond > 0
+        if op_ref is not None and diff.metrics.excess_lsb is not None and lsb:
+            values_op = op_ref.values.get(k)
+            if values_op is not None:
+                gap = reading_gap(_reference_values(bv, a, mn, mx), values_op, lsb)
+                diff.note = (f"the op reads its inputs with {op_ref.reading.note}: its ideal "
+                             f"result is up to {gap:.4g} LSB from the reference; the excess "
+                             "is over the nearer of the two")
         diff.source = _source(a, mn, mx, k, r if ref_again is None else None, ref_again)
         diffs.append(diff)
     return diffs
@@ -154,6 +164,35 @@ def _reference_values(r: Tensor | np.ndarray | Reals, a: Tensor, mn: Tensor | No
         # a byte mover's value: codes mean what the node's own range says
         return values(r, mn, mx) if r.dtype is a.dtype else real(r, mn, mx)
     return np.asarray(r)
+
+
+class _OpReference:
+    """The reference on the op's own reading of its inputs, made once when an output's
+    excess error first asks for it (only outputs beyond the tolerance do)."""
+
+    def __init__(self, reading: OpReading, make: Callable[[], Sequence[RefValue]]) -> None:
+        self.reading = reading
+        self._make = make
+        self._made: Sequence[RefValue] | None = None
+        self.values: dict[int, np.ndarray] = {}     # output -> the values given
+
+    def output(self, k: int, a: Tensor, mn: Tensor | None, mx: Tensor | None
+               ) -> Callable[[], np.ndarray | None]:
+        def value() -> np.ndarray | None:
+            if self._made is None:
+                try:
+                    self._made = self._make()
+                except NoValue:
+                    self._made = ()
+            r = _reals_of(self._made[k]) if k < len(self._made) else None
+            if r is None:
+                return None
+            v = np.asarray(_reference_values(r, a, mn, mx), np.float64)
+            if v.size != math.prod(a.shape):      # logical: d32 pads its memory
+                return None
+            self.values[k] = v
+            return v
+        return value
 
 
 def _source(a: Tensor, mn: Tensor | None, mx: Tensor | None, k: int,
@@ -220,8 +259,15 @@ def _isolated_node(session: Session | RunSnapshot, node: Node, outputs: tuple[Te
             ref = call_reference(spec, node, inputs, graph_inputs)
     except NoValue as exc:
         return NodeWork((), tolerance_lsb, [], str(exc))
+    reading = op_inputs(spec, inputs)
+    op_ref = None
+    if reading is not None:
+        def on_op_reading() -> list[RefValue]:
+            with ranges_unused() if only_data else nullcontext():
+                return call_reference(spec, node, reading.inputs, graph_inputs)
+        op_ref = _OpReference(reading, on_op_reading)
     diffs = compare_to_reference(node, node.title, outputs, ref, tolerance_lsb,
-                                 _again(spec, node, inputs, graph_inputs), ranges)
+                                 _again(spec, node, inputs, graph_inputs), ranges, op_ref)
     return NodeWork((), tolerance_lsb, diffs)
 
 

@@ -18,11 +18,20 @@ the reference in codes (unclamped) and ``t`` the output's code. It is how much w
 output is than the ideal rounding of the reference, so an op that rounds once to its output
 grid is not failed for that rounding (a healthy Supernode reaches 1.2 LSB of plain error),
 while a saturated range or a wrong weight still is: |round(r) - r| is at most half a step.
+
+An op that reads its inputs otherwise than the spec (a convolution subtracting a rounded zero
+code, ``engine/analysis/op_reading.py``) has a second reference, ``p``: the same float meaning
+on its own reading of the inputs, the result it would give if it added no error. Its excess is
+then the smaller of the two, ``min(|t - r| - |roundf(r) - r|, |t - p| - |roundf(p) - p|)``: an
+output as good as the ideal rounding of either is not failed, and one that misses both is, by
+how far it misses the nearer. (Judging ``|t - r|`` beyond ``|p - r|`` instead would let a miss
+towards ``r`` of up to twice ``|p - r|``, hundreds of steps on a [-1, 1] filter, pass.)
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -88,14 +97,17 @@ def error_metrics(a: np.ndarray, b: np.ndarray, lsb: float | None = None,
 
 def code_metrics(a: np.ndarray, codes: np.ndarray, scale: float, offset: float | None,
                  lsb: float | None = None, tolerance_lsb: float = 0.0,
-                 a_scale: float | None = None, excess: bool = False) -> Metrics:
+                 a_scale: float | None = None, excess: bool = False,
+                 op_reference: Callable[[], np.ndarray | None] | None = None) -> Metrics:
     """:func:`error_metrics` of ``b = codes * scale + offset`` against ``a``, with B read
     as :func:`~hexscope.engine.ops.reference.real` reads it (float32 steps for quint8,
     float64 for qint32), but without making B: the same answer, bit for bit, in one pass
     over the codes when the compiled kernels are on. With ``a_scale``, ``a`` is int32
     codes standing for ``a * a_scale`` in float64 (qint32 sums, as real() reads them),
     read in the same pass. ``excess``: ``a`` is a float reference of the codes, judged by
-    the excess error (module docstring)."""
+    the excess error (module docstring); ``op_reference()`` gives the op's own ideal
+    result (``p`` there, float64 reals of ``a``'s shape, or None), asked for only when the
+    excess against ``a`` is beyond the tolerance."""
     a = np.asarray(a)
     if a_scale is not None:
         if a.dtype != np.int32:
@@ -111,29 +123,46 @@ def code_metrics(a: np.ndarray, codes: np.ndarray, scale: float, offset: float |
         reals = a.astype(np.float64) * a_scale if a_scale is not None else a
         worst, beyond = excess_error(reals, np.asarray(codes), scale, offset or 0.0,
                                      tolerance_lsb)
+        # the op's own ideal only where the spec's reading fails the output: the smaller
+        # excess cannot fail what that one passes
+        op_reals = op_reference() if beyond and op_reference is not None else None
+        if op_reals is not None:
+            worst, beyond = excess_error(reals, np.asarray(codes), scale, offset or 0.0,
+                                         tolerance_lsb, op_reals)
         m = replace(m, excess_lsb=worst, beyond=beyond)
     return m
 
 
 def excess_error(reals: np.ndarray, codes: np.ndarray, scale: float, offset: float,
-                 tolerance_lsb: float) -> tuple[float, int]:
+                 tolerance_lsb: float, op_reals: np.ndarray | None = None
+                 ) -> tuple[float, int]:
     """(largest excess error, elements whose excess is beyond ``tolerance_lsb``), in steps:
     ``|t - r| - |roundf(r) - r|`` with ``r = (reals - offset) / scale`` unclamped and ``t``
-    the code (graph spec §4.10; C ``roundf`` rounds halves away from zero)."""
+    the code (graph spec §4.10; C ``roundf`` rounds halves away from zero). With
+    ``op_reals`` (the op's own ideal result, module docstring) each element's excess is the
+    smaller of that against ``reals`` and against ``op_reals``."""
     if reals.size == 0:
         return 0.0, 0
     with np.errstate(all="ignore"):
-        r = (np.asarray(reals, np.float64).reshape(-1) - offset) / scale
         t = np.asarray(codes, np.float64).reshape(-1)
-        ideal = np.abs(np.copysign(np.floor(np.abs(r) + 0.5), r) - r)
-        e = np.abs(t - r)
-        e -= ideal
+        e = _excess(reals, t, scale, offset)
+        if op_reals is not None and op_reals.size == reals.size:
+            np.fmin(e, _excess(op_reals, t, scale, offset), out=e)   # a NaN side: the other
     # a miss by whole codes is a whole excess in exact arithmetic; its float64 evaluation
     # may land a hair above (1 + 2e-15): that is not beyond a tolerance of 1
     return float(e.max()), int(np.count_nonzero(e > tolerance_lsb + _EXCESS_SLACK))
 
 
 _EXCESS_SLACK = 1e-9
+
+
+def _excess(reals: np.ndarray, t: np.ndarray, scale: float, offset: float) -> np.ndarray:
+    """|t - r| - |roundf(r) - r| per element, r the reals in codes (a fresh array)."""
+    r = (np.asarray(reals, np.float64).reshape(-1) - offset) / scale
+    ideal = np.abs(np.copysign(np.floor(np.abs(r) + 0.5), r) - r)
+    e = np.abs(t - r)
+    e -= ideal
+    return e
 
 
 def _metrics(a_in: np.ndarray, b_in: np.ndarray, read: tuple[float, float | None] | None,

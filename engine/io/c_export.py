@@ -16,7 +16,8 @@ of hexagon_nn's world and are not written.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Collection, Iterable
 from os import PathLike
 from pathlib import Path
 
@@ -33,6 +34,7 @@ C_TYPES = {DType.QUINT8: "quint8", DType.UINT8: "uint8_t", DType.INT8: "int8_t",
            DType.QUINT16: "uint16_t", DType.QINT16: "int16_t", DType.INT32: "int32",
            DType.QINT32: "qint32", DType.FLOAT32: "float32"}
 PER_LINE = 16
+_C_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 _PRELUDE = """\
 #include <hexagon_nn.h>
@@ -64,20 +66,32 @@ _NODE_MACRO = ("#define APPEND_NODE(NAME,ID,OP,...) \\\n"
                "\tprintf(\"node %x <%s/%s> returned nonzero\\n\",ID,NAME,#OP)\n")
 
 
-def export_c(graph: Graph, path: str | PathLike[str], title: str = "") -> None:
-    """Write ``graph`` as a graph-init C file, atomically."""
-    text = export_c_text(graph, title or Path(path).stem)
+def export_c(graph: Graph, path: str | PathLike[str], title: str = "", *,
+             user_ops: Collection[str] = ()) -> None:
+    """Write ``graph`` as a graph-init C file, atomically (``user_ops``: see
+    :func:`export_c_text`)."""
+    text = export_c_text(graph, title or Path(path).stem, user_ops=user_ops)
     with atomic_write(path, "w", encoding="ascii", newline="\n") as handle:
         handle.write(text)
 
 
-def export_c_text(graph: Graph, title: str = "graph") -> str:
-    """The C text of ``graph``; raises GraphError for what hexagon_nn cannot express."""
-    _check_exportable(graph)
+def export_c_text(graph: Graph, title: str = "graph", *, user_ops: Collection[str] = ()) -> str:
+    """The C text of ``graph``; raises GraphError for what hexagon_nn cannot express.
+
+    ``user_ops`` are ops outside hexagon_nn's op table that the user's own hexagon_nn build
+    defines (in its ops.def, as a Hexscope plugin op models them): they are written as
+    ``OP_<name>`` and the file's first comment says which ops the build must define."""
+    used = sorted({n.op for n in graph if n.op in user_ops and n.op not in OP_IDS})
+    _check_exportable(graph, used)
     named_consts = any(n.is_const and n.label for n in graph)
+    needs = ("".join(f" * This graph uses ops that hexagon_nn's own op table does not have:\n"
+                     f" * {', '.join(used)}. The hexagon_nn build it runs on must define\n"
+                     f" * them (in its ops.def, which makes {', '.join('OP_' + o for o in used)}\n"
+                     " * in hexagon_nn_ops.h); it does not compile without them.\n")
+             if used else "")
     parts = [f"/*\n * {_comment(title)}: hexagon_nn graph-init file written by Hexscope,\n"
              f" * {len(graph)} nodes. Compile it with the application that calls "
-             "init_graph(nn_id).\n */\n\n", _PRELUDE, "\n"]
+             f"init_graph(nn_id).\n{needs} */\n\n", _PRELUDE, "\n"]
     for node in graph:
         parts.extend(_arrays_of(node))
     parts += ["\n", _CONST_MACRO[named_consts], _NODE_MACRO, "void init_graph(int nn_id) {\n"]
@@ -86,11 +100,15 @@ def export_c_text(graph: Graph, title: str = "graph") -> str:
     return "".join(parts)
 
 
-def _check_exportable(graph: Graph) -> None:
+def _check_exportable(graph: Graph, user_ops: Collection[str] = ()) -> None:
     if graph.duplicates:
         ids = ", ".join(f"0x{n.node_id:x}" for n in graph.duplicates)
         raise GraphError(f"cannot export: node ids used twice ({ids})")
-    unknown = sorted({n.op for n in graph if n.op not in OP_IDS})
+    bad = [o for o in user_ops if not _C_NAME.fullmatch(o)]
+    if bad:
+        raise GraphError(f"cannot export op {bad[0]!r}: OP_{bad[0]} is no C identifier, so "
+                         "no hexagon_nn build can define it")
+    unknown = sorted({n.op for n in graph if n.op not in OP_IDS and n.op not in user_ops})
     if unknown:
         raise GraphError("cannot export ops that hexagon_nn's op table does not have "
                          f"(user ops?): {', '.join(unknown)}")

@@ -14,6 +14,11 @@ tensors a run produced; in the float run they are what the upstream references r
 
 Ops with no float meaning declare ``reference=NoReference("why")``; float ops declare
 ``reference=SELF`` (the kernel is its own reference).
+
+An op whose kernel subtracts an *integer* zero code from quint8 inputs (the convolutions,
+MatMul, the bias adds) declares it too, ``@op(..., zero_codes=(ZeroCode(...), ...))``: with
+an inexact zero it reads its inputs otherwise than :func:`real`, an error it has by its
+inputs' ranges, which the isolated analysis does not count against it (:class:`ZeroCode`).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hexscope.engine.dtypes import DType, Layout
+from hexscope.engine.hexmath import c_roundf_int1, level_size_zero, za_scaled
 from hexscope.engine.ops.kernels import compiled
 from hexscope.engine.tensor import Tensor
 
@@ -49,6 +55,47 @@ class _Self:
 
 
 SELF = _Self()
+
+
+@dataclass(frozen=True, slots=True)
+class ZeroCode:
+    """Declared with an op: its kernel reads the quint8 input ``codes`` as (q - z) x step,
+    z the integer zero code ``rule(min, max)`` of the range in inputs ``lo`` and ``hi``.
+
+    :func:`real` reads q as min + q x step (§1.1): where 0.0 is not a code of the range (an
+    inexact zero: [-1, 1] puts it at 127.5, which Conv2d rounds to 128) the two readings
+    differ by up to half a step, and a sum over taps by half a step per tap times the other
+    operand. That error is the op's by its inputs' ranges, not one it adds by mistake: the
+    isolated analysis also reads the inputs the op's way and does not count it
+    (``engine/analysis/op_reading.py``). TFLite's ranges put the zero on a code, so it does
+    not arise there; classic TF ranges such as [-1, 1] do."""
+
+    codes: int
+    lo: int
+    hi: int
+    rule: Callable[[float, float], int]
+
+
+def zero_za(mn: float, mx: float) -> int:
+    """Rule ZA' (``quantize_int``, §1.4): round((0 - min) x 255 / (max - min)), ties away
+    from zero, not clamped (Conv2d and the depthwise convolution)."""
+    return c_roundf_int1(za_scaled(0.0, mn, mx))
+
+
+def zero_za_u8(mn: float, mx: float) -> int:
+    """Rule ZA (``quantize_uint8``): ZA' saturated to 0..255 (the Supernodes, MatMul)."""
+    return min(255, max(0, zero_za(mn, mx)))
+
+
+def zero_za_low(mn: float, mx: float) -> int:
+    """Rule ZA'' (``quantize_uint``): ZA' clamped below at 0 (an 8-bit bias)."""
+    return max(0, zero_za(mn, mx))
+
+
+def zero_zb(mn: float, mx: float) -> int:
+    """Rule ZB (``get_qu8_level_size_zero``): round(-min / step) in float32, 0..255
+    (SuperFC; 127 where ZA gives 128 on [-1, 1])."""
+    return level_size_zero(mn, mx)[0]
 
 
 def scalar_of(t: Tensor | None) -> float:

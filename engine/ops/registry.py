@@ -166,6 +166,8 @@ class OpSpec:
     # What the op means on real numbers (engine/ops/reference.py): a function, SELF for
     # float ops, or NoReference("why"); None when the declaration gives none (user ops).
     reference: object = None
+    # The integer zero codes its kernel subtracts from quint8 inputs (reference.ZeroCode).
+    zero_codes: tuple = ()
     extra: dict[str, object] = field(default_factory=dict)
 
     @property

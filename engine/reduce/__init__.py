@@ -13,7 +13,7 @@ from hexscope.engine.reduce.checks import (
     run_original,
 )
 from hexscope.engine.reduce.cut import Candidate, Cut, cut_graph
-from hexscope.engine.reduce.files import write_c, write_candidate, write_json
+from hexscope.engine.reduce.files import CFile, write_c, write_candidate, write_json
 from hexscope.engine.reduce.search import (
     MODES,
     NotFailing,
@@ -25,7 +25,7 @@ from hexscope.engine.reduce.search import (
 )
 from hexscope.engine.reduce.units import Unit, units_of
 
-__all__ = ["MODES", "Candidate", "CommandCheck", "CompareCheck", "Cut", "NodeFailureCheck",
+__all__ = ["MODES", "CFile", "Candidate", "CommandCheck", "CompareCheck", "Cut", "NodeFailureCheck",
            "NotFailing", "OriginalRun", "Progress", "ReduceError", "ReduceResult", "Reducer",
            "Unit", "Verdict", "cut_graph", "run_original", "units_of", "write_c",
            "write_candidate", "write_json"]

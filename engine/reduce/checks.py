@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hexscope.engine.analysis.compare import (
@@ -27,6 +27,7 @@ from hexscope.engine.analysis.compare import (
 from hexscope.engine.d32_ops import conversion_owner, is_d32_form
 from hexscope.engine.dtypes import Layout
 from hexscope.engine.errors import Cancelled, NodeError
+from hexscope.engine.events import NodeStarted
 from hexscope.engine.executor import CancelToken
 from hexscope.engine.graph import Graph, GraphSnapshot
 from hexscope.engine.ops.registry import REGISTRY, Category
@@ -34,6 +35,7 @@ from hexscope.engine.prepare import Prepared
 from hexscope.engine.reduce.cut import Candidate, Ref
 from hexscope.engine.reduce.files import write_candidate
 from hexscope.engine.reduce.search import ReduceError, Verdict
+from hexscope.engine.reduce.state import variable_ids
 from hexscope.engine.reduce.units import Unit, group_map, units_of
 from hexscope.engine.session import Session
 from hexscope.engine.tensor import Tensor
@@ -52,6 +54,8 @@ class OriginalRun:
     failed_node: int | None = None
     failed_op: str = ""
     message: str = ""
+    #: (node, input) -> what that input read from a Variable (see :mod:`state`)
+    reads: dict[tuple[int, int], Tensor] = field(default_factory=dict)
 
     def value_of(self, ref: Ref) -> Tensor | None:
         """The tensor the authored graph's readers of ``ref`` read in this run. Where
@@ -76,6 +80,20 @@ def run_original(graph: Graph, inputs: Sequence[Tensor], backend: str = "sim",
                  seed: int = 0) -> OriginalRun:
     """Run ``graph`` once and keep what a reduction needs (a failing node is no error)."""
     session = Session(graph, backend, seed=seed)
+    reads: dict[tuple[int, int], Tensor] = {}
+
+    def note_reads(event: object) -> None:
+        # a Variable's readers read the store, which each Assign changes: keep what each
+        # one read (the trace has only the Variable's value when it ran)
+        if isinstance(event, NodeStarted):
+            executor = session.executor
+            node = executor.prepared.nodes.get(event.node_id)
+            for j, ref in enumerate(node.inputs if node is not None else ()):
+                if ref in executor.store:
+                    reads[(event.node_id, j)] = executor.store[ref]
+
+    if variable_ids(graph):
+        session.events.connect(note_reads)
     try:
         failed: NodeError | None = None
         try:
@@ -85,7 +103,7 @@ def run_original(graph: Graph, inputs: Sequence[Tensor], backend: str = "sim",
         trace = session.executor.trace
         run = OriginalRun(graph, session.prepared, units_of(graph, session.prepared),
                           group_map(session.prepared),
-                          {i: r.outputs for i, r in trace.items()})
+                          {i: r.outputs for i, r in trace.items()}, reads=reads)
     finally:
         session.close()
     if failed is not None:

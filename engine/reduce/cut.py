@@ -20,6 +20,7 @@ from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import GraphError
 from hexscope.engine.graph import Graph, GraphSnapshot
 from hexscope.engine.nodes import Node, OutputDef
+from hexscope.engine.reduce.state import Reads, StateCut, plan_state
 from hexscope.engine.reduce.units import IO_OPS, Unit
 from hexscope.engine.tensor import Tensor
 
@@ -58,8 +59,9 @@ def is_range_word(tensor: Tensor) -> bool:
 
 
 def cut_graph(graph: Graph, units: Sequence[Unit], kept: Collection[int],
-              value_of: ValueOf) -> Candidate:
+              value_of: ValueOf, reads: Reads | None = None) -> Candidate:
     """The candidate that keeps the units at positions ``kept`` (indices into ``units``).
+    ``reads``: what nodes read from Variables in the original run (see :mod:`state`).
 
     Raises
     ------
@@ -73,22 +75,37 @@ def cut_graph(graph: Graph, units: Sequence[Unit], kept: Collection[int],
     kept_ids = {m for u in kept_units for m in u.members}
     position = {m: k for k, u in enumerate(units) for m in u.members}
     state = _CutState(graph, first, position, value_of)
+    held = plan_state(graph, position, kept_ids, reads or {})
     body: list[Node] = []
     for node in graph:
-        if node.node_id in kept_ids:
-            refs = tuple(r if r[0] in kept_ids or _is_const(graph, r[0]) else state.freeze(r)
-                         for r in node.inputs)
+        if node.node_id in kept_ids or node.node_id in held.variables:
+            refs = tuple(_input(state, held, kept_ids, node.node_id, j, r)
+                         for j, r in enumerate(node.inputs))
             body.append(node if refs == node.inputs else node.with_(inputs=refs))
     needed = {src for n in body for src, _ in n.inputs}
     consts = [n for n in graph if n.is_const and n.node_id in needed]
     nodes = ([state.input_node()] if state.inputs else []) + state.consts + consts + body
-    output = _output_node(graph, body, kept_ids, state)
+    output = _output_node(graph, body, kept_ids | held.variables, state)
     if output is not None:
         nodes.append(output)
     meta = {k: v for k, v in graph.meta.items() if k not in ("inputs", "duplicates")}
     cut = Graph.from_snapshot(GraphSnapshot(tuple(nodes), (), meta))
     return Candidate(cut, tuple(state.inputs), tuple(u.group for u in kept_units),
-                     frozenset(kept_ids | {n.node_id for n in consts}), tuple(state.cuts))
+                     frozenset(kept_ids | held.variables | {n.node_id for n in consts}),
+                     tuple(state.cuts))
+
+
+def _input(state: _CutState, held: StateCut, kept_ids: set[int], node_id: int, j: int,
+           ref: Ref) -> Ref:
+    """What input ``j`` of a kept node reads in the candidate."""
+    if (node_id, j) in held.frozen:
+        return state.freeze(ref, held.frozen[(node_id, j)])
+    if node_id in held.variables and (node_id, j) in held.start:
+        # a Variable starts from the state's value at the cut: a Const it copies
+        return state.constant(ref, held.start[(node_id, j)], f"state 0x{node_id:x}:{j}")
+    if ref[0] in held.variables or ref[0] in kept_ids or _is_const(state.graph, ref[0]):
+        return ref
+    return state.freeze(ref)
 
 
 def _is_const(graph: Graph, node_id: int) -> bool:
@@ -107,7 +124,7 @@ class _CutState:
         self.inputs: list[Tensor] = []
         self.consts: list[Node] = []
         self.cuts: list[Cut] = []
-        self._made: dict[Ref, Ref] = {}
+        self._made: dict[object, Ref] = {}
         self._taken = set(graph.order)
         self._next = max(graph.order, default=0x1000) + 1
         originals = [n.node_id for n in graph if n.op == "INPUT"]
@@ -119,10 +136,13 @@ class _CutState:
         self._taken.add(self._next)
         return self._next
 
-    def freeze(self, ref: Ref) -> Ref:
-        if ref in self._made:
-            return self._made[ref]
-        tensor = self.value_of(ref)
+    def freeze(self, ref: Ref, read: Tensor | None = None) -> Ref:
+        """``ref`` frozen to its value in the original run, or to ``read``: what one node
+        read from a Variable (readers of one output can read different values)."""
+        key = (ref, id(read)) if read is not None else ref
+        if key in self._made:
+            return self._made[key]
+        tensor = self.value_of(ref) if read is None else read
         if tensor is None or not tensor.has_data:
             raise GraphError(f"cannot cut at 0x{ref[0]:x}:{ref[1]}: the original run did not "
                              "compute this tensor")
@@ -134,17 +154,21 @@ class _CutState:
             kind = "input"
         else:
             # a dropped node's data keeps its id (reports line up); its ranges get new ones
-            node_id = src if ref[1] == 0 and self.graph.node(src).op not in IO_OPS \
-                else self.fresh()
-            data = Tensor.from_array(tensor.array, tensor.dtype).readonly()
-            label = f"frozen 0x{src:x}:{ref[1]}"
-            self.consts.append(Node(node_id, "Const", (), (OutputDef(data.shape,
-                                                                     data.dtype.size),),
-                                    const=data, label=label))
-            into, kind = (node_id, 0), "const"
-        self._made[ref] = into
+            fixed = ref[1] == 0 and read is None and self.graph.node(src).op not in IO_OPS
+            into = self.constant(ref, tensor, f"frozen 0x{src:x}:{ref[1]}",
+                                 src if fixed else None)
+            kind = "const"
+        self._made[key] = into
         self.cuts.append(Cut(ref, kind, into))
         return into
+
+    def constant(self, ref: Ref, tensor: Tensor, label: str, node_id: int | None = None
+                 ) -> Ref:
+        node_id = self.fresh() if node_id is None else node_id
+        data = Tensor.from_array(tensor.array, tensor.dtype).readonly()
+        self.consts.append(Node(node_id, "Const", (), (OutputDef(data.shape, data.dtype.size),),
+                                const=data, label=label))
+        return (node_id, 0)
 
     def input_node(self) -> Node:
         outputs = tuple(OutputDef(t.shape, t.dtype.size) for t in self.inputs)

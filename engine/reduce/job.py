@@ -131,7 +131,7 @@ def prepare_reduction(graph: Graph, input_sets: Sequence[Sequence[Tensor]], spec
                 not any(m in spec.other for u in run.units for m in u.members):
             raise ReduceError("the other graph has none of this graph's node ids: --against "
                               "compares each kept node with the node of the same id there")
-        whole = cut_graph(graph, run.units, range(len(run.units)), run.value_of)
+        whole = cut_graph(graph, run.units, range(len(run.units)), run.value_of, run.reads)
         verdict = known.get(content_key(whole)) or check(whole)
         last = verdict.detail
         if verdict.failing and (chosen is None or verdict.score > chosen[0]):
@@ -145,8 +145,8 @@ def prepare_reduction(graph: Graph, input_sets: Sequence[Sequence[Tensor]], spec
     _, k, run, check, verdict = chosen
     reducer = Reducer(graph, run.units, run.value_of, check, mode=mode, replay=replay,
                       groups=run.groups, progress=progress, cancel=cancel,
-                      check_name=spec.describe())
+                      check_name=spec.describe(), reads=run.reads)
     # the whole graph was just checked: the search starts from that verdict
-    whole = cut_graph(graph, run.units, range(len(run.units)), run.value_of)
+    whole = cut_graph(graph, run.units, range(len(run.units)), run.value_of, run.reads)
     reducer.cache[content_key(whole)] = verdict
     return Reduction(run, check, reducer, k, verdict)

@@ -26,6 +26,7 @@ from hexscope.engine.graph import Graph
 from hexscope.engine.io.atomic import atomic_write
 from hexscope.engine.nodes import Node
 from hexscope.engine.reduce.cut import Candidate, ValueOf, cut_graph
+from hexscope.engine.reduce.state import Reads
 from hexscope.engine.reduce.units import Unit, group_map
 from hexscope.engine.validate import errors, validate
 
@@ -110,10 +111,12 @@ class Reducer:
                  *, mode: str = "bisect", replay: str | PathLike[str] | None = None,
                  groups: dict[int, int] | None = None,
                  progress: Callable[[Progress], None] | None = None,
-                 cancel: CancelToken | None = None, check_name: str = "") -> None:
+                 cancel: CancelToken | None = None, check_name: str = "",
+                 reads: Reads | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; choose bisect or linear")
         self.graph, self.units, self.value_of, self.check = graph, list(units), value_of, check
+        self.reads = reads or {}
         self.mode = mode
         self.groups = groups or {}
         self.progress, self.cancel = progress, cancel
@@ -215,7 +218,8 @@ class Reducer:
         begin = time.perf_counter()
         number = len(self.iterations) + 1
         try:
-            candidate = cut_graph(self.graph, self.units, list(kept), self.value_of)
+            candidate = cut_graph(self.graph, self.units, list(kept), self.value_of,
+                                  self.reads)
         except EngineError as exc:
             self._log(number, phase, len(kept), 0, "invalid", "run", begin, str(exc))
             return False

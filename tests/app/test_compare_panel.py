@@ -224,9 +224,12 @@ def test_views_come_back_when_a_narrow_panel_widens(qtbot):
     panel.resize(800, 400)
     panel.show()
     qtbot.waitUntil(lambda: panel.tabbed)
+    # the tabs name the sides: no title line above a tab's picture (its height at 1024x700)
+    assert not any(t.isVisible() for t in panel.view_titles)
     panel.resize(1280, 400)
     qtbot.waitUntil(lambda: not panel.tabbed)
     assert all(v.isVisible() for v in (panel.view_a, panel.view_b, panel.view_diff))
+    assert all(t.isVisible() for t in panel.view_titles)
 
 
 def test_node_names_are_elided_in_the_middle_on_one_line(qtbot):

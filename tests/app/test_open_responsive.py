@@ -68,7 +68,8 @@ def test_a_large_graph_is_drawn_in_slices_between_events(window, big_file, monke
     def counting(steps, dialog, budget=graph_loader.SLICE_S):
         def counted():
             for step in steps:
-                slices.append(step[0])
+                if step[0] != scene_module.WAITING:      # (for the layout's thread)
+                    slices.append(step[0])
                 yield step
         return real(counted(), dialog, budget)
 
@@ -356,3 +357,58 @@ def test_refreshing_the_looks_after_a_run_reads_the_plan_once(window, tmp_path, 
     _CountingPlan.tests = 0
     window.debug.refresh_looks()
     assert _CountingPlan.tests <= 1
+
+
+def test_scenes_replaced_in_a_row_are_taken_apart_one_after_the_other(qtbot):
+    """One slice per event in all: each scene with its own timer made two slices run in
+    one event (the const toggled twice)."""
+    from hexscope.app.graph_loader import dispose_later
+
+    order: list[str] = []
+    scenes = {name: GraphScene(residual_graph(800)) for name in "ab"}
+    for name, scene in scenes.items():
+        real = scene.dispose_steps
+
+        def counted(chunk=200, real=real, name=name):
+            for step in real(chunk):
+                order.append(name)
+                yield step
+
+        scene.dispose_steps = counted
+    with qtbot.waitSignal(scenes["b"].destroyed, timeout=20000):
+        for scene in scenes.values():
+            dispose_later(scene)
+    assert order.count("a") > 3 and order.count("b") > 3
+    assert order == sorted(order)                    # all of a's slices, then b's
+
+
+def test_a_build_waiting_for_its_layout_lets_events_run_between_its_steps(
+        window, big_file, monkeypatch):
+    """Waiting for the layout's thread, each slice slept in 2 ms steps for all its 30 ms
+    (and waited for the GIL after each): now a waiting step ends the slice."""
+    real_layout = scene_module.layered_layout
+
+    def slow_layout(*args, **kwargs):
+        time.sleep(0.3)
+        return real_layout(*args, **kwargs)
+
+    monkeypatch.setattr(scene_module, "layered_layout", slow_layout)
+    seen: list[str] = []
+    real = graph_loader.run_in_slices
+
+    def watched(steps, dialog, budget=graph_loader.SLICE_S):
+        def counted():
+            for step in steps:
+                seen.append("wait" if step[0] == scene_module.WAITING else "step")
+                yield step
+        return real(counted(), dialog, budget)
+
+    monkeypatch.setattr(graph_loader, "run_in_slices", watched)
+    timer = QTimer(window, interval=0)
+    timer.timeout.connect(lambda: seen.append("tick"))
+    timer.start()
+    assert window.files.open_graph(big_file)
+    timer.stop()
+    waits = [k for k, what in enumerate(seen) if what == "wait"]
+    assert len(waits) > 3                               # it did wait for the layout
+    assert all(seen[k + 1] != "wait" for k in waits)    # and never twice in one slice

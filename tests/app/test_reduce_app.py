@@ -13,7 +13,8 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QDialogButtonBox, QProgressDialog, QPushButton
 from reduce_graphs import TRAP_PLUGIN, trapped_file
 
-from hexscope.app.reduce_actions import CUT, KEPT, ReduceDialog
+from hexscope.app.reduce_actions import CUT, KEPT
+from hexscope.app.reduce_dialog import ReduceDialog
 from hexscope.engine import Graph
 from hexscope.engine.inputs import InputSource, set_input_sources
 from hexscope.engine.plugins import load_plugin, unload_plugin
@@ -39,12 +40,22 @@ def _menu_action(window, text: str):
     return next(a for a in debug.actions() if a.text() == text)
 
 
-def _answer_dialog(out: str, kind: str = "node-error", detail: str = "") -> None:
-    """Fill in the dialog the menu opens, as a user would, and press Reduce."""
+def _answer_dialog(out: str, kind: str = "node-error", command: str = "",
+                   seen: list | None = None, run_on: str = "") -> None:
+    """Fill in the dialog the menu opens, as a user would, and press Reduce (``seen``
+    gets the dialog's suggestions first)."""
     dialog = QApplication.activeModalWidget()
     assert isinstance(dialog, ReduceDialog)
+    if seen is not None:
+        seen.append({"kind": dialog.kind.currentData(), "command": dialog.command.text(),
+                     "timeout": dialog.timeout.value(), "b": dialog.backend_b.text(),
+                     "run_on": [dialog.backend.itemData(k)
+                                for k in range(dialog.backend.count())]})
     dialog.kind.setCurrentIndex(dialog.kind.findData(kind))
-    dialog.detail.setText(detail)
+    if command:
+        dialog.command.setText(command)
+    if run_on:
+        dialog.backend.setCurrentIndex(dialog.backend.findData(run_on))
     dialog.out.setText(out)
     dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok).click()
 
@@ -102,3 +113,83 @@ def test_cancel_stops_the_reduction_while_the_gui_stays_live(qtbot, window, trap
     assert time.perf_counter() - start < 5           # the hanging command was killed
     assert reduce.result is None and not reduce.windows
     assert "cancelled" in window.statusBar().currentMessage()
+
+
+def _do(qtbot, window, action: str) -> None:
+    with qtbot.waitSignal(window.controller.idle, timeout=10000):
+        window.debug.actions[action].trigger()
+
+
+def test_the_dialog_suggests_from_the_last_run_and_refuses_what_cannot_start(
+        qtbot, window, trap_file, tmp_path):
+    path, trap = trap_file
+    assert window.files.open_graph(str(path))
+    seen: list[dict] = []
+
+    def look_then_cancel() -> None:
+        dialog = QApplication.activeModalWidget()
+        _answer = {"kind": dialog.kind.currentData(), "command": dialog.command.text(),
+                   "timeout": dialog.timeout.value(), "visible": dialog.command.isVisible()}
+        seen.append(_answer)
+        # B left empty: one line says why and the dialog stays
+        dialog.kind.setCurrentIndex(dialog.kind.findData("backend-b"))
+        ok = dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok)
+        ok.click()
+        seen.append({"problem": dialog.problem.text(), "open": dialog.isVisible(),
+                     "b_visible": dialog.backend_b.isVisible(),
+                     "command_visible": dialog.command.isVisible(),
+                     "tolerance": dialog.tolerance.value()})
+        dialog.reject()
+
+    action = _menu_action(window, "Reduce to the &failing part…")
+    QTimer.singleShot(0, look_then_cancel)
+    action.trigger()                                 # no run yet: the CLI's default
+    _do(qtbot, window, "run")                        # the window's run stops at the trap
+    QTimer.singleShot(0, look_then_cancel)
+    action.trigger()
+    first, refused, after_run, _ = seen
+    assert first["kind"] == "node-error" and not first["visible"]
+    assert first["command"].endswith(f"--plugin {TRAP_PLUGIN} run {{}}")
+    assert first["timeout"] == 60.0
+    assert refused == {"problem": "Backend B is sim or dsp://HOST:PORT.", "open": True,
+                       "b_visible": True, "command_visible": False, "tolerance": 0.0}
+    assert after_run["kind"] == "node-error" and trap in window.session.executor.failed
+    assert window.reduce.job is None                  # nothing started
+    # a graph that runs to the end: the question is its accuracy
+    from support.large_graph import residual_graph
+
+    clean = residual_graph(30)
+    set_input_sources(clean, [InputSource(kind="npy", path="x.npy")])     # trap_file's
+    clean.save(tmp_path / "clean.hexgraph")
+    assert window.files.open_graph(str(tmp_path / "clean.hexgraph"))
+    _do(qtbot, window, "run")
+    QTimer.singleShot(0, look_then_cancel)
+    action.trigger()
+    assert seen[-2]["kind"] == "reference"
+
+
+def test_candidates_run_on_the_windows_device_which_it_gets_back(qtbot, window, trap_file,
+                                                                 tmp_path):
+    from support.agent_process import running_agent
+
+    path, trap = trap_file
+    assert window.files.open_graph(str(path))
+    with running_agent("--plugin", str(TRAP_PLUGIN)) as agent:
+        window.backend.connect_to(agent.address)
+        qtbot.waitUntil(lambda: window.backend.status is not None
+                        and window.backend.status.connected, timeout=20000)
+        seen: list[dict] = []
+        out = str(tmp_path / "dev.hexgraph")
+        QTimer.singleShot(0, lambda: _answer_dialog(out, seen=seen, run_on=agent.address))
+        _menu_action(window, "Reduce to the &failing part…").trigger()
+        reduce = window.reduce
+        qtbot.waitUntil(lambda: reduce.job is None, timeout=60000)
+        assert reduce.result is not None, window.statusBar().currentMessage()
+        assert seen[0]["run_on"] == ["sim", agent.address] and seen[0]["b"] == agent.address
+        assert reduce.last_job.backend == agent.address
+        assert reduce.result.best.units == (trap,)
+        # the window let go of the device while the reduction ran, and has it again
+        assert window.backend.spec == agent.address
+        qtbot.waitUntil(lambda: window.backend.status is not None
+                        and window.backend.status.connected, timeout=20000)
+        window.shutdown()

@@ -4,7 +4,10 @@ timeout, the replay and the option errors."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
+import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -49,7 +52,7 @@ def files(tmp_path):
     np.save(tmp_path / "x.npy", chain_input())
     (tmp_path / "check.py").write_text(CHECK_SCRIPT)
     yield tmp_path
-    for op in ("TrapRelu_8", "SkewRelu_8"):
+    for op in ("TrapRelu_8", "SkewRelu_8", "PadTrap_8_d32"):
         if op in REGISTRY:            # loaded by --plugin: leave the registry clean
             REGISTRY.unregister(op)
 
@@ -135,13 +138,14 @@ def test_the_replay_file_resumes_without_running_the_check_again(files):
     assert "replay" in {e["source"] for e in log}
 
 
-def test_a_node_error_deep_in_a_graph_reduces_to_that_node(files):
+def test_a_node_error_deep_in_a_graph_reduces_to_that_node(files, capsys):
     from .reduce_graphs import trapped_file
 
     graph_path, trap = trapped_file(files, 200)
     np.save(files / "x.npy", input_tensor())
     (files / "out").mkdir()
     assert _reduce(files, graph=graph_path.name) == 2      # TrapRelu_8 is unknown: invalid
+    capsys.readouterr()
     assert cli.main(["--plugin", str(TRAP_PLUGIN), "reduce", str(graph_path), "-o",
                      str(files / "out" / "red.hexgraph"), "--input", str(files / "x.npy"),
                      "-q", "--node-error"]) == 0
@@ -150,6 +154,43 @@ def test_a_node_error_deep_in_a_graph_reduces_to_that_node(files):
     with pytest.raises(NodeError) as caught:
         Session(reduced).execute(make_inputs(reduced, files / "out"))
     assert caught.value.node_id == trap
+    # OUT.c names the plugin op as the user's own hexagon_nn build defines it
+    c_file = files / "out" / "red.c"
+    text = c_file.read_text()
+    assert f"0x{trap:x},OP_TrapRelu_8," in text
+    assert "must define\n * them (in its ops.def, which makes OP_TrapRelu_8" in text
+    report = json.loads((files / "out" / "reduce.json").read_text())
+    assert report["c_export"] == "written" and "TrapRelu_8" in report["c_notes"][0]
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert err[0].startswith(f"hexscope: {c_file}: needs TrapRelu_8 in your hexagon_nn")
+    _compiles_with_user_ops(c_file, files, ["TrapRelu_8"])
+
+
+C_DATA = Path(__file__).resolve().parents[1] / "data" / "c"
+
+
+def _compiles_with_user_ops(c_file: Path, folder: Path, ops: list[str]) -> None:
+    """OUT.c compiles against the stand-in hexagon_nn.h once the user's build defines
+    ``ops`` (ops.def adds them to hexagon_nn_ops.h's enum), and only then."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("gcc is not installed")
+
+    def compile_with(include: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([gcc, "-fsyntax-only", "-Wall", "-Werror", "-I", str(include),
+                               "-I", str(C_DATA), str(c_file)], capture_output=True, text=True)
+
+    stock = compile_with(C_DATA)
+    assert stock.returncode != 0
+    assert set(re.findall(r"['‘](\w+)['’] undeclared", stock.stderr)) == {f"OP_{o}" for o in ops}
+    user = folder / "user_build"
+    user.mkdir()
+    header = (C_DATA / "hexagon_nn_ops.h").read_text()
+    added = "".join(f"\tOP_{o},\n" for o in ops)
+    (user / "hexagon_nn_ops.h").write_text(header.replace("\tNN_OPS_MAX", added + "\tNN_OPS_MAX"))
+    built = compile_with(user)
+    assert built.returncode == 0, built.stderr
 
 
 def test_a_float_reference_divergence_reduces_on_the_command_line(files):
@@ -222,3 +263,34 @@ def test_against_a_graph_with_other_ids_is_refused(files, capsys):
     (files / "out").mkdir()
     assert _reduce(files, "--against", str(files / "other.hexgraph")) == 2
     assert "none of this graph's node ids" in capsys.readouterr().err
+
+
+def test_a_padding_dependent_failure_reproduces_from_the_written_files(files, capsys):
+    """The trap reads a cut d32 tensor's padding (FillPadding_8_d32 wrote 255 there): the
+    INPUT file holds the d32 memory, so `hexscope run OUT.hexgraph` fails as the original."""
+    from hexscope.engine.plugins import load_plugin, unload_plugin
+
+    examples = Path(__file__).resolve().parents[2] / "resources" / "examples"
+    specs = load_plugin(TRAP_PLUGIN)
+    try:
+        graph = Graph.load(examples / "d32_pipeline.hexgraph")
+        graph.append_node(0x20010, "PadTrap_8_d32", inputs=[(0x20002, 0)], outputs=1)
+        graph.set_input(0x20003, 0, (0x20010, 0))
+        graph.save(files / "padded.hexgraph")
+    finally:
+        unload_plugin(specs)
+    out = files / "out" / "red.hexgraph"
+    (files / "out").mkdir()
+    plugin = ["--plugin", str(TRAP_PLUGIN)]
+    assert cli.main([*plugin, "reduce", str(files / "padded.hexgraph"), "-o", str(out),
+                     "-q"]) == 0
+    reduced = Graph.load(out)
+    assert [n.op for n in reduced if n.op not in ("Const", "OUTPUT")] == ["INPUT",
+                                                                          "PadTrap_8_d32"]
+    notes = json.loads((files / "out" / "reduce.json").read_text())["c_notes"]
+    assert any(n.startswith("input 0 is d32 memory with its padding bytes") for n in notes)
+    saved = np.load(out.with_name("red.input0.npy"))
+    assert saved.ndim == 5 and saved.shape[-1] == 32 and (saved == 255).any()
+    capsys.readouterr()
+    assert cli.main([*plugin, "run", str(out)]) != 0
+    assert "pad trap: a padding byte is 255" in capsys.readouterr().err

@@ -11,7 +11,7 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QGraphicsItem
 
-from hexscope.widgets.graph_canvas import GraphScene
+from hexscope.widgets.graph_canvas import GraphScene, overview_tiles
 from hexscope.widgets.graph_canvas.overview_tiles import MAX_TILE_ZOOM
 from hexscope.widgets.graph_canvas.view import GraphCanvas
 from support.large_graph import residual_graph
@@ -97,10 +97,15 @@ def test_tiles_stop_where_block_names_appear(qtbot, canvas):
     assert canvas.tiles.active()
 
 
-def test_a_new_zoom_level_is_drawn_at_once_then_refined_between_events(qtbot, canvas):
-    canvas.zoom_to(0.03)                 # no tiles yet: rendered within this paint
+def test_a_new_zoom_level_is_drawn_a_row_at_a_time_then_refined_between_events(
+        qtbot, canvas, monkeypatch):
+    monkeypatch.setattr(overview_tiles, "PAINT_BUDGET_S", 0.0)    # one row per paint
+    canvas.zoom_to(0.03)                 # no tiles yet: the first row within this paint
     canvas.viewport().repaint()
-    assert canvas.tiles.pending == 0 and canvas.tiles.rendered > 0
+    first_row = canvas.tiles.rendered
+    assert first_row > 0 and canvas.tiles.pending > 0        # the other rows later
+    qtbot.waitUntil(lambda: canvas.tiles.pending == 0, timeout=10000)
+    assert canvas.tiles.rendered > first_row
     rendered = canvas.tiles.rendered
     canvas.zoom_to(0.05)                 # a finer level: the coarser tiles stand in
     canvas.viewport().repaint()
@@ -157,11 +162,13 @@ def test_the_minimap_reads_only_colours_after_looks_and_places_after_a_move(qtbo
     item.x = lambda: read.append(1) or QGraphicsItem.x(item)    # where the minimap reads
     scene.set_look(item.node_id, status="failed")
     mini.invalidate()
+    mini.grab()                                    # drawn: the items are read
     assert read == []                              # no geometry read: colours only
     row = [k for k, i in enumerate(mini._items) if i is item][0]
     assert int(mini._nodes[row, 4]) == item.block_color().rgb() == QColor("#d62828").rgb()
     item.setPos(item.pos() + QPointF(40, 0))
     mini.invalidate()
+    mini.grab()
     assert read == [1]
     assert mini._nodes[row, 0] == item.pos().x()
 
@@ -250,8 +257,6 @@ def test_a_paint_renders_few_slow_stale_tiles_and_leaves_the_rest_for_later(qtbo
     """During a run each paint finds a few tiles the last nodes changed: rendering them all
     in the paint held the GUI thread 55-95 ms at 10,000 nodes (issue 32). The first is
     shown at once (an edit's), the others only while SYNC_STALE_S lasts."""
-    from hexscope.widgets.graph_canvas import overview_tiles
-
     canvas.zoom_to(0.05)
     canvas.centerOn(canvas.scene().itemsBoundingRect().center())
     _settle(qtbot, canvas)
@@ -271,3 +276,28 @@ def test_a_paint_renders_few_slow_stale_tiles_and_leaves_the_rest_for_later(qtbo
     painter.end()
     assert len(rendered) == 1                        # one now, the rest between events
     assert tiles.pending >= overview_tiles.SYNC_TILES - 1
+
+
+def test_rows_a_paint_left_are_rendered_though_the_next_paint_covers_a_strip(
+        qtbot, canvas, monkeypatch):
+    """A scroll repaints only a strip: the rows the paint before left blank were dropped
+    from the tiles to render, and stayed blank (the const toggle's view, at 10,000 nodes)."""
+    from PySide6.QtCore import QRect
+
+    monkeypatch.setattr(overview_tiles, "PAINT_BUDGET_S", 0.0)    # one row per paint
+    canvas.zoom_to(0.05)
+    canvas.centerOn(canvas.scene().itemsBoundingRect().center())
+    canvas.viewport().repaint()                  # the first row; the others left blank
+    left = canvas.tiles.pending
+    assert left > 0
+    canvas.viewport().repaint(QRect(0, 0, 10, 10))
+    assert canvas.tiles.pending >= left          # still to render, though not in the strip
+    qtbot.waitUntil(lambda: canvas.tiles.pending == 0, timeout=10000)
+    QApplication.processEvents()
+    tiled = _pixels(canvas)
+    canvas.tiles.enabled = False
+    live = _pixels(canvas)
+    background = np.array([0xec, 0xee, 0xf1])
+    drawn = np.abs(live - background).sum(axis=2) > 30
+    assert drawn.mean() > 0.03
+    assert (np.abs(tiled - background).sum(axis=2) > 30)[drawn].mean() > 0.8

@@ -50,12 +50,13 @@ class NodeGrid:
     def rebuild_steps(self, bodies: Iterable[Body], chunk: int) -> Iterator[None]:
         """:meth:`rebuild`, yielding every ``chunk`` bodies painted (0: never), so that a
         large scene is built between events."""
-        bodies = list(bodies)
-        rects = []
-        for k, body in enumerate(bodies, 1):
+        kept, rects = [], []
+        for k, body in enumerate(bodies, 1):     # (a filter over 20,000 items: sliced too)
+            kept.append(body)
             rects.append(body.body_rect())
             if chunk and k % chunk == 0:
                 yield
+        bodies = kept
         self._ids, self._cells, self._next = {}, {}, 0
         if not rects:
             self._grid = np.full((0, 0), -1, np.int32)

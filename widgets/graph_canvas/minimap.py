@@ -73,7 +73,7 @@ class Minimap(QWidget):
     def refresh(self) -> None:
         """Shown when wanted and the view does not show the whole graph (a small graph
         needs no overview, and the map would cover part of it)."""
-        bounds = self._graph_bounds()
+        bounds = self._shown_bounds()
         seen = self.canvas.visible_scene_rect().adjusted(-2, -2, 2, 2)
         shown = self.wanted and not bounds.isEmpty() and not seen.contains(bounds)
         if shown != self.isVisible():
@@ -81,6 +81,13 @@ class Minimap(QWidget):
             self.place()
         if shown:
             self.update()
+
+    def _shown_bounds(self) -> QRectF:
+        """Where the nodes are, to choose whether to show the map: the scene's rect of its
+        content (kept from its build), not the pass over every item that drawing the map
+        needs (20-50 ms at 10,000-20,000 nodes, on each Open and const toggle)."""
+        content = getattr(self.canvas.scene(), "content_rect", None)
+        return content() if content is not None else self._graph_bounds()
 
     def _graph_bounds(self) -> QRectF:
         if self._bounds_dirty:

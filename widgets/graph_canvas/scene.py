@@ -6,11 +6,12 @@ connection, dropped an op) through signals; the app turns those into undoable co
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
-from PySide6.QtCore import QObject, QPointF, QRectF, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QPointF, QRectF, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QGraphicsItem,
@@ -41,11 +42,21 @@ from hexscope.widgets.graph_canvas.model import (
 )
 from hexscope.widgets.graph_canvas.node_item import NodeItem, NodeLook
 from hexscope.widgets.graph_canvas.scene_mouse import BAD_COLOR, OK_COLOR, SceneMouse
+from hexscope.widgets.graph_canvas.scene_rect import SceneRect
 
 Progress = Callable[[int, int], None]
 HIGHLIGHT_COLOR = QColor("#1f78d1")
-SCENE_MARGIN = 400.0      # around the nodes: room for edges' bends and the view's edge
 HIGHLIGHT_MAX_NODES = 50      # a rubber band over thousands of nodes highlights none
+#: The ``done`` of a build step that only waits for the layout's thread.
+WAITING = -1
+
+
+def index_depth(items: int) -> int:
+    """The depth of the scene's BSP tree for ``items`` items: Qt's own choice (log2 of the
+    count) capped at 10, where a leaf still holds only a few dozen nodes of a 20,000-node
+    graph; deeper, each long edge (a wrapped band's) went into thousands of leaves (the
+    tree of a 10,000-node graph took 90-120 ms to make at depth 15, ~60 at 10)."""
+    return max(5, min(10, math.ceil(math.log2(max(items, 2)))))
 
 
 def _layout_thread() -> ThreadPoolExecutor:
@@ -58,7 +69,7 @@ def _layout_thread() -> ThreadPoolExecutor:
 _LAYOUT_THREAD: list[ThreadPoolExecutor] = []
 
 
-class GraphScene(SceneMouse, QGraphicsScene):
+class GraphScene(SceneMouse, SceneRect, QGraphicsScene):
     """Items for the nodes of ``graph``; tiny single-use consts fold onto their consumer."""
 
     nodes_moved = Signal(object)                 # {node_id: (x, y)} after a drag
@@ -96,6 +107,13 @@ class GraphScene(SceneMouse, QGraphicsScene):
         # Counts changes of where nodes are, which are shown and which exist (not of their
         # looks): the minimap reads every item's geometry again only when it moved on.
         self.geometry_version = 0
+        self._content: tuple[int, QRectF] = (-1, QRectF())    # see content_rect
+        # Counted as active from the start, so that Qt never sends an activation event to
+        # every item: it does when a view shows the scene or stops showing it, and when the
+        # window is activated or deactivated (as many calls into Python's item wrappers as
+        # there are items, after sorting them all: ~20 ms of each Open and const toggle at
+        # 10,000 nodes). The items do not use these events.
+        QCoreApplication.sendEvent(self, QEvent(QEvent.Type.WindowActivate))
         self._disconnect = graph.edited.connect(self._on_edited)
         self.selectionChanged.connect(self._emit_selection)
         self._selected_before: list[int] = []
@@ -163,15 +181,21 @@ class GraphScene(SceneMouse, QGraphicsScene):
         # again after each slice: quadratic (a 10,000-node scene took 28 s). Indexed once
         # at the end, at the first query.
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
-        self.setSceneRect(QRectF(0, 0, 1, 1))     # set from the items at the end
+        self._set_rect(QRectF(0, 0, 1, 1))     # set from the items at the end
         with gc_paused():
             self._building = True
+            index = QGraphicsScene.ItemIndexMethod.BspTreeIndex
             try:
                 yield from self._build_items(chunk, layout_apart)
+                self.setItemIndexMethod(index)       # before the rect: it learns the rect
+                self.setBspTreeDepth(index_depth(len(self.items())))
+                yield from self._fit_rect_steps(chunk)
+                self.items(self.sceneRect().topLeft())   # the index, in a step of its own
+                yield 2 * len(self.graph), 2 * len(self.graph)
             finally:
                 self._building = False
-                self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
-                self._fit_rect()
+                if self.itemIndexMethod() != index:
+                    self.setItemIndexMethod(index)
                 keep_as_old()
         yield from self._crossing_steps(chunk, self._built_edges)
         self._built_edges = []
@@ -204,7 +228,7 @@ class GraphScene(SceneMouse, QGraphicsScene):
                                               sizes.__getitem__, direction=self.direction)
                 while not job.done():
                     time.sleep(0.002)       # leave the GIL to the layout meanwhile
-                    yield len(self.graph), total
+                    yield WAITING, total    # (the caller can let events run meanwhile)
                 positions = job.result()
             else:
                 positions = layered_layout(self.graph, list(sizes), sizes.__getitem__,
@@ -258,31 +282,6 @@ class GraphScene(SceneMouse, QGraphicsScene):
             for edge, flag in zip(part, flags, strict=True):
                 edge.set_crossing(bool(flag))
             yield total, total
-
-    def _fit_rect(self) -> None:
-        """The scene's rect: around all nodes, with a margin.
-
-        Set by the scene, never left to Qt: without one, Qt works out the bounds of every
-        item after each change (Python's boundingRect for each node, every time a node's
-        look changes during a run; and with a run's thread holding the GIL, each of those
-        calls waits for it)."""
-        rects = [item.body_rect() for item in self.items_by_id.values()]
-        if not rects:
-            self.setSceneRect(QRectF(-SCENE_MARGIN, -SCENE_MARGIN, 2 * SCENE_MARGIN,
-                                     2 * SCENE_MARGIN))
-            return
-        left, top = min(r[0] for r in rects), min(r[1] for r in rects)
-        right, bottom = max(r[0] + r[2] for r in rects), max(r[1] + r[3] for r in rects)
-        self.setSceneRect(QRectF(left, top, right - left, bottom - top).adjusted(
-            -SCENE_MARGIN, -SCENE_MARGIN, SCENE_MARGIN, SCENE_MARGIN))
-
-    def _grow_rect(self, item: NodeItem) -> None:
-        """Grow the scene's rect to hold ``item`` (added or moved); it never shrinks."""
-        x, y, w, h = item.body_rect()
-        rect = self.sceneRect()
-        if not rect.contains(QRectF(x, y, w, h)):
-            self.setSceneRect(rect.united(QRectF(x, y, w, h).adjusted(
-                -SCENE_MARGIN, -SCENE_MARGIN, SCENE_MARGIN, SCENE_MARGIN)))
 
     def node_moved(self, item: NodeItem) -> None:
         """Keep the crossing grid up to date as one node moves (a drag, an edit)."""
@@ -560,4 +559,4 @@ class GraphScene(SceneMouse, QGraphicsScene):
                               direction=self.direction)
 
 
-__all__ = ["BAD_COLOR", "OK_COLOR", "GraphScene"]
+__all__ = ["BAD_COLOR", "OK_COLOR", "WAITING", "GraphScene"]

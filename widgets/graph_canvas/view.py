@@ -112,7 +112,7 @@ class GraphCanvas(QGraphicsView):
         self.minimap.refresh()
 
     def zoom_to_fit(self) -> None:
-        rect = self._scene.itemsBoundingRect()
+        rect = self._scene.content_rect()
         if rect.isEmpty():
             return
         self.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.AspectRatioMode.KeepAspectRatio)

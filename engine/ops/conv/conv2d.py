@@ -29,13 +29,17 @@ from hexscope.engine.ops.kernels import gemm, winograd
 from hexscope.engine.ops.kernels.code_bounds import Span, note
 from hexscope.engine.ops.kernels.float_conv import float_conv2d
 from hexscope.engine.ops.kernels.gemm import Rhs, Window, conv_gemm, im2col, offset_gemm, wrap32
-from hexscope.engine.ops.reference import ranged, real
+from hexscope.engine.ops.reference import ZeroCode, ranged, real, zero_za, zero_za_u8
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, fresh
 
 f32 = np.float32
 _U8, _F32 = DType.QUINT8, DType.FLOAT32
 RANGE_OUT = (Port("y", DType.QINT32), Port("y_min", _F32), Port("y_max", _F32))
+#: the zero codes Conv2d and the depthwise convolution subtract from data and filter (ZA')
+CONV_ZERO_CODES = (ZeroCode(0, 2, 3, zero_za), ZeroCode(1, 4, 5, zero_za))
+#: the Supernodes' (ZA, saturated: quantize_uint8)
+SUPERNODE_ZERO_CODES = (ZeroCode(0, 2, 3, zero_za_u8), ZeroCode(1, 4, 5, zero_za_u8))
 
 
 # shared rules --------------------------------------------------------------------------------
@@ -247,5 +251,5 @@ def conv2d_reals(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_m
 
 for _name in ("QuantizedConv2d_8x8to32", "QuantizedConv2d_8x8to32_ref"):
     op(_name, Category.MATH,
-       reference=conv2d_reference, inputs=CONV_IN, outputs=RANGE_OUT,
-       uses_padding=True)(quantized_conv2d_8x8to32)
+       reference=conv2d_reference, zero_codes=CONV_ZERO_CODES, inputs=CONV_IN,
+       outputs=RANGE_OUT, uses_padding=True)(quantized_conv2d_8x8to32)

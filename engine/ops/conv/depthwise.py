@@ -14,6 +14,7 @@ from hexscope.engine.errors import KernelError
 from hexscope.engine.ops.context import KernelContext, data_of, scalar_f
 from hexscope.engine.ops.conv.common import CONV_IN, f32_output
 from hexscope.engine.ops.conv.conv2d import (
+    CONV_ZERO_CODES,
     RANGE_OUT,
     conv_scalars,
     output_window,
@@ -105,8 +106,8 @@ def depthwise_reference(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
 
 
 for _name in ("QuantizedDepthwiseConv2d_8x8to32", "QuantizedDepthwiseConv2d_8x8to32_ref"):
-    op(_name, Category.MATH, reference=depthwise_reference, inputs=CONV_IN, outputs=RANGE_OUT,
-       uses_padding=True)(quantized_depthwiseconv2d_8x8to32)
+    op(_name, Category.MATH, reference=depthwise_reference, zero_codes=CONV_ZERO_CODES,
+       inputs=CONV_IN, outputs=RANGE_OUT, uses_padding=True)(quantized_depthwiseconv2d_8x8to32)
 
 
 def depthwise_supernode_reference(ctx: KernelContext, x: Tensor, filt: Tensor,

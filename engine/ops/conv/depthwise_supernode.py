@@ -28,8 +28,9 @@ from hexscope.engine.ops.conv.dwise_scaling import (
     retry,
 )
 from hexscope.engine.ops.conv.supernode import CHANNEL_SCALE, SUPERNODE_OUT
-from hexscope.engine.ops.kernels.depthwise import depthwise_sums
+from hexscope.engine.ops.kernels.depthwise import depthwise_requantized, depthwise_sums
 from hexscope.engine.ops.kernels.dwise_requant import dwise_requantize
+from hexscope.engine.ops.reference import ZeroCode, zero_za_low, zero_za_u8, zero_zb
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, fresh
 
@@ -137,12 +138,20 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
     sums = None
     for attempt in range(_MAX_RETRIES + 1):
         sc, folded = _scaling(ctx, state, bias, bias32, xmn, xmx, bmn, bmx, consts)
-        if sums is None or sums[0] != sc.in_offset:
+        fused = None if sums is not None else depthwise_requantized(
+            data_of(x, "input x"), consts.w, sc.in_offset, consts.zf, rows.s, cols.s,
+            rows.before, cols.before, rows.out, cols.out, folded, sc.recip, sc.shamt)
+        if fused is not None:
+            # one pass; a retry (rare: a free bound moved) takes the two steps below
+            out, lo, hi = fused
+            sums = (None, None)
+        elif sums is None or sums[0] != sc.in_offset:
             sums = (sc.in_offset, depthwise_sums(data_of(x, "input x"), consts.w, sc.in_offset,
                                                  consts.zf,
                                                  rows.s, cols.s, rows.before, cols.before,
                                                  rows.out, cols.out))
-        out, lo, hi = dwise_requantize(sums[1], folded, sc.recip, sc.shamt)
+        if fused is None:
+            out, lo, hi = dwise_requantize(sums[1], folded, sc.recip, sc.shamt)
         if ctx.debug_level >= 2:
             ctx.log(2, f"dwise supernode try {attempt}: range [{state.mn}, {state.mx}] "
                        f"recip_shamt={sc.shamt} out {lo}..{hi}")
@@ -224,5 +233,8 @@ depthwise_supernode_8x8p32to8.__doc__ = _DOC.format(bias="32-bit bias")
 for _name, _inputs, _kernel in (("DepthwiseSupernode_8x8p8to8", _IN8, depthwise_supernode_8x8p8to8),
                                 ("DepthwiseSupernode_8x8p32to8", _IN32,
                                  depthwise_supernode_8x8p32to8)):
+    # data: rule ZB (fill_info_minmax_basics), filter: ZA, an 8-bit bias: ZA''
     op(_name, Category.MATH, reference=depthwise_supernode_reference, uses_padding=True,
+       zero_codes=(ZeroCode(0, 2, 3, zero_zb), ZeroCode(1, 4, 5, zero_za_u8),
+                   *((ZeroCode(7, 8, 9, zero_za_low),) if _inputs is _IN8 else ())),
        inputs=_inputs, outputs=SUPERNODE_OUT)(_kernel)

@@ -16,7 +16,7 @@ from hexscope.engine.ops.context import KernelContext, data_of, f32_scalar, scal
 from hexscope.engine.ops.conv.conv2d import RANGE_OUT, qint32_tensor, range_ports
 from hexscope.engine.ops.kernels import gemm
 from hexscope.engine.ops.kernels.gemm import Rhs, offset_gemm
-from hexscope.engine.ops.reference import ranged, real
+from hexscope.engine.ops.reference import ZeroCode, ranged, real, zero_zb
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, fresh
 
@@ -191,4 +191,5 @@ _SUPERFC_IN = (Port("x", _U8), Port("filter", _U8),
 _SUPERFC_OUT = (Port("y", _U8), Port("y_min", _F32), Port("y_max", _F32))
 for _name in ("SuperFC_8x8p32to8", "SuperFC_8x8p32to8_ref"):
     op(_name, Category.MATH, reference=superfc_reference, inputs=_SUPERFC_IN,
+       zero_codes=(ZeroCode(0, 2, 3, zero_zb), ZeroCode(1, 4, 5, zero_zb)),
        outputs=_SUPERFC_OUT)(superfc_8x8p32to8)

@@ -25,7 +25,7 @@ from hexscope.engine.ops.conv.conv2d import (
 from hexscope.engine.ops.kernels import compiled, gemm
 from hexscope.engine.ops.kernels.code_bounds import Span, note
 from hexscope.engine.ops.kernels.gemm import Rhs, offset_gemm
-from hexscope.engine.ops.reference import ranged, real
+from hexscope.engine.ops.reference import ZeroCode, ranged, real, zero_za_low, zero_za_u8
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, is_frozen
 
@@ -37,6 +37,7 @@ _U8, _F32 = DType.QUINT8, DType.FLOAT32
 
 _MATMUL_IN = (Port("a", _U8, layout=None), Port("b", _U8),
               *range_ports("a_min", "a_max", "b_min", "b_max"))
+_MATMUL_ZERO = (ZeroCode(0, 2, 3, zero_za_u8), ZeroCode(1, 4, 5, zero_za_u8))
 
 
 def _matmul(ctx: KernelContext, a: Tensor, bmat: Tensor, a_min: Tensor, a_max: Tensor,
@@ -105,7 +106,7 @@ def matmul_reference(ctx: KernelContext, a: Tensor, b: Tensor, a_min: Tensor, a_
 
 
 @op("QuantizedMatMul_8x8to32", Category.MATH,
-    reference=matmul_reference, inputs=_MATMUL_IN, outputs=RANGE_OUT)
+    reference=matmul_reference, zero_codes=_MATMUL_ZERO, inputs=_MATMUL_IN, outputs=RANGE_OUT)
 def quantized_matmul_8x8to32(ctx: KernelContext, a: Tensor, b: Tensor, a_min: Tensor,
                              a_max: Tensor, b_min: Tensor, b_max: Tensor
                              ) -> tuple[Tensor, Tensor, Tensor]:
@@ -131,7 +132,7 @@ def quantized_matmul_8x8to32(ctx: KernelContext, a: Tensor, b: Tensor, a_min: Te
 
 
 @op("QuantizedMatMul_8x8to32_ref", Category.MATH,
-    reference=matmul_reference, inputs=_MATMUL_IN, outputs=RANGE_OUT)
+    reference=matmul_reference, zero_codes=_MATMUL_ZERO, inputs=_MATMUL_IN, outputs=RANGE_OUT)
 def quantized_matmul_8x8to32_ref(ctx: KernelContext, a: Tensor, b: Tensor, a_min: Tensor,
                                  a_max: Tensor, b_min: Tensor, b_max: Tensor
                                  ) -> tuple[Tensor, Tensor, Tensor]:
@@ -240,4 +241,6 @@ def bias_add_reference(ctx: KernelContext, x: Tensor, bias: Tensor, x_min: Tenso
 
 for _name in ("QuantizedBiasAdd_8p8to32", "QuantizedBiasAdd_8p8to32_ref"):
     op(_name, Category.MATH,
-       reference=bias_add_reference, inputs=_BIAS_IN, outputs=RANGE_OUT)(quantized_biasadd_8p8to32)
+       reference=bias_add_reference, inputs=_BIAS_IN, outputs=RANGE_OUT,
+       zero_codes=(ZeroCode(0, 2, 3, zero_za_u8), ZeroCode(1, 4, 5, zero_za_low)),
+       )(quantized_biasadd_8p8to32)

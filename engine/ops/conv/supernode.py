@@ -32,11 +32,17 @@ from hexscope.engine.ops.conv.common import (
     filter_rhs,
     range_ports,
 )
-from hexscope.engine.ops.conv.conv2d import conv2d_reals, conv_sums, level_size, output_window
+from hexscope.engine.ops.conv.conv2d import (
+    SUPERNODE_ZERO_CODES,
+    conv2d_reals,
+    conv_sums,
+    level_size,
+    output_window,
+)
 from hexscope.engine.ops.kernels import compiled
 from hexscope.engine.ops.kernels.code_bounds import Span
 from hexscope.engine.ops.kernels.gemm import Window
-from hexscope.engine.ops.reference import ranged, real
+from hexscope.engine.ops.reference import ZeroCode, ranged, real, zero_za_low
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, fresh
 
@@ -391,4 +397,5 @@ def bias_clamp_reference(y: np.ndarray, bias: np.ndarray, o_min: Tensor, o_max: 
 
 for _name in ("Supernode_8x8p8to8", "Supernode_8x8p8to8_ref"):
     op(_name, Category.MATH, reference=supernode_reference, inputs=SUPERNODE_IN,
+       zero_codes=(*SUPERNODE_ZERO_CODES, ZeroCode(7, 8, 9, zero_za_low)),
        outputs=SUPERNODE_OUT, uses_padding=True)(supernode_8x8p8to8)

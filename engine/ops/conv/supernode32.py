@@ -14,7 +14,7 @@ import numpy as np
 from hexscope.engine.dtypes import DType
 from hexscope.engine.ops.context import KernelContext, scalar_f
 from hexscope.engine.ops.conv.common import CONV_IN, range_ports
-from hexscope.engine.ops.conv.conv2d import conv2d_reals
+from hexscope.engine.ops.conv.conv2d import SUPERNODE_ZERO_CODES, conv2d_reals
 from hexscope.engine.ops.conv.supernode import (
     CHANNEL_SCALE,
     SUPERNODE_OUT,
@@ -85,4 +85,5 @@ def supernode32_reference(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Te
 
 for _name in ("Supernode_8x8p32to8", "Supernode_8x8p32to8_ref"):
     op(_name, Category.MATH, reference=supernode32_reference, inputs=SUPERNODE32_IN,
+       zero_codes=SUPERNODE_ZERO_CODES,
        outputs=SUPERNODE_OUT, uses_padding=True)(supernode_8x8p32to8)

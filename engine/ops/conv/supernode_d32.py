@@ -87,6 +87,8 @@ def depthwise_padding(ctx: KernelContext, inputs: tuple[Tensor, ...],
     divides (toward zero); depth pads as the input's."""
     x, filt, stride = inputs[0], inputs[1], inputs[6]
     p, sw = x.padding, stride.shape[2]
+    if p.w_before < 1:          # dwise_supernode_execute's own check, before any work
+        raise KernelError("Need at least 1 left pad")
     left = p.w_before
     if ctx.padding is not Padding.VALID:
         left -= output_window(x.shape[2], filt.shape[1], sw, ctx.padding).before
@@ -135,7 +137,8 @@ def _declare(name: str, flat: str, d32_in: bool, doc: str,
     kernel.__doc__ = doc
     kernel.__name__ = name.lower()
     op(name, Category.D32, inputs=ins, outputs=outs, d32_output=True, uses_padding=True,
-       reference=REGISTRY.get(flat).reference)(kernel)
+       reference=REGISTRY.get(flat).reference,
+       zero_codes=REGISTRY.get(flat).zero_codes)(kernel)
 
 
 for _bits in ("8", "32"):
@@ -171,8 +174,9 @@ for _bits in ("8", "32"):
     the stride width (C's division, toward zero); right to a multiple of 4; the input's
     depth padding.
 
-    **Errors.** "input 0 must be a d32 tensor"; the flat op's own errors; an input left
-    padding a stride or more short of the filter's reach before each row (SAME): the device
-    runs it with a negative output left padding, rows that overlap, which is not modelled.
+    **Errors.** "input 0 must be a d32 tensor"; "Need at least 1 left pad" (nnlib's own);
+    the flat op's own errors; an input left padding a stride or more short of the filter's
+    reach before each row (SAME): the device runs it with a negative output left padding,
+    rows that overlap, which is not modelled.
     """,
              depthwise_padding)

@@ -24,51 +24,91 @@ def _numba_kernel() -> Callable[..., Any] | None:
     return None if kernels is None else kernels[0]
 
 
-def _build() -> tuple[Callable[..., Any], Callable[..., Any]]:
+def _build() -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]:
     from numba import njit
 
     @njit(cache=True, nogil=True, boundscheck=False)
-    def narrow(x, w, zx, zf, sh, sw, top, left, out):  # pragma: no cover - compiled
-        # One output row at a time, tap by tap, each tap a pass over the row's pixels with
-        # the channels innermost: contiguous int32 lanes that LLVM vectorises (a loop per
-        # pixel over the taps ran a few channels at a time, 0.35 ns a product).
-        nb, h, wd, c = x.shape
-        fh, fw, _, m = w.shape
-        oh, ow = out.shape[1], out.shape[2]
-        cm = c * m
-        wz = np.empty((fh, fw, cm), np.int32)
+    def centred_filter(w, zf):  # pragma: no cover - compiled
+        fh, fw, c, m = w.shape
+        wz = np.empty((fh, fw, c * m), np.int32)
         for fy in range(fh):
             for fx in range(fw):
                 for ci in range(c):
                     for mi in range(m):
                         wz[fy, fx, ci * m + mi] = np.int32(w[fy, fx, ci, mi]) - np.int32(zf)
-        acc = np.empty(ow * cm, np.int32)
+        return wz
+
+    @njit(cache=True, nogil=True, boundscheck=False)
+    def row_sums(x, wz, m, zx, sh, sw, top, left, b, oy, ow, acc):  # pragma: no cover
+        # One output row, tap by tap, each tap a pass over the row's pixels with the
+        # channels innermost: contiguous int32 lanes that LLVM vectorises (a loop per pixel
+        # over the taps ran a few channels at a time, 0.35 ns a product).
+        _, h, wd, c = x.shape
+        fh, fw, cm = wz.shape
         zx32 = np.int32(zx)
         ucm = np.uint64(cm)
+        y0 = oy * sh - top
+        acc[:] = 0
+        for fy in range(max(0, -y0), min(fh, h - y0)):
+            xrow = x[b, y0 + fy].reshape(-1)
+            for fx in range(fw):
+                wt = wz[fy, fx]
+                # the pixels whose tap fx lies inside the image
+                lo = max(0, (left - fx + sw - 1) // sw)
+                hi = min(ow, (wd - 1 + left - fx) // sw + 1)
+                for ox in range(lo, hi):
+                    # unsigned offsets: no negative-index wrap, so LLVM vectorises
+                    xo = np.uint64((ox * sw - left + fx) * c)
+                    ao = np.uint64(ox) * ucm
+                    if m == 1:
+                        for ci in range(np.uint64(c)):
+                            acc[ao + ci] += (np.int32(xrow[xo + ci]) - zx32) * wt[ci]
+                    else:
+                        for ci in range(c):
+                            a = np.int32(xrow[xo + np.uint64(ci)]) - zx32
+                            for mi in range(m):
+                                acc[ao + np.uint64(ci * m + mi)] += a * wt[ci * m + mi]
+
+    @njit(cache=True, nogil=True, boundscheck=False)
+    def narrow(x, w, zx, zf, sh, sw, top, left, out):  # pragma: no cover - compiled
+        nb = x.shape[0]
+        oh, ow, cm = out.shape[1], out.shape[2], out.shape[3]
+        wz = centred_filter(w, zf)
+        acc = np.empty(ow * cm, np.int32)
         for b in range(nb):
             for oy in range(oh):
-                y0 = oy * sh - top
-                acc[:] = 0
-                for fy in range(max(0, -y0), min(fh, h - y0)):
-                    xrow = x[b, y0 + fy].reshape(-1)
-                    for fx in range(fw):
-                        wt = wz[fy, fx]
-                        # the pixels whose tap fx lies inside the image
-                        lo = max(0, (left - fx + sw - 1) // sw)
-                        hi = min(ow, (wd - 1 + left - fx) // sw + 1)
-                        for ox in range(lo, hi):
-                            # unsigned offsets: no negative-index wrap, so LLVM vectorises
-                            xo = np.uint64((ox * sw - left + fx) * c)
-                            ao = np.uint64(ox) * ucm
-                            if m == 1:
-                                for ci in range(np.uint64(c)):
-                                    acc[ao + ci] += (np.int32(xrow[xo + ci]) - zx32) * wt[ci]
-                            else:
-                                for ci in range(c):
-                                    a = np.int32(xrow[xo + np.uint64(ci)]) - zx32
-                                    for mi in range(m):
-                                        acc[ao + np.uint64(ci * m + mi)] += a * wt[ci * m + mi]
+                row_sums(x, wz, w.shape[3], zx, sh, sw, top, left, b, oy, ow, acc)
                 out[b, oy] = acc.reshape(ow, cm)
+
+    @njit(cache=True, nogil=True, boundscheck=False)
+    def narrow_requant(x, w, zx, zf, sh, sw, top, left, bias, recip, shamt,
+                       out):  # pragma: no cover - compiled
+        # narrow's sums requantized row by row as dwise_requant's kernel does (the same
+        # steps), so the int32 sums are never written out; returns that kernel's (lo, hi)
+        nb = x.shape[0]
+        oh, ow, cm = out.shape[1], out.shape[2], out.shape[3]
+        wz = centred_filter(w, zf)
+        acc = np.empty(ow * cm, np.int32)
+        lo = np.int64(2**31 - 1)
+        hi = np.int64(-(2**31))
+        for b in range(nb):
+            for oy in range(oh):
+                row_sums(x, wz, w.shape[3], zx, sh, sw, top, left, b, oy, ow, acc)
+                orow = out[b, oy]
+                for ox in range(ow):
+                    for k in range(cm):
+                        t = (np.int64(acc[ox * cm + k]) + np.int64(bias[k])) & 0xFFFFFFFF
+                        t = (t << shamt) & 0xFFFFFFFF
+                        if t >= 2147483648:
+                            t -= 4294967296
+                        v = (t * np.int64(recip[k]) + 1073741824) >> 31
+                        u = v & 0xFFFFFFFF
+                        if u >= 2147483648:
+                            u -= 4294967296
+                        lo = min(lo, u)
+                        hi = max(hi, u)
+                        orow[ox, k] = 0 if v < 0 else (255 if v > 255 else v)
+        return lo, hi
 
     @njit(cache=True, nogil=True, boundscheck=False)
     def sums(x, w, zx, zf, sh, sw, top, left, out):  # pragma: no cover - compiled
@@ -93,12 +133,35 @@ def _build() -> tuple[Callable[..., Any], Callable[..., Any]]:
                     for k in range(c * m):
                         v = np.int64(acc[k] & np.uint64(0xFFFFFFFF))
                         out[b, oy, ox, k] = v - 4294967296 if v >= 2147483648 else v
-    return sums, narrow
+    return sums, narrow, narrow_requant
 
 
-#: (general, narrow): the narrow loop sums in int32 without wrapping, for zero codes in
-#: 0..255 and at most 33,025 taps (each product is under 2**16, so no sum wraps)
+#: (general, narrow, narrow_requant): the narrow loop sums in int32 without wrapping, for
+#: zero codes in 0..255 and at most 33,025 taps (each product is under 2**16, so no sum
+#: wraps); narrow_requant also requantizes them (:func:`depthwise_requantized`)
 _numba_kernels = compiled.compile_once(_build)
+
+
+def _narrow(x: np.ndarray, w: np.ndarray, zx: int, zf: int) -> bool:
+    return 0 <= zx <= 255 and 0 <= zf <= 255 and w.shape[0] * w.shape[1] <= 33025
+
+
+def depthwise_requantized(x: np.ndarray, w: np.ndarray, zx: int, zf: int, sh: int, sw: int,
+                          top: int, left: int, oh: int, ow: int, biasbuf: np.ndarray,
+                          recip: np.ndarray, shamt: int) -> tuple[np.ndarray, int, int] | None:
+    """``dwise_requantize(depthwise_sums(...), biasbuf, recip, shamt)`` in one compiled pass
+    (the int32 sums stay in a row buffer), or None where that pass does not apply (numba
+    off, zero codes outside 0..255, too many taps, an empty output): the caller then takes
+    the two steps."""
+    kernels = _numba_kernels()
+    nb, c, m = x.shape[0], x.shape[3], w.shape[3]
+    if kernels is None or not _narrow(x, w, zx, zf) or not nb * oh * ow * c * m:
+        return None
+    out = np.empty((nb, oh, ow, c * m), np.uint8)
+    lo, hi = kernels[2](np.ascontiguousarray(x), np.ascontiguousarray(w), zx, zf, sh, sw,
+                        top, left, np.ascontiguousarray(biasbuf, np.int64),
+                        np.ascontiguousarray(recip, np.int64), int(shamt), out)
+    return out, int(lo), int(hi)
 
 
 def depthwise_sums(x: np.ndarray, w: np.ndarray, zx: int, zf: int, sh: int, sw: int,
@@ -112,9 +175,8 @@ def depthwise_sums(x: np.ndarray, w: np.ndarray, zx: int, zf: int, sh: int, sw: 
         return out
     kernels = _numba_kernels()
     if kernels is not None:
-        small = 0 <= zx <= 255 and 0 <= zf <= 255 and w.shape[0] * w.shape[1] <= 33025
-        kernels[1 if small else 0](np.ascontiguousarray(x), np.ascontiguousarray(w), zx, zf,
-                                   sh, sw, top, left, out)
+        kernel = kernels[1 if _narrow(x, w, zx, zf) else 0]
+        kernel(np.ascontiguousarray(x), np.ascontiguousarray(w), zx, zf, sh, sw, top, left, out)
         return out
     return _numpy_sums(x, w, zx, zf, sh, sw, top, left, out)
 

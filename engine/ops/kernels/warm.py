@@ -67,6 +67,15 @@ def _normalize_loops() -> None:
         requantize_sums(np.arange(4, dtype=wide), 4, 1, 1 << 20, 3, 2)
 
 
+def _d32_layout() -> None:
+    from hexscope.engine.dtypes import DType
+    from hexscope.engine.tensor import Tensor
+
+    for depth in (8, 3):        # whole 8-byte words, and single bytes
+        codes = np.arange(2 * 3 * depth, dtype=np.uint8).reshape(1, 2, 3, depth)
+        Tensor((1, 2, 3, depth), DType.QUINT8, codes.reshape(-1)).to_d32().array  # noqa: B018
+
+
 def _metrics_pass() -> None:
     from hexscope.engine.analysis import _metrics_pass as metrics_pass
 
@@ -85,6 +94,7 @@ WARMERS: dict[str, Callable[[], None]] = {
     "hexscope.engine.ops.kernels.igemm": _igemm,
     "hexscope.engine.ops.kernels.depthwise": _depthwise,
     "hexscope.engine.ops.kernels.dwise_requant": _dwise_requant,
+    "hexscope.engine.ops.kernels.d32_layout": _d32_layout,
     "hexscope.engine.ops.kernels.normalize_loops": _normalize_loops,
     "hexscope.engine.analysis._metrics_pass": _metrics_pass,
 }

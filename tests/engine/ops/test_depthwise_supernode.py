@@ -24,7 +24,7 @@ from hexscope.engine.ops.conv.depthwise_supernode import (
     depthwise_supernode_8x8p8to8,
     depthwise_supernode_8x8p32to8,
 )
-from hexscope.engine.ops.kernels import dwise_requant
+from hexscope.engine.ops.kernels import depthwise, dwise_requant
 from hexscope.engine.ops.kernels.depthwise import depthwise_sums
 from hexscope.engine.tensor import Tensor
 
@@ -38,6 +38,7 @@ def path(request, monkeypatch):
     monkeypatch.delenv("HEXSCOPE_KERNELS", raising=False)
     if request.param == "numpy":
         monkeypatch.setattr(dwise_requant, "_kernel", lambda: None)
+        monkeypatch.setattr(depthwise, "_numba_kernels", lambda: None)
     elif dwise_requant._kernel() is None:
         pytest.skip("numba does not load on this machine")
     return request.param
@@ -327,3 +328,65 @@ def test_the_set_up_kept_in_the_node_follows_its_inputs(path):
         assert got == run(redone, filt, b, xr, False)
         outputs.add(str(got[0]))
     assert "dwise_scaling" in kept.state and len(outputs) >= 4
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), fh=st.integers(2, 4), fw=st.sampled_from([3, 5, 7]),
+       sh=st.integers(1, 3), sw=st.integers(1, 2), c=st.integers(1, 40),
+       shamt=st.integers(0, 31))
+def test_the_fused_pass_is_the_sums_then_the_requantization(data, fh, fw, sh, sw, c, shamt):
+    """depthwise_requantized against depthwise_sums then dwise_requantize (codes and the
+    min/max the range retry reads), with biases and multipliers up to their limits."""
+    from hexscope.engine.ops.kernels.depthwise import depthwise_requantized
+
+    if depthwise._numba_kernels() is None:
+        pytest.skip("numba does not load on this machine")
+    rng = np.random.default_rng(data.draw(st.integers(0, 999)))
+    h, w = data.draw(st.integers(1, 9)), data.draw(st.integers(1, 12))
+    top, left = data.draw(st.integers(0, fh - 1)), data.draw(st.integers(0, fw - 1))
+    oh, ow = (h + top + 1 - fh) // sh + 1, (w + left + 1 - fw) // sw + 1
+    if oh < 1 or ow < 1:
+        return
+    x = rng.integers(0, 256, (2, h, w, c), np.uint8)
+    f = rng.integers(0, 256, (fh, fw, c, 1), np.uint8)
+    zx, zf = (data.draw(st.integers(0, 255)) for _ in range(2))
+    big = data.draw(st.sampled_from([2**8, 2**20, 2**31]))
+    bias = rng.integers(-big, big, c, dtype=np.int64)
+    recip = rng.integers(0, 2**31, c, dtype=np.int64)
+    got = depthwise_requantized(x, f, zx, zf, sh, sw, top, left, oh, ow, bias, recip, shamt)
+    sums = depthwise_sums(x, f, zx, zf, sh, sw, top, left, oh, ow)
+    want = dwise_requant.dwise_requantize(sums, bias, recip, shamt)
+    assert got is not None and np.array_equal(got[0], want[0]) and got[1:] == want[1:]
+
+
+@pytest.mark.parametrize(("w_before", "filt_w", "message"), [
+    (0, 3, "Need at least 1 left pad"),
+    (1, 5, "negative output padding"),
+    (1, 3, None),
+    (4, 7, None),
+])
+def test_the_d32_form_refuses_a_left_padding_nnlib_cannot_lay_out(w_before, filt_w, message):
+    """``dwise_supernode_execute`` refuses an input without left padding; with less left
+    padding than a SAME filter's reach before, nnlib's output padding
+    ((in_left_pad - required_w_before) / stride, op_dwise_snode_8bit.c) goes negative: the
+    d32 form raised an uncaught ValueError there (found under QEMU by the HVX oracle)."""
+    from hexscope.engine.d32 import D32Padding
+    from hexscope.engine.errors import KernelError
+    from hexscope.engine.ops.registry import REGISTRY
+
+    rng = np.random.default_rng(w_before + filt_w)
+    pad = D32Padding(4, 4, w_before, (-(8 + w_before)) & 3, 0, 0)
+    x = Tensor.from_array(rng.integers(0, 256, (1, 4, 8, 32), dtype=np.uint8),
+                          DType.QUINT8).to_d32(pad)
+    w = _u8(rng.integers(0, 256, (filt_w, filt_w, 32, 1)))
+    args = (x, w, _s(0.0), _s(255.0), _s(-128.0), _s(127.0), Tensor.shape_only((1, 1, 1, 1)),
+            Tensor.from_array(np.zeros(32, np.int32), DType.QINT32), _s(-2.0**31),
+            _s(2.0**31), _s(-64.0), _s(191.0))
+    ctx = KernelContext(1, "DepthwiseSupernode_8x8p32to8_d32", padding=Padding.SAME)
+    kernel = REGISTRY.get("DepthwiseSupernode_8x8p32to8_d32").kernel
+    if message is None:
+        y = kernel(ctx, *args)[0]
+        assert y.shape == (1, 4, 8, 32) and y.padding.w_before >= 0
+    else:
+        with pytest.raises(KernelError, match=message):
+            kernel(ctx, *args)

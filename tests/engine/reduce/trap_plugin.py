@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hexscope.engine.dtypes import DType
+from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.elementwise.activation import quantized_relu_8, relu_reference
@@ -40,3 +40,18 @@ def skew_relu_8(ctx: KernelContext, x: Tensor, x_min: Tensor,
     y, y_min, y_max = quantized_relu_8(ctx, x, x_min, x_max)
     codes = np.array(y.array if isinstance(y, Tensor) else y, np.int32) + SKEW
     return np.clip(codes, 0, 255).astype(np.uint8), y_min, y_max
+
+
+#: the byte FillPadding_8_d32 writes by default: the padding trap fires on it
+POISON = 255
+
+
+@op("PadTrap_8_d32", Category.USER, user=True,
+    inputs=(Port("x", DType.QUINT8, layout=Layout.D32),),
+    outputs=(Port("y", DType.QUINT8, layout=Layout.D32),), d32_output=True)
+def pad_trap_8_d32(ctx: KernelContext, x: Tensor) -> tuple[Tensor]:
+    """Passes a d32 tensor on; fails when a padding byte is POISON (a kernel reading
+    padding it should not: a padding-dependent test fault)."""
+    if bool(np.any(x.memory[x.padding_mask()] == POISON)):
+        raise KernelError(f"pad trap: a padding byte is {POISON}")
+    return (x,)

@@ -1,0 +1,33 @@
+"""Load the simulator's compiled kernels on a background thread as the window opens.
+
+The kernels are compiled at install (``hexscope --warm-up``), but each process still
+imports numba and loads every cached kernel on first use: about 3 s alone, and 11-16 s
+when it happened on the session's thread at the first F10 of a 10,000-node graph, sharing
+the interpreter with a GUI thread busy building the canvas (issue 32). Loading them while
+the user looks at the window moves that wait out of the first step, run and Compare.
+"""
+
+from __future__ import annotations
+
+import threading
+
+THREAD_NAME = "hexscope-kernel-preload"
+
+
+def start_preload() -> threading.Thread:
+    """Start loading every kernel of ``engine/ops/kernels/warm.py``; returns the thread.
+
+    A daemon thread: quitting does not wait for it. A kernel that cannot load is left to
+    its first use, which reports it as before."""
+    thread = threading.Thread(target=_preload, name=THREAD_NAME, daemon=True)
+    thread.start()
+    return thread
+
+
+def _preload() -> None:
+    from hexscope.engine.ops.kernels.warm import warm_all
+
+    warm_all()
+
+
+__all__ = ["THREAD_NAME", "start_preload"]
