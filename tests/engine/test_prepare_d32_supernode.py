@@ -210,9 +210,12 @@ def test_a_supernode_left_flat_gets_a_note_where_the_devices_hvx_code_refuses_it
     assert "bias magnitude too large" in note
 
 
-def test_the_folded_weights_kept_in_the_node_follow_their_inputs():
-    """A d32 Supernode with a ChannelScale input not folded at prepare keeps its folded
-    weights while the same read-only tensors come in, and folds again for other scales."""
+def test_the_channel_scales_multiply_each_channel_as_load_channel_scales_does():
+    """The 13th input of a d32 Supernode scales each channel's multiplier by k and its bias by
+    1/k (op_supernode_new.c ``load_channel_scales``); the weights are not refolded (the old
+    model folded the scales into the weights, as the flat ``_ref`` would not). With a fixed
+    output range a channel whose scale is 1.0 keeps the unscaled run's codes, the others move;
+    the node's state carries nothing from one set of scales to the next."""
     from hexscope.engine.dtypes import DType
     from hexscope.engine.ops.context import KernelContext
     from hexscope.engine.ops.registry import REGISTRY
@@ -231,15 +234,23 @@ def test_the_folded_weights_kept_in_the_node_follow_their_inputs():
             Tensor.shape_only((1, 1, 1, 1)),
             Tensor.from_array(np.arange(4, dtype=np.int32) * 50, DType.QINT32).readonly(),
             f(-2.0), f(2.0), f(-6.0), f(6.0)]
-    half, other = (Tensor.from_array(np.array(v, np.float32)).readonly()
-                   for v in ([0.5, 0.25, 1.0, 0.75], [1.0, 0.5, 0.5, 0.125]))
+    half, other, ones = (Tensor.from_array(np.array(v, np.float32)).readonly()
+                         for v in ([0.5, 0.25, 1.0, 0.75], [1.0, 0.5, 0.5, 0.125],
+                                   [1.0, 1.0, 1.0, 1.0]))
 
-    def run(ctx, scales):
-        return [t.array.tolist() for t in kernel(ctx, x, *rest, scales)]
+    def run(ctx, *scales):
+        y, lo, hi = kernel(ctx, x, *rest, *scales)
+        return y.to_flat().array, lo.array.tolist(), hi.array.tolist()
 
+    plain = run(KernelContext(0, "x"))
     ctx = KernelContext(1, "Supernode_8x8p32to8_d32")
     first = run(ctx, half)
-    kept = ctx.state["folded"].value[2]
-    assert run(ctx, half) == first and ctx.state["folded"].value[2] is kept
-    assert run(ctx, other) == run(KernelContext(2, "x"), other) != first
-    assert run(ctx, half) == first
+    assert first[1:] == plain[1:]           # a fixed range does not move
+    same = first[0] == plain[0]
+    assert same[..., 2].all() and not same[..., [0, 1, 3]].all(axis=(0, 1, 2)).any()
+    np.testing.assert_array_equal(run(ctx, half)[0], first[0])
+    second = run(ctx, other)[0]
+    np.testing.assert_array_equal(second, run(KernelContext(2, "x"), other)[0])
+    assert (second[..., 0] == plain[0][..., 0]).all() and not (second == first[0]).all()
+    np.testing.assert_array_equal(run(ctx, half)[0], first[0])
+    np.testing.assert_array_equal(run(KernelContext(3, "x"), ones)[0], plain[0])
