@@ -26,13 +26,15 @@ path modelled here: the V66 path is not modelled (docs/oracle-hvx.md).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from hexscope.engine.d32 import D32Padding
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import level_size_zero
-from hexscope.engine.ops.context import KernelContext, data_of, scalar_f
+from hexscope.engine.ops.context import KernelContext, Shared, data_of, scalar_f
 from hexscope.engine.ops.conv.common import f32_output, f32_word, filter_rhs
 from hexscope.engine.ops.conv.conv2d import conv_sums, output_window
 from hexscope.engine.ops.conv.dwise_scaling import (
@@ -46,9 +48,8 @@ from hexscope.engine.ops.conv.dwise_scaling import (
 )
 from hexscope.engine.ops.kernels.gemm import Window
 from hexscope.engine.ops.kernels.supernode_requant import (
-    Extremes,
+    requantize_into_d32,
     scale,
-    supernode_requantize,
     wrap32,
 )
 from hexscope.engine.tensor import Tensor
@@ -121,18 +122,18 @@ def _padded_scales(channel_scale: tuple[Tensor, ...], cout: int, channels: int
     return np.concatenate([k, pad]), np.concatenate([kinv, pad])
 
 
-def _extremes(ext: Extremes, recip: np.ndarray, shamt: int, short: bool) -> tuple[int, int]:
-    """The run's min and max in output codes, as the asm reduces them: the 32-bit op
-    requantizes each channel's smallest and largest s (shifted then), the input Supernode
-    its smallest and largest shifted t; the node starts from 1 << 24 / -(1 << 24) (the input
+def _extremes(lo: np.ndarray, hi: np.ndarray, recip: np.ndarray, shamt: int, short: bool
+              ) -> tuple[int, int]:
+    """The run's min and max in output codes, as the asm reduces them from each lane's
+    smallest and largest sum (``lo``, ``hi``: s for the 32-bit op, shifted here; the input
+    Supernode's t, shifted already); the node starts from 1 << 24 / -(1 << 24) (the input
     Supernode: 0 / 0)."""
     if short:
-        lo, hi = scale(ext.t_lo, recip), scale(ext.t_hi, recip)
-        return min(0, int(lo.min())), max(0, int(hi.max()))
-    lo = scale(wrap32(ext.s_lo << shamt), recip)
-    hi = scale(wrap32(ext.s_hi << shamt), recip)
-    return (min(1 << 24, int(np.minimum(lo, hi).min())),
-            max(-(1 << 24), int(np.maximum(lo, hi).max())))
+        return min(0, int(scale(lo, recip).min())), max(0, int(scale(hi, recip).max()))
+    a = scale(wrap32(lo << shamt), recip)
+    b = scale(wrap32(hi << shamt), recip)
+    return (min(1 << 24, int(np.minimum(a, b).min())),
+            max(-(1 << 24), int(np.maximum(a, b).max())))
 
 
 def _sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols: Window, zx: int,
@@ -164,6 +165,68 @@ def _width_padding_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Windo
                  win, zx, zf)
 
 
+class _FilterTerms(NamedTuple):
+    """What the filter, its range and the channel scales fix (the same every run)."""
+
+    zf: int
+    w_level: np.float32
+    cout: int
+    gemsumb: np.ndarray             # one per channel of the depth padded to 32
+    k: np.ndarray | None
+    kinv: np.ndarray | None
+
+
+def _same_key(kept: object, key: tuple) -> bool:
+    """Scalars equal, everything else the same object."""
+    return isinstance(kept, Shared) and isinstance(kept.key, tuple) \
+        and len(kept.key) == len(key) and all(
+            a == b if isinstance(b, (bool, int, float, np.number)) else a is b
+            for a, b in zip(kept.key, key, strict=True))
+
+
+def _filter_terms(ctx: KernelContext, filt: Tensor, f_min: Tensor, f_max: Tensor,
+                  channel_scale: tuple[Tensor, ...], short: bool) -> _FilterTerms:
+    """The filter's zero code, step, sums and channel scales, kept in the node while the
+    same read-only tensors come in (MobileNetV2 redid this set-up at every run)."""
+    fmn, fmx = scalar_f(f_min), scalar_f(f_max)
+    key = (filt, *channel_scale, fmn, fmx, short)
+    kept = ctx.state.get("hvx_filter")
+    if _same_key(kept, key):
+        return kept.value  # type: ignore[union-attr, no-any-return]
+    zf, w_level = level_size_zero(fmn, fmx)
+    w = data_of(filt, "filter")
+    cout = w.shape[3]
+    channels = (cout + 31) & ~31
+    gemsumb = _gemsumb(w, zf, _SHORT_DEPTH if short else (w.shape[2] + 31) & ~31, channels)
+    k, kinv = (None, None) if short else _padded_scales(channel_scale, cout, channels)
+    terms = _FilterTerms(zf, w_level, cout, gemsumb, k, kinv)
+    if all(not t.raw.flags.writeable for t in (filt, *channel_scale) if t.has_data):
+        ctx.state["hvx_filter"] = Shared(key, terms)
+    return terms
+
+
+def _scaling(ctx: KernelContext, state: DwiseRange, xmn: float, xmx: float,
+             terms: _FilterTerms, bias: Tensor, b_min: Tensor, b_max: Tensor, bias32: bool
+             ) -> tuple[Scaling, np.ndarray]:
+    """``fill_info_minmax_basics`` and ``fill_bias_buf`` for this run: the multipliers and
+    the bias buffer with the filter sums x input zero folded in. Kept in the node while the
+    ranges, the output range searched so far and the (read-only) bias are the same; the first
+    guess, which may move the range, is never skipped."""
+    bmn, bmx = scalar_f(b_min), scalar_f(b_max)
+    key = (terms, bias, xmn, xmx, bmn, bmx, state.mn, state.mx, state.flags)
+    kept = ctx.state.get("hvx_scaling")
+    if not state.first_guess and _same_key(kept, key):
+        return kept.value  # type: ignore[union-attr, no-any-return]
+    sc = minmax_basics(state, xmn, xmx, terms.w_level, terms.k, terms.gemsumb.size)
+    biasbuf = bias_buffer(np.asarray(bias.array), bias32, bmn, bmx, state, sc,
+                          terms.gemsumb, terms.kinv)
+    folded = biasbuf + terms.gemsumb * sc.in_offset
+    if not bias.raw.flags.writeable:
+        after = (terms, bias, xmn, xmx, bmn, bmx, state.mn, state.mx, state.flags)
+        ctx.state["hvx_scaling"] = Shared(after, (sc, folded))
+    return sc, folded
+
+
 def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: Tensor,
             f_min: Tensor, f_max: Tensor, stride: Tensor, bias: Tensor, b_min: Tensor,
             b_max: Tensor, o_min: Tensor, o_max: Tensor, *channel_scale: Tensor, bias32: bool,
@@ -183,31 +246,25 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
     cols = output_window(x.shape[2], filt.shape[1], sw, ctx.padding)
     if not short:
         check_d32_padding(x, rows, cols)
-    fmn, fmx = scalar_f(f_min), scalar_f(f_max)
-    zf, w_level = level_size_zero(fmn, fmx)
-    w = data_of(filt, "filter")
-    cout = w.shape[3]
-    channels = (cout + 31) & ~31
-    gemsumb = _gemsumb(w, zf, _SHORT_DEPTH if short else (w.shape[2] + 31) & ~31, channels)
-    k, kinv = (None, None) if short else _padded_scales(channel_scale, cout, channels)
-    xmn, xmx, bmn, bmx = scalar_f(x_min), scalar_f(x_max), scalar_f(b_min), scalar_f(b_max)
-    sums = None
+    terms = _filter_terms(ctx, filt, f_min, f_max, channel_scale, short)
+    xmn, xmx = scalar_f(x_min), scalar_f(x_max)
+    main = extra = None
+    b, cout, channels = x.shape[0], terms.cout, terms.gemsumb.size
+    w_total = 4 + cols.out + ((-cols.out) & 3)
+    mem = np.full((b, rows.out + 8, channels // 32, w_total, 32), ctx.padding_fill, np.uint8)
     for run in range(_RUNS):
-        sc: Scaling = minmax_basics(state, xmn, xmx, w_level, k, channels)
+        sc, folded = _scaling(ctx, state, xmn, xmx, terms, bias, b_min, b_max, bias32)
         if short and x.shape[3] > _SHORT_DEPTH:
             raise KernelError("Make this code work for input depth > 4: the input Supernode "
                               f"takes depths up to 4, this input has {x.shape[3]}")
         if short and sw > 4:
             raise KernelError(f"Add support for stride > 4: stride width {sw}")
-        biasbuf = bias_buffer(np.asarray(bias.array), bias32, bmn, bmx, state, sc, gemsumb,
-                              kinv)
-        folded = biasbuf + gemsumb * sc.in_offset
-        if sums is None:
-            sums = np.concatenate([_sums(ctx, x, filt, rows, cols, sc.in_offset, zf),
-                                   _width_padding_sums(ctx, x, filt, rows, cols,
-                                                       sc.in_offset, zf)], axis=2)
-        codes, ext = _requantize(sums, folded, sc, cout, cols.out, short)
-        lo, hi = _extremes(ext, sc.recip, sc.shamt, short)
+        if main is None or extra is None:
+            main = _sums(ctx, x, filt, rows, cols, sc.in_offset, terms.zf)
+            extra = _width_padding_sums(ctx, x, filt, rows, cols, sc.in_offset, terms.zf)
+        shift = sc.shamt & 31      # vasl(Vw, Rt) shifts by Rt & 31 (an infinite gain: 129 -> 1)
+        lo, hi = _extremes(*requantize_into_d32(main, extra, folded, sc.recip, shift, short,
+                                                short, mem), sc.recip, shift, short)
         if ctx.debug_level >= 2:
             ctx.log(2, f"hvx supernode run {run}: range [{state.mn}, {state.mx}] "
                        f"recip_shamt={sc.shamt} out {lo}..{hi}")
@@ -219,51 +276,9 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
                               "still moves)")
     # a 32-bit op still moving after 3 runs keeps the third's codes and reports the moved
     # range ("Extreme recursion detected", logged only)
-    y = _d32_output(ctx, codes, x.shape[0], rows.out, cols.out, cout)
+    pad = D32Padding(4, 4, 4, (-cols.out) & 3, 0, (-cout) & 31)
+    y = Tensor((b, rows.out, cols.out, cout), DType.QUINT8, mem.reshape(-1), Layout.D32, pad)
     return y, f32_output(f32_word(state.mn)), f32_output(f32_word(state.mx))
-
-
-def _requantize(sums: np.ndarray, folded: np.ndarray, sc: Scaling, cout: int, width: int,
-                short: bool) -> tuple[np.ndarray, Extremes]:
-    """Codes (B, OH, columns, channels padded to 32) and per-channel extremes: over every
-    column for the input Supernode, the data columns only for the other (``gvconv2dbbb``
-    leaves the padding columns out of its min/max)."""
-    b, oh, ow, _ = sums.shape
-    channels = folded.size
-    data = np.ascontiguousarray(sums[:, :, :width]).reshape(-1, cout) if not short else \
-        sums.reshape(-1, cout)
-    codes, ext = supernode_requantize(data, folded[:cout], sc.recip[:cout], sc.shamt,
-                                      data.shape[0])
-    out = np.empty((b, oh, ow, channels), np.uint8)
-    if short:
-        out[..., :cout] = codes.reshape(b, oh, ow, cout)
-    else:
-        out[:, :, :width, :cout] = codes.reshape(b, oh, width, cout)
-        if ow > width:
-            pad = np.ascontiguousarray(sums[:, :, width:]).reshape(-1, cout)
-            out[:, :, width:, :cout] = supernode_requantize(
-                pad, folded[:cout], sc.recip[:cout], sc.shamt, 0)[0].reshape(
-                    b, oh, ow - width, cout)
-    if channels > cout:     # padding lanes: zero weights, the bias's zero
-        lanes, pext = supernode_requantize(np.zeros((1, channels - cout), np.int32),
-                                           folded[cout:], sc.recip[cout:], sc.shamt, 1)
-        out[..., cout:] = lanes.reshape(-1)
-        ext = Extremes(*(np.concatenate([a, p]) for a, p in zip(ext, pext, strict=True)))
-    return out, ext
-
-
-def _d32_output(ctx: KernelContext, codes: np.ndarray, b: int, oh: int, ow: int, cout: int
-                ) -> Tensor:
-    """The d32 output (``supernode_recalculate_strategy``'s padding: 4 rows above and
-    below, 4 columns left, to a multiple of 4 right, depth to a multiple of 32) with the
-    computed columns and lanes written and the rest left as the fill."""
-    pad = D32Padding(4, 4, 4, (-ow) & 3, 0, (-cout) & 31)
-    w_total, d_total = 4 + ow + pad.w_after, cout + pad.d_after
-    y = np.full((b, oh + 8, w_total, d_total), ctx.padding_fill, np.uint8)
-    y[:, 4:4 + oh, 4:4 + codes.shape[2], :] = codes
-    mem = y.reshape(b, oh + 8, w_total, d_total // 32, 32).transpose(0, 1, 3, 2, 4)
-    return Tensor((b, oh, ow, cout), DType.QUINT8, np.ascontiguousarray(mem).reshape(-1),
-                  Layout.D32, pad)
 
 
 __all__ = ["check_d32_padding", "run_hvx"]
