@@ -4,11 +4,11 @@ Supernode_8x8p32to8_d32 (op_supernode_new.c), InputSupernode_8x8p8to8_outd32 and
 _8x8p32to8_outd32 (the "short input" form for input depths up to 4: flat in, d32 out), and
 DepthwiseSupernode_8x8p8to8_d32 / _8x8p32to8_d32 (op_dwise_snode_8bit.c).
 
-Each takes the flat op's inputs, reads its data in d32 (the input Supernode: flat), computes
-the flat op's logical values and writes them in d32 with the padding the op chooses. The
-HVX arithmetic cannot run on the host (no HVX emulation is available: LLVM's
-hvx_hexagon_protos.h only maps the intrinsics to compiler builtins), so what it computes is
-modelled, per op, in the docs below.
+Each takes the flat op's inputs and reads its data in d32 (the input Supernode: flat). The
+Supernodes compute what nnlib's HVX code computes (:mod:`supernode_hvx`, checked under
+qemu-hexagon: docs/oracle-hvx.md); the depthwise one the flat op's values (which Hexscope
+computes as the d32 op does, docs/oracle-dwise.md), re-laid in d32 with the padding the op
+chooses.
 """
 
 from __future__ import annotations
@@ -34,27 +34,37 @@ from hexscope.engine.tensor import Tensor, fresh
 
 _SUPERNODE_DOC = """
 
-    **Fidelity.** The logical values are the flat {flat}'s (Hexscope's simulation of
-    nnlib's ``supernode_execute_ref``, oracle-exact: docs/oracle-conv.md). The HVX op
-    (op_supernode_new.c) computes the same integer sums (``gvmsumb`` on the d32 input; the
-    filter is padded to 32 with zeros) but requantizes them its own way: a bias buffer per
-    channel and a fixed-point multiplier with shift (``fill_info_minmax_basics``,
-    supernode_utils.h), where the ``_ref`` rounds a float product per element; the two may
-    differ by one code. A fixed output range with min < 0 is first moved so that 0 is a
-    code, as ``setup_initial_output_range`` does (``adjust_minmax_for_zero_with_constraints``,
-    both ends fixed; the flat ``_ref`` keeps it): [-6, 6] runs as [-6.0235, 5.9765]. Its
-    range search (``-inf``/``+inf``
-    outputs) follows the same retry as the flat op here; the device's first guess and
-    quarter-octave growth (docs/oracle-dwise.md, shared code) are not applied: unconfirmed
-    on the device. With a 13th ChannelScale input the device keeps the scales in its
-    per-channel multipliers (``load_channel_scales``, ``k_factor``); Hexscope folds them
-    into the weight codes as prepare folds a flat Supernode's (``rescale_weights``), which
-    may round differently: unconfirmed on the device.
+    **Fidelity.** What nnlib's HVX op computes (op_supernode_new.c, the V60 path
+    ``supernode_execute_hvx`` with ``gvconv2dbbb_v60_asm``; the input Supernode's
+    ``shortin_supernode_execute_call`` with ``inconv2dbbb*_v60_asm``), checked byte for byte
+    against nnlib's HVX build under qemu-hexagon (docs/oracle-hvx.md,
+    :mod:`~hexscope.engine.ops.conv.supernode_hvx`), not the flat ``_ref``: the output range
+    is set up as ``setup_initial_output_range`` does (a fixed min < 0 moved so that 0 is a
+    code: [-6, 6] runs as [-6.0235, 5.9765]; an open end starts at 0 and 0.5, the input
+    Supernode's at -1/128 and 1/128), may widen on the first guess and grows by quarter
+    octaves past what a run overflowed, at most 3 runs; the sums are requantized in fixed
+    point (bias buffer, (s << shamt) x recip rounded at bit 31, ``vasl`` shifting by
+    shamt & 31); a 13th ChannelScale input scales each channel's multiplier by k and its
+    bias by 1/k (``load_channel_scales``). The output's width padding columns and depth
+    padding lanes are written as the asm writes them.
+
+    What still differs (docs/oracle-hvx.md has the counts): the width padding columns where
+    the asm's window sums of x (GEMSUMA, computed by the integral-image code for the data
+    columns only) are read past the data; an output of width 0, where nnlib writes 128 zero
+    bytes into the first bottom padding row; the range search with a ChannelScale input and
+    an open range (``fill_info_minmax_basics``'s max_k path, supernode_utils.h, which this
+    model runs as max_k = 1); input ranges that overflow float (a level of inf: nnlib's
+    float products and conversions of inf/NaN, supernode_utils.h:1247, are not all
+    modelled). On a device with VTCM nnlib takes ``supernode_recalculate_strategy_v66``
+    (signed weights), which the oracle, without VTCM, does not run: not modelled.
 
     **Layout.** Output padding as ``supernode_recalculate_strategy`` chooses it: 4 rows above
     and below, 4 columns left, (-width) & 3 right, depth padded after to a multiple of 32.
 
-    **Errors.** "input 0 must be a d32 tensor"{extra}; the flat op's own errors.
+    **Errors.** "input 0 must be a d32 tensor"{extra}; "depth before pad not supported",
+    "insufficient W/H padding" (op_supernode_new.c:2975-3026); "input range to supernode,
+    not finite"; "supernode: invalid input min/max"; "Final too big, will cause overflow."
+    (supernode_utils.h:1249); the flat op's port checks.
 """
 
 

@@ -50,7 +50,6 @@ from hexscope.engine.ops.kernels.gemm import Window
 from hexscope.engine.ops.kernels.supernode_requant import (
     requantize_into_d32,
     scale,
-    wrap32,
 )
 from hexscope.engine.tensor import Tensor
 
@@ -122,18 +121,18 @@ def _padded_scales(channel_scale: tuple[Tensor, ...], cout: int, channels: int
     return np.concatenate([k, pad]), np.concatenate([kinv, pad])
 
 
-def _extremes(lo: np.ndarray, hi: np.ndarray, recip: np.ndarray, shamt: int, short: bool
+def _extremes(lo: np.ndarray, hi: np.ndarray, recip: np.ndarray, short: bool
               ) -> tuple[int, int]:
-    """The run's min and max in output codes, as the asm reduces them from each lane's
-    smallest and largest sum (``lo``, ``hi``: s for the 32-bit op, shifted here; the input
-    Supernode's t, shifted already); the node starts from 1 << 24 / -(1 << 24) (the input
-    Supernode: 0 / 0)."""
+    """The run's min and max in output codes, as the asm reduces them: each lane's smallest
+    and largest shifted sum t (``lo``, ``hi``; the vmin/vmax follow the ``vasl``,
+    gvconv2dbbb_d32_v60_h.S ``.L_do_zshift``), multiplied by the lane's recip, min over the
+    lanes' smallest and max over their largest (a run with no data column keeps the asm's
+    initial 0x7FFFFFFF / 0x80000000, multiplied as well: no retry). The node starts from
+    1 << 24 / -(1 << 24) (the input Supernode: 0 / 0)."""
+    low, high = int(scale(lo, recip).min()), int(scale(hi, recip).max())
     if short:
-        return min(0, int(scale(lo, recip).min())), max(0, int(scale(hi, recip).max()))
-    a = scale(wrap32(lo << shamt), recip)
-    b = scale(wrap32(hi << shamt), recip)
-    return (min(1 << 24, int(np.minimum(a, b).min())),
-            max(-(1 << 24), int(np.maximum(a, b).max())))
+        return min(0, low), max(0, high)
+    return min(1 << 24, low), max(-(1 << 24), high)
 
 
 def _sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols: Window, zx: int,
@@ -147,15 +146,62 @@ def _sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols: Windo
     return s.reshape(b, rows.out, cols.out, cout)
 
 
+def _right_zap(x: Tensor, cols: Window) -> int:
+    """How many of the input's right padding columns nnlib sets to the input's zero code
+    before the run (``supernode_execute_strategy``'s zap set-up, op_supernode_new.c:3298-3325):
+    the filter's reach after, or the whole right padding when the output has width padding,
+    nothing is needed before and the right padding suffices."""
+    p = x.padding
+    out_right = (-cols.out) & 3
+    if out_right > 0 and cols.before == 0 and cols.after <= p.w_after:
+        return p.w_after
+    return min(p.w_after, cols.after)
+
+
+def _row_memory(x: Tensor, cols: Window, zx: int, first: int, count: int) -> np.ndarray:
+    """Input columns ``first`` .. ``first + count`` of each data row of a d32 input (0 = the
+    first data column) as the asm reads them past the data: the row, its right padding
+    (zapped to zx where nnlib zaps it, its own bytes elsewhere), the next row's left padding
+    (always zapped) and the next row's data (the last row's next is zapped bottom padding).
+    (B, H, count, D)."""
+    b, h, w, d = x.shape
+    p = x.padding
+    ht, wt = h + p.h_before + p.h_after, w + p.w_before + p.w_after
+    dt = d + p.d_before + p.d_after
+    mem = np.asarray(x.raw).reshape(b, ht, dt // 32, wt, 32)
+    fill = np.uint8(zx & 0xFF)
+    zap = _right_zap(x, cols)
+    out = np.full((b, h, count, d), fill, np.uint8)
+    for k, c in enumerate(range(first, first + count)):     # a handful of columns
+        if c < w + p.w_after:                       # this row: data or right padding
+            if c < 0 or w <= c < w + zap:           # the left padding is always zapped
+                continue
+            src = mem[:, p.h_before:p.h_before + h, :, p.w_before + c, :]
+            out[:, :, k, :] = src.reshape(b, h, dt)[:, :, p.d_before:p.d_before + d]
+        else:                                       # the next row, from its left padding
+            pc = c - (w + p.w_after)
+            if pc < p.w_before or pc >= wt or h < 2:
+                continue
+            src = mem[:, p.h_before + 1:p.h_before + h, :, pc, :]
+            out[:, :-1, k, :] = src.reshape(b, h - 1, dt)[:, :, p.d_before:p.d_before + d]
+    return out
+
+
 def _width_padding_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window,
                         cols: Window, zx: int, zf: int) -> np.ndarray:
     """The sums of the output columns past the data up to a multiple of 4, which the asm
-    writes into the output's width padding: the windows continue to the right over zx."""
+    writes into the output's width padding: the windows continue to the right over the
+    input's memory (:func:`_row_memory`; the flat input Supernode's over zx)."""
     extra = (-cols.out) & 3
     if not extra or cols.out == 0:
         return np.zeros((x.shape[0], rows.out, 0, filt.shape[3]), np.int32)
     start = cols.out * cols.s - cols.before     # first input column of the next window
-    data = x.array if x.layout is Layout.D32 else data_of(x, "input x")
+    if x.layout is Layout.D32:
+        count = (extra - 1) * cols.s + cols.f
+        part = _row_memory(x, cols, zx, start, count)
+        win = Window(count, cols.f, cols.s, extra, 0)
+        return _sums(ctx, Tensor.from_array(part, DType.QUINT8), filt, rows, win, zx, zf)
+    data = data_of(x, "input x")
     if start >= data.shape[2]:          # windows over padding only: sums of zero
         return np.zeros((x.shape[0], rows.out, extra, filt.shape[3]), np.int32)
     cut = max(0, start)
@@ -264,7 +310,7 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
             extra = _width_padding_sums(ctx, x, filt, rows, cols, sc.in_offset, terms.zf)
         shift = sc.shamt & 31      # vasl(Vw, Rt) shifts by Rt & 31 (an infinite gain: 129 -> 1)
         lo, hi = _extremes(*requantize_into_d32(main, extra, folded, sc.recip, shift, short,
-                                                short, mem), sc.recip, shift, short)
+                                                True, mem), sc.recip, short)
         if ctx.debug_level >= 2:
             ctx.log(2, f"hvx supernode run {run}: range [{state.mn}, {state.mx}] "
                        f"recip_shamt={sc.shamt} out {lo}..{hi}")
