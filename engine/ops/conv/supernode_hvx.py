@@ -187,20 +187,11 @@ def _row_memory(x: Tensor, cols: Window, zx: int, first: int, count: int) -> np.
     return out
 
 
-def _width_padding_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window,
-                        cols: Window, zx: int, zf: int) -> np.ndarray:
-    """The sums of the output columns past the data up to a multiple of 4, which the asm
-    writes into the output's width padding: the windows continue to the right over the
-    input's memory (:func:`_row_memory`; the flat input Supernode's over zx)."""
+def _flat_padding_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window,
+                       cols: Window, zx: int, zf: int) -> np.ndarray:
+    """The input Supernode's width padding columns: windows continuing over zx."""
     extra = (-cols.out) & 3
-    if not extra or cols.out == 0:
-        return np.zeros((x.shape[0], rows.out, 0, filt.shape[3]), np.int32)
     start = cols.out * cols.s - cols.before     # first input column of the next window
-    if x.layout is Layout.D32:
-        count = (extra - 1) * cols.s + cols.f
-        part = _row_memory(x, cols, zx, start, count)
-        win = Window(count, cols.f, cols.s, extra, 0)
-        return _sums(ctx, Tensor.from_array(part, DType.QUINT8), filt, rows, win, zx, zf)
     data = data_of(x, "input x")
     if start >= data.shape[2]:          # windows over padding only: sums of zero
         return np.zeros((x.shape[0], rows.out, extra, filt.shape[3]), np.int32)
@@ -209,6 +200,29 @@ def _width_padding_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Windo
     win = Window(part.shape[2], cols.f, cols.s, extra, cut - start)
     return _sums(ctx, Tensor.from_array(np.ascontiguousarray(part), DType.QUINT8), filt, rows,
                  win, zx, zf)
+
+
+def _all_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols: Window,
+              zx: int, zf: int) -> np.ndarray:
+    """The sums of the data columns and of the columns past them up to a multiple of 4,
+    which the asm writes into the output's width padding, in one GEMM: the windows continue
+    to the right over the input's memory as the asm reads it (:func:`_row_memory`; the flat
+    input Supernode's over zx, as the windows' padding after)."""
+    extra = (-cols.out) & 3
+    wide = Window(cols.n, cols.f, cols.s, cols.out + extra, cols.before)
+    if not extra or cols.out == 0:
+        return _sums(ctx, x, filt, rows, cols, zx, zf)
+    if x.layout is not Layout.D32:
+        return np.concatenate([_sums(ctx, x, filt, rows, cols, zx, zf),
+                               _flat_padding_sums(ctx, x, filt, rows, cols, zx, zf)], axis=2)
+    w = x.shape[2]
+    # the data columns' own windows read the zapped padding as zx too, so one input serves
+    count = max(0, (wide.out - 1) * wide.s + wide.f - wide.before - w)
+    if count == 0:
+        return _sums(ctx, x, filt, rows, wide, zx, zf)
+    data = np.concatenate([x.array, _row_memory(x, cols, zx, w, count)], axis=2)
+    return _sums(ctx, Tensor.from_array(data, DType.QUINT8), filt, rows,
+                 Window(w + count, wide.f, wide.s, wide.out, wide.before), zx, zf)
 
 
 class _FilterTerms(NamedTuple):
@@ -294,7 +308,7 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
         check_d32_padding(x, rows, cols)
     terms = _filter_terms(ctx, filt, f_min, f_max, channel_scale, short)
     xmn, xmx = scalar_f(x_min), scalar_f(x_max)
-    main = extra = None
+    sums = None
     b, cout, channels = x.shape[0], terms.cout, terms.gemsumb.size
     w_total = 4 + cols.out + ((-cols.out) & 3)
     mem = np.full((b, rows.out + 8, channels // 32, w_total, 32), ctx.padding_fill, np.uint8)
@@ -305,11 +319,10 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
                               f"takes depths up to 4, this input has {x.shape[3]}")
         if short and sw > 4:
             raise KernelError(f"Add support for stride > 4: stride width {sw}")
-        if main is None or extra is None:
-            main = _sums(ctx, x, filt, rows, cols, sc.in_offset, terms.zf)
-            extra = _width_padding_sums(ctx, x, filt, rows, cols, sc.in_offset, terms.zf)
+        if sums is None:
+            sums = _all_sums(ctx, x, filt, rows, cols, sc.in_offset, terms.zf)
         shift = sc.shamt & 31      # vasl(Vw, Rt) shifts by Rt & 31 (an infinite gain: 129 -> 1)
-        lo, hi = _extremes(*requantize_into_d32(main, extra, folded, sc.recip, shift, short,
+        lo, hi = _extremes(*requantize_into_d32(sums, cols.out, folded, sc.recip, shift, short,
                                                 True, mem), sc.recip, short)
         if ctx.debug_level >= 2:
             ctx.log(2, f"hvx supernode run {run}: range [{state.mn}, {state.mx}] "

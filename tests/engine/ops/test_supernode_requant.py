@@ -31,8 +31,8 @@ def test_codes_padding_and_extremes_follow_the_formula(seed, b, oh, ow, cout, sh
     folded = rng.integers(-2**31, 2**31, channels)
     recip = rng.integers(0, 2**31, channels)
     mem = np.full((b, oh + 8, channels // 32, 4 + ow + ex, 32), 77, np.uint8)
-    lo, hi = requantize_into_d32(main, extra, folded, recip, shamt, minmax_all, after_shift,
-                                 mem)
+    lo, hi = requantize_into_d32(np.concatenate([main, extra], axis=2), ow, folded, recip,
+                                 shamt, minmax_all, after_shift, mem)
     sums = np.zeros((b, oh, ow + ex, channels), np.int64)
     sums[:, :, :ow, :cout] = main
     sums[:, :, ow:, :cout] = extra
@@ -60,6 +60,7 @@ def test_codes_padding_and_extremes_follow_the_formula(seed, b, oh, ow, cout, sh
 def test_hand_computed_codes(total, shamt, recip, code):
     main = np.array([total], np.int32).reshape(1, 1, 1, 1)
     mem = np.zeros((1, 9, 1, 8, 32), np.uint8)
-    requantize_into_d32(main, np.zeros((1, 1, 3, 1), np.int32), np.zeros(32, np.int64),
-                        np.full(32, recip, np.int64), shamt, False, False, mem)
+    sums = np.concatenate([main, np.zeros((1, 1, 3, 1), np.int32)], axis=2)
+    requantize_into_d32(sums, 1, np.zeros(32, np.int64), np.full(32, recip, np.int64), shamt,
+                        False, False, mem)
     assert mem[0, 4, 0, 4, 0] == code
