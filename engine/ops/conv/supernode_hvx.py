@@ -13,11 +13,15 @@ retry); what differs from the flat ``_ref`` (Hexscope's flat ops):
   1.75) and grows by quarter octaves past what a run overflowed, run again at most twice;
 - the window's padding before is the input size's (``nn_pad_compute_outsize_and_pad``; the
   ``_ref`` takes the output size's), which moves the window at strides above 1;
-- requantization in fixed point: s = sum + bias buffer, (s << shamt) x recip rounded at bit
-  31, saturated (:mod:`hexscope.engine.ops.kernels.supernode_requant`);
+- requantization in fixed point: s = sum + bias buffer, (s << (shamt & 31)) x recip rounded
+  at bit 31, saturated (:mod:`hexscope.engine.ops.kernels.supernode_requant`); the run's
+  min/max from the lanes' extremes of the shifted sums, as the asm reduces them;
 - the d32 input's padding must serve the filter, and nnlib refuses what it does not handle;
-- the output's width padding (up to a multiple of 4 columns) and depth padding lanes are
-  computed as the next columns and channels (a filter of zero weights, the bias's zero).
+- the output's depth padding lanes are computed as channels of zero weights, and its width
+  padding (up to a multiple of 4 columns) as the next windows over the input's memory as
+  nnlib leaves it (the right padding zapped to the input zero only as far as nnlib zaps it).
+  The asm's window sums of x (GEMSUMA) for those columns are not modelled, so their bytes
+  may differ (docs/oracle-hvx.md).
 
 On a device with VTCM (``nn->vtcm_size`` > 0) nnlib takes ``supernode_recalculate_strategy
 _v66`` with signed weights, possibly halved; the HVX oracle has no VTCM and so runs the V60
