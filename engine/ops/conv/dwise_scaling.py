@@ -47,10 +47,12 @@ def ldexp_f(x: float, e: int) -> np.float32:
 
 
 def roundf_u32(x: float) -> int:
-    """``roundf_u32`` on Hexagon: convert_sf2uw:chop(x + 0.5f), negatives to 0, saturating."""
+    """``roundf_u32`` on Hexagon: convert_sf2uw:chop(x + 0.5f), negatives to 0, saturating, a
+    NaN to 0xFFFFFFFF (as qemu-hexagon computes it: an infinite filter or input range's NaN
+    gain then takes the largest multiplier, docs/oracle-hvx.md)."""
     v = f32(f32(x) + f32(0.5))
     if not np.isfinite(v):
-        return 0 if v != v or v < 0 else 0xFFFFFFFF
+        return 0 if v < 0 else 0xFFFFFFFF
     return int(min(max(np.floor(float(v)), 0.0), 4294967295.0))
 
 
@@ -59,7 +61,8 @@ def roundf_u32_array(x: np.ndarray) -> np.ndarray:
     a MobileNetV2 run in Python)."""
     with np.errstate(invalid="ignore", over="ignore"):
         v = (np.asarray(x, f32) + f32(0.5)).astype(np.float64)
-    out = np.clip(np.floor(np.nan_to_num(v, nan=0.0, posinf=4294967295.0, neginf=0.0)),
+    out = np.clip(np.floor(np.nan_to_num(v, nan=4294967295.0, posinf=4294967295.0,
+                                         neginf=0.0)),
                   0.0, 4294967295.0)
     return out.astype(np.int64)
 
@@ -141,7 +144,8 @@ def minmax_basics(rng: DwiseRange, x_min: float, x_max: float, w_level: np.float
         if rng.first_guess:
             scaling, out_level = _first_guess(rng, prod, scaling, out_level)
             rng.first_guess = False
-        shamt = 0 if not scaling > 1.0 else getexp(scaling)
+        # (final_scaling <= 1.0f) ? 0 : flt_getexp(..): a NaN gain takes the exponent, 129
+        shamt = 0 if scaling <= 1.0 else getexp(scaling)
         if scales is None:
             recip = np.full(channels, min(roundf_u32(ldexp_f(scaling, 31 - shamt)),
                                           0x7FFFFFFF), np.int64)

@@ -64,3 +64,20 @@ def test_hand_computed_codes(total, shamt, recip, code):
     requantize_into_d32(sums, 1, np.zeros(32, np.int64), np.full(32, recip, np.int64), shamt,
                         False, False, mem)
     assert mem[0, 4, 0, 4, 0] == code
+
+
+def test_a_nan_gain_takes_the_largest_multiplier_and_the_exponent_shift():
+    """An infinite filter range makes the gain NaN (inf x 0 or inf - inf in the levels):
+    ``fill_info_minmax_basics`` takes ``(final_scaling <= 1.0f) ? 0 : flt_getexp(..)``, false
+    for a NaN, so shamt = 255 - 126 = 129 (``vasl`` shifts by 129 & 31 = 1), and
+    ``roundf_u32`` is convert_sf2uw, whose NaN is 0xFFFFFFFF, clamped to 0x7FFFFFFF: under
+    qemu-hexagon such cases give code 255 (12 of 300 Supernode_8x8p32to8_d32 cases, seed 1,
+    docs/oracle-hvx.md)."""
+    from hexscope.engine.ops.conv import dwise_scaling
+
+    assert dwise_scaling.roundf_u32(float("nan")) == 0xFFFFFFFF
+    assert dwise_scaling.roundf_u32_array(np.array([np.nan], np.float32)).tolist() == \
+        [0xFFFFFFFF]
+    rng = dwise_scaling.initial_range(float("-inf"), float("inf"))
+    sc = dwise_scaling.minmax_basics(rng, 0.0, 1.0, np.float32(np.nan), None, 32)
+    assert sc.shamt == 129 and (sc.recip == 0x7FFFFFFF).all()
