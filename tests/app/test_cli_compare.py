@@ -127,6 +127,9 @@ def test_as_authored_sets_the_fused_chain_beside_its_ops(tmp_path, capsys):
     assert "in B: 0x20, 0x21, 0x22, 0x23" in out
     doc = json.loads(report.read_text())
     jsonschema.validate(doc, SCHEMA)
-    # within a step of the authored chain: the same maths, other rounding and range
+    # within 3 steps of the authored chain: the same maths in another range, as the
+    # device's d32 op grows an open end by quarter octaves past what a run overflowed
+    # (op_supernode_new.c, supernode_utils.h round_up_quarter_octave: [0, 1.68] here, where
+    # the chain's Relu keeps [-1.48, 1.23]), so a coarser step
     assert cli.main(["compare", str(tmp_path / "c.hexgraph"), "--as-authored", "-q",
-                     "--input", f"0x10:0={tmp_path / 'x.npy'}", "--tolerance-lsb", "1"]) == 0
+                     "--input", f"0x10:0={tmp_path / 'x.npy'}", "--tolerance-lsb", "3"]) == 0

@@ -112,7 +112,7 @@ def test_tflite_and_the_float_reference_together_show_both_errors(qtbot, window)
     from hexscope.engine.inputs import InputSource, set_input_sources
     from hexscope.widgets.compare_table import FLOAT_COLUMNS
 
-    model = MODELS / "mul.tflite"
+    model = MODELS / "conv_relu6.tflite"
     assert window.files.open_graph(str(model))
     set_input_sources(window.graph, [InputSource("npy", str(model.with_suffix(".input.npy")))])
     with qtbot.waitSignal(window.controller.idle, timeout=30000):
@@ -128,10 +128,10 @@ def test_tflite_and_the_float_reference_together_show_both_errors(qtbot, window)
                range(model_.columnCount())]
     at = headers.index("max LSB")
     assert tuple(headers[at + 1:at + 3]) == FLOAT_COLUMNS
-    row = model_.row_of(0x27, 0)
-    assert model_.data(model_.index(row, at + 1)) == "2.000 ✱"     # Hexscope's excess
-    assert "Float reference (accumulated): sim leaves it first, at 0x27 (Requantize_32to8); " \
-           "at the first divergence sim is 2.000 LSB (excess), TFLite ≤ 0.958 LSB from it" \
+    row = model_.row_of(0x16, 0)
+    assert model_.data(model_.index(row, at + 1)) == "1.801 ✱"     # Hexscope's excess
+    assert "Float reference (accumulated): sim leaves it first, at 0x16 (Requantize_8to8); " \
+           "at the first divergence sim is 1.801 LSB (excess), TFLite ≤ 0.770 LSB from it" \
         in panel.summary.text()
     assert "sim parts first" in panel.summary.toolTip()
     # back to TFLite alone: the float columns go

@@ -18,12 +18,13 @@ SN = "Supernode_8x8p32to8"
 
 
 def _graph(depth: int = 8, stride: tuple[int, int] = (1, 1), n: int = 2, hw: int = 5,
-           scales: bool = False, second: bool = False, padding: str = "SAME") -> Graph:
+           scales: bool = False, second: bool = False, padding: str = "SAME",
+           out_range: tuple[float, float] = (-6.0, 6.0)) -> Graph:
     """INPUT 0x10 → Supernode_8x8p32to8 0x40 [→ Supernode_8x8p32to8 0x41] → OUTPUT 0x50."""
     g = Graph()
     g.append_node(0x10, "INPUT", outputs=[OutputDef((1, hw, hw, depth), 1)])
-    for nid, v in ((0x11, -1.0), (0x12, 1.0), (0x13, -2.0), (0x14, 2.0), (0x18, -6.0),
-                   (0x19, 6.0)):
+    for nid, v in ((0x11, -1.0), (0x12, 1.0), (0x13, -2.0), (0x14, 2.0), (0x18, out_range[0]),
+                   (0x19, out_range[1])):
         g.append_const_node(nid, np.array([v], np.float32))
     rng = np.random.default_rng(depth)
     g.append_const_node(0x15, rng.integers(0, 256, (3, 3, depth, n), dtype=np.uint8))
@@ -73,19 +74,48 @@ def test_a_supernode_becomes_its_d32_form_between_the_conversions():
     assert "becomes Supernode_8x8p32to8_d32" in reason and "convert_to_depth32" in reason
 
 
-def test_the_d32_form_computes_the_flat_ops_values_in_its_own_padding():
+# supernode_utils.h setup_initial_output_range: a fixed range with min < 0 is moved so that 0
+# is a code (adjust_minmax_for_zero_with_constraints, both ends fixed): [-6, 6] has zero at
+# code 127.5, both ends move down by half a step, 0.5 x 12 / 255, to zero at code 128
+MOVED = (float(np.float32(-6 - 6 / 255)), float(np.float32(6 - 6 / 255)))
+
+
+def _device_codes(x: np.ndarray, w: np.ndarray, stride: tuple[int, int] = (1, 1),
+                  zx: int = 127) -> np.ndarray:
+    """What nnlib's HVX Supernode_8x8p32to8_d32 (and the input Supernode) computes for
+    _graph's 3x3 SAME filters, by hand: the zero codes of [-1, 1] and [-2, 2] are 127
+    (get_qu8_level_size_zero: the float32 step 2/255 rounds up, so 1/step = 127.49999...),
+    the moved range's is 128; the window's padding before is the input size's
+    (nn_pad_compute_outsize_and_pad); the exact sums of (x - zx)(w - 127) (padding adds 0),
+    times the product step, plus the bias (n x 50 in steps of 4 / 2**32), in steps of the
+    moved output range, offset by 128 and rounded (the fixed-point gain x 2**31 rounded at
+    bit 31 gives the same codes here)."""
+    (h, wd), (sh, sw), n = x.shape[1:3], stride, w.shape[3]
+    oh, ow = -(-h // sh), -(-wd // sw)
+    top, left = ((oh - 1) * sh + 3 - h) // 2, ((ow - 1) * sw + 3 - wd) // 2
+    xs = np.pad(x[0].astype(np.int64) - zx, ((top, 3 + sh * oh), (left, 3 + sw * ow), (0, 0)))
+    wc = w.astype(np.int64) - 127
+    sums = np.array([[np.tensordot(xs[i * sh:i * sh + 3, j * sw:j * sw + 3], wc, 3)
+                      for j in range(ow)] for i in range(oh)])
+    real = sums * (2 / 255) * (4 / 255) + np.arange(n) * 50 * (4 / 2**32)
+    return np.clip(np.floor(real / ((MOVED[1] - MOVED[0]) / 255) + 128.5), 0, 255)[None]
+
+
+def test_the_d32_form_computes_what_the_devices_hvx_op_does_in_its_own_padding():
     g = _graph(depth=8, hw=5, n=3)
-    s, flat = Session(g), Session(g, fusions=False)         # as authored: the flat op
+    s = Session(g)
     (y,) = s.execute([_x(g)])
-    (want,) = flat.execute([_x(g)])
-    np.testing.assert_array_equal(y.array, want.array)
+    np.testing.assert_array_equal(y.array, _device_codes(_x(g), g.node(0x15).const.array))
+    assert (float(s.output(0x40, 1).array.reshape(-1)[0]),
+            float(s.output(0x40, 2).array.reshape(-1)[0])) == MOVED
+    # the flat op (the _ref: zero codes 128, the range kept) differs by up to 3 codes
+    (flat_y,) = Session(g, fusions=False).execute([_x(g)])
+    assert 0 < np.abs(flat_y.array.astype(int) - y.array).max() <= 3
     d32 = s.output(0x40)
     assert d32.layout is Layout.D32
     # supernode_recalculate_strategy: 4 rows above and below, 4 columns left, (-5) & 3 = 3
     # right, depth 3 padded to 32 after
     assert d32.padding == D32Padding(4, 4, 4, 3, 0, 29)
-    for k in (1, 2):
-        assert s.output(0x40, k).array.tolist() == flat.output(0x40, k).array.tolist()
 
 
 def test_a_small_input_depth_makes_the_input_supernode_but_an_odd_stride_stays_flat():
@@ -98,11 +128,15 @@ def test_a_small_input_depth_makes_the_input_supernode_but_an_odd_stride_stays_f
     assert _ops(prepare(_graph(depth=3, scales=True)))[2] == "Supernode_8x8p32to8_d32"
 
 
-def test_the_input_supernode_runs_with_the_flat_values():
+def test_the_input_supernode_computes_what_the_devices_hvx_op_does():
     g = _graph(depth=3, stride=(2, 2), hw=6)
     (y,) = Session(g).execute([_x(g)])
-    (want,) = Session(g, fusions=False).execute([_x(g)])
-    np.testing.assert_array_equal(y.array, want.array)
+    np.testing.assert_array_equal(y.array, _device_codes(_x(g), g.node(0x15).const.array,
+                                                         (2, 2)))
+    # the flat _ref's window starts 2 rows and columns up-left (its padding before is the
+    # output size's): far from it
+    (flat,) = Session(g, fusions=False).execute([_x(g)])
+    assert np.abs(flat.array.astype(int) - y.array).max() > 50
 
 
 def test_two_supernodes_in_a_row_pass_d32_between_them():
@@ -113,8 +147,9 @@ def test_two_supernodes_in_a_row_pass_d32_between_them():
     assert p.nodes[0x41].inputs[0] == (0x40, 0)
     g = _graph(depth=8, n=8, second=True)
     (y,) = Session(g).execute([_x(g)])
-    (want,) = Session(g, fusions=False).execute([_x(g)])
-    np.testing.assert_array_equal(y.array, want.array)
+    first = _device_codes(_x(g), g.node(0x15).const.array)
+    # the second reads the first's codes (its input range inputs are _graph's [-1, 1])
+    np.testing.assert_array_equal(y.array, _device_codes(first, g.node(0x1B).const.array))
 
 
 def test_channel_scales_give_the_flat_ops_folded_result():
@@ -175,9 +210,12 @@ def test_a_supernode_left_flat_gets_a_note_where_the_devices_hvx_code_refuses_it
     assert "bias magnitude too large" in note
 
 
-def test_the_folded_weights_kept_in_the_node_follow_their_inputs():
-    """A d32 Supernode with a ChannelScale input not folded at prepare keeps its folded
-    weights while the same read-only tensors come in, and folds again for other scales."""
+def test_the_channel_scales_multiply_each_channel_as_load_channel_scales_does():
+    """The 13th input of a d32 Supernode scales each channel's multiplier by k and its bias by
+    1/k (op_supernode_new.c ``load_channel_scales``); the weights are not refolded (the old
+    model folded the scales into the weights, as the flat ``_ref`` would not). With a fixed
+    output range a channel whose scale is 1.0 keeps the unscaled run's codes, the others move;
+    the node's state carries nothing from one set of scales to the next."""
     from hexscope.engine.dtypes import DType
     from hexscope.engine.ops.context import KernelContext
     from hexscope.engine.ops.registry import REGISTRY
@@ -196,15 +234,23 @@ def test_the_folded_weights_kept_in_the_node_follow_their_inputs():
             Tensor.shape_only((1, 1, 1, 1)),
             Tensor.from_array(np.arange(4, dtype=np.int32) * 50, DType.QINT32).readonly(),
             f(-2.0), f(2.0), f(-6.0), f(6.0)]
-    half, other = (Tensor.from_array(np.array(v, np.float32)).readonly()
-                   for v in ([0.5, 0.25, 1.0, 0.75], [1.0, 0.5, 0.5, 0.125]))
+    half, other, ones = (Tensor.from_array(np.array(v, np.float32)).readonly()
+                         for v in ([0.5, 0.25, 1.0, 0.75], [1.0, 0.5, 0.5, 0.125],
+                                   [1.0, 1.0, 1.0, 1.0]))
 
-    def run(ctx, scales):
-        return [t.array.tolist() for t in kernel(ctx, x, *rest, scales)]
+    def run(ctx, *scales):
+        y, lo, hi = kernel(ctx, x, *rest, *scales)
+        return y.to_flat().array, lo.array.tolist(), hi.array.tolist()
 
+    plain = run(KernelContext(0, "x"))
     ctx = KernelContext(1, "Supernode_8x8p32to8_d32")
     first = run(ctx, half)
-    kept = ctx.state["folded"].value[2]
-    assert run(ctx, half) == first and ctx.state["folded"].value[2] is kept
-    assert run(ctx, other) == run(KernelContext(2, "x"), other) != first
-    assert run(ctx, half) == first
+    assert first[1:] == plain[1:]           # a fixed range does not move
+    same = first[0] == plain[0]
+    assert same[..., 2].all() and not same[..., [0, 1, 3]].all(axis=(0, 1, 2)).any()
+    np.testing.assert_array_equal(run(ctx, half)[0], first[0])
+    second = run(ctx, other)[0]
+    np.testing.assert_array_equal(second, run(KernelContext(2, "x"), other)[0])
+    assert (second[..., 0] == plain[0][..., 0]).all() and not (second == first[0]).all()
+    np.testing.assert_array_equal(run(ctx, half)[0], first[0])
+    np.testing.assert_array_equal(run(KernelContext(3, "x"), ones)[0], plain[0])

@@ -22,6 +22,7 @@ from hexscope.engine.ops.conv.dwise_scaling import (
     DwiseRange,
     Scaling,
     bias_buffer,
+    channel_scales,
     initial_range,
     minmax_basics,
     retry,
@@ -58,27 +59,6 @@ def _check_shapes(filt: Tensor, stride: Tensor) -> None:
                           "only 3, 5, 7')")
 
 
-def _channel_scales(channel_scale: tuple[Tensor, ...], channels: int
-                    ) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """(k, 1/k) from input 12 as ``check_channelscale_present`` and ``load_channel_scales``
-    read it, or (None, None) when it is absent or a single 1.0."""
-    if not channel_scale or not channel_scale[0].has_data:
-        return None, None
-    s = np.asarray(channel_scale[0].array, np.float32).reshape(-1)
-    if s.size == 1 and s[0] == 1.0:
-        return None, None
-    if s.size != channels:
-        raise KernelError(f"expected size {channels} vector for channel_scale, got {s.size} "
-                          "(device's message)")
-    bad = np.flatnonzero(~((s <= 1.0) & (s >= f32(1.0 / 2048.0))))
-    if bad.size:
-        raise KernelError(f"bad channel scale[{bad[0]}]= {s[bad[0]]:.8f}: scales must lie in "
-                          "[1/2048, 1] (device's message)")
-    with np.errstate(divide="ignore"):
-        kinv = np.where(s == 1.0, f32(1.0), (f32(1.0) / s).astype(np.float32))
-    return s, kinv.astype(np.float32)
-
-
 class _FilterTerms(NamedTuple):
     """What the filter, its range and the channel scales fix (the same every run)."""
 
@@ -108,7 +88,7 @@ def _filter_terms(ctx: KernelContext, filt: Tensor, f_min: Tensor, f_max: Tensor
         w_level = f32(f32(f32(fmx) - f32(fmn)) / f32(255.0))
     w = data_of(filt, "filter")
     gemsumb = w.reshape(-1, channels).astype(np.int64).sum(0) - zf * w.shape[0] * w.shape[1]
-    k, kinv = _channel_scales(channel_scale, channels)
+    k, kinv = channel_scales(channel_scale, channels)
     terms = _FilterTerms(zf, w, gemsumb, k, kinv, w_level)
     ctx.state["dwise_filter"] = Shared(key, terms)
     return terms

@@ -20,6 +20,7 @@ from hexscope.engine.hexmath import (
     level_size_zero,
     za_scaled,
 )
+from hexscope.engine.tensor import Tensor
 
 f32 = np.float32
 _R4 = (f32(0.594603539), f32(0.7071067691), f32(0.8408964276))   # 2**(k/4) / 2
@@ -46,10 +47,12 @@ def ldexp_f(x: float, e: int) -> np.float32:
 
 
 def roundf_u32(x: float) -> int:
-    """``roundf_u32`` on Hexagon: convert_sf2uw:chop(x + 0.5f), negatives to 0, saturating."""
+    """``roundf_u32`` on Hexagon: convert_sf2uw:chop(x + 0.5f), negatives to 0, saturating, a
+    NaN to 0xFFFFFFFF (as qemu-hexagon computes it: an infinite filter or input range's NaN
+    gain then takes the largest multiplier, docs/oracle-hvx.md)."""
     v = f32(f32(x) + f32(0.5))
     if not np.isfinite(v):
-        return 0 if v != v or v < 0 else 0xFFFFFFFF
+        return 0 if v < 0 else 0xFFFFFFFF
     return int(min(max(np.floor(float(v)), 0.0), 4294967295.0))
 
 
@@ -58,7 +61,8 @@ def roundf_u32_array(x: np.ndarray) -> np.ndarray:
     a MobileNetV2 run in Python)."""
     with np.errstate(invalid="ignore", over="ignore"):
         v = (np.asarray(x, f32) + f32(0.5)).astype(np.float64)
-    out = np.clip(np.floor(np.nan_to_num(v, nan=0.0, posinf=4294967295.0, neginf=0.0)),
+    out = np.clip(np.floor(np.nan_to_num(v, nan=4294967295.0, posinf=4294967295.0,
+                                         neginf=0.0)),
                   0.0, 4294967295.0)
     return out.astype(np.int64)
 
@@ -75,18 +79,42 @@ def round_up_quarter_octave(x: float) -> np.float32:
     return f32(np.copysign(ldexp_f(mant, getexp(xk)), f32(x)))
 
 
-def initial_range(o_min: float, o_max: float) -> DwiseRange:
-    """``setup_initial_output_range(.., -0.125f, 0.125f)`` of ``dwise_supernode_check``."""
+def initial_range(o_min: float, o_max: float, free_min: float = -0.125,
+                  free_max: float = 0.125) -> DwiseRange:
+    """``setup_initial_output_range(.., free_min, free_max)``: ``dwise_supernode_check``
+    passes -0.125, 0.125; ``supernode_check`` 0, 0.5; ``shortin_supernode_check`` -1/128,
+    1/128 (op_supernode_new.c)."""
     mn, mx = f32(o_min), f32(o_max)
     if mn > 0 or mx < 0 or not mn < mx:
         raise KernelError(f"output range [{mn}, {mx}] must hold 0 and have min < max "
                           "(device: 'supernode: invalid input min/max')")
     flags = (0 if np.isinf(mx) and mx > 0 else 2) | (0 if np.isinf(mn) and mn < 0 else 1)
-    lo = mn if flags & 1 else f32(-0.125)
-    hi = mx if flags & 2 else f32(0.125)
+    lo = mn if flags & 1 else f32(free_min)
+    hi = mx if flags & 2 else f32(free_max)
     if lo < 0:
         lo, hi = adjust_with_constraints(lo, hi, flags)
     return DwiseRange(f32(lo), f32(hi), flags, mn, mx, flags != 3)
+
+
+def channel_scales(channel_scale: tuple[Tensor, ...], channels: int
+                    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """(k, 1/k) from input 12 as ``check_channelscale_present`` and ``load_channel_scales``
+    read it, or (None, None) when it is absent or a single 1.0."""
+    if not channel_scale or not channel_scale[0].has_data:
+        return None, None
+    s = np.asarray(channel_scale[0].array, np.float32).reshape(-1)
+    if s.size == 1 and s[0] == 1.0:
+        return None, None
+    if s.size != channels:
+        raise KernelError(f"expected size {channels} vector for channel_scale, got {s.size} "
+                          "(device's message)")
+    bad = np.flatnonzero(~((s <= 1.0) & (s >= f32(1.0 / 2048.0))))
+    if bad.size:
+        raise KernelError(f"bad channel scale[{bad[0]}]= {s[bad[0]]:.8f}: scales must lie in "
+                          "[1/2048, 1] (device's message)")
+    with np.errstate(divide="ignore"):
+        kinv = np.where(s == 1.0, f32(1.0), (f32(1.0) / s).astype(np.float32))
+    return s, kinv.astype(np.float32)
 
 
 @dataclass(frozen=True)
@@ -116,7 +144,8 @@ def minmax_basics(rng: DwiseRange, x_min: float, x_max: float, w_level: np.float
         if rng.first_guess:
             scaling, out_level = _first_guess(rng, prod, scaling, out_level)
             rng.first_guess = False
-        shamt = 0 if not scaling > 1.0 else getexp(scaling)
+        # (final_scaling <= 1.0f) ? 0 : flt_getexp(..): a NaN gain takes the exponent, 129
+        shamt = 0 if scaling <= 1.0 else getexp(scaling)
         if scales is None:
             recip = np.full(channels, min(roundf_u32(ldexp_f(scaling, 31 - shamt)),
                                           0x7FFFFFFF), np.int64)
@@ -160,7 +189,8 @@ def bias_buffer(bias: np.ndarray, bias32: bool, b_min: float, b_max: float, rng:
     (``quantize_uint``, unclamped above, as the C).
 
     The C's ``fast_i64_roundf`` is Hexagon's convert_sf2d, rounding half to even (the
-    host build's roundf rounds half away: unconfirmed on the device which one the C meets)."""
+    host build's roundf rounds half away), a NaN giving -1 (checked under qemu-hexagon,
+    docs/oracle-hvx.md)."""
     bmn, bmx = f32(b_min), f32(b_max)
     offset = 0 if bias32 else max(0, c_roundf_int1(za_scaled(0.0, bmn, bmx)))
     channels = gemsumb.size
@@ -178,10 +208,9 @@ def bias_buffer(bias: np.ndarray, bias32: bool, b_min: float, b_max: float, rng:
             minout = (minout * kinv.astype(np.float32)).astype(np.float32)
         g = (gemsumb.astype(np.int64) * sc.in_offset).astype(np.int32).astype(np.float32)
         final = (minout - g).astype(np.float32)
-    if not np.isfinite(final).all():
-        raise KernelError("the bias in steps of the sums is not finite (an empty filter or "
-                          "input range): the device's bias buffer is undefined")
-    rounded = np.rint(final.astype(np.float64))
+    # convert_sf2d of a NaN (an empty filter or input range: 0 x inf, inf - inf) is -1 on
+    # Hexagon; an infinity saturates, which the int32 test below refuses
+    rounded = np.rint(np.where(np.isnan(final), -1.0, final.astype(np.float64)))
     if np.any((rounded < -(2.0**31)) | (rounded >= 2.0**31)):
         raise KernelError("the bias in steps of the sums leaves int32 (device: 'Final too big, "
                           "will cause overflow.')")
@@ -213,5 +242,5 @@ def retry(rng: DwiseRange, sc: Scaling, lo: int, hi: int) -> bool:
     return moved
 
 
-__all__ = ["DwiseRange", "Scaling", "bias_buffer", "initial_range", "minmax_basics", "retry",
-           "round_up_quarter_octave", "roundf_u32", "roundf_u32_array"]
+__all__ = ["DwiseRange", "Scaling", "bias_buffer", "channel_scales", "initial_range",
+           "minmax_basics", "retry", "round_up_quarter_octave", "roundf_u32", "roundf_u32_array"]

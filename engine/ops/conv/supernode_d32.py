@@ -4,11 +4,11 @@ Supernode_8x8p32to8_d32 (op_supernode_new.c), InputSupernode_8x8p8to8_outd32 and
 _8x8p32to8_outd32 (the "short input" form for input depths up to 4: flat in, d32 out), and
 DepthwiseSupernode_8x8p8to8_d32 / _8x8p32to8_d32 (op_dwise_snode_8bit.c).
 
-Each takes the flat op's inputs, reads its data in d32 (the input Supernode: flat), computes
-the flat op's logical values and writes them in d32 with the padding the op chooses. The
-HVX arithmetic cannot run on the host (no HVX emulation is available: LLVM's
-hvx_hexagon_protos.h only maps the intrinsics to compiler builtins), so what it computes is
-modelled, per op, in the docs below.
+Each takes the flat op's inputs and reads its data in d32 (the input Supernode: flat). The
+Supernodes compute what nnlib's HVX code computes (:mod:`supernode_hvx`, checked under
+qemu-hexagon: docs/oracle-hvx.md); the depthwise one the flat op's values (which Hexscope
+computes as the d32 op does, docs/oracle-dwise.md), re-laid in d32 with the padding the op
+chooses.
 """
 
 from __future__ import annotations
@@ -22,36 +22,49 @@ from hexscope.engine.d32 import D32Padding
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Padding
-from hexscope.engine.ops.context import KernelContext, Shared, require_d32, scalar_f
+from hexscope.engine.ops.context import KernelContext, require_d32
 
 # conv_sums and compiled: the sim backend's warm-up looks for them in a kernel's module, and
 # these kernels run the flat Supernodes' (engine/backends/sim.py)
 from hexscope.engine.ops.conv.conv2d import conv_sums, output_window  # noqa: F401
+from hexscope.engine.ops.conv.supernode_hvx import run_hvx
 from hexscope.engine.ops.kernels import compiled  # noqa: F401
 from hexscope.engine.ops.registry import REGISTRY, Category, Port, op
-from hexscope.engine.prepare.channelscale import rescale_weights
-from hexscope.engine.tensor import Tensor, fresh, is_frozen
+from hexscope.engine.tensor import Tensor, fresh
 
 _SUPERNODE_DOC = """
 
-    **Fidelity.** The logical values are the flat {flat}'s (Hexscope's simulation of
-    nnlib's ``supernode_execute_ref``, oracle-exact: docs/oracle-conv.md). The HVX op
-    (op_supernode_new.c) computes the same integer sums (``gvmsumb`` on the d32 input; the
-    filter is padded to 32 with zeros) but requantizes them its own way: a bias buffer per
-    channel and a fixed-point multiplier with shift (``fill_info_minmax_basics``,
-    supernode_utils.h), where the ``_ref`` rounds a float product per element; the two may
-    differ by one code: unconfirmed on the device. Its range search (``-inf``/``+inf``
-    outputs) follows the same retry as the flat op here; the device's first guess and
-    quarter-octave growth (docs/oracle-dwise.md, shared code) are not applied: unconfirmed
-    on the device. With a 13th ChannelScale input the device keeps the scales in its
-    per-channel multipliers (``load_channel_scales``, ``k_factor``); Hexscope folds them
-    into the weight codes as prepare folds a flat Supernode's (``rescale_weights``), which
-    may round differently: unconfirmed on the device.
+    **Fidelity.** What nnlib's HVX op computes (op_supernode_new.c, the V60 path
+    ``supernode_execute_hvx`` with ``gvconv2dbbb_v60_asm``; the input Supernode's
+    ``shortin_supernode_execute_call`` with ``inconv2dbbb*_v60_asm``), checked byte for byte
+    against nnlib's HVX build under qemu-hexagon (docs/oracle-hvx.md,
+    :mod:`~hexscope.engine.ops.conv.supernode_hvx`), not the flat ``_ref``: the output range
+    is set up as ``setup_initial_output_range`` does (a fixed min < 0 moved so that 0 is a
+    code: [-6, 6] runs as [-6.0235, 5.9765]; an open end starts at 0 and 0.5, the input
+    Supernode's at -1/128 and 1/128), may widen on the first guess and grows by quarter
+    octaves past what a run overflowed, at most 3 runs; the sums are requantized in fixed
+    point (bias buffer, (s << shamt) x recip rounded at bit 31, ``vasl`` shifting by
+    shamt & 31); a 13th ChannelScale input scales each channel's multiplier by k and its
+    bias by 1/k (``load_channel_scales``). The output's width padding columns and depth
+    padding lanes are written as the asm writes them.
+
+    What still differs (docs/oracle-hvx.md has the counts): the width padding columns where
+    the asm's window sums of x (GEMSUMA, computed by the integral-image code for the data
+    columns only) are read past the data; an output of width 0, where nnlib writes 128 zero
+    bytes into the first bottom padding row; the range search with a ChannelScale input and
+    an open range (``fill_info_minmax_basics``'s max_k path, supernode_utils.h, which this
+    model runs as max_k = 1); input ranges that overflow float (a level of inf: nnlib's
+    float products and conversions of inf/NaN, supernode_utils.h:1247, are not all
+    modelled). On a device with VTCM nnlib takes ``supernode_recalculate_strategy_v66``
+    (signed weights), which the oracle, without VTCM, does not run: not modelled.
 
     **Layout.** Output padding as ``supernode_recalculate_strategy`` chooses it: 4 rows above
     and below, 4 columns left, (-width) & 3 right, depth padded after to a multiple of 32.
 
-    **Errors.** "input 0 must be a d32 tensor"{extra}; the flat op's own errors.
+    **Errors.** "input 0 must be a d32 tensor"{extra}; "depth before pad not supported",
+    "insufficient W/H padding" (op_supernode_new.c:2975-3026); "input range to supernode,
+    not finite"; "supernode: invalid input min/max"; "Final too big, will cause overflow."
+    (supernode_utils.h:1249); the flat op's port checks.
 """
 
 
@@ -63,41 +76,6 @@ def _flat(x: Tensor) -> Tensor:
     if x.layout is Layout.D32:
         fresh(data)         # a d32 tensor's array is a new copy: the flat tensor takes it
     return Tensor.from_array(data, x.dtype)
-
-
-def _fold_scales(ctx: KernelContext, inputs: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
-    """:func:`_folded`, kept in the node while the filter, its range and the scales are the
-    same tensors (MobileNetV2's first convolution refolded its weights every run: 0.16 ms)."""
-    if len(inputs) < 13 or not inputs[12].has_data:
-        return inputs
-    key = (inputs[1], inputs[4], inputs[5], inputs[12])
-    kept = ctx.state.get("folded")
-    if isinstance(kept, Shared) and all(a is b for a, b in zip(kept.key, key, strict=True)) \
-            and all(is_frozen(t.raw) for t in key if t.has_data):
-        lo, hi, filt = kept.value  # type: ignore[misc]
-        return (inputs[0], filt, *inputs[2:4], lo, hi, *inputs[6:12])
-    out = _folded(inputs)
-    ctx.state["folded"] = Shared(key, (out[4], out[5], out[1]))
-    return out
-
-
-def _folded(inputs: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
-    """A 13th ChannelScale input folded into the weights (the flat kernels ignore it)."""
-    scales = inputs[12].array.reshape(-1).astype(np.float32)
-    if scales.size == 1 and scales[0] == 1.0:
-        return inputs
-    filt, f_min, f_max = inputs[1], inputs[4], inputs[5]
-    if scales.size == 1:
-        lo = Tensor.from_array(np.array([scalar_f(f_min) * scales[0]], np.float32))
-        hi = Tensor.from_array(np.array([scalar_f(f_max) * scales[0]], np.float32))
-        return (*inputs[:4], lo, hi, *inputs[6:12])
-    codes = filt.array
-    if codes.shape[-1] != scales.size:
-        raise KernelError(f"bad ChannelScale shape: {scales.size} scales for {codes.shape[-1]} "
-                          "output channels")
-    w = rescale_weights(codes, scales, scalar_f(f_min), scalar_f(f_max))
-    # read-only: the GEMM keeps its packed form while the same folded filter comes in
-    return (inputs[0], Tensor.from_array(w, filt.dtype).readonly(), *inputs[2:12])
 
 
 def d32_out(ctx: KernelContext, y: Tensor | np.ndarray, pad: D32Padding) -> Tensor:
@@ -114,9 +92,9 @@ def supernode_padding(ctx: KernelContext, inputs: tuple[Tensor, ...], shape: tup
 
 def depthwise_padding(ctx: KernelContext, inputs: tuple[Tensor, ...],
                       shape: tuple[int, ...]) -> D32Padding:
-    """``dwise_supernode_execute``'s output padding: the left pad follows the input's (not
-    VALID: less the filter's reach before), divided by the stride width; depth pads as the
-    input's."""
+    """``dwise_supernode_recalculate_strategy``'s output padding: the left pad follows the
+    input's (not VALID: less the filter's reach before), divided by the stride width as C
+    divides (toward zero); depth pads as the input's."""
     x, filt, stride = inputs[0], inputs[1], inputs[6]
     p, sw = x.padding, stride.shape[2]
     if p.w_before < 1:          # dwise_supernode_execute's own check, before any work
@@ -124,19 +102,25 @@ def depthwise_padding(ctx: KernelContext, inputs: tuple[Tensor, ...],
     left = p.w_before
     if ctx.padding is not Padding.VALID:
         left -= output_window(x.shape[2], filt.shape[1], sw, ctx.padding).before
+    left = -(-left // sw) if left < 0 else left // sw
     if left < 0:
-        # nnlib goes on with a negative output padding (C division, op_dwise_snode_8bit.c
-        # dwise_supernode_recalculate_strategy), writing left of the output's first column
-        raise KernelError(f"the input's left padding ({p.w_before}) is less than the "
-                          f"filter's reach before the first column: nnlib computes a negative "
-                          f"output padding here, which Hexscope does not model")
-    left //= sw
+        # op_dwise_snode_8bit.c:410 gives a negative out_left_pad; the output's rows then
+        # overlap the row (or depth slice) before, which a d32 layout cannot describe
+        raise KernelError(f"the input's left padding ({p.w_before} columns) is a stride or "
+                          "more short of what the filter reaches before each row: the "
+                          f"device's output left padding would be {left} (out_left_pad = "
+                          "(in_left_pad - required_w_before) / stride_width, "
+                          "op_dwise_snode_8bit.c), rows that overlap; Hexscope does not "
+                          "model it")
     return D32Padding(4, 4, left, (-(shape[2] + left)) & 3, p.d_before, p.d_after)
 
 
 def _run(flat_op: str, ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...],
          pad_of: PadOf) -> tuple[Tensor, ...]:
-    inputs = _fold_scales(ctx, (x, *rest)) if flat_op.startswith("Supernode") else (x, *rest)
+    if not flat_op.startswith("Depthwise"):
+        return run_hvx(ctx, x, *rest, bias32=flat_op.endswith("p32to8"),
+                       short=x.layout is not Layout.D32)
+    inputs = (x, *rest)
     y, lo, hi = REGISTRY.get(flat_op).kernel(ctx, _flat(inputs[0]), *inputs[1:])
     return d32_out(ctx, y, pad_of(ctx, (x, *rest), tuple(y.shape))), lo, hi
 
@@ -167,15 +151,6 @@ def _declare(name: str, flat: str, d32_in: bool, doc: str,
        zero_codes=REGISTRY.get(flat).zero_codes)(kernel)
 
 
-def _input_supernode_check(ctx: KernelContext, inputs: tuple[Tensor, ...]) -> None:
-    """``shortin_supernode_execute_everything``'s assumption checks."""
-    if inputs[0].shape[3] > 4:
-        raise KernelError("Make this code work for input depth > 4: the input Supernode takes "
-                          f"depths up to 4, this input has {inputs[0].shape[3]}")
-    if inputs[6].shape[2] > 4:
-        raise KernelError(f"Add support for stride > 4: stride width {inputs[6].shape[2]}")
-
-
 for _bits in ("8", "32"):
     _flat_name = f"Supernode_8x8p{_bits}to8"
     _declare(f"{_flat_name}_d32", _flat_name, True,
@@ -194,7 +169,7 @@ for _bits in ("8", "32"):
                  flat=_flat_name,
                  extra=(' (not raised: this form\'s input is flat); "Make this code work for '
                         'input depth > 4"; "Add support for stride > 4"')),
-             supernode_padding, _input_supernode_check)
+             supernode_padding)
     _flat_name = f"DepthwiseSupernode_8x8p{_bits}to8"
     _declare(f"{_flat_name}_d32", _flat_name, True,
              f"""{_flat_name} on d32 data (what prepare makes of it; op_dwise_snode_8bit.c).
@@ -206,11 +181,12 @@ for _bits in ("8", "32"):
 
     **Layout.** Output padding as ``dwise_supernode_execute`` chooses it: 4 rows above and
     below; left the input's left padding (SAME: less the filter's reach before) divided by
-    the stride width; right to a multiple of 4; the input's depth padding.
+    the stride width (C's division, toward zero); right to a multiple of 4; the input's
+    depth padding.
 
     **Errors.** "input 0 must be a d32 tensor"; "Need at least 1 left pad" (nnlib's own);
-    an input left padding smaller than a SAME filter's reach before its first column, where
-    nnlib goes on with a negative output padding (not modelled: refused with that reason);
-    the flat op's own errors.
+    the flat op's own errors; an input left padding a stride or more short of the filter's
+    reach before each row (SAME): the device runs it with a negative output left padding,
+    rows that overlap, which is not modelled.
     """,
              depthwise_padding)

@@ -30,20 +30,21 @@ def _compare(name: str, mode: str = "accumulated"):  # noqa: ANN202
 
 
 def test_each_row_has_both_sides_against_the_float_reference():
-    c = _compare("mul")
+    c = _compare("conv_relu6")
     assert c.float_mode == "accumulated"
     assert set(c.against_float) == {(d.node_id, d.index) for d in c.outputs}
-    out = next(d for d in c.outputs if d.op == "Requantize_32to8")
+    out = next(d for d in c.outputs if d.op == "Requantize_8to8")
     pair = c.pair(out)
-    # QuantizedMul_8x8to32 then Requantize_32to8: nnlib's output is 2 steps from the mul's
-    # float meaning beyond the ideal rounding, TFLite's within one step (docs/tflite.md)
-    assert pair.error("hexscope") == pytest.approx(2.0, abs=1e-6)
+    # the conv's output grid is 4 times coarser (its Relu6 bounds) and requantized after:
+    # nnlib's output is 1.8 steps from the float meaning beyond the ideal rounding, TFLite's
+    # within one step (docs/tflite.md)
+    assert pair.error("hexscope") == pytest.approx(1.8013873, abs=1e-6)
     assert pair.error("tflite") < 1.0
     assert c.first_from_float("hexscope") is out and c.first_from_float("tflite") is None
     text = float_parting_text(c)
-    assert "sim: 0x27 (Requantize_32to8); TFLite: none (sim parts first" in text
-    assert "at the first divergence from TFLite, 0x27 (Requantize_32to8): sim 2.000 LSB " \
-           "(excess) from float, TFLite ≤ 0.958 LSB (sim is the farther)" in text
+    assert "sim: 0x16 (Requantize_8to8); TFLite: none (sim parts first" in text
+    assert "at the first divergence from TFLite, 0x16 (Requantize_8to8): sim 1.801 LSB " \
+           "(excess) from float, TFLite ≤ 0.770 LSB (sim is the farther)" in text
 
 
 def test_both_sides_are_read_on_the_tensors_grid_through_the_int8_cast():
@@ -85,19 +86,19 @@ def test_isolated_is_the_node_on_hexscopes_inputs():
 
 def test_cli_tflite_and_float_together(tmp_path, capsys):
     report = tmp_path / "r.json"
-    code = main(["compare", str(DATA / "mul.tflite"), "--reference", "tflite",
-                 "--reference", "float", "--input", str(DATA / "mul.input.npy"),
+    code = main(["compare", str(DATA / "conv_relu6.tflite"), "--reference", "tflite",
+                 "--reference", "float", "--input", str(DATA / "conv_relu6.input.npy"),
                  "--report", str(report)])
     out = capsys.readouterr().out
     assert code == 1
     assert "vs TFLite  sim vs float  TFLite vs float" in out
-    assert "first beyond 1 LSB from the float reference (accumulated): sim: 0x27" in out
+    assert "first beyond 1 LSB from the float reference (accumulated): sim: 0x16" in out
     doc = json.loads(report.read_text())
     jsonschema.validate(doc, json.loads(
         (ROOT / "resources" / "schemas" / "compare.schema.json").read_text()))
     floats = doc["runs"][0]["against_float"]
-    assert floats["analysis"] == "accumulated" and floats["first_a"] == "0x27"
-    assert floats["first_tflite"] is None and len(floats["outputs"]) == 4
+    assert floats["analysis"] == "accumulated" and floats["first_a"] == "0x16"
+    assert floats["first_tflite"] is None and len(floats["outputs"]) == 2
 
 
 def test_cli_tflite_float_and_backend_b_quiet(capsys):

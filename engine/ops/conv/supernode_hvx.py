@@ -1,0 +1,347 @@
+"""What nnlib's HVX Supernodes compute: Supernode_8x8p8to8_d32 / _8x8p32to8_d32
+(op_supernode_new.c ``supernode_execute_hvx``, the V60 code path: ``gvconv2dbbb_v60_asm``)
+and InputSupernode_8x8p8to8_outd32 / _8x8p32to8_outd32 (``shortin_supernode_execute_call``,
+``inconv2dbbb*_v60_asm``), checked against nnlib's HVX build under qemu-hexagon
+(docs/oracle-hvx.md).
+
+They share the depthwise Supernode's set-up (:mod:`dwise_scaling`: supernode_utils.h's
+``setup_initial_output_range``, ``fill_info_minmax_basics``, ``fill_bias_buf``, the range
+retry); what differs from the flat ``_ref`` (Hexscope's flat ops):
+
+- the output range: a fixed min < 0 is moved so that 0 is a code; an open end starts at 0
+  and 0.5 (the input Supernode: -1/128, 1/128), may be widened on the first run (a gain over
+  1.75) and grows by quarter octaves past what a run overflowed, run again at most twice;
+- the window's padding before is the input size's (``nn_pad_compute_outsize_and_pad``; the
+  ``_ref`` takes the output size's), which moves the window at strides above 1;
+- requantization in fixed point: s = sum + bias buffer, (s << (shamt & 31)) x recip rounded
+  at bit 31, saturated (:mod:`hexscope.engine.ops.kernels.supernode_requant`); the run's
+  min/max from the lanes' extremes of the shifted sums, as the asm reduces them;
+- the d32 input's padding must serve the filter, and nnlib refuses what it does not handle;
+- the output's depth padding lanes are computed as channels of zero weights, and its width
+  padding (up to a multiple of 4 columns) as the next windows over the input's memory as
+  nnlib leaves it (the right padding zapped to the input zero only as far as nnlib zaps it).
+  The asm's window sums of x (GEMSUMA) for those columns are not modelled, so their bytes
+  may differ (docs/oracle-hvx.md).
+
+On a device with VTCM (``nn->vtcm_size`` > 0) nnlib takes ``supernode_recalculate_strategy
+_v66`` with signed weights, possibly halved; the HVX oracle has no VTCM and so runs the V60
+path modelled here: the V66 path is not modelled (docs/oracle-hvx.md).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from hexscope.engine.d32 import D32Padding
+from hexscope.engine.dtypes import DType, Layout
+from hexscope.engine.errors import KernelError
+from hexscope.engine.hexmath import level_size_zero
+from hexscope.engine.ops.context import KernelContext, Shared, data_of, scalar_f
+from hexscope.engine.ops.conv.common import f32_output, f32_word, filter_rhs
+from hexscope.engine.ops.conv.conv2d import conv_sums, output_window
+from hexscope.engine.ops.conv.dwise_scaling import (
+    DwiseRange,
+    Scaling,
+    bias_buffer,
+    channel_scales,
+    initial_range,
+    minmax_basics,
+    retry,
+)
+from hexscope.engine.ops.kernels.gemm import Window
+from hexscope.engine.ops.kernels.supernode_requant import (
+    requantize_into_d32,
+    scale,
+)
+from hexscope.engine.tensor import Tensor
+
+_RUNS = 3           # supernode_execute_hvx: recursion_depth < 3; shortin: count < 3
+_FREE = (0.0, 0.5)                  # supernode_check's open-end defaults
+_SHORT_FREE = (-1.0 / 128, 1.0 / 128)     # shortin_supernode_check's
+_SHORT_DEPTH = 4    # shortin: the input is re-laid 4 deep (filter_count = 4 fh fw)
+
+
+def _check_types(x: Tensor, filt: Tensor, bias: Tensor, stride: Tensor, bias32: bool) -> None:
+    for name, t in (("input x", x), ("filter", filt)) + (() if bias32 else (("bias", bias),)):
+        if t.dtype is not DType.QUINT8:
+            raise KernelError(f"{name} is {t.dtype.name.lower()}; the Supernode reads quint8 "
+                              "codes")
+    if bias32 and bias.dtype not in (DType.INT32, DType.QINT32):
+        raise KernelError(f"bias is {bias.dtype.name.lower()}; the 32-bit-bias Supernode reads "
+                          "32-bit integers")
+    if x.shape[3] != filt.shape[2]:
+        raise KernelError(f"input depth {x.shape[3]} differs from the filter's input depth "
+                          f"{filt.shape[2]}")
+    sb, sh, sw, sd = stride.shape
+    if sb != 1 or sd != 1 or sh < 1 or sw < 1:
+        raise KernelError(f"stride tensor must have shape [1,SH,SW,1] with SH, SW >= 1, got "
+                          f"{list(stride.shape)}")
+
+
+def check_d32_padding(x: Tensor, rows: Window, cols: Window) -> None:
+    """``supernode_recalculate_strategy``'s refusals of the d32 input's padding
+    (op_supernode_new.c:2975-3026): depth padding before, or too little width / height
+    padding for the filter (the right side may use the next row's left padding; the last
+    row then needs one more row below, unless a vertical stride skips the last input row)."""
+    p = x.padding
+    if p.d_before != 0:
+        raise KernelError(f"the input's depth padding before is {p.d_before} (device: 'depth "
+                          "before pad not supported')")
+    h = x.shape[1]
+    extra = 0
+    if cols.after > p.w_after:
+        extra = 1
+        if rows.s > 1 and rows.after == 0 and rows.f + (rows.out - 1) * rows.s \
+                < rows.before + h:
+            extra = 0
+    if cols.before > p.w_before or cols.after > p.w_after + p.w_before:
+        raise KernelError(f"insufficient W padding: {p.w_before}({x.shape[2]}){p.w_after}, "
+                          f"filter needs {cols.before}(){cols.after} (device's message)")
+    if rows.before > p.h_before or rows.after + extra > p.h_after:
+        raise KernelError(f"insufficient H padding: {p.h_before}({h}){p.h_after}, filter "
+                          f"needs {rows.before}(){rows.after}+{extra} (device's message)")
+
+
+def _gemsumb(w: np.ndarray, zf: int, depth_padded: int, channels: int) -> np.ndarray:
+    """The filter sums the bias buffer takes off (``repack_filter_for_d32`` unsigned; the
+    input Supernode's ``shortin_filt_sumb``): each channel's raw codes over the filter
+    padded in depth with zf, and the padding channels' (all zf)."""
+    fh, fw, din, cout = w.shape
+    taps = fh * fw * depth_padded
+    sums = np.full(channels, taps * zf, np.int64)
+    sums[:cout] = w.reshape(-1, cout).astype(np.int64).sum(0) + (taps - fh * fw * din) * zf
+    return sums
+
+
+def _padded_scales(channel_scale: tuple[Tensor, ...], cout: int, channels: int
+                   ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """k and 1/k per channel, the padding channels' 1.0 (``load_channel_scales``)."""
+    k, kinv = channel_scales(channel_scale, cout)
+    if k is None or kinv is None:
+        return None, None
+    pad = np.ones(channels - cout, np.float32)
+    return np.concatenate([k, pad]), np.concatenate([kinv, pad])
+
+
+def _extremes(lo: np.ndarray, hi: np.ndarray, recip: np.ndarray, short: bool
+              ) -> tuple[int, int]:
+    """The run's min and max in output codes, as the asm reduces them: each lane's smallest
+    and largest shifted sum t (``lo``, ``hi``; the vmin/vmax follow the ``vasl``,
+    gvconv2dbbb_d32_v60_h.S ``.L_do_zshift``), multiplied by the lane's recip, min over the
+    lanes' smallest and max over their largest (a run with no data column keeps the asm's
+    initial 0x7FFFFFFF / 0x80000000, multiplied as well: no retry). The node starts from
+    1 << 24 / -(1 << 24) (the input Supernode: 0 / 0)."""
+    low, high = int(scale(lo, recip).min()), int(scale(hi, recip).max())
+    if short:
+        return min(0, low), max(0, high)
+    return min(1 << 24, low), max(-(1 << 24), high)
+
+
+def _sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols: Window, zx: int,
+          zf: int) -> np.ndarray:
+    """Exact int32 sums of (x - zx)(w - zf), (B, OH, columns of ``cols``, Cout)."""
+    b, cout = x.shape[0], filt.shape[3]
+    if rows.out == 0 or cols.out == 0:
+        return np.zeros((b, rows.out, cols.out, cout), np.int32)
+    s = conv_sums(data_of(x, "input x") if x.layout is Layout.FLAT else x.array,
+                  filter_rhs(ctx, filt, zf), rows, cols, zx, zf)
+    return s.reshape(b, rows.out, cols.out, cout)
+
+
+def _right_zap(x: Tensor, cols: Window) -> int:
+    """How many of the input's right padding columns nnlib sets to the input's zero code
+    before the run (``supernode_execute_strategy``'s zap set-up, op_supernode_new.c:3298-3325):
+    the filter's reach after, or the whole right padding when the output has width padding,
+    nothing is needed before and the right padding suffices."""
+    p = x.padding
+    out_right = (-cols.out) & 3
+    if out_right > 0 and cols.before == 0 and cols.after <= p.w_after:
+        return p.w_after
+    return min(p.w_after, cols.after)
+
+
+def _row_memory(x: Tensor, cols: Window, zx: int, first: int, count: int) -> np.ndarray:
+    """Input columns ``first`` .. ``first + count`` of each data row of a d32 input (0 = the
+    first data column) as the asm reads them past the data: the row, its right padding
+    (zapped to zx where nnlib zaps it, its own bytes elsewhere), the next row's left padding
+    (always zapped) and the next row's data (the last row's next is zapped bottom padding).
+    (B, H, count, D)."""
+    b, h, w, d = x.shape
+    p = x.padding
+    ht, wt = h + p.h_before + p.h_after, w + p.w_before + p.w_after
+    dt = d + p.d_before + p.d_after
+    mem = np.asarray(x.raw).reshape(b, ht, dt // 32, wt, 32)
+    fill = np.uint8(zx & 0xFF)
+    zap = _right_zap(x, cols)
+    out = np.full((b, h, count, d), fill, np.uint8)
+    for k, c in enumerate(range(first, first + count)):     # a handful of columns
+        if c < w + p.w_after:                       # this row: data or right padding
+            if c < 0 or w <= c < w + zap:           # the left padding is always zapped
+                continue
+            src = mem[:, p.h_before:p.h_before + h, :, p.w_before + c, :]
+            out[:, :, k, :] = src.reshape(b, h, dt)[:, :, p.d_before:p.d_before + d]
+        else:                                       # the next row, from its left padding
+            pc = c - (w + p.w_after)
+            if pc < p.w_before or pc >= wt or h < 2:
+                continue
+            src = mem[:, p.h_before + 1:p.h_before + h, :, pc, :]
+            out[:, :-1, k, :] = src.reshape(b, h - 1, dt)[:, :, p.d_before:p.d_before + d]
+    return out
+
+
+def _flat_padding_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window,
+                       cols: Window, zx: int, zf: int) -> np.ndarray:
+    """The input Supernode's width padding columns: windows continuing over zx."""
+    extra = (-cols.out) & 3
+    start = cols.out * cols.s - cols.before     # first input column of the next window
+    data = data_of(x, "input x")
+    if start >= data.shape[2]:          # windows over padding only: sums of zero
+        return np.zeros((x.shape[0], rows.out, extra, filt.shape[3]), np.int32)
+    cut = max(0, start)
+    part = data[:, :, cut:, :]
+    win = Window(part.shape[2], cols.f, cols.s, extra, cut - start)
+    return _sums(ctx, Tensor.from_array(np.ascontiguousarray(part), DType.QUINT8), filt, rows,
+                 win, zx, zf)
+
+
+def _all_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols: Window,
+              zx: int, zf: int) -> np.ndarray:
+    """The sums of the data columns and of the columns past them up to a multiple of 4,
+    which the asm writes into the output's width padding, in one GEMM: the windows continue
+    to the right over the input's memory as the asm reads it (:func:`_row_memory`; the flat
+    input Supernode's over zx, as the windows' padding after)."""
+    extra = (-cols.out) & 3
+    wide = Window(cols.n, cols.f, cols.s, cols.out + extra, cols.before)
+    if not extra or cols.out == 0:
+        return _sums(ctx, x, filt, rows, cols, zx, zf)
+    if x.layout is not Layout.D32:
+        return np.concatenate([_sums(ctx, x, filt, rows, cols, zx, zf),
+                               _flat_padding_sums(ctx, x, filt, rows, cols, zx, zf)], axis=2)
+    w = x.shape[2]
+    # the data columns' own windows read the zapped padding as zx too, so one input serves
+    count = max(0, (wide.out - 1) * wide.s + wide.f - wide.before - w)
+    if count == 0:
+        return _sums(ctx, x, filt, rows, wide, zx, zf)
+    data = np.concatenate([x.array, _row_memory(x, cols, zx, w, count)], axis=2)
+    return _sums(ctx, Tensor.from_array(data, DType.QUINT8), filt, rows,
+                 Window(w + count, wide.f, wide.s, wide.out, wide.before), zx, zf)
+
+
+class _FilterTerms(NamedTuple):
+    """What the filter, its range and the channel scales fix (the same every run)."""
+
+    zf: int
+    w_level: np.float32
+    cout: int
+    gemsumb: np.ndarray             # one per channel of the depth padded to 32
+    k: np.ndarray | None
+    kinv: np.ndarray | None
+
+
+def _same_key(kept: object, key: tuple) -> bool:
+    """Scalars equal, everything else the same object."""
+    return isinstance(kept, Shared) and isinstance(kept.key, tuple) \
+        and len(kept.key) == len(key) and all(
+            a == b if isinstance(b, (bool, int, float, np.number)) else a is b
+            for a, b in zip(kept.key, key, strict=True))
+
+
+def _filter_terms(ctx: KernelContext, filt: Tensor, f_min: Tensor, f_max: Tensor,
+                  channel_scale: tuple[Tensor, ...], short: bool) -> _FilterTerms:
+    """The filter's zero code, step, sums and channel scales, kept in the node while the
+    same read-only tensors come in (MobileNetV2 redid this set-up at every run)."""
+    fmn, fmx = scalar_f(f_min), scalar_f(f_max)
+    key = (filt, *channel_scale, fmn, fmx, short)
+    kept = ctx.state.get("hvx_filter")
+    if _same_key(kept, key):
+        return kept.value  # type: ignore[union-attr, no-any-return]
+    zf, w_level = level_size_zero(fmn, fmx)
+    w = data_of(filt, "filter")
+    cout = w.shape[3]
+    channels = (cout + 31) & ~31
+    gemsumb = _gemsumb(w, zf, _SHORT_DEPTH if short else (w.shape[2] + 31) & ~31, channels)
+    k, kinv = (None, None) if short else _padded_scales(channel_scale, cout, channels)
+    terms = _FilterTerms(zf, w_level, cout, gemsumb, k, kinv)
+    if all(not t.raw.flags.writeable for t in (filt, *channel_scale) if t.has_data):
+        ctx.state["hvx_filter"] = Shared(key, terms)
+    return terms
+
+
+def _scaling(ctx: KernelContext, state: DwiseRange, xmn: float, xmx: float,
+             terms: _FilterTerms, bias: Tensor, b_min: Tensor, b_max: Tensor, bias32: bool
+             ) -> tuple[Scaling, np.ndarray]:
+    """``fill_info_minmax_basics`` and ``fill_bias_buf`` for this run: the multipliers and
+    the bias buffer with the filter sums x input zero folded in. Kept in the node while the
+    ranges, the output range searched so far and the (read-only) bias are the same; the first
+    guess, which may move the range, is never skipped."""
+    bmn, bmx = scalar_f(b_min), scalar_f(b_max)
+    key = (terms, bias, xmn, xmx, bmn, bmx, state.mn, state.mx, state.flags)
+    kept = ctx.state.get("hvx_scaling")
+    if not state.first_guess and _same_key(kept, key):
+        return kept.value  # type: ignore[union-attr, no-any-return]
+    sc = minmax_basics(state, xmn, xmx, terms.w_level, terms.k, terms.gemsumb.size)
+    biasbuf = bias_buffer(np.asarray(bias.array), bias32, bmn, bmx, state, sc,
+                          terms.gemsumb, terms.kinv)
+    folded = biasbuf + terms.gemsumb * sc.in_offset
+    if not bias.raw.flags.writeable:
+        after = (terms, bias, xmn, xmx, bmn, bmx, state.mn, state.mx, state.flags)
+        ctx.state["hvx_scaling"] = Shared(after, (sc, folded))
+    return sc, folded
+
+
+def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: Tensor,
+            f_min: Tensor, f_max: Tensor, stride: Tensor, bias: Tensor, b_min: Tensor,
+            b_max: Tensor, o_min: Tensor, o_max: Tensor, *channel_scale: Tensor, bias32: bool,
+            short: bool) -> tuple[Tensor, Tensor, Tensor]:
+    """The HVX op on ``x`` (d32, or flat for the input Supernode ``short``): its d32 output
+    (padding as the op writes it) and range. ``channel_scale``: the optional 13th input
+    (``load_channel_scales``: k in each channel's multiplier, 1/k in its bias; the input
+    Supernode ignores it, as its code says prepare has dealt with it)."""
+    state = ctx.state.get("hvx_range")
+    if not isinstance(state, DwiseRange):      # supernode_check, at prepare
+        state = initial_range(scalar_f(o_min), scalar_f(o_max),
+                              *(_SHORT_FREE if short else _FREE))
+        ctx.state["hvx_range"] = state
+    _check_types(x, filt, bias, stride, bias32)
+    sh, sw = stride.shape[1], stride.shape[2]
+    rows = output_window(x.shape[1], filt.shape[0], sh, ctx.padding)
+    cols = output_window(x.shape[2], filt.shape[1], sw, ctx.padding)
+    if not short:
+        check_d32_padding(x, rows, cols)
+    terms = _filter_terms(ctx, filt, f_min, f_max, channel_scale, short)
+    xmn, xmx = scalar_f(x_min), scalar_f(x_max)
+    sums = None
+    b, cout, channels = x.shape[0], terms.cout, terms.gemsumb.size
+    w_total = 4 + cols.out + ((-cols.out) & 3)
+    mem = np.full((b, rows.out + 8, channels // 32, w_total, 32), ctx.padding_fill, np.uint8)
+    for run in range(_RUNS):
+        sc, folded = _scaling(ctx, state, xmn, xmx, terms, bias, b_min, b_max, bias32)
+        if short and x.shape[3] > _SHORT_DEPTH:
+            raise KernelError("Make this code work for input depth > 4: the input Supernode "
+                              f"takes depths up to 4, this input has {x.shape[3]}")
+        if short and sw > 4:
+            raise KernelError(f"Add support for stride > 4: stride width {sw}")
+        if sums is None:
+            sums = _all_sums(ctx, x, filt, rows, cols, sc.in_offset, terms.zf)
+        shift = sc.shamt & 31      # vasl(Vw, Rt) shifts by Rt & 31 (an infinite gain: 129 -> 1)
+        lo, hi = _extremes(*requantize_into_d32(sums, cols.out, folded, sc.recip, shift, short,
+                                                True, mem), sc.recip, short)
+        if ctx.debug_level >= 2:
+            ctx.log(2, f"hvx supernode run {run}: range [{state.mn}, {state.mx}] "
+                       f"recip_shamt={sc.shamt} out {lo}..{hi}")
+        if not retry(state, sc, lo, hi):
+            break
+        if run == _RUNS - 1 and short:
+            raise KernelError("Extreme recursion detected in shortin_supernode, problem "
+                              "finding min/max? (device's message: 3 runs and the range "
+                              "still moves)")
+    # a 32-bit op still moving after 3 runs keeps the third's codes and reports the moved
+    # range ("Extreme recursion detected", logged only)
+    pad = D32Padding(4, 4, 4, (-cols.out) & 3, 0, (-cout) & 31)
+    y = Tensor((b, rows.out, cols.out, cout), DType.QUINT8, mem.reshape(-1), Layout.D32, pad)
+    return y, f32_output(f32_word(state.mn)), f32_output(f32_word(state.mx))
+
+
+__all__ = ["check_d32_padding", "run_hvx"]

@@ -1,0 +1,198 @@
+"""The requantization of nnlib's HVX Supernodes (``gvconv2dbbb_v60_asm``, the
+``inconv2dbbb*_v60_asm`` family in hexagon/asm_src), compiled with numba where it loads and in
+numpy otherwise; one pass over the sums.
+
+For each sum s of channel c (the last axis): s = int32(sum + folded[c]) (wrapping, as the
+vector adds), t = int32(s << shamt) (``vasl``, wrapping), v = (t * recip[c] + 2**30) >> 31
+(``vmpye`` + ``vmpyo:<<1:rnd:sat:shift``: exactly this, the product of two int32 fitting in
+64 bits), code = clamp(v, 0, 255) (``vpack:sat`` twice). It also returns, per channel, the
+minimum and maximum of s and of t over the first ``rows_minmax`` rows: the 32-bit-bias op
+takes its range from s (``gvconv2dbbb``: min/max before the shift), the input Supernode's
+from t (``inconv2dbbb``: after it)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from hexscope.engine.ops.kernels import compiled
+
+
+class Extremes(NamedTuple):
+    """Per channel (int64): min and max of s, and of t (see the module doc)."""
+
+    s_lo: np.ndarray
+    s_hi: np.ndarray
+    t_lo: np.ndarray
+    t_hi: np.ndarray
+
+
+def _build() -> Callable[..., Any]:
+    from numba import njit
+
+    @njit(cache=True, nogil=True, boundscheck=False)
+    def requant(sums, folded, recip, shamt, rows_minmax, out, ext):  # pragma: no cover
+        n, c = sums.shape
+        for k in range(c):
+            ext[0, k] = 2**31 - 1
+            ext[1, k] = -(2**31)
+            ext[2, k] = 2**31 - 1
+            ext[3, k] = -(2**31)
+        for i in range(n):
+            for k in range(c):
+                s = (np.int64(sums[i, k]) + folded[k]) & 0xFFFFFFFF
+                t = (s << shamt) & 0xFFFFFFFF
+                if s >= 2147483648:
+                    s -= 4294967296
+                if t >= 2147483648:
+                    t -= 4294967296
+                v = (t * recip[k] + 1073741824) >> 31
+                out[i, k] = 0 if v < 0 else (255 if v > 255 else v)
+                if i < rows_minmax:
+                    ext[0, k] = min(ext[0, k], s)
+                    ext[1, k] = max(ext[1, k], s)
+                    ext[2, k] = min(ext[2, k], t)
+                    ext[3, k] = max(ext[3, k], t)
+    return requant
+
+
+def _build_d32() -> Callable[..., Any]:
+    from numba import njit
+
+    @njit(cache=True, nogil=True, boundscheck=False)
+    def requant_d32(main, extra, folded, recip, shamt, minmax_all, after_shift, mem, lo, hi
+                    ):  # pragma: no cover
+        # (main, extra) rather than one array and a column count: numba's loop over one
+        # array indexed past a runtime bound ran 3-5x slower (not vectorised)
+        b, oh, ow, cout = main.shape
+        ex = extra.shape[2]
+        channels = folded.shape[0]
+        for k in range(channels):
+            lo[k] = 2**31 - 1
+            hi[k] = -(2**31)
+        # a pixel's 32-lane blocks are 32 contiguous bytes of the d32 memory: the inner loops
+        # store contiguously (4x faster than one scattered store per lane); the lanes past
+        # cout (zero weights) hold one code each
+        pad = np.zeros(32, np.uint8)
+        full = cout >> 5
+        part = cout - (full << 5)
+        for k in range(cout, channels):
+            s = np.int64(np.int32(folded[k]))
+            t = np.int64(np.int32(s << shamt))
+            v = (t * recip[k] + 1073741824) >> 31
+            pad[k & 31] = 0 if v < 0 else (255 if v > 255 else v)
+            if b * oh * (ow + ex if minmax_all else ow) > 0:
+                e = t if after_shift else s
+                lo[k] = e
+                hi[k] = e
+        for n in range(b):
+            for r in range(oh):
+                for col in range(ow + ex):
+                    src = main[n, r, col] if col < ow else extra[n, r, col - ow]
+                    counted = minmax_all or col < ow
+                    for d in range(full + (1 if part else 0)):
+                        dst = mem[n, r + 4, d, col + 4]
+                        base = d << 5
+                        m = 32 if d < full else part
+                        if counted:
+                            for kk in range(m):
+                                k = base + kk
+                                s = np.int64(np.int32(np.int64(src[k]) + folded[k]))
+                                t = np.int64(np.int32(s << shamt))
+                                v = (t * recip[k] + 1073741824) >> 31
+                                dst[kk] = 0 if v < 0 else (255 if v > 255 else v)
+                                e = t if after_shift else s
+                                lo[k] = min(lo[k], e)
+                                hi[k] = max(hi[k], e)
+                        else:
+                            for kk in range(m):
+                                k = base + kk
+                                s = np.int64(np.int32(np.int64(src[k]) + folded[k]))
+                                t = np.int64(np.int32(s << shamt))
+                                v = (t * recip[k] + 1073741824) >> 31
+                                dst[kk] = 0 if v < 0 else (255 if v > 255 else v)
+                        for kk in range(m, 32):
+                            dst[kk] = pad[kk]
+    return requant_d32
+
+
+_kernel = compiled.compile_once(_build)
+_kernel_d32 = compiled.compile_once(_build_d32)
+
+
+def wrap32(v: np.ndarray) -> np.ndarray:
+    """int64 values taken modulo 2**32 as int32 (still int64)."""
+    v = np.asarray(v, np.int64) & 0xFFFFFFFF
+    return np.where(v >= 2**31, v - 2**32, v)
+
+
+def scale(t: np.ndarray, recip: np.ndarray) -> np.ndarray:
+    """v = (t * recip + 2**30) >> 31, int64 (t already shifted)."""
+    return (np.asarray(t, np.int64) * np.asarray(recip, np.int64) + 2**30) >> 31
+
+
+def supernode_requantize(sums: np.ndarray, folded: np.ndarray, recip: np.ndarray, shamt: int,
+                         rows_minmax: int) -> tuple[np.ndarray, Extremes]:
+    """(uint8 codes shaped as ``sums``, per-channel extremes) of the module doc.
+
+    ``sums`` is int32 (rows, channels); ``folded`` and ``recip`` hold one value per channel;
+    ``shamt`` is 0..31; the extremes cover rows ``:rows_minmax`` (all channels)."""
+    flat = np.ascontiguousarray(sums).reshape(-1, sums.shape[-1])
+    c = flat.shape[1]
+    out = np.empty(flat.shape, np.uint8)
+    bias = np.ascontiguousarray(folded, np.int64)
+    rec = np.ascontiguousarray(recip, np.int64)
+    rows_minmax = min(rows_minmax, flat.shape[0])
+    kern = _kernel()
+    if kern is not None:
+        ext = np.empty((4, c), np.int64)
+        kern(flat, bias, rec, int(shamt), rows_minmax, out, ext)
+        return out.reshape(sums.shape), Extremes(*ext)
+    s = wrap32(flat.astype(np.int64) + bias)
+    t = wrap32(s << shamt)
+    out[...] = np.clip(scale(t, rec), 0, 255)
+    top = slice(0, rows_minmax)
+    big, small = np.int64(2**31 - 1), np.int64(-(2**31))
+    if rows_minmax == 0:
+        full = np.full(c, big), np.full(c, small)
+        return out.reshape(sums.shape), Extremes(full[0], full[1], full[0], full[1])
+    return out.reshape(sums.shape), Extremes(s[top].min(0), s[top].max(0), t[top].min(0),
+                                             t[top].max(0))
+
+
+def requantize_into_d32(sums: np.ndarray, ow: int, folded: np.ndarray, recip: np.ndarray,
+                        shamt: int, minmax_all: bool, after_shift: bool, mem: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """The module doc's requantization written straight into a d32 memory (the Supernodes'
+    output: 4 rows above, 4 columns left), one pass, no intermediate codes.
+
+    ``sums`` int32 (B, OH, W, Cout): the sums of the ``ow`` data columns and of the columns
+    the asm computes past them (the width padding); ``folded`` and ``recip`` one value per
+    channel of the padded depth (the channels past Cout sum 0: a filter of zero weights);
+    ``mem`` uint8 (B, OH + 8, D / 32, >= W + 4, 32), written at rows 4.., columns 4..,
+    every lane. Returns each lane's min and max of s (of t with ``after_shift``) over the
+    data columns, or over every computed column with ``minmax_all``."""
+    channels = folded.size
+    kern = _kernel_d32()
+    if kern is not None:
+        lo, hi = np.empty(channels, np.int64), np.empty(channels, np.int64)
+        kern(np.ascontiguousarray(sums[:, :, :ow]), np.ascontiguousarray(sums[:, :, ow:]),
+             np.ascontiguousarray(folded, np.int64),
+             np.ascontiguousarray(recip, np.int64), int(shamt), bool(minmax_all),
+             bool(after_shift), mem, lo, hi)
+        return lo, hi
+    b, oh, width, cout = sums.shape
+    full = np.zeros((b, oh, width, channels), np.int32)
+    full[..., :cout] = sums
+    counted = np.ascontiguousarray(full if minmax_all else full[:, :, :ow])
+    _, ext = supernode_requantize(counted.reshape(-1, channels), folded, recip, shamt,
+                                  counted.size // channels)
+    codes, _ = supernode_requantize(full.reshape(-1, channels), folded, recip, shamt, 0)
+    mem[:, 4:4 + oh, :, 4:4 + width, :] = codes.reshape(
+        b, oh, width, channels // 32, 32).transpose(0, 1, 3, 2, 4)
+    return (ext.t_lo, ext.t_hi) if after_shift else (ext.s_lo, ext.s_hi)
+
+
+__all__ = ["Extremes", "requantize_into_d32", "scale", "supernode_requantize", "wrap32"]
