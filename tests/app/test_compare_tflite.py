@@ -193,5 +193,5 @@ def test_a_real_model_runs_end_to_end_and_parts_from_tflite_at_its_first_conv(qt
     assert not comparison.stopped and len(comparison.outputs) == 79
     first = comparison.first_divergence
     assert first is not None and (first.node_id, first.op) == (0xA, "Supernode_8x8p32to8")
-    assert first.metrics.max_lsb == pytest.approx(2.0, abs=1e-6)     # 3 while the scales were folded
+    assert first.metrics.max_lsb == pytest.approx(2.0, abs=1e-6)     # 3 with folded scales
     assert max(d.metrics.max_lsb for d in comparison.outputs) <= 129 + 1e-6
