@@ -76,6 +76,19 @@ def _d32_layout() -> None:
         Tensor((1, 2, 3, depth), DType.QUINT8, codes.reshape(-1)).to_d32().array  # noqa: B018
 
 
+def _supernode_requant() -> None:
+    from hexscope.engine.ops.kernels.supernode_requant import (
+        requantize_into_d32,
+        supernode_requantize,
+    )
+
+    sums = np.arange(2 * 32, dtype=np.int32).reshape(1, 1, 2, 32)
+    ones = np.ones(32, np.int64)
+    supernode_requantize(sums.reshape(-1, 32), ones, ones, 1, 1)
+    mem = np.zeros((1, 9, 1, 8, 32), np.uint8)         # 1 row + 8, 2 columns + 4 left, 2 right
+    requantize_into_d32(sums, 1, ones, ones, 1, False, True, mem)
+
+
 def _metrics_pass() -> None:
     from hexscope.engine.analysis import _metrics_pass as metrics_pass
 
@@ -96,6 +109,7 @@ WARMERS: dict[str, Callable[[], None]] = {
     "hexscope.engine.ops.kernels.dwise_requant": _dwise_requant,
     "hexscope.engine.ops.kernels.d32_layout": _d32_layout,
     "hexscope.engine.ops.kernels.normalize_loops": _normalize_loops,
+    "hexscope.engine.ops.kernels.supernode_requant": _supernode_requant,
     "hexscope.engine.analysis._metrics_pass": _metrics_pass,
 }
 
