@@ -195,6 +195,7 @@ def test_the_panel_fits_a_small_window(qtbot, window, files, monkeypatch, size):
         assert control.width() >= control.minimumSizeHint().width()
         assert control.isVisible()
     assert panel.table.height() >= 120 and panel.view_a.height() >= 120
+    assert panel.view_a.tensor is not None      # opened on the first divergence: a read-out
     # the picture itself, not just its controls (~60 px of it at 1024x700 before), and the
     # dock shows the whole panel: no scroll bar hides the picture's read-out
     qtbot.waitUntil(lambda: panel.view_a.picture_height >= panel.PICTURE_MIN_HEIGHT)
