@@ -173,6 +173,32 @@ def test_the_minimap_reads_only_colours_after_looks_and_places_after_a_move(qtbo
     assert mini._nodes[row, 0] == item.pos().x()
 
 
+def test_a_large_minimap_reads_the_places_between_events(qtbot, canvas, monkeypatch):
+    """After Open, Import C or the const toggle at 20,000 nodes, the minimap's first
+    drawing read every node's place in one paint (140-150 ms of the GUI thread)."""
+    from hexscope.widgets.graph_canvas import minimap
+
+    monkeypatch.setattr(minimap, "SLICE_ABOVE", 100)
+    monkeypatch.setattr(minimap, "SLICE_S", 0.0)     # one chunk a slice
+    canvas.zoom_to(0.5)
+    QApplication.processEvents()
+    mini, scene = canvas.minimap, canvas.scene()
+    assert mini.isVisible()
+    item = [i for i in scene.items_by_id.values() if i.node.op == "QuantizedRelu_8"][5]
+    item.setPos(item.pos() + QPointF(40, 0))          # its place must be read again
+    read: list[int] = []
+    item.x = lambda: read.append(1) or QGraphicsItem.x(item)
+    mini.invalidate()
+    mini.grab()
+    assert mini._reading is not None and read == []      # nothing read within the paint
+    qtbot.waitUntil(lambda: mini._reading is None, timeout=5000)
+    assert read == [1]
+    image = mini.grab().toImage()
+    x, y, w, h = item.body_rect()
+    at = mini.to_map(QPointF(x + w / 2, y + h / 2))
+    assert image.pixelColor(int(at.x()), int(at.y())).name() == item.block_color().name()
+
+
 def test_a_selected_block_is_framed_in_the_overview(qtbot, canvas):
     canvas.zoom_to(0.1)
     scene = canvas.scene()
