@@ -460,6 +460,12 @@ class ComparePanel(QWidget):
         if row is None:
             row = self.model.row_of(node_id)
         if row is None:
+            # no row of it (a node just added): no row stays selected over empty pictures
+            self._selecting = True
+            try:
+                self.table.clearSelection()
+            finally:
+                self._selecting = False
             self._show(None)
             return False
         self._select_row(row)

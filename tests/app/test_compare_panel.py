@@ -103,6 +103,10 @@ def test_the_pictures_open_on_the_first_divergence_and_the_canvas_stays(qtbot, w
     assert panel.view_diff._selected == element
     assert activated == []                      # the panel's own choice: the canvas stays
     assert window.scene.selected_ids() == [0x101]
+    # a node with no row (one just added) selected on the canvas: no row stays selected
+    # over empty pictures
+    assert not panel.show_output(0x4242)
+    assert panel.table.selectionModel().selectedRows() == [] and panel.view_a.tensor is None
     # a row the user picks is kept by the next comparison (Compare again)
     panel.table.selectRow(panel.row_of(0x101))
     assert window.scene.selected_ids() == [0x101] and panel.selected.node_id == 0x101
