@@ -178,6 +178,7 @@ class ComparePanel(QWidget):
         self._rows: list[OutputDiff] = []
         self._sized: tuple[str, ...] = ()
         self._selecting = False
+        self._opened = False        # the selection is the panel's own opening, not a pick
         self._build_ui()
 
     def _build_ui(self) -> None:
@@ -392,7 +393,8 @@ class ComparePanel(QWidget):
 
     def set_comparison(self, comparison: Comparison | None, note: str = "") -> None:
         """Show a comparison (keeps the selected output when it is still there)."""
-        keep = (self.selected.node_id, self.selected.index) if self.selected else None
+        keep = (self.selected.node_id, self.selected.index) \
+            if self.selected and not self._opened else None
         self.comparison = comparison
         self._rows = list(comparison.outputs) if comparison else []
         floats = comparison if isinstance(comparison, TfliteComparison) \
@@ -428,10 +430,8 @@ class ComparePanel(QWidget):
         self.first_button.setEnabled(bool(comparison and comparison.first_divergence))
         self._set_titles()
         self._emit_overlay()
-        if keep:
-            self.show_output(*keep, emit=False)
-        else:
-            self._show(None)
+        if not (keep and self.show_output(*keep, emit=False)):
+            self._show_opening()
 
     def show_sensitivity(self, html_text: str) -> None:
         """The sensitivity ranking's top nodes (links ``node:0xID``); '' hides it."""
@@ -455,21 +455,47 @@ class ComparePanel(QWidget):
 
     def show_output(self, node_id: int, index: int = 0, emit: bool = False) -> bool:
         """Select the row of (node, output) and show its A, B and A − B."""
+        self._opened = False
         row = self.model.row_of(node_id, index)
         if row is None:
             row = self.model.row_of(node_id)
         if row is None:
+            # no row of it (a node just added): no row stays selected over empty pictures
+            self._selecting = True
+            try:
+                self.table.clearSelection()
+            finally:
+                self._selecting = False
             self._show(None)
             return False
+        self._select_row(row)
+        if emit and self.selected is not None:
+            self.node_activated.emit(self.selected.node_id)
+        return True
+
+    def _show_opening(self) -> None:
+        # Open on the first divergence (else the table's top row), so the pictures are not
+        # empty axes until a row is picked; no node_activated: the canvas stays where it is.
+        c = self.comparison
+        d = c.first_divergence if c is not None else None
+        row = self.model.row_of(d.node_id, d.index) if d is not None else None
+        if row is None and self.model.rowCount() > 0:
+            row = 0
+        if row is None:
+            self._show(None)
+        else:
+            self._select_row(row)
+        # a later comparison (the next step) opens on its own first divergence again
+        self._opened = True
+
+    def _select_row(self, row: int) -> None:
         self._selecting = True               # no node_activated for our own selection
         try:
             self.table.selectRow(row)
         finally:
             self._selecting = False
+        self.table.scrollTo(self.model.index(row, 0))
         self._show(self.model.diff(row))
-        if emit and self.selected is not None:
-            self.node_activated.emit(self.selected.node_id)
-        return True
 
     def go_to_first_divergence(self) -> None:
         d = self.comparison.first_divergence if self.comparison else None
@@ -482,6 +508,7 @@ class ComparePanel(QWidget):
         if not rows or self._selecting:
             return
         d = self.model.diff(rows[0].row())
+        self._opened = False
         self._show(d)
         self.node_activated.emit(d.node_id)
 

@@ -31,6 +31,7 @@ from hexscope.widgets._plane import (
     plane,
     values_of,
 )
+from hexscope.widgets.elided_label import ElidedLabel
 from hexscope.widgets.plot_theme import follow_palette
 from hexscope.widgets.theme_colors import mark_error_text
 
@@ -140,7 +141,7 @@ class TensorHeatmapView(QWidget):
         self._plot.addItem(self._marker)
         follow_palette(self._glw)
         lay.addWidget(self._glw, 1)
-        self._readout = QLabel("no tensor")
+        self._readout = ElidedLabel("no tensor")     # one line: a dock has no room for more
         self._readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self._readout)
         self._rows.currentIndexChanged.connect(self._on_axes)

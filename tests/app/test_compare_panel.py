@@ -34,10 +34,13 @@ def files(tmp_path, plugin):
     return tmp_path
 
 
-def _compare_good_with_bad(qtbot, window, files, monkeypatch):
-    """Run good.hexgraph, then Compare it, bit exact, with bad.hexgraph chosen in the dialog."""
+def _compare_good_with_bad(qtbot, window, files, monkeypatch, selected: int | None = None):
+    """Run good.hexgraph, then Compare it, bit exact, with bad.hexgraph chosen in the dialog
+    (the node ``selected`` selected on the canvas before)."""
     assert window.files.open_graph(str(files / "good.hexgraph"))
     _do(qtbot, window, "run")
+    if selected is not None:
+        assert window.scene.select_only(selected) is not None
     panel = window.compare.panel
     monkeypatch.setattr(QFileDialog, "getOpenFileName",
                         lambda *a, **k: (str(files / "bad.hexgraph"), ""))
@@ -82,6 +85,34 @@ def test_injected_fault_found_in_the_app_and_shown_on_canvas_and_views(qtbot, wi
     window.compare.cancel()                                     # no comparison: no notes
     assert looks[RELU_ID].overlay_note == "" and looks[0x101].overlay_note == ""
     assert looks[RELU_ID].overlay is None
+
+
+def test_the_pictures_open_on_the_first_divergence_and_the_canvas_stays(qtbot, window,
+                                                                      files, monkeypatch):
+    # the A, B and A − B pictures showed empty axes and "no tensor" until a row was picked
+    activated: list[object] = []
+    window.compare.panel.node_activated.connect(activated.append)
+    panel = _compare_good_with_bad(qtbot, window, files, monkeypatch,
+                                   selected=0x101)      # the user's node on the canvas
+    assert panel.selected is not None and panel.selected.node_id == RELU_ID
+    assert panel.row_of(RELU_ID) in [i.row() for i in panel.table.selectionModel().selectedRows()]
+    element = tuple(int(i) for i in np.unravel_index(FLIP_INDEX, SHAPE))
+    assert panel.view_a.tensor is not None and panel.view_b.tensor is not None
+    diff = panel.view_diff.tensor.array
+    assert np.count_nonzero(diff) == 1 and diff[element] != 0
+    assert panel.view_diff._selected == element
+    assert activated == []                      # the panel's own choice: the canvas stays
+    assert window.scene.selected_ids() == [0x101]
+    # a node with no row (one just added) selected on the canvas: no row stays selected
+    # over empty pictures
+    assert not panel.show_output(0x4242)
+    assert panel.table.selectionModel().selectedRows() == [] and panel.view_a.tensor is None
+    # a row the user picks is kept by the next comparison (Compare again)
+    panel.table.selectRow(panel.row_of(0x101))
+    assert window.scene.selected_ids() == [0x101] and panel.selected.node_id == 0x101
+    qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
+    _wait_result(qtbot, window)
+    assert panel.selected.node_id == 0x101
 
 
 def test_pinned_run_against_itself_shows_no_difference(qtbot, window, files):
@@ -168,6 +199,7 @@ def test_the_panel_fits_a_small_window(qtbot, window, files, monkeypatch, size):
         assert control.width() >= control.minimumSizeHint().width()
         assert control.isVisible()
     assert panel.table.height() >= 120 and panel.view_a.height() >= 120
+    assert panel.view_a.tensor is not None      # opened on the first divergence: a read-out
     # the picture itself, not just its controls (~60 px of it at 1024x700 before), and the
     # dock shows the whole panel: no scroll bar hides the picture's read-out
     qtbot.waitUntil(lambda: panel.view_a.picture_height >= panel.PICTURE_MIN_HEIGHT)

@@ -99,11 +99,11 @@ def test_tiles_stop_where_block_names_appear(qtbot, canvas):
 
 def test_a_new_zoom_level_is_drawn_a_row_at_a_time_then_refined_between_events(
         qtbot, canvas, monkeypatch):
-    monkeypatch.setattr(overview_tiles, "PAINT_BUDGET_S", 0.0)    # one row per paint
-    canvas.zoom_to(0.03)                 # no tiles yet: the first row within this paint
+    monkeypatch.setattr(overview_tiles, "PAINT_BUDGET_S", 0.0)    # one band per paint
+    canvas.zoom_to(0.03)                 # no tiles yet: the first row's first band now
     canvas.viewport().repaint()
     first_row = canvas.tiles.rendered
-    assert first_row > 0 and canvas.tiles.pending > 0        # the other rows later
+    assert canvas.tiles.in_progress > 0 and canvas.tiles.pending > 0   # the rest later
     qtbot.waitUntil(lambda: canvas.tiles.pending == 0, timeout=10000)
     assert canvas.tiles.rendered > first_row
     rendered = canvas.tiles.rendered
@@ -171,6 +171,32 @@ def test_the_minimap_reads_only_colours_after_looks_and_places_after_a_move(qtbo
     mini.grab()
     assert read == [1]
     assert mini._nodes[row, 0] == item.pos().x()
+
+
+def test_a_large_minimap_reads_the_places_between_events(qtbot, canvas, monkeypatch):
+    """After Open, Import C or the const toggle at 20,000 nodes, the minimap's first
+    drawing read every node's place in one paint (140-150 ms of the GUI thread)."""
+    from hexscope.widgets.graph_canvas import minimap
+
+    monkeypatch.setattr(minimap, "SLICE_ABOVE", 100)
+    monkeypatch.setattr(minimap, "SLICE_S", 0.0)     # one chunk a slice
+    canvas.zoom_to(0.5)
+    QApplication.processEvents()
+    mini, scene = canvas.minimap, canvas.scene()
+    assert mini.isVisible()
+    item = [i for i in scene.items_by_id.values() if i.node.op == "QuantizedRelu_8"][5]
+    item.setPos(item.pos() + QPointF(40, 0))          # its place must be read again
+    read: list[int] = []
+    item.x = lambda: read.append(1) or QGraphicsItem.x(item)
+    mini.invalidate()
+    mini.grab()
+    assert mini._reading is not None and read == []      # nothing read within the paint
+    qtbot.waitUntil(lambda: mini._reading is None, timeout=5000)
+    assert read == [1]
+    image = mini.grab().toImage()
+    x, y, w, h = item.body_rect()
+    at = mini.to_map(QPointF(x + w / 2, y + h / 2))
+    assert image.pixelColor(int(at.x()), int(at.y())).name() == item.block_color().name()
 
 
 def test_a_selected_block_is_framed_in_the_overview(qtbot, canvas):
@@ -361,3 +387,30 @@ def _image_array(image: QImage) -> np.ndarray:
     data = np.frombuffer(image.constBits(), np.uint8)
     return data.reshape(image.height(), image.bytesPerLine())[:, :image.width() * 4] \
         .astype(int)
+
+
+def test_the_first_paint_of_a_new_view_renders_one_band_of_its_first_row(qtbot, canvas,
+                                                                         monkeypatch):
+    """The first paint rendered its first row of tiles whole (at least one row, so that the
+    view was not blank): 100-200 ms at 20,000 nodes. Now one band of it, the rest between
+    events, shown as it comes; the bands make what one pass makes."""
+    monkeypatch.setattr(overview_tiles, "PAINT_BUDGET_S", 0.0)    # one band per paint
+    scene = canvas.scene()
+    heights: list[float] = []
+    render = scene.render
+    scene.render = lambda painter, target, source, mode: (heights.append(target.height()),
+                                                           render(painter, target, source, mode))
+    canvas.zoom_to(0.05)
+    canvas.centerOn(scene.itemsBoundingRect().center())
+    canvas.viewport().repaint()
+    assert len(heights) == 1 and heights[0] <= overview_tiles.TILE // overview_tiles.MAX_BANDS
+    assert canvas.tiles.in_progress > 0 and canvas.tiles.rendered == 0
+    qtbot.waitUntil(lambda: canvas.tiles.pending == 0 and canvas.tiles.in_progress == 0,
+                    timeout=10000)
+    assert len(heights) > 1
+    del scene.render
+    tiled, live = _tiled_and_live(qtbot, canvas)        # as in the first test
+    background = np.array([0xec, 0xee, 0xf1])
+    drawn = np.abs(live - background).sum(axis=2) > 30
+    assert drawn.mean() > 0.03 and np.abs(tiled - live).mean() < 12
+    assert (np.abs(tiled - background).sum(axis=2) > 30)[drawn].mean() > 0.8

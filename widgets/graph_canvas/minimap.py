@@ -10,6 +10,8 @@ nodes, paid in the first frame of the first zoom step in from the fitted view.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -23,6 +25,10 @@ if TYPE_CHECKING:
     from hexscope.widgets.graph_canvas.view import GraphCanvas
 
 MINIMAP_SIZE = QSize(240, 160)
+#: Above this many nodes the pass that reads their places is made between events, this
+#: long at a time (20,000 nodes: 140-150 ms in one go, after Open, Import C, the toggle).
+SLICE_ABOVE = 3000
+SLICE_S = 0.008
 
 
 def _premultiplied(color: QColor) -> int:
@@ -51,6 +57,10 @@ class Minimap(QWidget):
         self._nodes = np.zeros((0, 5))
         self._items: list = []               # the visible node items, as _nodes' rows
         self._geometry_of: tuple[object, int | None] = (None, None)
+        self._reading: Iterator[None] | None = None     # a pass over the places, in slices
+        self._shown_image: QImage | None = None          # drawn while a pass goes on
+        self._reader = QTimer(self, singleShot=True, interval=0)
+        self._reader.timeout.connect(self._read_slice)
         canvas.horizontalScrollBar().valueChanged.connect(self.refresh)
         canvas.verticalScrollBar().valueChanged.connect(self.refresh)
 
@@ -60,6 +70,7 @@ class Minimap(QWidget):
         # lambda kept a deleted minimap's timer alive for a scene that outlived it (every
         # later change of the scene then raised in the event loop)
         self.canvas.scene().changed.connect(self._scene_changed)
+        self._shown_image = None             # another graph's drawing: not shown meanwhile
         self.invalidate()
 
     def _scene_changed(self, _rects: object) -> None:
@@ -68,6 +79,7 @@ class Minimap(QWidget):
     def invalidate(self) -> None:
         self._image = None
         self._bounds_dirty = True
+        self._reading = None                 # (started again from the scene as it is now)
         self.refresh()
 
     def refresh(self) -> None:
@@ -101,16 +113,32 @@ class Minimap(QWidget):
         Where no node moved, appeared or was hidden since the last pass (a run's end, a
         step: only looks change), only the colours are read again (the geometry took
         0.3-0.4 s of the GUI thread at 10,000-20,000 nodes after every run)."""
+        for _ in self._collect_steps():
+            pass
+
+    def _needs_places(self) -> bool:
+        """Whether drawing needs a pass over the nodes' places (not only their colours)."""
+        scene = self.canvas.scene()
+        version = getattr(scene, "geometry_version", None)
+        return not (self._bounds_dirty is False or (
+            version is not None and (scene, version) == self._geometry_of and self._items))
+
+    def _collect_steps(self, chunk: int = 0) -> Iterator[None]:
+        """:meth:`_collect`, yielding every ``chunk`` nodes read (0: never)."""
         scene = self.canvas.scene()
         version = getattr(scene, "geometry_version", None)
         if version is not None and (scene, version) == self._geometry_of and self._items:
             self._nodes[:, 4] = [item.block_rgb for item in self._items]
             return
-        self._items = [item for item in getattr(scene, "items_by_id", {}).values()
-                       if item.isVisible()]
+        items, rows = [], []
+        for k, item in enumerate(list(getattr(scene, "items_by_id", {}).values()), 1):
+            if item.isVisible():
+                items.append(item)
+                rows.append((item.x(), item.y(), item.width, item.height, item.block_rgb))
+            if chunk and k % chunk == 0:
+                yield
+        self._items = items
         self._geometry_of = (scene, version)
-        rows = [(item.x(), item.y(), item.width, item.height, item.block_rgb)
-                for item in self._items]
         self._nodes = np.array(rows, np.float64).reshape(-1, 5)
         if not rows:
             self._bounds = QRectF()
@@ -183,11 +211,40 @@ class Minimap(QWidget):
                        QImage.Format.Format_ARGB32_Premultiplied)
         return image.copy()          # owns its pixels (the array goes away)
 
+    def _read_slice(self) -> None:
+        """Read the next nodes' places for ``SLICE_S``; once all are read, draw."""
+        if self._reading is None:
+            return
+        end = time.perf_counter() + SLICE_S
+        try:
+            next(self._reading)
+            while time.perf_counter() < end:
+                next(self._reading)
+        except StopIteration:
+            self._reading = None
+            self._bounds_dirty = False
+            self._image = None
+            self.update()
+            return
+        self._reader.start()
+
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
-        if self._image is None:
-            self._image = self._render()
+        if self._image is None and self._reading is None and self._bounds_dirty \
+                and self._needs_places() \
+                and len(getattr(self.canvas.scene(), "items_by_id", ())) > SLICE_ABOVE:
+            self._reading = self._collect_steps(chunk=250)
+            self._reader.start()
+        if self._image is None and self._reading is None:
+            self._image = self._shown_image = self._render()
         painter = QPainter(self)
-        painter.drawImage(0, 0, self._image)
+        if self._reading is None or self._shown_image is None:
+            image = self._image
+        else:
+            image = self._shown_image    # the last drawing, until the pass is done
+        if image is not None:
+            painter.drawImage(0, 0, image)
+        else:
+            painter.fillRect(self.rect(), theme_colors().minimap)
         painter.setPen(QPen(theme_colors().minimap_frame, 1))
         painter.drawRect(self.rect().adjusted(0, 0, -1, -1))
         if not self._bounds.isEmpty():

@@ -60,7 +60,8 @@ class OverviewTiles:
         self._stale: set[Key] = set()
         self._scene: QGraphicsScene | None = None
         self._pending: list[Key] = []        # missing tiles of the last paint, to render
-        # tiles rendered a band per pass: (the image so far, the next band, the bands)
+        # tiles rendered a band per pass: (the image so far, its rows of pixels done, the
+        # band's height in pixels)
         self._partial: dict[Key, tuple[QImage, int, int]] = {}
         self._per_tile = IDLE_RUN_S          # seconds a tile took in the last pass
         self._timer = QTimer(view, singleShot=True, interval=0)
@@ -80,11 +81,17 @@ class OverviewTiles:
         self._stale.clear()
         self._pending = []
         self._partial.clear()
+        self._per_tile = IDLE_RUN_S          # unknown for this scene: bands at first
 
     @property
     def pending(self) -> int:
         """Tiles still to render for the current view (0 once it is complete)."""
         return len(self._pending)
+
+    @property
+    def in_progress(self) -> int:
+        """Tiles begun in bands and not complete yet (shown as far as they are)."""
+        return len(self._partial)
 
     def active(self) -> bool:
         """True when the view should paint from tiles at its current zoom."""
@@ -144,6 +151,8 @@ class OverviewTiles:
             self._timer.start()
         bare = [key for key in missing if key not in self._tiles and self._coarser(key) is None]
         stale = [key for key in missing if key in self._stale]
+        if any(key in self._partial for key in wanted):
+            bare = []       # being rendered a band per pass between events: shown as it comes
         if len(bare) > SYNC_TILES:
             if not self._render_rows(bare):
                 return False
@@ -161,7 +170,9 @@ class OverviewTiles:
             if image is None:
                 coarser = self._coarser(key)
                 if coarser is None:
-                    continue            # rendered between events (see _render_rows)
+                    if key not in self._partial:
+                        continue        # rendered between events (see _render_rows)
+                    coarser = self._partial[key][0], part    # its bands so far
                 image, part = coarser
             else:
                 self._tiles.move_to_end(key)
@@ -204,13 +215,17 @@ class OverviewTiles:
             # passes: tile by tile, each render paints every item it touches and walks the
             # scene's index again (a run's end made all of a fitted 10,000-node view stale:
             # ~19 ms a tile alone, 4 in one pass ~35 ms)
+            if self._pending and self._pending[0] in self._partial and self._scene is not None:
+                # a row the first paint began (or a slow tile): its next band, all the
+                # row's begun tiles in one pass
+                self._render_band(self._partial_run())
+                done = True
+                continue
             run = self._next_run(level, max(1, min(IDLE_RUN, int(IDLE_RUN_S / self._per_tile))))
-            if len(run) == 1 and self._scene is not None and (
-                    self._per_tile > IDLE_RUN_S or run[0] in self._partial):
+            if len(run) == 1 and self._scene is not None and self._per_tile > IDLE_RUN_S:
                 # one tile alone takes longer than a pass may (one covers ~1,000 nodes of
                 # a fitted 20,000-node view: 50-100 ms): a band of it per pass
-                if not self._render_band(run[0]):
-                    self._pending.insert(0, run[0])
+                self._render_band(run)
                 done = True
                 continue
             if run and self._scene is not None:
@@ -225,6 +240,19 @@ class OverviewTiles:
         elif done:
             # Once all are in: a repaint per slice could repaint live each time.
             self.view.viewport().update()
+
+    def _partial_run(self) -> list[Key]:
+        """Take the first pending tile, begun in bands, with the begun ones right of it in
+        its row at the same band."""
+        run = [self._pending.pop(0)]
+        top = self._partial[run[0]][1]
+        while self._pending:
+            key = self._pending[0]
+            if (key[2] != run[-1][2] or key[1] != run[-1][1] + 1 or key[0] != run[-1][0]
+                    or key not in self._partial or self._partial[key][1] != top):
+                break
+            run.append(self._pending.pop(0))
+        return run
 
     def _next_run(self, level: int, most: int) -> list[Key]:
         """Take the next pending tile of ``level`` that needs rendering, with the pending
@@ -241,21 +269,22 @@ class OverviewTiles:
         return run
 
     def _render_rows(self, keys: list[Key]) -> bool:
-        """Render ``keys`` a row at a time in one pass each, for up to ``PAINT_BUDGET_S``
-        (at least one row); the rows left are rendered between events (a graph just
-        opened: all the tiles of a fitted 10,000-node view in one pass took 130-170 ms,
-        200-240 ms at 20,000).
+        """Render ``keys`` a row at a time, each row a band at a time in one pass per
+        band, for up to ``PAINT_BUDGET_S`` (at least one band); the bands and rows left are
+        rendered between events, and shown as they come (a graph just opened: all the
+        tiles of a fitted 10,000-node view in one pass took 130-170 ms, 200-240 ms at
+        20,000; its first row whole, 100-200 ms at 20,000).
         False if their block is too large to render in passes (the view paints live)."""
         cols = [k[1] for k in keys]
         rows = [k[2] for k in keys]
         if (max(cols) - min(cols) + 1) * (max(rows) - min(rows) + 1) > MAX_BLOCK_TILES:
             return False
         start = time.perf_counter()
-        for row in sorted(set(rows)):         # at least the first
-            began = time.perf_counter()
+        for row in sorted(set(rows)):
             part = [key for key in keys if key[2] == row]
-            self._render_block(part)
-            self._per_tile = max(1e-3, (time.perf_counter() - began) / len(part))
+            while not self._render_band(part, PAINT_BUDGET_S, show=False):
+                if time.perf_counter() - start > PAINT_BUDGET_S:
+                    return True               # at least one band is in
             if time.perf_counter() - start > PAINT_BUDGET_S:
                 break
         return True
@@ -293,35 +322,68 @@ class OverviewTiles:
         while len(self._tiles) > MAX_TILES:
             self._stale.discard(self._tiles.popitem(last=False)[0])
 
-    def _render_band(self, key: Key) -> bool:
-        """Render the next horizontal band of tile ``key`` (as many bands as the last
-        passes say make each fit in ``IDLE_RUN_S``, at most ``MAX_BANDS``); True once the
-        tile is complete and stored. A band is clipped to its rows of pixels, so the bands
-        make the tile one pass would (each item is drawn in every band it reaches)."""
+    def _render_band(self, keys: list[Key], budget: float = IDLE_RUN_S,
+                     show: bool = True) -> bool:
+        """Render the next horizontal band of ``keys`` (neighbours in one row, begun
+        together) in one pass, its height such that the last passes say it fits in
+        ``budget`` (at least a ``MAX_BANDS``-th of a tile, chosen when the row begins);
+        True once the tiles are complete and stored, False with the rest put back first in
+        line. ``show``: repaint them (not from within a paint). A band is clipped to its
+        rows of pixels, so the bands make the tiles one pass would (each item is drawn in
+        every band it reaches)."""
         assert self._scene is not None
-        if key not in self._partial:
-            image = QImage(TILE, TILE, QImage.Format.Format_ARGB32_Premultiplied)
-            image.fill(Qt.GlobalColor.transparent)
-            bands = min(MAX_BANDS, max(2, math.ceil(self._per_tile / IDLE_RUN_S)))
-            self._partial[key] = (image, 0, bands)
-        image, band, bands = self._partial[key]
-        top, bottom = TILE * band // bands, TILE * (band + 1) // bands
-        tile = _tile_rect(key)
-        unit = tile.height() / TILE          # scene units per pixel
-        source = QRectF(tile.left(), tile.top() + top * unit, tile.width(),
-                        (bottom - top) * unit)     # only the items the band reaches
-        painter = QPainter(image)
+        level, i0, j = keys[0]
+        if keys[0] not in self._partial:
+            rows = int(budget * TILE / (self._per_tile * len(keys)))
+            height = min(TILE, max(TILE // MAX_BANDS, rows))
+            for key in keys:
+                image = QImage(TILE, TILE, QImage.Format.Format_ARGB32_Premultiplied)
+                image.fill(Qt.GlobalColor.transparent)
+                self._partial[key] = (image, 0, height)
+        _, top, height = self._partial[keys[0]]
+        bottom = min(TILE, top + height)
+        n_cols = keys[-1][1] - i0 + 1
+        band = QImage(n_cols * TILE, bottom - top, QImage.Format.Format_ARGB32_Premultiplied)
+        band.fill(Qt.GlobalColor.transparent)
+        size = TILE / 2.0 ** level
+        unit = size / TILE                   # scene units per pixel
+        began = time.perf_counter()
+        painter = QPainter(band)
         painter.setRenderHints(self.view.renderHints())
-        painter.setClipRect(QRect(0, top, TILE, bottom - top))
-        self._scene.render(painter, QRectF(0, top, TILE, bottom - top), source,
-                           Qt.AspectRatioMode.IgnoreAspectRatio)
+        self._scene.render(painter, QRectF(band.rect()),      # only the items it reaches
+                           QRectF(i0 * size, j * size + top * unit, n_cols * size,
+                                  (bottom - top) * unit), Qt.AspectRatioMode.IgnoreAspectRatio)
         painter.end()
-        if band + 1 < bands:
-            self._partial[key] = (image, band + 1, bands)
+        self._per_tile = max(1e-3, (time.perf_counter() - began) * TILE
+                             / ((bottom - top) * len(keys)))
+        for key in keys:
+            image = self._partial[key][0]
+            painter = QPainter(image)
+            painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_Source)
+            painter.drawImage(0, top, band, (key[1] - i0) * TILE, 0, TILE, bottom - top)
+            painter.end()
+            if bottom < TILE:
+                self._partial[key] = (image, bottom, height)
+            else:
+                del self._partial[key]
+                self._store(key, image)
+        if show:
+            self._show_band(keys)
+        if bottom < TILE:
+            taken = set(keys)
+            self._pending = keys + [key for key in self._pending if key not in taken]
             return False
-        del self._partial[key]
-        self._store(key, image)
+        self._pending = [key for key in self._pending
+                         if key not in self._tiles or key in self._stale]
         return True
+
+    def _show_band(self, keys: list[Key]) -> None:
+        """Repaint ``keys``' tiles (a band came): inside their edges, so that the paint
+        does not reach a neighbour still to render."""
+        box = self.view.viewportTransform().mapRect(
+            _tile_rect(keys[0]) | _tile_rect(keys[-1])).toAlignedRect().adjusted(1, 1, -1, -1)
+        if box.isValid():
+            self.view.viewport().update(box)
 
     def _render(self, key: Key) -> QImage:
         image = QImage(TILE, TILE, QImage.Format.Format_ARGB32_Premultiplied)
