@@ -8,11 +8,14 @@ HVX requantization as its C model writes it (:mod:`hexscope.engine.ops.kernels.d
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
 
-from hexscope.engine.dtypes import DType
+from hexscope.engine.d32 import D32Geometry, D32Padding
+from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import quantize_uint8
 from hexscope.engine.ops.context import KernelContext, Shared, data_of, scalar_f
@@ -121,14 +124,20 @@ def _scaling(ctx: KernelContext, state: DwiseRange, bias: Tensor, bias32: bool, 
 def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor,
                         x_max: Tensor, f_min: Tensor, f_max: Tensor, stride: Tensor,
                         bias: Tensor, b_min: Tensor, b_max: Tensor, o_min: Tensor,
-                        o_max: Tensor, *channel_scale: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """Both names: the bias dtype tells them apart (quint8 codes or int32 values)."""
+                        o_max: Tensor, *channel_scale: Tensor, wide: tuple[int, int] = (0, 0)
+                        ) -> tuple[Tensor, Tensor, Tensor]:
+    """Both names: the bias dtype tells them apart (quint8 codes or int32 values). ``wide``
+    (columns before, after) computes that many more output columns each side, their taps
+    past the data reading the input zero code, as the d32 op's asm does for the output's
+    width padding (:func:`depthwise_d32`); their codes count in the range search."""
     for name, t in (("input x", x), ("filter", filt)):
         if t.dtype is not DType.QUINT8:
             raise KernelError(f"{name} is {t.dtype.name.lower()}; the Supernode reads quint8")
     bias32 = bias.dtype is not DType.QUINT8
     _check_shapes(filt, stride)
     rows, cols = dwise_windows(ctx, x, filt, stride)
+    if wide != (0, 0):
+        cols = replace(cols, before=cols.before + wide[0] * cols.s, out=cols.out + sum(wide))
     consts = _filter_terms(ctx, filt, f_min, f_max, channel_scale)
     state = ctx.state.get("dwise_range")
     if not isinstance(state, DwiseRange):
@@ -160,6 +169,66 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
             return y, f32_output(f32_word(state.mn)), f32_output(f32_word(state.mx))
     raise KernelError(f"can't find range for depthwise (device's message): still "
                       f"[{state.mn}, {state.mx}] after {_MAX_RETRIES} retries")
+
+
+def depthwise_d32(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...],
+                  pad_of: Callable[[tuple[int, int, int, int]], D32Padding]
+                  ) -> tuple[Tensor, Tensor, Tensor]:
+    """DepthwiseSupernode_*_d32: the flat op's codes laid out in d32 with what the asm writes
+    into the output's width padding.
+
+    The 3x3 kernels (``opt_3x3``: filter 3x3, no ChannelScale) compute the whole padded width
+    from its left edge (``out_width_processed = out_width_total``, op_dwise_snode_8bit.c:482):
+    here as data columns whose taps past the input read its zero code
+    (``dwise_supernode_execute`` zaps the input's width padding to ``in_offset``, :600-611);
+    their codes count in the range search, as the asm's min/max do. The other kernels
+    compute the data width from its first column (:484) in groups of 4 columns, and a last
+    group's columns past the data repeat that group's first column (seen under QEMU, all
+    cases); those past the row's right padding land in the next depth slice's (or row's, or
+    the bottom padding's) left padding, where nothing else writes."""
+    filt, stride, scales = rest[0], rest[5], rest[11:]
+    rows, cols = dwise_windows(ctx, x, filt, stride)
+    ow = cols.out
+    shape = (x.shape[0], rows.out, ow, x.shape[3] * filt.shape[3])
+    pad = pad_of(shape)
+    flat = Tensor.from_array(fresh(x.array), x.dtype)
+    fill = ctx.padding_fill
+    if filt.shape[:2] == (3, 3) and not scales:
+        y, lo, hi = depthwise_supernode(ctx, flat, *rest, wide=(pad.w_before, pad.w_after))
+        mem = y.to_d32(pad._replace(w_before=0, w_after=0), fill).raw
+        return Tensor(shape, DType.QUINT8, mem, Layout.D32, pad), lo, hi
+    y, lo, hi = depthwise_supernode(ctx, flat, *rest)
+    out = y.to_d32(pad, fill)
+    extra = (-ow) & 3
+    if extra and y.array.size:
+        _spill(out, np.asarray(y.array)[:, :, ow - (4 - extra)], extra)
+    return out, lo, hi
+
+
+def _spill(out: Tensor, first: np.ndarray, extra: int) -> None:
+    """Write ``first`` ([B, OH, C]: each row's last group's first column) into the ``extra``
+    columns after each row's data in every depth slice of ``out``'s memory, where they land
+    (the next slice's left padding past the right padding; never its data)."""
+    pad = out.padding
+    g = D32Geometry(out.shape, pad)
+    nb, oh, ow, _ = out.shape
+    lanes = np.full((nb, oh, g.n_slices * 32), -1, np.int16)
+    lanes[..., pad.d_before:pad.d_before + first.shape[-1]] = first
+    mem = np.asarray(out.raw).reshape(-1)
+    old = mem.reshape(g.memory_shape)[:, pad.h_before:pad.h_before + oh]
+    col = pad.w_before + ow + np.arange(extra)
+    col = col[(col < g.w_total) | (col - g.w_total < pad.w_before)]
+    b, r, k = np.meshgrid(np.arange(nb), pad.h_before + np.arange(oh), np.arange(g.n_slices),
+                          indexing="ij")
+    start = ((b * g.h_total + r) * g.n_slices + k) * g.w_total
+    idx = (start[..., None] + col)[..., None] * 32 + np.arange(32)
+    val = lanes.reshape(nb, oh, g.n_slices, 1, 32)
+    # depth padding lanes keep what they held (their codes are not modelled)
+    keep = np.broadcast_to(old[:, :, :, :1, :], val.shape)
+    val = np.where(val < 0, keep, val).astype(np.uint8)
+    val = np.broadcast_to(val, idx.shape)
+    ok = idx < mem.size
+    mem[idx[ok]] = val[ok]
 
 
 _DOC = """A depthwise convolution, bias and requantization to quint8 in one op ({bias}).
