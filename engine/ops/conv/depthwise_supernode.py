@@ -165,6 +165,7 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
             ctx.log(2, f"dwise supernode try {attempt}: range [{state.mn}, {state.mx}] "
                        f"recip_shamt={sc.shamt} out {lo}..{hi}")
         if not retry(state, sc, lo, hi):
+            ctx.state["dwise_last"] = (sc, float(state.mn), consts.k is None)
             y = Tensor.from_array(fresh(out), DType.QUINT8)
             return y, f32_output(f32_word(state.mn)), f32_output(f32_word(state.mx))
     raise KernelError(f"can't find range for depthwise (device's message): still "
@@ -196,13 +197,51 @@ def depthwise_d32(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...],
     if filt.shape[:2] == (3, 3) and not scales:
         y, lo, hi = depthwise_supernode(ctx, flat, *rest, wide=(pad.w_before, pad.w_after))
         mem = y.to_d32(pad._replace(w_before=0, w_after=0), fill).raw
-        return Tensor(shape, DType.QUINT8, mem, Layout.D32, pad), lo, hi
+        out = Tensor(shape, DType.QUINT8, mem, Layout.D32, pad)
+        _fill_pad_lanes(out, _pad_lane_code(ctx), slice(None))
+        return out, lo, hi
     y, lo, hi = depthwise_supernode(ctx, flat, *rest)
     out = y.to_d32(pad, fill)
+    _fill_pad_lanes(out, _pad_lane_code(ctx), slice(pad.w_before, pad.w_before + ow))
     extra = (-ow) & 3
     if extra and y.array.size:
         _spill(out, np.asarray(y.array)[:, :, ow - (4 - extra)], extra)
     return out, lo, hi
+
+
+def _pad_lane_code(ctx: KernelContext) -> int | None:
+    """The code of the output's depth padding lanes: the asm computes every lane of a
+    slice (``out_depth_valid = out_depth_total``), whose padded weights are the filter's zero
+    code (``dwise_rearrange_weights``), so the sum is 0 whatever the input holds there, and
+    whose bias is 0: ``fill_bias_buf``'s round(-out_min / product step) requantized. None
+    with channel scales (the padding lanes' k is not modelled)."""
+    kept = ctx.state.get("dwise_last")
+    if not isinstance(kept, tuple) or not kept[2]:
+        return None
+    sc, mn, _ = kept
+    with np.errstate(all="ignore"):
+        off = np.float32(np.float32(-mn) / sc.prod_level)
+    if not np.isfinite(off) or abs(float(off)) >= 2.0**31:
+        return None
+    code, _, _ = dwise_requantize(np.zeros((1, 1), np.int32), np.rint([float(off)]).astype(
+        np.int64), np.asarray(sc.recip).reshape(-1)[:1], sc.shamt)
+    return int(code[0, 0])
+
+
+def _fill_pad_lanes(out: Tensor, code: int | None, cols: slice) -> None:
+    """Write ``code`` into the depth padding lanes of the data rows' columns ``cols``."""
+    pad = out.padding
+    if code is None or pad.d_before or not pad.d_after:
+        return
+    g = D32Geometry(out.shape, pad)
+    mem = np.asarray(out.raw).reshape(g.memory_shape)
+    rows = slice(pad.h_before, pad.h_before + out.shape[1])
+    lanes = np.zeros(g.n_slices * 32, bool)
+    lanes[pad.d_before + out.shape[3]:] = True
+    lanes = lanes.reshape(g.n_slices, 32)
+    view = mem[:, rows, :, cols, :]
+    view[np.broadcast_to(lanes[None, None, :, None, :], view.shape)] = code
+    mem[:, rows, :, cols, :] = view
 
 
 def _spill(out: Tensor, first: np.ndarray, extra: int) -> None:
@@ -215,7 +254,9 @@ def _spill(out: Tensor, first: np.ndarray, extra: int) -> None:
     lanes = np.full((nb, oh, g.n_slices * 32), -1, np.int16)
     lanes[..., pad.d_before:pad.d_before + first.shape[-1]] = first
     mem = np.asarray(out.raw).reshape(-1)
-    old = mem.reshape(g.memory_shape)[:, pad.h_before:pad.h_before + oh]
+    # the depth padding lanes as the data columns' (:func:`_fill_pad_lanes`)
+    old = mem.reshape(g.memory_shape)[:, pad.h_before:pad.h_before + oh, :,
+                                      pad.w_before:pad.w_before + 1]
     col = pad.w_before + ow + np.arange(extra)
     col = col[(col < g.w_total) | (col - g.w_total < pad.w_before)]
     b, r, k = np.meshgrid(np.arange(nb), pad.h_before + np.arange(oh), np.arange(g.n_slices),
@@ -223,8 +264,7 @@ def _spill(out: Tensor, first: np.ndarray, extra: int) -> None:
     start = ((b * g.h_total + r) * g.n_slices + k) * g.w_total
     idx = (start[..., None] + col)[..., None] * 32 + np.arange(32)
     val = lanes.reshape(nb, oh, g.n_slices, 1, 32)
-    # depth padding lanes keep what they held (their codes are not modelled)
-    keep = np.broadcast_to(old[:, :, :, :1, :], val.shape)
+    keep = np.broadcast_to(old, val.shape)
     val = np.where(val < 0, keep, val).astype(np.uint8)
     val = np.broadcast_to(val, idx.shape)
     ok = idx < mem.size
