@@ -205,7 +205,7 @@ def depthwise_d32(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...],
     _fill_pad_lanes(out, _pad_lane_code(ctx), slice(pad.w_before, pad.w_before + ow))
     extra = (-ow) & 3
     if extra and y.array.size:
-        _spill(out, np.asarray(y.array)[:, :, ow - (4 - extra)], extra)
+        _spill(out, extra)
     return out, lo, hi
 
 
@@ -235,40 +235,31 @@ def _fill_pad_lanes(out: Tensor, code: int | None, cols: slice) -> None:
         return
     g = D32Geometry(out.shape, pad)
     mem = np.asarray(out.raw).reshape(g.memory_shape)
-    rows = slice(pad.h_before, pad.h_before + out.shape[1])
-    lanes = np.zeros(g.n_slices * 32, bool)
-    lanes[pad.d_before + out.shape[3]:] = True
-    lanes = lanes.reshape(g.n_slices, 32)
-    view = mem[:, rows, :, cols, :]
-    view[np.broadcast_to(lanes[None, None, :, None, :], view.shape)] = code
-    mem[:, rows, :, cols, :] = view
+    # no depth padding before: the padding lanes are the end of the last slice
+    mem[:, pad.h_before:pad.h_before + out.shape[1], -1, cols, 32 - pad.d_after:] = code
 
 
-def _spill(out: Tensor, first: np.ndarray, extra: int) -> None:
-    """Write ``first`` ([B, OH, C]: each row's last group's first column) into the ``extra``
-    columns after each row's data in every depth slice of ``out``'s memory, where they land
-    (the next slice's left padding past the right padding; never its data)."""
+def _spill(out: Tensor, extra: int) -> None:
+    """Copy each row's last group's first column (all 32 lanes, its depth padding lanes
+    included) into the ``extra`` columns after the row's data in every depth slice of
+    ``out``'s memory, where they land: past the right padding, the next slice's (or row's)
+    left padding; never its data."""
     pad = out.padding
     g = D32Geometry(out.shape, pad)
     nb, oh, ow, _ = out.shape
-    lanes = np.full((nb, oh, g.n_slices * 32), -1, np.int16)
-    lanes[..., pad.d_before:pad.d_before + first.shape[-1]] = first
-    mem = np.asarray(out.raw).reshape(-1)
-    # the depth padding lanes as the data columns' (:func:`_fill_pad_lanes`)
-    old = mem.reshape(g.memory_shape)[:, pad.h_before:pad.h_before + oh, :,
-                                      pad.w_before:pad.w_before + 1]
-    col = pad.w_before + ow + np.arange(extra)
-    col = col[(col < g.w_total) | (col - g.w_total < pad.w_before)]
-    b, r, k = np.meshgrid(np.arange(nb), pad.h_before + np.arange(oh), np.arange(g.n_slices),
-                          indexing="ij")
-    start = ((b * g.h_total + r) * g.n_slices + k) * g.w_total
-    idx = (start[..., None] + col)[..., None] * 32 + np.arange(32)
-    val = lanes.reshape(nb, oh, g.n_slices, 1, 32)
-    keep = np.broadcast_to(old, val.shape)
-    val = np.where(val < 0, keep, val).astype(np.uint8)
-    val = np.broadcast_to(val, idx.shape)
-    ok = idx < mem.size
-    mem[idx[ok]] = val[ok]
+    # the memory as lines of one slice of one row: the line after a row's last slice is
+    # the next row's first
+    lines = np.asarray(out.raw).reshape(-1, g.w_total, 32)
+    first = pad.w_before + ow - (4 - extra)
+    for b in range(nb):
+        l0 = (b * g.h_total + pad.h_before) * g.n_slices
+        l1 = l0 + oh * g.n_slices
+        src = lines[l0:l1, first].copy()
+        for col in range(pad.w_before + ow, pad.w_before + ow + extra):
+            if col < g.w_total:
+                lines[l0:l1, col] = src
+            elif col - g.w_total < pad.w_before:
+                lines[l0 + 1:l1 + 1, col - g.w_total] = src
 
 
 _DOC = """A depthwise convolution, bias and requantization to quint8 in one op ({bias}).
