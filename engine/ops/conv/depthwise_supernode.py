@@ -290,12 +290,13 @@ the requantization in HVX assembly (hexagon/asm_src/dwconv2dbbb_s1_3x3_h.S and i
 siblings), which the host oracle cannot run: its rounding follows the C model
 hexagon/asm_ref/dwconv2dbbb_c.c (``sum <<= recip_shift; lsum = sum * recip + 0x40000000
 >> 31``), and ``fast_i64_roundf`` of the bias buffer is read as Hexagon's convert_sf2d
-(round half to even): both unconfirmed on the device. The 3x3 kernels' extra padding
-columns, which the device also computes and counts in its range search, are not modelled
-(unconfirmed on the device). The integer path (sums, bias buffer, shift, multiplier,
-rounding, clamp, min/max) is bit for bit with ``dwconv2dbbb_MxN_cn`` in the host oracle
-(300/300, golden file dwconv2dbbb_mxn_cn.json); the float set-up is tested against a float64
-formula (docs/oracle-dwise.md).
+(round half to even): both unconfirmed on the device. The 3x3 kernels' padding columns,
+which the device also computes and counts in its range search, belong to the d32 form
+nnlib runs (DepthwiseSupernode_*_d32 models them, checked under qemu-hexagon,
+docs/oracle-hvx.md); this flat form has no padding. The integer path (sums, bias buffer,
+shift, multiplier, rounding, clamp, min/max) is bit for bit with ``dwconv2dbbb_MxN_cn``
+in the host oracle (300/300, golden file dwconv2dbbb_mxn_cn.json); the float set-up is
+tested against a float64 formula (docs/oracle-dwise.md).
 
 **Errors** (KernelError): data or filter not quint8; input depth differs from the filter's;
 a bad stride tensor; filter width over 7, not 3/5/7, or stride width not 1 or 2 (no device

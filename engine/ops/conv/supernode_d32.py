@@ -162,7 +162,17 @@ for _bits in ("8", "32"):
     **Semantics.** The inputs of {_flat_name}, its data in d32; the output in d32.
 
     **Fidelity.** The logical values are the flat {_flat_name}'s, which Hexscope already
-    computes as this d32 op does (docs/oracle-dwise.md).
+    computes as this d32 op does (docs/oracle-dwise.md). The output's padding is written as
+    nnlib's depthwise asm writes it (checked under qemu-hexagon, docs/oracle-hvx.md;
+    :func:`~hexscope.engine.ops.conv.depthwise_supernode.depthwise_d32`): the 3x3 kernels
+    (no ChannelScale) compute the whole padded width, the input's padding read as its zero
+    code, and count those codes in the range search; the others write the data width in
+    groups of 4 columns, a last group's columns past the data repeating its first column
+    (past the right padding into the next slice's or row's left padding); depth padding
+    lanes (no depth padding before) hold the code of a zero sum plus a zero bias. Not
+    modelled: the 3x3 kernels' right padding columns in some cases (mostly stride 2; 8 of
+    the 300 golden cases), and the depth padding lanes where the input has depth padding
+    before (2 cases; not traced).
 
     **Layout.** Output padding as ``dwise_supernode_execute`` chooses it: 4 rows above and
     below; left the input's left padding (SAME: less the filter's reach before) divided by
