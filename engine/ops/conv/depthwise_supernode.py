@@ -8,11 +8,14 @@ HVX requantization as its C model writes it (:mod:`hexscope.engine.ops.kernels.d
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
 
-from hexscope.engine.dtypes import DType
+from hexscope.engine.d32 import D32Geometry, D32Padding
+from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import quantize_uint8
 from hexscope.engine.ops.context import KernelContext, Shared, data_of, scalar_f
@@ -121,14 +124,20 @@ def _scaling(ctx: KernelContext, state: DwiseRange, bias: Tensor, bias32: bool, 
 def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor,
                         x_max: Tensor, f_min: Tensor, f_max: Tensor, stride: Tensor,
                         bias: Tensor, b_min: Tensor, b_max: Tensor, o_min: Tensor,
-                        o_max: Tensor, *channel_scale: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """Both names: the bias dtype tells them apart (quint8 codes or int32 values)."""
+                        o_max: Tensor, *channel_scale: Tensor, wide: tuple[int, int] = (0, 0)
+                        ) -> tuple[Tensor, Tensor, Tensor]:
+    """Both names: the bias dtype tells them apart (quint8 codes or int32 values). ``wide``
+    (columns before, after) computes that many more output columns each side, their taps
+    past the data reading the input zero code, as the d32 op's asm does for the output's
+    width padding (:func:`depthwise_d32`); their codes count in the range search."""
     for name, t in (("input x", x), ("filter", filt)):
         if t.dtype is not DType.QUINT8:
             raise KernelError(f"{name} is {t.dtype.name.lower()}; the Supernode reads quint8")
     bias32 = bias.dtype is not DType.QUINT8
     _check_shapes(filt, stride)
     rows, cols = dwise_windows(ctx, x, filt, stride)
+    if wide != (0, 0):
+        cols = replace(cols, before=cols.before + wide[0] * cols.s, out=cols.out + sum(wide))
     consts = _filter_terms(ctx, filt, f_min, f_max, channel_scale)
     state = ctx.state.get("dwise_range")
     if not isinstance(state, DwiseRange):
@@ -156,10 +165,101 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
             ctx.log(2, f"dwise supernode try {attempt}: range [{state.mn}, {state.mx}] "
                        f"recip_shamt={sc.shamt} out {lo}..{hi}")
         if not retry(state, sc, lo, hi):
+            ctx.state["dwise_last"] = (sc, float(state.mn), consts.k is None)
             y = Tensor.from_array(fresh(out), DType.QUINT8)
             return y, f32_output(f32_word(state.mn)), f32_output(f32_word(state.mx))
     raise KernelError(f"can't find range for depthwise (device's message): still "
                       f"[{state.mn}, {state.mx}] after {_MAX_RETRIES} retries")
+
+
+def depthwise_d32(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...],
+                  pad_of: Callable[[tuple[int, int, int, int]], D32Padding]
+                  ) -> tuple[Tensor, Tensor, Tensor]:
+    """DepthwiseSupernode_*_d32: the flat op's codes laid out in d32 with what the asm writes
+    into the output's width padding.
+
+    The 3x3 kernels (``opt_3x3``: filter 3x3, no ChannelScale) compute the whole padded width
+    from its left edge (``out_width_processed = out_width_total``, op_dwise_snode_8bit.c:482):
+    here as data columns whose taps past the input read its zero code
+    (``dwise_supernode_execute`` zaps the input's width padding to ``in_offset``, :600-611);
+    their codes count in the range search, as the asm's min/max do. The other kernels
+    compute the data width from its first column (:484) in groups of 4 columns, and a last
+    group's columns past the data repeat that group's first column (seen under QEMU, all
+    cases); those past the row's right padding land in the next depth slice's (or row's, or
+    the bottom padding's) left padding, where nothing else writes."""
+    filt, stride, scales = rest[0], rest[5], rest[11:]
+    rows, cols = dwise_windows(ctx, x, filt, stride)
+    ow = cols.out
+    shape = (x.shape[0], rows.out, ow, x.shape[3] * filt.shape[3])
+    pad = pad_of(shape)
+    flat = Tensor.from_array(fresh(x.array), x.dtype)
+    fill = ctx.padding_fill
+    if filt.shape[:2] == (3, 3) and not scales:
+        y, lo, hi = depthwise_supernode(ctx, flat, *rest, wide=(pad.w_before, pad.w_after))
+        mem = y.to_d32(pad._replace(w_before=0, w_after=0), fill).raw
+        out = Tensor(shape, DType.QUINT8, mem, Layout.D32, pad)
+        _fill_pad_lanes(out, _pad_lane_code(ctx), slice(None))
+        return out, lo, hi
+    y, lo, hi = depthwise_supernode(ctx, flat, *rest)
+    out = y.to_d32(pad, fill)
+    _fill_pad_lanes(out, _pad_lane_code(ctx), slice(pad.w_before, pad.w_before + ow))
+    extra = (-ow) & 3
+    if extra and y.array.size:
+        _spill(out, extra)
+    return out, lo, hi
+
+
+def _pad_lane_code(ctx: KernelContext) -> int | None:
+    """The code of the output's depth padding lanes: the asm computes every lane of a
+    slice (``out_depth_valid = out_depth_total``), whose padded weights are the filter's zero
+    code (``dwise_rearrange_weights``), so the sum is 0 whatever the input holds there, and
+    whose bias is 0: ``fill_bias_buf``'s round(-out_min / product step) requantized. None
+    with channel scales (the padding lanes' k is not modelled)."""
+    kept = ctx.state.get("dwise_last")
+    if not isinstance(kept, tuple) or not kept[2]:
+        return None
+    sc, mn, _ = kept
+    with np.errstate(all="ignore"):
+        off = np.float32(np.float32(-mn) / sc.prod_level)
+    if not np.isfinite(off) or abs(float(off)) >= 2.0**31:
+        return None
+    code, _, _ = dwise_requantize(np.zeros((1, 1), np.int32), np.rint([float(off)]).astype(
+        np.int64), np.asarray(sc.recip).reshape(-1)[:1], sc.shamt)
+    return int(code[0, 0])
+
+
+def _fill_pad_lanes(out: Tensor, code: int | None, cols: slice) -> None:
+    """Write ``code`` into the depth padding lanes of the data rows' columns ``cols``."""
+    pad = out.padding
+    if code is None or pad.d_before or not pad.d_after:
+        return
+    g = D32Geometry(out.shape, pad)
+    mem = np.asarray(out.raw).reshape(g.memory_shape)
+    # no depth padding before: the padding lanes are the end of the last slice
+    mem[:, pad.h_before:pad.h_before + out.shape[1], -1, cols, 32 - pad.d_after:] = code
+
+
+def _spill(out: Tensor, extra: int) -> None:
+    """Copy each row's last group's first column (all 32 lanes, its depth padding lanes
+    included) into the ``extra`` columns after the row's data in every depth slice of
+    ``out``'s memory, where they land: past the right padding, the next slice's (or row's)
+    left padding; never its data."""
+    pad = out.padding
+    g = D32Geometry(out.shape, pad)
+    nb, oh, ow, _ = out.shape
+    # the memory as lines of one slice of one row: the line after a row's last slice is
+    # the next row's first
+    lines = np.asarray(out.raw).reshape(-1, g.w_total, 32)
+    first = pad.w_before + ow - (4 - extra)
+    for b in range(nb):
+        l0 = (b * g.h_total + pad.h_before) * g.n_slices
+        l1 = l0 + oh * g.n_slices
+        src = lines[l0:l1, first].copy()
+        for col in range(pad.w_before + ow, pad.w_before + ow + extra):
+            if col < g.w_total:
+                lines[l0:l1, col] = src
+            elif col - g.w_total < pad.w_before:
+                lines[l0 + 1:l1 + 1, col - g.w_total] = src
 
 
 _DOC = """A depthwise convolution, bias and requantization to quint8 in one op ({bias}).
@@ -190,12 +290,13 @@ the requantization in HVX assembly (hexagon/asm_src/dwconv2dbbb_s1_3x3_h.S and i
 siblings), which the host oracle cannot run: its rounding follows the C model
 hexagon/asm_ref/dwconv2dbbb_c.c (``sum <<= recip_shift; lsum = sum * recip + 0x40000000
 >> 31``), and ``fast_i64_roundf`` of the bias buffer is read as Hexagon's convert_sf2d
-(round half to even): both unconfirmed on the device. The 3x3 kernels' extra padding
-columns, which the device also computes and counts in its range search, are not modelled
-(unconfirmed on the device). The integer path (sums, bias buffer, shift, multiplier,
-rounding, clamp, min/max) is bit for bit with ``dwconv2dbbb_MxN_cn`` in the host oracle
-(300/300, golden file dwconv2dbbb_mxn_cn.json); the float set-up is tested against a float64
-formula (docs/oracle-dwise.md).
+(round half to even): both unconfirmed on the device. The 3x3 kernels' padding columns,
+which the device also computes and counts in its range search, belong to the d32 form
+nnlib runs (DepthwiseSupernode_*_d32 models them, checked under qemu-hexagon,
+docs/oracle-hvx.md); this flat form has no padding. The integer path (sums, bias buffer,
+shift, multiplier, rounding, clamp, min/max) is bit for bit with ``dwconv2dbbb_MxN_cn``
+in the host oracle (300/300, golden file dwconv2dbbb_mxn_cn.json); the float set-up is
+tested against a float64 formula (docs/oracle-dwise.md).
 
 **Errors** (KernelError): data or filter not quint8; input depth differs from the filter's;
 a bad stride tensor; filter width over 7, not 3/5/7, or stride width not 1 or 2 (no device

@@ -16,10 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-import numpy as np
-
 from hexscope.engine.d32 import D32Padding
-from hexscope.engine.dtypes import DType, Layout
+from hexscope.engine.dtypes import Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops.context import KernelContext, require_d32
@@ -27,10 +25,11 @@ from hexscope.engine.ops.context import KernelContext, require_d32
 # conv_sums and compiled: the sim backend's warm-up looks for them in a kernel's module, and
 # these kernels run the flat Supernodes' (engine/backends/sim.py)
 from hexscope.engine.ops.conv.conv2d import conv_sums, output_window  # noqa: F401
+from hexscope.engine.ops.conv.depthwise_supernode import depthwise_d32
 from hexscope.engine.ops.conv.supernode_hvx import run_hvx
 from hexscope.engine.ops.kernels import compiled  # noqa: F401
 from hexscope.engine.ops.registry import REGISTRY, Category, Port, op
-from hexscope.engine.tensor import Tensor, fresh
+from hexscope.engine.tensor import Tensor
 
 _SUPERNODE_DOC = """
 
@@ -71,18 +70,6 @@ _SUPERNODE_DOC = """
 PadOf = Callable[[KernelContext, tuple[Tensor, ...], tuple[int, ...]], D32Padding]
 
 
-def _flat(x: Tensor) -> Tensor:
-    data = x.array
-    if x.layout is Layout.D32:
-        fresh(data)         # a d32 tensor's array is a new copy: the flat tensor takes it
-    return Tensor.from_array(data, x.dtype)
-
-
-def d32_out(ctx: KernelContext, y: Tensor | np.ndarray, pad: D32Padding) -> Tensor:
-    t = y if isinstance(y, Tensor) else Tensor.from_array(y, DType.QUINT8)
-    return t.to_d32(pad, ctx.padding_fill)
-
-
 def supernode_padding(ctx: KernelContext, inputs: tuple[Tensor, ...], shape: tuple[int, ...]
                       ) -> D32Padding:
     """``supernode_recalculate_strategy``'s output padding (also the input Supernode's)."""
@@ -120,9 +107,7 @@ def _run(flat_op: str, ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...],
     if not flat_op.startswith("Depthwise"):
         return run_hvx(ctx, x, *rest, bias32=flat_op.endswith("p32to8"),
                        short=x.layout is not Layout.D32)
-    inputs = (x, *rest)
-    y, lo, hi = REGISTRY.get(flat_op).kernel(ctx, _flat(inputs[0]), *inputs[1:])
-    return d32_out(ctx, y, pad_of(ctx, (x, *rest), tuple(y.shape))), lo, hi
+    return depthwise_d32(ctx, x, rest, lambda shape: pad_of(ctx, (x, *rest), shape))
 
 
 def _ports(flat: str, d32_in: bool) -> tuple[tuple[Port, ...], tuple[Port, ...]]:
@@ -177,7 +162,17 @@ for _bits in ("8", "32"):
     **Semantics.** The inputs of {_flat_name}, its data in d32; the output in d32.
 
     **Fidelity.** The logical values are the flat {_flat_name}'s, which Hexscope already
-    computes as this d32 op does (docs/oracle-dwise.md).
+    computes as this d32 op does (docs/oracle-dwise.md). The output's padding is written as
+    nnlib's depthwise asm writes it (checked under qemu-hexagon, docs/oracle-hvx.md;
+    :func:`~hexscope.engine.ops.conv.depthwise_supernode.depthwise_d32`): the 3x3 kernels
+    (no ChannelScale) compute the whole padded width, the input's padding read as its zero
+    code, and count those codes in the range search; the others write the data width in
+    groups of 4 columns, a last group's columns past the data repeating its first column
+    (past the right padding into the next slice's or row's left padding); depth padding
+    lanes (no depth padding before) hold the code of a zero sum plus a zero bias. Not
+    modelled: the 3x3 kernels' right padding columns in some cases (mostly stride 2; 8 of
+    the 300 golden cases), and the depth padding lanes where the input has depth padding
+    before (2 cases; not traced).
 
     **Layout.** Output padding as ``dwise_supernode_execute`` chooses it: 4 rows above and
     below; left the input's left padding (SAME: less the filter's reach before) divided by
