@@ -62,16 +62,16 @@ def _build_d32() -> Callable[..., Any]:
     from numba import njit
 
     @njit(cache=True, nogil=True, boundscheck=False)
-    def requant_d32(main, extra, folded, recip, shamt, minmax_all, after_shift, mem, lo, hi
+    def requant_d32(sums, ow, folded, recip, shamt, minmax_all, after_shift, mem, lo, hi
                     ):  # pragma: no cover
-        # (main, extra) rather than one array and a column count: numba's loop over one
-        # array indexed past a runtime bound ran 3-5x slower (not vectorised). Each pixel
+        # the sums whole (no copy of the data columns and of the padding columns apart, as
+        # the block-by-block version needed to vectorise: 14x14 and 7x7 layers). Each pixel
         # is requantized over all its channels in one contiguous loop in int32 lanes (only
         # the product is int64; the extremes in the same loop) into a row of codes, which
         # is then copied out one d32 block at a time (its memory row in order): 30-45 %
         # faster than requantizing block by block into the d32 memory (bench/README.md)
-        b, oh, ow, cout = main.shape
-        ex = extra.shape[2]
+        b, oh, width, cout = sums.shape
+        ex = width - ow
         channels = folded.shape[0]
         f = np.empty(channels, np.int32)
         for k in range(channels):
@@ -97,7 +97,7 @@ def _build_d32() -> Callable[..., Any]:
         for n in range(b):
             for r in range(oh):
                 for col in range(ow + ex):
-                    src = main[n, r, col] if col < ow else extra[n, r, col - ow]
+                    src = sums[n, r, col]
                     codes = row[col]
                     if minmax_all or col < ow:
                         for k in range(cout):
@@ -186,7 +186,7 @@ def requantize_into_d32(sums: np.ndarray, ow: int, folded: np.ndarray, recip: np
     kern = _kernel_d32()
     if kern is not None:
         lo, hi = np.empty(channels, np.int64), np.empty(channels, np.int64)
-        kern(np.ascontiguousarray(sums[:, :, :ow]), np.ascontiguousarray(sums[:, :, ow:]),
+        kern(np.ascontiguousarray(sums, np.int32), int(ow),
              np.ascontiguousarray(folded, np.int64),
              np.ascontiguousarray(recip, np.int64), int(shamt), bool(minmax_all),
              bool(after_shift), mem, lo, hi)
