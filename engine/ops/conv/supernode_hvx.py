@@ -50,7 +50,7 @@ from hexscope.engine.ops.conv.dwise_scaling import (
     minmax_basics,
     retry,
 )
-from hexscope.engine.ops.kernels.gemm import Window
+from hexscope.engine.ops.kernels.gemm import CENTER, Window, is_plain, patch_dtype
 from hexscope.engine.ops.kernels.supernode_requant import (
     requantize_into_d32,
     scale,
@@ -145,8 +145,14 @@ def _sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols: Windo
     b, cout = x.shape[0], filt.shape[3]
     if rows.out == 0 or cols.out == 0:
         return np.zeros((b, rows.out, cols.out, cout), np.int32)
-    s = conv_sums(data_of(x, "input x") if x.layout is Layout.FLAT else x.array,
-                  filter_rhs(ctx, filt, zf), rows, cols, zx, zf)
+    data = data_of(x, "input x") if x.layout is Layout.FLAT else x.array
+    centred = None
+    if x.layout is Layout.D32 and is_plain(rows, cols) and patch_dtype() is np.int8:
+        # a d32 input's unpacked codes are a copy of our own: centred there (x - 128 is the
+        # top bit flipped), the GEMM then reads them without its own centred copy
+        np.bitwise_xor(data, np.uint8(CENTER), out=data)
+        centred = data.view(np.int8).reshape(-1, data.shape[3])
+    s = conv_sums(data, filter_rhs(ctx, filt, zf), rows, cols, zx, zf, centred=centred)
     return s.reshape(b, rows.out, cols.out, cout)
 
 

@@ -28,7 +28,8 @@ def test_codes_padding_and_extremes_follow_the_formula(seed, b, oh, ow, cout, sh
     channels = (cout + 31) & ~31
     main = rng.integers(-2**31, 2**31, (b, oh, ow, cout)).astype(np.int32)
     extra = rng.integers(-2**31, 2**31, (b, oh, ex, cout)).astype(np.int32)
-    folded = rng.integers(-2**31, 2**31, channels)
+    # past int32 too: the kernel wraps folded to 32 bits once, the formula wraps the sum
+    folded = rng.integers(-2**40, 2**40, channels)
     recip = rng.integers(0, 2**31, channels)
     mem = np.full((b, oh + 8, channels // 32, 4 + ow + ex, 32), 77, np.uint8)
     lo, hi = requantize_into_d32(np.concatenate([main, extra], axis=2), ow, folded, recip,
