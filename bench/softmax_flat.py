@@ -11,7 +11,7 @@ one warm-up (the warm-up also fills the per-scaling caches, as a node's first ru
 from __future__ import annotations
 
 import argparse
-import time
+import timeit
 
 import numpy as np
 
@@ -26,13 +26,8 @@ SHAPES = [((1, 1, 1, 1001), "HVX"), ((1, 7, 7, 1280), "HVX"), ((1, 14, 14, 96), 
 
 
 def _best(fn, repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+    fn()                                    # compiled kernels and cached tables first
+    return min(timeit.repeat(fn, number=1, repeat=repeat))
 
 
 def main() -> None:

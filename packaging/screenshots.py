@@ -62,6 +62,40 @@ def shown_window() -> MainWindow:
     return window
 
 
+def save_shot(window: MainWindow, name: str) -> None:
+    """The whole window as resources/screenshots/NAME."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    window.grab().save(str(OUT / name))
+    print("wrote", OUT / name)
+
+
+def close_clean(window: MainWindow) -> None:
+    """Close without the unsaved-changes question (the scripts edit nothing worth keeping)."""
+    window.undo_stack.setClean()
+    window.files.meta_dirty = False
+    window.close()
+    window.shutdown()
+
+
+def compare_with_tflite(window: MainWindow) -> None:
+    """Compare the open model with TFLite in the Compare panel, as a user does, and wait for
+    the result; the dock gets room for the A, B and A − B pictures under the canvas."""
+    compare, panel = window.compare, window.compare.panel
+    compare.dock.raise_()
+    panel.target.setCurrentIndex(panel.target.findData("tflite"))
+    panel.compare_button.click()
+    loop = QEventLoop()
+    timer = QTimer(interval=100)
+    timer.timeout.connect(lambda: (compare.running is None and not panel.busy
+                                   and not compare._timer.isActive()) and loop.quit())
+    timer.start()
+    QTimer.singleShot(30000, loop.quit)
+    loop.exec()
+    timer.stop()
+    window.resizeDocks([compare.dock], [470], Qt.Orientation.Vertical)
+    settle()
+
+
 def main() -> int:
     window = shown_window()
     window.files.open_graph(str(EXAMPLE))

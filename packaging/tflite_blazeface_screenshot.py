@@ -17,8 +17,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from screenshots import OUT, settle, shown_window, wait_idle  # noqa: E402
-from tflite_wakeword_screenshot import wait_compare  # noqa: E402
+from screenshots import (  # noqa: E402
+    close_clean,
+    compare_with_tflite,
+    save_shot,
+    settle,
+    shown_window,
+    wait_idle,
+)
 
 from hexscope.engine.inputs import InputSource, set_input_sources  # noqa: E402
 
@@ -27,8 +33,6 @@ NAME = "tflite_blazeface_compare.png"
 
 
 def main() -> int:
-    from PySide6.QtCore import Qt
-
     window = shown_window()
     settle()
     if not window.files.open_graph(str(MODEL)):
@@ -37,28 +41,13 @@ def main() -> int:
     set_input_sources(window.graph, [InputSource("npy", str(MODEL.with_suffix(".input.npy")))])
     settle()
     wait_idle(window, "run")
-    compare = window.compare
-    compare.dock.raise_()
-    panel = compare.panel
-    panel.target.setCurrentIndex(panel.target.findData("tflite"))
-    panel.compare_button.click()
-    wait_compare(window)
-    window.resizeDocks([compare.dock], [470], Qt.Orientation.Vertical)
-    settle()
-    comparison = panel.comparison
-    rows = comparison.outputs if comparison else []
-    first = comparison.first_divergence if comparison else None
-    panel.table.selectRow(next((i for i, d in enumerate(rows) if d is first), 0))
+    compare_with_tflite(window)
+    window.compare.panel.go_to_first_divergence()      # the first convolution
     settle()
     window.canvas.zoom_to_fit()
     settle(600)
-    OUT.mkdir(parents=True, exist_ok=True)
-    window.grab().save(str(OUT / NAME))
-    print("wrote", OUT / NAME)
-    window.undo_stack.setClean()
-    window.files.meta_dirty = False
-    window.close()
-    window.shutdown()
+    save_shot(window, NAME)
+    close_clean(window)
     return 0
 
 

@@ -19,7 +19,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from screenshots import OUT, settle, shown_window, wait_idle  # noqa: E402
+from screenshots import (  # noqa: E402
+    close_clean,
+    compare_with_tflite,
+    save_shot,
+    settle,
+    shown_window,
+    wait_idle,
+)
 
 from hexscope.engine.inputs import InputSource, set_input_sources  # noqa: E402
 
@@ -32,8 +39,6 @@ COMPARE_MODEL = MODEL.with_name("pad_slice_pack.tflite")
 
 def compare_shot(window) -> None:  # type: ignore[no-untyped-def]
     """A model opened, stepped, run and compared with TFLite: tflite_compare.png."""
-    from PySide6.QtCore import QEventLoop, Qt, QTimer
-
     window.files.open_graph(str(COMPARE_MODEL))
     set_input_sources(window.graph, [InputSource(
         "npy", str(COMPARE_MODEL.with_suffix(".input.npy")))])
@@ -41,28 +46,12 @@ def compare_shot(window) -> None:  # type: ignore[no-untyped-def]
     for _ in range(4):
         wait_idle(window, "step")
     wait_idle(window, "run")
-    compare = window.compare
-    compare.dock.raise_()
-    panel = compare.panel
-    panel.target.setCurrentIndex(panel.target.findData("tflite"))
-    panel.compare_button.click()
-    loop = QEventLoop()
-    timer = QTimer(interval=100)
-    timer.timeout.connect(lambda: (compare.running is None and not panel.busy
-                                   and not compare._timer.isActive()) and loop.quit())
-    timer.start()
-    QTimer.singleShot(30000, loop.quit)
-    loop.exec()
-    timer.stop()
-    # room for the A, B and A − B pictures under the canvas
-    window.resizeDocks([compare.dock], [470], Qt.Orientation.Vertical)
-    settle()
-    panel.go_to_first_divergence()
+    compare_with_tflite(window)
+    window.compare.panel.go_to_first_divergence()
     settle()
     window.canvas.zoom_to_fit()
     settle(600)
-    window.grab().save(str(OUT / "tflite_compare.png"))
-    print("wrote", OUT / "tflite_compare.png")
+    save_shot(window, "tflite_compare.png")
 
 
 def main() -> int:
@@ -78,16 +67,11 @@ def main() -> int:
     window.select_node(pool)
     window.canvas.zoom_to_fit()
     settle(600)
-    OUT.mkdir(parents=True, exist_ok=True)
-    window.grab().save(str(OUT / "tflite.png"))
-    print("wrote", OUT / "tflite.png")
+    save_shot(window, "tflite.png")
     window.undo_stack.setClean()
     window.files.meta_dirty = False
     compare_shot(window)
-    window.undo_stack.setClean()
-    window.files.meta_dirty = False
-    window.close()
-    window.shutdown()
+    close_clean(window)
     return 0
 
 

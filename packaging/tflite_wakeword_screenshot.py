@@ -19,7 +19,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from screenshots import OUT, settle, shown_window, wait_idle  # noqa: E402
+from screenshots import (  # noqa: E402
+    close_clean,
+    compare_with_tflite,
+    save_shot,
+    settle,
+    shown_window,
+    wait_idle,
+)
 
 from hexscope.engine.inputs import InputSource, input_sources, set_input_sources  # noqa: E402
 
@@ -29,23 +36,7 @@ NAME = "tflite_wakeword_compare.png"
 PROBLEMS = "tflite_wakeword_problems.png"
 
 
-def wait_compare(window) -> None:  # type: ignore[no-untyped-def]
-    from PySide6.QtCore import QEventLoop, QTimer
-
-    compare, panel = window.compare, window.compare.panel
-    loop = QEventLoop()
-    timer = QTimer(interval=100)
-    timer.timeout.connect(lambda: (compare.running is None and not panel.busy
-                                   and not compare._timer.isActive()) and loop.quit())
-    timer.start()
-    QTimer.singleShot(30000, loop.quit)
-    loop.exec()
-    timer.stop()
-
-
 def main() -> int:
-    from PySide6.QtCore import Qt
-
     window = shown_window()
     settle()
     if not window.files.open_graph(str(MODEL)):
@@ -55,9 +46,7 @@ def main() -> int:
     window.problems_dock.raise_()
     window.canvas.zoom_to_fit()
     settle(600)
-    OUT.mkdir(parents=True, exist_ok=True)
-    window.grab().save(str(OUT / PROBLEMS))
-    print("wrote", OUT / PROBLEMS)
+    save_shot(window, PROBLEMS)
     # the model's input from its file; the variables' reads keep the import's random codes
     set_input_sources(window.graph, [InputSource("npy", str(MODEL.with_suffix(".input.npy"))),
                                      *input_sources(window.graph)[1:]])
@@ -65,27 +54,16 @@ def main() -> int:
     for _ in range(6):
         wait_idle(window, "step")
     wait_idle(window, "run")
-    compare = window.compare
-    compare.dock.raise_()
-    panel = compare.panel
-    panel.target.setCurrentIndex(panel.target.findData("tflite"))
-    panel.compare_button.click()
-    wait_compare(window)
-    window.resizeDocks([compare.dock], [470], Qt.Orientation.Vertical)
-    settle()
+    compare_with_tflite(window)
+    panel = window.compare.panel
     rows = panel.comparison.outputs if panel.comparison else []
     worst = max(range(len(rows)), key=lambda i: rows[i].metrics.max_lsb or 0, default=0)
     panel.table.selectRow(worst)        # the first conv's Relu, 1 LSB
     settle()
     window.canvas.zoom_to_fit()
     settle(600)
-    OUT.mkdir(parents=True, exist_ok=True)
-    window.grab().save(str(OUT / NAME))
-    print("wrote", OUT / NAME)
-    window.undo_stack.setClean()
-    window.files.meta_dirty = False
-    window.close()
-    window.shutdown()
+    save_shot(window, NAME)
+    close_clean(window)
     return 0
 
 
