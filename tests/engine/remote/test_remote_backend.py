@@ -196,13 +196,18 @@ def test_a_lost_connection_fails_the_run_keeps_what_came_and_reconnects():
         runner = threading.Thread(target=lambda: box.update(done=dsp.run()))
         runner.start()
         deadline = time.monotonic() + 90       # a loaded CI machine starts agents slowly
-        # the first two nodes of the plan received (two entries of any nodes were not
-        # enough: with prepare's d32 conversions the second could be a later node's, and
-        # the executor had then one node to keep)
-        while (not all(i in dsp.backend.cache for i in dsp.plan[:2])
-               and time.monotonic() < deadline):
+        # every output of the first two nodes of the plan received: each output is its own
+        # TAP frame, so a node with its first output in the cache may still lose the others
+        # to the kill, and the executor then has one node to keep (CI saw it, stop 37)
+        nodes = dsp.backend.prepared.nodes
+
+        def first_two_complete() -> bool:
+            cache = dsp.backend.cache
+            return all(len(cache.get(i, ())) == len(nodes[i].outputs) for i in dsp.plan[:2])
+
+        while not first_two_complete() and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert all(i in dsp.backend.cache for i in dsp.plan[:2]), "the agent sent nothing"
+        assert first_two_complete(), "the agent sent nothing"
         agent.kill()                                        # mid-run
         runner.join(30)
         finished = box["done"]
