@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from hexscope.engine.analysis import _metrics_pass
+from hexscope.engine.analysis import metrics_pass
 from hexscope.engine.ops.reference import read_codes
 
 
@@ -171,7 +171,7 @@ def _metrics(a_in: np.ndarray, b_in: np.ndarray, read: tuple[float, float | None
     if a_in.shape != b_in.shape:
         raise ValueError(f"cannot compare shapes {a_in.shape} and {b_in.shape}")
     if a_read is not None:
-        fast = _metrics_pass.finite_pass(
+        fast = metrics_pass.finite_pass(
             a_in.reshape(-1), b_in.reshape(-1), True, read[0], read[1] or 0.0,
             _limit(lsb, tolerance_lsb), a_read[0]) if a_in.size and read else None
         if fast is None:    # the values, then the general path (NaN, inf, no numba)
@@ -188,7 +188,7 @@ def _metrics(a_in: np.ndarray, b_in: np.ndarray, read: tuple[float, float | None
         b_in.dtype
     wide = not (a_in.dtype == np.float32 and b_type == np.float32)
     scale, offset = read if read else (1.0, 0.0)
-    fast = _metrics_pass.finite_pass(a_in.reshape(-1), b_in.reshape(-1), wide, scale,
+    fast = metrics_pass.finite_pass(a_in.reshape(-1), b_in.reshape(-1), wide, scale,
                                      offset or 0.0, limit) if a_in.dtype.kind == "f" else None
     if fast is None:
         b_val = _read(b_in, read)
@@ -325,7 +325,7 @@ def _finite_metrics(a: np.ndarray, b: np.ndarray, limit: float, scratch: np.ndar
         beyond = int(np.count_nonzero(d > np.float64(limit))) + \
             int(np.count_nonzero(d < -np.float64(limit)))
     return (err, worst, noise, signal, math.sqrt(noise / a.size), beyond,
-            _metrics_pass.cosine_of(signal, cross, noise))
+            metrics_pass.cosine_of(signal, cross, noise))
 
 
 def _general_metrics(a: np.ndarray, b: np.ndarray, limit: float

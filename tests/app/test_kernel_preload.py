@@ -16,7 +16,7 @@ import sys
 from hexscope.app.kernel_preload import start_preload
 from hexscope.engine.ops.kernels.warm import WARMERS
 LAZY = ("numba", "hexscope.engine.ops.kernels.compiled_defs",
-        "hexscope.engine.analysis._metrics_pass")
+        "hexscope.engine.analysis.metrics_pass")
 assert not any(m in sys.modules for m in LAZY), "loaded before the preload"
 thread = start_preload()
 thread.join(300)

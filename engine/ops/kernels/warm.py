@@ -90,7 +90,7 @@ def _supernode_requant() -> None:
 
 
 def _metrics_pass() -> None:
-    from hexscope.engine.analysis import _metrics_pass as metrics_pass
+    from hexscope.engine.analysis import metrics_pass
 
     a32, a64 = np.linspace(0, 1, 8, dtype=np.float32), np.linspace(0, 1, 8)
     codes = np.arange(8, dtype=np.uint8)
@@ -110,7 +110,7 @@ WARMERS: dict[str, Callable[[], None]] = {
     "hexscope.engine.ops.kernels.d32_layout": _d32_layout,
     "hexscope.engine.ops.kernels.normalize_loops": _normalize_loops,
     "hexscope.engine.ops.kernels.supernode_requant": _supernode_requant,
-    "hexscope.engine.analysis._metrics_pass": _metrics_pass,
+    "hexscope.engine.analysis.metrics_pass": _metrics_pass,
 }
 
 
