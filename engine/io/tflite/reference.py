@@ -86,15 +86,23 @@ def run_tflite(path: str | PathLike[str], inputs: Sequence[np.ndarray]) -> dict[
                                                    "ai-edge-litert")) from None
     # TFLite's own builtin kernels: the XNNPACK delegate would take the graph over (its
     # numerics are its own) and hide the intermediate tensors
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")     # "preserve_all_tensors is for debugging"
-        interp = Interpreter(
-            model_path=os.fspath(path), num_threads=1, experimental_preserve_all_tensors=True,
-            experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
-    interp.allocate_tensors()
-    for detail, arr in zip(interp.get_input_details(), inputs, strict=False):
-        interp.set_tensor(detail["index"], arr)
-    interp.invoke()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # "preserve_all_tensors is for debugging"
+            interp = Interpreter(
+                model_path=os.fspath(path), num_threads=1,
+                experimental_preserve_all_tensors=True,
+                experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+        interp.allocate_tensors()
+        for detail, arr in zip(interp.get_input_details(), inputs, strict=False):
+            interp.set_tensor(detail["index"], arr)
+        interp.invoke()
+    except (RuntimeError, ValueError) as exc:
+        # a custom operator TFLite has no kernel for, an op version it lacks: the
+        # interpreter's own first line, which names the operator
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise GraphFileError(f"{os.fspath(path)}: TFLite cannot run the model: {first}") \
+            from None
     out = {}
     for detail in interp.get_tensor_details():
         if np.dtype(detail["dtype"]).kind not in "iuf":
