@@ -2,12 +2,12 @@
 from TFLite when nothing before it differs, and whether it leans one way (docs/tflite.md,
 *Is every difference nnlib's arithmetic?*).
 
-The graph is stepped node by node; after every node that computes a TFLite tensor, its
-output is compared with TFLite's tensor (in codes of that tensor's scale) and then replaced
-by TFLite's codes (on the node's own grid, keeping the node's d32 padding), so the next
-operator reads exactly what TFLite's kernel read. Per tensor: the max |A - B|, the mean
-signed A - B (a consistent lean shows as a mean near the fraction of codes that differ), and
-the fraction of codes that differ; then the same per op kind.
+As ``compare --reference tflite --analysis isolated`` (engine/io/tflite/isolated.py): the
+graph is stepped node by node, and after every node that computes a TFLite tensor its output
+is replaced by TFLite's codes for the nodes after it (on the node's own grid, its d32 padding
+kept), so each operator reads exactly what TFLite's kernel read. Per tensor: the max
+|A - B|, the mean signed A - B (a consistent lean shows as a mean near the fraction of codes
+that differ), and the fraction of codes that differ; then the same per op kind.
 
 Usage: ``.venv/bin/python bench/tflite_isolated.py MODEL.tflite [--input X.npy]
 [--per-tensor]``. Needs ai-edge-litert (the ``tflite`` extra), not TensorFlow.
@@ -21,17 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hexscope.engine.dtypes import Layout
 from hexscope.engine.io.tflite.importer import import_tflite
-from hexscope.engine.io.tflite.inputs import model_inputs
 from hexscope.engine.io.tflite.model import read_model, short_name
-from hexscope.engine.io.tflite.reference import (
-    hexscope_reading,
-    model_input_arrays,
-    run_tflite,
-)
-from hexscope.engine.session import Session
-from hexscope.engine.tensor import Tensor
+from hexscope.engine.io.tflite.reference import compare_with_tflite
 
 
 @dataclass(frozen=True)
@@ -45,74 +37,26 @@ class Row:
     differing: float
 
 
-def _zero_code(session: Session, node_id: int, k: int, zero_point: int, is_int8: bool) -> float:
-    """The code of 0.0 for an output read on the TFLite tensor's grid."""
-    node = session.prepared.nodes[node_id]
-    n = len(node.outputs)
-    if is_int8 or n < 3:
-        return float(zero_point) + (128 if not is_int8 else 0)
-    lo = float(session.output(node_id, n - 2).array.ravel()[0])
-    hi = float(session.output(node_id, n - 1).array.ravel()[0])
-    return round(-lo / ((hi - lo) / 255.0))
-
-
-def _with_codes(out: Tensor, codes: np.ndarray) -> Tensor:
-    """``out`` with its data replaced by ``codes`` (its d32 padding kept)."""
-    new = out.copy()
-    if new.layout is Layout.D32:
-        p, g = new.padding, new.geometry
-        b, h, w, d = new.shape
-        padded = new.padded_array()
-        padded[:, p.h_before:p.h_before + h, p.w_before:p.w_before + w,
-               p.d_before:p.d_before + d] = codes.reshape(new.shape)
-        new.memory[...] = padded.reshape(b, g.h_total, g.w_total, g.n_slices, 32) \
-            .transpose(0, 1, 3, 2, 4)
-    else:
-        new.memory[...] = codes.reshape(new.memory.shape)
-    return new
-
-
 def isolated(path: str, inputs: list[np.ndarray] | None = None) -> list[Row]:
-    """One row per TFLite tensor a node computes, in run order, each node fed TFLite's
-    values (the model's own operators before it forced to TFLite's codes)."""
+    """One row per TFLite tensor a node computes, in run order, each operator run on
+    TFLite's inputs (``compare_with_tflite(..., isolated=True)``)."""
     graph = import_tflite(path)
     model = read_model(path)
     meta = graph.meta["tflite"]
-    ref = run_tflite(path, model_input_arrays(model, inputs))
-    by_name = {t.name: t.index for t in model.tensors}
-    session = Session(graph)
-    session.set_inputs(model_inputs(graph, [Tensor.from_array(ref[by_name[n]])
-                                            for n in meta["inputs"]]))
-    of = {key: int(t) for key, t in meta["tensor_of_output"].items()}
+    c = compare_with_tflite(graph, path, inputs, isolated=True)
     rows = []
-    while (node_id := session.next_node) is not None:
-        session.step()
-        node = session.prepared.nodes[node_id]
-        for k in range(len(node.outputs)):
-            t = of.get(f"0x{node_id:x}:{k}")
-            tensor = model.tensor(t) if t is not None else None
-            if tensor is None or t not in ref or tensor.quant is None:
-                continue
-            out = session.output(node_id, k)
-            scale, offset = hexscope_reading(session, node_id, k, tensor)
-            lsb, zp = float(tensor.quant.scale[0]), tensor.quant.zero_point[0]
-            want = (ref[t].astype(np.float64) - zp) * lsb
-            if offset is None:
-                zero = _zero_code(session, node_id, k, zp, out.array.dtype == np.int8)
-                got = (out.array.astype(np.float64).reshape(want.shape) - zero) * scale
-                codes = np.round(want / scale + zero)
-            else:
-                got = offset + out.array.astype(np.float64).reshape(want.shape) * scale
-                codes = np.round((want - offset) / scale)
-            d = (got - want) / lsb
-            op_index = meta["op_index"].get(f"0x{node_id:x}")
-            tflite_op = model.operators[int(op_index)].code if op_index is not None else "-"
-            rows.append(Row(node_id, node.op, tflite_op, short_name(tensor.name),
-                            float(np.abs(d).max()), float(d.mean()),
-                            float((np.abs(d) > 0.5).mean())))
-            info = np.iinfo(out.array.dtype)
-            forced = np.clip(codes, info.min, info.max).astype(out.array.dtype)
-            session.executor.store[(node_id, k)] = _with_codes(out, forced)
+    for d in c.outputs:
+        t = int(meta["tensor_of_output"][f"0x{d.node_id:x}:{d.index}"])
+        tensor = model.tensor(t)
+        if d.source is None or tensor.quant is None:
+            continue
+        a, b = d.source()
+        diff = (np.asarray(a) - np.asarray(b)) / float(tensor.quant.scale[0])
+        op_index = meta["op_index"].get(f"0x{d.node_id:x}")
+        tflite_op = model.operators[int(op_index)].code if op_index is not None else "-"
+        rows.append(Row(d.node_id, d.op, tflite_op, short_name(tensor.name),
+                        float(np.abs(diff).max()), float(diff.mean()),
+                        float((np.abs(diff) > 0.5).mean())))
     return rows
 
 
