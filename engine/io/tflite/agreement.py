@@ -17,9 +17,9 @@ from os import PathLike
 
 import numpy as np
 
-from hexscope.engine.errors import EngineError
+from hexscope.engine.errors import EngineError, GraphError
 from hexscope.engine.io.tflite.importer import import_tflite
-from hexscope.engine.io.tflite.model import read_model, short_name
+from hexscope.engine.io.tflite.model import TfModel, read_model, short_name
 from hexscope.engine.io.tflite.reference import compare_with_tflite, run_tflite
 
 SIDES = ("hexscope", "tflite_pm1", "xnnpack", "reference")
@@ -63,18 +63,18 @@ def _interpreter_outputs(path: str | PathLike[str], inputs: Sequence[np.ndarray]
     cannot read them, XNNPACK keeping no intermediate tensors, or the resolver lacks an op)."""
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             interp = Interpreter(model_path=os.fspath(path), num_threads=1,
                                  experimental_op_resolver_type=getattr(OpResolverType, resolver),
                                  experimental_preserve_all_tensors=resolver != "AUTO")
-        except ValueError:      # the reference kernels lack an op version (DEPTH_TO_SPACE v2)
-            return None
-    interp.allocate_tensors()
-    for detail, arr in zip(interp.get_input_details(), inputs, strict=False):
-        interp.set_tensor(detail["index"], arr)
-    interp.invoke()
+        interp.allocate_tensors()
+        for detail, arr in zip(interp.get_input_details(), inputs, strict=False):
+            interp.set_tensor(detail["index"], arr)
+        interp.invoke()
+    except (RuntimeError, ValueError):  # the reference kernels lack DEPTH_TO_SPACE v2
+        return None
     out = {}
     for t in tensors:
         try:
@@ -95,7 +95,7 @@ def _nudged(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.clip(moved, info.min, info.max).astype(x.dtype)
 
 
-def _hexscope(path: str | PathLike[str], x: Sequence[np.ndarray]
+def _hexscope(path: str | PathLike[str], model: TfModel, x: Sequence[np.ndarray]
               ) -> tuple[list[int], dict[int, np.ndarray], str]:
     """The partition's output tensors, Hexscope - TFLite in codes at each, and why not."""
     graph = import_tflite(path)
@@ -104,8 +104,10 @@ def _hexscope(path: str | PathLike[str], x: Sequence[np.ndarray]
     wanted = {ref: int(of[f"0x{ref[0]:x}:{ref[1]}"]) for ref in out_node.inputs}
     try:
         c = compare_with_tflite(graph, path, x)
-    except EngineError:
+    except GraphError:          # validation: what nnlib's append or prepare refuses
         return sorted(set(wanted.values())), {}, "nnlib refuses the graph"
+    except EngineError as exc:
+        return sorted(set(wanted.values())), {}, str(exc).splitlines()[0]
     rows = {(d.node_id, d.index): d for d in c.outputs}
     diffs: dict[int, np.ndarray] = {}
     for ref, t in wanted.items():
@@ -113,8 +115,8 @@ def _hexscope(path: str | PathLike[str], x: Sequence[np.ndarray]
         if row is None or row.source is None:
             continue
         a, b = row.source()
-        scale = read_model(path).tensor(t).quant
-        lsb = float(scale.scale[0]) if scale is not None else 1.0
+        quant = model.tensor(t).quant
+        lsb = float(quant.scale[0]) if quant is not None else 1.0
         diffs[t] = np.round((np.asarray(a) - np.asarray(b)) / lsb)
     why = c.stopped.split(" (")[0].replace("the run stopped", "stops") if c.stopped else ""
     return sorted(set(wanted.values())), diffs, why
@@ -127,7 +129,7 @@ def agreement(path: str | PathLike[str], x: Sequence[np.ndarray], draws: int = 4
     x = list(x)
     name = os.path.splitext(os.path.basename(os.fspath(path)))[0]
     model = read_model(path)
-    tensors, hex_diffs, why = _hexscope(path, x)
+    tensors, hex_diffs, why = _hexscope(path, model, x)
     base = run_tflite(path, x)
     moved: dict[int, list[np.ndarray]] = {t: [] for t in tensors}
     rng = np.random.default_rng(0)
@@ -146,8 +148,6 @@ def agreement(path: str | PathLike[str], x: Sequence[np.ndarray], draws: int = 4
             spreads[side] = Spread.of(_codes(got[t]) - _codes(base[t])) if got else "-"
         rows.append(OutputRow(name, short_name(model.tensor(t).name), spreads))
     return rows
-
-
 
 
 __all__ = ["SIDES", "OutputRow", "Spread", "agreement"]
