@@ -46,7 +46,10 @@ What B is (one of; default --reference float):
                        each against the same TFLite run: where each first parts from TFLite.
                        With --reference float too, each row also has both sides' errors
                        against the float reference (--analysis, accumulated by default):
-                       which side leaves the float meaning first
+                       which side leaves the float meaning first. Alone, --analysis
+                       isolated runs each TFLite operator on TFLite's own inputs (every
+                       node after a TFLite tensor's node reads TFLite's value): what each
+                       op does differently, not what the ops before it did
 
 Errors are in LSB: quantization steps of each node's own output range. --tolerance-lsb
 defaults to 0 (bit exact) for --against and --backend-b, 1 for --reference float.
@@ -80,8 +83,9 @@ def add_compare_parser(sub: Any) -> None:
                    help="compare with another backend (with --reference tflite: run on both, "
                         "each against TFLite)")
     p.add_argument("--analysis", choices=["isolated", "accumulated"],
-                   help="float reference only (default isolated; accumulated with "
-                        "--reference tflite)")
+                   help="the float reference's (default isolated; accumulated with "
+                        "--reference tflite); --reference tflite alone: isolated runs "
+                        "each TFLite operator on TFLite's inputs")
     p.add_argument("--backend", default="sim", metavar="NAME",
                    help="A's backend (default sim, the simulated HVX)")
     p.add_argument("--input", action="append", default=[], metavar="NODE:IDX=FILE",
@@ -248,10 +252,15 @@ def _compare_tflite(graph: Graph, args: argparse.Namespace, with_float: bool) ->
             err(f"{path}: cannot read as .npy: {exc}")
             return EXIT_INVALID
     backends = [args.backend] + ([args.backend_b] if args.backend_b else [])
+    isolated = args.analysis == "isolated" and not with_float
+    if isolated and (args.backend_b or args.backend != "sim"):
+        err("--analysis isolated with --reference tflite feeds the simulator TFLite's values "
+            "node by node: not with another backend")
+        return EXIT_INVALID
     try:
         comparisons = compare_backends_with_tflite(
             graph, args.graph, backends, inputs or None, tolerance, args.seed,
-            (args.analysis or "accumulated") if with_float else "")
+            (args.analysis or "accumulated") if with_float else "", isolated)
     except (BackendError, NodeError) as exc:
         err(str(exc))
         return EXIT_BACKEND

@@ -27,6 +27,11 @@ Run by hand, never in CI, with a Python that has ai-edge-quantizer and ai-edge-l
 (``unzip /tmp/mp/mediapipe-*.whl 'mediapipe/modules/face_detection/*' -d /tmp/mp``), then
 ``TFVENV/bin/python packaging/make_real_tflite_model.py
 /tmp/mp/mediapipe/modules/face_detection/face_detection_short_range.tflite``.
+
+``--selfie MODEL OUT_DIR`` makes, in OUT_DIR (not committed: docs/tflite.md says why), the
+same from MediaPipe's selfie segmentation (``mediapipe/modules/selfie_segmentation/
+selfie_segmentation.tflite``, Apache-2.0): its RELUs also fused into the depthwise convs,
+per-tensor depthwise weights, cut at its 64x64 decoder output, the pictures in [0, 1].
 """
 
 from __future__ import annotations
@@ -64,8 +69,11 @@ def face_picture(rng: np.random.Generator, size: int = SIZE) -> np.ndarray:
     return (np.clip(img, 0, 1) * 2 - 1).astype(np.float32)
 
 
-def float32_weights(path: Path):  # type: ignore[no-untyped-def]
-    """The model with each float16 weight made float32 in place of its DEQUANTIZE."""
+def float32_weights(path: Path, fuse_into: tuple[str, ...] = ("CONV_2D", "ADD"),
+                    cut: str = ""):  # type: ignore[no-untyped-def]
+    """The model with each float16 weight made float32 in place of its DEQUANTIZE, each RELU
+    fused into the operator of ``fuse_into`` before it, and, with ``cut``, ending at the
+    tensor of that name (the operators after the one that writes it dropped)."""
     from ai_edge_litert import schema_py_generated as schema
     from ai_edge_litert.tools import flatbuffer_utils
 
@@ -90,7 +98,12 @@ def float32_weights(path: Path):  # type: ignore[no-untyped-def]
             dst.buffer = len(model.buffers) - 1
             continue
         kept.append(o)
-    graph.operators = _fuse_relus(model, graph, kept, codes)
+    graph.operators = _fuse_relus(model, graph, kept, codes, fuse_into)
+    if cut:
+        index = next(i for i, t in enumerate(graph.tensors) if _name(t) == cut)
+        last = next(k for k, o in enumerate(graph.operators) if index in o.outputs)
+        graph.operators = graph.operators[:last + 1]
+        graph.outputs = [index]
     _drop_unused_tensors(model, graph)
     sig = schema.SignatureDefT()
     sig.signatureKey = "serving_default"
@@ -106,9 +119,14 @@ def float32_weights(path: Path):  # type: ignore[no-untyped-def]
     return flatbuffer_utils.convert_object_to_bytearray(model)
 
 
-def _fuse_relus(model, graph, ops, codes):  # type: ignore[no-untyped-def]
-    """Each RELU folded into the CONV_2D or ADD before it (their only reader), as TensorFlow's
-    converter fuses activations before it quantizes.
+def _name(tensor) -> str:  # type: ignore[no-untyped-def]
+    name = tensor.name
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def _fuse_relus(model, graph, ops, codes, fuse_into):  # type: ignore[no-untyped-def]
+    """Each RELU folded into the operator of ``fuse_into`` before it (their only reader), as
+    TensorFlow's converter fuses activations before it quantizes.
 
     Why: the delegate's RELU is nnlib's QuantizedRelu_8, whose output keeps its input's range
     (``activation_builder.cc`` adds no requantize), while the next operator's builder reads
@@ -116,6 +134,7 @@ def _fuse_relus(model, graph, ops, codes):  # type: ignore[no-untyped-def]
     range, so a standalone RELU is read on the wrong grid (docs/tflite.md)."""
     from ai_edge_litert import schema_py_generated as schema
 
+    into = {getattr(schema.BuiltinOperator, name) for name in fuse_into}
     producer = {o.outputs[0]: o for o in ops}
     readers: dict[int, int] = {}
     for o in ops:
@@ -126,8 +145,7 @@ def _fuse_relus(model, graph, ops, codes):  # type: ignore[no-untyped-def]
         src = producer.get(o.inputs[0])
         if (codes[o.opcodeIndex] == schema.BuiltinOperator.RELU and src is not None
                 and readers[o.inputs[0]] == 1
-                and codes[src.opcodeIndex] in (schema.BuiltinOperator.CONV_2D,
-                                               schema.BuiltinOperator.ADD)
+                and codes[src.opcodeIndex] in into
                 and src.builtinOptions.fusedActivationFunction == 0):
             src.builtinOptions.fusedActivationFunction = schema.ActivationFunctionType.RELU
             src.outputs = list(o.outputs)
@@ -158,7 +176,10 @@ def _drop_unused_tensors(model, graph) -> None:  # type: ignore[no-untyped-def]
 # keeps the float model's v1, which the delegate refuses for RELU (utils.cc: RELU is v2 only)
 # and which no converter writes for int8 tensors.
 INT8_VERSIONS = {"CONV_2D": 3, "DEPTHWISE_CONV_2D": 3, "ADD": 2, "RELU": 2, "PAD": 2,
-                 "MAX_POOL_2D": 2, "CONCATENATION": 2, "RESHAPE": 1, "QUANTIZE": 1}
+                 "MAX_POOL_2D": 2, "CONCATENATION": 2, "RESHAPE": 1, "QUANTIZE": 1,
+                 "HARD_SWISH": 1, "LOGISTIC": 2, "AVERAGE_POOL_2D": 2, "MUL": 2,
+                 # 3 with half_pixel_centers (int8_versions), which the delegate refuses
+                 "RESIZE_BILINEAR": 2}
 
 
 def int8_versions(content: bytes) -> bytes:
@@ -169,50 +190,93 @@ def int8_versions(content: bytes) -> bytes:
     names = {v: k for k, v in vars(schema.BuiltinOperator).items() if not k.startswith("_")}
     model = flatbuffer_utils.convert_bytearray_to_object(bytearray(content))
     used = {o.opcodeIndex for g in model.subgraphs for o in g.operators}
+    half_pixel = {o.opcodeIndex for g in model.subgraphs for o in g.operators
+                  if getattr(o.builtinOptions, "halfPixelCenters", False)}
     for k, c in enumerate(model.operatorCodes):
         name = names[max(c.builtinCode, c.deprecatedBuiltinCode)]
         if k not in used:
             continue    # DEQUANTIZE, whose operators step 1 removed
         if name not in INT8_VERSIONS:
             raise SystemExit(f"no int8 version known for {name}: add it from op_version.cc")
-        c.version = INT8_VERSIONS[name]
+        c.version = INT8_VERSIONS[name] + (1 if name == "RESIZE_BILINEAR" and k in half_pixel
+                                           else 0)
     return bytes(flatbuffer_utils.convert_object_to_bytearray(model))
 
 
-def main(argv: list[str]) -> int:
-    from ai_edge_litert.interpreter import Interpreter, OpResolverType
-    from ai_edge_quantizer import quantizer, recipe
+# MediaPipe's selfie segmentation (--selfie; docs/tflite.md, *A better-conditioned second
+# real model*): cut at its 64x64 decoder output, before the 128x128 resize the delegate refuses
+# (and the custom Convolution2DTransposeBias TFLite's stock resolver lacks)
+SELFIE_CUT = "add_10__xeno_compat__1"
 
-    if len(argv) != 1:
-        print(__doc__)
-        return 2
-    model = bytes(float32_weights(Path(argv[0])))
-    rng = np.random.default_rng(27)
-    name = Interpreter(model_content=model).get_signature_list()["serving_default"]["inputs"][0]
-    pictures = [face_picture(rng)[None] for _ in range(32)]
-    q = quantizer.Quantizer(model, recipe.static_wi8_ai8())
-    calibration = q.calibrate({"serving_default": [{name: p} for p in pictures]})
+
+def _selfie_recipe():  # type: ignore[no-untyped-def]
+    """The static recipe with per-tensor depthwise weights: per-channel, the delegate splits
+    a 5x5 stride-2 depthwise conv into a QuantizedConcat_8 nnlib refuses (docs/tflite.md)."""
+    import copy
+
+    from ai_edge_quantizer import recipe
+
+    rules = recipe.static_wi8_ai8()
+    depthwise = copy.deepcopy(rules[0])
+    depthwise["operation"] = "DEPTHWISE_CONV_2D"
+    depthwise["op_config"]["weight_tensor_config"]["granularity"] = "TENSORWISE"
+    return [*rules, depthwise]
+
+
+def make(model: bytes, out: Path, name: str, pictures: list[np.ndarray], rules,  # type: ignore[no-untyped-def]
+         picture: np.ndarray) -> None:
+    """Quantize ``model`` calibrated on ``pictures`` and write NAME.tflite, NAME.input.npy
+    (``picture`` as the model's input codes) and NAME.output.npy (TFLite's builtin kernels'
+    first output) in ``out``."""
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    from ai_edge_quantizer import quantizer
+
+    key = Interpreter(model_content=model).get_signature_list()["serving_default"]["inputs"][0]
+    q = quantizer.Quantizer(model, rules)
+    calibration = q.calibrate({"serving_default": [{key: p} for p in pictures]})
     result = q.quantize(calibration)
-    OUT.mkdir(parents=True, exist_ok=True)
-    path = OUT / f"{NAME}.tflite"
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{name}.tflite"
     path.write_bytes(int8_versions(bytes(result.quantized_model)))
     # TFLite's builtin kernels, not XNNPACK's (as Hexscope's reference runs it)
     it = Interpreter(model_path=str(path), num_threads=1,
                      experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
     it.allocate_tensors()
     inp = it.get_input_details()[0]
-    x = face_picture(np.random.default_rng(2027))[None]
+    x = picture
     if inp["dtype"] != np.float32:
         scale, zero = inp["quantization"]
         info = np.iinfo(inp["dtype"])
         x = np.clip(np.round(x / scale) + zero, info.min, info.max).astype(inp["dtype"])
-    np.save(OUT / f"{NAME}.input.npy", x)
+    np.save(out / f"{name}.input.npy", x)
     it.set_tensor(inp["index"], x)
     it.invoke()
     outs = it.get_output_details()
-    np.save(OUT / f"{NAME}.output.npy", it.get_tensor(outs[0]["index"]))
+    np.save(out / f"{name}.output.npy", it.get_tensor(outs[0]["index"]))
     print(f"{path}: {path.stat().st_size} bytes; input {inp['dtype'].__name__}"
           f"{list(inp['shape'])}, outputs {[(o['name'], list(o['shape'])) for o in outs]}")
+
+
+def main(argv: list[str]) -> int:
+    from ai_edge_quantizer import recipe
+
+    if len(argv) == 3 and argv[0] == "--selfie":
+        # its input is RGB in [0, 1]: the same drawn pictures, rescaled
+        model = bytes(float32_weights(Path(argv[1]), ("CONV_2D", "DEPTHWISE_CONV_2D", "ADD"),
+                                      SELFIE_CUT))
+        rng = np.random.default_rng(27)
+        pictures = [((face_picture(rng, 256) + 1) / 2)[None] for _ in range(32)]
+        picture = ((face_picture(np.random.default_rng(2027), 256) + 1) / 2)[None]
+        make(model, Path(argv[2]), "selfie", pictures, _selfie_recipe(), picture)
+        return 0
+    if len(argv) != 1:
+        print(__doc__)
+        return 2
+    model = bytes(float32_weights(Path(argv[0])))
+    rng = np.random.default_rng(27)
+    pictures = [face_picture(rng)[None] for _ in range(32)]
+    make(model, OUT, NAME, pictures, recipe.static_wi8_ai8(),
+         face_picture(np.random.default_rng(2027))[None])
     return 0
 
 

@@ -4,8 +4,11 @@ prepare.c ``remove_unimplemented_channelscale`` → prepare_utils.c
 
 TFLite's Hexagon delegate gives a Supernode with per-channel int8 weights a 13th input: one
 float scale per output channel (conv_2d_builder.cc). The d32 Supernodes apply it; the flat
-ones (Supernode_8x8p8to8, Supernode_8x8p32to8 and their ``_ref``) ignore it, so a late
-prepare pass rescales the weights instead and replaces input 12 with a scalar 1.0:
+ones (Supernode_8x8p8to8, Supernode_8x8p32to8 and their ``_ref``) and the input Supernodes
+(InputSupernode_*_outd32) ignore it, so a late prepare pass, after the d32 conversion
+(prepare.c:4926-4930), rescales their weights instead and replaces input 12 with a scalar 1.0
+(``try_unimplemented_channelscale``, prepare.c:1422-1446: exactly 13 inputs; the d32
+Supernodes and the depthwise ones are commented out of its list):
 
 - one scale: the weight range's min and max are multiplied by it (new scalar Consts);
   a scale of 1.0 changes nothing, one outside (1e-6, 1e6) fails prepare;
@@ -14,9 +17,10 @@ prepare pass rescales the weights instead and replaces input 12 with a scalar 1.
   weight code w becomes sat_u8(w - (((w - z) * q + 16384) >> 15)). The weights are rewritten
   in place when this Supernode is their only reader, into a new Const otherwise.
 
-Hexscope folds every 13-input one, before prepare's d32 conversion (:mod:`d32_supernode`,
-whose ops compute the flat values): on the device the Supernodes that become d32 keep their
-scales and apply them in the requantization, which may round differently (unconfirmed).
+A Supernode that becomes Supernode_*_d32 therefore keeps its scales, as per-channel
+multipliers in its requantization (op_supernode_new.c ``load_channel_scales``): folded, a
+channel whose scale is 1/100 of the largest kept one or two bits of weight (BlazeFace's
+1x1 convolutions were up to 13 codes from TFLite on TFLite's own inputs, docs/tflite.md).
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ from hexscope.engine.nodes import Node, OutputDef, const_tensor
 
 FLAT_SUPERNODES = ("Supernode_8x8p8to8", "Supernode_8x8p32to8", "Supernode_8x8p8to8_ref",
                    "Supernode_8x8p32to8_ref")
+# what try_unimplemented_channelscale folds (of the ops Hexscope has)
+FOLDED_SUPERNODES = (*FLAT_SUPERNODES, "InputSupernode_8x8p8to8_outd32",
+                     "InputSupernode_8x8p32to8_outd32")
 WHERE = "hexagon_nn prepare: remove_unimplemented_channelscale"
 _F = np.float32
 
@@ -64,7 +71,8 @@ class _Ids:
 
 
 def fold_channel_scales(nodes: dict[int, Node], order: list[int]) -> list[Fold]:
-    """The folds of every flat Supernode with 13 inputs in ``nodes`` (not applied).
+    """The folds of every Supernode of :data:`FOLDED_SUPERNODES` with 13 inputs in
+    ``nodes`` (not applied).
 
     Raises GraphError naming the node where the library's prepare fails: a non-const
     weight, range or scale, a bad weight range, a scale shape that does not match."""
@@ -76,7 +84,7 @@ def fold_channel_scales(nodes: dict[int, Node], order: list[int]) -> list[Fold]:
     folds = []
     for node_id in order:
         node = nodes[node_id]
-        if node.op in FLAT_SUPERNODES and len(node.inputs) >= 13:
+        if node.op in FOLDED_SUPERNODES and len(node.inputs) == 13:
             fold = _fold(node, nodes, readers, ids)
             if fold is not None:
                 folds.append(fold)
@@ -137,7 +145,7 @@ def _result(node: Node, inputs: list, ids: _Ids, rewritten: list[Node], what: st
     inputs[12] = (ids.const(np.ones((1, 1, 1, 1), _F), "1.0").node_id, 0)
     made, ids.made = ids.made, []
     return Fold(node.with_(inputs=tuple(inputs)), (*rewritten, *made),
-                f"ChannelScale folded into the weights ({what}; {WHERE}: the flat "
+                f"ChannelScale folded into the weights ({what}; {WHERE}: "
                 f"{node.op} ignores input 12)")
 
 

@@ -1,10 +1,11 @@
-"""Which shape and resize ops nnlib's prepare would move to their d32 forms.
+"""Which shape, resize and pool ops nnlib's prepare would move to their d32 forms.
 
 nnlib's ``convert_to_depth32`` pass (prepare.c ``depth32_replacement_op``) replaces
-QuantizedPad_8, MirrorPad_8, QuantizedSplit_8, DepthToSpace_8 and QuantizedResizeBilinear_8
-by their ``_d32`` forms (with Convert_to_d32 / Convert_from_d32 around them) when its
-conditions hold. A QuantizedPad_8 fed by a Convert_from_d32 is rewritten as the device does
-(:func:`pad_rewrites`, shown as prepare's other rewrites). The split, depth-to-space and
+QuantizedPad_8, MirrorPad_8, QuantizedSplit_8, DepthToSpace_8, QuantizedResizeBilinear_8
+and (always) QuantizedAvgPool_8 by their ``_d32`` forms (with Convert_to_d32 /
+Convert_from_d32 around them) when its conditions hold. A QuantizedPad_8 fed by a
+Convert_from_d32 is rewritten as the device does (:func:`pad_rewrites`, shown as prepare's
+other rewrites). The split, depth-to-space and
 resize conversions are made by :mod:`d32_forms`, which runs first; what is left here gets a
 note saying what the device runs instead (all of them when the graph runs as authored).
 """
@@ -105,12 +106,23 @@ def _resize_bilinear(nodes: dict[int, Node], node: Node) -> str | None:
     return None
 
 
+def _avg_pool(nodes: dict[int, Node], node: Node) -> str | None:
+    return "it converts every QuantizedAvgPool_8"
+
+
 RULES: dict[str, tuple[str, Callable[[dict[int, Node], Node], str | None]]] = {
     "QuantizedPad_8": ("QuantizedPad_8_d32", _pad),
     "MirrorPad_8": ("MirrorPad_8_d32", _mirror_pad),
     "QuantizedSplit_8": ("QuantizedSplit_8_d32", _split),
     "DepthToSpace_8": ("DepthToSpace_8_d32", _depth_to_space),
     "QuantizedResizeBilinear_8": ("QuantizedResizeBilinear_8_d32", _resize_bilinear),
+    "QuantizedAvgPool_8": ("QuantizedAvgPool_8_d32", _avg_pool),
+}
+# what the device's d32 form computes differently, where it does
+_DIFFERS = {
+    "QuantizedAvgPool_8": "the d32 avgpool sums each window in 32 bits (op_avgpool_d32.c), "
+                          "where the flat HVX op's 16-bit sums wrap: a window whose codes "
+                          "add up to 32768 or more (over 128 cells) differs; not simulated",
 }
 
 
@@ -124,8 +136,9 @@ def d32_notes(nodes: dict[int, Node], order: list[int]) -> list[str]:
         if rule and why:
             notes.append(f"0x{node_id:x}: {node.op} becomes {rule[0]} on the device ({_WHERE}: "
                          f"{why}), with Convert_to_d32 / Convert_from_d32 around it; Hexscope "
-                         "runs the flat op (the same logical values for a pad, split or "
-                         "depth-to-space; the d32 resize is HVX fixed-point)")
+                         "runs the flat op (" + _DIFFERS.get(
+                             node.op, "the same logical values for a pad, split or "
+                             "depth-to-space; the d32 resize is HVX fixed-point") + ")")
     return notes
 
 

@@ -10,10 +10,10 @@
 * the convolution chains become Supernodes (:mod:`supernode`), and the fully-connected
   chains SuperFC_8x8p32to8 (:mod:`superfc`), unless ``fusions`` is off (run the graph as
   authored);
-* a flat Supernode's ChannelScale input is folded into its weights (:mod:`channelscale`;
-  the library folds only those it leaves flat, its d32 forms apply the scales);
 * the Supernodes become their d32 forms between Convert_to_d32 and Convert_from_d32
   (:mod:`d32_supernode`);
+* then a Supernode left flat has its ChannelScale input folded into its weights
+  (:mod:`channelscale`): the library folds only those, its d32 forms apply the scales;
 * QuantizedSub_8p8to8, which the library only runs in d32 form, becomes
   QuantizedSub_8p8to8_d32 between Convert_to_d32 and Convert_from_d32, and the elementwise
   ops fed from d32 take their d32 forms (:mod:`d32_forms`);
@@ -31,7 +31,7 @@ from functools import cached_property
 from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
-from hexscope.engine.prepare.channelscale import FLAT_SUPERNODES, apply_channel_scales
+from hexscope.engine.prepare.channelscale import FOLDED_SUPERNODES, apply_channel_scales
 from hexscope.engine.prepare.d32_forms import D32_CANDIDATES, convert_to_d32_forms
 from hexscope.engine.prepare.d32_shape import RULES as D32_RULES
 from hexscope.engine.prepare.d32_shape import d32_notes, pad_rewrites
@@ -117,13 +117,15 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
         order, done, fc_notes = fuse_superfc(nodes, order)
         rewrites += [Rewrite(*r) for r in done]
         notes += fc_notes
-    if any(nodes[i].op in FLAT_SUPERNODES and len(nodes[i].inputs) > 12 for i in order):
-        order, folded = apply_channel_scales(nodes, order)
-        rewrites += [Rewrite(node_id, "replaced", why) for node_id, why in folded]
     if fusions and any(nodes[i].op in D32_SUPERNODES for i in order):
         order, converted = convert_supernodes(nodes, order, {r.node_id for r in rewrites})
         rewrites = _then(rewrites, converted)
         notes += flat_hvx_notes(nodes, order)
+    # after the d32 conversion, as the library's remove_unimplemented_channelscale runs after
+    # convert_to_depth32 (prepare.c:4926-4930): the d32 Supernodes keep their ChannelScale
+    if any(nodes[i].op in FOLDED_SUPERNODES and len(nodes[i].inputs) == 13 for i in order):
+        order, folded = apply_channel_scales(nodes, order)
+        rewrites = _then(rewrites, folded)
     # the d32 forms first: a split or depth-to-space they rewrite needs no note after
     if fusions and any(nodes[i].op in D32_CANDIDATES for i in order):
         order, converted, form_notes = convert_to_d32_forms(

@@ -1,5 +1,6 @@
 """Prepare folds a flat Supernode's ChannelScale (input 12) into its weights (nnlib prepare.c
-remove_unimplemented_channelscale → prepare_utils.c handle_channelscaled_supernode)."""
+remove_unimplemented_channelscale → prepare_utils.c handle_channelscaled_supernode), after its
+d32 conversion: a Supernode that becomes Supernode_*_d32 keeps its scales."""
 
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ from hexscope.engine.prepare.channelscale import rescale_weights
 W = np.array([200, 50, 128, 0, 255, 140], np.uint8).reshape(1, 1, 3, 2)
 
 
-def _graph(scales, weights=W, *, shared=False, wrange=(-1.0, 1.0), op="Supernode_8x8p32to8"):
-    """INPUT 0x10 (1x2x2x3) → Supernode 0x40 (13 inputs) → OUTPUT 0x50."""
+def _graph(scales, weights=W, *, shared=False, wrange=(-1.0, 1.0),
+           op="Supernode_8x8p32to8_ref"):
+    """INPUT 0x10 (1x2x2x3) → Supernode 0x40 (13 inputs) → OUTPUT 0x50. The ``_ref`` stays
+    flat (depth32_replacement_op has no case for it), so prepare folds its scales."""
     g = Graph()
     cin, cout = weights.shape[2], weights.shape[3]
     g.append_node(0x10, "INPUT", outputs=[OutputDef((1, 2, 2, cin), 1)])
@@ -28,7 +31,7 @@ def _graph(scales, weights=W, *, shared=False, wrange=(-1.0, 1.0), op="Supernode
         g.append_const_node(nid, np.array([v], np.float32))
     g.append_const_node(0x15, weights)
     g.append_const_node(0x16, None, shape=(1, 1, 1, 1))
-    bias = np.arange(cout, dtype=np.int32) if op.startswith("Supernode_8x8p32") \
+    bias = np.arange(cout, dtype=np.int32) if "8x8p32" in op \
         else np.full(cout, 128, np.uint8)
     g.append_const_node(0x1B, bias.reshape(1, 1, 1, cout))
     g.append_const_node(0x1C, np.asarray(scales, np.float32).reshape(1, 1, 1, -1))
@@ -113,3 +116,29 @@ def test_rescaled_weights_are_the_scaled_reals_within_one_code(scales, data):
     got = rescale_weights(codes, np.array(scales, np.float32), -1.0, 1.0).astype(float)
     want = 128 + (codes.astype(float) - 128) * np.array(scales)
     assert np.all(np.abs(got - want) <= 1.0)
+
+
+def test_a_supernode_that_becomes_d32_keeps_its_scales():
+    # nnlib's prepare runs remove_unimplemented_channelscale after convert_to_depth32
+    # (prepare.c:4926-4930), and try_unimplemented_channelscale leaves Supernode_*_d32 alone
+    # (commented out of its list, prepare.c:1428-1429): the d32 op applies the scales as
+    # multipliers (load_channel_scales). Hexscope folded them before the conversion.
+    p = prepare(_graph([0.5, 0.25], op="Supernode_8x8p32to8"))
+    sn = p.nodes[0x40]
+    assert sn.op == "Supernode_8x8p32to8_d32"
+    assert sn.inputs[1] == (0x15, 0) and sn.inputs[12] == (0x1C, 0)
+    assert p.nodes[0x15].const.array.tobytes() == W.tobytes()
+    assert "ChannelScale folded" not in p.rewrite_of(0x40).reason
+    # as authored (no d32 conversion) the flat op folds them, as the library with
+    # test_no_d32conv does
+    flat = prepare(_graph([0.5, 0.25], op="Supernode_8x8p32to8"), fusions=False)
+    assert flat.nodes[0x15].const.array.reshape(-1).tolist() == [164, 108, 128, 96, 191, 131]
+
+
+def test_an_authored_input_supernode_is_folded_as_the_library_folds_it():
+    # InputSupernode_8x8p32to8_outd32 is in try_unimplemented_channelscale's list
+    # (prepare.c:1430-1431); prepare never makes one of a 13-input Supernode
+    # (depth32_replacement_op: n_inputs < 13), but a graph may hold one
+    p = prepare(_graph([0.5, 0.25], op="InputSupernode_8x8p32to8_outd32"))
+    assert p.nodes[0x15].const.array.reshape(-1).tolist() == [164, 108, 128, 96, 191, 131]
+    assert "ChannelScale folded" in p.rewrite_of(0x40).reason

@@ -92,6 +92,11 @@ class GraphBuilder:
         key = ("data", tuple(shape), arr.dtype.str, arr.tobytes())
         hit = self._cache.get(key)
         if hit is not None:
+            if hit.const_shape is not None and not shape_only:
+                # the delegate's strides and windows carry a dummy int 0, so a scalar int32
+                # 0 of the same shape (RESIZE_BILINEAR's align_corners) is the same Const:
+                # it keeps the bytes, which that reader needs
+                hit.const, hit.const_shape = arr.reshape(shape), None
             return hit
         node = self.add_node("Const", label=label)
         if shape_only:

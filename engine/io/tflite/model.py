@@ -196,6 +196,11 @@ def _tensor(model, t, index: int, name: str) -> TfTensor:  # type: ignore[no-unt
             raw = buf.DataAsNumpy().tobytes()
             count = int(np.prod(shape)) if shape else 1
             item = np.dtype(dtype).itemsize
+            if len(raw) != count * item and t.Sparsity() is not None:
+                # TFLite's sparse weights (a DENSIFY operator expands them on the CPU)
+                raise GraphFileError(f"{name}: tensor {index} '{tname}' is stored sparse "
+                                     f"({len(raw)} bytes for {count} values of {dtype}): "
+                                     "Hexscope reads dense tensors only")
             if len(raw) != count * item:
                 raise GraphFileError(f"{name}: tensor {index} '{tname}' holds {len(raw)} bytes "
                                      f"for shape {list(shape)} of {dtype} "

@@ -26,6 +26,7 @@ from hexscope.engine.io.tflite.float_check import (
     add_float_reference,
 )
 from hexscope.engine.io.tflite.inputs import model_inputs, quantize
+from hexscope.engine.io.tflite.isolated import execute_isolated
 from hexscope.engine.io.tflite.model import (
     EXTRA_MESSAGE,
     TfModel,
@@ -86,15 +87,23 @@ def run_tflite(path: str | PathLike[str], inputs: Sequence[np.ndarray]) -> dict[
                                                    "ai-edge-litert")) from None
     # TFLite's own builtin kernels: the XNNPACK delegate would take the graph over (its
     # numerics are its own) and hide the intermediate tensors
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")     # "preserve_all_tensors is for debugging"
-        interp = Interpreter(
-            model_path=os.fspath(path), num_threads=1, experimental_preserve_all_tensors=True,
-            experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
-    interp.allocate_tensors()
-    for detail, arr in zip(interp.get_input_details(), inputs, strict=False):
-        interp.set_tensor(detail["index"], arr)
-    interp.invoke()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # "preserve_all_tensors is for debugging"
+            interp = Interpreter(
+                model_path=os.fspath(path), num_threads=1,
+                experimental_preserve_all_tensors=True,
+                experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+        interp.allocate_tensors()
+        for detail, arr in zip(interp.get_input_details(), inputs, strict=False):
+            interp.set_tensor(detail["index"], arr)
+        interp.invoke()
+    except (RuntimeError, ValueError) as exc:
+        # a custom operator TFLite has no kernel for, an op version it lacks: the
+        # interpreter's own first line, which names the operator
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise GraphFileError(f"{os.fspath(path)}: TFLite cannot run the model: {first}") \
+            from None
     out = {}
     for detail in interp.get_tensor_details():
         if np.dtype(detail["dtype"]).kind not in "iuf":
@@ -145,7 +154,7 @@ def _hexscope_reader(session: Session, node_id: int, k: int,
     """How to read a node's output ``k`` as real values (:func:`hexscope_reading`)."""
     scale, offset = hexscope_reading(session, node_id, k, tensor)
     if offset is None:      # on the tensor's grid: its exact scale about its zero code
-        zero = np.float64(_zero_code(session, node_id, k, tensor))
+        zero = np.float64(zero_code(session, node_id, k, tensor))
         return lambda codes: (codes.astype(np.float64) - zero) * np.float64(scale)
     return lambda codes: offset + codes.astype(np.float64) * scale
 
@@ -179,13 +188,13 @@ def _sides(session: Session, node_id: int, k: int, tensor: TfTensor,
         return Sides(codes, 1.0, 0.0, expected, 1.0, 0.0)
     scale, offset = hexscope_reading(session, node_id, k, tensor)
     if offset is None:
-        offset = -_zero_code(session, node_id, k, tensor) * scale
+        offset = -zero_code(session, node_id, k, tensor) * scale
     t_scale = float(tensor.quant.scale[0])
     return Sides(codes, scale, offset, expected, t_scale,
                  -float(tensor.quant.zero_point[0]) * t_scale)
 
 
-def _zero_code(session: Session, node_id: int, k: int, tensor: TfTensor) -> float:
+def zero_code(session: Session, node_id: int, k: int, tensor: TfTensor) -> float:
     """The code that reads as 0 for an output read on the tensor's grid."""
     assert tensor.quant is not None
     node = session.graph.node(node_id)
@@ -225,24 +234,28 @@ def unrunnable_ops(graph: Graph) -> list[str]:
 def compare_with_tflite(graph: Graph, path: str | PathLike[str],
                         inputs: Sequence[np.ndarray] | None = None, tolerance_lsb: float = 1.0,
                         backend: str = "sim", seed: int = 0,
-                        float_mode: str = "") -> TfliteComparison:
+                        float_mode: str = "", isolated: bool = False) -> TfliteComparison:
     """Hexscope's run of ``graph`` (imported from the model at ``path``) against TFLite's;
-    with ``float_mode`` (accumulated, isolated), each side against the float reference too."""
+    with ``float_mode`` (accumulated, isolated), each side against the float reference too;
+    ``isolated``: each TFLite operator on TFLite's own inputs (:mod:`isolated`)."""
     return compare_backends_with_tflite(graph, path, [backend], inputs, tolerance_lsb,
-                                        seed, float_mode)[0]
+                                        seed, float_mode, isolated)[0]
 
 
 def compare_backends_with_tflite(graph: Graph, path: str | PathLike[str],
                                  backends: Sequence[str],
                                  inputs: Sequence[np.ndarray] | None = None,
                                  tolerance_lsb: float = 1.0, seed: int = 0,
-                                 float_mode: str = "") -> list[TfliteComparison]:
+                                 float_mode: str = "", isolated: bool = False
+                                 ) -> list[TfliteComparison]:
     """The graph run on each of ``backends`` (the simulator, a device: ``dsp://HOST:PORT``),
     each against one TFLite run on the same input: one :class:`Comparison` per backend, in
     order. Where the simulator follows TFLite and the device does not, the device's first
     divergence is the device's own; where both part at the same tensor, the delegate's graph
     does. With ``float_mode``, each run's rows also carry both sides' errors against the
-    float reference of that run (``float_check``).
+    float reference of that run (``float_check``). ``isolated`` (the simulator only, without
+    ``float_mode``): every node after a TFLite tensor's node reads TFLite's value of it, so
+    each row is one operator on TFLite's own inputs (:mod:`isolated`).
 
     Raises
     ------
@@ -266,21 +279,29 @@ def compare_backends_with_tflite(graph: Graph, path: str | PathLike[str],
                                  for name in meta.get("inputs", [])])
     if float_mode and float_mode not in FLOAT_MODES:
         raise ValueError(f"unknown float analysis {float_mode!r}")
+    if isolated and (float_mode or any(b != "sim" for b in backends)):
+        raise GraphFileError("each operator on TFLite's inputs (isolated) is the simulator's "
+                             "alone, without the float reference")
     return [_compare_one(graph, path, model, meta, reference, feeds, backend, tolerance_lsb,
-                         seed, float_mode) for backend in backends]
+                         seed, float_mode, isolated) for backend in backends]
 
 
 def _compare_one(graph: Graph, path: str | PathLike[str], model: TfModel, meta: dict,  # type: ignore[type-arg]
                  reference: dict[int, np.ndarray], feeds: Sequence[Tensor], backend: str,
-                 tolerance_lsb: float, seed: int, float_mode: str) -> TfliteComparison:
+                 tolerance_lsb: float, seed: int, float_mode: str,
+                 isolated: bool = False) -> TfliteComparison:
     try:
         session = Session(graph, backend, seed=seed)
     except (BackendError, NodeError) as exc:
         raise BackendError(f"{os.fspath(path)} on {backend}: {exc}") from None
     try:
-        failure = _execute(session, feeds, path, backend)
-        result = TfliteComparison("tflite", backend, "TFLite CPU (ai-edge-litert)",
-                                  tolerance_lsb)
+        if isolated:
+            failure = execute_isolated(session, list(feeds), model,
+                                       meta.get("tensor_of_output", {}), reference)
+        else:
+            failure = _execute(session, feeds, path, backend)
+        result = TfliteComparison("tflite", backend, "TFLite CPU (ai-edge-litert)" + (
+            ", each operator on TFLite's inputs" if isolated else ""), tolerance_lsb)
         outputs = meta.get("tensor_of_output", {})
         expected = {}
         left = 0                # TFLite tensors whose node did not run
@@ -346,6 +367,6 @@ def _execute(session: Session, feeds: Sequence[Tensor], path: str | PathLike[str
     return None
 
 
-__all__ = ["compare_backends_with_tflite", "compare_with_tflite", "model_input_arrays",
-           "model_inputs_of_run",
-           "run_tflite", "unrunnable_ops"]
+__all__ = ["compare_backends_with_tflite", "compare_with_tflite", "hexscope_reading",
+           "model_input_arrays", "model_inputs_of_run", "run_tflite", "unrunnable_ops",
+           "zero_code"]

@@ -365,11 +365,24 @@ def supernode_reference(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
                         x_max: Tensor, f_min: Tensor, f_max: Tensor, stride: Tensor,
                         bias: Tensor, b_min: Tensor, b_max: Tensor, o_min: Tensor,
                         o_max: Tensor, *channel_scale: Tensor) -> tuple[np.ndarray, ...]:
-    """the float convolution plus the dequantized bias, clamped to the finite bounds of the
-    output range (a Relu's 0, a ReluX's maximum)."""
+    """the float convolution, times the per-channel scales if given, plus the dequantized
+    bias, clamped to the finite bounds of the output range (a Relu's 0, a ReluX's maximum)."""
     # an 8-bit output: the float forms that round more are nothing against its LSB
     y = conv2d_reals(ctx, x, filt, x_min, x_max, f_min, f_max, stride, precise=False)
-    return bias_clamp_reference(y, real(bias, b_min, b_max), o_min, o_max)
+    return bias_clamp_reference(times_channel_scales(y, channel_scale),
+                                real(bias, b_min, b_max), o_min, o_max)
+
+
+def times_channel_scales(y: np.ndarray, channel_scale: tuple[Tensor, ...]) -> np.ndarray:
+    """``y`` times input 12's per-channel scales, the float meaning of a Supernode's
+    ChannelScale: a d32 Supernode keeps it and applies it (prepare folds it into the weights
+    of the ones left flat, leaving 1.0)."""
+    if not channel_scale or not channel_scale[0].has_data:
+        return y
+    k = np.asarray(channel_scale[0].array, np.float32).reshape(-1)
+    if k.size not in (1, y.shape[-1]) or (k == 1.0).all():
+        return y
+    return (y * k).astype(np.float32)
 
 
 def bias_clamp_reference(y: np.ndarray, bias: np.ndarray, o_min: Tensor, o_max: Tensor

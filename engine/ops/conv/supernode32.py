@@ -20,6 +20,7 @@ from hexscope.engine.ops.conv.supernode import (
     SUPERNODE_OUT,
     bias_clamp_reference,
     run_supernode,
+    times_channel_scales,
 )
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor
@@ -75,12 +76,13 @@ def supernode32_reference(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Te
                           x_max: Tensor, f_min: Tensor, f_max: Tensor, stride: Tensor,
                           bias: Tensor, b_min: Tensor, b_max: Tensor, o_min: Tensor,
                           o_max: Tensor, *channel_scale: Tensor) -> tuple[np.ndarray, ...]:
-    """the float convolution plus the bias (b x range / 2**32), clamped to the finite
-    bounds of the output range (a Relu's 0, a ReluX's maximum)."""
+    """the float convolution, times the per-channel scales if given, plus the bias
+    (b x range / 2**32), clamped to the finite bounds of the output range (a Relu's 0, a
+    ReluX's maximum)."""
     y = conv2d_reals(ctx, x, filt, x_min, x_max, f_min, f_max, stride, precise=False)
     step = (scalar_f(b_max) - scalar_f(b_min)) / 2.0**32
     b = (np.asarray(bias.array, np.float64) * step).astype(np.float32)
-    return bias_clamp_reference(y, b, o_min, o_max)
+    return bias_clamp_reference(times_channel_scales(y, channel_scale), b, o_min, o_max)
 
 
 for _name in ("Supernode_8x8p32to8", "Supernode_8x8p32to8_ref"):

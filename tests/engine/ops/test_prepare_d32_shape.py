@@ -113,3 +113,22 @@ def test_pad_fed_from_d32_is_rewritten_and_runs_the_same_values():
     np.testing.assert_array_equal(np.asarray(out[0].array), want)
     # run as authored: no rewrite
     assert prepare(g, fusions=False).nodes[0x20].op == "QuantizedPad_8"
+
+
+def test_every_avg_pool_is_noted_as_the_d32_op_the_device_runs():
+    # depth32_replacement_op: "case OP_QuantizedAvgPool_8: return OP_QuantizedAvgPool_8_d32",
+    # whatever feeds it; op_avgpool_d32.c sums in 32 bits where the flat op's 16-bit lanes
+    # wrap (a global pool of MediaPipe's selfie segmentation was 185 codes from TFLite)
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=[OutputDef((1, 16, 16, 8), 1)])
+    for k, v in enumerate((0.0, 1.0)):
+        g.append_const_node(0x100 + k, np.array([v], np.float32))
+    g.append_const_node(0x102, None, shape=(1, 16, 16, 1))
+    g.append_const_node(0x103, None, shape=(1, 16, 16, 1))
+    g.append_node(0x20, "QuantizedAvgPool_8",
+                  inputs=[(0x10, 0), (0x100, 0), (0x101, 0), (0x102, 0), (0x103, 0)],
+                  outputs=[OutputDef((1, 1, 1, 8), 1), OutputDef((1, 1, 1, 1), 4),
+                           OutputDef((1, 1, 1, 1), 4)], padding="VALID")
+    g.append_node(0x30, "OUTPUT", inputs=[(0x20, 0)])
+    (note,) = _notes(g)
+    assert "QuantizedAvgPool_8_d32 on the device" in note and "16-bit sums wrap" in note

@@ -36,15 +36,15 @@ def test_each_row_has_both_sides_against_the_float_reference():
     out = next(d for d in c.outputs if d.op == "Requantize_8to8")
     pair = c.pair(out)
     # the conv's output grid is 4 times coarser (its Relu6 bounds) and requantized after:
-    # nnlib's output is 1.8 steps from the float meaning beyond the ideal rounding, TFLite's
+    # nnlib's output is 1.9 steps from the float meaning beyond the ideal rounding, TFLite's
     # within one step (docs/tflite.md)
-    assert pair.error("hexscope") == pytest.approx(1.8013873, abs=1e-6)
+    assert pair.error("hexscope") == pytest.approx(1.9089667, abs=1e-6)
     assert pair.error("tflite") < 1.0
     assert c.first_from_float("hexscope") is out and c.first_from_float("tflite") is None
     text = float_parting_text(c)
     assert "sim: 0x16 (Requantize_8to8); TFLite: none (sim parts first" in text
-    assert "at the first divergence from TFLite, 0x16 (Requantize_8to8): sim 1.801 LSB " \
-           "(excess) from float, TFLite ≤ 0.770 LSB (sim is the farther)" in text
+    assert "at the first divergence from TFLite, 0x16 (Requantize_8to8): sim 1.909 LSB " \
+           "(excess) from float, TFLite ≤ 0.496 LSB (sim is the farther)" in text
 
 
 def test_both_sides_are_read_on_the_tensors_grid_through_the_int8_cast():

@@ -50,6 +50,23 @@ def test_const_cache_ids_and_order():
     assert [n.op for n in graph] == ["Const", "Const", "INPUT", "Nop"]
 
 
+def test_a_stride_and_a_scalar_int_zero_of_its_shape_are_one_const_with_the_bytes():
+    # a stride-1 window's shape Const carries the delegate's dummy int 0 (op_builder.cc
+    # AddConstNodeWithData(shape, &dummy, sizeof(dummy))), so RESIZE_BILINEAR's align_corners
+    # 0 of shape (1,1,1,1) is the same node; made shape-only first, the resize read no data
+    # ("reads the data of shape-only const", MediaPipe's selfie segmentation)
+    b = GraphBuilder(TfModel("m", (), (), (), ()))
+    stride = b.const(np.zeros(1, np.int32), (1, 1, 1, 1), "stride", shape_only=True)
+    align = b.const(np.array([0], np.int32), (1, 1, 1, 1), "align_corners")
+    assert align is stride and stride.const is not None and stride.const_shape is None
+    (node,) = list(b.to_graph())
+    assert node.const.shape == (1, 1, 1, 1) and node.const.array.reshape(-1).tolist() == [0]
+    # made with its bytes first, the stride reuses them as before
+    b = GraphBuilder(TfModel("m", (), (), (), ()))
+    align = b.const(np.array([0], np.int32), (1, 1, 1, 1), "align_corners")
+    assert b.const(np.zeros(1, np.int32), (1, 1, 1, 1), "stride", shape_only=True) is align
+
+
 def _relu_model(out_scale: float, out_zp: int) -> TfModel:
     from hexscope.engine.io.tflite.model import TfOperator
 

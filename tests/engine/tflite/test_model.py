@@ -110,3 +110,25 @@ def test_an_operator_code_in_builtin_code_only_is_read_as_tflite_reads_it(model_
     assert codes.count("QUANTIZE") == 4 and codes.count("RESHAPE") == 4
     assert all(len(op.inputs) == 2 for op in m.operators if op.code == "ADD")
     assert codes.count("CONCATENATION") == 2
+
+
+def test_a_sparse_tensor_is_named_as_sparse_not_as_short(tmp_path, model_path):
+    # MediaPipe's pose_detection stores float16 weights with TFLite sparsity (192 bytes for
+    # 384 values): the error said "holds 192 bytes ... (768 expected)", as for a damaged file
+    pytest.importorskip("ai_edge_litert", reason="the 'tflite' extra is not installed")
+    from ai_edge_litert import schema_py_generated as schema
+    from ai_edge_litert.tools import flatbuffer_utils
+
+    model = flatbuffer_utils.read_model(str(model_path("depthwise_dilated")))
+    graph = model.subgraphs[0]
+    weights = graph.tensors[graph.operators[0].inputs[1]]
+    data = model.buffers[weights.buffer].data
+    model.buffers[weights.buffer].data = data[: len(data) // 2]
+    weights.sparsity = schema.SparsityParametersT()
+    weights.sparsity.traversalOrder = [0, 1, 2, 3]
+    path = tmp_path / "sparse.tflite"
+    path.write_bytes(flatbuffer_utils.convert_object_to_bytearray(model))
+    with pytest.raises(GraphFileError, match=r"sparse\.tflite: tensor \d+ '.*' is stored "
+                                             r"sparse \(36 bytes for 72 values of int8\): "
+                                             r"Hexscope reads dense tensors only"):
+        read_model(path)
