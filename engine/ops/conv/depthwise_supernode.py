@@ -165,7 +165,10 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
             ctx.log(2, f"dwise supernode try {attempt}: range [{state.mn}, {state.mx}] "
                        f"recip_shamt={sc.shamt} out {lo}..{hi}")
         if not retry(state, sc, lo, hi):
-            ctx.state["dwise_last"] = (sc, float(state.mn), consts.k is None)
+            # read by depthwise_d32 right after this call; Shared: a snapshot of the node's
+            # state takes it as it is (never changed, only replaced) rather than deep-copying
+            # the scaling's arrays at every run's start
+            ctx.state["dwise_last"] = Shared(None, (sc, float(state.mn), consts.k is None))
             y = Tensor.from_array(fresh(out), DType.QUINT8)
             return y, f32_output(f32_word(state.mn)), f32_output(f32_word(state.mx))
     raise KernelError(f"can't find range for depthwise (device's message): still "
@@ -216,9 +219,19 @@ def _pad_lane_code(ctx: KernelContext) -> int | None:
     whose bias is 0: ``fill_bias_buf``'s round(-out_min / product step) requantized. None
     with channel scales (the padding lanes' k is not modelled)."""
     kept = ctx.state.get("dwise_last")
-    if not isinstance(kept, tuple) or not kept[2]:
+    if not isinstance(kept, Shared) or not kept.value[2]:  # type: ignore[index]
         return None
-    sc, mn, _ = kept
+    sc, mn, _ = kept.value  # type: ignore[misc]
+    # the same scaling and range as the last run's give the same code (a run's steady state)
+    lane = ctx.state.get("dwise_lane")
+    if isinstance(lane, Shared) and lane.key[0] is sc and lane.key[1] == mn:  # type: ignore[index]
+        return lane.value  # type: ignore[no-any-return]
+    code = _lane_code(sc, mn)
+    ctx.state["dwise_lane"] = Shared((sc, mn), code)
+    return code
+
+
+def _lane_code(sc: Scaling, mn: float) -> int | None:
     with np.errstate(all="ignore"):
         off = np.float32(np.float32(-mn) / sc.prod_level)
     if not np.isfinite(off) or abs(float(off)) >= 2.0**31:

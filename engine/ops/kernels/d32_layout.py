@@ -118,3 +118,32 @@ def unpack_d32(memory: np.ndarray, shape: tuple[int, int, int, int],
     else:
         kernels[1](flat, geometry, tuple(shape), dst, 1)
     return out
+
+
+def unpacker(memory_shape: tuple[int, ...], shape: tuple[int, int, int, int],
+             padding: tuple[int, ...]) -> Callable[[np.ndarray], np.ndarray] | None:
+    """:func:`unpack_d32` for buffers of one geometry, its set-up done once: a function of
+    a tensor's raw bytes (1-D, contiguous, at least the memory's size) giving the logical
+    data (a new array). None where the compiled kernels are off. A node that unpacks an
+    input of the same geometry at every run keeps one (a Supernode's 1x1 GEMM)."""
+    kernels = _kernels()
+    if kernels is None:
+        return None
+    kernel = kernels[1]
+    hb, _, wb, _, db, _ = padding
+    _, h_tot, n_slices, w_tot, _ = memory_shape
+    geometry = (h_tot, n_slices, w_tot, hb, wb, db)
+    dims = tuple(int(n) for n in shape)
+    size = int(np.prod(memory_shape))
+    words = _words(dims[3], db)
+
+    def run(raw: np.ndarray) -> np.ndarray:
+        out = np.empty(dims, np.uint8)
+        if words:
+            kernel(raw[:size].view(np.uint64), geometry, dims, out.reshape(-1).view(np.uint64),
+                   8)
+        else:
+            kernel(raw[:size], geometry, dims, out.reshape(-1), 1)
+        return out
+
+    return run

@@ -1,0 +1,167 @@
+"""Issue 25's round 4 (branch speed25d): what a node keeps of its set-up while the same
+read-only Consts and inputs of the same geometry come in gives what the set-up redone at
+every call gives, byte for byte; an input of another geometry rebuilds it."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hexscope.engine.d32 import D32Padding
+from hexscope.engine.dtypes import DType, Layout
+from hexscope.engine.nodes import Padding
+from hexscope.engine.ops.context import KernelContext
+from hexscope.engine.ops.conv.conv2d import output_window
+from hexscope.engine.ops.conv.supernode_hvx import _all_sums, _plain_sums
+from hexscope.engine.ops.kernels.d32_layout import unpack_d32, unpacker
+from hexscope.engine.ops.registry import REGISTRY
+from hexscope.engine.tensor import Tensor
+
+SN = "Supernode_8x8p32to8_d32"
+
+
+def _f(v: float) -> Tensor:
+    return Tensor.from_array(np.array([v], np.float32)).readonly()
+
+
+def _d32(rng: np.random.Generator, shape: tuple[int, int, int, int], pad: D32Padding
+         ) -> Tensor:
+    """A d32 tensor whose padding holds random bytes (the asm reads some of it)."""
+    x = Tensor.from_array(rng.integers(0, 256, shape, dtype=np.uint8), DType.QUINT8).to_d32(pad)
+    mem = x.raw.copy()
+    mask = x.padding_mask().reshape(-1)
+    mem[mask] = rng.integers(0, 256, int(mask.sum()), dtype=np.uint8)
+    return Tensor(shape, DType.QUINT8, mem, Layout.D32, pad)
+
+
+_PADS = st.tuples(st.integers(0, 8), st.integers(1, 8), st.integers(0, 7), st.integers(0, 7),
+                  st.sampled_from([0, 8]))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(b=st.integers(1, 2), h=st.integers(1, 5), w=st.integers(1, 11),
+       d=st.sampled_from([3, 8, 13, 32, 40]), cout=st.integers(1, 40), pads=_PADS,
+       zx=st.integers(0, 255), zf=st.integers(0, 255), seed=st.integers(0, 999))
+def test_a_kept_1x1_sums_path_equals_all_sums(b: int, h: int, w: int, d: int, cout: int,
+                                              pads: tuple[int, ...], zx: int, zf: int,
+                                              seed: int) -> None:
+    hb, ha, wb, more, _ = pads
+    # the Supernode refuses depth padding before (check_d32_padding)
+    pad = D32Padding(hb, ha, wb, ((-(wb + w)) & 3) + 4 * (more // 4), 0, (-d) & 31)
+    rng = np.random.default_rng(seed)
+    x = _d32(rng, (b, h, w, d), pad)
+    filt = Tensor.from_array(rng.integers(0, 256, (1, 1, d, cout), dtype=np.uint8),
+                             DType.QUINT8).readonly()
+    rows, cols = output_window(h, 1, 1, Padding.VALID), output_window(w, 1, 1, Padding.VALID)
+    ctx = KernelContext(1, SN, padding=Padding.VALID)
+    sums = _plain_sums(ctx, x, filt, rows, cols, zf, False)
+    assert sums is not None
+    want = _all_sums(KernelContext(1, SN, padding=Padding.VALID), x, filt, rows, cols, zx, zf)
+    got = sums(x, zx)
+    assert got.dtype == np.int32 and got.shape == want.shape
+    assert np.array_equal(got, want)
+    assert np.array_equal(sums(x, zx), want)         # kept: the same again
+
+
+@settings(max_examples=25, deadline=None)
+@given(shape=st.tuples(st.integers(1, 2), st.integers(1, 6), st.integers(1, 9),
+                       st.integers(1, 70)), pads=_PADS, seed=st.integers(0, 999))
+def test_an_unpacker_unpacks_as_unpack_d32(shape: tuple[int, int, int, int],
+                                           pads: tuple[int, ...], seed: int) -> None:
+    hb, ha, wb, _, db = pads
+    depth = shape[3]
+    pad = D32Padding(hb, ha, wb, (-(wb + shape[2])) & 3, db, (-(db + depth)) & 31)
+    x = _d32(np.random.default_rng(seed), shape, pad)
+    unpack = unpacker(x.geometry.memory_shape, x.shape, x.padding)
+    assert unpack is not None
+    want = unpack_d32(x.memory, x.shape, x.padding)
+    assert np.array_equal(unpack(x.raw), want)
+    assert np.array_equal(unpack(x.raw), x.array)
+
+
+def _supernode_inputs(rng: np.random.Generator, x: Tensor, cout: int) -> tuple[Tensor, ...]:
+    d = x.shape[3]
+    filt = Tensor.from_array(rng.integers(0, 256, (1, 1, d, cout), dtype=np.uint8),
+                             DType.QUINT8).readonly()
+    bias = Tensor.from_array(rng.integers(-3000, 3000, (1, 1, 1, cout), dtype=np.int32),
+                             DType.QINT32).readonly()
+    stride = Tensor.shape_only((1, 1, 1, 1))
+    return (x, filt, _f(-1.5), _f(2.0), _f(-0.8), _f(0.7), stride, bias, _f(-40.0), _f(40.0),
+            _f(float("-inf")), _f(float("inf")))
+
+
+def _bytes(outs: tuple[Tensor, ...]) -> list[tuple]:
+    return [(t.shape, t.dtype, t.layout, t.padding, t.raw.tobytes()) for t in outs]
+
+
+def test_a_supernode_run_again_on_its_kept_set_up_equals_a_fresh_one() -> None:
+    """Runs on one context (the set-up kept from the first) against each run on a fresh
+    context given the range the kept one had searched so far; then an input of another
+    width on the same context (the set-up rebuilt), widths giving 0-3 padding columns."""
+    rng = np.random.default_rng(11)
+    kernel = REGISTRY.get(SN).kernel
+    ctx = KernelContext(1, SN, padding=Padding.SAME)
+    consts = None
+    for w in (8, 8, 7, 7, 6, 5, 5):
+        x = _d32(rng, (1, 3, w, 40), D32Padding(4, 4, 4, (-(4 + w)) & 3, 0, 24))
+        inputs = _supernode_inputs(rng, x, 37) if consts is None else (x, *consts)
+        consts = inputs[1:]
+        fresh = KernelContext(1, SN, padding=Padding.SAME)
+        fresh.state["hvx_range"] = _copy_range(ctx.state.get("hvx_range"))
+        want = kernel(fresh, *inputs)
+        got = kernel(ctx, *inputs)
+        assert _bytes(got) == _bytes(want)
+        assert ctx.state["hvx_steady"].value.shape == (1, 3, w, 37)
+
+
+def _copy_range(state: object) -> object:
+    return None if state is None else copy.copy(state)
+
+
+def test_a_writable_const_is_not_kept() -> None:
+    rng = np.random.default_rng(2)
+    x = _d32(rng, (1, 2, 4, 32), D32Padding(4, 4, 4, 0, 0, 0))
+    inputs = list(_supernode_inputs(rng, x, 5))
+    inputs[1] = Tensor.from_array(rng.integers(0, 256, (1, 1, 32, 5), dtype=np.uint8),
+                                  DType.QUINT8)                 # writable: may change
+    ctx = KernelContext(1, SN, padding=Padding.SAME)
+    REGISTRY.get(SN).kernel(ctx, *inputs)
+    assert "hvx_steady" not in ctx.state
+    inputs[1].raw[:] = 0                                     # changed in place: taken
+    got = REGISTRY.get(SN).kernel(ctx, *inputs)
+    fresh = KernelContext(1, SN, padding=Padding.SAME)
+    fresh.state["hvx_range"] = _copy_range(ctx.state["hvx_range"])
+    want = REGISTRY.get(SN).kernel(fresh, *inputs)
+    assert _bytes(got) == _bytes(want)
+
+
+def test_a_depthwise_run_again_keeps_its_padding_lane_code() -> None:
+    """The depth padding lanes' code, kept while the scaling and range are the last run's,
+    is the one computed afresh; the node's last scaling is Shared, which a run snapshot
+    takes as it is."""
+    from hexscope.engine.ops.context import Shared
+    from hexscope.engine.session import snapshot_states
+
+    dw = "DepthwiseSupernode_8x8p32to8_d32"
+    rng = np.random.default_rng(4)
+    # the shapes of test_dwise_d32_padding's first case (its compiled kernels, no others)
+    x = _d32(rng, (1, 3, 9, 32), D32Padding(4, 4, 4, 7, 0, 0))
+    filt = Tensor.from_array(rng.integers(0, 256, (2, 5, 32, 1), dtype=np.uint8),
+                             DType.QUINT8).readonly()
+    bias = Tensor.from_array(rng.integers(-30, 30, (1, 1, 1, 32)).astype(np.int32),
+                             DType.QINT32).readonly()
+    inputs = (x, filt, _f(0.0), _f(255.0), _f(-128.0), _f(127.0),
+              Tensor.shape_only((1, 1, 1, 1)), bias, _f(-2.0**30), _f(2.0**30), _f(-32.0),
+              _f(float("inf")))
+    kernel = REGISTRY.get(dw).kernel
+    ctx = KernelContext(1, dw, padding=Padding.VALID)
+    for _ in range(3):
+        fresh = KernelContext(1, dw, padding=Padding.VALID)
+        fresh.state["dwise_range"] = _copy_range(ctx.state.get("dwise_range"))
+        want = kernel(fresh, *inputs)
+        assert _bytes(kernel(ctx, *inputs)) == _bytes(want)
+    assert isinstance(ctx.state["dwise_last"], Shared)
+    assert snapshot_states({1: ctx.state})[1]["dwise_last"] is ctx.state["dwise_last"]
