@@ -31,6 +31,7 @@ from hexscope.engine.ops.conv.dwise_scaling import (
     retry,
 )
 from hexscope.engine.ops.conv.supernode import CHANNEL_SCALE, SUPERNODE_OUT
+from hexscope.engine.ops.kernels.d32_layout import packer, unpacker
 from hexscope.engine.ops.kernels.depthwise import depthwise_requantized, depthwise_sums
 from hexscope.engine.ops.kernels.dwise_requant import dwise_requantize
 from hexscope.engine.ops.reference import ZeroCode, zero_za_low, zero_za_u8, zero_zb
@@ -81,9 +82,8 @@ def _filter_terms(ctx: KernelContext, filt: Tensor, f_min: Tensor, f_max: Tensor
     fmn, fmx = scalar_f(f_min), scalar_f(f_max)
     key = (filt, *channel_scale, fmn, fmx)
     kept = ctx.state.get("dwise_filter")
-    if isinstance(kept, Shared) and len(kept.key) == len(key) and all(
-            a is b if isinstance(a, Tensor) else a == b
-            for a, b in zip(kept.key, key, strict=True)):
+    # Tensors compare by identity, the range values by value
+    if isinstance(kept, Shared) and kept.key == key:
         return kept.value  # type: ignore[no-any-return]
     channels = filt.shape[2]
     zf = quantize_uint8(0.0, fmn, fmx)
@@ -190,26 +190,65 @@ def depthwise_d32(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...],
     group's columns past the data repeat that group's first column (seen under QEMU, all
     cases); those past the row's right padding land in the next depth slice's (or row's, or
     the bottom padding's) left padding, where nothing else writes."""
-    filt, stride, scales = rest[0], rest[5], rest[11:]
-    rows, cols = dwise_windows(ctx, x, filt, stride)
-    ow = cols.out
-    shape = (x.shape[0], rows.out, ow, x.shape[3] * filt.shape[3])
-    pad = pad_of(shape)
-    flat = Tensor.from_array(fresh(x.array), x.dtype)
-    fill = ctx.padding_fill
+    filt, scales = rest[0], rest[11:]
+    lay = _layout(ctx, x, rest, pad_of)
+    shape, pad, fill = lay.shape, lay.pad, ctx.padding_fill
+    ow = shape[2]
+    flat = Tensor(x.shape, x.dtype, lay.unpack(x.raw).reshape(-1)) if lay.unpack is not None \
+        else Tensor.from_array(fresh(x.array), x.dtype)
     if filt.shape[:2] == (3, 3) and not scales:
         y, lo, hi = depthwise_supernode(ctx, flat, *rest, wide=(pad.w_before, pad.w_after))
-        mem = y.to_d32(pad._replace(w_before=0, w_after=0), fill).raw
+        mem = (lay.pack(y.array).reshape(-1) if lay.pack is not None and y.shape == lay.wide
+               else y.to_d32(pad._replace(w_before=0, w_after=0), fill).raw)
         out = Tensor(shape, DType.QUINT8, mem, Layout.D32, pad)
         _fill_pad_lanes(out, _pad_lane_code(ctx), slice(None))
         return out, lo, hi
     y, lo, hi = depthwise_supernode(ctx, flat, *rest)
-    out = y.to_d32(pad, fill)
+    out = (Tensor(shape, DType.QUINT8, lay.pack(y.array).reshape(-1), Layout.D32, pad)
+           if lay.pack is not None and y.shape == lay.wide else y.to_d32(pad, fill))
     _fill_pad_lanes(out, _pad_lane_code(ctx), slice(pad.w_before, pad.w_before + ow))
     extra = (-ow) & 3
     if extra and y.array.size:
         _spill(out, extra)
     return out, lo, hi
+
+
+class _Layout(NamedTuple):
+    """What the d32 form's layout changes need, fixed by the input's geometry, the Consts and
+    the fill (kept in the node while they are the same): the output's shape and padding, the
+    input's unpacking and the flat result's packing (None: the general path)."""
+
+    shape: tuple[int, int, int, int]
+    pad: D32Padding
+    wide: tuple[int, int, int, int]      # the flat result's shape the packing takes
+    unpack: Callable[[np.ndarray], np.ndarray] | None
+    pack: Callable[[np.ndarray], np.ndarray] | None
+
+
+def _layout(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...],
+            pad_of: Callable[[tuple[int, int, int, int]], D32Padding]) -> _Layout:
+    consts = (rest[0], *rest[5:])       # the filter, stride, bias and ranges, channel scales
+    key = (x.shape, x.padding, x.dtype, x.layout, ctx.padding, ctx.padding_fill, *consts)
+    kept = ctx.state.get("dwise_layout")
+    if isinstance(kept, Shared) and kept.key == key:
+        return kept.value  # type: ignore[no-any-return]
+    filt, stride, scales = rest[0], rest[5], rest[11:]
+    rows, cols = dwise_windows(ctx, x, filt, stride)
+    shape = (x.shape[0], rows.out, cols.out, x.shape[3] * filt.shape[3])
+    pad = pad_of(shape)
+    fill = ctx.padding_fill
+    wide, packed = shape, pad
+    if filt.shape[:2] == (3, 3) and not scales:
+        wide = (shape[0], shape[1], shape[2] + pad.w_before + pad.w_after, shape[3])
+        packed = pad._replace(w_before=0, w_after=0)
+    quint8 = x.dtype is DType.QUINT8 and x.layout is Layout.D32 and x.has_data
+    pack = packer(D32Geometry(wide, packed).memory_shape, wide, packed, fill) \
+        if quint8 and 0 <= fill <= 255 else None
+    unpack = unpacker(x.geometry.memory_shape, x.shape, x.padding) if quint8 else None
+    layout = _Layout(shape, pad, wide, unpack, pack)
+    if all(not t.has_data or not t.raw.flags.writeable for t in consts):
+        ctx.state["dwise_layout"] = Shared(key, layout)
+    return layout
 
 
 def _pad_lane_code(ctx: KernelContext) -> int | None:

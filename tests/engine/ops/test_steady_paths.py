@@ -165,3 +165,57 @@ def test_a_depthwise_run_again_keeps_its_padding_lane_code() -> None:
         assert _bytes(kernel(ctx, *inputs)) == _bytes(want)
     assert isinstance(ctx.state["dwise_last"], Shared)
     assert snapshot_states({1: ctx.state})[1]["dwise_last"] is ctx.state["dwise_last"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(shape=st.tuples(st.integers(1, 2), st.integers(1, 6), st.integers(1, 9),
+                       st.integers(1, 70)), pads=_PADS, fill=st.integers(0, 255),
+       seed=st.integers(0, 999))
+def test_a_packer_packs_as_pack_d32(shape: tuple[int, int, int, int], pads: tuple[int, ...],
+                                    fill: int, seed: int) -> None:
+    from hexscope.engine.d32 import D32Geometry
+    from hexscope.engine.ops.kernels.d32_layout import pack_d32, packer
+
+    hb, ha, wb, _, db = pads
+    pad = D32Padding(hb, ha, wb, (-(wb + shape[2])) & 3, db, (-(db + shape[3])) & 31)
+    data = np.random.default_rng(seed).integers(0, 256, shape, dtype=np.uint8)
+    memory_shape = D32Geometry(shape, pad).memory_shape
+    pack = packer(memory_shape, shape, pad, fill)
+    assert pack is not None
+    want = pack_d32(data, memory_shape, pad, fill)
+    assert np.array_equal(pack(data), want) and np.array_equal(pack(data), want)
+
+
+def _i32(v: int) -> Tensor:
+    return Tensor.scalar(v, DType.INT32).readonly()
+
+
+def test_the_converters_kept_set_up_equals_a_fresh_one_and_logs_as_before() -> None:
+    """Convert_to_d32 and Convert_from_d32 run again on one context (their packing kept)
+    against a fresh context each time, over inputs of changing shapes; options out of range
+    keep being logged at every run (nothing kept for them)."""
+    to_d32 = REGISTRY.get("Convert_to_d32").kernel
+    from_d32 = REGISTRY.get("Convert_from_d32").kernel
+    rng = np.random.default_rng(8)
+    lines: list = []
+    keep_to = KernelContext(1, "Convert_to_d32", padding_fill=0x33, debug_level=2,
+                            log_sink=lambda level, text: lines.append(text))
+    keep_from = KernelContext(2, "Convert_from_d32")
+    for opts in ((), (_i32(0), _i32(5), _i32(2), _i32(3)), (_i32(0), _i32(9))):
+        for shape in ((1, 3, 5, 8), (1, 3, 5, 8), (2, 2, 7, 33), (2, 2, 7, 33)):
+            lines.clear()
+            x = Tensor.from_array(rng.integers(0, 256, shape, dtype=np.uint8), DType.QUINT8)
+            (y,) = to_d32(keep_to, x, *opts)
+            want_lines = list(lines)
+            fresh = KernelContext(1, "Convert_to_d32", padding_fill=0x33, debug_level=2,
+                                  log_sink=lambda level, text: lines.append(text))
+            lines.clear()
+            (want,) = to_d32(fresh, x, *opts)
+            assert _bytes((y,)) == _bytes((want,)) and want_lines == lines
+            assert bool(lines) == (len(opts) == 2)      # w_left 9: logged every run
+            kept = keep_to.state["to_d32"].key  # type: ignore[attr-defined]
+            assert (kept[0] == shape and kept[5:] == opts) == (len(opts) != 2)
+            (back,) = from_d32(keep_from, y)
+            assert back.layout is Layout.FLAT and back.raw.tobytes() == x.raw.tobytes()
+            (again,) = from_d32(KernelContext(2, "Convert_from_d32"), y)
+            assert _bytes((back,)) == _bytes((again,))
