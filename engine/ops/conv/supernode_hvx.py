@@ -52,7 +52,14 @@ from hexscope.engine.ops.conv.dwise_scaling import (
     retry,
 )
 from hexscope.engine.ops.kernels.d32_layout import unpacker
-from hexscope.engine.ops.kernels.gemm import CENTER, Window, gemm_into, is_plain, patch_dtype
+from hexscope.engine.ops.kernels.gemm import (
+    CENTER,
+    Window,
+    gemm_into,
+    is_plain,
+    patch_dtype,
+    prepared_gemm8,
+)
 from hexscope.engine.ops.kernels.supernode_requant import (
     requantize_into_d32,
     scale,
@@ -365,16 +372,20 @@ def _plain_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols:
     w, depth = x.shape[2], x.shape[3]
     count = max(0, cols.out + extra - w) if extra else 0
     shape = (x.shape[0], rows.out, cols.out + extra, rhs.n)
+    gemm = prepared_gemm8(rhs, shape[0] * shape[1] * shape[2], c)
+    centre = np.uint8(CENTER)
 
     def sums(x: Tensor, zx: int) -> np.ndarray:
         data = unpack(x.raw)
         if count:
             data = np.concatenate([data, _row_memory(x, cols, zx, w, count)], axis=2)
         # x - 128 is the top bit flipped: the GEMM's centred rows, in place
-        np.bitwise_xor(data, np.uint8(CENTER), out=data)
+        np.bitwise_xor(data, centre, out=data)
+        lhs = data.view(np.int8).reshape(-1, depth)
+        if gemm is not None:
+            return gemm(lhs, rhs.offsets(CENTER - zx, c)).reshape(shape)
         out = np.empty((data.size // depth, rhs.n), np.int32)
-        gemm_into(out, data.view(np.int8).reshape(-1, depth), rhs, rhs.offsets(CENTER - zx, c),
-                  c)
+        gemm_into(out, lhs, rhs, rhs.offsets(CENTER - zx, c), c)
         return out.reshape(shape)
 
     return sums

@@ -219,3 +219,24 @@ def test_the_converters_kept_set_up_equals_a_fresh_one_and_logs_as_before() -> N
             assert back.layout is Layout.FLAT and back.raw.tobytes() == x.raw.tobytes()
             (again,) = from_d32(KernelContext(2, "Convert_from_d32"), y)
             assert _bytes((back,)) == _bytes((again,))
+
+
+@settings(max_examples=30, deadline=None)
+@given(m=st.integers(1, 40), k=st.integers(1, 70), n=st.integers(1, 50),
+       zero=st.integers(0, 255), b=st.integers(-300, 300), seed=st.integers(0, 999))
+def test_a_prepared_gemm_equals_gemm_into(m: int, k: int, n: int, zero: int, b: int,
+                                          seed: int) -> None:
+    from hexscope.engine.ops.kernels import igemm
+    from hexscope.engine.ops.kernels.gemm import Rhs, gemm_into, prepared_gemm8
+
+    if not igemm.available8():
+        return                          # no VNNI here: the prepared GEMM is never built
+    rng = np.random.default_rng(seed)
+    rhs = Rhs.from_codes(rng.integers(0, 256, (k, n), dtype=np.uint8), zero)
+    lhs = rng.integers(-128, 128, (m, k), dtype=np.int8)
+    offsets = rhs.offsets(int(rng.integers(-200, 200)), b)
+    run = prepared_gemm8(rhs, m, b)
+    assert run is not None
+    want = np.empty((m, n), np.int32)
+    gemm_into(want, lhs, rhs, offsets, b)
+    assert np.array_equal(run(lhs, offsets), want)
