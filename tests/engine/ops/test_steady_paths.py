@@ -240,3 +240,22 @@ def test_a_prepared_gemm_equals_gemm_into(m: int, k: int, n: int, zero: int, b: 
     want = np.empty((m, n), np.int32)
     gemm_into(want, lhs, rhs, offsets, b)
     assert np.array_equal(run(lhs, offsets), want)
+
+
+@given(word=st.binary(min_size=0, max_size=8), value=st.floats(width=64))
+def test_scalar_f_and_f32_word_read_and_write_as_before(word: bytes, value: float) -> None:
+    """scalar_f's inline read gives Tensor.scalar_value's float for any bytes (NaN payloads,
+    short buffers); f32_word gives np.full's word."""
+    import math
+    import warnings
+
+    from hexscope.engine.ops.context import scalar_f
+    from hexscope.engine.ops.conv.common import f32_word
+
+    t = Tensor((1, 1, 1, max(1, len(word))), DType.UINT8,
+               np.frombuffer(word.ljust(1, b"\0"), np.uint8).copy())
+    got, want = scalar_f(t), float(t.scalar_value(float))
+    assert got == want or (math.isnan(got) and math.isnan(want))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert f32_word(value).tobytes() == np.full(1, value, np.float32).tobytes()
