@@ -409,7 +409,14 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
     rows, cols, terms = steady.rows, steady.cols, steady.terms
     xmn, xmx = scalar_f(x_min), scalar_f(x_max)
     sums = None
-    mem = np.full(steady.mem_shape, ctx.padding_fill, np.uint8)
+    # the requantization writes every lane of rows 4.. and columns 4.. of the memory: only
+    # the 4 rows above and below and the 4 columns left take the fill (a whole memset of
+    # the output cost MobileNetV2 ~0.4 ms a run)
+    mem = np.empty(steady.mem_shape, np.uint8)
+    fill = ctx.padding_fill
+    mem[:, :4] = fill
+    mem[:, -4:] = fill
+    mem[:, 4:-4, :, :4] = fill
     for run in range(_RUNS):
         sc, folded = _scaling(ctx, state, xmn, xmx, terms, bias, steady.bmn, steady.bmx,
                               bias32)
