@@ -204,7 +204,7 @@ def _requantize_8to8_reference(ctx: KernelContext, x: Tensor, x_min: Tensor, x_m
 @op("Requantize_8to8", Category.QUANTIZE, reference=_requantize_8to8_reference,
     inputs=(Port("x", DType.QUINT8), *_RANGE_IN), outputs=_OUT)
 def requantize_8to8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
-                    out_min: Tensor, out_max: Tensor) -> tuple[Tensor, np.ndarray, np.ndarray]:
+                    out_min: Tensor, out_max: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     """Change the range of quint8 data to a given output range (the delegate's QUANTIZE).
 
     Semantics (op_requantize.c ``do_requantize_8to8_execute``): the given output range must
@@ -230,7 +230,9 @@ def requantize_8to8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
     gain, in_off, out_off, w_min, w_max = _checked_plan(
         scalar_f(x_min), scalar_f(x_max), scalar_f(out_min), scalar_f(out_max))
     y = requantize_u8_by_table(x.array.reshape(-1), gain, in_off, out_off).reshape(x.shape)
-    return fresh(y), w_min.copy(), w_max.copy()
+    # Tensors as the executor would wrap the arrays (its plan then takes them as they are)
+    return (Tensor.from_array(fresh(y), DType.QUINT8), Tensor.scalar_of(w_min),
+            Tensor.scalar_of(w_max))
 
 
 @exact_memo

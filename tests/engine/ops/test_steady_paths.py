@@ -259,3 +259,21 @@ def test_scalar_f_and_f32_word_read_and_write_as_before(word: bytes, value: floa
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert f32_word(value).tobytes() == np.full(1, value, np.float32).tobytes()
+
+
+def test_requantize_8to8_hands_the_executor_tensors() -> None:
+    """Its outputs as Tensors, the bytes and types the executor's wrap of arrays gave, so
+    the plan takes them without the full output check."""
+    from hexscope.engine.executor import plain_outputs
+
+    rng = np.random.default_rng(3)
+    x = Tensor.from_array(rng.integers(0, 256, (1, 3, 4, 5), dtype=np.uint8), DType.QUINT8)
+    lo, hi = Tensor.scalar(-1.0).readonly(), Tensor.scalar(3.0).readonly()
+    out_lo, out_hi = Tensor.scalar(-2.0).readonly(), Tensor.scalar(1.984375).readonly()
+    y, y_min, y_max = REGISTRY.get("Requantize_8to8").kernel(
+        KernelContext(1, "Requantize_8to8"), x, lo, hi, out_lo, out_hi)
+    assert (y.dtype, y.shape, y_min.dtype, y_min.shape) == \
+        (DType.QUINT8, (1, 3, 4, 5), DType.FLOAT32, (1, 1, 1, 1))
+    assert y_min.scalar_value() == -2.0 and y_max.raw.tobytes() == out_hi.raw.tobytes()
+    checks = ((DType.QUINT8, None), (DType.FLOAT32, None), (DType.FLOAT32, None))
+    assert plain_outputs((y, y_min, y_max), checks) == (y, y_min, y_max)
