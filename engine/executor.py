@@ -110,8 +110,7 @@ def plain_outputs(raw: Sequence[Tensor | np.ndarray],
         if capacity is not None and value.has_data and value.raw.size > capacity:
             return None
     for value in raw:
-        if value.has_data:  # type: ignore[union-attr]
-            value.raw.setflags(write=False)  # type: ignore[union-attr]
+        value.readonly()  # type: ignore[union-attr]
     return tuple(raw)  # type: ignore[arg-type]
 
 

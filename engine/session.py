@@ -71,6 +71,13 @@ def _snapshot_value(value: object) -> object:
     names = _FIELDS.get(kind)
     if names is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
         names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(value))
+    fields = getattr(value, "__dict__", None) if names is not None else None
+    if fields is not None and _IMMUTABLE_TYPES.issuperset(map(type, fields.values())) \
+            and not hasattr(kind, "__slots__"):
+        # every attribute of an exactly immutable type (a node's range state), in C
+        twin = object.__new__(kind)
+        twin.__dict__.update(fields)
+        return twin
     if names is not None and all(_immutable(getattr(value, name)) for name in names):
         if hasattr(value, "__dict__") and not hasattr(kind, "__slots__"):
             twin = object.__new__(kind)     # copy.copy's result, without its reduce protocol

@@ -236,7 +236,10 @@ class Tensor:
     @property
     def raw(self) -> npt.NDArray[np.uint8]:
         """The whole allocation, data and tail."""
-        return self._require_data()
+        raw = self._raw         # _require_data's check, inline: the most read property
+        if raw is None:
+            return self._require_data()
+        return raw
 
     @property
     def buffer(self) -> npt.NDArray[np.uint8]:
