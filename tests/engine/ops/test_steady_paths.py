@@ -277,3 +277,29 @@ def test_requantize_8to8_hands_the_executor_tensors() -> None:
     assert y_min.scalar_value() == -2.0 and y_max.raw.tobytes() == out_hi.raw.tobytes()
     checks = ((DType.QUINT8, None), (DType.FLOAT32, None), (DType.FLOAT32, None))
     assert plain_outputs((y, y_min, y_max), checks) == (y, y_min, y_max)
+
+
+@settings(max_examples=40, deadline=None)
+@given(oh=st.integers(0, 3), ow=st.integers(0, 6), extra=st.integers(0, 3),
+       cout=st.integers(1, 40), shift=st.integers(0, 31), short=st.booleans(),
+       seed=st.integers(0, 999))
+def test_a_kept_requantization_equals_requantize_into_d32_and_extremes(
+        oh: int, ow: int, extra: int, cout: int, shift: int, short: bool, seed: int) -> None:
+    from hexscope.engine.ops.conv.supernode_hvx import _extremes, _requant
+    from hexscope.engine.ops.kernels.supernode_requant import requantize_into_d32
+
+    rng = np.random.default_rng(seed)
+    channels = (cout + 31) & ~31
+    sums = rng.integers(-2**31, 2**31, (1, oh, ow + extra, cout), dtype=np.int64)
+    sums = sums.astype(np.int32) >> np.int32(rng.integers(0, 31))
+    folded = rng.integers(-2**40, 2**40, channels)
+    recip = rng.integers(0, 2**31, channels)
+    shape = (1, oh + 8, channels // 32, 4 + ow + extra, 32)
+    run = _requant(ow, channels, short)
+    if run is None:
+        return                                  # no compiled kernels: never kept
+    mem, want_mem = np.full(shape, 7, np.uint8), np.full(shape, 7, np.uint8)
+    want = _extremes(*requantize_into_d32(sums, ow, folded, recip, shift, short, True,
+                                          want_mem), recip, short)
+    assert run(sums, folded, recip, shift, mem) == want
+    assert np.array_equal(mem, want_mem)
