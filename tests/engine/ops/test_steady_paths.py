@@ -158,11 +158,14 @@ def test_a_depthwise_run_again_keeps_its_padding_lane_code() -> None:
               _f(float("inf")))
     kernel = REGISTRY.get(dw).kernel
     ctx = KernelContext(1, dw, padding=Padding.VALID)
-    for _ in range(3):
+    # then an input of another width and padding: the kept set-up is rebuilt
+    other = (_d32(rng, (1, 3, 11, 32), D32Padding(4, 4, 4, 1, 0, 0)), *inputs[1:])
+    for run in (inputs, inputs, inputs, other, other):
         fresh = KernelContext(1, dw, padding=Padding.VALID)
         fresh.state["dwise_range"] = _copy_range(ctx.state.get("dwise_range"))
-        want = kernel(fresh, *inputs)
-        assert _bytes(kernel(ctx, *inputs)) == _bytes(want)
+        want = kernel(fresh, *run)
+        assert _bytes(kernel(ctx, *run)) == _bytes(want)
+        assert ctx.state["dwise_steady"].key[0] == run[0].shape  # type: ignore[attr-defined]
     assert isinstance(ctx.state["dwise_last"], Shared)
     assert snapshot_states({1: ctx.state})[1]["dwise_last"] is ctx.state["dwise_last"]
 
