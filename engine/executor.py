@@ -351,11 +351,6 @@ class Executor:
                 state = states[node_id] = {}
             ctx.state, ctx.store, ctx.graph_inputs = state, store, graph_inputs
             ctx.padding_fill, ctx.seed, ctx.debug_level = padding_fill, seed, debug_level
-            flat_of = step.flat_of
-            if flat_of is not None:
-                found = trace.get(flat_of[0])
-                ctx.flat_input = None if found is None or (store and flat_of in store) \
-                    else found.outputs[flat_of[1]]
             if ctx.warnings:
                 ctx.warnings = []
             plan = plans[node_id]

@@ -37,9 +37,6 @@ class PlanStep:
     # the op's kernel when the simulator runs it directly; None: through the backend
     kernel: Callable[..., Sequence[Tensor | np.ndarray]] | None
     ctx: KernelContext
-    # input 0 made by a Convert_to_d32 from an earlier node's output: that output's
-    # (producer id, index), handed to the kernel as ``ctx.flat_input``
-    flat_of: tuple[int, int] | None = None
 
 
 def node_context(node: Node, input_ops: tuple[str, ...], log: Log) -> KernelContext:
@@ -79,22 +76,6 @@ def build_plan(plan: Sequence[int], nodes: Mapping[int, Node],
                 return None
         kernel = getattr(specs[node_id], "kernel", None) if direct else None
         steps.append(PlanStep(node, tuple(sources), kernel,
-                              node_context(node, input_ops[node_id], log),
-                              _flat_of(node, nodes, seen)))
+                              node_context(node, input_ops[node_id], log)))
         seen.add(node_id)
     return steps
-
-
-def _flat_of(node: Node, nodes: Mapping[int, Node], seen: set[int]) -> tuple[int, int] | None:
-    """Where input 0's values are as a flat tensor: a Convert_to_d32's input, when that is an
-    earlier node's output (what the trace keeps; not a Const, not a Variable's store)."""
-    if not node.inputs or node.inputs[0][1] != 0:
-        return None
-    convert = nodes.get(node.inputs[0][0])
-    if convert is None or convert.op != "Convert_to_d32" or not convert.inputs:
-        return None
-    src = convert.inputs[0]
-    producer = nodes.get(src[0])
-    if producer is None or producer.is_const or producer.op == "Variable" or src[0] not in seen:
-        return None
-    return src

@@ -46,10 +46,6 @@ class KernelContext:
     # where warn() writes; without it, the log sink at level 0
     warning_sink: Callable[[str], None] | None = None
     warnings: list[str] = field(default_factory=list)
-    # Input 0's values as a flat tensor, where the executor's plan knows them: the input of
-    # the Convert_to_d32 that produced input 0 (the same values; a d32 consumer then need
-    # not unpack its input). None otherwise; set per call, only by the plan.
-    flat_input: Tensor | None = None
 
     @property
     def n_outputs(self) -> int:
@@ -127,16 +123,6 @@ def flat(array: np.ndarray, dtype: DType | None = None) -> Tensor:
 
 def f32_scalar(value: float) -> Tensor:
     return Tensor.scalar(np.float32(value), DType.FLOAT32)
-
-
-def flat_values(ctx: KernelContext, x: Tensor) -> np.ndarray | None:
-    """``x.array`` without unpacking, where the plan gave input 0's values flat
-    (``ctx.flat_input``, checked to be quint8 of ``x``'s shape), else None."""
-    flat = ctx.flat_input
-    if flat is None or flat.dtype is not DType.QUINT8 or x.dtype is not DType.QUINT8 \
-            or flat.layout is not Layout.FLAT or flat.shape != x.shape or not flat.has_data:
-        return None
-    return flat.array
 
 
 def require_d32(t: Tensor, what: str = "input 0") -> Tensor:

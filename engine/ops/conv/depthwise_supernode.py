@@ -209,12 +209,8 @@ def depthwise_d32(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...],
     lay = _layout(ctx, x, rest, pad_of)
     shape, pad, fill = lay.shape, lay.pad, ctx.padding_fill
     ow = shape[2]
-    # (not ctx.flat_input: a read-only array is another type to numba, whose kernels would
-    # load a second specialization at a session's first run, +0.3 s)
-    if lay.unpack is not None:
-        flat = Tensor(x.shape, x.dtype, lay.unpack(x.raw).reshape(-1))
-    else:
-        flat = Tensor.from_array(fresh(x.array), x.dtype)
+    flat = Tensor(x.shape, x.dtype, lay.unpack(x.raw).reshape(-1)) if lay.unpack is not None \
+        else Tensor.from_array(fresh(x.array), x.dtype)
     if filt.shape[:2] == (3, 3) and not scales:
         y, lo, hi = depthwise_supernode(ctx, flat, *rest, wide=(pad.w_before, pad.w_after))
         mem = (lay.pack(y.array).reshape(-1) if lay.pack is not None and y.shape == lay.wide

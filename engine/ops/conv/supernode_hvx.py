@@ -39,7 +39,7 @@ from hexscope.engine.d32 import D32Padding
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import level_size_zero
-from hexscope.engine.ops.context import KernelContext, Shared, data_of, flat_values, scalar_f
+from hexscope.engine.ops.context import KernelContext, Shared, data_of, scalar_f
 from hexscope.engine.ops.conv.common import f32_output, f32_word, filter_rhs
 from hexscope.engine.ops.conv.conv2d import conv_sums, output_window
 from hexscope.engine.ops.conv.dwise_scaling import (
@@ -321,7 +321,7 @@ class _Steady(NamedTuple):
     mem_shape: tuple[int, int, int, int, int]
     shape: tuple[int, int, int, int]
     pad: D32Padding
-    sums: Callable[[Tensor, int, np.ndarray | None], np.ndarray] | None  # None: _all_sums
+    sums: Callable[[Tensor, int], np.ndarray] | None     # None: _all_sums
     # requantize_into_d32 then _extremes, the kernel found once; None: those two
     requant: Callable[..., tuple[int, int]] | None
 
@@ -383,8 +383,7 @@ def _requant(ow: int, channels: int, short: bool) -> Callable[..., tuple[int, in
 
 
 def _plain_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols: Window,
-                zf: int, short: bool
-                ) -> Callable[[Tensor, int, np.ndarray | None], np.ndarray] | None:
+                zf: int, short: bool) -> Callable[[Tensor, int], np.ndarray] | None:
     """:func:`_all_sums` of a 1x1 stride-1 convolution of a d32 input, for inputs of ``x``'s
     geometry, as one unpack (a copy of our own, centred in place, the columns past the data
     appended as the asm reads them), one GEMM: the same sums, the set-up done once. None
@@ -404,19 +403,12 @@ def _plain_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols:
     gemm = prepared_gemm8(rhs, shape[0] * shape[1] * shape[2], c)
     centre = np.uint8(CENTER)
 
-    def sums(x: Tensor, zx: int, flat: np.ndarray | None) -> np.ndarray:
-        # x - 128 is the top bit flipped: the GEMM's centred rows, in a copy of our own (the
-        # unpacked input, centred in place; or x's values as the plan gives them flat,
-        # centred as they are copied)
+    def sums(x: Tensor, zx: int) -> np.ndarray:
+        data = unpack(x.raw)
         if count:
-            data = np.concatenate([unpack(x.raw) if flat is None else flat,
-                                   _row_memory(x, cols, zx, w, count)], axis=2)
-            np.bitwise_xor(data, centre, out=data)
-        elif flat is None:
-            data = unpack(x.raw)
-            np.bitwise_xor(data, centre, out=data)
-        else:
-            data = np.bitwise_xor(flat, centre)
+            data = np.concatenate([data, _row_memory(x, cols, zx, w, count)], axis=2)
+        # x - 128 is the top bit flipped: the GEMM's centred rows, in place
+        np.bitwise_xor(data, centre, out=data)
         lhs = data.view(np.int8).reshape(-1, depth)
         if gemm is not None:
             return gemm(lhs, rhs.offsets(CENTER - zx, c)).reshape(shape)
@@ -462,8 +454,7 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
         if short and stride.shape[2] > 4:
             raise KernelError(f"Add support for stride > 4: stride width {stride.shape[2]}")
         if sums is None:
-            sums = (steady.sums(x, sc.in_offset, flat_values(ctx, x))
-                    if steady.sums is not None
+            sums = (steady.sums(x, sc.in_offset) if steady.sums is not None
                     else _all_sums(ctx, x, filt, rows, cols, sc.in_offset, terms.zf))
         shift = sc.shamt & 31      # vasl(Vw, Rt) shifts by Rt & 31 (an infinite gain: 129 -> 1)
         if steady.requant is not None:

@@ -60,14 +60,10 @@ def test_a_kept_1x1_sums_path_equals_all_sums(b: int, h: int, w: int, d: int, co
     sums = _plain_sums(ctx, x, filt, rows, cols, zf, False)
     assert sums is not None
     want = _all_sums(KernelContext(1, SN, padding=Padding.VALID), x, filt, rows, cols, zx, zf)
-    got = sums(x, zx, None)
+    got = sums(x, zx)
     assert got.dtype == np.int32 and got.shape == want.shape
     assert np.array_equal(got, want)
-    assert np.array_equal(sums(x, zx, None), want)         # kept: the same again
-    values = x.array.copy()
-    values.flags.writeable = False                  # as the trace holds it
-    assert np.array_equal(sums(x, zx, values), want)      # the values given flat
-    assert np.array_equal(values, x.array)                # and left as they were
+    assert np.array_equal(sums(x, zx), want)         # kept: the same again
 
 
 @settings(max_examples=25, deadline=None)
@@ -310,52 +306,3 @@ def test_a_kept_requantization_equals_requantize_into_d32_and_extremes(
                                           want_mem), recip, short)
     assert run(sums, folded, recip, shift, mem) == want
     assert np.array_equal(mem, want_mem)
-
-
-def _one_by_one(width: int, depth: int = 40, n: int = 37):
-    """INPUT 0x10 -> a 1x1 Supernode_8x8p32to8 0x40 -> OUTPUT; prepare makes it
-    Convert_to_d32 -> Supernode_8x8p32to8_d32 -> Convert_from_d32."""
-    from hexscope.engine.graph import Graph
-    from hexscope.engine.nodes import OutputDef
-
-    g = Graph()
-    g.append_node(0x10, "INPUT", outputs=[OutputDef((1, 3, width, depth), 1)])
-    for nid, v in ((0x11, -1.0), (0x12, 1.0), (0x13, -2.0), (0x14, 2.0), (0x18, -6.0),
-                   (0x19, 6.0)):
-        g.append_const_node(nid, np.array([v], np.float32))
-    rng = np.random.default_rng(width)
-    g.append_const_node(0x15, rng.integers(0, 256, (1, 1, depth, n), dtype=np.uint8))
-    g.append_const_node(0x16, shape=(1, 1, 1, 1))
-    g.append_const_node(0x17, rng.integers(-900, 900, (1, 1, 1, n)).astype(np.int32))
-    g.append_node(0x40, "Supernode_8x8p32to8", padding="SAME",
-                  inputs=[(0x10, 0), (0x15, 0), (0x11, 0), (0x12, 0), (0x13, 0), (0x14, 0),
-                          (0x16, 0), (0x17, 0), (0x13, 0), (0x14, 0), (0x18, 0), (0x19, 0)],
-                  outputs=[OutputDef((1, 3, width, n), 1), OutputDef(), OutputDef()])
-    g.append_node(0x50, "OUTPUT", inputs=[(0x40, 0)])
-    x = rng.integers(0, 256, (1, 3, width, depth), dtype=np.uint8)
-    return g, x
-
-
-def test_a_supernode_after_convert_to_d32_reads_its_values_flat_as_stepping_unpacks() -> None:
-    """The plan hands a d32 Supernode its input's values flat (the Convert_to_d32's input):
-    the same bytes as a stepped run, which unpacks; widths with and without padding
-    columns the asm computes past the data."""
-    from hexscope.engine.session import Session
-
-    for width in (8, 7, 6, 5):
-        g, x = _one_by_one(width)
-        fast, stepped = Session(g), Session(g)
-        assert [fast.prepared.nodes[i].op for i in fast.plan][1:3] == \
-            ["Convert_to_d32", "Supernode_8x8p32to8_d32"]
-        for _ in range(2):
-            fast.execute([x])
-            stepped.set_inputs([x])
-            while stepped.step() is not None:
-                pass
-            for node_id in fast.plan:
-                got, want = fast.result(node_id), stepped.result(node_id)
-                assert got is not None and want is not None
-                assert _bytes(got.outputs) == _bytes(want.outputs), hex(node_id)
-        steps = fast.executor._fast_plan()
-        sn = next(s for s in steps if s.node.op == "Supernode_8x8p32to8_d32")
-        assert sn.flat_of == (0x10, 0) and sn.ctx.flat_input is fast.result(0x10).outputs[0]
