@@ -306,3 +306,27 @@ def test_a_kept_requantization_equals_requantize_into_d32_and_extremes(
                                           want_mem), recip, short)
     assert run(sums, folded, recip, shift, mem) == want
     assert np.array_equal(mem, want_mem)
+
+
+def test_requantize_8to8_kept_lookup_equals_the_table_path() -> None:
+    """Its lookup kept in the node (the affine step above 512 codes, the table below) gives
+    requantize_u8_by_table's codes, run after run and for a changing size and range."""
+    from hexscope.engine.ops.quant.requantize_fixed import (
+        requantize_8to8_plan,
+        requantize_u8_by_table,
+    )
+
+    kernel = REGISTRY.get("Requantize_8to8").kernel
+    ctx = KernelContext(1, "Requantize_8to8")
+    rng = np.random.default_rng(6)
+    out_lo, out_hi = Tensor.scalar(-2.0).readonly(), Tensor.scalar(1.984375).readonly()
+    for shape, (a, b) in (((1, 16, 16, 8), (-1.0, 3.0)), ((1, 16, 16, 8), (-1.0, 3.0)),
+                          ((1, 3, 4, 5), (-1.0, 3.0)), ((1, 16, 16, 8), (-0.5, 1.5)),
+                          ((1, 16, 16, 8), (-0.5, 1.5))):
+        x = Tensor.from_array(rng.integers(0, 256, shape, dtype=np.uint8), DType.QUINT8)
+        y, _, _ = kernel(ctx, x, Tensor.scalar(a).readonly(), Tensor.scalar(b).readonly(),
+                         out_lo, out_hi)
+        gain, in_off, out_off = requantize_8to8_plan(a, b, np.float32(-2.0),
+                                                     np.float32(1.984375))
+        want = requantize_u8_by_table(x.array.reshape(-1), gain, in_off, out_off)
+        assert y.shape == shape and y.raw.tobytes() == want.tobytes()
