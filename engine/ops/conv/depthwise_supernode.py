@@ -32,7 +32,11 @@ from hexscope.engine.ops.conv.dwise_scaling import (
 )
 from hexscope.engine.ops.conv.supernode import CHANNEL_SCALE, SUPERNODE_OUT
 from hexscope.engine.ops.kernels.d32_layout import packer, unpacker
-from hexscope.engine.ops.kernels.depthwise import depthwise_requantized, depthwise_sums
+from hexscope.engine.ops.kernels.depthwise import (
+    depthwise_requantized,
+    depthwise_sums,
+    numba_kernels,
+)
 from hexscope.engine.ops.kernels.dwise_requant import dwise_requantize
 from hexscope.engine.ops.reference import ZeroCode, zero_za_low, zero_za_u8, zero_zb
 from hexscope.engine.ops.registry import Category, Port, op
@@ -134,7 +138,7 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
            b_max, *channel_scale)
     kept = ctx.state.get("dwise_steady")
     if isinstance(kept, Shared) and kept.key == key:
-        rows, cols, consts, bias32, bmn, bmx = kept.value  # type: ignore[misc]
+        rows, cols, consts, bias32, bmn, bmx, kernels = kept.value  # type: ignore[misc]
     else:
         for name, t in (("input x", x), ("filter", filt)):
             if t.dtype is not DType.QUINT8:
@@ -148,12 +152,14 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
                            out=cols.out + sum(wide))
         consts = _filter_terms(ctx, filt, f_min, f_max, channel_scale)
         bmn, bmx = scalar_f(b_min), scalar_f(b_max)
+        kernels = numba_kernels()
         # kept while the same read-only Consts and an input of the same shape come in: the
         # checks passed, the windows, the filter terms and the bias range (a run's steady
         # state; the ranges of x come from the node before and are read at every run)
         if all(not t.has_data or not t.raw.flags.writeable
                for t in (filt, f_min, f_max, stride, bias, b_min, b_max, *channel_scale)):
-            ctx.state["dwise_steady"] = Shared(key, (rows, cols, consts, bias32, bmn, bmx))
+            ctx.state["dwise_steady"] = Shared(key, (rows, cols, consts, bias32, bmn, bmx,
+                                                     kernels))
     state = ctx.state.get("dwise_range")
     if not isinstance(state, DwiseRange):
         state = initial_range(scalar_f(o_min), scalar_f(o_max))
@@ -164,7 +170,8 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
         sc, folded = _scaling(ctx, state, bias, bias32, xmn, xmx, bmn, bmx, consts)
         fused = None if sums is not None else depthwise_requantized(
             data_of(x, "input x"), consts.w, sc.in_offset, consts.zf, rows.s, cols.s,
-            rows.before, cols.before, rows.out, cols.out, folded, sc.recip, sc.shamt)
+            rows.before, cols.before, rows.out, cols.out, folded, sc.recip, sc.shamt,
+            kernels)
         if fused is not None:
             # one pass; a retry (rare: a free bound moved) takes the two steps below
             out, lo, hi = fused
@@ -184,8 +191,14 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
             # state takes it as it is (never changed, only replaced) rather than deep-copying
             # the scaling's arrays at every run's start
             ctx.state["dwise_last"] = Shared(None, (sc, float(state.mn), consts.k is None))
-            y = Tensor.from_array(fresh(out), DType.QUINT8)
-            return y, f32_output(f32_word(state.mn)), f32_output(f32_word(state.mx))
+            y = Tensor(out.shape, DType.QUINT8, out.reshape(-1))     # a new array of ours
+            # the range's words, kept while the range holds the same objects (their bits)
+            words = ctx.state.get("dwise_words")
+            if not isinstance(words, Shared) or words.key[0] is not state.mn \
+                    or words.key[1] is not state.mx:  # type: ignore[index]
+                words = Shared((state.mn, state.mx), (f32_word(state.mn), f32_word(state.mx)))
+                ctx.state["dwise_words"] = words
+            return y, f32_output(words.value[0]), f32_output(words.value[1])  # type: ignore[index]
     raise KernelError(f"can't find range for depthwise (device's message): still "
                       f"[{state.mn}, {state.mx}] after {_MAX_RETRIES} retries")
 
