@@ -1,7 +1,8 @@
 """A TFLite model in Hexscope: import and prepare time, and a run against TFLite's interpreter
 (one thread), interleaved in one process.
 
-Usage: ``.venv/bin/python bench/tflite_bench.py MODEL.tflite [--repeat N] [--profile OUT]``.
+Usage: ``.venv/bin/python bench/tflite_bench.py MODEL.tflite [--repeat N] [--profile OUT]
+[--ops]``.
 For MobileNetV2: ``TFVENV/bin/python packaging/make_tflite_models.py --mobilenet-v2
 /tmp/mbv2.tflite`` (a Python with TensorFlow makes it) then ``bench/tflite_bench.py
 /tmp/mbv2.tflite``.
@@ -69,6 +70,9 @@ def main() -> None:
     parser.add_argument("model")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--profile", metavar="OUT", help="cProfile Hexscope's runs into OUT")
+    parser.add_argument("--ops", action="store_true",
+                        help="after the rounds, each op's share of a run (the executor's "
+                             "per-node times summed per op, median of --repeat runs)")
     args = parser.parse_args()
     model = read_model(args.model)
     parse = [_timed(lambda: read_model(args.model))[0] for _ in range(args.repeat)]
@@ -134,6 +138,31 @@ def main() -> None:
     if profile:
         profile.dump_stats(args.profile)
         pstats.Stats(args.profile).sort_stats("tottime").print_stats(15)
+    if args.ops:
+        _print_op_split(session, inputs, args.repeat)
+
+
+def _print_op_split(session: Session, inputs: list[np.ndarray], repeat: int) -> None:
+    """Each op's time in a run: the trace's per-node seconds summed per op (median over
+    ``repeat`` runs), its node count, and its share of the nodes' total."""
+    per_op: dict[str, list[float]] = {}
+    counts: dict[str, int] = {}
+    for node_id in session.plan:
+        op = session.prepared.nodes[node_id].op
+        counts[op] = counts.get(op, 0) + 1
+    for _ in range(repeat):
+        session.execute(inputs)
+        sums: dict[str, float] = {}
+        for node_id, seconds in session.times.items():
+            op = session.prepared.nodes[node_id].op
+            sums[op] = sums.get(op, 0.0) + seconds
+        for op, total in sums.items():
+            per_op.setdefault(op, []).append(total)
+    medians = {op: statistics.median(v) for op, v in per_op.items()}
+    whole = sum(medians.values())
+    print(f"per op (median of {repeat} runs, nodes' own times: {whole * 1e3:.1f} ms)")
+    for op, t in sorted(medians.items(), key=lambda kv: -kv[1]):
+        print(f"  {op:36} {counts[op]:4d} nodes {t * 1e3:7.2f} ms  {t / whole:6.1%}")
 
 
 if __name__ == "__main__":

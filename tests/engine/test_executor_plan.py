@@ -145,3 +145,23 @@ def test_d32_examples_run_by_plan_as_stepped() -> None:
         stepped.set_inputs(x)
         _stepped(stepped)
         assert _trace_bytes(fast) == _trace_bytes(stepped), name
+
+
+def test_plain_outputs_takes_only_what_the_full_check_lets_through() -> None:
+    from hexscope.engine.dtypes import DType
+    from hexscope.engine.executor import plain_outputs
+    from hexscope.engine.tensor import Tensor
+
+    y = Tensor.from_array(np.zeros((1, 2, 2, 3), np.uint8), DType.QUINT8)
+    lo = Tensor.from_array(np.zeros(1, np.float32))
+    checks = ((DType.QUINT8, 12), (DType.FLOAT32, None))
+    taken = plain_outputs([y, lo], checks)
+    assert taken == (y, lo) and not y.raw.flags.writeable and not lo.raw.flags.writeable
+    # the full check's cases: an array to wrap, another type, past the capacity, a count
+    assert plain_outputs([y.array, lo], checks) is None
+    assert plain_outputs([lo, lo], checks) is None
+    assert plain_outputs([y, lo], ((DType.QUINT8, 11), (DType.FLOAT32, None))) is None
+    assert plain_outputs([y], checks) is None
+    assert plain_outputs(iter([y, lo]), checks) is None
+    empty = Tensor.shape_only((1, 1, 1, 1))          # no data: no capacity to pass
+    assert plain_outputs([y, empty], ((None, 12), (None, 0))) == (y, empty)

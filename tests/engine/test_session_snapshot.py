@@ -40,3 +40,18 @@ def test_a_snapshot_is_not_changed_by_later_runs_and_shares_shared_entries() -> 
     assert snap[1]["range"][0] == -1.0 and snap[1]["rng"].mx == 6.0
     assert snap[2]["nested"] == {"a": [1, [2]]} and snap[2]["holder"].values == [1, 2]
     assert snap[3] == {}
+
+
+@dataclass
+class _Arrays:
+    lo: np.ndarray
+    flags: int
+
+
+def test_a_dataclass_holding_an_array_is_copied_deeply() -> None:
+    states = {1: {"r": _Arrays(np.zeros(2), 1), "ok": _Range(np.float32(1), np.float32(2), 0)}}
+    snap = snapshot_states(states)
+    states[1]["r"].lo[0] = 5.0
+    states[1]["ok"].flags = 3
+    assert snap[1]["r"].lo[0] == 0.0 and snap[1]["ok"].flags == 0
+    assert snap[1]["ok"] is not states[1]["ok"] and type(snap[1]["ok"]) is _Range

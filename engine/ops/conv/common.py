@@ -69,7 +69,8 @@ _CENTRED_LOCK = threading.Lock()
 
 def f32_word(value: np.float32) -> np.ndarray:
     """``value`` as a read-only one-element float32 array, for :meth:`Tensor.scalar_of`."""
-    word = np.full(1, value, np.float32)
+    word = np.empty(1, np.float32)
+    np.copyto(word, value, casting="unsafe")    # np.full's own steps, without its wrapper
     word.flags.writeable = False
     return word
 

@@ -118,3 +118,63 @@ def unpack_d32(memory: np.ndarray, shape: tuple[int, int, int, int],
     else:
         kernels[1](flat, geometry, tuple(shape), dst, 1)
     return out
+
+
+def unpacker(memory_shape: tuple[int, ...], shape: tuple[int, int, int, int],
+             padding: tuple[int, ...]) -> Callable[[np.ndarray], np.ndarray] | None:
+    """:func:`unpack_d32` for buffers of one geometry, its set-up done once: a function of
+    a tensor's raw bytes (1-D, contiguous, at least the memory's size) giving the logical
+    data (a new array). None where the compiled kernels are off. A node that unpacks an
+    input of the same geometry at every run keeps one (a Supernode's 1x1 GEMM)."""
+    kernels = _kernels()
+    if kernels is None:
+        return None
+    kernel = kernels[1]
+    hb, _, wb, _, db, _ = padding
+    _, h_tot, n_slices, w_tot, _ = memory_shape
+    geometry = (h_tot, n_slices, w_tot, hb, wb, db)
+    dims = tuple(int(n) for n in shape)
+    size = int(np.prod(memory_shape))
+    words = _words(dims[3], db)
+
+    def run(raw: np.ndarray) -> np.ndarray:
+        out = np.empty(dims, np.uint8)
+        if words:
+            kernel(raw[:size].view(np.uint64), geometry, dims, out.reshape(-1).view(np.uint64),
+                   8)
+        else:
+            kernel(raw[:size], geometry, dims, out.reshape(-1), 1)
+        return out
+
+    return run
+
+
+def packer(memory_shape: tuple[int, ...], shape: tuple[int, int, int, int],
+           padding: tuple[int, ...], fill: int) -> Callable[[np.ndarray], np.ndarray] | None:
+    """:func:`pack_d32` for data of one shape into one geometry with one fill, its set-up
+    done once: a function of a (B, H, W, D) uint8 array giving the memory (a new array).
+    None where the compiled kernels are off or ``fill`` is not a byte."""
+    kernels = _kernels()
+    if kernels is None or not 0 <= fill <= 255:
+        return None
+    kernel = kernels[0]
+    hb, _, wb, _, db, _ = padding
+    _, h_tot, n_slices, w_tot, _ = memory_shape
+    geometry = (h_tot, n_slices, w_tot, hb, wb, db)
+    dims = tuple(int(n) for n in shape)
+    mem_shape = tuple(int(n) for n in memory_shape)
+    words = _words(dims[3], db)
+    word = np.uint64(fill * 0x0101010101010101)
+    byte = np.uint8(fill)
+
+    def run(src: np.ndarray) -> np.ndarray:
+        mem = np.empty(mem_shape, np.uint8)
+        flat = np.ascontiguousarray(src).reshape(-1)
+        if words:
+            kernel(flat.view(np.uint64), dims, mem.reshape(-1).view(np.uint64), geometry, word,
+                   8)
+        else:
+            kernel(flat, dims, mem.reshape(-1), geometry, byte, 1)
+        return mem
+
+    return run

@@ -146,14 +146,23 @@ def _narrow(x: np.ndarray, w: np.ndarray, zx: int, zf: int) -> bool:
     return 0 <= zx <= 255 and 0 <= zf <= 255 and w.shape[0] * w.shape[1] <= 33025
 
 
+def numba_kernels() -> tuple | None:
+    """The compiled kernels of this module (None where they are off), for a caller that
+    keeps them and hands them to :func:`depthwise_requantized` (a node's kept set-up)."""
+    return _numba_kernels()
+
+
 def depthwise_requantized(x: np.ndarray, w: np.ndarray, zx: int, zf: int, sh: int, sw: int,
                           top: int, left: int, oh: int, ow: int, biasbuf: np.ndarray,
-                          recip: np.ndarray, shamt: int) -> tuple[np.ndarray, int, int] | None:
+                          recip: np.ndarray, shamt: int, kernels: tuple | None = None
+                          ) -> tuple[np.ndarray, int, int] | None:
     """``dwise_requantize(depthwise_sums(...), biasbuf, recip, shamt)`` in one compiled pass
     (the int32 sums stay in a row buffer), or None where that pass does not apply (numba
     off, zero codes outside 0..255, too many taps, an empty output): the caller then takes
-    the two steps."""
-    kernels = _numba_kernels()
+    the two steps. ``kernels``: :func:`numba_kernels` as the caller found them (default:
+    looked up now)."""
+    if kernels is None:
+        kernels = _numba_kernels()
     nb, c, m = x.shape[0], x.shape[3], w.shape[3]
     if kernels is None or not _narrow(x, w, zx, zf) or not nb * oh * ow * c * m:
         return None

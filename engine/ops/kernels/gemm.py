@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -245,6 +246,62 @@ def gemm_into(out: I32, lhs: Lhs, rhs: Rhs, offsets: I32, b: int,
         span.add(out)
     TIMES.gemm += time.perf_counter() - start
     TIMES.calls["gemm"] += 1
+
+
+_BOUNDS = np.array([2**31 - 1] * 8 + [-2**31] * 8, np.int32)
+
+
+def prepared_gemm8(rhs: Rhs, m: int, b: int) -> Callable[[npt.NDArray[np.int8], I32], I32] | None:
+    """:func:`gemm_into` of int8 left-hand sides of ``m`` rows against ``rhs`` with the row
+    coefficient ``b``, its checks and set-up done once: a function of (lhs, offsets), lhs
+    C-contiguous (m, K), offsets int32 (N,), giving a new int32 (m, N) result. None where the
+    VNNI kernel does not run here (the caller keeps :func:`gemm_into`). A node whose GEMM has
+    the same shapes at every run keeps one (the 1x1 d32 Supernodes)."""
+    kernel = igemm.kernel8()
+    k, n = rhs.k, rhs.n
+    if kernel is None or not (m and n and k) or not igemm.available8():
+        return None
+    packed = rhs.packed8
+    blocks = packed.blocks
+    nb_full, tail = divmod(n, igemm.COLS)
+    mc = max(igemm.ROWS, igemm.CHUNK_BYTES // k // igemm.ROWS * igemm.ROWS)
+    b_ptr = blocks.ctypes.data
+    tail_ptr = b_ptr + nb_full * blocks.strides[0]
+    coef = wrap32(b - rhs.zero)
+    rows_kernel = compiled.kernel("row_sums_i8")
+    zeros = np.zeros(m, np.int32)
+    scale = np.int32(coef)
+
+    def run(lhs: npt.NDArray[np.int8], offsets: I32) -> I32:
+        start = time.perf_counter()
+        if coef:
+            rows = np.empty(m, np.int32)
+            if rows_kernel is not None:
+                rows_kernel(lhs, rows)
+            else:
+                np.sum(lhs, axis=1, dtype=np.int32, out=rows)
+            rows *= scale
+        else:
+            rows = zeros
+        out = np.empty((m, n), np.int32)
+        bounds = _BOUNDS.copy()              # the kernel's min/max, not read here
+        a_ptr, r_ptr, bd_ptr = lhs.ctypes.data, rows.ctypes.data, bounds.ctypes.data
+        if nb_full:
+            kernel(a_ptr, k, m, k, b_ptr, nb_full, offsets.ctypes.data, out.ctypes.data, n, mc,
+                   bd_ptr, r_ptr)
+        if tail:
+            # the last, partial block of 16 columns through a scratch (igemm.gemm_into)
+            scratch = np.empty((m, igemm.COLS), np.int32)
+            off = np.zeros(igemm.COLS, np.int32)
+            off[:tail] = offsets[nb_full * igemm.COLS:]
+            kernel(a_ptr, k, m, k, tail_ptr, 1, off.ctypes.data, scratch.ctypes.data,
+                   igemm.COLS, mc, bd_ptr, r_ptr)
+            out[:, nb_full * igemm.COLS:] = scratch[:, :tail]
+        TIMES.gemm += time.perf_counter() - start
+        TIMES.calls["gemm"] += 1
+        return out
+
+    return run
 
 
 def greedy_edges(cums: list[tuple[np.ndarray, float]]) -> tuple[int, ...]:

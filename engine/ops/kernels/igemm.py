@@ -110,6 +110,12 @@ def available8() -> bool:
         and _kernel8() is not None
 
 
+def kernel8():  # -> the ctypes function, or None
+    """The VNNI kernel itself (its arguments as :func:`gemm_into` passes them), for callers
+    that set a GEMM of fixed operands up once (:func:`gemm.prepared_gemm8`)."""
+    return _kernel8()
+
+
 def gemm_into(out: I32, lhs: I16 | npt.NDArray[np.int8], rhs: PackedRhs, offsets: I32,
               rowterm: I32 | None = None) -> tuple[int, int] | None:
     """``out = lhs @ rhs + offsets (+ rowterm[:, None])`` in int32, wrapping modulo 2**32;

@@ -170,6 +170,12 @@ def supernode_requantize(sums: np.ndarray, folded: np.ndarray, recip: np.ndarray
                                              t[top].max(0))
 
 
+def d32_kernel() -> Callable[..., Any] | None:
+    """The compiled pass of :func:`requantize_into_d32` (its arguments as that function
+    passes them), or None where the compiled kernels are off; for callers that keep it."""
+    return _kernel_d32()
+
+
 def requantize_into_d32(sums: np.ndarray, ow: int, folded: np.ndarray, recip: np.ndarray,
                         shamt: int, minmax_all: bool, after_shift: bool, mem: np.ndarray
                         ) -> tuple[np.ndarray, np.ndarray]:

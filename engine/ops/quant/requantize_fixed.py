@@ -9,13 +9,14 @@ Requantize_8to8 for QUANTIZE (a change of range of 8-bit data).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import numpy as np
 
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import exact_memo, getexp, rndi1
-from hexscope.engine.ops.context import KernelContext, scalar_f
+from hexscope.engine.ops.context import KernelContext, Shared, scalar_f
 from hexscope.engine.ops.elementwise.activation import range_words
 from hexscope.engine.ops.kernels import compiled
 from hexscope.engine.ops.quant.requantize import code_bounds, requantize_i32_to_u8
@@ -204,7 +205,7 @@ def _requantize_8to8_reference(ctx: KernelContext, x: Tensor, x_min: Tensor, x_m
 @op("Requantize_8to8", Category.QUANTIZE, reference=_requantize_8to8_reference,
     inputs=(Port("x", DType.QUINT8), *_RANGE_IN), outputs=_OUT)
 def requantize_8to8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
-                    out_min: Tensor, out_max: Tensor) -> tuple[Tensor, np.ndarray, np.ndarray]:
+                    out_min: Tensor, out_max: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     """Change the range of quint8 data to a given output range (the delegate's QUANTIZE).
 
     Semantics (op_requantize.c ``do_requantize_8to8_execute``): the given output range must
@@ -227,10 +228,38 @@ def requantize_8to8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
     zero-point", with the range to use); a gain of 2^15 or more ("Out range too small
     compared to in range").
     """
-    gain, in_off, out_off, w_min, w_max = _checked_plan(
-        scalar_f(x_min), scalar_f(x_max), scalar_f(out_min), scalar_f(out_max))
-    y = requantize_u8_by_table(x.array.reshape(-1), gain, in_off, out_off).reshape(x.shape)
-    return fresh(y), w_min.copy(), w_max.copy()
+    plan = _checked_plan(scalar_f(x_min), scalar_f(x_max), scalar_f(out_min),
+                         scalar_f(out_max))
+    gain, in_off, out_off, w_min, w_max = plan
+    codes = x.array.reshape(-1)
+    # the node keeps its lookup while the (memoised, so the same) plan and size come in
+    kept = ctx.state.get("requantize")
+    if isinstance(kept, Shared) and kept.key[0] is plan and kept.key[1] == codes.size:  # type: ignore[index]
+        y = kept.value(codes)  # type: ignore[operator]
+    else:
+        run = _requantizer(gain, in_off, out_off, codes.size)
+        ctx.state["requantize"] = Shared((plan, codes.size), run)
+        y = run(codes)
+    # Tensors as the executor would wrap the arrays (its plan then takes them as they are)
+    return (Tensor(x.shape, DType.QUINT8, y), Tensor.scalar_of(w_min), Tensor.scalar_of(w_max))
+
+
+def _requantizer(gain: np.float32, in_off: int, out_off: int, size: int
+                 ) -> Callable[[np.ndarray], np.ndarray]:
+    """:func:`requantize_u8_by_table` of ``size`` codes with its step found once: the
+    compiled affine step where it applies, else that function itself."""
+    steps = _affine_steps(int(np.float32(gain).view(np.uint32)), in_off, out_off) \
+        if size > 512 else None
+    affine = compiled.kernel("affine_codes") if steps is not None else None
+    if steps is None or affine is None:
+        return lambda codes: requantize_u8_by_table(codes, gain, in_off, out_off)
+
+    def run(codes: np.ndarray) -> np.ndarray:
+        y = np.empty(codes.shape, np.uint8)
+        affine(np.ascontiguousarray(codes), *steps, y)
+        return y
+
+    return run
 
 
 @exact_memo
