@@ -168,32 +168,56 @@ def _right_zap(x: Tensor, cols: Window) -> int:
     return min(p.w_after, cols.after)
 
 
+def _zap_span(start: int, size: int) -> range:
+    """The memory columns of a row that ``padzap_part`` (padzap_d32.S) sets when asked for
+    ``size`` columns from column ``start`` (rows start 128-aligned: 4 columns a vector): its
+    mask holds ``size`` mod 4 columns (4 for a multiple of 4: ``valign`` by -32 size & 127)
+    moved up to ``start``'s place in its vector (``vlalign``), cut at the vector's end."""
+    if size <= 0:
+        return range(0)
+    lane = start & 3
+    return range(start, start + min(((size - 1) & 3) + 1, 4 - lane))
+
+
+def _zapped_columns(x: Tensor, cols: Window) -> np.ndarray:
+    """Which memory columns of an input row (its width padding included) hold the input's
+    zero code during the run: the left zap from the row's start (``zap_left_size`` = the
+    whole left padding, op_supernode_new.c:3329) and the right zap from the first right
+    padding column, which ``supernode_execute_workitem_startwork`` skips when that column
+    starts a vector (``work->zap_right_size && (right_ptr_l % 128)``, supernode_utils.h:880);
+    each stays in its first vector (:func:`_zap_span`)."""
+    p = x.padding
+    w = x.shape[2]
+    zapped = np.zeros(w + p.w_before + p.w_after, bool)
+    for span in (_zap_span(0, p.w_before),
+                 _zap_span(p.w_before + w, _right_zap(x, cols) if (p.w_before + w) & 3 else 0)):
+        zapped[span.start:span.stop] = True
+    return zapped
+
+
 def _row_memory(x: Tensor, cols: Window, zx: int, first: int, count: int) -> np.ndarray:
     """Input columns ``first`` .. ``first + count`` of each data row of a d32 input (0 = the
-    first data column) as the asm reads them past the data: the row, its right padding
-    (zapped to zx where nnlib zaps it, its own bytes elsewhere), the next row's left padding
-    (always zapped) and the next row's data (the last row's next is zapped bottom padding).
-    (B, H, count, D)."""
+    first data column; negative: its left padding) as the asm reads them: the row's padding
+    (zx where nnlib zaps it, :func:`_zapped_columns`, its own bytes elsewhere), past the
+    right padding the next row's left padding and data (the last row's next is zapped
+    bottom padding). (B, H, count, D)."""
     b, h, w, d = x.shape
     p = x.padding
     ht, wt = h + p.h_before + p.h_after, w + p.w_before + p.w_after
     dt = d + p.d_before + p.d_after
     mem = np.asarray(x.raw).reshape(b, ht, dt // 32, wt, 32)
     fill = np.uint8(zx & 0xFF)
-    zap = _right_zap(x, cols)
+    zapped = _zapped_columns(x, cols)
     out = np.full((b, h, count, d), fill, np.uint8)
     for k, c in enumerate(range(first, first + count)):     # a handful of columns
-        if c < w + p.w_after:                       # this row: data or right padding
-            if c < 0 or w <= c < w + zap:           # the left padding is always zapped
-                continue
-            src = mem[:, p.h_before:p.h_before + h, :, p.w_before + c, :]
-            out[:, :, k, :] = src.reshape(b, h, dt)[:, :, p.d_before:p.d_before + d]
-        else:                                       # the next row, from its left padding
-            pc = c - (w + p.w_after)
-            if pc < p.w_before or pc >= wt or h < 2:
-                continue
-            src = mem[:, p.h_before + 1:p.h_before + h, :, pc, :]
-            out[:, :-1, k, :] = src.reshape(b, h - 1, dt)[:, :, p.d_before:p.d_before + d]
+        mc = p.w_before + c                         # the memory column in this row
+        nxt = mc >= wt                              # past the row: the next row's
+        if nxt:
+            mc -= wt
+        if mc < 0 or mc >= wt or zapped[mc] or (nxt and h < 2):
+            continue
+        src = mem[:, p.h_before + nxt:p.h_before + h, :, mc, :]
+        out[:, :h - nxt, k, :] = src.reshape(b, h - nxt, dt)[:, :, p.d_before:p.d_before + d]
     return out
 
 
@@ -220,19 +244,24 @@ def _all_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols: W
     input Supernode's over zx, as the windows' padding after)."""
     extra = (-cols.out) & 3
     wide = Window(cols.n, cols.f, cols.s, cols.out + extra, cols.before)
-    if not extra or cols.out == 0:
+    if cols.out == 0 or (not extra and x.layout is not Layout.D32):
         return _sums(ctx, x, filt, rows, cols, zx, zf)
     if x.layout is not Layout.D32:
         return np.concatenate([_sums(ctx, x, filt, rows, cols, zx, zf),
                                _flat_padding_sums(ctx, x, filt, rows, cols, zx, zf)], axis=2)
     w = x.shape[2]
-    # the data columns' own windows read the zapped padding as zx too, so one input serves
-    count = max(0, (wide.out - 1) * wide.s + wide.f - wide.before - w)
-    if count == 0:
+    # the windows read the padding nnlib zaps as zx (the GEMM's own padding) and the rest of
+    # the row's memory as it is: the columns read are handed over as data when one differs
+    left = cols.before
+    right = max(0, (wide.out - 1) * wide.s + wide.f - wide.before - w)
+    lmem = _row_memory(x, cols, zx, -left, left)
+    rmem = _row_memory(x, cols, zx, w, right)
+    fill = np.uint8(zx & 0xFF)
+    if np.all(lmem == fill) and np.all(rmem == fill) and (not extra or right == 0):
         return _sums(ctx, x, filt, rows, wide, zx, zf)
-    data = np.concatenate([x.array, _row_memory(x, cols, zx, w, count)], axis=2)
+    data = np.concatenate([lmem, x.array, rmem], axis=2)
     return _sums(ctx, Tensor.from_array(data, DType.QUINT8), filt, rows,
-                 Window(w + count, wide.f, wide.s, wide.out, wide.before), zx, zf)
+                 Window(left + w + right, wide.f, wide.s, wide.out, 0), zx, zf)
 
 
 class _FilterTerms(NamedTuple):

@@ -1,0 +1,63 @@
+"""Which input padding columns the d32 Supernode reads as the input's zero code (nnlib zaps
+them before the run) and which it reads as they are in memory.
+
+``supernode_execute_workitem_startwork`` zaps the right padding only when it does not start a
+vector (``work->zap_right_size && (right_ptr_l % 128)``, supernode_utils.h:880) and
+``padzap_part`` (padzap_d32.S) never leaves its first vector, holding ``size`` mod 4 columns
+(4 for a multiple of 4). Hand vectors: codes 1 over a range of one unit a code, a 1x3 filter
+of ones, SAME, the padding filled with 200, the output range [0, 255] (one unit a code), so
+a column's code is its window's sum: 2 at an edge read as zero, 202 where the padding is read
+as it is. Every vector below is also what nnlib's HVX build gives under qemu-hexagon
+(docs/oracle-hvx.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hexscope.engine.d32 import D32Padding
+from hexscope.engine.dtypes import DType, Layout
+from hexscope.engine.nodes import OutputDef, Padding
+from hexscope.engine.ops.context import KernelContext
+from hexscope.engine.ops.registry import REGISTRY
+from hexscope.engine.tensor import Tensor
+
+OP = "Supernode_8x8p8to8_d32"
+
+
+def _f(v: float) -> Tensor:
+    return Tensor.from_array(np.array([v], np.float32).reshape(1, 1, 1, 1))
+
+
+def _run(w: int, pad: tuple[int, int, int, int, int, int]) -> list[int]:
+    p = D32Padding(*pad)
+    ht, wt, dt = 1 + p.h_before + p.h_after, w + p.w_before + p.w_after, 32
+    mem = np.full((1, ht, 1, wt, dt), 200, np.uint8)
+    mem[0, p.h_before, 0, p.w_before:p.w_before + w, 0] = 1
+    x = Tensor((1, 1, w, 1), DType.QUINT8, mem.reshape(-1), Layout.D32, p)
+    filt = Tensor.from_array(np.ones((1, 3, 1, 1), np.uint8), DType.QUINT8)
+    bias = Tensor.from_array(np.full((1, 1, 1, 1), 128, np.uint8), DType.QUINT8)
+    defs = (OutputDef((1, 1, w, 1), 1), OutputDef((1, 1, 1, 1), 4), OutputDef((1, 1, 1, 1), 4))
+    ctx = KernelContext(node_id=1, op=OP, padding=Padding.SAME, output_defs=defs,
+                        input_refs=tuple((100 + k, 0) for k in range(12)))
+    y, _, _ = REGISTRY.get(OP).kernel(ctx, x, filt, _f(0), _f(255), _f(0), _f(255),
+                                      Tensor.shape_only((1, 1, 1, 1)), bias, _f(-1), _f(1),
+                                      _f(0), _f(255))
+    return [int(v) for v in np.asarray(y.array).reshape(-1)]
+
+
+@pytest.mark.parametrize(("w", "pad", "want"), [
+    # the right padding starts a vector: not zapped, the last window reads 200
+    (4, (4, 4, 4, 4, 0, 31), [2, 3, 3, 202]),
+    # it starts inside one: zapped as far as the filter reaches (one column)
+    (5, (4, 4, 4, 3, 0, 31), [2, 3, 3, 3, 2]),
+    (4, (4, 4, 6, 6, 0, 31), [202, 3, 3, 2]),
+    # a left padding of 6 is zapped for 6 mod 4 = 2 columns: the one next to the data keeps 200
+    (5, (4, 4, 6, 1, 0, 31), [202, 3, 3, 3, 2]),
+    # both: a left padding of 5 zaps one column, the right padding starts a vector
+    (3, (4, 4, 5, 4, 0, 31), [202, 3, 202]),
+    (6, (4, 4, 3, 3, 0, 31), [2, 3, 3, 3, 3, 2]),
+])
+def test_the_windows_read_the_padding_nnlib_does_not_zap(w, pad, want):
+    assert _run(w, pad) == want
