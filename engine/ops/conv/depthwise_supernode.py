@@ -20,6 +20,7 @@ from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import quantize_uint8
 from hexscope.engine.ops.context import KernelContext, Shared, data_of, scalar_f
 from hexscope.engine.ops.conv.common import CONV_IN, f32_output, f32_word, range_ports
+from hexscope.engine.ops.conv.d32_input_reads import Zaps, read_columns
 from hexscope.engine.ops.conv.depthwise import depthwise_supernode_reference, dwise_windows
 from hexscope.engine.ops.conv.dwise_scaling import (
     DwiseRange,
@@ -33,6 +34,7 @@ from hexscope.engine.ops.conv.dwise_scaling import (
 from hexscope.engine.ops.conv.supernode import CHANNEL_SCALE, SUPERNODE_OUT
 from hexscope.engine.ops.kernels.depthwise import depthwise_requantized, depthwise_sums
 from hexscope.engine.ops.kernels.dwise_requant import dwise_requantize
+from hexscope.engine.ops.kernels.gemm import Window
 from hexscope.engine.ops.reference import ZeroCode, zero_za_low, zero_za_u8, zero_zb
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, fresh
@@ -124,18 +126,20 @@ def _scaling(ctx: KernelContext, state: DwiseRange, bias: Tensor, bias32: bool, 
 def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor,
                         x_max: Tensor, f_min: Tensor, f_max: Tensor, stride: Tensor,
                         bias: Tensor, b_min: Tensor, b_max: Tensor, o_min: Tensor,
-                        o_max: Tensor, *channel_scale: Tensor, wide: tuple[int, int] = (0, 0)
-                        ) -> tuple[Tensor, Tensor, Tensor]:
+                        o_max: Tensor, *channel_scale: Tensor, wide: tuple[int, int] = (0, 0),
+                        d32: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
     """Both names: the bias dtype tells them apart (quint8 codes or int32 values). ``wide``
-    (columns before, after) computes that many more output columns each side, their taps
-    past the data reading the input zero code, as the d32 op's asm does for the output's
-    width padding (:func:`depthwise_d32`); their codes count in the range search."""
+    (columns before, after) computes that many more output columns each side, as the d32
+    op's asm does for the output's width padding (:func:`depthwise_d32`); their codes count
+    in the range search. ``d32``: the d32 input ``x`` came from, whose memory the windows
+    read past the data as the asm does (:func:`_read_memory`); without it they read zx."""
     for name, t in (("input x", x), ("filter", filt)):
         if t.dtype is not DType.QUINT8:
             raise KernelError(f"{name} is {t.dtype.name.lower()}; the Supernode reads quint8")
     bias32 = bias.dtype is not DType.QUINT8
     _check_shapes(filt, stride)
     rows, cols = dwise_windows(ctx, x, filt, stride)
+    data_cols = cols
     if wide != (0, 0):
         cols = replace(cols, before=cols.before + wide[0] * cols.s, out=cols.out + sum(wide))
     consts = _filter_terms(ctx, filt, f_min, f_max, channel_scale)
@@ -145,19 +149,21 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
         ctx.state["dwise_range"] = state
     xmn, xmx, bmn, bmx = scalar_f(x_min), scalar_f(x_max), scalar_f(b_min), scalar_f(b_max)
     sums = None
+    data, cbefore = data_of(x, "input x"), cols.before
     for attempt in range(_MAX_RETRIES + 1):
         sc, folded = _scaling(ctx, state, bias, bias32, xmn, xmx, bmn, bmx, consts)
+        if d32 is not None and attempt == 0:     # zx is the same every run
+            data, cbefore = _read_memory(d32, data, rows, data_cols, cols, sc.in_offset)
         fused = None if sums is not None else depthwise_requantized(
-            data_of(x, "input x"), consts.w, sc.in_offset, consts.zf, rows.s, cols.s,
-            rows.before, cols.before, rows.out, cols.out, folded, sc.recip, sc.shamt)
+            data, consts.w, sc.in_offset, consts.zf, rows.s, cols.s,
+            rows.before, cbefore, rows.out, cols.out, folded, sc.recip, sc.shamt)
         if fused is not None:
             # one pass; a retry (rare: a free bound moved) takes the two steps below
             out, lo, hi = fused
             sums = (None, None)
         elif sums is None or sums[0] != sc.in_offset:
-            sums = (sc.in_offset, depthwise_sums(data_of(x, "input x"), consts.w, sc.in_offset,
-                                                 consts.zf,
-                                                 rows.s, cols.s, rows.before, cols.before,
+            sums = (sc.in_offset, depthwise_sums(data, consts.w, sc.in_offset, consts.zf,
+                                                 rows.s, cols.s, rows.before, cbefore,
                                                  rows.out, cols.out))
         if fused is None:
             out, lo, hi = dwise_requantize(sums[1], folded, sc.recip, sc.shamt)
@@ -170,6 +176,31 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
             return y, f32_output(f32_word(state.mn)), f32_output(f32_word(state.mx))
     raise KernelError(f"can't find range for depthwise (device's message): still "
                       f"[{state.mn}, {state.mx}] after {_MAX_RETRIES} retries")
+
+
+def _read_memory(x: Tensor, data: np.ndarray, rows: Window, data_cols: Window,
+                 cols: Window, zx: int) -> tuple[np.ndarray, int]:
+    """The codes the windows ``cols`` read and their padding before: ``data`` with the d32
+    input's memory columns to its left and right as the asm reads them
+    (:mod:`d32_input_reads`, zapped as ``dwise_supernode_execute`` asks,
+    op_dwise_snode_8bit.c:579-611: the rows the data windows reach above and below plus the
+    extra bottom row, the whole width padding), or ``data`` itself when every column read
+    is zx."""
+    p, w = x.padding, x.shape[2]
+    after = max(0, (cols.out - 1) * cols.s + cols.f - cols.before - w)
+    extra = 0
+    if data_cols.after > p.w_after:
+        extra = 1
+        if rows.s > 1 and rows.after == 0 and rows.f + (rows.out - 1) * rows.s \
+                < rows.before + x.shape[1]:
+            extra = 0
+    zaps = Zaps(rows.before, rows.after + extra, p.w_before, p.w_after)
+    left = read_columns(x, zaps, zx, -cols.before, cols.before)
+    right = read_columns(x, zaps, zx, w, after)
+    fill = np.uint8(zx & 0xFF)
+    if not 0 <= zx <= 255 or (np.all(left == fill) and np.all(right == fill)):
+        return data, cols.before
+    return np.concatenate([left, data, right], axis=2), 0
 
 
 def depthwise_d32(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...],
@@ -195,12 +226,13 @@ def depthwise_d32(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...],
     flat = Tensor.from_array(fresh(x.array), x.dtype)
     fill = ctx.padding_fill
     if filt.shape[:2] == (3, 3) and not scales:
-        y, lo, hi = depthwise_supernode(ctx, flat, *rest, wide=(pad.w_before, pad.w_after))
+        y, lo, hi = depthwise_supernode(ctx, flat, *rest, wide=(pad.w_before, pad.w_after),
+                                        d32=x)
         mem = y.to_d32(pad._replace(w_before=0, w_after=0), fill).raw
         out = Tensor(shape, DType.QUINT8, mem, Layout.D32, pad)
         _fill_pad_lanes(out, _pad_lane_code(ctx), slice(None))
         return out, lo, hi
-    y, lo, hi = depthwise_supernode(ctx, flat, *rest)
+    y, lo, hi = depthwise_supernode(ctx, flat, *rest, d32=x)
     out = y.to_d32(pad, fill)
     _fill_pad_lanes(out, _pad_lane_code(ctx), slice(pad.w_before, pad.w_before + ow))
     extra = (-ow) & 3

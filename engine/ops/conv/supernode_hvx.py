@@ -41,6 +41,7 @@ from hexscope.engine.hexmath import level_size_zero
 from hexscope.engine.ops.context import KernelContext, Shared, data_of, scalar_f
 from hexscope.engine.ops.conv.common import f32_output, f32_word, filter_rhs
 from hexscope.engine.ops.conv.conv2d import conv_sums, output_window
+from hexscope.engine.ops.conv.d32_input_reads import Zaps, read_columns
 from hexscope.engine.ops.conv.dwise_scaling import (
     DwiseRange,
     Scaling,
@@ -168,57 +169,19 @@ def _right_zap(x: Tensor, cols: Window) -> int:
     return min(p.w_after, cols.after)
 
 
-def _zap_span(start: int, size: int) -> range:
-    """The memory columns of a row that ``padzap_part`` (padzap_d32.S) sets when asked for
-    ``size`` columns from column ``start`` (rows start 128-aligned: 4 columns a vector): its
-    mask holds ``size`` mod 4 columns (4 for a multiple of 4: ``valign`` by -32 size & 127)
-    moved up to ``start``'s place in its vector (``vlalign``), cut at the vector's end."""
-    if size <= 0:
-        return range(0)
-    lane = start & 3
-    return range(start, start + min(((size - 1) & 3) + 1, 4 - lane))
-
-
-def _zapped_columns(x: Tensor, cols: Window) -> np.ndarray:
-    """Which memory columns of an input row (its width padding included) hold the input's
-    zero code during the run: the left zap from the row's start (``zap_left_size`` = the
-    whole left padding, op_supernode_new.c:3329) and the right zap from the first right
-    padding column, which ``supernode_execute_workitem_startwork`` skips when that column
-    starts a vector (``work->zap_right_size && (right_ptr_l % 128)``, supernode_utils.h:880);
-    each stays in its first vector (:func:`_zap_span`)."""
+def _zaps(x: Tensor, rows: Window, cols: Window) -> Zaps:
+    """What ``supernode_recalculate_strategy`` asks zapped (op_supernode_new.c:3285-3331):
+    the rows the windows reach above and below (plus the extra bottom row of
+    :func:`check_d32_padding`), the whole left padding, the right padding of
+    :func:`_right_zap`."""
     p = x.padding
-    w = x.shape[2]
-    zapped = np.zeros(w + p.w_before + p.w_after, bool)
-    for span in (_zap_span(0, p.w_before),
-                 _zap_span(p.w_before + w, _right_zap(x, cols) if (p.w_before + w) & 3 else 0)):
-        zapped[span.start:span.stop] = True
-    return zapped
-
-
-def _row_memory(x: Tensor, cols: Window, zx: int, first: int, count: int) -> np.ndarray:
-    """Input columns ``first`` .. ``first + count`` of each data row of a d32 input (0 = the
-    first data column; negative: its left padding) as the asm reads them: the row's padding
-    (zx where nnlib zaps it, :func:`_zapped_columns`, its own bytes elsewhere), past the
-    right padding the next row's left padding and data (the last row's next is zapped
-    bottom padding). (B, H, count, D)."""
-    b, h, w, d = x.shape
-    p = x.padding
-    ht, wt = h + p.h_before + p.h_after, w + p.w_before + p.w_after
-    dt = d + p.d_before + p.d_after
-    mem = np.asarray(x.raw).reshape(b, ht, dt // 32, wt, 32)
-    fill = np.uint8(zx & 0xFF)
-    zapped = _zapped_columns(x, cols)
-    out = np.full((b, h, count, d), fill, np.uint8)
-    for k, c in enumerate(range(first, first + count)):     # a handful of columns
-        mc = p.w_before + c                         # the memory column in this row
-        nxt = mc >= wt                              # past the row: the next row's
-        if nxt:
-            mc -= wt
-        if mc < 0 or mc >= wt or zapped[mc] or (nxt and h < 2):
-            continue
-        src = mem[:, p.h_before + nxt:p.h_before + h, :, mc, :]
-        out[:, :h - nxt, k, :] = src.reshape(b, h - nxt, dt)[:, :, p.d_before:p.d_before + d]
-    return out
+    extra = 0
+    if cols.after > p.w_after:
+        extra = 1
+        if rows.s > 1 and rows.after == 0 and rows.f + (rows.out - 1) * rows.s \
+                < rows.before + x.shape[1]:
+            extra = 0
+    return Zaps(rows.before, rows.after + extra, p.w_before, _right_zap(x, cols))
 
 
 def _flat_padding_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window,
@@ -240,7 +203,7 @@ def _all_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols: W
               zx: int, zf: int) -> np.ndarray:
     """The sums of the data columns and of the columns past them up to a multiple of 4,
     which the asm writes into the output's width padding, in one GEMM: the windows continue
-    to the right over the input's memory as the asm reads it (:func:`_row_memory`; the flat
+    to the right over the input's memory as the asm reads it (:mod:`d32_input_reads`; the flat
     input Supernode's over zx, as the windows' padding after)."""
     extra = (-cols.out) & 3
     wide = Window(cols.n, cols.f, cols.s, cols.out + extra, cols.before)
@@ -254,8 +217,9 @@ def _all_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols: W
     # the row's memory as it is: the columns read are handed over as data when one differs
     left = cols.before
     right = max(0, (wide.out - 1) * wide.s + wide.f - wide.before - w)
-    lmem = _row_memory(x, cols, zx, -left, left)
-    rmem = _row_memory(x, cols, zx, w, right)
+    zaps = _zaps(x, rows, cols)
+    lmem = read_columns(x, zaps, zx, -left, left)
+    rmem = read_columns(x, zaps, zx, w, right)
     fill = np.uint8(zx & 0xFF)
     if np.all(lmem == fill) and np.all(rmem == fill) and (not extra or right == 0):
         return _sums(ctx, x, filt, rows, wide, zx, zf)

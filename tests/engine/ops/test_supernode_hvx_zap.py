@@ -1,5 +1,5 @@
-"""Which input padding columns the d32 Supernode reads as the input's zero code (nnlib zaps
-them before the run) and which it reads as they are in memory.
+"""Which input padding columns the d32 Supernodes read as the input's zero code (nnlib zaps
+them before the run) and which they read as they are in memory.
 
 ``supernode_execute_workitem_startwork`` zaps the right padding only when it does not start a
 vector (``work->zap_right_size && (right_ptr_l % 128)``, supernode_utils.h:880) and
@@ -8,7 +8,8 @@ vector (``work->zap_right_size && (right_ptr_l % 128)``, supernode_utils.h:880) 
 of ones, SAME, the padding filled with 200, the output range [0, 255] (one unit a code), so
 a column's code is its window's sum: 2 at an edge read as zero, 202 where the padding is read
 as it is. Every vector below is also what nnlib's HVX build gives under qemu-hexagon
-(docs/oracle-hvx.md).
+(docs/oracle-hvx.md). The depthwise Supernode (``dwise_supernode_execute``) asks the same
+zaps of the same code, for the whole width padding.
 """
 
 from __future__ import annotations
@@ -61,3 +62,38 @@ def _run(w: int, pad: tuple[int, int, int, int, int, int]) -> list[int]:
 ])
 def test_the_windows_read_the_padding_nnlib_does_not_zap(w, pad, want):
     assert _run(w, pad) == want
+
+
+DW = "DepthwiseSupernode_8x8p32to8_d32"
+
+
+def _run_dwise(h: int, w: int, fh: int, pad: tuple[int, int, int, int, int, int]
+               ) -> list[list[int]]:
+    p = D32Padding(*pad)
+    ht, wt = h + p.h_before + p.h_after, w + p.w_before + p.w_after
+    mem = np.full((1, ht, 1, wt, 32), 50, np.uint8)
+    mem[0, p.h_before:p.h_before + h, 0, p.w_before:p.w_before + w, 0] = 1
+    x = Tensor((1, h, w, 1), DType.QUINT8, mem.reshape(-1), Layout.D32, p)
+    filt = Tensor.from_array(np.ones((fh, 3, 1, 1), np.uint8), DType.QUINT8)
+    bias = Tensor.from_array(np.zeros((1, 1, 1, 1), np.int32), DType.INT32)
+    defs = (OutputDef((1, h, w, 1), 1), OutputDef((1, 1, 1, 1), 4), OutputDef((1, 1, 1, 1), 4))
+    ctx = KernelContext(node_id=1, op=DW, padding=Padding.SAME, output_defs=defs,
+                        input_refs=tuple((100 + k, 0) for k in range(12)))
+    y, _, _ = REGISTRY.get(DW).kernel(ctx, x, filt, _f(0), _f(255), _f(0), _f(255),
+                                      Tensor.shape_only((1, 1, 1, 1)), bias, _f(-2.0**31),
+                                      _f(2.0**31), _f(0), _f(255))
+    return np.asarray(y.array).reshape(h, w).tolist()
+
+
+@pytest.mark.parametrize(("h", "w", "fh", "pad", "want"), [
+    # 2x3 (dwconv2dbbb_s1_3xN_asm): the last column reads the unzapped right padding (50);
+    # the second row's window reaches the bottom padding, which is zapped
+    (2, 4, 2, (4, 4, 4, 4, 0, 31), [[4, 6, 6, 104], [2, 3, 3, 52]]),
+    # 3x3 (dwconv2dbbb_s1_3x3_asm)
+    (3, 4, 3, (4, 4, 4, 4, 0, 31), [[4, 6, 6, 104], [6, 9, 9, 156], [4, 6, 6, 104]]),
+    # left padding 6: its column next to the data is not zapped; the right one (1) is
+    (2, 5, 2, (4, 4, 6, 1, 0, 31), [[104, 6, 6, 6, 4], [52, 3, 3, 3, 2]]),
+    (3, 3, 3, (4, 4, 5, 4, 0, 31), [[104, 6, 104], [156, 9, 156], [104, 6, 104]]),
+])
+def test_the_depthwise_windows_read_the_padding_nnlib_does_not_zap(h, w, fh, pad, want):
+    assert _run_dwise(h, w, fh, pad) == want

@@ -1,0 +1,86 @@
+"""What nnlib's d32 Supernodes (op_supernode_new.c, op_dwise_snode_8bit.c) read where their
+windows leave a d32 input's data: its padding as they left it, read as memory.
+
+Before a run, ``supernode_execute_workitem_startwork`` (supernode_utils.h) zaps parts of the
+input's padding to its zero code: whole rows above and below (``zap_top``, ``zap_bot``), and
+in each data row of each depth slice the left padding from the row's start and the right
+padding from the first column past the data. The right zap runs only when that column does
+not start a vector (``work->zap_right_size && (right_ptr_l % 128)``), and ``padzap_part``
+(padzap_d32.S) never leaves its first vector: its mask holds ``size`` mod 4 columns (4 for a
+multiple of 4), moved to the start's place in its vector. Every other padding byte is read
+as it is. The asm walks the memory linearly: past a row's right padding come the next depth
+slice's left padding and data (after the last slice, the next row's first), and before the
+left padding the previous slice's right padding.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from hexscope.engine.tensor import Tensor
+
+
+class Zaps(NamedTuple):
+    """What a run zaps: padding rows above and below the data, and per data row the
+    left padding columns (``left`` from the row's start) and right padding columns
+    (``right`` from the first column past the data), as asked of ``padzap_part``."""
+
+    top: int
+    bottom: int
+    left: int
+    right: int
+
+
+def zap_span(start: int, size: int) -> range:
+    """The memory columns of a row (rows start 128-aligned: 4 columns a vector) that
+    ``padzap_part`` sets when asked for ``size`` columns from column ``start``."""
+    if size <= 0:
+        return range(0)
+    lane = start & 3
+    return range(start, start + min(((size - 1) & 3) + 1, 4 - lane))
+
+
+def zapped_columns(x: Tensor, left: int, right: int) -> np.ndarray:
+    """Which memory columns of a data row (its width padding included) hold the zero code:
+    the left zap from the row's start, the right one (skipped where it would start a
+    vector) from the first column past the data."""
+    p = x.padding
+    start = p.w_before + x.shape[2]
+    zapped = np.zeros(start + p.w_after, bool)
+    for span in (zap_span(0, left), zap_span(start, right if start & 3 else 0)):
+        zapped[span.start:span.stop] = True
+    return zapped
+
+
+def read_columns(x: Tensor, zaps: Zaps, zx: int, first: int, count: int) -> np.ndarray:
+    """Columns ``first`` .. ``first + count`` of each data row of the d32 input ``x`` (0 =
+    its first data column; negative, or past its width: the padding and beyond) as the asm
+    reads them: (B, H, count, D) uint8, zx where zapped (the zero code's low byte)."""
+    b, h, w, d = x.shape
+    p = x.padding
+    ht, wt = h + p.h_before + p.h_after, w + p.w_before + p.w_after
+    dt = d + p.d_before + p.d_after
+    ns = dt // 32
+    lines = np.asarray(x.raw).reshape(b, ht * ns, wt, 32)
+    zapped = zapped_columns(x, zaps.left, zaps.right)
+    ch = np.arange(p.d_before, p.d_before + d)
+    sl, lane = ch // 32, ch % 32                                  # (D,)
+    y = np.arange(h)[:, None, None]                               # (H, 1, 1)
+    c = p.w_before + np.arange(first, first + count)[None, :, None]     # (1, count, 1)
+    line = (p.h_before + y) * ns + sl[None, None, :] + c // wt    # (H, count, D)
+    col = c % wt
+    row = line // ns
+    inside = (line >= 0) & (line < ht * ns)
+    data_row = (row >= p.h_before) & (row < p.h_before + h)
+    zero = ((data_row & zapped[np.broadcast_to(col, line.shape)])
+            | ((row >= p.h_before - zaps.top) & (row < p.h_before))
+            | ((row >= p.h_before + h) & (row < p.h_before + h + zaps.bottom))
+            | ~inside)
+    got = lines[:, np.clip(line, 0, ht * ns - 1), np.broadcast_to(col, line.shape),
+                np.broadcast_to(lane, line.shape)]
+    return np.where(zero[None], np.uint8(zx & 0xFF), got).astype(np.uint8)
+
+
+__all__ = ["Zaps", "read_columns", "zap_span", "zapped_columns"]
