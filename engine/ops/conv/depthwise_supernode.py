@@ -188,13 +188,8 @@ def _read_memory(x: Tensor, data: np.ndarray, rows: Window, data_cols: Window,
     is zx."""
     p, w = x.padding, x.shape[2]
     after = max(0, (cols.out - 1) * cols.s + cols.f - cols.before - w)
-    extra = 0
-    if data_cols.after > p.w_after:
-        extra = 1
-        if rows.s > 1 and rows.after == 0 and rows.f + (rows.out - 1) * rows.s \
-                < rows.before + x.shape[1]:
-            extra = 0
-    zaps = Zaps(rows.before, rows.after + extra, p.w_before, p.w_after)
+    zaps = Zaps(rows.before, rows.after + _extra_bottom_row(x, rows, data_cols), p.w_before,
+                p.w_after)
     left = read_columns(x, zaps, zx, -cols.before, cols.before)
     right = read_columns(x, zaps, zx, w, after)
     fill = np.uint8(zx & 0xFF)
@@ -207,22 +202,78 @@ def depthwise_d32(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...],
                   pad_of: Callable[[tuple[int, int, int, int]], D32Padding]
                   ) -> tuple[Tensor, Tensor, Tensor]:
     """DepthwiseSupernode_*_d32: the flat op's codes laid out in d32 with what the asm writes
-    into the output's width padding.
+    into the output's width padding, after nnlib's checks of the input's padding
+    (``dwise_supernode_execute``: "filter depth must match input depth", :713; the strategy's
+    "inadequate top/bottom padding", :596).
+
+    The asm works on memory lanes: lane p of the input (its depth padding included) with
+    the filter's channel p (the filter's zero code past its depth,
+    ``dwise_rearrange_weights``) and the bias's (0 past it, ``fill_bias_buf``), into lane p
+    of the output, whose depth padding is the input's. With depth padding before, the
+    channels are therefore not paired with their own filter: that case runs here on the
+    lanes (:func:`_on_lanes`).
 
     The 3x3 kernels (``opt_3x3``: filter 3x3, no ChannelScale) compute the whole padded width
     from its left edge (``out_width_processed = out_width_total``, op_dwise_snode_8bit.c:482):
-    here as data columns whose taps past the input read its zero code
-    (``dwise_supernode_execute`` zaps the input's width padding to ``in_offset``, :600-611);
-    their codes count in the range search, as the asm's min/max do. The other kernels
-    compute the data width from its first column (:484) in groups of 4 columns, and a last
-    group's columns past the data repeat that group's first column (seen under QEMU, all
-    cases); those past the row's right padding land in the next depth slice's (or row's, or
-    the bottom padding's) left padding, where nothing else writes."""
+    here as data columns whose taps past the input read its memory as the asm does
+    (:func:`_read_memory`); their codes count in the range search, as the asm's min/max do.
+    The other kernels compute the data width from its first column (:484) in groups of 4
+    columns, and a last group's columns past the data repeat that group's first column (seen
+    under QEMU, all cases); those past the row's right padding land in the next depth
+    slice's (or row's, or the bottom padding's) left padding, where nothing else writes."""
     filt, stride, scales = rest[0], rest[5], rest[11:]
+    p = x.padding
+    lanes = p.d_before + x.shape[3] + p.d_after
+    if lanes != (filt.shape[2] + 31) & ~31:
+        raise KernelError(f"filter depth must match input depth ({lanes} != "
+                          f"{(filt.shape[2] + 31) & ~31}) (device's message: the input's "
+                          "padded depth against the filter's rounded up to 32)")
     rows, cols = dwise_windows(ctx, x, filt, stride)
-    ow = cols.out
-    shape = (x.shape[0], rows.out, ow, x.shape[3] * filt.shape[3])
+    shape = (x.shape[0], rows.out, cols.out, x.shape[3] * filt.shape[3])
     pad = pad_of(shape)
+    if rows.after + _extra_bottom_row(x, rows, cols) > p.h_after or rows.before > p.h_before:
+        raise KernelError(f"inadequate top/bottom padding (device's message): the input has "
+                          f"{p.h_before} rows above and {p.h_after} below, the filter reaches "
+                          f"{rows.before} above and {rows.after} below")
+    if not p.d_before or scales:
+        return _d32_body(ctx, x, rest, pad, shape)
+    return _on_lanes(ctx, x, rest, pad, shape)
+
+
+def _on_lanes(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...], pad: D32Padding,
+              shape: tuple[int, int, int, int]) -> tuple[Tensor, Tensor, Tensor]:
+    """The op over every memory lane of an input with depth padding before: the input's
+    lanes as its channels, the filter padded to as many with its zero code; the output's
+    memory is then read with its real depth padding."""
+    p, filt = x.padding, rest[0]
+    lanes = p.d_before + x.shape[3] + p.d_after
+    xl = Tensor((*x.shape[:3], lanes), x.dtype, x.raw, Layout.D32,
+                p._replace(d_before=0, d_after=0))
+    zf = quantize_uint8(0.0, scalar_f(rest[3]), scalar_f(rest[4]))
+    w = np.full((*filt.shape[:2], lanes, filt.shape[3]), zf, np.uint8)
+    w[:, :, :filt.shape[2]] = data_of(filt, "filter")
+    fl = Tensor.from_array(w, DType.QUINT8)
+    y, lo, hi = _d32_body(ctx, xl, (fl, *rest[1:]), pad._replace(d_before=0, d_after=0),
+                          (*shape[:3], lanes))
+    return Tensor(shape, DType.QUINT8, y.raw, Layout.D32, pad), lo, hi
+
+
+def _extra_bottom_row(x: Tensor, rows: Window, cols: Window) -> int:
+    """1 when the last row's windows reach past its right padding into the row below
+    (op_dwise_snode_8bit.c:580-593), unless a vertical stride leaves the last rows unused."""
+    if cols.after <= x.padding.w_after:
+        return 0
+    if rows.s > 1 and rows.after == 0 and rows.f + (rows.out - 1) * rows.s \
+            < rows.before + x.shape[1]:
+        return 0
+    return 1
+
+
+def _d32_body(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...], pad: D32Padding,
+              shape: tuple[int, int, int, int]) -> tuple[Tensor, Tensor, Tensor]:
+    """:func:`depthwise_d32` once its checks are made and its output padding known."""
+    filt, scales = rest[0], rest[11:]
+    ow = shape[2]
     flat = Tensor.from_array(fresh(x.array), x.dtype)
     fill = ctx.padding_fill
     if filt.shape[:2] == (3, 3) and not scales:

@@ -19,6 +19,7 @@ import pytest
 
 from hexscope.engine.d32 import D32Padding
 from hexscope.engine.dtypes import DType, Layout
+from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import OutputDef, Padding
 from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.registry import REGISTRY
@@ -97,3 +98,45 @@ def _run_dwise(h: int, w: int, fh: int, pad: tuple[int, int, int, int, int, int]
 ])
 def test_the_depthwise_windows_read_the_padding_nnlib_does_not_zap(h, w, fh, pad, want):
     assert _run_dwise(h, w, fh, pad) == want
+
+
+def _dwise_lanes(pad: tuple[int, int, int, int, int, int], fh: int = 2
+                 ) -> tuple[Tensor, ...]:
+    p = D32Padding(*pad)
+    h, w = 2, 4
+    ht, wt = h + p.h_before + p.h_after, w + p.w_before + p.w_after
+    slices = (p.d_before + 1 + p.d_after) // 32
+    mem = np.full((1, ht, slices, wt, 32), 50, np.uint8)
+    mem[0, p.h_before:p.h_before + h, 0, p.w_before:p.w_before + w, p.d_before] = 2
+    x = Tensor((1, h, w, 1), DType.QUINT8, mem.reshape(-1), Layout.D32, p)
+    filt = Tensor.from_array(np.ones((fh, 3, 1, 1), np.uint8), DType.QUINT8)
+    bias = Tensor.from_array(np.zeros((1, 1, 1, 1), np.int32), DType.INT32)
+    defs = (OutputDef((1, h, w, 1), 1), OutputDef((1, 1, 1, 1), 4), OutputDef((1, 1, 1, 1), 4))
+    ctx = KernelContext(node_id=1, op=DW, padding=Padding.SAME, output_defs=defs,
+                        input_refs=tuple((100 + k, 0) for k in range(12)))
+    return REGISTRY.get(DW).kernel(ctx, x, filt, _f(0), _f(255), _f(0), _f(255),
+                                   Tensor.shape_only((1, 1, 1, 1)), bias, _f(-2.0**31),
+                                   _f(2.0**31), _f(0), _f(255))
+
+
+def test_with_depth_padding_before_the_asm_pairs_memory_lanes_with_filter_channels():
+    """Input lane p meets filter channel p (dwise_rearrange_weights): with one padding lane
+    before, the filter's only channel (ones) convolves the padding (50 where not zapped)
+    into the output's padding lane 0, and the data lane meets the filter's zero code: 0."""
+    y, _, _ = _dwise_lanes((4, 4, 4, 4, 1, 30))
+    p = y.padding
+    mem = np.asarray(y.raw).reshape(1, 2 + p.h_before + p.h_after, 1,
+                                    4 + p.w_before + p.w_after, 32)
+    rows, cols = slice(p.h_before, p.h_before + 2), slice(p.w_before, p.w_before + 4)
+    assert (p.d_before, p.d_after) == (1, 30)
+    assert mem[0, rows, 0, cols, 0].tolist() == [[200, 255, 255, 255], [100, 150, 150, 150]]
+    assert np.asarray(y.array).reshape(-1).tolist() == [0] * 8
+
+
+@pytest.mark.parametrize(("pad", "fh", "message"), [
+    ((4, 4, 4, 4, 0, 63), 2, "filter depth must match input depth"),
+    ((4, 0, 4, 4, 0, 31), 3, "inadequate top/bottom padding"),
+])
+def test_the_depthwise_refuses_the_padding_nnlib_refuses(pad, fh, message):
+    with pytest.raises(KernelError, match=message):
+        _dwise_lanes(pad, fh)
