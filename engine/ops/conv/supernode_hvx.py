@@ -131,7 +131,7 @@ def _extremes(lo: np.ndarray, hi: np.ndarray, recip: np.ndarray, short: bool
     """The run's min and max in output codes, as the asm reduces them: each lane's smallest
     and largest shifted sum t (``lo``, ``hi``; the vmin/vmax follow the ``vasl``,
     gvconv2dbbb_d32_v60_h.S ``.L_do_zshift``), multiplied by the lane's recip, min over the
-    lanes' smallest and max over their largest (a run with no data column keeps the asm's
+    lanes' smallest and max over their largest (a run with no output row keeps the asm's
     initial 0x7FFFFFFF / 0x80000000, multiplied as well: no retry). The node starts from
     1 << 24 / -(1 << 24) (the input Supernode: 0 / 0)."""
     low, high = int(scale(lo, recip).min()), int(scale(hi, recip).max())
@@ -199,15 +199,22 @@ def _flat_padding_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window
                  win, zx, zf)
 
 
+def _extra_columns(cols: Window, d32: bool) -> int:
+    """How many columns past the data the asm computes: up to a multiple of 4, and for an
+    output of width 0 on a d32 input one whole group of 4 (the column loop runs once, under
+    QEMU, docs/oracle-hvx.md; :func:`_requantize_empty`)."""
+    return 4 if cols.out == 0 and d32 else (-cols.out) & 3
+
+
 def _all_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols: Window,
               zx: int, zf: int) -> np.ndarray:
     """The sums of the data columns and of the columns past them up to a multiple of 4,
     which the asm writes into the output's width padding, in one GEMM: the windows continue
     to the right over the input's memory as the asm reads it (:mod:`d32_input_reads`; the flat
     input Supernode's over zx, as the windows' padding after)."""
-    extra = (-cols.out) & 3
+    extra = _extra_columns(cols, x.layout is Layout.D32)
     wide = Window(cols.n, cols.f, cols.s, cols.out + extra, cols.before)
-    if cols.out == 0 or (not extra and x.layout is not Layout.D32):
+    if not extra and (cols.out == 0 or x.layout is not Layout.D32):
         return _sums(ctx, x, filt, rows, cols, zx, zf)
     if x.layout is not Layout.D32:
         return np.concatenate([_sums(ctx, x, filt, rows, cols, zx, zf),
@@ -290,6 +297,22 @@ def _scaling(ctx: KernelContext, state: DwiseRange, xmn: float, xmx: float,
     return sc, folded
 
 
+def _requantize_empty(sums: np.ndarray, folded: np.ndarray, recip: np.ndarray, shift: int,
+                      mem: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """An output of width 0 (``mem`` 4 columns wide: its left padding): the asm still
+    computes one group of 4 columns, counts the first in its min/max (seen under QEMU: an
+    open maximum grows from that column alone) and stores them at the row's data start,
+    which is the next memory line's left padding (the next depth slice's, or after the last
+    slice the next row's: the last row's land in the first bottom padding row)."""
+    b, rows, slices = mem.shape[0], mem.shape[1] - 8, mem.shape[2]
+    wide = np.empty((b, rows + 8, slices, 8, 32), np.uint8)
+    ext = requantize_into_d32(sums, 1, folded, recip, shift, False, True, wide)
+    lines = mem.reshape(b, -1, 4, 32)
+    first = 4 * slices + 1          # the line after the first data row's first slice's
+    lines[:, first:first + rows * slices] = wide[:, 4:4 + rows, :, 4:8].reshape(b, -1, 4, 32)
+    return ext
+
+
 def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: Tensor,
             f_min: Tensor, f_max: Tensor, stride: Tensor, bias: Tensor, b_min: Tensor,
             b_max: Tensor, o_min: Tensor, o_max: Tensor, *channel_scale: Tensor, bias32: bool,
@@ -325,8 +348,11 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
         if sums is None:
             sums = _all_sums(ctx, x, filt, rows, cols, sc.in_offset, terms.zf)
         shift = sc.shamt & 31      # vasl(Vw, Rt) shifts by Rt & 31 (an infinite gain: 129 -> 1)
-        lo, hi = _extremes(*requantize_into_d32(sums, cols.out, folded, sc.recip, shift, short,
-                                                True, mem), sc.recip, short)
+        if cols.out or short:
+            ext = requantize_into_d32(sums, cols.out, folded, sc.recip, shift, short, True, mem)
+        else:
+            ext = _requantize_empty(sums, folded, sc.recip, shift, mem)
+        lo, hi = _extremes(*ext, sc.recip, short)
         if ctx.debug_level >= 2:
             ctx.log(2, f"hvx supernode run {run}: range [{state.mn}, {state.mx}] "
                        f"recip_shamt={sc.shamt} out {lo}..{hi}")

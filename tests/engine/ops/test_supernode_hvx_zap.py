@@ -140,3 +140,30 @@ def test_with_depth_padding_before_the_asm_pairs_memory_lanes_with_filter_channe
 def test_the_depthwise_refuses_the_padding_nnlib_refuses(pad, fh, message):
     with pytest.raises(KernelError, match=message):
         _dwise_lanes(pad, fh)
+
+
+@pytest.mark.parametrize(("out_max", "want", "top"), [
+    (255.0, [[201, 255, 255, 200], [201, 255, 255, 255]], 255.0),
+    # an open maximum grows from the group's first column alone: 201 -> quarter octave 256
+    (float("inf"), [[200, 255, 255, 199], [200, 255, 255, 255]], 256.0),
+])
+def test_an_output_of_width_0_still_computes_one_group_of_4_columns(out_max, want, top):
+    """A 1x2 filter over one column (VALID): no output column, but the asm computes 4, over
+    the unzapped right padding (200), and stores each row's into the next line's left
+    padding (the last row's into the first bottom padding row); under QEMU the same."""
+    p = D32Padding(4, 4, 4, 3, 0, 31)
+    mem = np.full((1, 10, 1, 8, 32), 200, np.uint8)
+    mem[0, 4:6, 0, 4, 0] = 1
+    x = Tensor((1, 2, 1, 1), DType.QUINT8, mem.reshape(-1), Layout.D32, p)
+    filt = Tensor.from_array(np.ones((1, 2, 1, 1), np.uint8), DType.QUINT8)
+    bias = Tensor.from_array(np.full((1, 1, 1, 1), 128, np.uint8), DType.QUINT8)
+    defs = (OutputDef((1, 2, 1, 1), 1), OutputDef((1, 1, 1, 1), 4), OutputDef((1, 1, 1, 1), 4))
+    ctx = KernelContext(node_id=1, op=OP, padding=Padding.VALID, output_defs=defs,
+                        input_refs=tuple((100 + k, 0) for k in range(12)))
+    y, _, hi = REGISTRY.get(OP).kernel(ctx, x, filt, _f(0), _f(255), _f(0), _f(255),
+                                       Tensor.shape_only((1, 1, 1, 1)), bias, _f(-1), _f(1),
+                                       _f(0), _f(out_max))
+    assert y.shape == (1, 2, 0, 1)
+    out = np.asarray(y.raw).reshape(10, 4, 32)
+    assert out[5:7, :, 0].tolist() == want
+    assert float(np.asarray(hi.array).reshape(-1)[0]) == top
