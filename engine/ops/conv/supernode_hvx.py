@@ -18,10 +18,12 @@ retry); what differs from the flat ``_ref`` (Hexscope's flat ops):
   min/max from the lanes' extremes of the shifted sums, as the asm reduces them;
 - the d32 input's padding must serve the filter, and nnlib refuses what it does not handle;
 - the output's depth padding lanes are computed as channels of zero weights, and its width
-  padding (up to a multiple of 4 columns) as the next windows over the input's memory as
-  nnlib leaves it (the right padding zapped to the input zero only as far as nnlib zaps it).
-  The asm's window sums of x (GEMSUMA) for those columns are not modelled, so their bytes
-  may differ (docs/oracle-hvx.md).
+  padding (up to a multiple of 4 columns; one group of 4 for an output of width 0) as the
+  next windows over the input's memory; the windows read the input's padding as the asm
+  does, zapped to the input zero only where nnlib zaps it (:mod:`d32_input_reads`). The
+  asm's window sums of x (GEMSUMA) for the width padding columns come from its integral
+  buffer past the convolution's inputs, which is not modelled: some of their bytes may
+  differ (docs/oracle-hvx.md).
 
 On a device with VTCM (``nn->vtcm_size`` > 0) nnlib takes ``supernode_recalculate_strategy
 _v66`` with signed weights, possibly halved; the HVX oracle has no VTCM and so runs the V60
