@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from hexscope.engine.ops.kernels.gemm import Window
 from hexscope.engine.tensor import Tensor
 
 
@@ -58,6 +59,16 @@ def read_columns(x: Tensor, zaps: Zaps, zx: int, first: int, count: int) -> np.n
     """Columns ``first`` .. ``first + count`` of each data row of the d32 input ``x`` (0 =
     its first data column; negative, or past its width: the padding and beyond) as the asm
     reads them: (B, H, count, D) uint8, zx where zapped (the zero code's low byte)."""
+    return read_area(x, zaps, zx, (0, x.shape[1]), (first, count))
+
+
+def read_area(x: Tensor, zaps: Zaps, zx: int, rows: tuple[int, int], cols: tuple[int, int]
+              ) -> np.ndarray:
+    """Rows ``rows[0]`` .. ``+ rows[1]`` by columns ``cols[0]`` .. ``+ cols[1]`` of the d32
+    input ``x`` (0 = its first data row and column) as the asm reads them: a row's
+    columns past its memory line continue on the next line, in the rows above and below
+    the data as well (a zapped padding row's next line may be one nnlib does not zap).
+    (B, rows, cols, D) uint8, zx where zapped (the zero code's low byte)."""
     b, h, w, d = x.shape
     p = x.padding
     ht, wt = h + p.h_before + p.h_after, w + p.w_before + p.w_after
@@ -67,20 +78,38 @@ def read_columns(x: Tensor, zaps: Zaps, zx: int, first: int, count: int) -> np.n
     zapped = zapped_columns(x, zaps.left, zaps.right)
     ch = np.arange(p.d_before, p.d_before + d)
     sl, lane = ch // 32, ch % 32                                  # (D,)
-    y = np.arange(h)[:, None, None]                               # (H, 1, 1)
-    c = p.w_before + np.arange(first, first + count)[None, :, None]     # (1, count, 1)
-    line = (p.h_before + y) * ns + sl[None, None, :] + c // wt    # (H, count, D)
-    col = c % wt
+    y = np.arange(rows[0], rows[0] + rows[1])[:, None, None]      # (R, 1, 1)
+    c = p.w_before + np.arange(cols[0], cols[0] + cols[1])[None, :, None]    # (1, C, 1)
+    line = (p.h_before + y) * ns + sl[None, None, :] + c // wt    # (R, C, D)
+    col = np.broadcast_to(c % wt, line.shape)
     row = line // ns
     inside = (line >= 0) & (line < ht * ns)
     data_row = (row >= p.h_before) & (row < p.h_before + h)
-    zero = ((data_row & zapped[np.broadcast_to(col, line.shape)])
+    zero = ((data_row & zapped[col])
             | ((row >= p.h_before - zaps.top) & (row < p.h_before))
             | ((row >= p.h_before + h) & (row < p.h_before + h + zaps.bottom))
             | ~inside)
-    got = lines[:, np.clip(line, 0, ht * ns - 1), np.broadcast_to(col, line.shape),
-                np.broadcast_to(lane, line.shape)]
+    got = lines[:, np.clip(line, 0, ht * ns - 1), col, np.broadcast_to(lane, line.shape)]
     return np.where(zero[None], np.uint8(zx & 0xFF), got).astype(np.uint8)
 
 
-__all__ = ["Zaps", "read_columns", "zap_span", "zapped_columns"]
+def window_input(x: Tensor, zaps: Zaps, zx: int, rows: Window, cols: Window
+                 ) -> tuple[np.ndarray | None, bool]:
+    """The codes the windows ``rows`` x ``cols`` read, from the first row and column they
+    reach (so their padding before is 0), and whether every one outside the data is zx
+    (then the windows' own padding serves and the codes are not read: None)."""
+    h, w = x.shape[1:3]
+    top, bottom, left, right = rows.before, rows.after, cols.before, cols.after
+    fill = np.uint8(zx & 0xFF)
+    across = (-left, left + w + right)
+    strips = (read_area(x, zaps, zx, (-top, top), across),
+              read_area(x, zaps, zx, (h, bottom), across),
+              read_area(x, zaps, zx, (0, h), (-left, left)),
+              read_area(x, zaps, zx, (0, h), (w, right)))
+    if all(np.all(strip == fill) for strip in strips):
+        return None, True
+    return read_area(x, zaps, zx, (-top, top + h + bottom), across), False
+
+
+__all__ = ["Zaps", "read_area", "read_columns", "window_input", "zap_span",
+           "zapped_columns"]

@@ -20,7 +20,7 @@ from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import quantize_uint8
 from hexscope.engine.ops.context import KernelContext, Shared, data_of, scalar_f
 from hexscope.engine.ops.conv.common import CONV_IN, f32_output, f32_word, range_ports
-from hexscope.engine.ops.conv.d32_input_reads import Zaps, read_columns
+from hexscope.engine.ops.conv.d32_input_reads import Zaps, window_input
 from hexscope.engine.ops.conv.depthwise import depthwise_supernode_reference, dwise_windows
 from hexscope.engine.ops.conv.dwise_scaling import (
     DwiseRange,
@@ -149,21 +149,22 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
         ctx.state["dwise_range"] = state
     xmn, xmx, bmn, bmx = scalar_f(x_min), scalar_f(x_max), scalar_f(b_min), scalar_f(b_max)
     sums = None
-    data, cbefore = data_of(x, "input x"), cols.before
+    data, rbefore, cbefore = data_of(x, "input x"), rows.before, cols.before
     for attempt in range(_MAX_RETRIES + 1):
         sc, folded = _scaling(ctx, state, bias, bias32, xmn, xmx, bmn, bmx, consts)
         if d32 is not None and attempt == 0:     # zx is the same every run
-            data, cbefore = _read_memory(d32, data, rows, data_cols, cols, sc.in_offset)
+            data, rbefore, cbefore = _read_memory(d32, data, rows, data_cols, cols,
+                                                  sc.in_offset)
         fused = None if sums is not None else depthwise_requantized(
             data, consts.w, sc.in_offset, consts.zf, rows.s, cols.s,
-            rows.before, cbefore, rows.out, cols.out, folded, sc.recip, sc.shamt)
+            rbefore, cbefore, rows.out, cols.out, folded, sc.recip, sc.shamt)
         if fused is not None:
             # one pass; a retry (rare: a free bound moved) takes the two steps below
             out, lo, hi = fused
             sums = (None, None)
         elif sums is None or sums[0] != sc.in_offset:
             sums = (sc.in_offset, depthwise_sums(data, consts.w, sc.in_offset, consts.zf,
-                                                 rows.s, cols.s, rows.before, cbefore,
+                                                 rows.s, cols.s, rbefore, cbefore,
                                                  rows.out, cols.out))
         if fused is None:
             out, lo, hi = dwise_requantize(sums[1], folded, sc.recip, sc.shamt)
@@ -179,23 +180,21 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
 
 
 def _read_memory(x: Tensor, data: np.ndarray, rows: Window, data_cols: Window,
-                 cols: Window, zx: int) -> tuple[np.ndarray, int]:
-    """The codes the windows ``cols`` read and their padding before: ``data`` with the d32
-    input's memory columns to its left and right as the asm reads them
-    (:mod:`d32_input_reads`, zapped as ``dwise_supernode_execute`` asks,
-    op_dwise_snode_8bit.c:579-611: the rows the data windows reach above and below plus the
-    extra bottom row, the whole width padding), or ``data`` itself when every column read
-    is zx."""
-    p, w = x.padding, x.shape[2]
-    after = max(0, (cols.out - 1) * cols.s + cols.f - cols.before - w)
+                 cols: Window, zx: int) -> tuple[np.ndarray, int, int]:
+    """The codes the windows ``rows`` x ``cols`` read and their padding before (rows,
+    columns): the d32 input's memory as the asm reads it (:mod:`d32_input_reads`, zapped as
+    ``dwise_supernode_execute`` asks, op_dwise_snode_8bit.c:579-611: the rows the data
+    windows reach above and below plus the extra bottom row, the whole width padding), or
+    ``data`` itself when every code read outside it is zx."""
+    p = x.padding
     zaps = Zaps(rows.before, rows.after + _extra_bottom_row(x, rows, data_cols), p.w_before,
                 p.w_after)
-    left = read_columns(x, zaps, zx, -cols.before, cols.before)
-    right = read_columns(x, zaps, zx, w, after)
-    fill = np.uint8(zx & 0xFF)
-    if not 0 <= zx <= 255 or (np.all(left == fill) and np.all(right == fill)):
-        return data, cols.before
-    return np.concatenate([left, data, right], axis=2), 0
+    if not 0 <= zx <= 255:
+        return data, rows.before, cols.before
+    full, plain = window_input(x, zaps, zx, rows, cols)
+    if plain or full is None:
+        return data, rows.before, cols.before
+    return full, 0, 0
 
 
 def depthwise_d32(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...],

@@ -43,7 +43,7 @@ from hexscope.engine.hexmath import level_size_zero
 from hexscope.engine.ops.context import KernelContext, Shared, data_of, scalar_f
 from hexscope.engine.ops.conv.common import f32_output, f32_word, filter_rhs
 from hexscope.engine.ops.conv.conv2d import conv_sums, output_window
-from hexscope.engine.ops.conv.d32_input_reads import Zaps, read_columns
+from hexscope.engine.ops.conv.d32_input_reads import Zaps, read_area, window_input
 from hexscope.engine.ops.conv.dwise_scaling import (
     DwiseRange,
     Scaling,
@@ -221,20 +221,19 @@ def _all_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols: W
     if x.layout is not Layout.D32:
         return np.concatenate([_sums(ctx, x, filt, rows, cols, zx, zf),
                                _flat_padding_sums(ctx, x, filt, rows, cols, zx, zf)], axis=2)
-    w = x.shape[2]
     # the windows read the padding nnlib zaps as zx (the GEMM's own padding) and the rest of
-    # the row's memory as it is: the columns read are handed over as data when one differs
-    left = cols.before
-    right = max(0, (wide.out - 1) * wide.s + wide.f - wide.before - w)
-    zaps = _zaps(x, rows, cols)
-    lmem = read_columns(x, zaps, zx, -left, left)
-    rmem = read_columns(x, zaps, zx, w, right)
-    fill = np.uint8(zx & 0xFF)
-    if np.all(lmem == fill) and np.all(rmem == fill) and (not extra or right == 0):
+    # the memory as it is: the codes read are handed over as data when one differs
+    full, plain = window_input(x, _zaps(x, rows, cols), zx, rows, wide)
+    if plain and (not extra or wide.after == 0):
         return _sums(ctx, x, filt, rows, wide, zx, zf)
-    data = np.concatenate([lmem, x.array, rmem], axis=2)
-    return _sums(ctx, Tensor.from_array(data, DType.QUINT8), filt, rows,
-                 Window(left + w + right, wide.f, wide.s, wide.out, 0), zx, zf)
+    if full is None:        # a 1x1 window past the data: the plain GEMM path wants none
+        full = read_area(x, _zaps(x, rows, cols), zx, (0, x.shape[1]),
+                         (-wide.before, wide.before + x.shape[2] + wide.after))
+        return _sums(ctx, Tensor.from_array(full, DType.QUINT8), filt, rows,
+                     Window(full.shape[2], wide.f, wide.s, wide.out, 0), zx, zf)
+    return _sums(ctx, Tensor.from_array(full, DType.QUINT8), filt,
+                 Window(full.shape[1], rows.f, rows.s, rows.out, 0),
+                 Window(full.shape[2], wide.f, wide.s, wide.out, 0), zx, zf)
 
 
 class _FilterTerms(NamedTuple):

@@ -167,3 +167,24 @@ def test_an_output_of_width_0_still_computes_one_group_of_4_columns(out_max, wan
     out = np.asarray(y.raw).reshape(10, 4, 32)
     assert out[5:7, :, 0].tolist() == want
     assert float(np.asarray(hi.array).reshape(-1)[0]) == top
+
+
+def test_a_window_past_a_zapped_bottom_row_reads_the_next_row_as_it_is():
+    """The width padding column of a 2x3 SAME window over 3 columns (right padding 1):
+    its top taps read the data (1), the zapped right padding and, past the line, the zapped
+    first bottom padding row (0); its bottom taps, in that zapped row, read past its line
+    into the second bottom padding row, which nnlib does not zap (200): 1 + 200. Under QEMU
+    the same."""
+    p = D32Padding(4, 4, 4, 1, 0, 31)
+    mem = np.full((1, 9, 1, 8, 32), 200, np.uint8)
+    mem[0, 4, 0, 4:7, 0] = 1
+    x = Tensor((1, 1, 3, 1), DType.QUINT8, mem.reshape(-1), Layout.D32, p)
+    filt = Tensor.from_array(np.ones((2, 3, 1, 1), np.uint8), DType.QUINT8)
+    bias = Tensor.from_array(np.full((1, 1, 1, 1), 128, np.uint8), DType.QUINT8)
+    defs = (OutputDef((1, 1, 3, 1), 1), OutputDef((1, 1, 1, 1), 4), OutputDef((1, 1, 1, 1), 4))
+    ctx = KernelContext(node_id=1, op=OP, padding=Padding.SAME, output_defs=defs,
+                        input_refs=tuple((100 + k, 0) for k in range(12)))
+    y, _, _ = REGISTRY.get(OP).kernel(ctx, x, filt, _f(0), _f(255), _f(0), _f(255),
+                                      Tensor.shape_only((1, 1, 1, 1)), bias, _f(-1), _f(1),
+                                      _f(0), _f(255))
+    assert np.asarray(y.raw).reshape(9, 8, 32)[4, 4:8, 0].tolist() == [2, 3, 2, 201]
