@@ -74,23 +74,28 @@ def read_area(x: Tensor, zaps: Zaps, zx: int, rows: tuple[int, int], cols: tuple
     ht, wt = h + p.h_before + p.h_after, w + p.w_before + p.w_after
     dt = d + p.d_before + p.d_after
     ns = dt // 32
-    lines = np.asarray(x.raw).reshape(b, ht * ns, wt, 32)
+    per_batch = ht * ns
+    lines = np.asarray(x.raw).reshape(b * per_batch, wt, 32)
     zapped = zapped_columns(x, zaps.left, zaps.right)
     ch = np.arange(p.d_before, p.d_before + d)
     sl, lane = ch // 32, ch % 32                                  # (D,)
     y = np.arange(rows[0], rows[0] + rows[1])[:, None, None]      # (R, 1, 1)
     c = p.w_before + np.arange(cols[0], cols[0] + cols[1])[None, :, None]    # (1, C, 1)
-    line = (p.h_before + y) * ns + sl[None, None, :] + c // wt    # (R, C, D)
-    col = np.broadcast_to(c % wt, line.shape)
-    row = line // ns
-    inside = (line >= 0) & (line < ht * ns)
+    local = (p.h_before + y) * ns + sl[None, None, :] + c // wt   # (R, C, D)
+    col = np.broadcast_to(c % wt, local.shape)
+    lane = np.broadcast_to(lane, local.shape)
+    # a line past the batch's last is the next batch's first (past the last batch: not
+    # modelled, read as zx)
+    line = np.arange(b)[:, None, None, None] * per_batch + local[None]      # (B, R, C, D)
+    inside = (line >= 0) & (line < b * per_batch)
+    row = (line % per_batch) // ns
     data_row = (row >= p.h_before) & (row < p.h_before + h)
-    zero = ((data_row & zapped[col])
+    zero = ((data_row & zapped[col][None])
             | ((row >= p.h_before - zaps.top) & (row < p.h_before))
             | ((row >= p.h_before + h) & (row < p.h_before + h + zaps.bottom))
             | ~inside)
-    got = lines[:, np.clip(line, 0, ht * ns - 1), col, np.broadcast_to(lane, line.shape)]
-    return np.where(zero[None], np.uint8(zx & 0xFF), got).astype(np.uint8)
+    got = lines[np.clip(line, 0, b * per_batch - 1), col[None], lane[None]]
+    return np.where(zero, np.uint8(zx & 0xFF), got).astype(np.uint8)
 
 
 def window_input(x: Tensor, zaps: Zaps, zx: int, rows: Window, cols: Window

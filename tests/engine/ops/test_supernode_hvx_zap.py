@@ -188,3 +188,23 @@ def test_a_window_past_a_zapped_bottom_row_reads_the_next_row_as_it_is():
                                       Tensor.shape_only((1, 1, 1, 1)), bias, _f(-1), _f(1),
                                       _f(0), _f(255))
     assert np.asarray(y.raw).reshape(9, 8, 32)[4, 4:8, 0].tolist() == [2, 3, 2, 201]
+
+
+def test_past_a_batch_s_last_line_the_windows_read_the_next_batch():
+    """As above with one padding row above and below and two batches: batch 0's bottom
+    taps read past the zapped bottom row into batch 1's top padding row, which nnlib does
+    not zap (no window reaches above): 1 + 200. Under QEMU the same (batch 1's read past
+    the tensor's memory, which is not modelled)."""
+    p = D32Padding(1, 1, 4, 1, 0, 31)
+    mem = np.full((2, 3, 1, 8, 32), 200, np.uint8)
+    mem[:, 1, 0, 4:7, 0] = 1
+    x = Tensor((2, 1, 3, 1), DType.QUINT8, mem.reshape(-1), Layout.D32, p)
+    filt = Tensor.from_array(np.ones((2, 3, 1, 1), np.uint8), DType.QUINT8)
+    bias = Tensor.from_array(np.full((1, 1, 1, 1), 128, np.uint8), DType.QUINT8)
+    defs = (OutputDef((2, 1, 3, 1), 1), OutputDef((1, 1, 1, 1), 4), OutputDef((1, 1, 1, 1), 4))
+    ctx = KernelContext(node_id=1, op=OP, padding=Padding.SAME, output_defs=defs,
+                        input_refs=tuple((100 + k, 0) for k in range(12)))
+    y, _, _ = REGISTRY.get(OP).kernel(ctx, x, filt, _f(0), _f(255), _f(0), _f(255),
+                                      Tensor.shape_only((1, 1, 1, 1)), bias, _f(-1), _f(1),
+                                      _f(0), _f(255))
+    assert np.asarray(y.raw).reshape(2, 9, 8, 32)[0, 4, 4:8, 0].tolist() == [2, 3, 2, 201]
