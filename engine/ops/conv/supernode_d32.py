@@ -52,10 +52,11 @@ _SUPERNODE_DOC = """
     width 0 still computes one group of 4 columns into the next line's left padding, its
     first column counted in the range search.
 
-    What still differs (docs/oracle-hvx.md has the counts): some width padding columns
-    where the asm's window sums of x (GEMSUMA, from the integral-image buffer of
-    op_supernode_new.c:3459-3469) are read past the data; the range search of an empty
-    output at some strides; input ranges that overflow float (a level of inf: nnlib's
+    What still differs (docs/oracle-hvx.md has the counts): an empty output's group of 4
+    columns in a few cases (1 to 3 codes: not traced, the asm's window sums of x from the
+    buffer of op_supernode_new.c:3459-3469 are the candidate) and its range search at some
+    strides; windows that read past the end of the input tensor's memory; input ranges
+    that overflow float (a level of inf: nnlib's
     float products and conversions of inf/NaN, supernode_utils.h:1247, are not all
     modelled). On a device with VTCM nnlib takes ``supernode_recalculate_strategy_v66``
     (signed weights), which the oracle, without VTCM, does not run: not modelled.
@@ -176,8 +177,7 @@ for _bits in ("8", "32"):
     nnlib zaps it (not a right padding that starts a vector), its own bytes elsewhere. With
     depth padding before, the asm pairs memory lane p of the input with the filter's
     channel p and the bias's, so channels meet other channels' filters: computed so. Not
-    modelled: a fixed output range past float's reach ([0, 1e-30]) and two 3x3 padding
-    columns (2 of the 300 golden cases).
+    modelled: a fixed output range past float's reach ([0, 1e-30]).
 
     **Layout.** Output padding as ``dwise_supernode_execute`` chooses it: 4 rows above and
     below; left the input's left padding (SAME: less the filter's reach before) divided by
