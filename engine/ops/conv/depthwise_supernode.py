@@ -145,7 +145,7 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
     consts = _filter_terms(ctx, filt, f_min, f_max, channel_scale)
     state = ctx.state.get("dwise_range")
     if not isinstance(state, DwiseRange):
-        state = initial_range(scalar_f(o_min), scalar_f(o_max))
+        state = _initial_range(scalar_f(o_min), scalar_f(o_max))
         ctx.state["dwise_range"] = state
     xmn, xmx, bmn, bmx = scalar_f(x_min), scalar_f(x_max), scalar_f(b_min), scalar_f(b_max)
     sums = None
@@ -157,7 +157,7 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
                                                   sc.in_offset)
         fused = None if sums is not None else depthwise_requantized(
             data, consts.w, sc.in_offset, consts.zf, rows.s, cols.s,
-            rbefore, cbefore, rows.out, cols.out, folded, sc.recip, sc.shamt)
+            rbefore, cbefore, rows.out, cols.out, folded, sc.recip, sc.shamt & 31)
         if fused is not None:
             # one pass; a retry (rare: a free bound moved) takes the two steps below
             out, lo, hi = fused
@@ -167,7 +167,7 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
                                                  rows.s, cols.s, rbefore, cbefore,
                                                  rows.out, cols.out))
         if fused is None:
-            out, lo, hi = dwise_requantize(sums[1], folded, sc.recip, sc.shamt)
+            out, lo, hi = dwise_requantize(sums[1], folded, sc.recip, sc.shamt & 31)
         if ctx.debug_level >= 2:
             ctx.log(2, f"dwise supernode try {attempt}: range [{state.mn}, {state.mx}] "
                        f"recip_shamt={sc.shamt} out {lo}..{hi}")
@@ -177,6 +177,18 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
             return y, f32_output(f32_word(state.mn)), f32_output(f32_word(state.mx))
     raise KernelError(f"can't find range for depthwise (device's message): still "
                       f"[{state.mn}, {state.mx}] after {_MAX_RETRIES} retries")
+
+
+def _initial_range(o_min: float, o_max: float) -> DwiseRange:
+    """``setup_initial_output_range(.., -0.125, 0.125)``, whose refusal of a range without 0
+    or with min >= max ("supernode: invalid input min/max") ``dwise_supernode_check``
+    ignores (op_dwise_snode_8bit.c:860): the node then keeps what ``nn_calloc`` left in its
+    info, a range [0, 0] with both ends free and no first guess."""
+    mn, mx = f32(o_min), f32(o_max)
+    if mn > 0 or mx < 0 or not mn < mx:
+        zero = f32(0.0)
+        return DwiseRange(zero, zero, 0, zero, zero, False)
+    return initial_range(o_min, o_max)
 
 
 def _read_memory(x: Tensor, data: np.ndarray, rows: Window, data_cols: Window,
@@ -306,7 +318,7 @@ def _pad_lane_code(ctx: KernelContext) -> int | None:
     if not np.isfinite(off) or abs(float(off)) >= 2.0**31:
         return None
     code, _, _ = dwise_requantize(np.zeros((1, 1), np.int32), np.rint([float(off)]).astype(
-        np.int64), np.asarray(sc.recip).reshape(-1)[:1], sc.shamt)
+        np.int64), np.asarray(sc.recip).reshape(-1)[:1], sc.shamt & 31)
     return int(code[0, 0])
 
 
@@ -361,7 +373,10 @@ B = round((bias in sum steps - out_min / sum step) / k); then, as the HVX kernel
 clamp(v, 0, 255). Where v leaves 0..255 at a free bound, that bound moves to the next
 quarter octave past the extreme (``round_up_quarter_octave``), the range is nudged to a
 proper zero and the node runs again, at most 4 times; the range stays in the node for
-later runs, as on the device. Its float meaning (the reference Compare uses): the
+later runs, as on the device. An output range without 0 or with min >= max, which
+``setup_initial_output_range`` refuses but ``dwise_supernode_check`` runs anyway
+(op_dwise_snode_8bit.c:860), starts from [0, 0] with both ends free (shamt & 31: the
+asm's shift of a NaN gain's 129 is 1). Its float meaning (the reference Compare uses): the
 depthwise convolution of the dequantized data and filter, times each channel's scale,
 plus the bias, clamped to the finite output bounds.
 
@@ -383,7 +398,7 @@ tested against a float64 formula (docs/oracle-dwise.md).
 **Errors** (KernelError): data or filter not quint8; input depth differs from the filter's;
 a bad stride tensor; filter width over 7, not 3/5/7, or stride width not 1 or 2 (no device
 kernel); filter height under 2; depth multiplier not 1; a channel-scale input of the wrong
-size or a scale outside [1/2048, 1]; an output range without 0 or with min >= max; a
+size or a scale outside [1/2048, 1]; a
 non-finite input range; a bias beyond int32 in steps of the sums ('Final too big'); no
 range found after 4 retries ("can't find range for depthwise")."""
 

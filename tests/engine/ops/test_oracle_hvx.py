@@ -46,7 +46,7 @@ EXACT = {
     "Supernode_8x8p32to8_d32": 296,
     "Supernode_8x8p8to8_d32": 294,
     "InputSupernode_8x8p32to8_outd32": 301,
-    "DepthwiseSupernode_8x8p32to8_d32": 268,
+    "DepthwiseSupernode_8x8p32to8_d32": 290,
 }
 OPS = list(EXACT)
 _DT = {"u8": DType.QUINT8, "i32": DType.INT32, "f32": DType.FLOAT32}

@@ -68,8 +68,8 @@ def test_the_windows_read_the_padding_nnlib_does_not_zap(w, pad, want):
 DW = "DepthwiseSupernode_8x8p32to8_d32"
 
 
-def _run_dwise(h: int, w: int, fh: int, pad: tuple[int, int, int, int, int, int]
-               ) -> list[list[int]]:
+def _run_dwise(h: int, w: int, fh: int, pad: tuple[int, int, int, int, int, int],
+               out_range: tuple[float, float] = (0.0, 255.0)) -> list[list[int]]:
     p = D32Padding(*pad)
     ht, wt = h + p.h_before + p.h_after, w + p.w_before + p.w_after
     mem = np.full((1, ht, 1, wt, 32), 50, np.uint8)
@@ -80,10 +80,13 @@ def _run_dwise(h: int, w: int, fh: int, pad: tuple[int, int, int, int, int, int]
     defs = (OutputDef((1, h, w, 1), 1), OutputDef((1, 1, 1, 1), 4), OutputDef((1, 1, 1, 1), 4))
     ctx = KernelContext(node_id=1, op=DW, padding=Padding.SAME, output_defs=defs,
                         input_refs=tuple((100 + k, 0) for k in range(12)))
-    y, _, _ = REGISTRY.get(DW).kernel(ctx, x, filt, _f(0), _f(255), _f(0), _f(255),
-                                      Tensor.shape_only((1, 1, 1, 1)), bias, _f(-2.0**31),
-                                      _f(2.0**31), _f(0), _f(255))
-    return np.asarray(y.array).reshape(h, w).tolist()
+    y, lo, hi = REGISTRY.get(DW).kernel(ctx, x, filt, _f(0), _f(255), _f(0), _f(255),
+                                        Tensor.shape_only((1, 1, 1, 1)), bias, _f(-2.0**31),
+                                        _f(2.0**31), _f(out_range[0]), _f(out_range[1]))
+    codes = np.asarray(y.array).reshape(h, w).tolist()
+    if out_range != (0.0, 255.0):
+        codes.append([float(np.asarray(t.array).reshape(-1)[0]) for t in (lo, hi)])
+    return codes
 
 
 @pytest.mark.parametrize(("h", "w", "fh", "pad", "want"), [
@@ -208,3 +211,13 @@ def test_past_a_batch_s_last_line_the_windows_read_the_next_batch():
                                       Tensor.shape_only((1, 1, 1, 1)), bias, _f(-1), _f(1),
                                       _f(0), _f(255))
     assert np.asarray(y.raw).reshape(2, 9, 8, 32)[0, 4, 4:8, 0].tolist() == [2, 3, 2, 201]
+
+
+def test_a_depthwise_output_range_without_0_runs_from_the_calloc_d_range():
+    """dwise_supernode_check ignores setup_initial_output_range's refusal of [0.5, 1]
+    (op_dwise_snode_8bit.c:860): the node runs from [0, 0] with both ends free and no first
+    guess. Its gain is then NaN: shamt 129, which the asm's shift takes mod 32 (1), and
+    recip 0x7FFFFFFF (about 1), so each code is twice the sum (the first depthwise vector
+    doubled; max 208: no retry) and the range stays [0, 0]. Under QEMU the same."""
+    assert _run_dwise(2, 4, 2, (4, 4, 4, 4, 0, 31), (0.5, 1.0)) == [
+        [8, 12, 12, 208], [4, 6, 6, 104], [0.0, 0.0]]
