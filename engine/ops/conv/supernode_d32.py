@@ -176,8 +176,11 @@ for _bits in ("8", "32"):
     bias. The windows read the input's padding as the asm does: its zero code only where
     nnlib zaps it (not a right padding that starts a vector), its own bytes elsewhere. With
     depth padding before, the asm pairs memory lane p of the input with the filter's
-    channel p and the bias's, so channels meet other channels' filters: computed so. Not
-    modelled: a fixed output range past float's reach ([0, 1e-30]).
+    channel p and the bias's, so channels meet other channels' filters: computed so. An
+    output range without 0 runs from [0, 0] with both ends free, as nnlib runs it (its
+    check's refusal is ignored). Not modelled: a bias buffer past int32, which nnlib runs
+    with the rest of the buffer undetermined ('Final too big' here), and a few of those
+    ranges (docs/oracle-hvx.md).
 
     **Layout.** Output padding as ``dwise_supernode_execute`` chooses it: 4 rows above and
     below; left the input's left padding (SAME: less the filter's reach before) divided by
