@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from hexscope.engine.ops.context import Shared
 from hexscope.engine.ops.kernels.gemm import Window
 from hexscope.engine.tensor import Tensor
 
@@ -62,20 +63,15 @@ def read_columns(x: Tensor, zaps: Zaps, zx: int, first: int, count: int) -> np.n
     return read_area(x, zaps, zx, (0, x.shape[1]), (first, count))
 
 
-def read_area(x: Tensor, zaps: Zaps, zx: int, rows: tuple[int, int], cols: tuple[int, int]
-              ) -> np.ndarray:
-    """Rows ``rows[0]`` .. ``+ rows[1]`` by columns ``cols[0]`` .. ``+ cols[1]`` of the d32
-    input ``x`` (0 = its first data row and column) as the asm reads them: a row's
-    columns past its memory line continue on the next line, in the rows above and below
-    the data as well (a zapped padding row's next line may be one nnlib does not zap).
-    (B, rows, cols, D) uint8, zx where zapped (the zero code's low byte)."""
+def _index(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[int, int]
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """For :func:`read_area`'s codes: their byte offsets in ``x.raw`` and whether each is
+    read as zx (zapped, or outside the tensor), both (B, rows, cols, D)."""
     b, h, w, d = x.shape
     p = x.padding
     ht, wt = h + p.h_before + p.h_after, w + p.w_before + p.w_after
-    dt = d + p.d_before + p.d_after
-    ns = dt // 32
+    ns = (d + p.d_before + p.d_after) // 32
     per_batch = ht * ns
-    lines = np.asarray(x.raw).reshape(b * per_batch, wt, 32)
     zapped = zapped_columns(x, zaps.left, zaps.right)
     ch = np.arange(p.d_before, p.d_before + d)
     sl, lane = ch // 32, ch % 32                                  # (D,)
@@ -83,7 +79,6 @@ def read_area(x: Tensor, zaps: Zaps, zx: int, rows: tuple[int, int], cols: tuple
     c = p.w_before + np.arange(cols[0], cols[0] + cols[1])[None, :, None]    # (1, C, 1)
     local = (p.h_before + y) * ns + sl[None, None, :] + c // wt   # (R, C, D)
     col = np.broadcast_to(c % wt, local.shape)
-    lane = np.broadcast_to(lane, local.shape)
     # a line past the batch's last is the next batch's first (past the last batch: not
     # modelled, read as zx)
     line = np.arange(b)[:, None, None, None] * per_batch + local[None]      # (B, R, C, D)
@@ -94,27 +89,63 @@ def read_area(x: Tensor, zaps: Zaps, zx: int, rows: tuple[int, int], cols: tuple
             | ((row >= p.h_before - zaps.top) & (row < p.h_before))
             | ((row >= p.h_before + h) & (row < p.h_before + h + zaps.bottom))
             | ~inside)
-    got = lines[np.clip(line, 0, b * per_batch - 1), col[None], lane[None]]
+    offsets = (np.clip(line, 0, b * per_batch - 1) * wt + col[None]) * 32 + lane
+    return offsets, zero
+
+
+def read_area(x: Tensor, zaps: Zaps, zx: int, rows: tuple[int, int], cols: tuple[int, int]
+              ) -> np.ndarray:
+    """Rows ``rows[0]`` .. ``+ rows[1]`` by columns ``cols[0]`` .. ``+ cols[1]`` of the d32
+    input ``x`` (0 = its first data row and column) as the asm reads them: a row's
+    columns past its memory line continue on the next line, in the rows above and below
+    the data as well (a zapped padding row's next line may be one nnlib does not zap).
+    (B, rows, cols, D) uint8, zx where zapped (the zero code's low byte)."""
+    offsets, zero = _index(x, zaps, rows, cols)
+    got = np.asarray(x.raw).reshape(-1)[offsets]
     return np.where(zero, np.uint8(zx & 0xFF), got).astype(np.uint8)
 
 
-def window_input(x: Tensor, zaps: Zaps, zx: int, rows: Window, cols: Window
-                 ) -> tuple[np.ndarray | None, bool]:
-    """The codes the windows ``rows`` x ``cols`` read, from the first row and column they
-    reach (so their padding before is 0), and whether every one outside the data is zx
-    (then the windows' own padding serves and the codes are not read: None)."""
+def border_offsets(x: Tensor, zaps: Zaps, rows: Window, cols: Window) -> np.ndarray:
+    """The byte offsets in ``x.raw`` of every code the windows ``rows`` x ``cols`` read
+    outside the data that nnlib does not zap (fixed by the shapes and paddings: a node
+    keeps them and only compares those bytes with zx each run)."""
     h, w = x.shape[1:3]
     top, bottom, left, right = rows.before, rows.after, cols.before, cols.after
-    fill = np.uint8(zx & 0xFF)
     across = (-left, left + w + right)
-    strips = (read_area(x, zaps, zx, (-top, top), across),
-              read_area(x, zaps, zx, (h, bottom), across),
-              read_area(x, zaps, zx, (0, h), (-left, left)),
-              read_area(x, zaps, zx, (0, h), (w, right)))
-    if all(np.all(strip == fill) for strip in strips):
+    parts = [offsets[~zero] for offsets, zero in (
+        _index(x, zaps, area, span) for area, span in (
+            ((-top, top), across), ((h, bottom), across), ((0, h), (-left, left)),
+            ((0, h), (w, right))) if area[1] > 0 and span[1] > 0)]
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+
+def kept_border(state: dict, x: Tensor, zaps: Zaps, rows: Window, cols: Window
+                ) -> np.ndarray:
+    """:func:`border_offsets`, kept in the node's ``state`` while the shapes, paddings and
+    windows stay the same (one gather and compare a run instead of the index arithmetic)."""
+    key = (x.shape, tuple(x.padding), tuple(zaps), rows, cols)
+    kept = state.get("d32_border")
+    if isinstance(kept, Shared) and kept.key == key:
+        return kept.value  # type: ignore[no-any-return]
+    offsets = border_offsets(x, zaps, rows, cols)
+    state["d32_border"] = Shared(key, offsets)
+    return offsets
+
+
+def window_input(x: Tensor, zaps: Zaps, zx: int, rows: Window, cols: Window,
+                 border: np.ndarray | None = None) -> tuple[np.ndarray | None, bool]:
+    """The codes the windows ``rows`` x ``cols`` read, from the first row and column they
+    reach (so their padding before is 0), and whether every one outside the data is zx
+    (then the windows' own padding serves and the codes are not read: None). ``border``:
+    :func:`border_offsets`, if the caller keeps it."""
+    if border is None:
+        border = border_offsets(x, zaps, rows, cols)
+    if not np.any(np.asarray(x.raw).reshape(-1)[border] != np.uint8(zx & 0xFF)):
         return None, True
-    return read_area(x, zaps, zx, (-top, top + h + bottom), across), False
+    h, w = x.shape[1:3]
+    return read_area(x, zaps, zx, (-rows.before, rows.before + h + rows.after),
+                     (-cols.before, cols.before + w + cols.after)), False
 
 
-__all__ = ["Zaps", "read_area", "read_columns", "window_input", "zap_span",
-           "zapped_columns"]
+__all__ = ["Zaps", "border_offsets", "kept_border", "read_area", "read_columns",
+           "window_input", "zap_span", "zapped_columns"]

@@ -20,7 +20,7 @@ from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import quantize_uint8
 from hexscope.engine.ops.context import KernelContext, Shared, data_of, scalar_f
 from hexscope.engine.ops.conv.common import CONV_IN, f32_output, f32_word, range_ports
-from hexscope.engine.ops.conv.d32_input_reads import Zaps, window_input
+from hexscope.engine.ops.conv.d32_input_reads import Zaps, kept_border, window_input
 from hexscope.engine.ops.conv.depthwise import depthwise_supernode_reference, dwise_windows
 from hexscope.engine.ops.conv.dwise_scaling import (
     DwiseRange,
@@ -153,7 +153,7 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
     for attempt in range(_MAX_RETRIES + 1):
         sc, folded = _scaling(ctx, state, bias, bias32, xmn, xmx, bmn, bmx, consts)
         if d32 is not None and attempt == 0:     # zx is the same every run
-            data, rbefore, cbefore = _read_memory(d32, data, rows, data_cols, cols,
+            data, rbefore, cbefore = _read_memory(ctx, d32, data, rows, data_cols, cols,
                                                   sc.in_offset)
         fused = None if sums is not None else depthwise_requantized(
             data, consts.w, sc.in_offset, consts.zf, rows.s, cols.s,
@@ -191,8 +191,8 @@ def _initial_range(o_min: float, o_max: float) -> DwiseRange:
     return initial_range(o_min, o_max)
 
 
-def _read_memory(x: Tensor, data: np.ndarray, rows: Window, data_cols: Window,
-                 cols: Window, zx: int) -> tuple[np.ndarray, int, int]:
+def _read_memory(ctx: KernelContext, x: Tensor, data: np.ndarray, rows: Window,
+                 data_cols: Window, cols: Window, zx: int) -> tuple[np.ndarray, int, int]:
     """The codes the windows ``rows`` x ``cols`` read and their padding before (rows,
     columns): the d32 input's memory as the asm reads it (:mod:`d32_input_reads`, zapped as
     ``dwise_supernode_execute`` asks, op_dwise_snode_8bit.c:579-611: the rows the data
@@ -203,7 +203,8 @@ def _read_memory(x: Tensor, data: np.ndarray, rows: Window, data_cols: Window,
                 p.w_after)
     if not 0 <= zx <= 255:
         return data, rows.before, cols.before
-    full, plain = window_input(x, zaps, zx, rows, cols)
+    full, plain = window_input(x, zaps, zx, rows, cols,
+                               kept_border(ctx.state, x, zaps, rows, cols))
     if plain or full is None:
         return data, rows.before, cols.before
     return full, 0, 0

@@ -43,7 +43,7 @@ from hexscope.engine.hexmath import level_size_zero
 from hexscope.engine.ops.context import KernelContext, Shared, data_of, scalar_f
 from hexscope.engine.ops.conv.common import f32_output, f32_word, filter_rhs
 from hexscope.engine.ops.conv.conv2d import conv_sums, output_window
-from hexscope.engine.ops.conv.d32_input_reads import Zaps, read_area, window_input
+from hexscope.engine.ops.conv.d32_input_reads import Zaps, kept_border, window_input
 from hexscope.engine.ops.conv.dwise_scaling import (
     DwiseRange,
     Scaling,
@@ -223,14 +223,17 @@ def _all_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols: W
                                _flat_padding_sums(ctx, x, filt, rows, cols, zx, zf)], axis=2)
     # the windows read the padding nnlib zaps as zx (the GEMM's own padding) and the rest of
     # the memory as it is: the codes read are handed over as data when one differs
-    full, plain = window_input(x, _zaps(x, rows, cols), zx, rows, wide)
+    zaps = _zaps(x, rows, cols)
+    full, plain = window_input(x, zaps, zx, rows, wide,
+                               kept_border(ctx.state, x, zaps, rows, wide))
     if plain and (not extra or wide.after == 0):
         return _sums(ctx, x, filt, rows, wide, zx, zf)
-    if full is None:        # a 1x1 window past the data: the plain GEMM path wants none
-        full = read_area(x, _zaps(x, rows, cols), zx, (0, x.shape[1]),
-                         (-wide.before, wide.before + x.shape[2] + wide.after))
-        return _sums(ctx, Tensor.from_array(full, DType.QUINT8), filt, rows,
-                     Window(full.shape[2], wide.f, wide.s, wide.out, 0), zx, zf)
+    if full is None:        # windows past the data over zx: handed over as data columns
+        b, h, w, d = x.shape
+        ext = np.concatenate([x.array, np.full((b, h, wide.after, d), zx & 0xFF, np.uint8)],
+                             axis=2)
+        return _sums(ctx, Tensor.from_array(ext, DType.QUINT8), filt, rows,
+                     Window(w + wide.after, wide.f, wide.s, wide.out, wide.before), zx, zf)
     return _sums(ctx, Tensor.from_array(full, DType.QUINT8), filt,
                  Window(full.shape[1], rows.f, rows.s, rows.out, 0),
                  Window(full.shape[2], wide.f, wide.s, wide.out, 0), zx, zf)
