@@ -56,13 +56,6 @@ def zapped_columns(x: Tensor, left: int, right: int) -> np.ndarray:
     return zapped
 
 
-def read_columns(x: Tensor, zaps: Zaps, zx: int, first: int, count: int) -> np.ndarray:
-    """Columns ``first`` .. ``first + count`` of each data row of the d32 input ``x`` (0 =
-    its first data column; negative, or past its width: the padding and beyond) as the asm
-    reads them: (B, H, count, D) uint8, zx where zapped (the zero code's low byte)."""
-    return read_area(x, zaps, zx, (0, x.shape[1]), (first, count))
-
-
 def _index(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[int, int]
            ) -> tuple[np.ndarray, np.ndarray]:
     """For :func:`read_area`'s codes: their byte offsets in ``x.raw`` and whether each is
@@ -147,5 +140,5 @@ def window_input(x: Tensor, zaps: Zaps, zx: int, rows: Window, cols: Window,
                      (-cols.before, cols.before + w + cols.after)), False
 
 
-__all__ = ["Zaps", "border_offsets", "kept_border", "read_area", "read_columns",
-           "window_input", "zap_span", "zapped_columns"]
+__all__ = ["Zaps", "border_offsets", "kept_border", "read_area", "window_input", "zap_span",
+           "zapped_columns"]

@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hexscope.engine.d32 import D32Padding
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import OutputDef, Padding
 from hexscope.engine.ops.context import KernelContext
+from hexscope.engine.ops.conv.d32_input_reads import Zaps, read_area, zap_span
 from hexscope.engine.ops.registry import REGISTRY
 from hexscope.engine.tensor import Tensor
 
@@ -221,3 +224,26 @@ def test_a_depthwise_output_range_without_0_runs_from_the_calloc_d_range():
     doubled; max 208: no retry) and the range stays [0, 0]. Under QEMU the same."""
     assert _run_dwise(2, 4, 2, (4, 4, 4, 4, 0, 31), (0.5, 1.0)) == [
         [8, 12, 12, 208], [4, 6, 6, 104], [0.0, 0.0]]
+
+
+@pytest.mark.parametrize(("start", "size", "want"), [
+    (0, 4, range(0, 4)), (0, 5, range(0, 1)), (0, 7, range(0, 3)), (6, 1, range(6, 7)),
+    (5, 4, range(5, 8)), (6, 6, range(6, 8)), (4, 0, range(0)),
+])
+def test_padzap_part_stays_in_its_first_vector_with_size_mod_4_columns(start, size, want):
+    assert zap_span(start, size) == want
+
+
+@given(st.integers(1, 2), st.integers(1, 4), st.integers(1, 6), st.integers(1, 40),
+       st.integers(0, 4), st.integers(0, 7), st.integers(0, 31), st.integers(0, 3))
+@settings(max_examples=40, deadline=None)
+def test_the_data_area_reads_as_the_tensor_s_values(b, h, w, d, hb, wb, db, seed):
+    """read_area over the data rows and columns is the tensor's logical values, whatever
+    the padding and the zaps."""
+    pad = D32Padding(hb, 4 - hb % 4, wb, (-(wb + w)) % 4, db % 32 if d < 32 else 0,
+                     (-(d + (db % 32 if d < 32 else 0))) % 32)
+    rng = np.random.default_rng(seed)
+    x = Tensor.from_array(rng.integers(0, 256, (b, h, w, d), dtype=np.uint8), DType.QUINT8)
+    x32 = x.to_d32(pad, 77)
+    got = read_area(x32, Zaps(1, 1, wb, 3), 5, (0, h), (0, w))
+    assert np.array_equal(got, x.array)
