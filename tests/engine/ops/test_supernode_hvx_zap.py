@@ -247,3 +247,24 @@ def test_the_data_area_reads_as_the_tensor_s_values(b, h, w, d, hb, wb, db, seed
     x32 = x.to_d32(pad, 77)
     got = read_area(x32, Zaps(1, 1, wb, 3), 5, (0, h), (0, w))
     assert np.array_equal(got, x.array)
+
+
+def test_an_output_of_width_0_asks_no_right_padding_zapped():
+    """A 1x3 filter over one column (VALID, right padding 3, filled with 20): nnlib asks no
+    padding after for it (required_w_after 0), so nothing on the right is zapped and the
+    group's first window reads 1 + 20 + 20; past the row, the next row's zapped left
+    padding (row 0) or the unzapped bottom padding (row 1). Under QEMU the same."""
+    p = D32Padding(4, 4, 4, 3, 0, 31)
+    mem = np.full((1, 10, 1, 8, 32), 20, np.uint8)
+    mem[0, 4:6, 0, 4, 0] = 1
+    x = Tensor((1, 2, 1, 1), DType.QUINT8, mem.reshape(-1), Layout.D32, p)
+    filt = Tensor.from_array(np.ones((1, 3, 1, 1), np.uint8), DType.QUINT8)
+    bias = Tensor.from_array(np.full((1, 1, 1, 1), 128, np.uint8), DType.QUINT8)
+    defs = (OutputDef((1, 2, 1, 1), 1), OutputDef((1, 1, 1, 1), 4), OutputDef((1, 1, 1, 1), 4))
+    ctx = KernelContext(node_id=1, op=OP, padding=Padding.VALID, output_defs=defs,
+                        input_refs=tuple((100 + k, 0) for k in range(12)))
+    y, _, _ = REGISTRY.get(OP).kernel(ctx, x, filt, _f(0), _f(255), _f(0), _f(255),
+                                      Tensor.shape_only((1, 1, 1, 1)), bias, _f(-1), _f(1),
+                                      _f(0), _f(255))
+    out = np.asarray(y.raw).reshape(10, 4, 32)
+    assert out[5:7, :, 0].tolist() == [[41, 60, 40, 20], [41, 60, 60, 60]]
