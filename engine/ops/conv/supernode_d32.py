@@ -52,11 +52,11 @@ _SUPERNODE_DOC = """
     width 0 still computes one group of 4 columns into the next line's left padding, its
     first column counted in the range search.
 
-    What still differs (docs/oracle-hvx.md has the counts): an empty output's group of 4
-    columns in a few cases (1 to 3 codes: not traced, the asm's window sums of x from the
-    buffer of op_supernode_new.c:3459-3469 are the candidate) and its range search at some
-    strides; windows that read past the end of the input tensor's memory; input ranges
-    that overflow float (a level of inf: nnlib's
+    An empty output asks no padding after (VALID), so nothing on its right is zapped.
+
+    What still differs (docs/oracle-hvx.md has the counts): one empty output over a very
+    large input range (not traced); windows that read past the end of the input tensor's
+    memory; input ranges that overflow float (a level of inf: nnlib's
     float products and conversions of inf/NaN, supernode_utils.h:1247, are not all
     modelled). On a device with VTCM nnlib takes ``supernode_recalculate_strategy_v66``
     (signed weights), which the oracle, without VTCM, does not run: not modelled.

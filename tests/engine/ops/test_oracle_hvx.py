@@ -39,10 +39,10 @@ EXACT = {
     "QuantizedSoftmax_8_d32": 348,
     "QuantizedSoftmax_8_d32_ref": 348,
     "QuantizedSoftmax_8": 344,
-    # the d32 Supernodes (issue 25): some width padding columns fed by the asm's window sums
-    # past the data, a few ranges that overflow float, an empty output's range at some
-    # strides; the depthwise: the output ranges Hexscope refuses, 'Final too big', short
-    # left padding, a [0, 1e-30] range, two 3x3 padding columns (docs/oracle-hvx.md)
+    # the d32 Supernodes (issue 25): a few ranges that overflow float, an empty output over
+    # a huge input range, reads past the input tensor's memory; the depthwise: 'Final too
+    # big' (nnlib runs it), short left padding, two output ranges without 0
+    # (docs/oracle-hvx.md)
     "Supernode_8x8p32to8_d32": 297,
     "Supernode_8x8p8to8_d32": 298,
     "InputSupernode_8x8p32to8_outd32": 301,
