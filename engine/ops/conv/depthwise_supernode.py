@@ -20,6 +20,7 @@ from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import quantize_uint8
 from hexscope.engine.ops.context import KernelContext, Shared, data_of, scalar_f
 from hexscope.engine.ops.conv.common import CONV_IN, f32_output, f32_word, range_ports
+from hexscope.engine.ops.conv.d32_input_reads import Zaps, kept_border, window_input
 from hexscope.engine.ops.conv.depthwise import depthwise_supernode_reference, dwise_windows
 from hexscope.engine.ops.conv.dwise_scaling import (
     DwiseRange,
@@ -38,6 +39,7 @@ from hexscope.engine.ops.kernels.depthwise import (
     numba_kernels,
 )
 from hexscope.engine.ops.kernels.dwise_requant import dwise_requantize
+from hexscope.engine.ops.kernels.gemm import Window
 from hexscope.engine.ops.reference import ZeroCode, zero_za_low, zero_za_u8, zero_zb
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor, fresh
@@ -128,17 +130,19 @@ def _scaling(ctx: KernelContext, state: DwiseRange, bias: Tensor, bias32: bool, 
 def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor,
                         x_max: Tensor, f_min: Tensor, f_max: Tensor, stride: Tensor,
                         bias: Tensor, b_min: Tensor, b_max: Tensor, o_min: Tensor,
-                        o_max: Tensor, *channel_scale: Tensor, wide: tuple[int, int] = (0, 0)
-                        ) -> tuple[Tensor, Tensor, Tensor]:
+                        o_max: Tensor, *channel_scale: Tensor, wide: tuple[int, int] = (0, 0),
+                        d32: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
     """Both names: the bias dtype tells them apart (quint8 codes or int32 values). ``wide``
-    (columns before, after) computes that many more output columns each side, their taps
-    past the data reading the input zero code, as the d32 op's asm does for the output's
-    width padding (:func:`depthwise_d32`); their codes count in the range search."""
+    (columns before, after) computes that many more output columns each side, as the d32
+    op's asm does for the output's width padding (:func:`depthwise_d32`); their codes count
+    in the range search. ``d32``: the d32 input ``x`` came from, whose memory the windows
+    read past the data as the asm does (:func:`_read_memory`); without it they read zx."""
     key = (x.shape, x.dtype, ctx.padding, wide, filt, f_min, f_max, stride, bias, b_min,
            b_max, *channel_scale)
     kept = ctx.state.get("dwise_steady")
     if isinstance(kept, Shared) and kept.key == key:
-        rows, cols, consts, bias32, bmn, bmx, kernels = kept.value  # type: ignore[misc]
+        rows, data_cols, cols, consts, bias32, bmn, bmx, kernels = \
+            kept.value  # type: ignore[misc]
     else:
         for name, t in (("input x", x), ("filter", filt)):
             if t.dtype is not DType.QUINT8:
@@ -147,6 +151,7 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
         bias32 = bias.dtype is not DType.QUINT8
         _check_shapes(filt, stride)
         rows, cols = dwise_windows(ctx, x, filt, stride)
+        data_cols = cols
         if wide != (0, 0):
             cols = replace(cols, before=cols.before + wide[0] * cols.s,
                            out=cols.out + sum(wide))
@@ -158,31 +163,33 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
         # state; the ranges of x come from the node before and are read at every run)
         if all(not t.has_data or not t.raw.flags.writeable
                for t in (filt, f_min, f_max, stride, bias, b_min, b_max, *channel_scale)):
-            ctx.state["dwise_steady"] = Shared(key, (rows, cols, consts, bias32, bmn, bmx,
-                                                     kernels))
+            ctx.state["dwise_steady"] = Shared(key, (rows, data_cols, cols, consts, bias32,
+                                                     bmn, bmx, kernels))
     state = ctx.state.get("dwise_range")
     if not isinstance(state, DwiseRange):
-        state = initial_range(scalar_f(o_min), scalar_f(o_max))
+        state = _initial_range(scalar_f(o_min), scalar_f(o_max))
         ctx.state["dwise_range"] = state
     xmn, xmx = scalar_f(x_min), scalar_f(x_max)
     sums = None
+    data, rbefore, cbefore = data_of(x, "input x"), rows.before, cols.before
     for attempt in range(_MAX_RETRIES + 1):
         sc, folded = _scaling(ctx, state, bias, bias32, xmn, xmx, bmn, bmx, consts)
+        if d32 is not None and attempt == 0:     # zx is the same every run
+            data, rbefore, cbefore = _read_memory(ctx, d32, data, rows, data_cols, cols,
+                                                  sc.in_offset)
         fused = None if sums is not None else depthwise_requantized(
-            data_of(x, "input x"), consts.w, sc.in_offset, consts.zf, rows.s, cols.s,
-            rows.before, cols.before, rows.out, cols.out, folded, sc.recip, sc.shamt,
-            kernels)
+            data, consts.w, sc.in_offset, consts.zf, rows.s, cols.s,
+            rbefore, cbefore, rows.out, cols.out, folded, sc.recip, sc.shamt & 31, kernels)
         if fused is not None:
             # one pass; a retry (rare: a free bound moved) takes the two steps below
             out, lo, hi = fused
             sums = (None, None)
         elif sums is None or sums[0] != sc.in_offset:
-            sums = (sc.in_offset, depthwise_sums(data_of(x, "input x"), consts.w, sc.in_offset,
-                                                 consts.zf,
-                                                 rows.s, cols.s, rows.before, cols.before,
+            sums = (sc.in_offset, depthwise_sums(data, consts.w, sc.in_offset, consts.zf,
+                                                 rows.s, cols.s, rbefore, cbefore,
                                                  rows.out, cols.out))
         if fused is None:
-            out, lo, hi = dwise_requantize(sums[1], folded, sc.recip, sc.shamt)
+            out, lo, hi = dwise_requantize(sums[1], folded, sc.recip, sc.shamt & 31)
         if ctx.debug_level >= 2:
             ctx.log(2, f"dwise supernode try {attempt}: range [{state.mn}, {state.mx}] "
                        f"recip_shamt={sc.shamt} out {lo}..{hi}")
@@ -203,35 +210,113 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
                       f"[{state.mn}, {state.mx}] after {_MAX_RETRIES} retries")
 
 
+def _initial_range(o_min: float, o_max: float) -> DwiseRange:
+    """``setup_initial_output_range(.., -0.125, 0.125)``, whose refusal of a range without 0
+    or with min >= max ("supernode: invalid input min/max") ``dwise_supernode_check``
+    ignores (op_dwise_snode_8bit.c:860): the node then keeps what ``nn_calloc`` left in its
+    info, a range [0, 0] with both ends free and no first guess."""
+    mn, mx = f32(o_min), f32(o_max)
+    if mn > 0 or mx < 0 or not mn < mx:
+        zero = f32(0.0)
+        return DwiseRange(zero, zero, 0, zero, zero, False)
+    return initial_range(o_min, o_max)
+
+
+def _read_memory(ctx: KernelContext, x: Tensor, data: np.ndarray, rows: Window,
+                 data_cols: Window, cols: Window, zx: int) -> tuple[np.ndarray, int, int]:
+    """The codes the windows ``rows`` x ``cols`` read and their padding before (rows,
+    columns): the d32 input's memory as the asm reads it (:mod:`d32_input_reads`, zapped as
+    ``dwise_supernode_execute`` asks, op_dwise_snode_8bit.c:579-611: the rows the data
+    windows reach above and below plus the extra bottom row, the whole width padding), or
+    ``data`` itself when every code read outside it is zx."""
+    p = x.padding
+    zaps = Zaps(rows.before, rows.after + _extra_bottom_row(x, rows, data_cols), p.w_before,
+                p.w_after)
+    if not 0 <= zx <= 255:
+        return data, rows.before, cols.before
+    full, plain = window_input(x, zaps, zx, rows, cols,
+                               kept_border(ctx.state, x, zaps, rows, cols))
+    if plain or full is None:
+        return data, rows.before, cols.before
+    return full, 0, 0
+
+
 def depthwise_d32(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...],
                   pad_of: Callable[[tuple[int, int, int, int]], D32Padding]
                   ) -> tuple[Tensor, Tensor, Tensor]:
     """DepthwiseSupernode_*_d32: the flat op's codes laid out in d32 with what the asm writes
-    into the output's width padding.
+    into the output's width padding, after nnlib's checks of the input's padding
+    (``dwise_supernode_execute``: "filter depth must match input depth", :713; the strategy's
+    "inadequate top/bottom padding", :596).
+
+    The asm works on memory lanes: lane p of the input (its depth padding included) with
+    the filter's channel p (the filter's zero code past its depth,
+    ``dwise_rearrange_weights``) and the bias's (0 past it, ``fill_bias_buf``), into lane p
+    of the output, whose depth padding is the input's. With depth padding before, the
+    channels are therefore not paired with their own filter: that case runs here on the
+    lanes (:func:`_on_lanes`).
 
     The 3x3 kernels (``opt_3x3``: filter 3x3, no ChannelScale) compute the whole padded width
     from its left edge (``out_width_processed = out_width_total``, op_dwise_snode_8bit.c:482):
-    here as data columns whose taps past the input read its zero code
-    (``dwise_supernode_execute`` zaps the input's width padding to ``in_offset``, :600-611);
-    their codes count in the range search, as the asm's min/max do. The other kernels
-    compute the data width from its first column (:484) in groups of 4 columns, and a last
-    group's columns past the data repeat that group's first column (seen under QEMU, all
-    cases); those past the row's right padding land in the next depth slice's (or row's, or
-    the bottom padding's) left padding, where nothing else writes."""
+    here as data columns whose taps past the input read its memory as the asm does
+    (:func:`_read_memory`); their codes count in the range search, as the asm's min/max do.
+    The other kernels compute the data width from its first column (:484) in groups of 4
+    columns, and a last group's columns past the data repeat that group's first column (seen
+    under QEMU, all cases); those past the row's right padding land in the next depth
+    slice's (or row's, or the bottom padding's) left padding, where nothing else writes."""
+    lay = _layout(ctx, x, rest, pad_of)         # nnlib's checks of the input's padding too
+    if not x.padding.d_before or rest[11:]:
+        return _d32_body(ctx, x, rest, lay)
+    return _on_lanes(ctx, x, rest, lay)
+
+
+def _on_lanes(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...], lay: _Layout
+              ) -> tuple[Tensor, Tensor, Tensor]:
+    """The op over every memory lane of an input with depth padding before: the input's
+    lanes as its channels, the filter padded to as many with its zero code; the output's
+    memory is then read with its real depth padding."""
+    p, filt = x.padding, rest[0]
+    lanes = p.d_before + x.shape[3] + p.d_after
+    xl = Tensor((*x.shape[:3], lanes), x.dtype, x.raw, Layout.D32,
+                p._replace(d_before=0, d_after=0))
+    zf = quantize_uint8(0.0, scalar_f(rest[3]), scalar_f(rest[4]))
+    w = np.full((*filt.shape[:2], lanes, filt.shape[3]), zf, np.uint8)
+    w[:, :, :filt.shape[2]] = data_of(filt, "filter")
+    lanes_rest = (Tensor.from_array(w, DType.QUINT8), *rest[1:])
+    lanes_pad = lay.pad._replace(d_before=0, d_after=0)
+    y, lo, hi = _d32_body(ctx, xl, lanes_rest,
+                          _layout(ctx, xl, lanes_rest, lambda _shape: lanes_pad))
+    return Tensor(lay.shape, DType.QUINT8, y.raw, Layout.D32, lay.pad), lo, hi
+
+
+def _extra_bottom_row(x: Tensor, rows: Window, cols: Window) -> int:
+    """1 when the last row's windows reach past its right padding into the row below
+    (op_dwise_snode_8bit.c:580-593), unless a vertical stride leaves the last rows unused."""
+    if cols.after <= x.padding.w_after:
+        return 0
+    if rows.s > 1 and rows.after == 0 and rows.f + (rows.out - 1) * rows.s \
+            < rows.before + x.shape[1]:
+        return 0
+    return 1
+
+
+def _d32_body(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...], lay: _Layout
+              ) -> tuple[Tensor, Tensor, Tensor]:
+    """:func:`depthwise_d32` once its checks are made and its layout known."""
     filt, scales = rest[0], rest[11:]
-    lay = _layout(ctx, x, rest, pad_of)
     shape, pad, fill = lay.shape, lay.pad, ctx.padding_fill
     ow = shape[2]
     flat = Tensor(x.shape, x.dtype, lay.unpack(x.raw).reshape(-1)) if lay.unpack is not None \
         else Tensor.from_array(fresh(x.array), x.dtype)
     if filt.shape[:2] == (3, 3) and not scales:
-        y, lo, hi = depthwise_supernode(ctx, flat, *rest, wide=(pad.w_before, pad.w_after))
+        y, lo, hi = depthwise_supernode(ctx, flat, *rest, wide=(pad.w_before, pad.w_after),
+                                        d32=x)
         mem = (lay.pack(y.array).reshape(-1) if lay.pack is not None and y.shape == lay.wide
                else y.to_d32(pad._replace(w_before=0, w_after=0), fill).raw)
         out = Tensor(shape, DType.QUINT8, mem, Layout.D32, pad)
         _fill_pad_lanes(out, _pad_lane_code(ctx), slice(None))
         return out, lo, hi
-    y, lo, hi = depthwise_supernode(ctx, flat, *rest)
+    y, lo, hi = depthwise_supernode(ctx, flat, *rest, d32=x)
     out = (Tensor(shape, DType.QUINT8, lay.pack(y.array).reshape(-1), Layout.D32, pad)
            if lay.pack is not None and y.shape == lay.wide else y.to_d32(pad, fill))
     _fill_pad_lanes(out, _pad_lane_code(ctx), slice(pad.w_before, pad.w_before + ow))
@@ -261,9 +346,19 @@ def _layout(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...],
     if isinstance(kept, Shared) and kept.key == key:
         return kept.value  # type: ignore[no-any-return]
     filt, stride, scales = rest[0], rest[5], rest[11:]
+    p = x.padding
+    lanes = p.d_before + x.shape[3] + p.d_after
+    if lanes != (filt.shape[2] + 31) & ~31:
+        raise KernelError(f"filter depth must match input depth ({lanes} != "
+                          f"{(filt.shape[2] + 31) & ~31}) (device's message: the input's "
+                          "padded depth against the filter's rounded up to 32)")
     rows, cols = dwise_windows(ctx, x, filt, stride)
     shape = (x.shape[0], rows.out, cols.out, x.shape[3] * filt.shape[3])
     pad = pad_of(shape)
+    if rows.after + _extra_bottom_row(x, rows, cols) > p.h_after or rows.before > p.h_before:
+        raise KernelError(f"inadequate top/bottom padding (device's message): the input has "
+                          f"{p.h_before} rows above and {p.h_after} below, the filter reaches "
+                          f"{rows.before} above and {rows.after} below")
     fill = ctx.padding_fill
     wide, packed = shape, pad
     if filt.shape[:2] == (3, 3) and not scales:
@@ -304,7 +399,7 @@ def _lane_code(sc: Scaling, mn: float) -> int | None:
     if not np.isfinite(off) or abs(float(off)) >= 2.0**31:
         return None
     code, _, _ = dwise_requantize(np.zeros((1, 1), np.int32), np.rint([float(off)]).astype(
-        np.int64), np.asarray(sc.recip).reshape(-1)[:1], sc.shamt)
+        np.int64), np.asarray(sc.recip).reshape(-1)[:1], sc.shamt & 31)
     return int(code[0, 0])
 
 
@@ -359,7 +454,10 @@ B = round((bias in sum steps - out_min / sum step) / k); then, as the HVX kernel
 clamp(v, 0, 255). Where v leaves 0..255 at a free bound, that bound moves to the next
 quarter octave past the extreme (``round_up_quarter_octave``), the range is nudged to a
 proper zero and the node runs again, at most 4 times; the range stays in the node for
-later runs, as on the device. Its float meaning (the reference Compare uses): the
+later runs, as on the device. An output range without 0 or with min >= max, which
+``setup_initial_output_range`` refuses but ``dwise_supernode_check`` runs anyway
+(op_dwise_snode_8bit.c:860), starts from [0, 0] with both ends free (shamt & 31: the
+asm's shift of a NaN gain's 129 is 1). Its float meaning (the reference Compare uses): the
 depthwise convolution of the dequantized data and filter, times each channel's scale,
 plus the bias, clamped to the finite output bounds.
 
@@ -381,7 +479,7 @@ tested against a float64 formula (docs/oracle-dwise.md).
 **Errors** (KernelError): data or filter not quint8; input depth differs from the filter's;
 a bad stride tensor; filter width over 7, not 3/5/7, or stride width not 1 or 2 (no device
 kernel); filter height under 2; depth multiplier not 1; a channel-scale input of the wrong
-size or a scale outside [1/2048, 1]; an output range without 0 or with min >= max; a
+size or a scale outside [1/2048, 1]; a
 non-finite input range; a bias beyond int32 in steps of the sums ('Final too big'); no
 range found after 4 retries ("can't find range for depthwise")."""
 

@@ -45,14 +45,18 @@ _SUPERNODE_DOC = """
     point (bias buffer, (s << shamt) x recip rounded at bit 31, ``vasl`` shifting by
     shamt & 31); a 13th ChannelScale input scales each channel's multiplier by k and its
     bias by 1/k (``load_channel_scales``). The output's width padding columns and depth
-    padding lanes are written as the asm writes them.
+    padding lanes are written as the asm writes them. The windows read the d32 input's
+    padding as the asm does: zapped to the input's zero code only where nnlib zaps it (the
+    right padding not when it starts a vector, ``right_ptr_l % 128``, supernode_utils.h:880;
+    ``padzap_part`` staying in its first vector), its own bytes elsewhere. An output of
+    width 0 still computes one group of 4 columns into the next line's left padding, its
+    first column counted in the range search.
 
-    What still differs (docs/oracle-hvx.md has the counts): the width padding columns where
-    the asm's window sums of x (GEMSUMA, computed by the integral-image code for the data
-    columns only) are read past the data; an output of width 0, where nnlib writes 128 zero
-    bytes into the first bottom padding row; the range search with a ChannelScale input and
-    an open range (``fill_info_minmax_basics``'s max_k path, supernode_utils.h, which this
-    model runs as max_k = 1); input ranges that overflow float (a level of inf: nnlib's
+    An empty output asks no padding after (VALID), so nothing on its right is zapped.
+
+    What still differs (docs/oracle-hvx.md has the counts): one empty output over a very
+    large input range (not traced); windows that read past the end of the input tensor's
+    memory; input ranges that overflow float (a level of inf: nnlib's
     float products and conversions of inf/NaN, supernode_utils.h:1247, are not all
     modelled). On a device with VTCM nnlib takes ``supernode_recalculate_strategy_v66``
     (signed weights), which the oracle, without VTCM, does not run: not modelled.
@@ -165,21 +169,27 @@ for _bits in ("8", "32"):
     computes as this d32 op does (docs/oracle-dwise.md). The output's padding is written as
     nnlib's depthwise asm writes it (checked under qemu-hexagon, docs/oracle-hvx.md;
     :func:`~hexscope.engine.ops.conv.depthwise_supernode.depthwise_d32`): the 3x3 kernels
-    (no ChannelScale) compute the whole padded width, the input's padding read as its zero
-    code, and count those codes in the range search; the others write the data width in
-    groups of 4 columns, a last group's columns past the data repeating its first column
-    (past the right padding into the next slice's or row's left padding); depth padding
-    lanes (no depth padding before) hold the code of a zero sum plus a zero bias. Not
-    modelled: the 3x3 kernels' right padding columns in some cases (mostly stride 2; 8 of
-    the 300 golden cases), and the depth padding lanes where the input has depth padding
-    before (2 cases; not traced).
+    (no ChannelScale) compute the whole padded width and count those codes in the range
+    search; the others write the data width in groups of 4 columns, a last group's columns
+    past the data repeating its first column (past the right padding into the next slice's
+    or row's left padding); depth padding lanes hold the code of a zero sum plus a zero
+    bias. The windows read the input's padding as the asm does: its zero code only where
+    nnlib zaps it (not a right padding that starts a vector), its own bytes elsewhere. With
+    depth padding before, the asm pairs memory lane p of the input with the filter's
+    channel p and the bias's, so channels meet other channels' filters: computed so. An
+    output range without 0 runs from [0, 0] with both ends free, as nnlib runs it (its
+    check's refusal is ignored). Not modelled: a bias buffer past int32, which nnlib runs
+    with the rest of the buffer undetermined ('Final too big' here), and a few of those
+    ranges (docs/oracle-hvx.md).
 
     **Layout.** Output padding as ``dwise_supernode_execute`` chooses it: 4 rows above and
     below; left the input's left padding (SAME: less the filter's reach before) divided by
     the stride width (C's division, toward zero); right to a multiple of 4; the input's
     depth padding.
 
-    **Errors.** "input 0 must be a d32 tensor"; "Need at least 1 left pad" (nnlib's own);
+    **Errors.** "input 0 must be a d32 tensor"; "Need at least 1 left pad", "filter depth
+    must match input depth" (the input's padded depth against the filter's rounded up to
+    32), "inadequate top/bottom padding" (nnlib's own);
     the flat op's own errors; an input left padding a stride or more short of the filter's
     reach before each row (SAME): the device runs it with a negative output left padding,
     rows that overlap, which is not modelled.

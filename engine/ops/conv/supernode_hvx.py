@@ -18,10 +18,12 @@ retry); what differs from the flat ``_ref`` (Hexscope's flat ops):
   min/max from the lanes' extremes of the shifted sums, as the asm reduces them;
 - the d32 input's padding must serve the filter, and nnlib refuses what it does not handle;
 - the output's depth padding lanes are computed as channels of zero weights, and its width
-  padding (up to a multiple of 4 columns) as the next windows over the input's memory as
-  nnlib leaves it (the right padding zapped to the input zero only as far as nnlib zaps it).
-  The asm's window sums of x (GEMSUMA) for those columns are not modelled, so their bytes
-  may differ (docs/oracle-hvx.md).
+  padding (up to a multiple of 4 columns; one group of 4 for an output of width 0) as the
+  next windows over the input's memory; the windows read the input's padding as the asm
+  does, zapped to the input zero only where nnlib zaps it (:mod:`d32_input_reads`). The
+  asm's window sums of x (GEMSUMA) for the width padding columns come from its integral
+  buffer past the convolution's inputs, which is not modelled: some of their bytes may
+  differ (docs/oracle-hvx.md).
 
 On a device with VTCM (``nn->vtcm_size`` > 0) nnlib takes ``supernode_recalculate_strategy
 _v66`` with signed weights, possibly halved; the HVX oracle has no VTCM and so runs the V60
@@ -42,6 +44,12 @@ from hexscope.engine.hexmath import level_size_zero
 from hexscope.engine.ops.context import KernelContext, Shared, data_of, scalar_f
 from hexscope.engine.ops.conv.common import f32_output, f32_word, filter_rhs
 from hexscope.engine.ops.conv.conv2d import conv_sums, output_window
+from hexscope.engine.ops.conv.d32_input_reads import (
+    Zaps,
+    area_reader,
+    kept_border,
+    window_input,
+)
 from hexscope.engine.ops.conv.dwise_scaling import (
     DwiseRange,
     Scaling,
@@ -140,7 +148,7 @@ def _extremes(lo: np.ndarray, hi: np.ndarray, recip: np.ndarray, short: bool
     """The run's min and max in output codes, as the asm reduces them: each lane's smallest
     and largest shifted sum t (``lo``, ``hi``; the vmin/vmax follow the ``vasl``,
     gvconv2dbbb_d32_v60_h.S ``.L_do_zshift``), multiplied by the lane's recip, min over the
-    lanes' smallest and max over their largest (a run with no data column keeps the asm's
+    lanes' smallest and max over their largest (a run with no output row keeps the asm's
     initial 0x7FFFFFFF / 0x80000000, multiplied as well: no retry). The node starts from
     1 << 24 / -(1 << 24) (the input Supernode: 0 / 0)."""
     low, high = int(scale(lo, recip).min()), int(scale(hi, recip).max())
@@ -173,38 +181,34 @@ def _right_zap(x: Tensor, cols: Window) -> int:
     nothing is needed before and the right padding suffices."""
     p = x.padding
     out_right = (-cols.out) & 3
-    if out_right > 0 and cols.before == 0 and cols.after <= p.w_after:
+    if out_right > 0 and cols.before == 0 and _required_after(cols) <= p.w_after:
         return p.w_after
-    return min(p.w_after, cols.after)
+    return min(p.w_after, _required_after(cols))
 
 
-def _row_memory(x: Tensor, cols: Window, zx: int, first: int, count: int) -> np.ndarray:
-    """Input columns ``first`` .. ``first + count`` of each data row of a d32 input (0 = the
-    first data column) as the asm reads them past the data: the row, its right padding
-    (zapped to zx where nnlib zaps it, its own bytes elsewhere), the next row's left padding
-    (always zapped) and the next row's data (the last row's next is zapped bottom padding).
-    (B, H, count, D)."""
-    b, h, w, d = x.shape
+def _required_after(win: Window) -> int:
+    """nnlib's ``required_w_after`` / ``required_h_after``: the window's reach past the
+    input, 0 for an empty output (VALID: ``nn_pad_compute_outsize_and_pad`` asks no padding;
+    the window of a width-0 output reaching past the input is the asm's group of 4, whose
+    reads nnlib does not zap for: seen under QEMU, its window sums of x taken over the
+    memory as it is)."""
+    return win.after if win.out else 0
+
+
+def _zaps(x: Tensor, rows: Window, cols: Window) -> Zaps:
+    """What ``supernode_recalculate_strategy`` asks zapped (op_supernode_new.c:3285-3331):
+    the rows the windows reach above and below (plus the extra bottom row of
+    :func:`check_d32_padding`), the whole left padding, the right padding of
+    :func:`_right_zap`."""
     p = x.padding
-    ht, wt = h + p.h_before + p.h_after, w + p.w_before + p.w_after
-    dt = d + p.d_before + p.d_after
-    mem = np.asarray(x.raw).reshape(b, ht, dt // 32, wt, 32)
-    fill = np.uint8(zx & 0xFF)
-    zap = _right_zap(x, cols)
-    out = np.full((b, h, count, d), fill, np.uint8)
-    for k, c in enumerate(range(first, first + count)):     # a handful of columns
-        if c < w + p.w_after:                       # this row: data or right padding
-            if c < 0 or w <= c < w + zap:           # the left padding is always zapped
-                continue
-            src = mem[:, p.h_before:p.h_before + h, :, p.w_before + c, :]
-            out[:, :, k, :] = src.reshape(b, h, dt)[:, :, p.d_before:p.d_before + d]
-        else:                                       # the next row, from its left padding
-            pc = c - (w + p.w_after)
-            if pc < p.w_before or pc >= wt or h < 2:
-                continue
-            src = mem[:, p.h_before + 1:p.h_before + h, :, pc, :]
-            out[:, :-1, k, :] = src.reshape(b, h - 1, dt)[:, :, p.d_before:p.d_before + d]
-    return out
+    extra = 0
+    after = _required_after(rows)
+    if _required_after(cols) > p.w_after:
+        extra = 1
+        if rows.s > 1 and after == 0 and rows.f + (rows.out - 1) * rows.s \
+                < rows.before + x.shape[1]:
+            extra = 0
+    return Zaps(rows.before, after + extra, p.w_before, _right_zap(x, cols))
 
 
 def _flat_padding_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window,
@@ -222,27 +226,42 @@ def _flat_padding_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window
                  win, zx, zf)
 
 
+def _extra_columns(cols: Window, d32: bool) -> int:
+    """How many columns past the data the asm computes: up to a multiple of 4, and for an
+    output of width 0 on a d32 input one whole group of 4 (the column loop runs once, under
+    QEMU, docs/oracle-hvx.md; :func:`_requantize_empty`)."""
+    return 4 if cols.out == 0 and d32 else (-cols.out) & 3
+
+
 def _all_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols: Window,
               zx: int, zf: int) -> np.ndarray:
     """The sums of the data columns and of the columns past them up to a multiple of 4,
     which the asm writes into the output's width padding, in one GEMM: the windows continue
-    to the right over the input's memory as the asm reads it (:func:`_row_memory`; the flat
+    to the right over the input's memory as the asm reads it (:mod:`d32_input_reads`; the flat
     input Supernode's over zx, as the windows' padding after)."""
-    extra = (-cols.out) & 3
+    extra = _extra_columns(cols, x.layout is Layout.D32)
     wide = Window(cols.n, cols.f, cols.s, cols.out + extra, cols.before)
-    if not extra or cols.out == 0:
+    if not extra and (cols.out == 0 or x.layout is not Layout.D32):
         return _sums(ctx, x, filt, rows, cols, zx, zf)
     if x.layout is not Layout.D32:
         return np.concatenate([_sums(ctx, x, filt, rows, cols, zx, zf),
                                _flat_padding_sums(ctx, x, filt, rows, cols, zx, zf)], axis=2)
-    w = x.shape[2]
-    # the data columns' own windows read the zapped padding as zx too, so one input serves
-    count = max(0, (wide.out - 1) * wide.s + wide.f - wide.before - w)
-    if count == 0:
+    # the windows read the padding nnlib zaps as zx (the GEMM's own padding) and the rest of
+    # the memory as it is: the codes read are handed over as data when one differs
+    zaps = _zaps(x, rows, cols)
+    full, plain = window_input(x, zaps, zx, rows, wide,
+                               kept_border(ctx.state, x, zaps, rows, wide))
+    if plain and (not extra or wide.after == 0):
         return _sums(ctx, x, filt, rows, wide, zx, zf)
-    data = np.concatenate([x.array, _row_memory(x, cols, zx, w, count)], axis=2)
-    return _sums(ctx, Tensor.from_array(data, DType.QUINT8), filt, rows,
-                 Window(w + count, wide.f, wide.s, wide.out, wide.before), zx, zf)
+    if full is None:        # windows past the data over zx: handed over as data columns
+        b, h, w, d = x.shape
+        ext = np.concatenate([x.array, np.full((b, h, wide.after, d), zx & 0xFF, np.uint8)],
+                             axis=2)
+        return _sums(ctx, Tensor.from_array(ext, DType.QUINT8), filt, rows,
+                     Window(w + wide.after, wide.f, wide.s, wide.out, wide.before), zx, zf)
+    return _sums(ctx, Tensor.from_array(full, DType.QUINT8), filt,
+                 Window(full.shape[1], rows.f, rows.s, rows.out, 0),
+                 Window(full.shape[2], wide.f, wide.s, wide.out, 0), zx, zf)
 
 
 class _FilterTerms(NamedTuple):
@@ -402,11 +421,13 @@ def _plain_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols:
     shape = (x.shape[0], rows.out, cols.out + extra, rhs.n)
     gemm = prepared_gemm8(rhs, shape[0] * shape[1] * shape[2], c)
     centre = np.uint8(CENTER)
+    # the columns past the data, read as the asm reads them (the padding nnlib zaps as zx)
+    past = area_reader(x, _zaps(x, rows, cols), (0, x.shape[1]), (w, count)) if count else None
 
     def sums(x: Tensor, zx: int) -> np.ndarray:
         data = unpack(x.raw)
-        if count:
-            data = np.concatenate([data, _row_memory(x, cols, zx, w, count)], axis=2)
+        if past is not None:
+            data = np.concatenate([data, past(x.raw, zx)], axis=2)
         # x - 128 is the top bit flipped: the GEMM's centred rows, in place
         np.bitwise_xor(data, centre, out=data)
         lhs = data.view(np.int8).reshape(-1, depth)
@@ -417,6 +438,22 @@ def _plain_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols:
         return out.reshape(shape)
 
     return sums
+
+
+def _requantize_empty(sums: np.ndarray, folded: np.ndarray, recip: np.ndarray, shift: int,
+                      mem: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """An output of width 0 (``mem`` 4 columns wide: its left padding): the asm still
+    computes one group of 4 columns, counts the first in its min/max (seen under QEMU: an
+    open maximum grows from that column alone) and stores them at the row's data start,
+    which is the next memory line's left padding (the next depth slice's, or after the last
+    slice the next row's: the last row's land in the first bottom padding row)."""
+    b, rows, slices = mem.shape[0], mem.shape[1] - 8, mem.shape[2]
+    wide = np.empty((b, rows + 8, slices, 8, 32), np.uint8)
+    ext = requantize_into_d32(sums, 1, folded, recip, shift, False, True, wide)
+    lines = mem.reshape(b, -1, 4, 32)
+    first = 4 * slices + 1          # the line after the first data row's first slice's
+    lines[:, first:first + rows * slices] = wide[:, 4:4 + rows, :, 4:8].reshape(b, -1, 4, 32)
+    return ext
 
 
 def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: Tensor,
@@ -457,7 +494,10 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
             sums = (steady.sums(x, sc.in_offset) if steady.sums is not None
                     else _all_sums(ctx, x, filt, rows, cols, sc.in_offset, terms.zf))
         shift = sc.shamt & 31      # vasl(Vw, Rt) shifts by Rt & 31 (an infinite gain: 129 -> 1)
-        if steady.requant is not None:
+        if not (cols.out or short):
+            lo, hi = _extremes(*_requantize_empty(sums, folded, sc.recip, shift, mem),
+                               sc.recip, short)
+        elif steady.requant is not None:
             lo, hi = steady.requant(sums, folded, sc.recip, shift, mem)
         else:
             lo, hi = _extremes(*requantize_into_d32(sums, cols.out, folded, sc.recip, shift,
