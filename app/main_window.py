@@ -232,8 +232,10 @@ class MainWindow(QMainWindow):
         with gc_paused():       # tens of thousands of new objects: see engine/gc_pause.py
             self._set_graph(graph, path, scene, checked)
         if unplaced:            # some nodes had positions, these had none
+            # An edit: revalidated in turns, its prepare on the marks' thread (a move
+            # changes no issue and no mark; revalidate() here prepared the whole graph
+            # again on the GUI thread, 100-200 ms at 10,000 nodes).
             graph.move(self.scene.layout_positions())
-            self.revalidate()
         self.document_shown.emit()
         return True
 
@@ -355,8 +357,10 @@ class MainWindow(QMainWindow):
 
     # validation and prepare -----------------------------------------------------------------
     def revalidate(self) -> None:
-        """Validate again (only the nodes an edit touched) and update the looks that changed:
-        after one edit of a 10,000-node graph this touches a handful of items, not all."""
+        """Validate the whole graph and prepare it, here and now, and update the looks that
+        changed. Not on an everyday action (an edit's prepare runs on the marks' thread, a
+        large graph's checks on the loader's); the window's first, empty graph and tests
+        call it."""
         with gc_paused():     # prepare builds a copy of the graph: see engine/gc_pause.py
             self._revalidate()
 
