@@ -537,10 +537,18 @@ class MainWindow(QMainWindow):
             self.canvas.center_on_node(node_id)
 
     def set_overlay(self, colors: dict[int, QColor] | None,
-                    legend: list[tuple[str, QColor]] = ()) -> None:  # type: ignore[assignment]
+                    legend: list[tuple[str, QColor]] = (),  # type: ignore[assignment]
+                    notes: dict[int, str] | None = None) -> None:
+        """Tint nodes (none: clear the tints); ``notes``, if given, are the tinted nodes'
+        hover notes, set in the same pass (a second pass redrew every node's look and
+        tooltip again: 70 ms of Compare's gap at 10,000 nodes)."""
         colors = colors or {}
         for node_id in self.graph.order:        # (an unchanged look is not redrawn)
-            self.scene.set_look(node_id, overlay=colors.get(node_id))
+            if notes is None:
+                self.scene.set_look(node_id, overlay=colors.get(node_id))
+            else:
+                self.scene.set_look(node_id, overlay=colors.get(node_id),
+                                    overlay_note=notes.get(node_id, ""))
         self._overlay_legend = list(legend) if colors else []
         text = "  ".join(f"<span style='color:{c.name()}'>■</span> {name}"
                          for name, c in self._overlay_legend)
