@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
+
 from hexscope.widgets.timing_table import TimingTable
 
 ROWS = [(0x10, "QuantizeDownAndShrinkRange_32to8", "", 0.002),
@@ -113,3 +115,18 @@ def test_the_last_rows_of_a_large_table_are_filled_a_slice_at_a_time_too(qtbot, 
     table.show()
     assert table.table.columnWidth(1) >= table.table.fontMetrics().horizontalAdvance(
         "QuantizeDownAndShrinkRange_32to8")
+
+
+def test_a_new_run_gives_the_rows_new_texts_without_deleting_their_items(qtbot):
+    """Each run emptied the table first: every item of the last run deleted in one go
+    (100,000 at 20,000 nodes, 86 ms of a step's gap). The items stay and take the new
+    texts and sort keys."""
+    table = TimingTable()
+    qtbot.addWidget(table)
+    table.set_times(ROWS)
+    first = table.table.item(0, 0)
+    table.set_times([(0x12, "Nop", "", 0.020), *ROWS[:2]])
+    assert table.table.item(0, 0) is first
+    assert first.text() == "0x12" and table.node_ids() == [0x12, 0x11, 0x10]
+    assert table.table.item(0, 3).text() == "20.000"
+    assert table.table.item(0, 3).data(Qt.ItemDataRole.UserRole) == 0.020
