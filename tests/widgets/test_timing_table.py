@@ -130,3 +130,21 @@ def test_a_new_run_gives_the_rows_new_texts_without_deleting_their_items(qtbot):
     assert first.text() == "0x12" and table.node_ids() == [0x12, 0x11, 0x10]
     assert table.table.item(0, 3).text() == "20.000"
     assert table.table.item(0, 3).data(Qt.ItemDataRole.UserRole) == 0.020
+
+
+def test_rows_past_a_new_end_are_taken_out_a_chunk_at_a_time(qtbot, monkeypatch):
+    """A step after a run of 20,000 nodes shows one row: setting the row count deleted the
+    other rows' 100,000 items in one go. They go a chunk per slice, the new row first."""
+    from hexscope.widgets import timing_table
+
+    monkeypatch.setattr(timing_table, "DROP_ROWS", 300)
+    table = TimingTable()
+    qtbot.addWidget(table)
+    rows = [(k, "Nop", "", k / 1e6) for k in range(1200)]
+    table.set_times(rows)
+    qtbot.waitUntil(lambda: not table.filling, timeout=5000)
+    table.set_times([(0x7, "Nop", "", 0.5)])
+    assert table.table.item(0, 0).text() == "0x7" and table.node_ids() == [0x7]
+    assert table.table.rowCount() == 1200 - 300 and table.filling
+    qtbot.waitUntil(lambda: not table.filling, timeout=5000)
+    assert table.table.rowCount() == 1 and table.node_ids() == [0x7]
