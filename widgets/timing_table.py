@@ -132,6 +132,10 @@ class TimingTable(QWidget):
         # Rows past the new end (a step after a run: 1 row of 20,000) are taken out a
         # chunk at a time between events, with the fill: at once, 100,000 items.
         self._row_count = len(rows)
+        if max(len(rows), self.table.rowCount()) <= FILL_AT_ONCE:
+            # a small table is filled at once: new items are quicker than new texts (an
+            # item's text and key set apart are two changes the view hears of)
+            self.table.setRowCount(0)
         if len(rows) >= self.table.rowCount():
             self.table.setRowCount(len(rows))
         # Fitted to the op names once filled: each item set while it fits resized the

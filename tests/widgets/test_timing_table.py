@@ -121,13 +121,18 @@ def test_a_new_run_gives_the_rows_new_texts_without_deleting_their_items(qtbot):
     """Each run emptied the table first: every item of the last run deleted in one go
     (100,000 at 20,000 nodes, 86 ms of a step's gap). The items stay and take the new
     texts and sort keys."""
+    from hexscope.widgets import timing_table
+
     table = TimingTable()
     qtbot.addWidget(table)
-    table.set_times(ROWS)
+    rows = [(k, "Nop", "", k / 1e6) for k in range(timing_table.FILL_AT_ONCE + 20)]
+    table.set_times(rows)
+    qtbot.waitUntil(lambda: not table.filling, timeout=5000)
     first = table.table.item(0, 0)
-    table.set_times([(0x12, "Nop", "", 0.020), *ROWS[:2]])
+    table.set_times([(0x12345, "Nop", "", 0.020), *rows[1:]])
+    qtbot.waitUntil(lambda: not table.filling, timeout=5000)
     assert table.table.item(0, 0) is first
-    assert first.text() == "0x12" and table.node_ids() == [0x12, 0x11, 0x10]
+    assert first.text() == "0x12345" and table.node_ids()[:2] == [0x12345, rows[-1][0]]
     assert table.table.item(0, 3).text() == "20.000"
     assert table.table.item(0, 3).data(Qt.ItemDataRole.UserRole) == 0.020
 
