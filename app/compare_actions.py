@@ -404,7 +404,6 @@ class CompareController(QObject):
             self.panel.show_output(node_id)
 
     def _overlay(self, colors: object, legend: object) -> None:
-        self.w.set_overlay(colors, legend)  # type: ignore[arg-type]
         comparison = self.panel.comparison
         lines: dict[int, list[str]] = {}
         if colors and comparison is not None:
@@ -413,9 +412,7 @@ class CompareController(QObject):
                                                        + html.escape(row_text(d)))
         head = f"<i>compare ({html.escape(comparison.b_name)})</i><br>" if comparison else ""
         notes = {node_id: head + "<br>".join(texts) for node_id, texts in lines.items()}
-        scene = self.w.scene
-        for node_id in self.w.graph.order:      # (an unchanged look is not redrawn)
-            scene.set_look(node_id, overlay_note=notes.get(node_id, ""))
+        self.w.set_overlay(colors, legend, notes)  # type: ignore[arg-type]
 
 
 def _target_text(key: str) -> str:

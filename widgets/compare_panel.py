@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QStackedWidget,
+    QStyle,
     QTableView,
     QTabWidget,
     QVBoxLayout,
@@ -391,6 +392,16 @@ class ComparePanel(QWidget):
         if index >= 0:
             self.target.setItemText(index, text)
 
+    def _node_width(self) -> int:
+        """The width the node column needs for its longest name (by characters: no
+        pass over thousands of rows measuring each), with the mark if a row has one."""
+        longest = max(self._rows, key=lambda d: len(d.title))
+        marked = any(d.exceeds for d in self._rows)
+        text = longest.title + (" ✱" if marked else "")
+        margin = 2 * (self.table.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin,
+                                                     None, self.table) + 1)
+        return self.table.fontMetrics().horizontalAdvance(text) + margin + 2
+
     def set_comparison(self, comparison: Comparison | None, note: str = "") -> None:
         """Show a comparison (keeps the selected output when it is still there)."""
         keep = (self.selected.node_id, self.selected.index) \
@@ -400,17 +411,24 @@ class ComparePanel(QWidget):
         floats = comparison if isinstance(comparison, TfliteComparison) \
             and comparison.float_mode else None
         self.model.set_rows(self._rows, floats.against_float if floats else None)
+        node = COLUMNS.index("node")
+        # a long name (a TFLite tensor's) took the whole table and hid the figures: the
+        # name column gets at most a third of the table (a quarter with the two float
+        # columns), elided in the middle
+        widest = max(120, self.table.viewport().width() // (4 if floats else 3))
         if self._rows and self._sized != self.model.columns:
             # once per set of columns: later the user's widths stay
             self._sized = self.model.columns
             self.table.resizeColumnsToContents()
-            # a long name (a TFLite tensor's) took the whole table and hid the figures:
-            # the name column gets at most a third of the table (a quarter with the two
-            # float columns), elided in the middle
-            node = COLUMNS.index("node")
-            widest = max(120, self.table.viewport().width() // (4 if floats else 3))
             if self.table.columnWidth(node) > widest:
                 self.table.setColumnWidth(node, widest)
+        if self._rows:
+            # Sized from the rows in view (0x10, 0x11...), the column cut a marked row
+            # further down (or of a later comparison) to "0x... ✱": room for the longest
+            # name with its mark, up to the same limit.
+            wanted = min(widest, self._node_width())
+            if self.table.columnWidth(node) < wanted:
+                self.table.setColumnWidth(node, wanted)
         if comparison is None:
             self.summary.setText(note or "Run the graph, then Compare.")
         else:

@@ -37,6 +37,8 @@ _SORT_KEYS = {0: lambda row: row[0], 1: lambda row: row[1], 2: lambda row: row[2
 #: most FILL_AT_ONCE rows is filled at once.
 FILL_SLICE_S = 0.015
 FILL_AT_ONCE = 500
+#: Rows past a new end taken out in one slice (their items deleted: ~1 ms per 200 rows).
+DROP_ROWS = 2000
 
 
 class TimingTable(QWidget):
@@ -66,6 +68,7 @@ class TimingTable(QWidget):
         header.sortIndicatorChanged.connect(lambda *_: self._fill())
         self._shown: list[tuple] = []      # the rows with the imported cycles, if any
         self._to_fill: list[tuple[int, tuple]] = []
+        self._row_count = 0                # the rows of the times shown (see _fill)
         self._filler = QTimer(self, singleShot=True, interval=0)
         self._filler.timeout.connect(self._fill_slice)
         self.total = QLabel()
@@ -122,10 +125,22 @@ class TimingTable(QWidget):
         column, order = header.sortIndicatorSection(), header.sortIndicatorOrder()
         rows = sorted(self._shown, key=_SORT_KEYS.get(column, _SORT_KEYS[3]),
                       reverse=order == Qt.SortOrder.DescendingOrder)
-        # emptied first: replacing the items of a filled table cost 1.7 s for 2,000 rows
-        # (each replaced item is taken out of the model one by one), filling it 70 ms
-        self.table.setRowCount(0)
-        self.table.setRowCount(len(rows))
+        # The rows there are kept and their items given the new texts a slice at a time:
+        # replacing the items of a filled table cost 1.7 s for 2,000 rows (each replaced
+        # item is taken out of the model one by one), and emptying it first deleted every
+        # item in one go (100,000 at 20,000 nodes: 86 ms of a step's gap).
+        # Rows past the new end (a step after a run: 1 row of 20,000) are taken out a
+        # chunk at a time between events, with the fill: at once, 100,000 items.
+        self._row_count = len(rows)
+        if max(len(rows), self.table.rowCount()) <= FILL_AT_ONCE:
+            # a small table is filled at once: new items are quicker than new texts (an
+            # item's text and key set apart are two changes the view hears of)
+            self.table.setRowCount(0)
+        if len(rows) >= self.table.rowCount():
+            self.table.setRowCount(len(rows))
+        # Fitted to the op names once filled: each item set while it fits resized the
+        # column over 200 rows again (~0.8 ms an item at 5,000 rows).
+        self._fitting(len(rows) <= FILL_AT_ONCE)
         self._to_fill = list(enumerate(rows))
         self._to_fill.reverse()                  # popped from the end: the top row first
         self._fill_slice()
@@ -133,34 +148,59 @@ class TimingTable(QWidget):
     def _fill_slice(self) -> None:
         end = time.perf_counter() + FILL_SLICE_S
         right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        extra = self.table.rowCount() - self._row_count
+        if extra > 0:
+            drop = extra if self._row_count + extra <= FILL_AT_ONCE else min(extra, DROP_ROWS)
+            self.table.model().removeRows(self.table.rowCount() - drop, drop)
         while self._to_fill:
             r, row = self._to_fill.pop()
             node_id, op, label, seconds = row[:4]
             counter = row[4] if len(row) > 4 else None
-            ident = _Number(f"0x{node_id:x}")
-            ident.setData(Qt.ItemDataRole.UserRole, node_id)
-            ms = _Number(f"{seconds * 1e3:.3f}")
-            ms.setData(Qt.ItemDataRole.UserRole, seconds)
-            ms.setTextAlignment(right)
-            device = _Number(f"{counter:,}" if counter is not None else "")
-            device.setData(Qt.ItemDataRole.UserRole, -1 if counter is None else counter)
-            device.setTextAlignment(right)
-            for c, item in enumerate((ident, QTableWidgetItem(op), QTableWidgetItem(label), ms,
-                                      device)):
-                self.table.setItem(r, c, item)
-            if len(self._to_fill) > FILL_AT_ONCE and time.perf_counter() > end:
+            cells = ((f"0x{node_id:x}", node_id), (op, None), (label, None),
+                     (f"{seconds * 1e3:.3f}", seconds),
+                     (f"{counter:,}" if counter is not None else "",
+                      -1 if counter is None else counter))
+            for c, (text, key) in enumerate(cells):
+                item = self.table.item(r, c)
+                if item is None:
+                    item = _Number(text) if key is not None else QTableWidgetItem(text)
+                    if c >= 3:
+                        item.setTextAlignment(right)
+                    self.table.setItem(r, c, item)
+                else:
+                    item.setText(text)
+                if key is not None:
+                    item.setData(Qt.ItemDataRole.UserRole, key)
+            # (the table's size decides, not the rows left: the last 500 rows of a 5,000-row
+            # table were filled at once, each setItem resizing the op column to its
+            # contents: 400 ms of the GUI thread)
+            if self._row_count > FILL_AT_ONCE and self._to_fill \
+                    and time.perf_counter() > end:
                 self._filler.start()
                 return
+        if self.table.rowCount() > self._row_count:
+            self._filler.start()        # rows still to take out
+            return
+        self._fitting(True)
+
+    def _fitting(self, fit: bool) -> None:
+        """Let the op column fit its names (they tell hexagon_nn's variants apart by their
+        suffix: never cut), or hold its width while a large table is filled."""
+        mode = QHeaderView.ResizeMode.ResizeToContents if fit \
+            else QHeaderView.ResizeMode.Interactive
+        header = self.table.horizontalHeader()
+        if header.sectionResizeMode(1) != mode:
+            header.setSectionResizeMode(1, mode)
 
     @property
     def filling(self) -> bool:
         """True while rows are still being filled in between events."""
-        return bool(self._to_fill)
+        return bool(self._to_fill) or self.table.rowCount() > self._row_count
 
     def node_ids(self) -> list[int]:
         """Node ids in the order shown (after sorting)."""
         return [int(self.table.item(r, 0).data(Qt.ItemDataRole.UserRole))
-                for r in range(self.table.rowCount())]
+                for r in range(min(self.table.rowCount(), self._row_count))]
 
     def _activate(self, row: int, _column: int) -> None:
         self.node_activated.emit(int(self.table.item(row, 0).data(Qt.ItemDataRole.UserRole)))

@@ -334,3 +334,31 @@ def test_a_short_dock_gives_the_pictures_its_height_without_a_scroll_bar(qtbot):
     qtbot.waitUntil(lambda: panel.height() <= scroll.viewport().height())
     assert not scroll.verticalScrollBar().isVisible()
     assert panel.view_a.height() >= 120
+
+
+def test_a_comparison_tints_and_notes_each_node_in_one_redraw(qtbot, window, files,
+                                                              monkeypatch):
+    """The tints and the hover notes were two passes over every node, each redrawing the
+    look and its tooltip of every node it changed: 140 ms of Compare's gap at 10,000
+    nodes. One pass now: each node's look is redrawn once per comparison shown."""
+    from hexscope.widgets.graph_canvas import GraphScene
+
+    redrawn: list[int] = []           # a node's tint or note set (a look to redraw)
+    set_look = GraphScene.set_look
+    monkeypatch.setattr(GraphScene, "set_look", lambda scene, node_id, **kw: (
+        redrawn.append(node_id) if {"overlay", "overlay_note"} & set(kw) else None,
+        set_look(scene, node_id, **kw))[1])
+    assert window.files.open_graph(str(files / "good.hexgraph"))
+    _do(qtbot, window, "run")
+    redrawn.clear()
+    panel = window.compare.panel
+    monkeypatch.setattr(QFileDialog, "getOpenFileName",
+                        lambda *a, **k: (str(files / "bad.hexgraph"), ""))
+    panel.tolerance.setValue(0.0)
+    panel.target.setCurrentIndex(panel.target.findData("graph"))
+    qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
+    _wait_result(qtbot, window)
+    looks = window.scene.looks
+    assert looks[RELU_ID].overlay.name() == "#e76f51"
+    assert "output 0:" in looks[RELU_ID].overlay_note
+    assert redrawn and len(redrawn) == len(set(redrawn))

@@ -94,3 +94,29 @@ def test_a_prepare_that_fails_says_so_and_leaves_no_marks(dead_node, monkeypatch
     qtbot.waitUntil(lambda: window.scene.looks[DEAD].rewrite == "", timeout=5000)
     assert "a prepare bug" in window.statusBar().currentMessage()
     assert window.marks_preparer.pending is False
+
+
+def test_opening_a_partly_placed_graph_prepares_its_marks_off_the_gui_thread(
+        window, tmp_path, monkeypatch, qtbot):
+    """A file whose nodes are only partly placed is laid out once shown (an edit: its
+    revalidation runs in turns, the prepare on the marks' thread); Open then also called
+    revalidate(), which prepared the whole graph again on the GUI thread (100-200 ms at
+    10,000 nodes) for a move that changes no issue and no mark."""
+    from hexscope.app import main_window
+
+    g = nop_graph()
+    g.append_node(DEAD, "Nop", inputs=[(A, 0)], outputs=1)
+    g.move({A: (0.0, 0.0), B: (300.0, 0.0)})          # the others have no place
+    path = tmp_path / "partly.hexgraph"
+    g.save(path)
+    on_gui: list[int] = []
+    real = main_window.prepare
+    monkeypatch.setattr(main_window, "prepare", lambda graph, *a, **k: (
+        on_gui.append(threading.get_ident()), real(graph, *a, **k))[1])
+    window.files.open_graph(str(path))
+    assert all(n.position is not None for n in window.graph if not n.is_const)  # laid out
+    _validated(window, qtbot)
+    qtbot.waitUntil(lambda: not window.marks_preparer.pending, timeout=5000)
+    assert on_gui == []
+    assert window.scene.looks[DEAD].rewrite == "removed"
+    assert window._marks == marks_of(window.graph, prepare_marks.prepare(window.graph))

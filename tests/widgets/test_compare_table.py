@@ -59,3 +59,37 @@ def test_compare_table_keeps_the_sort_and_the_selection(qtbot):
     view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
     selected = view.selectionModel().selectedRows()
     assert [model.diff(i.row()).node_id for i in selected] == [3]   # it followed its row
+
+
+def _comparison(marked: set[int]):
+    from hexscope.engine.analysis.compare import Comparison
+
+    a = np.zeros(4, np.float32)
+    rows = []
+    for k, node_id in enumerate([*range(0x10, 0x4C), 0x1037]):
+        d = OutputDiff(node_id, "Op", f"0x{node_id:x}", 0, (1, 1, 1, 4))
+        d.metrics = error_metrics(a, a + np.float32(k % 3), 1.0, 1.0)
+        d.exceeds = node_id in marked
+        rows.append(d)
+    return Comparison("trace", "A", "B", 1.0, rows)
+
+
+def test_a_marked_row_keeps_its_name_below_the_rows_in_view(qtbot):
+    """The node column was sized from the rows in view (0x10, 0x11...): the first
+    divergence further down, 0x1037 with its mark, read "0x... ✱". The mark must not cost
+    the name, in the first comparison or a later one."""
+    from hexscope.widgets.compare_panel import ComparePanel
+
+    panel = ComparePanel()
+    qtbot.addWidget(panel)
+    panel.resize(1000, 400)
+    panel.show()
+    qtbot.waitExposed(panel)
+    node = COLUMNS.index("node")
+    for marked in (set(), {0x1037}, {0x1037, 0x11}):
+        panel.set_comparison(_comparison(marked))
+        model = panel.model
+        row = model.row_of(0x1037, 0)
+        index = model.index(row, node)
+        assert index.data(Role.DisplayRole) == "0x1037" + (" ✱" if marked else "")
+        assert panel.table.sizeHintForIndex(index).width() <= panel.table.columnWidth(node)

@@ -3,6 +3,8 @@ the items shows, and an edit must show at once (never a stale tile)."""
 
 from __future__ import annotations
 
+import itertools
+import math
 import time
 
 import numpy as np
@@ -414,3 +416,39 @@ def test_the_first_paint_of_a_new_view_renders_one_band_of_its_first_row(qtbot, 
     drawn = np.abs(live - background).sum(axis=2) > 30
     assert drawn.mean() > 0.03 and np.abs(tiled - live).mean() < 12
     assert (np.abs(tiled - background).sum(axis=2) > 30)[drawn].mean() > 0.8
+
+
+def test_a_row_is_begun_an_eighth_high_whatever_the_last_rows_speed(qtbot, canvas,
+                                                                    monkeypatch):
+    """A fitted graph's top row of tiles is nearly empty (1 ms a band): from that speed the
+    dense row under it was begun a whole tile high in the same paint, every item it
+    reaches in one pass (60-90 ms of the first paint of a 10,000-node Open). Now each row
+    begins an eighth high, and a band is at most twice the one before it."""
+    monkeypatch.setattr(overview_tiles, "PAINT_BUDGET_S", 0.0)    # one band per paint
+    scene, tiles = canvas.scene(), canvas.tiles
+    tiles._per_tile = 1e-3               # as the last passes found it (a sparse row)
+    bands: list[tuple[float, float]] = []       # (source top, pixel rows) of each render
+    render = scene.render
+
+    def counted(painter, target, source, mode):
+        if target.height() % overview_tiles.TILE:     # a band (not a few whole tiles
+            bands.append((source.top(), target.height()))  # a later paint found missing)
+        render(painter, target, source, mode)
+
+    scene.render = counted
+    canvas.zoom_to(0.05)
+    canvas.centerOn(scene.itemsBoundingRect().center())
+    canvas.viewport().repaint()
+    assert bands == [(bands[0][0], overview_tiles.TILE // overview_tiles.MAX_BANDS)]
+    qtbot.waitUntil(lambda: tiles.pending == 0 and tiles.in_progress == 0, timeout=10000)
+    del scene.render
+    eighth = overview_tiles.TILE // overview_tiles.MAX_BANDS
+    unit = 2.0 ** -math.ceil(math.log2(canvas.transform().m11()) - 1e-9)  # scene per pixel
+    begun = 1
+    for (top, rows), (next_top, next_rows) in itertools.pairwise(bands):
+        if math.isclose(next_top, top + rows * unit):     # the same row's next band
+            assert next_rows <= 2 * rows
+        else:                                             # a row begun
+            assert next_rows == eighth
+            begun += 1
+    assert begun > 1 and len(bands) > begun

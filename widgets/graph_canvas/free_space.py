@@ -45,6 +45,13 @@ class FreeSpace:
         return x, y
 
 
+def search_area(x: float, y: float, width: float, height: float) -> Rect:
+    """The area ``FreeSpace.find(x, y, width, height)`` can look at: only the rectangles
+    that reach into it can keep a place from being free."""
+    reach = RINGS * STEP + GAP
+    return x - reach, y - reach, width + 2 * reach, height + 2 * reach
+
+
 def _cells(rect: Rect) -> Iterable[tuple[int, int]]:
     x, y, w, h = rect
     for i in range(math.floor(x / CELL), math.floor((x + w) / CELL) + 1):
@@ -63,4 +70,4 @@ _OFFSETS = sorted(((i * STEP, j * STEP) for i in range(-RINGS, RINGS + 1)
                    for j in range(-RINGS, RINGS + 1)),
                   key=lambda o: (math.hypot(*o), o[0], o[1]))
 
-__all__ = ["FreeSpace"]
+__all__ = ["FreeSpace", "search_area"]

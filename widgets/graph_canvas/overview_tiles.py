@@ -222,9 +222,14 @@ class OverviewTiles:
                 done = True
                 continue
             run = self._next_run(level, max(1, min(IDLE_RUN, int(IDLE_RUN_S / self._per_tile))))
-            if len(run) == 1 and self._scene is not None and self._per_tile > IDLE_RUN_S:
-                # one tile alone takes longer than a pass may (one covers ~1,000 nodes of
-                # a fitted 20,000-node view: 50-100 ms): a band of it per pass
+            if run and self._scene is not None and (
+                    all(key not in self._tiles for key in run)
+                    or len(run) == 1 and self._per_tile > IDLE_RUN_S):
+                # Tiles with nothing to show yet: a band per pass, the first an eighth (the
+                # last passes' speed may be another row's: after the nearly empty top row
+                # of a fitted graph, 4 tiles of its dense middle in one pass took 50-80 ms
+                # at 10,000 nodes); one tile alone slower than a pass may (one covers
+                # ~1,000 nodes of a fitted 20,000-node view: 50-100 ms), the same.
                 self._render_band(run)
                 done = True
                 continue
@@ -325,21 +330,23 @@ class OverviewTiles:
     def _render_band(self, keys: list[Key], budget: float = IDLE_RUN_S,
                      show: bool = True) -> bool:
         """Render the next horizontal band of ``keys`` (neighbours in one row, begun
-        together) in one pass, its height such that the last passes say it fits in
-        ``budget`` (at least a ``MAX_BANDS``-th of a tile, chosen when the row begins);
-        True once the tiles are complete and stored, False with the rest put back first in
-        line. ``show``: repaint them (not from within a paint). A band is clipped to its
-        rows of pixels, so the bands make the tiles one pass would (each item is drawn in
-        every band it reaches)."""
+        together) in one pass: the first an eighth of a tile (``MAX_BANDS``), each next one
+        as high as the band before says fits in ``budget``, at least an eighth and at most
+        twice the band before; True once the tiles are complete and stored, False with the
+        rest put back first in line. ``show``: repaint them (not from within a paint). A
+        band is clipped to its rows of pixels, so the bands make the tiles one pass would
+        (each item is drawn in every band it reaches)."""
         assert self._scene is not None
         level, i0, j = keys[0]
         if keys[0] not in self._partial:
-            rows = int(budget * TILE / (self._per_tile * len(keys)))
-            height = min(TILE, max(TILE // MAX_BANDS, rows))
+            # An eighth, whatever the last passes' speed: theirs may be another row's. A
+            # fitted graph's top row is nearly empty (1 ms a band): from its speed the
+            # dense row under it was begun whole, every item it reaches in one pass (60-90
+            # ms of a 10,000-node Open's first paint).
             for key in keys:
                 image = QImage(TILE, TILE, QImage.Format.Format_ARGB32_Premultiplied)
                 image.fill(Qt.GlobalColor.transparent)
-                self._partial[key] = (image, 0, height)
+                self._partial[key] = (image, 0, TILE // MAX_BANDS)
         _, top, height = self._partial[keys[0]]
         bottom = min(TILE, top + height)
         n_cols = keys[-1][1] - i0 + 1
@@ -356,6 +363,10 @@ class OverviewTiles:
         painter.end()
         self._per_tile = max(1e-3, (time.perf_counter() - began) * TILE
                              / ((bottom - top) * len(keys)))
+        # The next band: what this one's speed says fits in the budget, at most twice as
+        # high (the rows below may be denser than this band's).
+        rows = int(budget * TILE / (self._per_tile * len(keys)))
+        height = min(2 * height, max(TILE // MAX_BANDS, rows))
         for key in keys:
             image = self._partial[key][0]
             painter = QPainter(image)
