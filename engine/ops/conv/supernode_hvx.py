@@ -404,20 +404,23 @@ def _requant(ow: int, channels: int, short: bool) -> Callable[..., tuple[int, in
 def _plain_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols: Window,
                 zf: int, short: bool) -> Callable[[Tensor, int], np.ndarray] | None:
     """:func:`_all_sums` of a 1x1 stride-1 convolution of a d32 input, for inputs of ``x``'s
-    geometry, as one unpack (a copy of our own, centred in place, the columns past the data
-    appended as the asm reads them), one GEMM: the same sums, the set-up done once. None
+    geometry, as one unpack (centred as it is copied, the columns past the data written
+    after it as the asm reads them), one GEMM: the same sums, the set-up done once. None
     where that does not apply (the general path then)."""
     if short or x.layout is not Layout.D32 or not is_plain(rows, cols) \
             or patch_dtype() is not np.int8 or not (rows.out and cols.out and x.shape[0]):
         return None
-    unpack = unpacker(x.geometry.memory_shape, x.shape, x.padding)
+    extra = (-cols.out) & 3
+    w, depth = x.shape[2], x.shape[3]
+    count = max(0, cols.out + extra - w) if extra else 0
+    # centred as it is unpacked (x - 128 is the top bit flipped: the GEMM's rows), into rows
+    # wide enough for the columns past the data: no pass of its own, no concatenated copy
+    unpack = unpacker(x.geometry.memory_shape, x.shape, x.padding, centre=True,
+                      width=w + count)
     if unpack is None:
         return None
     rhs = filter_rhs(ctx, filt, zf)
     c = rhs.zero - zf
-    extra = (-cols.out) & 3
-    w, depth = x.shape[2], x.shape[3]
-    count = max(0, cols.out + extra - w) if extra else 0
     shape = (x.shape[0], rows.out, cols.out + extra, rhs.n)
     gemm = prepared_gemm8(rhs, shape[0] * shape[1] * shape[2], c)
     centre = np.uint8(CENTER)
@@ -427,9 +430,7 @@ def _plain_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols:
     def sums(x: Tensor, zx: int) -> np.ndarray:
         data = unpack(x.raw)
         if past is not None:
-            data = np.concatenate([data, past(x.raw, zx)], axis=2)
-        # x - 128 is the top bit flipped: the GEMM's centred rows, in place
-        np.bitwise_xor(data, centre, out=data)
+            np.bitwise_xor(past(x.raw, zx), centre, out=data[:, :, w:])
         lhs = data.view(np.int8).reshape(-1, depth)
         if gemm is not None:
             return gemm(lhs, rhs.offsets(CENTER - zx, c)).reshape(shape)
