@@ -1,0 +1,204 @@
+"""The 1x1 d32 Supernode's GEMM and requantization in one compiled pass: the VNNI kernel
+(:mod:`igemm`) fills a block of a few output rows' int32 sums, which are requantized into the
+d32 output memory while they are in cache, the next block then reuses the same scratch.
+
+The separate steps (:func:`gemm.prepared_gemm8`, then
+:func:`supernode_requant.requantize_into_d32`) write a whole layer's sums out (4.8 MB for a
+112x112x96 layer) and read them back cold; here they stay in a block of about 96 KiB.
+The requantization is the one of :mod:`supernode_requant` (the same steps, lane for lane);
+the sums are not kept, so a run whose range must be searched again takes the separate
+steps (the caller's retry).
+
+The numba driver calls the llvmlite kernel through its address (an intrinsic that casts the
+integer to a function pointer), so the driver itself is cached on disk like the other
+kernels: a ctypes function as a global would make numba compile it in every process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from hexscope.engine.ops.kernels import compiled, igemm
+from hexscope.engine.ops.kernels.gemm import Rhs, wrap32
+
+#: Bytes of int32 sums per block (a share of L2: written by the GEMM, read by the requant).
+BLOCK_BYTES = 96 * 1024
+
+
+def _build() -> Callable[..., Any]:
+    from llvmlite import ir
+    from numba import njit, types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def call_kernel(typingctx, fn, a, lda, m, k, b, nb, off, c, ldc, mc, bounds,
+                    rowterm):  # pragma: no cover - compiled
+        # void kernel(A, lda, m, k, B, nb, off, C, ldc, mc, bounds, rowterm) (igemm's
+        # signature), every argument an integer here: the pointers as addresses
+        sig = types.void(fn, a, lda, m, k, b, nb, off, c, ldc, mc, bounds, rowterm)
+
+        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+            i64, ptr = ir.IntType(64), ir.IntType(8).as_pointer()
+            kinds = (ptr, i64, i64, i64, ptr, i64, ptr, ptr, i64, i64, ptr, ptr)
+            fnty = ir.FunctionType(ir.VoidType(), kinds)
+            target = builder.inttoptr(args[0], fnty.as_pointer())
+            values = [builder.inttoptr(v, t) if t is ptr else v
+                      for v, t in zip(args[1:], kinds, strict=True)]
+            builder.call(target, values)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    @njit(cache=True, nogil=True, boundscheck=False)
+    def gemm_requant(fn, lhs, b_ptr, nb_full, tail_ptr, off, rowterm, scratch, bounds, mc,
+                     oh, width, ow, cout, rows_blk, folded, recip, shamt, minmax_all,
+                     after_shift, mem, lo, hi):  # pragma: no cover - compiled
+        m, k = lhs.shape
+        n_pad = scratch.shape[1]
+        b = m // (oh * width) if oh * width else 0
+        channels = folded.shape[0]
+        a_ptr = np.int64(lhs.ctypes.data)
+        s_ptr = np.int64(scratch.ctypes.data)
+        o_ptr = np.int64(off.ctypes.data)
+        r_ptr = np.int64(rowterm.ctypes.data)
+        bd_ptr = np.int64(bounds.ctypes.data)
+        f = np.empty(channels, np.int32)
+        for kk in range(channels):
+            f[kk] = np.int32(folded[kk])          # the vector add wraps: folded mod 2**32
+        lo32 = np.full(channels, 2**31 - 1, np.int32)
+        hi32 = np.full(channels, -(2**31), np.int32)
+        codes = np.empty(channels, np.uint8)
+        # the lanes past cout (zero weights) hold one code each (supernode_requant)
+        for kk in range(cout, channels):
+            s = f[kk]
+            t = np.int32(np.int64(s) << shamt)
+            v = (np.int64(t) * recip[kk] + 1073741824) >> 31
+            codes[kk] = 0 if v < 0 else (255 if v > 255 else v)
+            if b * oh * (width if minmax_all else ow) > 0:
+                ee = t if after_shift else s
+                lo32[kk] = ee
+                hi32[kk] = ee
+        blocks = channels >> 5
+        row = np.empty((width, channels), np.uint8)
+        for col in range(width):
+            row[col, cout:] = codes[cout:]
+        sh = np.uint32(shamt)
+        for n in range(b):
+            for r0 in range(0, oh, rows_blk):
+                nr = min(rows_blk, oh - r0)
+                p0 = (n * oh + r0) * width
+                count = nr * width
+                a_at = a_ptr + np.int64(p0) * k
+                r_at = r_ptr + np.int64(p0) * 4
+                if nb_full:
+                    call_kernel(fn, a_at, np.int64(k), np.int64(count), np.int64(k), b_ptr,
+                                np.int64(nb_full), o_ptr, s_ptr, np.int64(n_pad), mc, bd_ptr,
+                                r_at)
+                if tail_ptr:
+                    at = np.int64(nb_full * 16 * 4)
+                    call_kernel(fn, a_at, np.int64(k), np.int64(count), np.int64(k), tail_ptr,
+                                np.int64(1), o_ptr + at, s_ptr + at, np.int64(n_pad), mc,
+                                bd_ptr, r_at)
+                for rr in range(nr):
+                    r = r0 + rr
+                    for col in range(width):
+                        src = scratch[rr * width + col]
+                        dst_codes = row[col]
+                        if minmax_all or col < ow:
+                            for kk in range(cout):
+                                s = np.int32(src[kk] + f[kk])
+                                t = np.int32(np.uint32(s) << sh)
+                                v = (np.int64(t) * recip[kk] + np.int64(1073741824)) \
+                                    >> np.int64(31)
+                                dst_codes[kk] = np.uint8(min(max(v, np.int64(0)),
+                                                             np.int64(255)))
+                                ee = t if after_shift else s
+                                lo32[kk] = min(lo32[kk], ee)
+                                hi32[kk] = max(hi32[kk], ee)
+                        else:
+                            for kk in range(cout):
+                                s = np.int32(src[kk] + f[kk])
+                                t = np.int32(np.uint32(s) << sh)
+                                v = (np.int64(t) * recip[kk] + np.int64(1073741824)) \
+                                    >> np.int64(31)
+                                dst_codes[kk] = np.uint8(min(max(v, np.int64(0)),
+                                                             np.int64(255)))
+                    for d in range(blocks):
+                        dst = mem[n, r + 4, d]
+                        for col in range(width):
+                            for kk in range(32):
+                                dst[col + 4, kk] = row[col, (d << 5) + kk]
+        for kk in range(channels):
+            lo[kk] = lo32[kk]
+            hi[kk] = hi32[kk]
+
+    return gemm_requant
+
+
+_kernel = compiled.compile_once(_build)
+
+
+def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int,
+                          channels: int) -> Callable[..., tuple[np.ndarray, np.ndarray]] | None:
+    """:func:`gemm.prepared_gemm8` (``rhs``, row coefficient ``b``) then
+    :func:`supernode_requant.requantize_into_d32` in one pass, for int8 left-hand sides of
+    ``shape`` = (B, OH, width) pixels, the first ``ow`` columns of each row the data: a
+    function of (lhs (m, K) C-contiguous, offsets int32 (N,), folded, recip (int64, one per
+    channel of ``channels``), shift, minmax_all, after_shift, mem) that writes the codes into
+    ``mem`` as :func:`requantize_into_d32` does and returns its (lo, hi). None where the VNNI
+    kernel or numba does not run here (the caller keeps the separate steps)."""
+    kernel, driver = igemm.kernel8(), _kernel()
+    nb, oh, width = shape
+    m, k, n = nb * oh * width, rhs.k, rhs.n
+    if kernel is None or driver is None or not igemm.available8() or not (m and n and k):
+        return None
+    packed = rhs.packed8
+    coef = wrap32(b - rhs.zero)
+    cols = igemm.COLS
+    nb_full, tail = divmod(n, cols)
+    n_pad = (nb_full + (1 if tail else 0)) * cols
+    blocks = packed.blocks
+    b_ptr = blocks.ctypes.data
+    tail_ptr = b_ptr + nb_full * blocks.strides[0] if tail else 0
+    rows_blk = max(1, min(oh, BLOCK_BYTES // max(1, width * n_pad * 4)))
+    scratch = np.empty((rows_blk * width, n_pad), np.int32)
+    mc = max(igemm.ROWS, igemm.CHUNK_BYTES // k // igemm.ROWS * igemm.ROWS)
+    bounds = np.empty(16, np.int32)
+    rows_kernel = compiled.kernel("row_sums_i8")
+    zeros = np.zeros(m, np.int32)
+    scale = np.int32(coef)
+    fn = np.int64(igemm.kernel_address8())
+    off = np.zeros(n_pad, np.int32)
+    bias, rec = np.empty(channels, np.int64), np.empty(channels, np.int64)
+
+    def run(lhs: npt.NDArray[np.int8], offsets: np.ndarray, folded: np.ndarray,
+            recip: np.ndarray, shift: int, minmax_all: bool, after_shift: bool,
+            mem: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if coef:
+            rows = np.empty(m, np.int32)
+            if rows_kernel is not None:
+                rows_kernel(lhs, rows)
+            else:
+                np.sum(lhs, axis=1, dtype=np.int32, out=rows)
+            rows *= scale
+        else:
+            rows = zeros
+        # copied into buffers of our own: writable, of one type (numba compiles one
+        # specialisation, where read-only arrays would each add their own)
+        off[:n] = offsets
+        bias[:] = folded
+        rec[:] = recip
+        lo, hi = np.empty(channels, np.int64), np.empty(channels, np.int64)
+        driver(fn, lhs, np.int64(b_ptr), np.int64(nb_full), np.int64(tail_ptr), off, rows,
+               scratch, bounds, np.int64(mc), oh, width, ow, n, rows_blk, bias, rec,
+               int(shift), bool(minmax_all), bool(after_shift), mem, lo, hi)
+        return lo, hi
+
+    return run
+
+
+__all__ = ["BLOCK_BYTES", "prepared_gemm_requant"]
