@@ -467,11 +467,10 @@ def _plain_paths(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols
     start = (1 << 24, -(1 << 24))
 
     def fused(x: Tensor, zx: int, folded: np.ndarray, recip: np.ndarray, shift: int,
-              mem: np.ndarray) -> tuple[int, int]:
-        rec = np.ascontiguousarray(recip, np.int64)
-        lo, hi = both(rows_of(x, zx), rhs.offsets(CENTER - zx, c),
-                      np.ascontiguousarray(folded, np.int64), rec, int(shift), False, True, mem)
-        return _lane_range(lo, hi, rec, start)
+              mem: np.ndarray, fill: int) -> tuple[int, int]:
+        _, _, lo, hi = both(rows_of(x, zx), rhs.offsets(CENTER - zx, c), folded, recip, shift,
+                            False, True, mem, fill)
+        return min(start[0], lo), max(start[1], hi)
 
     return sums, fused
 
@@ -515,9 +514,11 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
     # whole output first
     mem = np.empty(steady.mem_shape, np.uint8)
     fill = ctx.padding_fill
-    mem[:, :4] = fill
-    mem[:, -4:] = fill
-    mem[:, 4:-4, :, :4] = fill
+    fused = steady.fused is not None and 0 <= fill <= 255
+    if not fused:               # else the fused pass fills them
+        mem[:, :4] = fill
+        mem[:, -4:] = fill
+        mem[:, 4:-4, :, :4] = fill
     for run in range(_RUNS):
         sc, folded = _scaling(ctx, state, xmn, xmx, terms, bias, steady.bmn, steady.bmx,
                               bias32)
@@ -527,9 +528,10 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
         if short and stride.shape[2] > 4:
             raise KernelError(f"Add support for stride > 4: stride width {stride.shape[2]}")
         shift = sc.shamt & 31      # vasl(Vw, Rt) shifts by Rt & 31 (an infinite gain: 129 -> 1)
-        if run == 0 and steady.fused is not None:
+        if run == 0 and fused:
             # the sums requantized as the GEMM makes them; a retry computes them again
-            lo, hi = steady.fused(x, sc.in_offset, folded, sc.recip, shift, mem)
+            lo, hi = steady.fused(x, sc.in_offset, folded, sc.recip, shift,  # type: ignore[misc]
+                                  mem, fill)
         else:
             if sums is None:
                 sums = (steady.sums(x, sc.in_offset) if steady.sums is not None

@@ -54,18 +54,34 @@ def _build() -> Callable[..., Any]:
         return sig, codegen
 
     @njit(cache=True, nogil=True, boundscheck=False)
-    def gemm_requant(fn, lhs, b_ptr, nb_full, tail_ptr, off, rowterm, scratch, bounds, mc,
-                     oh, width, ow, cout, rows_blk, folded, recip, shamt, minmax_all,
-                     after_shift, mem, lo, hi):  # pragma: no cover - compiled
+    def gemm_requant(fn, lhs, b_ptr, nb_full, tail_ptr, offsets, off, coef, rowterm, scratch,
+                     bounds, mc, oh, width, ow, cout, rows_blk, folded, recip, shamt,
+                     minmax_all, after_shift, fill, mem, lo, hi):  # pragma: no cover
+        # also, so that a node makes one call: the GEMM's row term (coef x each row's sum),
+        # the offsets copied into the padded buffer, the fill of the memory's padding the
+        # requantization does not write (4 rows above and below, 4 columns left; fill < 0:
+        # none), and the run's range in output codes (supernode_hvx's _extremes)
         m, k = lhs.shape
         n_pad = scratch.shape[1]
         b = m // (oh * width) if oh * width else 0
         channels = folded.shape[0]
+        for j in range(offsets.shape[0]):
+            off[j] = offsets[j]
+        if fill >= 0:
+            code = np.uint8(fill)
+            for n in range(mem.shape[0]):
+                for r in range(mem.shape[1]):
+                    top = r < 4 or r >= mem.shape[1] - 4
+                    for d in range(mem.shape[2]):
+                        for col in range(mem.shape[3] if top else 4):
+                            for kk in range(32):
+                                mem[n, r, d, col, kk] = code
         a_ptr = np.int64(lhs.ctypes.data)
         s_ptr = np.int64(scratch.ctypes.data)
         o_ptr = np.int64(off.ctypes.data)
         r_ptr = np.int64(rowterm.ctypes.data)
         bd_ptr = np.int64(bounds.ctypes.data)
+        c32 = np.int32(coef)
         f = np.empty(channels, np.int32)
         for kk in range(channels):
             f[kk] = np.int32(folded[kk])          # the vector add wraps: folded mod 2**32
@@ -93,7 +109,13 @@ def _build() -> Callable[..., Any]:
                 p0 = (n * oh + r0) * width
                 count = nr * width
                 a_at = a_ptr + np.int64(p0) * k
-                r_at = r_ptr + np.int64(p0) * 4
+                r_at = r_ptr
+                for i in range(count):
+                    acc = np.int32(0)
+                    if c32 != 0:
+                        for j in range(k):
+                            acc += lhs[p0 + i, j]
+                    rowterm[i] = acc * c32          # wraps as gemm_into's int32 term
                 if nb_full:
                     call_kernel(fn, a_at, np.int64(k), np.int64(count), np.int64(k), b_ptr,
                                 np.int64(nb_full), o_ptr, s_ptr, np.int64(n_pad), mc, bd_ptr,
@@ -132,9 +154,14 @@ def _build() -> Callable[..., Any]:
                         for col in range(width):
                             for kk in range(32):
                                 dst[col + 4, kk] = row[col, (d << 5) + kk]
+        low = np.int64(2**62)
+        high = np.int64(-(2**62))
         for kk in range(channels):
             lo[kk] = lo32[kk]
             hi[kk] = hi32[kk]
+            low = min(low, np.int64(lo32[kk]) * recip[kk] + np.int64(1 << 30))
+            high = max(high, np.int64(hi32[kk]) * recip[kk] + np.int64(1 << 30))
+        return low >> 31, high >> 31
 
     return gemm_requant
 
@@ -147,9 +174,12 @@ def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int
     """:func:`gemm.prepared_gemm8` (``rhs``, row coefficient ``b``) then
     :func:`supernode_requant.requantize_into_d32` in one pass, for int8 left-hand sides of
     ``shape`` = (B, OH, width) pixels, the first ``ow`` columns of each row the data: a
-    function of (lhs (m, K) C-contiguous, offsets int32 (N,), folded, recip (int64, one per
-    channel of ``channels``), shift, minmax_all, after_shift, mem) that writes the codes into
-    ``mem`` as :func:`requantize_into_d32` does and returns its (lo, hi). None where the VNNI
+    function of (lhs (m, K) C-contiguous, offsets int32 (N,), folded, recip (one per channel
+    of ``channels``), shift, minmax_all, after_shift, mem, fill) that writes the codes into
+    ``mem`` as :func:`requantize_into_d32` does, and ``fill`` (0..255; -1: none) into the 4
+    rows above and below and the 4 columns left, and returns its (lo, hi) (buffers of the
+    function's, reused by its next call) and the range the lanes give in output codes:
+    min of (lo x recip + 2**30) >> 31, max of (hi x recip + 2**30) >> 31. None where the VNNI
     kernel or numba does not run here (the caller keeps the separate steps)."""
     kernel, driver = igemm.kernel8(), _kernel()
     nb, oh, width = shape
@@ -168,35 +198,24 @@ def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int
     scratch = np.empty((rows_blk * width, n_pad), np.int32)
     mc = max(igemm.ROWS, igemm.CHUNK_BYTES // k // igemm.ROWS * igemm.ROWS)
     bounds = np.empty(16, np.int32)
-    rows_kernel = compiled.kernel("row_sums_i8")
-    zeros = np.zeros(m, np.int32)
-    scale = np.int32(coef)
+    rowterm = np.empty(rows_blk * width, np.int32)
     fn = np.int64(igemm.kernel_address8())
     off = np.zeros(n_pad, np.int32)
     bias, rec = np.empty(channels, np.int64), np.empty(channels, np.int64)
+    lo, hi = np.empty(channels, np.int64), np.empty(channels, np.int64)
 
     def run(lhs: npt.NDArray[np.int8], offsets: np.ndarray, folded: np.ndarray,
             recip: np.ndarray, shift: int, minmax_all: bool, after_shift: bool,
-            mem: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if coef:
-            rows = np.empty(m, np.int32)
-            if rows_kernel is not None:
-                rows_kernel(lhs, rows)
-            else:
-                np.sum(lhs, axis=1, dtype=np.int32, out=rows)
-            rows *= scale
-        else:
-            rows = zeros
-        # copied into buffers of our own: writable, of one type (numba compiles one
-        # specialisation, where read-only arrays would each add their own)
-        off[:n] = offsets
+            mem: np.ndarray, fill: int = -1) -> tuple[np.ndarray, np.ndarray, int, int]:
+        # folded and recip copied into buffers of our own: writable, of one type (numba
+        # compiles one specialisation, where other types would each add their own)
         bias[:] = folded
         rec[:] = recip
-        lo, hi = np.empty(channels, np.int64), np.empty(channels, np.int64)
-        driver(fn, lhs, np.int64(b_ptr), np.int64(nb_full), np.int64(tail_ptr), off, rows,
-               scratch, bounds, np.int64(mc), oh, width, ow, n, rows_blk, bias, rec,
-               int(shift), bool(minmax_all), bool(after_shift), mem, lo, hi)
-        return lo, hi
+        low, high = driver(fn, lhs, np.int64(b_ptr), np.int64(nb_full), np.int64(tail_ptr),
+                           offsets, off, np.int64(coef), rowterm, scratch, bounds, np.int64(mc),
+                           oh, width, ow, n, rows_blk, bias, rec, int(shift), bool(minmax_all),
+                           bool(after_shift), int(fill), mem, lo, hi)
+        return lo, hi, int(low), int(high)
 
     return run
 

@@ -98,7 +98,7 @@ def _gemm_requant() -> None:
     if run is not None:
         ones = np.ones(32, np.int64)
         mem = np.zeros((1, 9, 1, 8, 32), np.uint8)
-        run(np.zeros((4, 4), np.int8), np.zeros(2, np.int32), ones, ones, 1, False, True, mem)
+        run(np.zeros((4, 4), np.int8), rhs.offsets(0, 3), ones, ones, 1, False, True, mem, 0)
 
 
 def _metrics_pass() -> None:
