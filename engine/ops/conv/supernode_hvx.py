@@ -461,15 +461,18 @@ def _plain_paths(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols
         gemm_into(out, lhs, rhs, rhs.offsets(CENTER - zx, c), c)
         return out.reshape(shape)
 
-    both = prepared_gemm_requant(rhs, c, shape[:3], cols.out, channels) if channels else None
+    # the fused pass reads the d32 memory itself, block by block (no whole unpacked copy)
+    both = prepared_gemm_requant(rhs, c, shape[:3], cols.out, channels,
+                                 (x.geometry.memory_shape, x.shape, x.padding)) \
+        if channels else None
     if both is None:
         return sums, None
     start = (1 << 24, -(1 << 24))
 
     def fused(x: Tensor, zx: int, folded: np.ndarray, recip: np.ndarray, shift: int,
               mem: np.ndarray, fill: int) -> tuple[int, int]:
-        _, _, lo, hi = both(rows_of(x, zx), rhs.offsets(CENTER - zx, c), folded, recip, shift,
-                            False, True, mem, fill)
+        _, _, lo, hi = both(x.raw, rhs.offsets(CENTER - zx, c), folded, recip, shift, False,
+                            True, mem, fill, None if past is None else past(x.raw, zx))
         return min(start[0], lo), max(start[1], hi)
 
     return sums, fused

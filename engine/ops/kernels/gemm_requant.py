@@ -20,7 +20,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from hexscope.engine.ops.kernels import compiled, igemm
 from hexscope.engine.ops.kernels.gemm import Rhs, wrap32
@@ -54,16 +53,27 @@ def _build() -> Callable[..., Any]:
         return sig, codegen
 
     @njit(cache=True, nogil=True, boundscheck=False)
-    def gemm_requant(fn, lhs, b_ptr, nb_full, tail_ptr, offsets, off, coef, rowterm, scratch,
-                     bounds, mc, oh, width, ow, cout, rows_blk, folded, recip, shamt,
-                     minmax_all, after_shift, fill, mem, lo, hi):  # pragma: no cover
+    def gemm_requant(fn, lhs, src, geometry, dims, unit, flip, past, buf, bufw, b_ptr,
+                     nb_full, tail_ptr, offsets, off, coef, rowterm, scratch, bounds, mc, oh,
+                     width, ow, cout, rows_blk, folded, recip, shamt, minmax_all, after_shift,
+                     fill, mem, lo, hi):  # pragma: no cover - compiled
         # also, so that a node makes one call: the GEMM's row term (coef x each row's sum),
         # the offsets copied into the padded buffer, the fill of the memory's padding the
         # requantization does not write (4 rows above and below, 4 columns left; fill < 0:
-        # none), and the run's range in output codes (supernode_hvx's _extremes)
-        m, k = lhs.shape
+        # none), and the run's range in output codes (supernode_hvx's _extremes).
+        # With dims[0] > 0 the rows come from a d32 memory ``src`` (words of ``unit``
+        # bytes), unpacked and centred (``flip``) block by block into ``buf`` (``bufw``:
+        # its words) with the columns ``past`` the data after them: no whole-layer copy
+        # (d32_layout's unpack, the same moves); else from ``lhs`` (m, K)
+        from_d32 = dims[0] > 0
+        k = buf.shape[1]
+        m = dims[0] * oh * width if from_d32 else lhs.shape[0]
         n_pad = scratch.shape[1]
         b = m // (oh * width) if oh * width else 0
+        h_tot, n_slices, w_tot, hb, wb, db = geometry
+        w, depth = dims[2], dims[3]
+        line = n_slices * w_tot * 32 // unit
+        count_past = past.shape[2]
         channels = folded.shape[0]
         for j in range(offsets.shape[0]):
             off[j] = offsets[j]
@@ -72,10 +82,10 @@ def _build() -> Callable[..., Any]:
             for n in range(mem.shape[0]):
                 for r in range(mem.shape[1]):
                     top = r < 4 or r >= mem.shape[1] - 4
-                    for d in range(mem.shape[2]):
+                    for sl in range(mem.shape[2]):
                         for col in range(mem.shape[3] if top else 4):
                             for kk in range(32):
-                                mem[n, r, d, col, kk] = code
+                                mem[n, r, sl, col, kk] = code
         a_ptr = np.int64(lhs.ctypes.data)
         s_ptr = np.int64(scratch.ctypes.data)
         o_ptr = np.int64(off.ctypes.data)
@@ -108,13 +118,39 @@ def _build() -> Callable[..., Any]:
                 nr = min(rows_blk, oh - r0)
                 p0 = (n * oh + r0) * width
                 count = nr * width
-                a_at = a_ptr + np.int64(p0) * k
+                if from_d32:
+                    a_at = np.int64(buf.ctypes.data)
+                    for rr in range(nr):
+                        base = (n * h_tot + r0 + rr + hb) * line
+                        for sl in range(n_slices):
+                            c0 = max(0, 32 * sl - db)       # logical depths in this slice
+                            c1 = min(depth, 32 * sl + 32 - db)
+                            if c1 <= c0:
+                                continue
+                            words = np.uint64((c1 - c0) // unit)
+                            at = base + (sl * w_tot * 32 + wb * 32 + c0 + db - 32 * sl) // unit
+                            dst = ((rr * width) * depth + c0) // unit
+                            for xx in range(w):
+                                to = np.uint64(dst + depth // unit * xx)
+                                frm = np.uint64(at + 32 // unit * xx)
+                                for kk in range(words):
+                                    bufw[to + kk] = src[frm + kk] ^ flip
+                        for xx in range(count_past):
+                            for j in range(depth):
+                                buf[rr * width + w + xx, j] = np.int8(
+                                    np.int32(past[n, r0 + rr, xx, j]) - 128)
+                    rows = buf
+                    first = 0
+                else:
+                    a_at = a_ptr + np.int64(p0) * k
+                    rows = lhs
+                    first = p0
                 r_at = r_ptr
                 for i in range(count):
                     acc = np.int32(0)
                     if c32 != 0:
                         for j in range(k):
-                            acc += lhs[p0 + i, j]
+                            acc += rows[first + i, j]
                     rowterm[i] = acc * c32          # wraps as gemm_into's int32 term
                 if nb_full:
                     call_kernel(fn, a_at, np.int64(k), np.int64(count), np.int64(k), b_ptr,
@@ -128,11 +164,11 @@ def _build() -> Callable[..., Any]:
                 for rr in range(nr):
                     r = r0 + rr
                     for col in range(width):
-                        src = scratch[rr * width + col]
+                        sums_row = scratch[rr * width + col]
                         dst_codes = row[col]
                         if minmax_all or col < ow:
                             for kk in range(cout):
-                                s = np.int32(src[kk] + f[kk])
+                                s = np.int32(sums_row[kk] + f[kk])
                                 t = np.int32(np.uint32(s) << sh)
                                 v = (np.int64(t) * recip[kk] + np.int64(1073741824)) \
                                     >> np.int64(31)
@@ -143,17 +179,17 @@ def _build() -> Callable[..., Any]:
                                 hi32[kk] = max(hi32[kk], ee)
                         else:
                             for kk in range(cout):
-                                s = np.int32(src[kk] + f[kk])
+                                s = np.int32(sums_row[kk] + f[kk])
                                 t = np.int32(np.uint32(s) << sh)
                                 v = (np.int64(t) * recip[kk] + np.int64(1073741824)) \
                                     >> np.int64(31)
                                 dst_codes[kk] = np.uint8(min(max(v, np.int64(0)),
                                                              np.int64(255)))
-                    for d in range(blocks):
-                        dst = mem[n, r + 4, d]
+                    for blk in range(blocks):
+                        out_line = mem[n, r + 4, blk]
                         for col in range(width):
                             for kk in range(32):
-                                dst[col + 4, kk] = row[col, (d << 5) + kk]
+                                out_line[col + 4, kk] = row[col, (blk << 5) + kk]
         low = np.int64(2**62)
         high = np.int64(-(2**62))
         for kk in range(channels):
@@ -170,17 +206,25 @@ _kernel = compiled.compile_once(_build)
 
 
 def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int,
-                          channels: int) -> Callable[..., tuple[np.ndarray, np.ndarray]] | None:
+                          channels: int, d32: tuple[tuple[int, ...], tuple[int, int, int, int],
+                                                    tuple[int, ...]] | None = None
+                          ) -> Callable[..., tuple[np.ndarray, np.ndarray, int, int]] | None:
     """:func:`gemm.prepared_gemm8` (``rhs``, row coefficient ``b``) then
     :func:`supernode_requant.requantize_into_d32` in one pass, for int8 left-hand sides of
     ``shape`` = (B, OH, width) pixels, the first ``ow`` columns of each row the data: a
-    function of (lhs (m, K) C-contiguous, offsets int32 (N,), folded, recip (one per channel
-    of ``channels``), shift, minmax_all, after_shift, mem, fill) that writes the codes into
-    ``mem`` as :func:`requantize_into_d32` does, and ``fill`` (0..255; -1: none) into the 4
-    rows above and below and the 4 columns left, and returns its (lo, hi) (buffers of the
-    function's, reused by its next call) and the range the lanes give in output codes:
-    min of (lo x recip + 2**30) >> 31, max of (hi x recip + 2**30) >> 31. None where the VNNI
-    kernel or numba does not run here (the caller keeps the separate steps)."""
+    function of (source, offsets int32 (N,), folded, recip (one per channel of
+    ``channels``), shift, minmax_all, after_shift, mem, fill, past) that writes the codes
+    into ``mem`` as :func:`requantize_into_d32` does, and ``fill`` (0..255; -1: none) into
+    the 4 rows above and below and the 4 columns left, and returns its (lo, hi) (buffers of
+    the function's, reused by its next call) and the range the lanes give in output codes:
+    min of (lo x recip + 2**30) >> 31, max of (hi x recip + 2**30) >> 31.
+
+    ``source`` is the left-hand side (m, K) int8, C-contiguous; or, prepared with ``d32`` =
+    (memory shape, data shape (B, OH, W, K), padding) of a d32 input (a 1x1 convolution's),
+    that input's raw bytes: its rows are unpacked and centred block by block (as
+    :func:`d32_layout.unpacker` with ``centre``), followed by ``past`` (B, OH, width - W, K)
+    uint8 codes (the columns the windows read past the data). None where the VNNI kernel or
+    numba does not run here (the caller keeps the separate steps)."""
     kernel, driver = igemm.kernel8(), _kernel()
     nb, oh, width = shape
     m, k, n = nb * oh * width, rhs.k, rhs.n
@@ -203,18 +247,45 @@ def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int
     off = np.zeros(n_pad, np.int32)
     bias, rec = np.empty(channels, np.int64), np.empty(channels, np.int64)
     lo, hi = np.empty(channels, np.int64), np.empty(channels, np.int64)
+    no_lhs = np.zeros((0, k), np.int8)
+    if d32 is None:
+        geometry, dims, unit, size = (1, 1, 1, 0, 0, 0), (0, oh, width, k), 8, 0
+        buf = np.zeros((1, k), np.int8)
+        no_past = np.zeros((nb, oh, 0, k), np.uint8)
+    else:
+        memory_shape, dims, padding = d32
+        if dims[:2] != (nb, oh) or dims[3] != k or not dims[2] <= width:
+            raise ValueError(f"a d32 input of shape {dims} does not give the rows {shape} x "
+                             f"{k}")
+        hb, _, wb, _, db, _ = padding
+        geometry = (memory_shape[1], memory_shape[2], memory_shape[3], hb, wb, db)
+        unit = 8 if k % 8 == 0 and db % 8 == 0 else 1
+        size = int(np.prod(memory_shape))
+        buf = np.empty((rows_blk * width, k), np.int8)
+        no_past = np.zeros((nb, oh, 0, k), np.uint8)
+    wordtype = np.uint64 if unit == 8 else np.uint8
+    bufw = buf.reshape(-1).view(wordtype) if buf.size % unit == 0 else buf.reshape(-1)
+    flip = wordtype(0x8080808080808080 if unit == 8 else 0x80)
+    none = np.zeros(1, wordtype)
+    dims = tuple(int(v) for v in dims)
 
-    def run(lhs: npt.NDArray[np.int8], offsets: np.ndarray, folded: np.ndarray,
-            recip: np.ndarray, shift: int, minmax_all: bool, after_shift: bool,
-            mem: np.ndarray, fill: int = -1) -> tuple[np.ndarray, np.ndarray, int, int]:
+    def run(source: np.ndarray, offsets: np.ndarray, folded: np.ndarray, recip: np.ndarray,
+            shift: int, minmax_all: bool, after_shift: bool, mem: np.ndarray, fill: int = -1,
+            past: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int, int]:
         # folded and recip copied into buffers of our own: writable, of one type (numba
         # compiles one specialisation, where other types would each add their own)
         bias[:] = folded
         rec[:] = recip
-        low, high = driver(fn, lhs, np.int64(b_ptr), np.int64(nb_full), np.int64(tail_ptr),
-                           offsets, off, np.int64(coef), rowterm, scratch, bounds, np.int64(mc),
-                           oh, width, ow, n, rows_blk, bias, rec, int(shift), bool(minmax_all),
-                           bool(after_shift), int(fill), mem, lo, hi)
+        if d32 is None:
+            lhs, src = source, none
+        else:
+            lhs, src = no_lhs, source[:size].view(wordtype)
+        low, high = driver(fn, lhs, src, geometry, dims, unit, flip,
+                           no_past if past is None else past, buf, bufw, np.int64(b_ptr),
+                           np.int64(nb_full), np.int64(tail_ptr), offsets, off, np.int64(coef),
+                           rowterm, scratch, bounds, np.int64(mc), oh, width, ow, n, rows_blk,
+                           bias, rec, int(shift), bool(minmax_all), bool(after_shift),
+                           int(fill), mem, lo, hi)
         return lo, hi, int(low), int(high)
 
     return run

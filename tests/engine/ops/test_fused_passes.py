@@ -165,3 +165,41 @@ def test_a_1x1_supernode_with_the_fused_pass_equals_one_without(monkeypatch, out
     want, ctx = runs()
     assert ctx.state["hvx_steady"].value.fused is None
     assert got == want
+
+
+@settings(max_examples=40, deadline=None)
+@given(b=st.integers(1, 2), h=st.integers(1, 5), w=st.integers(1, 9),
+       d=st.sampled_from([3, 8, 13, 32, 40, 64]), more=st.integers(0, 3), n=st.integers(1, 40),
+       pads=st.tuples(st.integers(0, 4), st.integers(0, 4), st.integers(0, 7)),
+       coef=st.integers(0, 255), fill=st.integers(-1, 255), seed=st.integers(0, 999))
+def test_the_fused_pass_reading_a_d32_input_equals_it_on_the_unpacked_rows(
+        b: int, h: int, w: int, d: int, more: int, n: int, pads: tuple[int, int, int],
+        coef: int, fill: int, seed: int) -> None:
+    """The rows unpacked and centred block by block from the d32 memory (random padding
+    bytes), the columns ``past`` the data after them, against the whole-layer unpacker."""
+    rng = np.random.default_rng(seed)
+    hb, ha, wb = pads
+    x = _d32(rng, (b, h, w, d), D32Padding(hb, ha, wb, (-(wb + w)) & 3, 0, (-d) & 31))
+    width, channels = w + more, (n + 31) & ~31
+    past = rng.integers(0, 256, (b, h, more, d), dtype=np.uint8)
+    rows = unpacker(x.geometry.memory_shape, x.shape, x.padding, centre=True, width=width)
+    rhs = Rhs.from_codes(rng.integers(0, 256, (d, n), dtype=np.uint8), 77)
+    flat = prepared_gemm_requant(rhs, coef, (b, h, width), w, channels)
+    direct = prepared_gemm_requant(rhs, coef, (b, h, width), w, channels,
+                                   (x.geometry.memory_shape, x.shape, x.padding))
+    if flat is None or direct is None or rows is None:
+        pytest.skip("the VNNI kernel or numba does not run here")
+    lhs = rows(x.raw)
+    lhs[:, :, w:] = past ^ np.uint8(128)
+    offsets = rhs.offsets(int(rng.integers(-200, 200)), coef)
+    folded = rng.integers(-2**33, 2**33, channels).astype(np.int64)
+    recip = rng.integers(1, 2**31 - 1, channels).astype(np.int64)
+    want = rng.integers(0, 256, (b, h + 8, channels // 32, width + 4, 32), dtype=np.uint8)
+    got = want.copy()
+    w_lo, w_hi, w_low, w_high = (np.copy(v) for v in flat(
+        lhs.view(np.int8).reshape(-1, d), offsets, folded, recip, 5, False, True, want, fill))
+    g_lo, g_hi, g_low, g_high = direct(x.raw, offsets, folded, recip, 5, False, True, got,
+                                       fill, past if more else None)
+    assert np.array_equal(got, want)
+    assert np.array_equal(g_lo, w_lo) and np.array_equal(g_hi, w_hi)
+    assert (g_low, g_high) == (w_low, w_high)
