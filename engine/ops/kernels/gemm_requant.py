@@ -110,6 +110,10 @@ def _build() -> Callable[..., Any]:
                 hi32[kk] = ee
         blocks = channels >> 5
         row = np.empty((width, channels), np.uint8)
+        row_w = row.reshape(-1).view(np.uint64)
+        mem_w = mem.reshape(-1).view(np.uint64)
+        words_row = channels >> 3
+        mem_rows, mem_w_tot = mem.shape[1], mem.shape[3]
         for col in range(width):
             row[col, cout:] = codes[cout:]
         sh = np.uint32(shamt)
@@ -185,11 +189,16 @@ def _build() -> Callable[..., Any]:
                                     >> np.int64(31)
                                 dst_codes[kk] = np.uint8(min(max(v, np.int64(0)),
                                                              np.int64(255)))
+                    # 8-byte words at unsigned offsets: LLVM moves them as vectors (bytewise
+                    # it left the 32-byte moves scalar, as in d32_layout)
                     for blk in range(blocks):
-                        out_line = mem[n, r + 4, blk]
+                        at = np.uint64((((n * mem_rows + r + 4) * blocks + blk) * mem_w_tot + 4)
+                                       * 4)
                         for col in range(width):
-                            for kk in range(32):
-                                out_line[col + 4, kk] = row[col, (blk << 5) + kk]
+                            to = at + np.uint64(col * 4)
+                            frm = np.uint64(col * words_row + blk * 4)
+                            for kk in range(4):
+                                mem_w[to + kk] = row_w[frm + kk]
         low = np.int64(2**62)
         high = np.int64(-(2**62))
         for kk in range(channels):
