@@ -122,7 +122,7 @@ WARMERS: dict[str, Callable[[], None]] = {
     "hexscope.engine.ops.kernels.d32_layout": _d32_layout,
     "hexscope.engine.ops.kernels.normalize_loops": _normalize_loops,
     "hexscope.engine.ops.kernels.supernode_requant": _supernode_requant,
-    "hexscope.engine.ops.kernels.gemm_requant": _gemm_requant,
+    "hexscope.engine.ops.kernels.gemm_requant_defs": _gemm_requant,
     "hexscope.engine.analysis.metrics_pass": _metrics_pass,
 }
 
