@@ -46,6 +46,7 @@ from hexscope.engine.ops.conv.common import f32_output, f32_word, filter_rhs
 from hexscope.engine.ops.conv.conv2d import conv_sums, output_window
 from hexscope.engine.ops.conv.d32_input_reads import (
     Zaps,
+    area_index,
     area_reader,
     kept_border,
     window_input,
@@ -446,6 +447,8 @@ def _plain_paths(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols
     centre = np.uint8(CENTER)
     # the columns past the data, read as the asm reads them (the padding nnlib zaps as zx)
     past = area_reader(x, _zaps(x, rows, cols), (0, x.shape[1]), (w, count)) if count else None
+    # the same reads' index, for the fused pass, which reads those codes itself
+    index = area_index(x, _zaps(x, rows, cols), (0, x.shape[1]), (w, count)) if count else None
 
     def rows_of(x: Tensor, zx: int) -> np.ndarray:
         data = unpack(x.raw)
@@ -472,7 +475,7 @@ def _plain_paths(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols
     def fused(x: Tensor, zx: int, folded: np.ndarray, recip: np.ndarray, shift: int,
               mem: np.ndarray, fill: int) -> tuple[int, int]:
         _, _, lo, hi = both(x.raw, rhs.offsets(CENTER - zx, c), folded, recip, shift, False,
-                            True, mem, fill, None if past is None else past(x.raw, zx))
+                            True, mem, fill, index, zx)
         return min(start[0], lo), max(start[1], hi)
 
     return sums, fused

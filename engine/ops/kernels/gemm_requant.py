@@ -46,7 +46,7 @@ def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int
     :func:`supernode_requant.requantize_into_d32` in one pass, for int8 left-hand sides of
     ``shape`` = (B, OH, width) pixels, the first ``ow`` columns of each row the data: a
     function of (source, offsets int32 (N,), folded, recip (one per channel of
-    ``channels``), shift, minmax_all, after_shift, mem, fill, past) that writes the codes
+    ``channels``), shift, minmax_all, after_shift, mem, fill, past, zx) that writes the codes
     into ``mem`` as :func:`requantize_into_d32` does, and ``fill`` (0..255; -1: none) into
     the 4 rows above and below and the 4 columns left, and returns its (lo, hi) (buffers of
     the function's, reused by its next call) and the range the lanes give in output codes:
@@ -55,8 +55,10 @@ def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int
     ``source`` is the left-hand side (m, K) int8, C-contiguous; or, prepared with ``d32`` =
     (memory shape, data shape (B, OH, W, K), padding) of a d32 input (a 1x1 convolution's),
     that input's raw bytes: its rows are unpacked and centred block by block (as
-    :func:`d32_layout.unpacker` with ``centre``), followed by ``past`` (B, OH, width - W, K)
-    uint8 codes (the columns the windows read past the data). None where the VNNI kernel or
+    :func:`d32_layout.unpacker` with ``centre``), followed by the columns the windows read
+    past the data: ``past`` = (byte offsets in the raw bytes, read-as-``zx`` mask), both
+    (B, OH, width - W, K), as :func:`d32_input_reads.area_index` gives them (the zx's low
+    byte where the mask is set). None where the VNNI kernel or
     numba does not run here (the caller keeps the separate steps)."""
     kernel, driver = igemm.kernel8(), _kernel()
     nb, oh, width = shape
@@ -84,7 +86,6 @@ def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int
     if d32 is None:
         geometry, dims, unit, size = (1, 1, 1, 0, 0, 0), (0, oh, width, k), 8, 0
         buf = np.zeros((1, k), np.int8)
-        no_past = np.zeros((nb, oh, 0, k), np.uint8)
     else:
         memory_shape, dims, padding = d32
         if dims[:2] != (nb, oh) or dims[3] != k or not dims[2] <= width:
@@ -95,7 +96,8 @@ def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int
         unit = 8 if k % 8 == 0 and db % 8 == 0 else 1
         size = int(np.prod(memory_shape))
         buf = np.empty((rows_blk * width, k), np.int8)
-        no_past = np.zeros((nb, oh, 0, k), np.uint8)
+    no_past = (np.zeros((nb, oh, 0, k), np.int64), np.zeros((nb, oh, 0, k), np.bool_))
+    no_raw = np.zeros(1, np.uint8)
     wordtype = np.uint64 if unit == 8 else np.uint8
     bufw = buf.reshape(-1).view(wordtype) if buf.size % unit == 0 else buf.reshape(-1)
     flip = wordtype(0x8080808080808080 if unit == 8 else 0x80)
@@ -104,17 +106,20 @@ def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int
 
     def run(source: np.ndarray, offsets: np.ndarray, folded: np.ndarray, recip: np.ndarray,
             shift: int, minmax_all: bool, after_shift: bool, mem: np.ndarray, fill: int = -1,
-            past: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int, int]:
+            past: tuple[np.ndarray, np.ndarray] | None = None, zx: int = 0
+            ) -> tuple[np.ndarray, np.ndarray, int, int]:
         # folded and recip copied into buffers of our own: writable, of one type (numba
         # compiles one specialisation, where other types would each add their own)
         bias[:] = folded
         rec[:] = recip
         if d32 is None:
-            lhs, src = source, none
+            lhs, src, raw = source, none, no_raw
         else:
-            lhs, src = no_lhs, source[:size].view(wordtype)
+            lhs, src, raw = no_lhs, source[:size].view(wordtype), source
+        offsets_past, zero_past = no_past if past is None else past
         low, high = driver(fn, lhs, src, geometry, dims, unit, flip,
-                           no_past if past is None else past, buf, bufw, np.int64(b_ptr),
+                           offsets_past, zero_past, raw, np.int64(zx & 0xFF), buf, bufw,
+                           np.int64(b_ptr),
                            np.int64(nb_full), np.int64(tail_ptr), offsets, off, np.int64(coef),
                            rowterm, scratch, bounds, np.int64(mc), oh, width, ow, n, rows_blk,
                            bias, rec, int(shift), bool(minmax_all), bool(after_shift),

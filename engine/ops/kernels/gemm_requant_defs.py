@@ -36,7 +36,8 @@ def call_kernel(typingctx, fn, a, lda, m, k, b, nb, off, c, ldc, mc, bounds,
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def gemm_requant(fn, lhs, src, geometry, dims, unit, flip, past, buf, bufw, b_ptr,
+def gemm_requant(fn, lhs, src, geometry, dims, unit, flip, past_off, past_zero, raw8, zx,
+                 buf, bufw, b_ptr,
                  nb_full, tail_ptr, offsets, off, coef, rowterm, scratch, bounds, mc, oh,
                  width, ow, cout, rows_blk, folded, recip, shamt, minmax_all, after_shift,
                  fill, mem, lo, hi):  # pragma: no cover - compiled
@@ -46,7 +47,8 @@ def gemm_requant(fn, lhs, src, geometry, dims, unit, flip, past, buf, bufw, b_pt
     # none), and the run's range in output codes (supernode_hvx's _extremes).
     # With dims[0] > 0 the rows come from a d32 memory ``src`` (words of ``unit``
     # bytes), unpacked and centred (``flip``) block by block into ``buf`` (``bufw``:
-    # its words) with the columns ``past`` the data after them: no whole-layer copy
+    # its words) with the columns past the data after them (``raw8`` at ``past_off``, or
+    # ``zx`` where ``past_zero``: d32_input_reads' area reader): no whole-layer copy
     # (d32_layout's unpack, the same moves); else from ``lhs`` (m, K)
     from_d32 = dims[0] > 0
     k = buf.shape[1]
@@ -56,7 +58,7 @@ def gemm_requant(fn, lhs, src, geometry, dims, unit, flip, past, buf, bufw, b_pt
     h_tot, n_slices, w_tot, hb, wb, db = geometry
     w, depth = dims[2], dims[3]
     line = n_slices * w_tot * 32 // unit
-    count_past = past.shape[2]
+    count_past = past_off.shape[2]
     channels = folded.shape[0]
     for j in range(offsets.shape[0]):
         off[j] = offsets[j]
@@ -124,8 +126,9 @@ def gemm_requant(fn, lhs, src, geometry, dims, unit, flip, past, buf, bufw, b_pt
                                 bufw[to + kk] = src[frm + kk] ^ flip
                     for xx in range(count_past):
                         for j in range(depth):
-                            buf[rr * width + w + xx, j] = np.int8(
-                                np.int32(past[n, r0 + rr, xx, j]) - 128)
+                            code = zx if past_zero[n, r0 + rr, xx, j] else \
+                                np.int64(raw8[past_off[n, r0 + rr, xx, j]])
+                            buf[rr * width + w + xx, j] = np.int8(code - 128)
                 rows = buf
                 first = 0
             else:

@@ -176,12 +176,17 @@ def test_the_fused_pass_reading_a_d32_input_equals_it_on_the_unpacked_rows(
         b: int, h: int, w: int, d: int, more: int, n: int, pads: tuple[int, int, int],
         coef: int, fill: int, seed: int) -> None:
     """The rows unpacked and centred block by block from the d32 memory (random padding
-    bytes), the columns ``past`` the data after them, against the whole-layer unpacker."""
+    bytes), the columns past the data (read at given offsets, or zx) after them, against
+    the whole-layer unpacker and the codes read in numpy."""
     rng = np.random.default_rng(seed)
     hb, ha, wb = pads
     x = _d32(rng, (b, h, w, d), D32Padding(hb, ha, wb, (-(wb + w)) & 3, 0, (-d) & 31))
     width, channels = w + more, (n + 31) & ~31
-    past = rng.integers(0, 256, (b, h, more, d), dtype=np.uint8)
+    # the columns past the data: codes read at any offsets of the input's bytes, or zx
+    offsets = rng.integers(0, x.raw.size, (b, h, more, d)).astype(np.int64)
+    zero = rng.random((b, h, more, d)) < 0.3
+    zx = int(rng.integers(-300, 300))
+    past = np.where(zero, np.uint8(zx & 0xFF), x.raw[offsets]).astype(np.uint8)
     rows = unpacker(x.geometry.memory_shape, x.shape, x.padding, centre=True, width=width)
     rhs = Rhs.from_codes(rng.integers(0, 256, (d, n), dtype=np.uint8), 77)
     flat = prepared_gemm_requant(rhs, coef, (b, h, width), w, channels)
@@ -191,15 +196,16 @@ def test_the_fused_pass_reading_a_d32_input_equals_it_on_the_unpacked_rows(
         pytest.skip("the VNNI kernel or numba does not run here")
     lhs = rows(x.raw)
     lhs[:, :, w:] = past ^ np.uint8(128)
-    offsets = rhs.offsets(int(rng.integers(-200, 200)), coef)
+    column_offsets = rhs.offsets(int(rng.integers(-200, 200)), coef)
     folded = rng.integers(-2**33, 2**33, channels).astype(np.int64)
     recip = rng.integers(1, 2**31 - 1, channels).astype(np.int64)
     want = rng.integers(0, 256, (b, h + 8, channels // 32, width + 4, 32), dtype=np.uint8)
     got = want.copy()
     w_lo, w_hi, w_low, w_high = (np.copy(v) for v in flat(
-        lhs.view(np.int8).reshape(-1, d), offsets, folded, recip, 5, False, True, want, fill))
-    g_lo, g_hi, g_low, g_high = direct(x.raw, offsets, folded, recip, 5, False, True, got,
-                                       fill, past if more else None)
+        lhs.view(np.int8).reshape(-1, d), column_offsets, folded, recip, 5, False, True, want,
+        fill))
+    g_lo, g_hi, g_low, g_high = direct(x.raw, column_offsets, folded, recip, 5, False, True,
+                                       got, fill, (offsets, zero) if more else None, zx)
     assert np.array_equal(got, want)
     assert np.array_equal(g_lo, w_lo) and np.array_equal(g_hi, w_hi)
     assert (g_low, g_high) == (w_low, w_high)
