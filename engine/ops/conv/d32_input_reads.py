@@ -110,6 +110,13 @@ def area_reader(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[int, i
     return read
 
 
+def area_index(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[int, int]
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`area_reader`'s index, for compiled callers that read the codes themselves: the
+    byte offsets in ``x.raw`` and whether each code is read as zx, both (B, rows, cols, D)."""
+    return _index(x, zaps, rows, cols)
+
+
 def border_offsets(x: Tensor, zaps: Zaps, rows: Window, cols: Window) -> np.ndarray:
     """The byte offsets in ``x.raw`` of every code the windows ``rows`` x ``cols`` read
     outside the data that nnlib does not zap (fixed by the shapes and paddings: a node
@@ -152,5 +159,5 @@ def window_input(x: Tensor, zaps: Zaps, zx: int, rows: Window, cols: Window,
                      (-cols.before, cols.before + w + cols.after)), False
 
 
-__all__ = ["Zaps", "area_reader", "border_offsets", "kept_border", "read_area",
+__all__ = ["Zaps", "area_index", "area_reader", "border_offsets", "kept_border", "read_area",
            "window_input", "zap_span", "zapped_columns"]

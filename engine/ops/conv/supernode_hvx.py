@@ -46,6 +46,7 @@ from hexscope.engine.ops.conv.common import f32_output, f32_word, filter_rhs
 from hexscope.engine.ops.conv.conv2d import conv_sums, output_window
 from hexscope.engine.ops.conv.d32_input_reads import (
     Zaps,
+    area_index,
     area_reader,
     kept_border,
     window_input,
@@ -68,6 +69,7 @@ from hexscope.engine.ops.kernels.gemm import (
     patch_dtype,
     prepared_gemm8,
 )
+from hexscope.engine.ops.kernels.gemm_requant import prepared_gemm_requant
 from hexscope.engine.ops.kernels.supernode_requant import (
     d32_kernel,
     requantize_into_d32,
@@ -343,6 +345,9 @@ class _Steady(NamedTuple):
     sums: Callable[[Tensor, int], np.ndarray] | None     # None: _all_sums
     # requantize_into_d32 then _extremes, the kernel found once; None: those two
     requant: Callable[..., tuple[int, int]] | None
+    # sums and requant in one pass, for a 1x1 layer's first try (x, zx, folded, recip,
+    # shift, mem) -> (lo, hi); the sums are not kept: a retry takes ``sums``. None: no such
+    fused: Callable[..., tuple[int, int]] | None
 
 
 def _steady(ctx: KernelContext, x: Tensor, filt: Tensor, f_min: Tensor, f_max: Tensor,
@@ -366,11 +371,11 @@ def _steady(ctx: KernelContext, x: Tensor, filt: Tensor, f_min: Tensor, f_max: T
     terms = _filter_terms(ctx, filt, f_min, f_max, channel_scale, short)
     b, cout, channels = x.shape[0], terms.cout, terms.gemsumb.size
     w_total = 4 + cols.out + ((-cols.out) & 3)
+    sums, fused = _plain_paths(ctx, x, filt, rows, cols, terms.zf, short, channels)
     steady = _Steady(rows, cols, terms, scalar_f(b_min), scalar_f(b_max),
                      (b, rows.out + 8, channels // 32, w_total, 32), (b, rows.out, cols.out, cout),
-                     D32Padding(4, 4, 4, (-cols.out) & 3, 0, (-cout) & 31),
-                     _plain_sums(ctx, x, filt, rows, cols, terms.zf, short),
-                     _requant(cols.out, channels, short))
+                     D32Padding(4, 4, 4, (-cols.out) & 3, 0, (-cout) & 31), sums,
+                     _requant(cols.out, channels, short), fused)
     consts = (filt, f_min, f_max, stride, bias, b_min, b_max, *channel_scale)
     if all(not t.has_data or not t.raw.flags.writeable for t in consts):
         ctx.state["hvx_steady"] = Shared(key, steady)
@@ -391,53 +396,89 @@ def _requant(ow: int, channels: int, short: bool) -> Callable[..., tuple[int, in
         rec = np.ascontiguousarray(recip, np.int64)
         kernel(np.ascontiguousarray(sums, np.int32), ow, np.ascontiguousarray(folded, np.int64),
                rec, int(shift), short, True, mem, lo, hi)
-        # _extremes: each lane's extremes times its recip, rounded at bit 31
-        lo *= rec
-        hi *= rec
-        lo += 1 << 30
-        hi += 1 << 30
-        return min(start[0], int(lo.min()) >> 31), max(start[1], int(hi.max()) >> 31)
+        return _lane_range(lo, hi, rec, start)
 
     return run
 
 
+def _lane_range(lo: np.ndarray, hi: np.ndarray, rec: np.ndarray, start: tuple[int, int]
+                ) -> tuple[int, int]:
+    """:func:`_extremes` of int64 lanes (changed in place): each lane's extremes times its
+    recip, rounded at bit 31, then the min and max with the node's start."""
+    lo *= rec
+    hi *= rec
+    lo += 1 << 30
+    hi += 1 << 30
+    return min(start[0], int(lo.min()) >> 31), max(start[1], int(hi.max()) >> 31)
+
+
 def _plain_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols: Window,
                 zf: int, short: bool) -> Callable[[Tensor, int], np.ndarray] | None:
+    """:func:`_plain_paths`' sums alone."""
+    return _plain_paths(ctx, x, filt, rows, cols, zf, short, 0)[0]
+
+
+def _plain_paths(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols: Window,
+                 zf: int, short: bool, channels: int
+                 ) -> tuple[Callable[[Tensor, int], np.ndarray] | None,
+                            Callable[..., tuple[int, int]] | None]:
     """:func:`_all_sums` of a 1x1 stride-1 convolution of a d32 input, for inputs of ``x``'s
-    geometry, as one unpack (a copy of our own, centred in place, the columns past the data
-    appended as the asm reads them), one GEMM: the same sums, the set-up done once. None
-    where that does not apply (the general path then)."""
+    geometry, as one unpack (centred as it is copied, the columns past the data written
+    after it as the asm reads them), one GEMM: the same sums, the set-up done once; and,
+    with ``channels`` (the output depth padded to 32), the same GEMM with the
+    requantization of ``_requant`` in its output blocks (:mod:`gemm_requant`). None for
+    either where it does not apply (the general path then)."""
     if short or x.layout is not Layout.D32 or not is_plain(rows, cols) \
             or patch_dtype() is not np.int8 or not (rows.out and cols.out and x.shape[0]):
-        return None
-    unpack = unpacker(x.geometry.memory_shape, x.shape, x.padding)
-    if unpack is None:
-        return None
-    rhs = filter_rhs(ctx, filt, zf)
-    c = rhs.zero - zf
+        return None, None
     extra = (-cols.out) & 3
     w, depth = x.shape[2], x.shape[3]
     count = max(0, cols.out + extra - w) if extra else 0
+    # centred as it is unpacked (x - 128 is the top bit flipped: the GEMM's rows), into rows
+    # wide enough for the columns past the data: no pass of its own, no concatenated copy
+    unpack = unpacker(x.geometry.memory_shape, x.shape, x.padding, centre=True,
+                      width=w + count)
+    if unpack is None:
+        return None, None
+    rhs = filter_rhs(ctx, filt, zf)
+    c = rhs.zero - zf
     shape = (x.shape[0], rows.out, cols.out + extra, rhs.n)
     gemm = prepared_gemm8(rhs, shape[0] * shape[1] * shape[2], c)
     centre = np.uint8(CENTER)
     # the columns past the data, read as the asm reads them (the padding nnlib zaps as zx)
     past = area_reader(x, _zaps(x, rows, cols), (0, x.shape[1]), (w, count)) if count else None
+    # the same reads' index, for the fused pass, which reads those codes itself
+    index = area_index(x, _zaps(x, rows, cols), (0, x.shape[1]), (w, count)) if count else None
 
-    def sums(x: Tensor, zx: int) -> np.ndarray:
+    def rows_of(x: Tensor, zx: int) -> np.ndarray:
         data = unpack(x.raw)
         if past is not None:
-            data = np.concatenate([data, past(x.raw, zx)], axis=2)
-        # x - 128 is the top bit flipped: the GEMM's centred rows, in place
-        np.bitwise_xor(data, centre, out=data)
-        lhs = data.view(np.int8).reshape(-1, depth)
+            np.bitwise_xor(past(x.raw, zx), centre, out=data[:, :, w:])
+        return data.view(np.int8).reshape(-1, depth)
+
+    def sums(x: Tensor, zx: int) -> np.ndarray:
+        lhs = rows_of(x, zx)
         if gemm is not None:
             return gemm(lhs, rhs.offsets(CENTER - zx, c)).reshape(shape)
-        out = np.empty((data.size // depth, rhs.n), np.int32)
+        out = np.empty((lhs.shape[0], rhs.n), np.int32)
         gemm_into(out, lhs, rhs, rhs.offsets(CENTER - zx, c), c)
         return out.reshape(shape)
 
-    return sums
+    # the fused pass reads the d32 memory itself, block by block (no whole unpacked copy)
+    both = prepared_gemm_requant(rhs, c, shape[:3], cols.out, channels,
+                                 (x.geometry.memory_shape, x.shape, x.padding)) \
+        if channels else None
+    if both is None:
+        return sums, None
+    start = (1 << 24, -(1 << 24))
+
+    def fused(x: Tensor, zx: int, folded: np.ndarray, recip: np.ndarray, shift: int,
+              mem: np.ndarray, fill: int) -> tuple[int, int]:
+        _, _, lo, hi = both(x.raw, rhs.offsets(CENTER - zx, c), folded, recip, shift, False,
+                            True, mem, fill, index, zx)
+        return min(start[0], lo), max(start[1], hi)
+
+    return sums, fused
 
 
 def _requantize_empty(sums: np.ndarray, folded: np.ndarray, recip: np.ndarray, shift: int,
@@ -479,9 +520,11 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
     # whole output first
     mem = np.empty(steady.mem_shape, np.uint8)
     fill = ctx.padding_fill
-    mem[:, :4] = fill
-    mem[:, -4:] = fill
-    mem[:, 4:-4, :, :4] = fill
+    fused = steady.fused is not None and 0 <= fill <= 255
+    if not fused:               # else the fused pass fills them
+        mem[:, :4] = fill
+        mem[:, -4:] = fill
+        mem[:, 4:-4, :, :4] = fill
     for run in range(_RUNS):
         sc, folded = _scaling(ctx, state, xmn, xmx, terms, bias, steady.bmn, steady.bmx,
                               bias32)
@@ -490,18 +533,24 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
                               f"takes depths up to 4, this input has {x.shape[3]}")
         if short and stride.shape[2] > 4:
             raise KernelError(f"Add support for stride > 4: stride width {stride.shape[2]}")
-        if sums is None:
-            sums = (steady.sums(x, sc.in_offset) if steady.sums is not None
-                    else _all_sums(ctx, x, filt, rows, cols, sc.in_offset, terms.zf))
         shift = sc.shamt & 31      # vasl(Vw, Rt) shifts by Rt & 31 (an infinite gain: 129 -> 1)
-        if not (cols.out or short):
-            lo, hi = _extremes(*_requantize_empty(sums, folded, sc.recip, shift, mem),
-                               sc.recip, short)
-        elif steady.requant is not None:
-            lo, hi = steady.requant(sums, folded, sc.recip, shift, mem)
+        if run == 0 and fused:
+            # the sums requantized as the GEMM makes them; a retry computes them again
+            lo, hi = steady.fused(x, sc.in_offset, folded, sc.recip, shift,  # type: ignore[misc]
+                                  mem, fill)
         else:
-            lo, hi = _extremes(*requantize_into_d32(sums, cols.out, folded, sc.recip, shift,
-                                                    short, True, mem), sc.recip, short)
+            if sums is None:
+                sums = (steady.sums(x, sc.in_offset) if steady.sums is not None
+                        else _all_sums(ctx, x, filt, rows, cols, sc.in_offset, terms.zf))
+            if not (cols.out or short):
+                lo, hi = _extremes(*_requantize_empty(sums, folded, sc.recip, shift, mem),
+                                   sc.recip, short)
+            elif steady.requant is not None:
+                lo, hi = steady.requant(sums, folded, sc.recip, shift, mem)
+            else:
+                lo, hi = _extremes(*requantize_into_d32(sums, cols.out, folded, sc.recip,
+                                                        shift, short, True, mem),
+                                   sc.recip, short)
         if ctx.debug_level >= 2:
             ctx.log(2, f"hvx supernode run {run}: range [{state.mn}, {state.mx}] "
                        f"recip_shamt={sc.shamt} out {lo}..{hi}")

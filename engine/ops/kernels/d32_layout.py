@@ -48,7 +48,10 @@ def _build() -> tuple[Callable[..., Any], Callable[..., Any]]:
                             mem[to + k] = src[frm + k]
 
     @njit(cache=True, nogil=True, boundscheck=False)
-    def unpack(mem, geometry, dims, out, unit):  # pragma: no cover - compiled
+    def unpack(mem, geometry, dims, out, unit, flip, ow):  # pragma: no cover - compiled
+        # ``flip`` is XORed into every byte moved (the top bit: codes - 128 as int8, a
+        # GEMM's centred rows, in the same pass); ``ow`` >= w is the output rows' width (the
+        # columns past w are left to the caller)
         b_n, h, w, d = dims
         h_tot, n_slices, w_tot, hb, wb, db = geometry
         row = n_slices * w_tot * 32 // unit
@@ -62,12 +65,12 @@ def _build() -> tuple[Callable[..., Any], Callable[..., Any]]:
                         continue
                     n = np.uint64((hi - lo) // unit)
                     at = base + (s * w_tot * 32 + wb * 32 + lo + db - 32 * s) // unit
-                    dst = (((b * h + y) * w) * d + lo) // unit
+                    dst = (((b * h + y) * ow) * d + lo) // unit
                     for x in range(w):
                         to = np.uint64(dst + d // unit * x)
                         frm = np.uint64(at + 32 // unit * x)
                         for k in range(n):
-                            out[to + k] = mem[frm + k]
+                            out[to + k] = mem[frm + k] ^ flip
 
     return pack, unpack
 
@@ -114,18 +117,25 @@ def unpack_d32(memory: np.ndarray, shape: tuple[int, int, int, int],
     flat, dst = np.ascontiguousarray(memory).reshape(-1), out.reshape(-1)
     geometry = (h_tot, n_slices, w_tot, hb, wb, db)
     if _words(shape[3], db):
-        kernels[1](flat.view(np.uint64), geometry, tuple(shape), dst.view(np.uint64), 8)
+        kernels[1](flat.view(np.uint64), geometry, tuple(shape), dst.view(np.uint64), 8,
+                   np.uint64(0), shape[2])
     else:
-        kernels[1](flat, geometry, tuple(shape), dst, 1)
+        kernels[1](flat, geometry, tuple(shape), dst, 1, np.uint8(0), shape[2])
     return out
 
 
 def unpacker(memory_shape: tuple[int, ...], shape: tuple[int, int, int, int],
-             padding: tuple[int, ...]) -> Callable[[np.ndarray], np.ndarray] | None:
+             padding: tuple[int, ...], centre: bool = False, width: int | None = None
+             ) -> Callable[[np.ndarray], np.ndarray] | None:
     """:func:`unpack_d32` for buffers of one geometry, its set-up done once: a function of
     a tensor's raw bytes (1-D, contiguous, at least the memory's size) giving the logical
     data (a new array). None where the compiled kernels are off. A node that unpacks an
-    input of the same geometry at every run keeps one (a Supernode's 1x1 GEMM)."""
+    input of the same geometry at every run keeps one (a Supernode's 1x1 GEMM).
+
+    ``centre``: each code's top bit flipped as it is moved (``code ^ 128``, the bits of
+    ``code - 128`` as int8: the centred rows of :func:`gemm.centre_into` in the same pass).
+    ``width`` (>= the data's): the array's rows are that wide, the columns past the data
+    left unwritten for the caller (a Supernode appends what its windows read past it)."""
     kernels = _kernels()
     if kernels is None:
         return None
@@ -134,16 +144,22 @@ def unpacker(memory_shape: tuple[int, ...], shape: tuple[int, int, int, int],
     _, h_tot, n_slices, w_tot, _ = memory_shape
     geometry = (h_tot, n_slices, w_tot, hb, wb, db)
     dims = tuple(int(n) for n in shape)
+    ow = dims[2] if width is None else int(width)
+    if ow < dims[2]:
+        raise ValueError(f"width {ow} is less than the data's {dims[2]}")
+    out_dims = (dims[0], dims[1], ow, dims[3])
     size = int(np.prod(memory_shape))
     words = _words(dims[3], db)
+    word = np.uint64(0x8080808080808080 if centre else 0)
+    byte = np.uint8(0x80 if centre else 0)
 
     def run(raw: np.ndarray) -> np.ndarray:
-        out = np.empty(dims, np.uint8)
+        out = np.empty(out_dims, np.uint8)
         if words:
             kernel(raw[:size].view(np.uint64), geometry, dims, out.reshape(-1).view(np.uint64),
-                   8)
+                   8, word, ow)
         else:
-            kernel(raw[:size], geometry, dims, out.reshape(-1), 1)
+            kernel(raw[:size], geometry, dims, out.reshape(-1), 1, byte, ow)
         return out
 
     return run

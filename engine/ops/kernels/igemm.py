@@ -116,6 +116,14 @@ def kernel8():  # -> the ctypes function, or None
     return _kernel8()
 
 
+def kernel_address8() -> int:
+    """The VNNI kernel's address (0 where it does not run here), for compiled callers that
+    call it themselves (:mod:`gemm_requant`); valid while the process lives (the engine is
+    kept with the kernel)."""
+    kernel = _kernel8()
+    return 0 if kernel is None else int(ctypes.cast(kernel, ctypes.c_void_p).value or 0)
+
+
 def gemm_into(out: I32, lhs: I16 | npt.NDArray[np.int8], rhs: PackedRhs, offsets: I32,
               rowterm: I32 | None = None) -> tuple[int, int] | None:
     """``out = lhs @ rhs + offsets (+ rowterm[:, None])`` in int32, wrapping modulo 2**32;

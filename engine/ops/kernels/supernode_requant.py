@@ -91,6 +91,10 @@ def _build_d32() -> Callable[..., Any]:
                 hi32[k] = ee
         blocks = channels >> 5
         row = np.empty((ow + ex, channels), np.uint8)      # a row's codes, pixel-major
+        row_w = row.reshape(-1).view(np.uint64)
+        mem_w = mem.reshape(-1).view(np.uint64)
+        words_row = channels >> 3
+        mem_rows, mem_w_tot = mem.shape[1], mem.shape[3]
         for col in range(ow + ex):
             row[col, cout:] = codes[cout:]
         sh = np.uint32(shamt)      # a 32-bit shift and typed constants: 2x faster loop
@@ -114,12 +118,16 @@ def _build_d32() -> Callable[..., Any]:
                             t = np.int32(np.uint32(s) << sh)
                             v = (np.int64(t) * recip[k] + np.int64(1073741824)) >> np.int64(31)
                             codes[k] = np.uint8(min(max(v, np.int64(0)), np.int64(255)))
-                # then block by block: each block's row of the d32 memory is written in order
+                # then block by block: each block's row of the d32 memory is written in
+                # order, as 8-byte words at unsigned offsets (bytewise, LLVM left the 32-byte
+                # moves scalar: gemm_requant_defs)
                 for d in range(blocks):
-                    dst = mem[n, r + 4, d]
+                    at = np.uint64((((n * mem_rows + r + 4) * blocks + d) * mem_w_tot + 4) * 4)
                     for col in range(ow + ex):
-                        for kk in range(32):
-                            dst[col + 4, kk] = row[col, (d << 5) + kk]
+                        to = at + np.uint64(col * 4)
+                        frm = np.uint64(col * words_row + d * 4)
+                        for kk in range(4):
+                            mem_w[to + kk] = row_w[frm + kk]
         for k in range(channels):
             lo[k] = lo32[k]
             hi[k] = hi32[k]

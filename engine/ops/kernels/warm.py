@@ -89,6 +89,18 @@ def _supernode_requant() -> None:
     requantize_into_d32(sums, 1, ones, ones, 1, False, True, mem)
 
 
+def _gemm_requant() -> None:
+    from hexscope.engine.ops.kernels.gemm import Rhs
+    from hexscope.engine.ops.kernels.gemm_requant import prepared_gemm_requant
+
+    rhs = Rhs.from_codes(np.arange(8, dtype=np.uint8).reshape(4, 2))
+    run = prepared_gemm_requant(rhs, 3, (1, 1, 4), 3, 32)       # None without VNNI or numba
+    if run is not None:
+        ones = np.ones(32, np.int64)
+        mem = np.zeros((1, 9, 1, 8, 32), np.uint8)
+        run(np.zeros((4, 4), np.int8), rhs.offsets(0, 3), ones, ones, 1, False, True, mem, 0)
+
+
 def _metrics_pass() -> None:
     from hexscope.engine.analysis import metrics_pass
 
@@ -110,6 +122,7 @@ WARMERS: dict[str, Callable[[], None]] = {
     "hexscope.engine.ops.kernels.d32_layout": _d32_layout,
     "hexscope.engine.ops.kernels.normalize_loops": _normalize_loops,
     "hexscope.engine.ops.kernels.supernode_requant": _supernode_requant,
+    "hexscope.engine.ops.kernels.gemm_requant_defs": _gemm_requant,
     "hexscope.engine.analysis.metrics_pass": _metrics_pass,
 }
 

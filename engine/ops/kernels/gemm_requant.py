@@ -1,0 +1,132 @@
+"""The 1x1 d32 Supernode's GEMM and requantization in one compiled pass: the VNNI kernel
+(:mod:`igemm`) fills a block of a few output rows' int32 sums, which are requantized into the
+d32 output memory while they are in cache, the next block then reuses the same scratch.
+
+The separate steps (:func:`gemm.prepared_gemm8`, then
+:func:`supernode_requant.requantize_into_d32`) write a whole layer's sums out (4.8 MB for a
+112x112x96 layer) and read them back cold; here they stay in a block of about 96 KiB.
+The requantization is the one of :mod:`supernode_requant` (the same steps, lane for lane);
+the sums are not kept, so a run whose range must be searched again takes the separate
+steps (the caller's retry).
+
+The numba driver (:mod:`gemm_requant_defs`) calls the llvmlite kernel through its address
+(an intrinsic that casts the integer to a function pointer), so the driver itself is cached
+on disk like the other kernels: a ctypes function as a global would make numba compile it
+in every process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from hexscope.engine.ops.kernels import compiled, igemm
+from hexscope.engine.ops.kernels.gemm import Rhs, wrap32
+
+#: Bytes of int32 sums per block (a share of L2: written by the GEMM, read by the requant).
+BLOCK_BYTES = 96 * 1024
+
+
+def _build() -> Callable[..., Any]:
+    from hexscope.engine.ops.kernels.gemm_requant_defs import gemm_requant
+
+    return gemm_requant  # type: ignore[no-any-return]
+
+
+_kernel = compiled.compile_once(_build)
+
+
+def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int,
+                          channels: int, d32: tuple[tuple[int, ...], tuple[int, int, int, int],
+                                                    tuple[int, ...]] | None = None
+                          ) -> Callable[..., tuple[np.ndarray, np.ndarray, int, int]] | None:
+    """:func:`gemm.prepared_gemm8` (``rhs``, row coefficient ``b``) then
+    :func:`supernode_requant.requantize_into_d32` in one pass, for int8 left-hand sides of
+    ``shape`` = (B, OH, width) pixels, the first ``ow`` columns of each row the data: a
+    function of (source, offsets int32 (N,), folded, recip (one per channel of
+    ``channels``), shift, minmax_all, after_shift, mem, fill, past, zx) that writes the codes
+    into ``mem`` as :func:`requantize_into_d32` does, and ``fill`` (0..255; -1: none) into
+    the 4 rows above and below and the 4 columns left, and returns its (lo, hi) (buffers of
+    the function's, reused by its next call) and the range the lanes give in output codes:
+    min of (lo x recip + 2**30) >> 31, max of (hi x recip + 2**30) >> 31.
+
+    ``source`` is the left-hand side (m, K) int8, C-contiguous; or, prepared with ``d32`` =
+    (memory shape, data shape (B, OH, W, K), padding) of a d32 input (a 1x1 convolution's),
+    that input's raw bytes: its rows are unpacked and centred block by block (as
+    :func:`d32_layout.unpacker` with ``centre``), followed by the columns the windows read
+    past the data: ``past`` = (byte offsets in the raw bytes, read-as-``zx`` mask), both
+    (B, OH, width - W, K), as :func:`d32_input_reads.area_index` gives them (the zx's low
+    byte where the mask is set). None where the VNNI kernel or
+    numba does not run here (the caller keeps the separate steps)."""
+    kernel, driver = igemm.kernel8(), _kernel()
+    nb, oh, width = shape
+    m, k, n = nb * oh * width, rhs.k, rhs.n
+    if kernel is None or driver is None or not igemm.available8() or not (m and n and k):
+        return None
+    packed = rhs.packed8
+    coef = wrap32(b - rhs.zero)
+    cols = igemm.COLS
+    nb_full, tail = divmod(n, cols)
+    n_pad = (nb_full + (1 if tail else 0)) * cols
+    blocks = packed.blocks
+    b_ptr = blocks.ctypes.data
+    tail_ptr = b_ptr + nb_full * blocks.strides[0] if tail else 0
+    rows_blk = max(1, min(oh, BLOCK_BYTES // max(1, width * n_pad * 4)))
+    scratch = np.empty((rows_blk * width, n_pad), np.int32)
+    mc = max(igemm.ROWS, igemm.CHUNK_BYTES // k // igemm.ROWS * igemm.ROWS)
+    bounds = np.empty(16, np.int32)
+    rowterm = np.empty(rows_blk * width, np.int32)
+    fn = np.int64(igemm.kernel_address8())
+    off = np.zeros(n_pad, np.int32)
+    bias, rec = np.empty(channels, np.int64), np.empty(channels, np.int64)
+    lo, hi = np.empty(channels, np.int64), np.empty(channels, np.int64)
+    no_lhs = np.zeros((0, k), np.int8)
+    if d32 is None:
+        geometry, dims, unit, size = (1, 1, 1, 0, 0, 0), (0, oh, width, k), 8, 0
+        buf = np.zeros((1, k), np.int8)
+    else:
+        memory_shape, dims, padding = d32
+        if dims[:2] != (nb, oh) or dims[3] != k or not dims[2] <= width:
+            raise ValueError(f"a d32 input of shape {dims} does not give the rows {shape} x "
+                             f"{k}")
+        hb, _, wb, _, db, _ = padding
+        geometry = (memory_shape[1], memory_shape[2], memory_shape[3], hb, wb, db)
+        unit = 8 if k % 8 == 0 and db % 8 == 0 else 1
+        size = int(np.prod(memory_shape))
+        buf = np.empty((rows_blk * width, k), np.int8)
+    no_past = (np.zeros((nb, oh, 0, k), np.int64), np.zeros((nb, oh, 0, k), np.bool_))
+    no_raw = np.zeros(1, np.uint8)
+    wordtype = np.uint64 if unit == 8 else np.uint8
+    bufw = buf.reshape(-1).view(wordtype) if buf.size % unit == 0 else buf.reshape(-1)
+    flip = wordtype(0x8080808080808080 if unit == 8 else 0x80)
+    none = np.zeros(1, wordtype)
+    dims = tuple(int(v) for v in dims)
+
+    def run(source: np.ndarray, offsets: np.ndarray, folded: np.ndarray, recip: np.ndarray,
+            shift: int, minmax_all: bool, after_shift: bool, mem: np.ndarray, fill: int = -1,
+            past: tuple[np.ndarray, np.ndarray] | None = None, zx: int = 0
+            ) -> tuple[np.ndarray, np.ndarray, int, int]:
+        # folded and recip copied into buffers of our own: writable, of one type (numba
+        # compiles one specialisation, where other types would each add their own)
+        bias[:] = folded
+        rec[:] = recip
+        if d32 is None:
+            lhs, src, raw = source, none, no_raw
+        else:
+            lhs, src, raw = no_lhs, source[:size].view(wordtype), source
+        offsets_past, zero_past = no_past if past is None else past
+        low, high = driver(fn, lhs, src, geometry, dims, unit, flip,
+                           offsets_past, zero_past, raw, np.int64(zx & 0xFF), buf, bufw,
+                           np.int64(b_ptr),
+                           np.int64(nb_full), np.int64(tail_ptr), offsets, off, np.int64(coef),
+                           rowterm, scratch, bounds, np.int64(mc), oh, width, ow, n, rows_blk,
+                           bias, rec, int(shift), bool(minmax_all), bool(after_shift),
+                           int(fill), mem, lo, hi)
+        return lo, hi, int(low), int(high)
+
+    return run
+
+
+__all__ = ["BLOCK_BYTES", "prepared_gemm_requant"]
