@@ -1,0 +1,303 @@
+"""QuantizedAvgPool_8_d32 and its ``_ref``: average pooling on d32 tensors with 32-bit window
+sums (nnlib ``op_avgpool_d32.c``, plan ``setup_integral_buffer_plan`` in
+``hexagon/src/integral_buffer.c``).
+
+nnlib's prepare turns every QuantizedAvgPool_8 into QuantizedAvgPool_8_d32. Unlike the flat
+HVX op, whose 16-bit window sums wrap past 32767, the d32 op never loses a window sum; and
+for a 1x1 output (a global pool) its HVX form picks a new output range from the sums.
+
+Simulated: the plan (trimming of the input and window), the reduce-to-1x1 handler of the
+HVX op, and the integral-image path where no window reaches past the input (no edge
+padding). Not simulated (the node fails saying so): windows that need edge padding (their
+sums use synthesised padding rows scaled by ``edgepad_scales``), and on the HVX op the
+hand-written 3x3 stride-1 and 2x2 handlers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hexscope.engine.d32 import D32Geometry, D32Padding
+from hexscope.engine.dtypes import DType, Layout
+from hexscope.engine.errors import KernelError
+from hexscope.engine.hexmath import fmaxf, fminf, getexp, rndi1
+from hexscope.engine.nodes import Padding
+from hexscope.engine.ops.context import (
+    KernelContext,
+    f32_scalar,
+    output_fits,
+    require_d32,
+    scalar_f,
+)
+from hexscope.engine.ops.pooling.pool import avg_pool_reference, out_size_and_pad
+from hexscope.engine.ops.registry import Category, Port, op
+from hexscope.engine.tensor import Tensor
+
+f32 = np.float32
+I64 = np.int64
+
+
+@dataclass(frozen=True, slots=True)
+class AxisPlan:
+    """One spatial axis of ``setup_integral_buffer_plan``: output size, the input length
+    actually read (trimmed), window and stride after simplification, padding before/after."""
+
+    out: int
+    n: int
+    win: int
+    stride: int
+    before: int
+    after: int
+
+
+def axis_plan(n: int, f: int, s: int, padding: Padding) -> AxisPlan:
+    """The plan of one axis, as ``setup_integral_buffer_plan`` makes it: the input is
+    trimmed to what the windows cover when nothing pads after it and the stride is > 1; a
+    single output takes the whole (trimmed) input as its window, with stride 1 and no
+    padding; a window more than twice the input is shrunk evenly ("infeasible" padding).
+    Raises KernelError("input too small for filter") when the output would be empty."""
+    span = out_size_and_pad(n, f, s, padding)
+    out, before = span.out, span.pad_before
+    if out < 1:
+        raise KernelError(f"input too small for filter: {n} with window {f} stride {s} "
+                          f"({padding.name}) gives no output")
+    after = max(0, (out - 1) * s + f - n - before) if padding is not Padding.VALID else 0
+    if after == 0 and s > 1:
+        n = min(n, f + (out - 1) * s)
+    if out == 1:
+        return AxisPlan(1, n, n, 1, 0, 0)
+    if f - 1 - n > 0:
+        shrink = f - max(before, after) - n
+        if shrink > 0:
+            f -= 2 * shrink
+            before -= shrink
+            after -= shrink
+    return AxisPlan(out, n, f, s, before, after)
+
+
+def recip_parms(winsize: int) -> tuple[int, int]:
+    """(mantissa, shift) of 1 / (winsize 256): shift = ceil(log2 winsize) + 1 and the
+    mantissa 2**(13+shift) / winsize rounded half up (16384..32767)."""
+    rsh = (winsize - 1).bit_length() + 1
+    frac = ((16384 << rsh) & 0xFFFFFFFF) // winsize
+    return (frac + 1) >> 1, rsh
+
+
+def _window_sums(codes: np.ndarray, hp: AxisPlan, wp: AxisPlan) -> np.ndarray:
+    """Exact int64 sums of each hp.win x wp.win window of [B,H,W,C] codes (no padding)."""
+    c = np.zeros((codes.shape[0], codes.shape[1] + 1, codes.shape[2] + 1, codes.shape[3]), I64)
+    np.cumsum(np.cumsum(codes.astype(I64), axis=1), axis=2, out=c[:, 1:, 1:])
+    ys = np.arange(hp.out) * hp.stride
+    xs = np.arange(wp.out) * wp.stride
+    y0, y1 = ys[:, None], ys[:, None] + hp.win
+    x0, x1 = xs[None, :], xs[None, :] + wp.win
+    return c[:, y1, x1] - c[:, y0, x1] - c[:, y1, x0] + c[:, y0, x0]
+
+
+def scale_sums(sums: np.ndarray, winsize: int, hvx: bool) -> np.ndarray:
+    """The integral path's scaling of window sums to codes (``consumer_run_row_ref`` /
+    ``consumer_run_row_hvx``): a = sat16((256 sum + 2**(r-1)) >> r); then
+    (a m + 0x8000) >> 15 in C, or sat16((2 a m + 0x8000) >> 16) with HVX's rounding
+    multiply; the code is sat_u8((that + 32) >> 6)."""
+    mant, rsh = recip_parms(winsize)
+    a = np.clip((sums * 256 + ((1 << rsh) >> 1)) >> rsh, -32768, 32767)
+    if hvx:
+        scaled = np.clip((2 * a * mant + 0x8000) >> 16, -32768, 32767)
+    else:
+        scaled = (a * mant + 0x8000) >> 15
+    return np.clip((scaled + 32) >> 6, 0, 255).astype(np.uint8)
+
+
+def _adjust_range(lo: np.float32, hi: np.float32) -> tuple[np.float32, np.float32, np.float32]:
+    """``quantize_adjust_range``: (min, max, 255/range) in float32."""
+    mn, mx = fminf(0.0, lo), fmaxf(0.0, hi)
+    rng = fmaxf(f32(1e-18), f32(mx - mn))
+    recip = f32(f32(255.0) / rng)
+    if mn < 0:
+        z = f32(-mn * recip)
+        zi = f32(np.floor(z))
+        zf = f32(z - zi)
+        if f32(6.1035156e-05) < zf < f32(0.999938965):
+            if zi > 0 and (zi > 253 or f32((zf - f32(1.0)) * mn) >= f32(zf * mx)):
+                rng = f32(f32(f32(-255.0) * mn) / zi)
+                mx = f32(mn + rng)
+            else:
+                mn = f32(f32(mx * f32(zi + f32(1.0))) / f32(zi - f32(254.0)))
+                rng = f32(mx - mn)
+            recip = f32(f32(255.0) / rng)
+    return mn, mx, recip
+
+
+def _ldexp(x: np.float32, e: int) -> np.float32:
+    """``flt_ldexp``: x times the float whose exponent field is sat_u8(e + 127)."""
+    field = min(max(e + 127, 0), 255)
+    return f32(x * np.array(field << 23, np.uint32).view(f32)[()])
+
+
+def reduce_to_1x1(sums: np.ndarray, real: np.ndarray, winsize: int, x_min: float,
+                  x_max: float) -> tuple[np.ndarray, float, float]:
+    """The HVX op's handler for a 1x1 output (``avgpool_reduce_to_1x1_worker_thread`` and
+    ``..._post_worker_thread``): int32 sums of every lane; the output range from the
+    smallest and largest sum of the real lanes (padding lanes count as the zero sum);
+    codes = sat_u8((((2 sum + offset) s + 0x4000) >> 15 >> r + 1) >> 1)."""
+    with np.errstate(all="ignore"):
+        rdiff = f32(f32(f32(x_max) - f32(x_min)) / f32(f32(255.0) * f32(winsize)))
+        in_zero = f32(-f32(x_min) / rdiff)
+        ranged = np.where(real, sums, rndi1(in_zero))
+        g_min, g_max = int(ranged.min()), int(ranged.max())
+        lo = f32(fminf(0.0, f32(f32(g_min) - in_zero)) * rdiff)
+        hi = fmaxf(f32(fmaxf(0.0, f32(f32(g_max) - in_zero)) * rdiff), f32(lo + f32(0.001)))
+        out_range = f32(hi - lo)
+        if f32(f32(255.1) * rdiff) >= out_range:
+            expfac = f32(f32(f32(255.1) * rdiff) / out_range)
+            lo, hi = f32(lo * expfac), f32(hi * expfac)
+        out_min, out_max, recip = _adjust_range(lo, hi)
+        target = f32(rdiff * recip)
+        rsh = min(31, max(0, -getexp(target)))
+        fac = min(max(rndi1(_ldexp(target, rsh + 15)), -32768), 32767)
+        over = f32(0.0)
+        if out_min < 0:
+            actual = _ldexp(f32(fac), -(rsh + 15))
+            over = f32(f32(-out_min * recip) / actual)
+        offset = rndi1(f32(f32(2.0) * f32(over - in_zero)))
+    delt = ((2 * sums + offset + 2**31) & 0xFFFFFFFF) - 2**31
+    scaled = np.clip((delt * fac * 2 + 0x8000) >> 16, -2**31, 2**31 - 1) >> rsh
+    codes = np.clip(np.clip((scaled + 1) >> 1, -32768, 32767), 0, 255).astype(np.uint8)
+    return codes, float(out_min), float(out_max)
+
+
+def _plans(ctx: KernelContext, x: Tensor, window: Tensor, stride: Tensor
+           ) -> tuple[AxisPlan, AxisPlan]:
+    if window.shape[0] != 1 or window.shape[3] != 1:
+        raise KernelError(f"bad window shape: {list(window.shape)} (batches and depth must be 1)")
+    if stride.shape[0] != 1 or stride.shape[3] != 1:
+        raise KernelError(f"bad stride shape: {list(stride.shape)} (batches and depth must be 1)")
+    _, fh, fw, _ = window.shape
+    _, sh, sw, _ = stride.shape
+    if min(fh, fw, sh, sw) < 1:
+        raise KernelError(f"window {fh}x{fw} and stride {sh}x{sw} must be at least 1x1")
+    _, h, w, _ = x.shape
+    return axis_plan(h, fh, sh, ctx.padding), axis_plan(w, fw, sw, ctx.padding)
+
+
+def _run(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor, window: Tensor,
+         stride: Tensor, hvx: bool) -> tuple[Tensor, Tensor, Tensor]:
+    require_d32(x)
+    hp, wp = _plans(ctx, x, window, stride)
+    b, _, _, d = x.shape
+    one = hvx and hp.out == 1 and wp.out == 1
+    if not one and (hp.before or hp.after or wp.before or wp.after):
+        raise KernelError(
+            f"not simulated: windows reaching past the input (padding {hp.before}/{hp.after} "
+            f"rows, {wp.before}/{wp.after} columns) use nnlib's scaled edge padding")
+    if not one and hvx and hp.win == wp.win == 3 and hp.stride == wp.stride == 1 \
+            and hp.n > 1 and wp.n > 1:
+        raise KernelError("not simulated: the HVX 3x3 stride-1 handler (assembly); "
+                          "QuantizedAvgPool_8_d32_ref runs the integral path")
+    if not one and hvx and hp.win == wp.win == 2 and wp.stride == 2:
+        raise KernelError("not simulated: the HVX 2x2 handler; QuantizedAvgPool_8_d32_ref "
+                          "runs the integral path")
+    w_before = 2 if one else 4
+    hpad = 1 if hp.out == 1 else 4
+    pad = D32Padding(hpad, hpad, w_before, (-(w_before + wp.out)) & 3, 0, (-d) & 31)
+    shape = (b, hp.out, wp.out, d)
+    g = D32Geometry(shape, pad)
+    output_fits(ctx, 0, g.elements, f"{shape} with d32 padding {tuple(pad)}",
+                d32_output=True, reason="output tensor prep fail")
+    xp = x.padded_array()
+    p = x.padding
+    lanes = min(g.d_total, xp.shape[3])
+    # every lane of the slices is summed, the input's depth padding included
+    data = xp[:, p.h_before:p.h_before + hp.n, p.w_before:p.w_before + wp.n, :lanes]
+    sums = _window_sums(data, hp, wp)
+    y = np.full((b, g.h_total, g.w_total, g.d_total), ctx.padding_fill, np.uint8)
+    lo, hi = f32(scalar_f(x_min)), f32(scalar_f(x_max))
+    if one:
+        real = np.zeros(lanes, bool)
+        real[p.d_before:p.d_before + d] = True
+        codes, lo, hi = reduce_to_1x1(sums, real, hp.win * wp.win, lo, hi)
+        # one vector per slice: the 4 width units of the row (the padding units too)
+        y[:, 1, :, :lanes] = codes[:, 0, 0, None, :]
+    else:
+        codes = scale_sums(sums, hp.win * wp.win, hvx)
+        rows = slice(hpad, hpad + hp.out)
+        if hvx:
+            # whole vectors of 4 outputs; the units past the data get sums of 0
+            y[:, rows, 4:4 + ((wp.out + 3) & ~3), :lanes] = 0
+        y[:, rows, 4:4 + wp.out, :lanes] = codes
+    mem = y.reshape(b, g.h_total, g.w_total, g.n_slices, 32).transpose(0, 1, 3, 2, 4)
+    out = Tensor(shape, DType.QUINT8, np.ascontiguousarray(mem).reshape(-1), Layout.D32, pad)
+    return out, f32_scalar(lo), f32_scalar(hi)
+
+
+_PORTS = dict(
+    inputs=(Port("x", DType.QUINT8, layout=Layout.D32), Port("x_min", DType.FLOAT32),
+            Port("x_max", DType.FLOAT32), Port("window", None, shape_only=True),
+            Port("stride", None, shape_only=True)),
+    outputs=(Port("y", DType.QUINT8, layout=Layout.D32), Port("y_min", DType.FLOAT32),
+             Port("y_max", DType.FLOAT32)))
+
+
+@op("QuantizedAvgPool_8_d32", Category.POOLING, reference=avg_pool_reference,
+    uses_padding=True, d32_output=True, **_PORTS)
+def quantized_avg_pool_8_d32(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
+                             window: Tensor, stride: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Average pooling of a d32 quint8 tensor with 32-bit window sums; a global pool picks
+    its own output range (QuantizedAvgPool_8's d32 form, which nnlib's prepare always uses).
+
+    Semantics (``op_avgpool_d32.c``, plan ``setup_integral_buffer_plan``): shapes as
+    QuantizedAvgPool_8 (quantized-ops spec §1.7). The plan trims the input to what the
+    windows cover (nothing padded after it and a stride > 1), and an axis with one output
+    takes its whole trimmed input as the window. A 1x1 output (a global pool) runs
+    ``avgpool_reduce_to_1x1``: the int32 sum S of each lane over the window; with
+    rdiff = (max - min) / (255 cells) and z = -min / rdiff, the output range is
+    ``quantize_adjust_range`` of [min(0, Smin - z), max(0, Smax - z)] rdiff (widened to
+    255.1 rdiff when narrower; the padding lanes count as S = round(z)), and each code is
+    sat_u8(((((2 S + offset) s + 0x4000) >> 15) >> r + 1) >> 1) with s, r the 15-bit
+    scale of rdiff 255 / range and offset placing the new zero. Any other output runs the
+    integral path: a = sat16((256 S + 2**(r-1)) >> r), r = ceil(log2 cells) + 1, then
+    sat16((2 a m + 0x8000) >> 16) (HVX's rounding multiply) with m = 2**(13+r) / cells,
+    and the code sat_u8((that + 32) >> 6); the range passes through. Output padding: 1
+    row above and below for one output row (else 4), 2 columns before for the 1x1 handler
+    (else 4), the width rounded to 4, depth to 32.
+
+    Fidelity: the reduce-to-1x1 handler and the HVX integral path are read from the C and
+    its HVX intrinsics, not run against nnlib (the host oracle has no HVX); the integral
+    path's C twin, QuantizedAvgPool_8_d32_ref, is byte-exact with nnlib (see that op). The
+    written padding: the 1x1 handler stores whole 128-byte vectors, so the 2 columns
+    before and 1 after the output hold the same codes; the integral path writes whole
+    vectors of 4 outputs, zeros past the data. Depth padding lanes get the average of the
+    input's padding bytes; other padding is never written (fill byte). Not simulated (the
+    node fails): windows that reach past the input (nnlib synthesises scaled padding rows,
+    ``edgepad_scales``), and the assembly 3x3 stride-1 and the 2x2 stride-2 handlers.
+
+    Errors, as nnlib raises them: "bad window shape", "bad stride shape" (batches or depth
+    not 1), "input too small for filter", "output tensor prep fail".
+    """
+    return _run(ctx, x, x_min, x_max, window, stride, hvx=True)
+
+
+@op("QuantizedAvgPool_8_d32_ref", Category.POOLING, reference=avg_pool_reference,
+    uses_padding=True, d32_output=True, **_PORTS)
+def quantized_avg_pool_8_d32_ref(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
+                                 window: Tensor, stride: Tensor
+                                 ) -> tuple[Tensor, Tensor, Tensor]:
+    """QuantizedAvgPool_8_d32 on nnlib's plain-C path: the integral image for every shape,
+    the range passing through.
+
+    Semantics: as QuantizedAvgPool_8_d32's integral path, with the C's scaling
+    (a m + 0x8000) >> 15 (``consumer_run_row_ref``), for a 1x1 output too (no
+    reduce-to-1x1 handler, so no new range).
+
+    Fidelity: byte-exact with nnlib's x86 build through the host oracle (tests/oracle,
+    golden file ``QuantizedAvgPool_8_d32_ref.json``; docs/oracle-shape.md), the output
+    buffer compared byte for byte (data, depth padding lanes, unwritten padding). The C
+    and HVX scalings round differently ((a m + 0x8000) >> 15 against (a m + 0x4000) >> 15),
+    so the two ops can be one code apart where a is large. Not simulated: windows that
+    reach past the input (edge padding).
+
+    Errors: as QuantizedAvgPool_8_d32.
+    """
+    return _run(ctx, x, x_min, x_max, window, stride, hvx=False)
