@@ -182,6 +182,26 @@ def _plans(ctx: KernelContext, x: Tensor, window: Tensor, stride: Tensor
     return axis_plan(h, fh, sh, ctx.padding), axis_plan(w, fw, sw, ctx.padding)
 
 
+def _write_jobs(g: D32Geometry, codes: np.ndarray, row0: int, cols: range, fill: int
+                ) -> np.ndarray:
+    """The output buffer as the jobs leave it: job (batch, slice k) stores the codes of the
+    input's slice k at the output's slice k, in that order. Matches device: with depth-before
+    padding on the input, the input has more slices than the output, and a slice k past the
+    output's lands in the next row's first slices (the C indexes by the input's slice count,
+    op_avgpool_d32.c ``avgpool_worker_thread``); stores past the buffer are dropped."""
+    mem = np.full(g.elements, fill, np.uint8)
+    b, oh, _, lanes = codes.shape
+    r = (np.arange(oh) + row0)[:, None, None] * g.row_stride
+    c = np.asarray(cols)[None, :, None] * 32 + np.arange(32)[None, None, :]
+    for bi in range(b):
+        for k in range(lanes // 32):
+            at = (bi * g.batch_stride + k * g.d32_stride + r + c).reshape(-1)
+            vals = codes[bi, :, :, 32 * k:32 * k + 32].reshape(-1)
+            keep = at < g.elements
+            mem[at[keep]] = vals[keep]
+    return mem
+
+
 def _run(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor, window: Tensor,
          stride: Tensor, hvx: bool) -> tuple[Tensor, Tensor, Tensor]:
     require_d32(x)
@@ -208,27 +228,28 @@ def _run(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor, window: Te
                 d32_output=True, reason="output tensor prep fail")
     xp = x.padded_array()
     p = x.padding
-    lanes = min(g.d_total, xp.shape[3])
-    # every lane of the slices is summed, the input's depth padding included
+    lanes = 32 * x.geometry.n_data_slices     # the slices the jobs run (``tin.nd32``)
+    # every lane of those slices is summed, the input's depth padding included
     data = xp[:, p.h_before:p.h_before + hp.n, p.w_before:p.w_before + wp.n, :lanes]
     sums = _window_sums(data, hp, wp)
-    y = np.full((b, g.h_total, g.w_total, g.d_total), ctx.padding_fill, np.uint8)
     lo, hi = f32(scalar_f(x_min)), f32(scalar_f(x_max))
     if one:
         real = np.zeros(lanes, bool)
         real[p.d_before:p.d_before + d] = True
         codes, lo, hi = reduce_to_1x1(sums, real, hp.win * wp.win, lo, hi)
         # one vector per slice: the 4 width units of the row (the padding units too)
-        y[:, 1, :, :lanes] = codes[:, 0, 0, None, :]
+        codes, rows, cols = np.repeat(codes, 4, axis=2), 1, range(4)
     else:
         codes = scale_sums(sums, hp.win * wp.win, hvx)
-        rows = slice(hpad, hpad + hp.out)
+        rows, cols = hpad, range(4, 4 + wp.out)
         if hvx:
             # whole vectors of 4 outputs; the units past the data get sums of 0
-            y[:, rows, 4:4 + ((wp.out + 3) & ~3), :lanes] = 0
-        y[:, rows, 4:4 + wp.out, :lanes] = codes
-    mem = y.reshape(b, g.h_total, g.w_total, g.n_slices, 32).transpose(0, 1, 3, 2, 4)
-    out = Tensor(shape, DType.QUINT8, np.ascontiguousarray(mem).reshape(-1), Layout.D32, pad)
+            extra = ((wp.out + 3) & ~3) - wp.out
+            codes = np.concatenate([codes, np.zeros((*codes.shape[:2], extra, lanes),
+                                                    np.uint8)], axis=2)
+            cols = range(4, 4 + wp.out + extra)
+    mem = _write_jobs(g, codes, rows, cols, ctx.padding_fill)
+    out = Tensor(shape, DType.QUINT8, mem, Layout.D32, pad)
     return out, f32_scalar(lo), f32_scalar(hi)
 
 
