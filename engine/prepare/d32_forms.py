@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hexscope.engine.nodes import Node, OutputDef
+from hexscope.engine.prepare.d32_shape import avg_pool_unsimulated
 from hexscope.engine.prepare.internal_ids import InternalIds
 
 SUB = "QuantizedSub_8p8to8"
@@ -49,6 +50,7 @@ SPLIT = "QuantizedSplit_8"
 D2S = "DepthToSpace_8"
 RESIZE = "QuantizedResizeBilinear_8"
 SOFTMAX = "QuantizedSoftmax_8"
+AVGPOOL = "QuantizedAvgPool_8"
 TO_D32 = "Convert_to_d32"
 FROM_D32 = "Convert_from_d32"
 WHERE = "hexagon_nn prepare: convert_to_depth32"
@@ -69,6 +71,8 @@ SIMULATED = {SUB: (SUB_D32, (0, 1), False, True),
              D2S: ("DepthToSpace_8_d32", (0,), False, True),
              RESIZE: ("QuantizedResizeBilinear_8_d32", (0,), False, True),
              SOFTMAX: ("QuantizedSoftmax_8_d32", (0,), False, True),
+             # always converted by the library; here where its d32 form is simulated
+             AVGPOOL: ("QuantizedAvgPool_8_d32", (0,), False, True),
              # do_convert_concat_depth32's checks (_concat_converts); data inputs 1..N (None)
              CONCAT: ("QuantizedConcat_8_d32", None, False, True)}
 D32_CANDIDATES = frozenset({*SIMULATED, *NOT_SIMULATED})
@@ -164,6 +168,8 @@ def _convert_back(nodes: dict[int, Node], readers: dict[int, set[int]], node_id:
 def _converts(nodes: dict[int, Node], node: Node) -> bool:
     if node.op == CONCAT:
         return _concat_converts(node)
+    if node.op == AVGPOOL:
+        return avg_pool_unsimulated(nodes, node) is None
     if node.op in ("ArgMax_8toInt32", "ArgMin_8", SPLIT, D2S, RESIZE, SOFTMAX):
         return _library_converts(nodes, node.node_id)
     return not SIMULATED[node.op][2] or _after_from_d32(nodes, node)

@@ -168,6 +168,23 @@ def reduce_to_1x1(sums: np.ndarray, real: np.ndarray, winsize: int, x_min: float
     return codes, float(out_min), float(out_max)
 
 
+def not_simulated(hp: AxisPlan, wp: AxisPlan, hvx: bool = True) -> str | None:
+    """Why Hexscope cannot run this plan (None: it can): windows reaching past the input,
+    or, on the HVX op, its 3x3 stride-1 and 2x2 handlers. A 1x1 output always runs."""
+    if hvx and hp.out == 1 and wp.out == 1:
+        return None
+    if hp.before or hp.after or wp.before or wp.after:
+        return (f"windows reaching past the input (padding {hp.before}/{hp.after} rows, "
+                f"{wp.before}/{wp.after} columns) use nnlib's scaled edge padding")
+    if hvx and hp.win == wp.win == 3 and hp.stride == wp.stride == 1 and hp.n > 1 \
+            and wp.n > 1:
+        return ("the HVX 3x3 stride-1 handler (assembly); QuantizedAvgPool_8_d32_ref runs "
+                "the integral path")
+    if hvx and hp.win == wp.win == 2 and wp.stride == 2:
+        return "the HVX 2x2 handler; QuantizedAvgPool_8_d32_ref runs the integral path"
+    return None
+
+
 def _plans(ctx: KernelContext, x: Tensor, window: Tensor, stride: Tensor
            ) -> tuple[AxisPlan, AxisPlan]:
     if window.shape[0] != 1 or window.shape[3] != 1:
@@ -207,18 +224,10 @@ def _run(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor, window: Te
     require_d32(x)
     hp, wp = _plans(ctx, x, window, stride)
     b, _, _, d = x.shape
+    why = not_simulated(hp, wp, hvx)
+    if why:
+        raise KernelError(f"not simulated: {why}")
     one = hvx and hp.out == 1 and wp.out == 1
-    if not one and (hp.before or hp.after or wp.before or wp.after):
-        raise KernelError(
-            f"not simulated: windows reaching past the input (padding {hp.before}/{hp.after} "
-            f"rows, {wp.before}/{wp.after} columns) use nnlib's scaled edge padding")
-    if not one and hvx and hp.win == wp.win == 3 and hp.stride == wp.stride == 1 \
-            and hp.n > 1 and wp.n > 1:
-        raise KernelError("not simulated: the HVX 3x3 stride-1 handler (assembly); "
-                          "QuantizedAvgPool_8_d32_ref runs the integral path")
-    if not one and hvx and hp.win == wp.win == 2 and wp.stride == 2:
-        raise KernelError("not simulated: the HVX 2x2 handler; QuantizedAvgPool_8_d32_ref "
-                          "runs the integral path")
     w_before = 2 if one else 4
     hpad = 1 if hp.out == 1 else 4
     pad = D32Padding(hpad, hpad, w_before, (-(w_before + wp.out)) & 3, 0, (-d) & 31)
