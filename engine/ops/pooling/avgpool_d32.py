@@ -140,12 +140,18 @@ def reduce_to_1x1(sums: np.ndarray, real: np.ndarray, winsize: int, x_min: float
                   x_max: float) -> tuple[np.ndarray, float, float]:
     """The HVX op's handler for a 1x1 output (``avgpool_reduce_to_1x1_worker_thread`` and
     ``..._post_worker_thread``): int32 sums of every lane; the output range from the
-    smallest and largest sum of the real lanes (padding lanes count as the zero sum);
+    smallest and largest sum of the lanes (a padding lane's low byte replaced by the zero
+    sum's);
     codes = sat_u8((((2 sum + offset) s + 0x4000) >> 15 >> r + 1) >> 1)."""
     with np.errstate(all="ignore"):
         rdiff = f32(f32(f32(x_max) - f32(x_min)) / f32(f32(255.0) * f32(winsize)))
         in_zero = f32(-f32(x_min) / rdiff)
-        ranged = np.where(real, sums, rndi1(in_zero))
+        # Matches device: the padding lanes are to count as the zero sum, but the mask
+        # (Q6_V_vand_QR / Q6_Q_vand_VR on word flags) selects only byte 0 of each word, so
+        # vmux replaces only the low byte of their sums (op_avgpool_d32.c
+        # avgpool_reduce_to_1x1_worker_thread)
+        mixed = (sums & ~0xFF) | (rndi1(in_zero) & 0xFF)
+        ranged = np.where(real, sums, mixed)
         g_min, g_max = int(ranged.min()), int(ranged.max())
         lo = f32(fminf(0.0, f32(f32(g_min) - in_zero)) * rdiff)
         hi = fmaxf(f32(fmaxf(0.0, f32(f32(g_max) - in_zero)) * rdiff), f32(lo + f32(0.001)))
