@@ -46,6 +46,8 @@ EXACT = {
     "Supernode_8x8p8to8_d32": 244,
     "InputSupernode_8x8p32to8_outd32": 301,
     "DepthwiseSupernode_8x8p32to8_d32": 193,
+    # avgpool26: global pools (reduce-to-1x1, its own range) and the HVX integral path
+    "QuantizedAvgPool_8_d32": 320,
 }
 OPS = list(EXACT)
 _DT = {"u8": DType.QUINT8, "i32": DType.INT32, "f32": DType.FLOAT32}
