@@ -54,20 +54,26 @@ def test_global_pool_past_16_bit_sums_runs_the_d32_op_with_32_bit_sums():
 
 
 def test_pools_whose_d32_form_is_not_simulated_run_flat_with_a_note():
-    # SAME 3x3 stride 2 on 8x8: the last windows reach past the input (scaled edge padding)
-    g = pool_graph(size=8, window=3, stride=2, padding="SAME")
-    p = prepare(g)
-    assert p.nodes[0x20].op == "QuantizedAvgPool_8"
-    (note,) = [n for n in p.notes if n.startswith("0x20:")]
-    assert "QuantizedAvgPool_8_d32 on the device" in note and "edge padding" in note
-    # the HVX 3x3 stride-1 handler (assembly)
-    p = prepare(pool_graph(size=8, window=3, stride=1))
-    assert p.nodes[0x20].op == "QuantizedAvgPool_8"
-    assert any("3x3 stride-1" in n for n in p.notes)
+    # the HVX 3x3 stride-1 handler (assembly) and the 2x2 stride-2 one
+    for window, stride in ((3, 1), (2, 2)):
+        p = prepare(pool_graph(size=8, window=window, stride=stride, padding="SAME"))
+        assert p.nodes[0x20].op == "QuantizedAvgPool_8"
+        (note,) = [n for n in p.notes if n.startswith("0x20:")]
+        assert "QuantizedAvgPool_8_d32 on the device" in note and "not simulated" in note
+        assert ("3x3 stride-1" if window == 3 else "2x2") in note
     # run as authored: the flat op, noted
     p = prepare(pool_graph(), fusions=False)
     assert p.nodes[0x20].op == "QuantizedAvgPool_8"
     assert any("16-bit sums wrap" in n for n in p.notes if n.startswith("0x20:"))
+
+
+def test_edge_windows_run_the_d32_op():
+    # SAME 3x3 stride 2 on 8x8: the last windows reach past the input; the d32 op fills
+    # them with scaled padding, so a constant image stays constant
+    g = pool_graph(size=8, window=3, stride=2, padding="SAME", depth=3, hi=1.0)
+    assert prepare(g).nodes[0x20].op == "QuantizedAvgPool_8_d32"
+    y, _, _ = Session(g).execute([np.full((1, 8, 8, 3), 77, np.uint8)])
+    np.testing.assert_array_equal(np.asarray(y.array), 77)
 
 
 def test_valid_pool_inside_the_input_runs_the_integral_path():

@@ -7,10 +7,10 @@ HVX op, whose 16-bit window sums wrap past 32767, the d32 op never loses a windo
 for a 1x1 output (a global pool) its HVX form picks a new output range from the sums.
 
 Simulated: the plan (trimming of the input and window), the reduce-to-1x1 handler of the
-HVX op, and the integral-image path where no window reaches past the input (no edge
-padding). Not simulated (the node fails saying so): windows that need edge padding (their
-sums use synthesised padding rows scaled by ``edgepad_scales``), and on the HVX op the
-hand-written 3x3 stride-1 and 2x2 handlers.
+HVX op, and the integral-image path with its edge padding (padding rows and columns of the
+integral image extrapolated by ``edgepad_scales``). Not simulated (the node fails saying
+so): on the HVX op, the hand-written 3x3 stride-1 and 2x2 stride-2 handlers; an edge
+window of more than 128 valid cells (the C reads past its reciprocal table).
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ class AxisPlan:
     stride: int
     before: int
     after: int
+    infeas: int = 0      # padding cells beyond what any window can hold (window > input + 1)
 
 
 def axis_plan(n: int, f: int, s: int, padding: Padding) -> AxisPlan:
@@ -68,13 +69,76 @@ def axis_plan(n: int, f: int, s: int, padding: Padding) -> AxisPlan:
         n = min(n, f + (out - 1) * s)
     if out == 1:
         return AxisPlan(1, n, n, 1, 0, 0)
-    if f - 1 - n > 0:
+    infeas = max(0, f - 1 - n)
+    if infeas:
+        # a window over twice the input: shrunk evenly, which changes no result
         shrink = f - max(before, after) - n
         if shrink > 0:
             f -= 2 * shrink
+            infeas -= 2 * shrink
             before -= shrink
             after -= shrink
-    return AxisPlan(out, n, f, s, before, after)
+    return AxisPlan(out, n, f, s, before, after, infeas)
+
+
+def edge_scales(ap: AxisPlan, n: int) -> list[int]:
+    """``integ_buf_find_padding_scales``: for pad index i = 1..n, -p/(w-p) with 15
+    fractional bits, p = max(i, infeas + 1): -0x8000 when w - p <= p, else
+    -((round(2**31 / (w-p)) * p mod 2**32 + 0x8000) >> 16) (``lut_reciprocal_i32``, whose
+    128 entries are round(2**31/k), 1/1 as 0x7FFFFFFF). A w - p past the table's 128
+    entries reads past it in the C: KernelError."""
+    out = []
+    for i in range(1, n + 1):
+        p = max(i, ap.infeas + 1)
+        wmp = ap.win - p
+        if wmp <= p:
+            out.append(-0x8000)
+            continue
+        if wmp > 128:
+            raise KernelError(f"not simulated: an edge window of {wmp} cells reads past "
+                              "nnlib's 128-entry reciprocal table")
+        recip = min((2**32 // wmp + 1) >> 1, 0x7FFFFFFF)
+        v = -(((recip * p) & 0xFFFFFFFF) + 0x8000 >> 16)
+        out.append(((v + 0x8000) & 0xFFFF) - 0x8000)          # stored as int16
+    return out
+
+
+def _mul_frac(v: np.ndarray, scale: int) -> np.ndarray:
+    """``mul_frac_i32xi16``: (v scale + 0x4000) >> 15."""
+    return (v * scale + 0x4000) >> 15
+
+
+def _integral(codes: np.ndarray, hp: AxisPlan, wp: AxisPlan) -> np.ndarray:
+    """The integral image of [B,H,W,L] codes times 256 as the producer builds it, with its
+    edge padding: [B, top + 1 + H + bottom, left + 1 + W + right, L], row and column ``top``
+    and ``left`` the zero ones. Padding columns of the loaded rows extrapolate the window's
+    valid part (left col -p: I[w-p] scaled by -p/(w-p); right col W+i: I[W] plus the last
+    w-p cells' sum scaled by p/(w-p)); then the top rows from the rows below and the
+    bottom rows from row H (``producer_load_rows``, ``producer_add_bottom_padding``).
+    ``infeasible'' pads (past what a window can hold) are zero on the left and top."""
+    b, h, w, lanes = codes.shape
+    t, bt, lf, rt = hp.before, hp.after, wp.before, wp.after
+    big = np.zeros((b, t + 1 + h + bt, lf + 1 + w + rt, lanes), I64)
+    rows, c0 = slice(t + 1, t + 1 + h), lf      # loaded rows; column 0
+    big[:, rows, c0 + 1:c0 + 1 + w] = np.cumsum(np.cumsum(codes.astype(I64), 1), 2) * 256
+    sw = edge_scales(wp, max(lf, rt)) if lf or rt else []
+    sh = edge_scales(hp, max(t, bt)) if t or bt else []
+    for p in range(min(lf, wp.infeas) + 1, lf + 1):
+        big[:, rows, c0 - p] = _mul_frac(big[:, rows, c0 + wp.win - p], sw[p - 1])
+    for i in range(1, rt + 1):
+        wmp = wp.win - max(i, wp.infeas + 1)
+        full = big[:, rows, c0 + w]
+        big[:, rows, c0 + w + i] = full - _mul_frac(full - big[:, rows, c0 + w - wmp],
+                                                    sw[i - 1])
+    r0 = t                                      # the zero row
+    for p in range(min(t, hp.infeas) + 1, t + 1):
+        big[:, r0 - p] = _mul_frac(big[:, r0 + hp.win - p], sh[p - 1])
+    backup = min(hp.win - 1, h)
+    for j in range(1, bt + 1):
+        full = big[:, r0 + h]
+        ref = big[:, r0 + h - backup + max(0, j - 1 - hp.infeas)]
+        big[:, r0 + h + j] = full - _mul_frac(full - ref, sh[j - 1])
+    return big
 
 
 def recip_parms(winsize: int) -> tuple[int, int]:
@@ -86,23 +150,23 @@ def recip_parms(winsize: int) -> tuple[int, int]:
 
 
 def _window_sums(codes: np.ndarray, hp: AxisPlan, wp: AxisPlan) -> np.ndarray:
-    """Exact int64 sums of each hp.win x wp.win window of [B,H,W,C] codes (no padding)."""
-    c = np.zeros((codes.shape[0], codes.shape[1] + 1, codes.shape[2] + 1, codes.shape[3]), I64)
-    np.cumsum(np.cumsum(codes.astype(I64), axis=1), axis=2, out=c[:, 1:, 1:])
+    """The consumer's window sums (times 256) from the padded integral image, int32."""
+    c = _integral(codes, hp, wp)
     ys = np.arange(hp.out) * hp.stride
     xs = np.arange(wp.out) * wp.stride
     y0, y1 = ys[:, None], ys[:, None] + hp.win
     x0, x1 = xs[None, :], xs[None, :] + wp.win
-    return c[:, y1, x1] - c[:, y0, x1] - c[:, y1, x0] + c[:, y0, x0]
+    sums = (c[:, y1, x1] - c[:, y0, x1]) - (c[:, y1, x0] - c[:, y0, x0])
+    return ((sums + 2**31) & 0xFFFFFFFF) - 2**31
 
 
 def scale_sums(sums: np.ndarray, winsize: int, hvx: bool) -> np.ndarray:
     """The integral path's scaling of window sums to codes (``consumer_run_row_ref`` /
     ``consumer_run_row_hvx``): a = sat16((256 sum + 2**(r-1)) >> r); then
     (a m + 0x8000) >> 15 in C, or sat16((2 a m + 0x8000) >> 16) with HVX's rounding
-    multiply; the code is sat_u8((that + 32) >> 6)."""
+    multiply; the code is sat_u8((that + 32) >> 6). ``sums`` are the window sums times 256."""
     mant, rsh = recip_parms(winsize)
-    a = np.clip((sums * 256 + ((1 << rsh) >> 1)) >> rsh, -32768, 32767)
+    a = np.clip((sums + ((1 << rsh) >> 1)) >> rsh, -32768, 32767)
     if hvx:
         scaled = np.clip((2 * a * mant + 0x8000) >> 16, -32768, 32767)
     else:
@@ -175,13 +239,16 @@ def reduce_to_1x1(sums: np.ndarray, real: np.ndarray, winsize: int, x_min: float
 
 
 def not_simulated(hp: AxisPlan, wp: AxisPlan, hvx: bool = True) -> str | None:
-    """Why Hexscope cannot run this plan (None: it can): windows reaching past the input,
-    or, on the HVX op, its 3x3 stride-1 and 2x2 handlers. A 1x1 output always runs."""
+    """Why Hexscope cannot run this plan (None: it can): on the HVX op, its 3x3 stride-1
+    and 2x2 stride-2 handlers; an edge window of over 128 cells. A 1x1 output always runs
+    on the HVX op."""
     if hvx and hp.out == 1 and wp.out == 1:
         return None
-    if hp.before or hp.after or wp.before or wp.after:
-        return (f"windows reaching past the input (padding {hp.before}/{hp.after} rows, "
-                f"{wp.before}/{wp.after} columns) use nnlib's scaled edge padding")
+    for ap in (hp, wp):
+        try:
+            edge_scales(ap, max(ap.before, ap.after))
+        except KernelError as e:
+            return str(e).removeprefix("not simulated: ")
     if hvx and hp.win == wp.win == 3 and hp.stride == wp.stride == 1 and hp.n > 1 \
             and wp.n > 1:
         return ("the HVX 3x3 stride-1 handler (assembly); QuantizedAvgPool_8_d32_ref runs "
@@ -246,16 +313,16 @@ def _run(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor, window: Te
     lanes = 32 * x.geometry.n_data_slices     # the slices the jobs run (``tin.nd32``)
     # every lane of those slices is summed, the input's depth padding included
     data = xp[:, p.h_before:p.h_before + hp.n, p.w_before:p.w_before + wp.n, :lanes]
-    sums = _window_sums(data, hp, wp)
     lo, hi = f32(scalar_f(x_min)), f32(scalar_f(x_max))
     if one:
         real = np.zeros(lanes, bool)
         real[p.d_before:p.d_before + d] = True
+        sums = data.sum(axis=(1, 2), dtype=I64)[:, None, None, :]
         codes, lo, hi = reduce_to_1x1(sums, real, hp.win * wp.win, lo, hi)
         # one vector per slice: the 4 width units of the row (the padding units too)
         codes, rows, cols = np.repeat(codes, 4, axis=2), 1, range(4)
     else:
-        codes = scale_sums(sums, hp.win * wp.win, hvx)
+        codes = scale_sums(_window_sums(data, hp, wp), hp.win * wp.win, hvx)
         rows, cols = hpad, range(4, 4 + wp.out)
         if hvx:
             # whole vectors of 4 outputs; the units past the data get sums of 0
@@ -290,24 +357,33 @@ def quantized_avg_pool_8_d32(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max
     ``avgpool_reduce_to_1x1``: the int32 sum S of each lane over the window; with
     rdiff = (max - min) / (255 cells) and z = -min / rdiff, the output range is
     ``quantize_adjust_range`` of [min(0, Smin - z), max(0, Smax - z)] rdiff (widened to
-    255.1 rdiff when narrower; the padding lanes count as S = round(z)), and each code is
+    255.1 rdiff when narrower; a depth padding lane's S enters with its low byte replaced
+    by round(z)'s), and each code is
     sat_u8(((((2 S + offset) s + 0x4000) >> 15) >> r + 1) >> 1) with s, r the 15-bit
     scale of rdiff 255 / range and offset placing the new zero. Any other output runs the
-    integral path: a = sat16((256 S + 2**(r-1)) >> r), r = ceil(log2 cells) + 1, then
+    integral path, an integral image of the codes times 256 whose padding rows and columns
+    extrapolate each edge window's valid cells to the whole window (left column -p:
+    I[w-p] times -p/(w-p) in 15 bits; right column W+i: I[W] plus p/(w-p) of the last w-p
+    cells; then the top rows from the rows below, the bottom ones from row H; pads no
+    window can hold are zero), so S is about the valid cells' mean times the window's
+    cells; a = sat16((S + 2**(r-1)) >> r), r = ceil(log2 cells) + 1, then
     sat16((2 a m + 0x8000) >> 16) (HVX's rounding multiply) with m = 2**(13+r) / cells,
     and the code sat_u8((that + 32) >> 6); the range passes through. Output padding: 1
     row above and below for one output row (else 4), 2 columns before for the 1x1 handler
     (else 4), the width rounded to 4, depth to 32.
 
-    Fidelity: the reduce-to-1x1 handler and the HVX integral path are read from the C and
-    its HVX intrinsics, not run against nnlib (the host oracle has no HVX); the integral
-    path's C twin, QuantizedAvgPool_8_d32_ref, is byte-exact with nnlib (see that op). The
-    written padding: the 1x1 handler stores whole 128-byte vectors, so the 2 columns
-    before and 1 after the output hold the same codes; the integral path writes whole
-    vectors of 4 outputs, zeros past the data. Depth padding lanes get the average of the
-    input's padding bytes; other padding is never written (fill byte). Not simulated (the
-    node fails): windows that reach past the input (nnlib synthesises scaled padding rows,
-    ``edgepad_scales``), and the assembly 3x3 stride-1 and the 2x2 stride-2 handlers.
+    Fidelity: byte-exact with nnlib's own op built for Hexagon v66 with its HVX intrinsics,
+    under QEMU 7.2 (tests/oracle/hvx; QEMU is an emulator, not a device): 400 of 400 random and
+    edge cases, every byte of the output buffer (campaigns_avgpool26_hvx.py: global pools up to
+    64x64 with sums far past 16 bits, windows inside and past the input, strides 1-3,
+    depth-before padding; golden file ``QuantizedAvgPool_8_d32.hvx.json.gz``,
+    docs/oracle-shape.md). The written padding: the 1x1 handler stores whole 128-byte vectors,
+    so the 2 columns before and 1 after the output hold the same codes; the integral path writes
+    whole vectors of 4 outputs, zeros past the data. Depth padding lanes get the average of the
+    input's padding bytes; other padding is never written (fill byte). With depth-before padding
+    on the input, the jobs run over the input's slice count and a slice past the output's lands
+    in the next row (as the C does). Not simulated (the node fails): the assembly 3x3 stride-1
+    and the 2x2 stride-2 handlers, and an edge window of more than 128 valid cells.
 
     Errors, as nnlib raises them: "bad window shape", "bad stride shape" (batches or depth
     not 1), "input too small for filter", "output tensor prep fail".
@@ -328,11 +404,12 @@ def quantized_avg_pool_8_d32_ref(ctx: KernelContext, x: Tensor, x_min: Tensor, x
     reduce-to-1x1 handler, so no new range).
 
     Fidelity: byte-exact with nnlib's x86 build through the host oracle (tests/oracle,
-    golden file ``QuantizedAvgPool_8_d32_ref.json``; docs/oracle-shape.md), the output
-    buffer compared byte for byte (data, depth padding lanes, unwritten padding). The C
-    and HVX scalings round differently ((a m + 0x8000) >> 15 against (a m + 0x4000) >> 15),
-    so the two ops can be one code apart where a is large. Not simulated: windows that
-    reach past the input (edge padding).
+    800 of 800 cases (400 with windows inside the input or global, 400 with edge windows;
+    golden file ``QuantizedAvgPool_8_d32_ref.json.gz``; docs/oracle-shape.md), and with
+    nnlib's Hexagon build under QEMU, 400 of 400; the output buffer compared byte for byte
+    (data, depth padding lanes, unwritten padding). The C and HVX scalings round
+    differently ((a m + 0x8000) >> 15 against (a m + 0x4000) >> 15), so the two ops can be
+    one code apart. Not simulated: an edge window of more than 128 valid cells.
 
     Errors: as QuantizedAvgPool_8_d32.
     """

@@ -108,8 +108,6 @@ def test_global_pool_fills_the_row_vector_and_leaves_the_rest_unwritten():
 
 def test_not_simulated_cases_and_errors_name_the_reason():
     x = np.zeros((1, 6, 6, 3), np.uint8)
-    with pytest.raises(KernelError, match="not simulated: windows reaching past the input"):
-        _pool(x, 0.0, 1.0, (3, 3), (2, 2), "SAME")
     with pytest.raises(KernelError, match="not simulated: the HVX 3x3 stride-1"):
         _pool(x, 0.0, 1.0, (3, 3))
     with pytest.raises(KernelError, match="not simulated: the HVX 2x2"):
@@ -123,6 +121,21 @@ def test_not_simulated_cases_and_errors_name_the_reason():
         quantized_avg_pool_8_d32(_ctx(), t, _w(0.0), _w(1.0), _shape(1, 1), bad)
     with pytest.raises(KernelError, match="input too small for filter"):
         _pool(x, 0.0, 1.0, (7, 2))
+
+
+def test_edge_windows_extrapolate_the_valid_cells_by_hand():
+    # 1x3 codes [10, 20, 30], window 1x3, stride 1, SAME: one padding column each side.
+    # The integral row (x256) is 0, 2560, 7680, 15360 at columns 0..3. The edge scale for
+    # p = 1, w = 3: -((round(2**31 / 2) * 1 + 0x8000) >> 16) = -16384 (-1/2). Left column
+    # -1: I[w-p] = I[2] = 7680, (7680 * -16384 + 0x4000) >> 15 = -3840. Right column 4:
+    # I[3] - ((I[3] - I[1]) * -16384 + 0x4000 >> 15) = 15360 + 6400 = 21760. Windows:
+    # [-1, 2) 7680 + 3840 = 11520 (3 x 15 x 256: the mean of 10 and 20), [0, 3) 15360,
+    # [1, 4) 21760 - 2560 = 19200 (3 x 25 x 256). Scaling (r = 3, m = 21845):
+    # a = 11520 >> 3 = 1440, (1440 * 21845 + 0x8000) >> 15 = 960, (960 + 32) >> 6 = 15; then
+    # 20 and 25
+    y, _, _ = _pool([[[[10], [20], [30]]]], 0.0, 1.0, (1, 3), (1, 1), "SAME",
+                    kernel=quantized_avg_pool_8_d32_ref)
+    np.testing.assert_array_equal(y.array.reshape(-1), [15, 20, 25])
 
 
 @settings(max_examples=40, deadline=None)

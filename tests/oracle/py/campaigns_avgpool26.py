@@ -6,7 +6,8 @@ shapes whose windows stay inside the input, strides 1-3, windows 2x2 and 3x3 (th
 special handlers; the ``_ref`` runs the integral path for them), depths that are not
 multiples of 32, random d32 input padding (depth-before included), ranges crossing or
 missing zero. ``QuantizedAvgPool_8_d32_ref_edge`` draws windows that reach past the input
-(edge padding, not simulated: Hexscope fails the node). Every byte of the output buffer is
+(edge padding; one in four windows more than one cell larger than the input, whose
+"infeasible" pads nnlib zeroes and whose window it may shrink). Every byte of the output buffer is
 compared. Golden file: ``python campaigns_avgpool26.py OP N PATH [SEED]``.
 """
 from __future__ import annotations
@@ -57,6 +58,11 @@ def _case(rng, i, edge=False):
             fh, fw = h + int(rng.integers(0, 3)) * (i % 3 == 1), w
             sh, sw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
             pad = "VALID" if fh == h else "SAME"
+        elif edge and i % 4 == 3:           # windows past the input + 1: infeasible pads
+            h, w = int(rng.integers(1, 6)), int(rng.integers(1, 6))
+            fh, fw = h + int(rng.integers(2, h + 5)), w + int(rng.integers(2, w + 5))
+            sh, sw = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+            pad = ["SAME", "SAME_CAFFE"][i % 2]
         else:
             h, w = int(rng.integers(1, 10)), int(rng.integers(1, 10))
             fh, fw = [(2, 2), (3, 3), (int(rng.integers(1, 6)), int(rng.integers(1, 6)))][
@@ -82,7 +88,9 @@ def _case(rng, i, edge=False):
 
 
 _CMP = {"compare_padding": True}
-CAMPAIGNS["QuantizedAvgPool_8_d32_ref"] = Campaign(_case, compare_kw=_CMP)
+# one case in three with edge windows
+CAMPAIGNS["QuantizedAvgPool_8_d32_ref"] = Campaign(lambda r, i: _case(r, i, edge=i % 3 == 2),
+                                                   compare_kw=_CMP)
 CAMPAIGNS["QuantizedAvgPool_8_d32_ref_edge"] = Campaign(
     lambda r, i: _case(r, i, edge=True), c_op="QuantizedAvgPool_8_d32_ref",
     hs_op="QuantizedAvgPool_8_d32_ref", compare_kw=_CMP)

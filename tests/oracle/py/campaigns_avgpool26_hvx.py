@@ -1,6 +1,7 @@
 """QuantizedAvgPool_8_d32 on nnlib's Hexagon build (HVX, under qemu-hexagon): the cases of
-campaigns_avgpool26.py that Hexscope simulates (global pools: the reduce-to-1x1 handler;
-windows inside the input: the HVX integral path), and ``QuantizedAvgPool_8_d32_ref`` on the
+campaigns_avgpool26.py that Hexscope simulates, half of them with windows reaching past the
+input (global pools: the reduce-to-1x1 handler; the others: the HVX integral path, with its
+edge padding), and ``QuantizedAvgPool_8_d32_ref`` on the
 same build.
 
     PYTHONPATH=. python campaigns_avgpool26_hvx.py run QuantizedAvgPool_8_d32 -n 300
@@ -32,7 +33,7 @@ def _simulated(case) -> bool:
 
 def _gen(rng, i):
     for _ in range(50):
-        case = _case(rng, i)
+        case = _case(rng, i, edge=i % 2 == 1)
         if _simulated(case):
             return case
     return None
