@@ -9,8 +9,9 @@ for a 1x1 output (a global pool) its HVX form picks a new output range from the 
 Simulated: the plan (trimming of the input and window), the reduce-to-1x1 handler of the
 HVX op, and the integral-image path with its edge padding (padding rows and columns of the
 integral image extrapolated by ``edgepad_scales``). Not simulated (the node fails saying
-so): on the HVX op, the hand-written 3x3 stride-1 and 2x2 stride-2 handlers; an edge
-window of more than 128 valid cells (the C reads past its reciprocal table).
+so): on the HVX op, the hand-written (assembly) 3x3 stride-1 handler; an edge window of
+more than 128 valid cells (the C reads past its reciprocal table). The HVX 2x2 stride-2
+handler is simulated.
 """
 
 from __future__ import annotations
@@ -238,9 +239,96 @@ def reduce_to_1x1(sums: np.ndarray, real: np.ndarray, winsize: int, x_min: float
     return codes, float(out_min), float(out_max)
 
 
+def _hbreaks(oht: int, batches: int, threads: int = 4) -> list[int]:
+    """The 2x2 handler's jobs per batch: output rows split in 1, 2 or 4 (``hbreaks``, with
+    AVGPOOL_MAX_THREADS = 4 on V66)."""
+    shift = 1
+    if oht < 2 or batches >= 4 * threads:
+        shift = 0
+    elif threads >= 4 and oht >= 4 and batches <= 3:
+        shift = 2
+    mid = (oht + 1) >> 1
+    return {0: [0, oht], 1: [0, mid, oht], 2: [0, (mid + 1) >> 1, mid, (mid + oht + 1) >> 1,
+                                               oht]}[shift]
+
+
+def _sum4(mem: np.ndarray, gi: D32Geometry, base: int, rows: tuple[np.ndarray, np.ndarray],
+          cols: tuple[np.ndarray, np.ndarray], k: np.ndarray) -> np.ndarray:
+    """[rows, slices, columns, lanes] sums of the 4 cells (2 rows x 2 columns) read from the
+    flat input memory ``mem`` at their addresses (a column past the row's end reads what
+    follows it in memory)."""
+    lanes = np.arange(32)
+    total = np.zeros((len(rows[0]), len(k), len(cols[0]), 32), I64)
+    for rr in rows:
+        for cc in cols:
+            at = (base + rr[:, None, None, None] * gi.row_stride
+                  + k[None, :, None, None] * gi.d32_stride + cc[None, None, :, None] * 32
+                  + lanes)
+            total += mem[np.clip(at, 0, mem.size - 1)]
+    return total
+
+
+def _pool_2x2(x: Tensor, hp: AxisPlan, wp: AxisPlan, g: D32Geometry, hpad: int,
+              fill: int) -> np.ndarray:
+    """The HVX 2x2 handler (``avgpool_2x2_inner_func``, window 2x2, stride 2 across): per
+    job (a batch, a band of output rows), in order: a right padding column is made by
+    copying the last data column over the first padding one, block by block for nd32 x rows
+    blocks of the input (the C writes into its input); then each output is (sum of the 4
+    cells + 2) >> 2 saturated, a padding row or column above or left taking the first
+    row's or column's bytes. Whole vectors of 4 outputs are stored: the columns past the
+    data average the bytes that follow in memory, or repeat the two before them when the
+    input vectors (2 outputs each) are odd in number."""
+    gi = x.geometry
+    mem = np.array(x.buffer, I64)
+    p = x.padding
+    b = x.shape[0]
+    nd32 = gi.n_data_slices
+    h, w, ml, mt = hp.n, wp.n, wp.before, hp.before
+    wout = 4 * ((wp.out + 3) >> 2)
+    out = np.full(g.elements, fill, np.uint8)
+    lanes = np.arange(32)
+    for bi in range(b):
+        breaks = _hbreaks(hp.out, b)
+        for h0, h1 in zip(breaks[:-1], breaks[1:], strict=False):
+            if h1 <= h0:
+                continue
+            base = bi * gi.batch_stride + p.h_before * gi.row_stride + p.w_before * 32
+            hbase = h0 * hp.stride - mt
+            hb, he = max(hbase, 0), min(hbase + hp.stride * (h1 - h0 - 1) + 2, h)
+            if wp.after > 0:
+                start = base + w * 32 + hb * gi.row_stride
+                at = start + np.arange(nd32 * (he - hb))[:, None] * gi.d32_stride + lanes
+                mem[at] = mem[at - 32]
+            ih = np.arange(h0, h1)
+            r = ih * hp.stride - mt
+            r0 = np.where(r < 0, r + 1, r)
+            r1 = np.where(r + 1 > h - 1, r0, r + 1)
+            c0 = 2 * np.arange(wout) - ml
+            c1 = c0 + 1
+            if ml:
+                c0[0] = c1[0]
+            k = np.arange(nd32)
+            v = _sum4(mem, gi, base, (r0, r1), (c0, c1), k)
+            codes = np.minimum((v + 2) >> 2, 255).astype(np.uint8)
+            # with an odd count of input vectors (2 outputs each) the last output vector's
+            # second half repeats its first (``vsumlast = vsum01``)
+            if (wp.out + 1) >> 1 & 1:
+                codes[:, :, wout - 2:] = codes[:, :, wout - 4:wout - 2]
+            dst = (bi * g.batch_stride + (ih + hpad)[:, None, None, None] * g.row_stride
+                   + k[None, :, None, None] * g.d32_stride
+                   + (4 + np.arange(wout))[None, None, :, None] * 32 + lanes)
+            dst = np.broadcast_to(dst, codes.shape)
+            spill = np.broadcast_to(k[None, :, None, None] >= g.n_slices, codes.shape)
+            # a slice past the output's lands on a later row, which its own store overwrites
+            for sel in (spill, ~spill):
+                keep = sel & (dst < g.elements)
+                out[dst[keep]] = codes[keep]
+    return out
+
+
 def not_simulated(hp: AxisPlan, wp: AxisPlan, hvx: bool = True) -> str | None:
     """Why Hexscope cannot run this plan (None: it can): on the HVX op, its 3x3 stride-1
-    and 2x2 stride-2 handlers; an edge window of over 128 cells. A 1x1 output always runs
+    handler; an edge window of over 128 cells. A 1x1 output always runs
     on the HVX op."""
     if hvx and hp.out == 1 and wp.out == 1:
         return None
@@ -253,8 +341,6 @@ def not_simulated(hp: AxisPlan, wp: AxisPlan, hvx: bool = True) -> str | None:
             and wp.n > 1:
         return ("the HVX 3x3 stride-1 handler (assembly); QuantizedAvgPool_8_d32_ref runs "
                 "the integral path")
-    if hvx and hp.win == wp.win == 2 and wp.stride == 2:
-        return "the HVX 2x2 handler; QuantizedAvgPool_8_d32_ref runs the integral path"
     return None
 
 
@@ -321,6 +407,10 @@ def _run(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor, window: Te
         codes, lo, hi = reduce_to_1x1(sums, real, hp.win * wp.win, lo, hi)
         # one vector per slice: the 4 width units of the row (the padding units too)
         codes, rows, cols = np.repeat(codes, 4, axis=2), 1, range(4)
+    elif hvx and hp.win == wp.win == 2 and wp.stride == 2:
+        mem = _pool_2x2(x, hp, wp, g, hpad, ctx.padding_fill)
+        out = Tensor(shape, DType.QUINT8, mem, Layout.D32, pad)
+        return out, f32_scalar(lo), f32_scalar(hi)
     else:
         codes = scale_sums(_window_sums(data, hp, wp), hp.win * wp.win, hvx)
         rows, cols = hpad, range(4, 4 + wp.out)
@@ -368,7 +458,10 @@ def quantized_avg_pool_8_d32(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max
     window can hold are zero), so S is about the valid cells' mean times the window's
     cells; a = sat16((S + 2**(r-1)) >> r), r = ceil(log2 cells) + 1, then
     sat16((2 a m + 0x8000) >> 16) (HVX's rounding multiply) with m = 2**(13+r) / cells,
-    and the code sat_u8((that + 32) >> 6); the range passes through. Output padding: 1
+    and the code sat_u8((that + 32) >> 6); the range passes through. A 2x2 window at
+    stride 2 across runs the 2x2 handler instead: (sum of the 4 codes + 2) >> 2, a padding
+    row or column taking a copy of the edge one (the right one written into the input's
+    first padding column). Output padding: 1
     row above and below for one output row (else 4), 2 columns before for the 1x1 handler
     (else 4), the width rounded to 4, depth to 32.
 
@@ -382,8 +475,11 @@ def quantized_avg_pool_8_d32(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max
     whole vectors of 4 outputs, zeros past the data. Depth padding lanes get the average of the
     input's padding bytes; other padding is never written (fill byte). With depth-before padding
     on the input, the jobs run over the input's slice count and a slice past the output's lands
-    in the next row (as the C does). Not simulated (the node fails): the assembly 3x3 stride-1
-    and the 2x2 stride-2 handlers, and an edge window of more than 128 valid cells.
+    in the next row (as the C does). The one difference (1 case): the 2x2 handler's whole
+    vectors may read past the end of the input buffer for output columns past the data
+    (padding bytes only; Hexscope reads the buffer's last byte there). Not simulated (the
+    node fails): the assembly 3x3 stride-1 handler, and an edge window of more than 128
+    valid cells.
 
     Errors, as nnlib raises them: "bad window shape", "bad stride shape" (batches or depth
     not 1), "input too small for filter", "output tensor prep fail".

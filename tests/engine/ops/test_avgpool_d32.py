@@ -110,8 +110,6 @@ def test_not_simulated_cases_and_errors_name_the_reason():
     x = np.zeros((1, 6, 6, 3), np.uint8)
     with pytest.raises(KernelError, match="not simulated: the HVX 3x3 stride-1"):
         _pool(x, 0.0, 1.0, (3, 3))
-    with pytest.raises(KernelError, match="not simulated: the HVX 2x2"):
-        _pool(x, 0.0, 1.0, (2, 2), (2, 2))
     _pool(x, 0.0, 1.0, (3, 3), kernel=quantized_avg_pool_8_d32_ref)     # the C path runs
     t = Tensor.from_array(x, DType.QUINT8).to_d32()
     bad = Tensor.from_array(np.zeros((2, 3, 3, 1), np.uint8), DType.QUINT8)
@@ -121,6 +119,20 @@ def test_not_simulated_cases_and_errors_name_the_reason():
         quantized_avg_pool_8_d32(_ctx(), t, _w(0.0), _w(1.0), _shape(1, 1), bad)
     with pytest.raises(KernelError, match="input too small for filter"):
         _pool(x, 0.0, 1.0, (7, 2))
+
+
+def test_the_2x2_handler_rounds_half_up_and_copies_edges_by_hand():
+    # HVX 2x2 stride 2, SAME on 3x3: one padding row and column after. Output (0,0) =
+    # (1 + 2 + 4 + 5 + 2) >> 2 = 3; (0,1) takes column 2 twice: (3 + 3 + 6 + 6 + 2) >> 2 = 5;
+    # (1,0) row 2 twice: (7 + 8 + 7 + 8 + 2) >> 2 = 8; (1,1): (9 * 4 + 2) >> 2 = 9
+    x = np.arange(1, 10, dtype=np.uint8).reshape(1, 3, 3, 1)
+    y, lo, hi = _pool(x, 0.0, 1.0, (2, 2), (2, 2), "SAME")
+    np.testing.assert_array_equal(y.array.reshape(2, 2), [[3, 5], [8, 9]])
+    assert (float(lo.array.item()), float(hi.array.item())) == (0.0, 1.0)
+    # the C path's integral image gives the valid cells' mean: (3 + 6) / 2 = 4.5 -> 5,
+    # (7 + 8) / 2 -> 8 (7.5 within its 15-bit scales)
+    r, _, _ = _pool(x, 0.0, 1.0, (2, 2), (2, 2), "SAME", kernel=quantized_avg_pool_8_d32_ref)
+    assert abs(int(r.array.reshape(2, 2)[0, 1]) - 4.5) <= 1
 
 
 def test_edge_windows_extrapolate_the_valid_cells_by_hand():
