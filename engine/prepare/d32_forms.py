@@ -15,8 +15,8 @@ input converts and every part gets its own Convert_from_d32; not for 1x1xD outpu
 every well-formed QuantizedConcat_8 whose output is not 1x1xD, on any axis
 (``do_convert_concat_depth32``: 3N+1 inputs with 1 <= N <= 1024, 3 to 1026 outputs, and not
 ``max_sizes[1] == max_sizes[2] == 1``; it reads no axis: each of its N data inputs
-converts), and QuantizedAvgPool_8 (the library converts every one; Hexscope all but those
-its d32 form runs through the HVX assembly 3x3 stride-1 handler, which is not simulated:
+converts), and QuantizedAvgPool_8 (the library converts every one; Hexscope all but an
+edge window of over 128 valid cells, which is not simulated:
 ``d32_shape.avg_pool_unsimulated``; those run flat with a note). The
 node becomes the d32 op under the same id and output definitions, each data input goes
 through a Convert_to_d32 (or, when it comes from a Convert_from_d32's output 0, takes that

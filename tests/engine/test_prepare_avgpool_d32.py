@@ -54,15 +54,16 @@ def test_global_pool_past_16_bit_sums_runs_the_d32_op_with_32_bit_sums():
 
 
 def test_pools_whose_d32_form_is_not_simulated_run_flat_with_a_note():
-    # the HVX 3x3 stride-1 handler (assembly)
-    p = prepare(pool_graph(size=8, window=3, stride=1, padding="SAME"))
+    # an edge window of over 128 valid cells: the C reads past its reciprocal table
+    p = prepare(pool_graph(size=300, window=140, stride=140, padding="SAME", depth=1))
     assert p.nodes[0x20].op == "QuantizedAvgPool_8"
     (note,) = [n for n in p.notes if n.startswith("0x20:")]
     assert "QuantizedAvgPool_8_d32 on the device" in note and "not simulated" in note
-    assert "3x3 stride-1" in note
-    # the 2x2 stride-2 handler is simulated
-    assert prepare(pool_graph(size=8, window=2, stride=2)).nodes[0x20].op == \
-        "QuantizedAvgPool_8_d32"
+    assert "reciprocal table" in note
+    # the 2x2 stride-2 and 3x3 stride-1 handlers are simulated
+    for window, stride in ((2, 2), (3, 1)):
+        assert prepare(pool_graph(size=8, window=window, stride=stride)).nodes[0x20].op == \
+            "QuantizedAvgPool_8_d32"
     # run as authored: the flat op, noted
     p = prepare(pool_graph(), fusions=False)
     assert p.nodes[0x20].op == "QuantizedAvgPool_8"

@@ -9,9 +9,9 @@ for a 1x1 output (a global pool) its HVX form picks a new output range from the 
 Simulated: the plan (trimming of the input and window), the reduce-to-1x1 handler of the
 HVX op, and the integral-image path with its edge padding (padding rows and columns of the
 integral image extrapolated by ``edgepad_scales``). Not simulated (the node fails saying
-so): on the HVX op, the hand-written (assembly) 3x3 stride-1 handler; an edge window of
-more than 128 valid cells (the C reads past its reciprocal table). The HVX 2x2 stride-2
-handler is simulated.
+so): an edge window of more than 128 valid cells (the C reads past its reciprocal table).
+The HVX op's 2x2 stride-2 handler is here, its 3x3 stride-1 assembly handler in
+:mod:`avgpool_3x3`.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from hexscope.engine.ops.context import (
     require_d32,
     scalar_f,
 )
+from hexscope.engine.ops.pooling.avgpool_3x3 import pool_3x3, zap_possible
 from hexscope.engine.ops.pooling.pool import avg_pool_reference, out_size_and_pad
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.tensor import Tensor
@@ -326,10 +327,15 @@ def _pool_2x2(x: Tensor, hp: AxisPlan, wp: AxisPlan, g: D32Geometry, hpad: int,
     return out
 
 
+def uses_3x3_handler(hp: AxisPlan, wp: AxisPlan) -> bool:
+    """The HVX op picks its 3x3 stride-1 assembly for these plans (it falls back to the
+    integral path when the input's padding cannot hold the zapped edges)."""
+    return hp.win == wp.win == 3 and hp.stride == wp.stride == 1 and hp.n > 1 and wp.n > 1
+
+
 def not_simulated(hp: AxisPlan, wp: AxisPlan, hvx: bool = True) -> str | None:
-    """Why Hexscope cannot run this plan (None: it can): on the HVX op, its 3x3 stride-1
-    handler; an edge window of over 128 cells. A 1x1 output always runs
-    on the HVX op."""
+    """Why Hexscope cannot run this plan (None: it can): an edge window of over 128 cells.
+    A 1x1 output always runs on the HVX op."""
     if hvx and hp.out == 1 and wp.out == 1:
         return None
     for ap in (hp, wp):
@@ -337,10 +343,6 @@ def not_simulated(hp: AxisPlan, wp: AxisPlan, hvx: bool = True) -> str | None:
             edge_scales(ap, max(ap.before, ap.after))
         except KernelError as e:
             return str(e).removeprefix("not simulated: ")
-    if hvx and hp.win == wp.win == 3 and hp.stride == wp.stride == 1 and hp.n > 1 \
-            and wp.n > 1:
-        return ("the HVX 3x3 stride-1 handler (assembly); QuantizedAvgPool_8_d32_ref runs "
-                "the integral path")
     return None
 
 
@@ -387,6 +389,8 @@ def _run(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor, window: Te
     if why:
         raise KernelError(f"not simulated: {why}")
     one = hvx and hp.out == 1 and wp.out == 1
+    three = hvx and not one and uses_3x3_handler(hp, wp)
+    pads = (hp.before, hp.after, wp.before, wp.after)
     w_before = 2 if one else 4
     hpad = 1 if hp.out == 1 else 4
     pad = D32Padding(hpad, hpad, w_before, (-(w_before + wp.out)) & 3, 0, (-d) & 31)
@@ -407,6 +411,10 @@ def _run(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor, window: Te
         codes, lo, hi = reduce_to_1x1(sums, real, hp.win * wp.win, lo, hi)
         # one vector per slice: the 4 width units of the row (the padding units too)
         codes, rows, cols = np.repeat(codes, 4, axis=2), 1, range(4)
+    elif three and zap_possible(x, pads):
+        mem = pool_3x3(x, g, (hp.out, wp.out), pads, hpad, ctx.padding_fill)
+        out = Tensor(shape, DType.QUINT8, mem, Layout.D32, pad)
+        return out, f32_scalar(lo), f32_scalar(hi)
     elif hvx and hp.win == wp.win == 2 and wp.stride == 2:
         mem = _pool_2x2(x, hp, wp, g, hpad, ctx.padding_fill)
         out = Tensor(shape, DType.QUINT8, mem, Layout.D32, pad)
@@ -461,25 +469,31 @@ def quantized_avg_pool_8_d32(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max
     and the code sat_u8((that + 32) >> 6); the range passes through. A 2x2 window at
     stride 2 across runs the 2x2 handler instead: (sum of the 4 codes + 2) >> 2, a padding
     row or column taking a copy of the edge one (the right one written into the input's
-    first padding column). Output padding: 1
+    first padding column). A 3x3 window at stride 1 runs the assembly handler when the
+    input's padding can hold its edges: rows and columns past the input are "zapped" into
+    that padding as rounded averages of the two nearest (``vavg:rnd``), then each output is
+    (sum of 9 * 3641 + 0x4000) >> 15 (engine/ops/pooling/avgpool_3x3.py). Output padding: 1
     row above and below for one output row (else 4), 2 columns before for the 1x1 handler
     (else 4), the width rounded to 4, depth to 32.
 
-    Fidelity: byte-exact with nnlib's own op built for Hexagon v66 with its HVX intrinsics,
-    under QEMU 7.2 (tests/oracle/hvx; QEMU is an emulator, not a device): 400 of 400 random and
-    edge cases, every byte of the output buffer (campaigns_avgpool26_hvx.py: global pools up to
-    64x64 with sums far past 16 bits, windows inside and past the input, strides 1-3,
-    depth-before padding; golden file ``QuantizedAvgPool_8_d32.hvx.json.gz``,
-    docs/oracle-shape.md). The written padding: the 1x1 handler stores whole 128-byte vectors,
-    so the 2 columns before and 1 after the output hold the same codes; the integral path writes
-    whole vectors of 4 outputs, zeros past the data. Depth padding lanes get the average of the
-    input's padding bytes; other padding is never written (fill byte). With depth-before padding
-    on the input, the jobs run over the input's slice count and a slice past the output's lands
-    in the next row (as the C does). The one difference (1 case): the 2x2 handler's whole
-    vectors may read past the end of the input buffer for output columns past the data
-    (padding bytes only; Hexscope reads the buffer's last byte there). Not simulated (the
-    node fails): the assembly 3x3 stride-1 handler, and an edge window of more than 128
-    valid cells.
+    Fidelity: byte-exact with nnlib's own op built for Hexagon v66 with its HVX intrinsics
+    and assembly, under QEMU 7.2 (tests/oracle/hvx; QEMU is an emulator, not a device): 393
+    of 400 random and edge cases, every byte of the output buffer (campaigns_avgpool26_hvx.py:
+    global pools, windows inside and past the input, the 2x2 and 3x3 stride-1 handlers,
+    strides 1-3, depth-before padding; golden file ``QuantizedAvgPool_8_d32.hvx.json.gz``,
+    docs/oracle-shape.md). The 7 others differ only in output padding fed by reads past the
+    end of the input buffer (an input with no or one row of bottom padding: the handlers'
+    whole vectors and the 3x3 handler's extra row for an odd output height; Hexscope reads
+    the buffer's last byte there). The written padding: the 1x1 handler stores whole
+    128-byte vectors, so the 2 columns before and 1 after the output hold the same codes;
+    the integral path writes whole vectors of 4 outputs, zeros past the data; the handlers
+    whole vectors of what follows in memory (the 3x3 one also an extra row when the output
+    height is odd, and zeros before the data when the input is less aligned). Depth padding
+    lanes get the average of the input's padding bytes; other padding is never written (fill
+    byte). With depth-before padding on the input, the jobs run over the input's slice count
+    and a slice past the output's lands in the next row (as the C does). The 2x2 and 3x3
+    handlers write into the input's padding (Hexscope works on a copy). Not simulated (the
+    node fails): an edge window of more than 128 valid cells.
 
     Errors, as nnlib raises them: "bad window shape", "bad stride shape" (batches or depth
     not 1), "input too small for filter", "output tensor prep fail".

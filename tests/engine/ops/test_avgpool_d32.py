@@ -108,8 +108,13 @@ def test_global_pool_fills_the_row_vector_and_leaves_the_rest_unwritten():
 
 def test_not_simulated_cases_and_errors_name_the_reason():
     x = np.zeros((1, 6, 6, 3), np.uint8)
-    with pytest.raises(KernelError, match="not simulated: the HVX 3x3 stride-1"):
-        _pool(x, 0.0, 1.0, (3, 3))
+    # the 3x3 stride-1 handler: (sum of 9 + zapped edges) * 3641, rounded >> 15
+    y, _, _ = _pool(np.full((1, 4, 4, 3), 90, np.uint8), 0.0, 1.0, (3, 3), (1, 1), "SAME")
+    np.testing.assert_array_equal(y.array, (810 * 3641 + 0x4000) >> 15)     # 90
+    z, _, _ = _pool(np.arange(16, dtype=np.uint8).reshape(1, 4, 4, 1) * 10, 0.0, 1.0,
+                    (3, 3))
+    # VALID windows: rows 0-2 cols 0-2 sum 10 * (0+1+2+4+5+6+8+9+10) = 450 -> 50
+    assert z.array[0, 0, 0, 0] == (450 * 3641 + 0x4000) >> 15 == 50
     _pool(x, 0.0, 1.0, (3, 3), kernel=quantized_avg_pool_8_d32_ref)     # the C path runs
     t = Tensor.from_array(x, DType.QUINT8).to_d32()
     bad = Tensor.from_array(np.zeros((2, 3, 3, 1), np.uint8), DType.QUINT8)
