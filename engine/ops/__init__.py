@@ -38,6 +38,7 @@ import hexscope.engine.ops.normalize.softmax
 import hexscope.engine.ops.normalize.softmax_device
 import hexscope.engine.ops.plumbing.io
 import hexscope.engine.ops.plumbing.state
+import hexscope.engine.ops.pooling.avgpool_d32
 import hexscope.engine.ops.pooling.pool
 import hexscope.engine.ops.quant.quantize
 import hexscope.engine.ops.quant.requant_range

@@ -15,7 +15,9 @@ input converts and every part gets its own Convert_from_d32; not for 1x1xD outpu
 every well-formed QuantizedConcat_8 whose output is not 1x1xD, on any axis
 (``do_convert_concat_depth32``: 3N+1 inputs with 1 <= N <= 1024, 3 to 1026 outputs, and not
 ``max_sizes[1] == max_sizes[2] == 1``; it reads no axis: each of its N data inputs
-converts). The
+converts), and QuantizedAvgPool_8 (the library converts every one; Hexscope all but an
+edge window of over 128 valid cells, which is not simulated:
+``d32_shape.avg_pool_unsimulated``; those run flat with a note). The
 node becomes the d32 op under the same id and output definitions, each data input goes
 through a Convert_to_d32 (or, when it comes from a Convert_from_d32's output 0, takes that
 node's input directly; a Convert_to_d32 this pass already made for the same source is
@@ -40,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hexscope.engine.nodes import Node, OutputDef
+from hexscope.engine.prepare.d32_shape import avg_pool_unsimulated
 from hexscope.engine.prepare.internal_ids import InternalIds
 
 SUB = "QuantizedSub_8p8to8"
@@ -49,6 +52,7 @@ SPLIT = "QuantizedSplit_8"
 D2S = "DepthToSpace_8"
 RESIZE = "QuantizedResizeBilinear_8"
 SOFTMAX = "QuantizedSoftmax_8"
+AVGPOOL = "QuantizedAvgPool_8"
 TO_D32 = "Convert_to_d32"
 FROM_D32 = "Convert_from_d32"
 WHERE = "hexagon_nn prepare: convert_to_depth32"
@@ -69,6 +73,8 @@ SIMULATED = {SUB: (SUB_D32, (0, 1), False, True),
              D2S: ("DepthToSpace_8_d32", (0,), False, True),
              RESIZE: ("QuantizedResizeBilinear_8_d32", (0,), False, True),
              SOFTMAX: ("QuantizedSoftmax_8_d32", (0,), False, True),
+             # always converted by the library; here where its d32 form is simulated
+             AVGPOOL: ("QuantizedAvgPool_8_d32", (0,), False, True),
              # do_convert_concat_depth32's checks (_concat_converts); data inputs 1..N (None)
              CONCAT: ("QuantizedConcat_8_d32", None, False, True)}
 D32_CANDIDATES = frozenset({*SIMULATED, *NOT_SIMULATED})
@@ -164,6 +170,8 @@ def _convert_back(nodes: dict[int, Node], readers: dict[int, set[int]], node_id:
 def _converts(nodes: dict[int, Node], node: Node) -> bool:
     if node.op == CONCAT:
         return _concat_converts(node)
+    if node.op == AVGPOOL:
+        return avg_pool_unsimulated(nodes, node) is None
     if node.op in ("ArgMax_8toInt32", "ArgMin_8", SPLIT, D2S, RESIZE, SOFTMAX):
         return _library_converts(nodes, node.node_id)
     return not SIMULATED[node.op][2] or _after_from_d32(nodes, node)

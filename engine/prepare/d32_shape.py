@@ -5,9 +5,10 @@ QuantizedPad_8, MirrorPad_8, QuantizedSplit_8, DepthToSpace_8, QuantizedResizeBi
 and (always) QuantizedAvgPool_8 by their ``_d32`` forms (with Convert_to_d32 /
 Convert_from_d32 around them) when its conditions hold. A QuantizedPad_8 fed by a
 Convert_from_d32 is rewritten as the device does (:func:`pad_rewrites`, shown as prepare's
-other rewrites). The split, depth-to-space and
-resize conversions are made by :mod:`d32_forms`, which runs first; what is left here gets a
-note saying what the device runs instead (all of them when the graph runs as authored).
+other rewrites). The split, depth-to-space, resize and average-pool conversions are made by
+:mod:`d32_forms`, which runs first (an average pool only where Hexscope simulates its d32
+form: :func:`avg_pool_unsimulated`); what is left here gets a note saying what the device
+runs instead (all of them when the graph runs as authored).
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Node
+from hexscope.engine.ops.pooling.avgpool_d32 import axis_plan, not_simulated
 
 #: A producer after which the node reads d32 data on the device: an explicit
 #: Convert_from_d32, or a Supernode, which the same pass turns into Supernode_8x8p8to8_d32
@@ -106,8 +109,36 @@ def _resize_bilinear(nodes: dict[int, Node], node: Node) -> str | None:
     return None
 
 
+def avg_pool_unsimulated(nodes: dict[int, Node], node: Node) -> str | None:
+    """Why Hexscope cannot run this QuantizedAvgPool_8 as QuantizedAvgPool_8_d32 (None: it
+    can), from its input's declared shape and its window and stride Consts' shapes: see
+    :func:`~hexscope.engine.ops.pooling.avgpool_d32.not_simulated`."""
+    src = nodes.get(node.inputs[0][0]) if node.inputs else None
+    idx = node.inputs[0][1] if node.inputs else 0
+    if src is None or idx >= len(src.outputs) or len(src.outputs[idx].max_sizes) < 3 \
+            or len(node.inputs) < 5:
+        return "its input's declared shape is unknown"
+    h, w = list(src.outputs[idx].max_sizes)[-3:-1]
+    shapes = []
+    for ref in node.inputs[3:5]:
+        c = nodes.get(ref[0])
+        if c is None or not c.is_const or c.const is None:
+            return "its window or stride is not a Const"
+        shapes.append(c.const.shape)
+    (_, fh, fw, _), (_, sh, sw, _) = shapes
+    try:
+        hp = axis_plan(h, fh, sh, node.padding)
+        wp = axis_plan(w, fw, sw, node.padding)
+    except KernelError as e:
+        return str(e)
+    return not_simulated(hp, wp)
+
+
 def _avg_pool(nodes: dict[int, Node], node: Node) -> str | None:
-    return "it converts every QuantizedAvgPool_8"
+    # the library converts every one; prepare converts the simulated ones before this runs,
+    # so a note here is for a pool run as authored or one whose d32 form is not simulated
+    why = avg_pool_unsimulated(nodes, node)
+    return "it converts every QuantizedAvgPool_8" + (f"; {why}, not simulated" if why else "")
 
 
 RULES: dict[str, tuple[str, Callable[[dict[int, Node], Node], str | None]]] = {
@@ -120,9 +151,10 @@ RULES: dict[str, tuple[str, Callable[[dict[int, Node], Node], str | None]]] = {
 }
 # what the device's d32 form computes differently, where it does
 _DIFFERS = {
-    "QuantizedAvgPool_8": "the d32 avgpool sums each window in 32 bits (op_avgpool_d32.c), "
-                          "where the flat HVX op's 16-bit sums wrap: a window whose codes "
-                          "add up to 32768 or more (over 128 cells) differs; not simulated",
+    "QuantizedAvgPool_8": "the d32 avgpool sums each window in 32 bits (op_avgpool_d32.c) "
+                          "and fills edge windows with scaled padding, where the flat HVX "
+                          "op's 16-bit sums wrap: a window whose codes add up to 32768 or "
+                          "more (over 128 cells) differs",
 }
 
 

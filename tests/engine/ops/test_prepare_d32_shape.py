@@ -115,10 +115,11 @@ def test_pad_fed_from_d32_is_rewritten_and_runs_the_same_values():
     assert prepare(g, fusions=False).nodes[0x20].op == "QuantizedPad_8"
 
 
-def test_every_avg_pool_is_noted_as_the_d32_op_the_device_runs():
+def test_every_avg_pool_becomes_the_d32_op_the_device_runs():
     # depth32_replacement_op: "case OP_QuantizedAvgPool_8: return OP_QuantizedAvgPool_8_d32",
     # whatever feeds it; op_avgpool_d32.c sums in 32 bits where the flat op's 16-bit lanes
-    # wrap (a global pool of MediaPipe's selfie segmentation was 185 codes from TFLite)
+    # wrap (a global pool of MediaPipe's selfie segmentation was 185 codes from TFLite):
+    # prepare runs it (tests/engine/test_prepare_avgpool_d32.py); as authored, a note
     g = Graph()
     g.append_node(0x10, "INPUT", outputs=[OutputDef((1, 16, 16, 8), 1)])
     for k, v in enumerate((0.0, 1.0)):
@@ -130,5 +131,6 @@ def test_every_avg_pool_is_noted_as_the_d32_op_the_device_runs():
                   outputs=[OutputDef((1, 1, 1, 8), 1), OutputDef((1, 1, 1, 1), 4),
                            OutputDef((1, 1, 1, 1), 4)], padding="VALID")
     g.append_node(0x30, "OUTPUT", inputs=[(0x20, 0)])
-    (note,) = _notes(g)
+    assert not _notes(g) and prepare(g).nodes[0x20].op == "QuantizedAvgPool_8_d32"
+    (note,) = [n for n in prepare(g, fusions=False).notes if n.startswith("0x20:")]
     assert "QuantizedAvgPool_8_d32 on the device" in note and "16-bit sums wrap" in note

@@ -16,6 +16,7 @@ import time
 import traceback
 
 import campaigns
+import campaigns_avgpool26  # noqa: F401 (QuantizedAvgPool_8_d32_ref)
 import campaigns_conv25  # noqa: F401 (convolution family, issue 25)
 import campaigns_d32ops26  # noqa: F401 (issue 26: QuantizedSoftmax_8_d32 and _ref)
 import campaigns_fc  # noqa: F401 (issue 25: FULLY_CONNECTED chain, ...)
