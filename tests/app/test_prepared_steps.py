@@ -38,9 +38,11 @@ def test_a_replaced_node_is_labelled_with_the_op_it_runs_as(shown):
     looks = w.scene.looks
     replaced = {w.graph.node(i).op: look.runs_as for i, look in looks.items()
                 if look.rewrite == "replaced"}
-    # and the depth concat its d32 form, as every QuantizedConcat_8 not 1x1xD on a device
+    # and the depth concat and the average pool their d32 forms, as every QuantizedConcat_8
+    # not 1x1xD and every QuantizedAvgPool_8 on a device
     assert replaced == {"Quantize": "AutoQuantize",
                         "QuantizedRelu_8": "InputSupernode_8x8p8to8_outd32",
+                        "QuantizedAvgPool_8": "QuantizedAvgPool_8_d32",
                         "QuantizedConcat_8": "QuantizedConcat_8_d32"}
     assert "Supernode_8x8p8to8" in looks[0x10014].rewrite_reason
     assert looks[0x10014].rewrite == "fused" and looks[0x10014].runs_as == ""
