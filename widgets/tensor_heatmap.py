@@ -277,7 +277,10 @@ class TensorHeatmapView(QWidget):
             if t is None:
                 self._readout.setText("no tensor")
             self._marker.hide()
+            # no picture, no scale: the last tensor's levels would read as this one's
+            self._colorbar.hide()
             return
+        self._colorbar.show()
         dequant = (self._mode.currentIndex() == 1 and self._qrange is not None
                    and is_codes(t))
         q = self._qrange

@@ -239,3 +239,16 @@ def test_d32_picture_caption_follows_the_tensor(qtbot):
     narrow = Tensor.from_array(np.ones(SHAPE, np.uint8)).to_d32()
     view.set_tensors(narrow, narrow, "0x11 FillPadding_8_d32")
     assert view.input_picture.plotItem.titleLabel.text == "input"
+
+
+def test_the_colour_bar_goes_with_the_picture(qtbot):
+    """Cleared (a reopened file, a tensor with no element), the view shows no colour bar: the
+    last tensor's scale beside "no tensor" read as if it were this one's."""
+    view, _, _ = _heatmap(qtbot, np.arange(8, dtype=np.float32))
+    assert view._colorbar.isVisible() and tuple(view._colorbar.levels()) == (0.0, 7.0)
+    view.set_tensor(None)
+    assert not view._colorbar.isVisible()
+    view.set_tensor(Tensor.from_array(np.zeros((1, 0, 3, 1), np.float32)))
+    assert not view._colorbar.isVisible()
+    view.set_tensor(Tensor.from_array(np.full((1, 2, 2, 1), 5.0, np.float32)))
+    assert view._colorbar.isVisible()
