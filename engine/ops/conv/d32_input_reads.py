@@ -15,7 +15,6 @@ left padding the previous slice's right padding.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -57,10 +56,11 @@ def zapped_columns(x: Tensor, left: int, right: int) -> np.ndarray:
     return zapped
 
 
-def _index(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[int, int]
-           ) -> tuple[np.ndarray, np.ndarray]:
-    """For :func:`read_area`'s codes: their byte offsets in ``x.raw`` and whether each is
-    read as zx (zapped, or outside the tensor), both (B, rows, cols, D)."""
+def area_index(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[int, int]
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Where :func:`read_area`'s codes are: their byte offsets in ``x.raw`` and whether each
+    is read as zx (zapped, or outside the tensor), both (B, rows, cols, D). Compiled callers
+    read the codes themselves from it."""
     b, h, w, d = x.shape
     p = x.padding
     ht, wt = h + p.h_before + p.h_after, w + p.w_before + p.w_after
@@ -94,27 +94,16 @@ def read_area(x: Tensor, zaps: Zaps, zx: int, rows: tuple[int, int], cols: tuple
     columns past its memory line continue on the next line, in the rows above and below
     the data as well (a zapped padding row's next line may be one nnlib does not zap).
     (B, rows, cols, D) uint8, zx where zapped (the zero code's low byte)."""
-    return area_reader(x, zaps, rows, cols)(x.raw, zx)
+    return read_at(x.raw, area_index(x, zaps, rows, cols), zx)
 
 
-def area_reader(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[int, int]
-                ) -> Callable[[np.ndarray, int], np.ndarray]:
-    """:func:`read_area` for any input of ``x``'s shape and padding, its index worked out
-    once: (the input's raw memory, zx) -> the codes (a node keeps it for its runs)."""
-    offsets, zero = _index(x, zaps, rows, cols)
-
-    def read(raw: np.ndarray, zx: int) -> np.ndarray:
-        got = np.asarray(raw).reshape(-1)[offsets]
-        return np.where(zero, np.uint8(zx & 0xFF), got).astype(np.uint8)
-
-    return read
-
-
-def area_index(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[int, int]
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`area_reader`'s index, for compiled callers that read the codes themselves: the
-    byte offsets in ``x.raw`` and whether each code is read as zx, both (B, rows, cols, D)."""
-    return _index(x, zaps, rows, cols)
+def read_at(raw: np.ndarray, index: tuple[np.ndarray, np.ndarray], zx: int) -> np.ndarray:
+    """The codes at :func:`area_index`'s ``index`` in the raw memory ``raw`` of an input of
+    the shape and padding it was worked out for, zx where it says so (a node keeps the
+    index for its runs)."""
+    offsets, zero = index
+    got = np.asarray(raw).reshape(-1)[offsets]
+    return np.where(zero, np.uint8(zx & 0xFF), got).astype(np.uint8)
 
 
 def border_offsets(x: Tensor, zaps: Zaps, rows: Window, cols: Window) -> np.ndarray:
@@ -125,7 +114,7 @@ def border_offsets(x: Tensor, zaps: Zaps, rows: Window, cols: Window) -> np.ndar
     top, bottom, left, right = rows.before, rows.after, cols.before, cols.after
     across = (-left, left + w + right)
     parts = [offsets[~zero] for offsets, zero in (
-        _index(x, zaps, area, span) for area, span in (
+        area_index(x, zaps, area, span) for area, span in (
             ((-top, top), across), ((h, bottom), across), ((0, h), (-left, left)),
             ((0, h), (w, right))) if area[1] > 0 and span[1] > 0)]
     return np.concatenate(parts) if parts else np.zeros(0, np.int64)
@@ -159,5 +148,5 @@ def window_input(x: Tensor, zaps: Zaps, zx: int, rows: Window, cols: Window,
                      (-cols.before, cols.before + w + cols.after)), False
 
 
-__all__ = ["Zaps", "area_index", "area_reader", "border_offsets", "kept_border", "read_area",
+__all__ = ["Zaps", "area_index", "border_offsets", "kept_border", "read_area", "read_at",
            "window_input", "zap_span", "zapped_columns"]

@@ -47,8 +47,8 @@ from hexscope.engine.ops.conv.conv2d import conv_sums, output_window
 from hexscope.engine.ops.conv.d32_input_reads import (
     Zaps,
     area_index,
-    area_reader,
     kept_border,
+    read_at,
     window_input,
 )
 from hexscope.engine.ops.conv.dwise_scaling import (
@@ -445,15 +445,14 @@ def _plain_paths(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols
     shape = (x.shape[0], rows.out, cols.out + extra, rhs.n)
     gemm = prepared_gemm8(rhs, shape[0] * shape[1] * shape[2], c)
     centre = np.uint8(CENTER)
-    # the columns past the data, read as the asm reads them (the padding nnlib zaps as zx)
-    past = area_reader(x, _zaps(x, rows, cols), (0, x.shape[1]), (w, count)) if count else None
-    # the same reads' index, for the fused pass, which reads those codes itself
+    # where the columns past the data are read, as the asm reads them (the padding nnlib
+    # zaps as zx); the fused pass reads those codes itself
     index = area_index(x, _zaps(x, rows, cols), (0, x.shape[1]), (w, count)) if count else None
 
     def rows_of(x: Tensor, zx: int) -> np.ndarray:
         data = unpack(x.raw)
-        if past is not None:
-            np.bitwise_xor(past(x.raw, zx), centre, out=data[:, :, w:])
+        if index is not None:
+            np.bitwise_xor(read_at(x.raw, index, zx), centre, out=data[:, :, w:])
         return data.view(np.int8).reshape(-1, depth)
 
     def sums(x: Tensor, zx: int) -> np.ndarray:
