@@ -39,6 +39,14 @@ def curve_segments(sx: float, sy: float, ex: float, ey: float,
     that gap, runs along it and comes into the input from the left: an S-curve would cut
     diagonally through both nodes.
     """
+    if gap_y is not None and ex < sx - 2 * MIN_BEND:
+        # Well to the left (the next band): each turn a half loop within the column gap
+        # beside its port, and a straight run along the gap. Two curves meeting halfway
+        # swept diagonally over the nodes above the consumer and below the producer.
+        b = MIN_BEND
+        return [(sx, sy, sx + b, sy, sx + b, gap_y, sx, gap_y),
+                (sx, gap_y, sx, gap_y, ex, gap_y, ex, gap_y),
+                (ex, gap_y, ex - b, gap_y, ex - b, ey, ex, ey)]
     if gap_y is not None and ex < sx + 2 * MIN_BEND:
         bend = BACK_BEND if ex < sx - BACK_BEND else MIN_BEND
         mx = (sx + ex) / 2

@@ -30,7 +30,8 @@ NODE_GAP_TB = 50.0       # top to bottom: between the nodes of a layer
 LEFT_TO_RIGHT, TOP_TO_BOTTOM = "left-to-right", "top-to-bottom"
 DIRECTIONS = (LEFT_TO_RIGHT, TOP_TO_BOTTOM)
 WRAP_ASPECT = 1.6        # a layout wider than twice this (width / height) wraps
-MIN_WRAP_COLUMNS = 24    # ... if it has more columns than this (small graphs stay a line)
+MIN_WRAP_COLUMNS = 6     # ... if it has more columns than this (a 14-column line fitted
+#                          to a 1024x700 window was 12 px tall, too small for names)
 
 Size = tuple[float, float]
 
