@@ -43,11 +43,12 @@ def _distance(a: QColor, b: QColor) -> int:
     return abs(a.red() - b.red()) + abs(a.green() - b.green()) + abs(a.blue() - b.blue())
 
 
-@pytest.mark.parametrize("size", [(1280, 800), (1024, 700)])
+# (900, 640): a canvas about 430 px wide, as at 1024x700 with docks a user widened
+@pytest.mark.parametrize("size", [(1280, 800), (1024, 700), (900, 640)])
 @pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*.hexgraph")))
 def test_blocks_show_whole_names_at_the_opening_zoom(qtbot, window, name, size):
-    # at 1024x700 the classic example's 14 columns in one line fitted at a zoom too small
-    # for any name: small graphs now wrap into bands too
+    # the classic example's 14 columns in one line fitted a 430 px canvas at a zoom too
+    # small for any name: small graphs now wrap into bands too
     w = _opened(qtbot, window, name, size)
     lod = w.canvas.zoom
     assert lod > BLOCK_TEXT_MIN_LOD
