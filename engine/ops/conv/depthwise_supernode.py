@@ -38,7 +38,7 @@ from hexscope.engine.ops.kernels.depthwise import (
     depthwise_sums,
     numba_kernels,
 )
-from hexscope.engine.ops.kernels.dwise_fused import lane_terms, prepare_dwise_d32
+from hexscope.engine.ops.kernels.dwise_fused import chunk_of, lane_terms, prepare_dwise_d32
 from hexscope.engine.ops.kernels.dwise_requant import dwise_requantize
 from hexscope.engine.ops.kernels.gemm import Window
 from hexscope.engine.ops.reference import ZeroCode, zero_za_low, zero_za_u8, zero_zb
@@ -369,9 +369,11 @@ def _fused(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...], lay: _Layout
     if not isinstance(terms, Shared) or terms.key[0] is not sc \
             or terms.key[1] is not folded or terms.key[2] != mn:  # type: ignore[index]
         code = _kept_lane_code(ctx, sc, mn) if consts.k is None else None
-        lanes = (lay.shape[3] + 31) & ~31
-        terms = Shared((sc, folded, mn),
-                       (*lane_terms(folded, consts.gemsumb, zx, sc.recip, lanes), code))
+        lane = lane_terms(folded, consts.gemsumb, zx, sc.recip, (lay.shape[3] + 31) & ~31,
+                          chunk_of(steady.value[2].out))  # type: ignore[index]
+        if lane is None:
+            return 0
+        terms = Shared((sc, folded, mn), (*lane, code))
         ctx.state["dwise_lanes"] = terms
     bias_l, rec_l, code = terms.value  # type: ignore[misc]
     fill = ctx.padding_fill

@@ -86,7 +86,7 @@ def prepare_dwise_d32(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[
 
     A function of (raw input bytes, bias buffer, recip, shift, zx, pad code, fill) giving
     (the output memory, min, max of int32(v) over the data lanes); the bias buffer and
-    recip padded to the memory's lanes by :func:`lane_terms`. None where numba is off, the
+    recip as :func:`lane_terms` gives them. None where numba is off, the
     filter has too many taps, or the geometry is not one this pass takes."""
     kernel = _kernel()
     fh, fw, d, m = w.shape
@@ -104,12 +104,23 @@ def prepare_dwise_d32(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[
             zero.shape[3] < (ow - 1) * steps[1] + fw:
         return None
     lanes = n_sl * 32
-    wts = np.zeros((fh * fw, lanes), np.float32)
-    wts[:, :d] = (w[:, :, :, 0].astype(np.int32) - zf).reshape(fh * fw, d)
+    chunk = chunk_of(ow)
+    wl = np.zeros((fh * fw, lanes), np.float32)
+    wl[:, :d] = (w[:, :, :, 0].astype(np.int32) - zf).reshape(fh * fw, d)
+    wts = np.ascontiguousarray(np.tile(wl.reshape(fh * fw, n_sl, 1, 32), (1, 1, chunk, 1))
+                               .transpose(1, 0, 2, 3).reshape(n_sl, fh * fw, chunk * 32))
+    # lanes past the channels stay out of the extremes: min(lo, max(v, -2**31)) and
+    # max(hi, min(v, 2**31 - 1)) for the data lanes, the other way round for them
+    ok = np.arange(lanes) < d
+    big, small = np.int32(2**31 - 1), np.int32(-(2**31))
+    masks = np.stack([np.where(ok, small, big), np.where(ok, big, small)]).astype(np.int32)
+    masks = np.ascontiguousarray(np.tile(masks.reshape(2, n_sl, 1, 32), (1, 1, chunk, 1))
+                                 .transpose(1, 0, 2, 3).reshape(n_sl, 2, chunk * 32))
     size = int(np.prod(x.geometry.memory_shape))
     words = zero.shape[3] * 4
-    ring = np.empty(fh * words + 4 * steps[1], np.uint64)
+    ring = np.empty(words, np.uint64)
     ring8 = ring.view(np.uint8)
+    ringf = np.empty(fh * words * 8, np.float32)
     base_words = line_base // 8
     zero_u8 = zero.astype(np.uint8)
     valid = d - 32 * (n_sl - 1)
@@ -120,25 +131,40 @@ def prepare_dwise_d32(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[
             pad_code: int, fill: int) -> tuple[np.ndarray, int, int]:
         mem = np.empty(mem_shape, np.uint8)
         lo, hi = kernel(raw[:size].view(np.uint64), base_words, zero_u8, wts, fh, fw, sh, sw,
-                        ow, oh, h_tot, hb, w_tot, wb, spill, ring, ring8, bias, recip, shamt, zx,
-                        valid, pad_code, fill, mem.reshape(-1), _LANES, _FOUR, CHUNK)
+                        ow, oh, h_tot, hb, w_tot, wb, spill, ring, ring8, ringf,
+                        bias, recip, masks, shamt, zx, valid, pad_code, fill,
+                        mem.reshape(-1), _LANES, _FOUR, chunk)
         return mem, int(lo), int(hi)
 
     return run
 
 
+def chunk_of(ow: int) -> int:
+    """The output pixels the pass sums per inner loop for rows of ``ow`` pixels."""
+    return max(1, min(CHUNK, ow))
+
+
 def lane_terms(folded: np.ndarray, gemsumb: np.ndarray, zx: int, recip: np.ndarray,
-               lanes: int) -> tuple[np.ndarray, np.ndarray]:
+               lanes: int, chunk: int = 1) -> tuple[np.ndarray, np.ndarray] | None:
     """The bias buffer ``folded - zx * gemsumb`` wrapped to int32 and the multipliers
-    (int64), one per memory lane (0 past the channels): what the pass adds to its sums of
-    x (w - zf)."""
+    (int32), one per memory lane (0 past the channels): what the pass adds to its sums of
+    x (w - zf) and multiplies them by. None for a multiplier outside 0..2**31 - 1 (the
+    pass multiplies 32-bit lanes; nnlib's are at most 0x7FFFFFFF). Both as (slices,
+    ``chunk`` x 32), each slice's 32 repeated for ``chunk`` pixels (:func:`chunk_of`), as
+    the pass reads them."""
     d = gemsumb.size
+    r = np.asarray(recip, np.int64).reshape(-1)
+    if r.size and (r.min() < 0 or r.max() > 0x7FFFFFFF):
+        return None
     bias = np.zeros(lanes, np.int32)
     wide = np.asarray(folded, np.int64) - np.asarray(gemsumb, np.int64) * zx
     bias[:d] = ((wide + 2**31) % 2**32 - 2**31).astype(np.int32)
-    rec = np.zeros(lanes, np.int64)
-    rec[:d] = np.broadcast_to(np.asarray(recip, np.int64).reshape(-1), (d,))
-    return bias, rec
+    rec = np.zeros(lanes, np.int32)
+    rec[:d] = np.broadcast_to(r, (d,))
+    n_sl = lanes // 32
+    return tuple(np.ascontiguousarray(np.tile(a.reshape(n_sl, 1, 32), (1, chunk, 1))
+                                      .reshape(n_sl, chunk * 32))
+                 for a in (bias, rec))  # type: ignore[return-value]
 
 
-__all__ = ["MAX_TAPS", "lane_terms", "prepare_dwise_d32", "window_lines"]
+__all__ = ["CHUNK", "MAX_TAPS", "chunk_of", "lane_terms", "prepare_dwise_d32", "window_lines"]

@@ -11,9 +11,10 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
+# contract: a product and its sum as one FMA, exact here (every value an integer under 2**24)
+@njit(cache=True, nogil=True, boundscheck=False, fastmath={'contract'})
 def dwise_d32(raw, line_base, zero, wts, fh, fw, sh, sw, ow, oh, h_tot, hb, w_tot, wb, spill,
-              ring, ring8, bias, recip, shamt, zx, valid, pad_code, fill, out,
+              ring, ring8, ringf, bias, recip, masks, shamt, zx, valid, pad_code, fill, out,
               lanes, four, chunk):  # pragma: no cover - compiled
     # raw: the input memory as 8-byte words; line_base (B, R, S): the word offset of each
     # window line's first column (32 lanes = 4 words), zero (B, R, S, C): the columns read
@@ -54,30 +55,21 @@ def dwise_d32(raw, line_base, zero, wts, fh, fw, sh, sw, ow, oh, h_tot, hb, w_to
         phase_at[ph + 1] = phase_at[ph] + (n_cols - ph + sw - 1) // sw * 32
     span = chunk * 32
     acc = np.empty(span, np.float32)
-    wt = np.empty((fh * fw, span), np.float32)
-    bt = np.empty(span, np.int32)
-    rt = np.empty(span, np.int64)
-    lom = np.empty(span, np.int32)
-    him = np.empty(span, np.int32)
     lo = np.int32(2**31 - 1)
     hi = np.int32(-(2**31))
     sh32 = np.uint32(shamt)
+    half = np.int64(1073741824)
     pad8 = np.uint8(pad_code)
-    line_words = np.uint64(words)
     one, two, three = np.uint64(1), np.uint64(2), np.uint64(3)
     for b in range(nb):
         for s in range(n_sl):
-            # this slice's weights, bias and multipliers repeated for ``chunk`` pixels
-            for j in range(span):
-                k = s * 32 + j % 32
-                for tap in range(fh * fw):
-                    wt[tap, j] = wts[tap, k]
-                bt[j] = bias[k]
-                rt[j] = recip[k]
-                # the depth padding lanes stay out of the extremes
-                ok = k < (n_sl - 1) * 32 + valid
-                lom[j] = -(2**31) if ok else 2**31 - 1
-                him[j] = 2**31 - 1 if ok else -(2**31)
+            # this slice's weights, bias, multipliers and extremes' masks, each repeated
+            # for ``chunk`` pixels (tiles made once by the caller)
+            wt = wts[s]
+            bt = bias[s]
+            rt = recip[s]
+            lom = masks[s, 0]
+            him = masks[s, 1]
             for j in range(fh):
                 held[j] = -1
             if fh == 3 and fw == 3:
@@ -94,7 +86,7 @@ def dwise_d32(raw, line_base, zero, wts, fh, fw, sh, sw, ow, oh, h_tot, hb, w_to
                         continue
                     held[slot] = r
                     base = line_base[b, r, s]
-                    dst = np.uint64(slot) * line_words
+                    dst = np.uint64(0)
                     ci = 0
                     for ph in range(sw):
                         to = dst + np.uint64(phase_at[ph] // 8)
@@ -111,6 +103,9 @@ def dwise_d32(raw, line_base, zero, wts, fh, fw, sh, sw, ow, oh, h_tot, hb, w_to
                                 ring[to + two] = raw[frm + two]
                                 ring[to + three] = raw[frm + three]
                             to += four
+                    fo = np.uint64(slot * words * 8)
+                    for j in range(np.uint64(words * 8)):
+                        ringf[fo + j] = np.float32(ring8[j])
                 o_line = np.uint64(((b * h_tot + hb + oy) * n_sl + s) * line_bytes + wb * 32)
                 if fh == 3 and fw == 3:
                     r0 = np.uint64((y0 % 3) * words * 8)
@@ -128,18 +123,18 @@ def dwise_d32(raw, line_base, zero, wts, fh, fw, sh, sw, ow, oh, h_tot, hb, w_to
                         b0, b1, b2 = r1 + at + p0, r1 + at + p1, r1 + at + p2
                         c0, c1, c2 = r2 + at + p0, r2 + at + p1, r2 + at + p2
                         for j in range(n):
-                            acc3 = (np.float32(ring8[a0 + j]) * w0[j]
-                                    + np.float32(ring8[a1 + j]) * w1[j]
-                                    + np.float32(ring8[a2 + j]) * w2[j]
-                                    + np.float32(ring8[b0 + j]) * w3[j]
-                                    + np.float32(ring8[b1 + j]) * w4[j]
-                                    + np.float32(ring8[b2 + j]) * w5[j]
-                                    + np.float32(ring8[c0 + j]) * w6[j]
-                                    + np.float32(ring8[c1 + j]) * w7[j]
-                                    + np.float32(ring8[c2 + j]) * w8[j])
-                            s32 = np.int32(np.int64(acc3) + np.int64(bt[j]))
+                            acc3 = (ringf[a0 + j] * w0[j]
+                                    + ringf[a1 + j] * w1[j]
+                                    + ringf[a2 + j] * w2[j]
+                                    + ringf[b0 + j] * w3[j]
+                                    + ringf[b1 + j] * w4[j]
+                                    + ringf[b2 + j] * w5[j]
+                                    + ringf[c0 + j] * w6[j]
+                                    + ringf[c1 + j] * w7[j]
+                                    + ringf[c2 + j] * w8[j])
+                            s32 = np.int32(np.int32(acc3) + bt[j])
                             t = np.int32(np.uint32(s32) << sh32)
-                            v = (np.int64(t) * rt[j] + np.int64(1073741824)) >> np.int64(31)
+                            v = (np.int64(t) * np.int64(rt[j]) + half) >> np.int64(31)
                             w32 = np.int32(v)
                             lo = min(lo, max(w32, lom[j]))
                             hi = max(hi, min(w32, him[j]))
@@ -159,12 +154,12 @@ def dwise_d32(raw, line_base, zero, wts, fh, fw, sh, sw, ow, oh, h_tot, hb, w_to
                                 xo = line + np.uint64(phase_at[fx % sw] + (ox0 + fx // sw) * 32)
                                 wr = wt[fy * fw + fx]
                                 for j in range(n):
-                                    acc[j] += np.float32(ring8[xo + j]) * wr[j]
+                                    acc[j] += ringf[xo + j] * wr[j]
                         o = o_line + np.uint64(ox0 * 32)
                         for j in range(n):
-                            s32 = np.int32(np.int64(acc[j]) + np.int64(bt[j]))
+                            s32 = np.int32(np.int32(acc[j]) + bt[j])
                             t = np.int32(np.uint32(s32) << sh32)
-                            v = (np.int64(t) * rt[j] + np.int64(1073741824)) >> np.int64(31)
+                            v = (np.int64(t) * np.int64(rt[j]) + half) >> np.int64(31)
                             w32 = np.int32(v)
                             lo = min(lo, max(w32, lom[j]))
                             hi = max(hi, min(w32, him[j]))
