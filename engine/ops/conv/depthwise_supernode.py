@@ -22,6 +22,7 @@ from hexscope.engine.ops.context import KernelContext, Shared, data_of, scalar_f
 from hexscope.engine.ops.conv.common import CONV_IN, f32_output, f32_word, range_ports
 from hexscope.engine.ops.conv.d32_input_reads import Zaps, kept_border, window_input
 from hexscope.engine.ops.conv.depthwise import depthwise_supernode_reference, dwise_windows
+from hexscope.engine.ops.conv.dwise_d32_pad import fill_pad_lanes, spill_last_group
 from hexscope.engine.ops.conv.dwise_scaling import (
     DwiseRange,
     Scaling,
@@ -325,15 +326,15 @@ def _d32_body(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...], lay: _Lay
         mem = (lay.pack(y.array).reshape(-1) if lay.pack is not None and y.shape == lay.wide
                else y.to_d32(pad._replace(w_before=0, w_after=0), fill).raw)
         out = Tensor(shape, DType.QUINT8, mem, Layout.D32, pad)
-        _fill_pad_lanes(out, _pad_lane_code(ctx), slice(None))
+        fill_pad_lanes(out, _pad_lane_code(ctx), slice(None))
         return out, lo, hi
     y, lo, hi = depthwise_supernode(ctx, flat, *rest, d32=x, first_try=done)
     out = (Tensor(shape, DType.QUINT8, lay.pack(y.array).reshape(-1), Layout.D32, pad)
            if lay.pack is not None and y.shape == lay.wide else y.to_d32(pad, fill))
-    _fill_pad_lanes(out, _pad_lane_code(ctx), slice(pad.w_before, pad.w_before + ow))
+    fill_pad_lanes(out, _pad_lane_code(ctx), slice(pad.w_before, pad.w_before + ow))
     extra = (-ow) & 3
     if extra and y.array.size:
-        _spill(out, extra)
+        spill_last_group(out, extra)
     return out, lo, hi
 
 
@@ -366,14 +367,16 @@ def _fused(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...], lay: _Layout
         return 0
     mn = float(state.mn)
     terms = ctx.state.get("dwise_lanes")
+    # the tiles are the plan's (its chunk of pixels): a new plan makes new ones
     if not isinstance(terms, Shared) or terms.key[0] is not sc \
-            or terms.key[1] is not folded or terms.key[2] != mn:  # type: ignore[index]
+            or terms.key[1] is not folded or terms.key[2] != mn \
+            or terms.key[3] is not run:  # type: ignore[index]
         code = _kept_lane_code(ctx, sc, mn) if consts.k is None else None
         lane = lane_terms(folded, consts.gemsumb, zx, sc.recip, (lay.shape[3] + 31) & ~31,
                           chunk_of(steady.value[2].out))  # type: ignore[index]
         if lane is None:
             return 0
-        terms = Shared((sc, folded, mn), (*lane, code))
+        terms = Shared((sc, folded, mn, run), (*lane, code))
         ctx.state["dwise_lanes"] = terms
     bias_l, rec_l, code = terms.value  # type: ignore[misc]
     fill = ctx.padding_fill
@@ -500,40 +503,6 @@ def _lane_code(sc: Scaling, mn: float) -> int | None:
     code, _, _ = dwise_requantize(np.zeros((1, 1), np.int32), np.rint([float(off)]).astype(
         np.int64), np.asarray(sc.recip).reshape(-1)[:1], sc.shamt & 31)
     return int(code[0, 0])
-
-
-def _fill_pad_lanes(out: Tensor, code: int | None, cols: slice) -> None:
-    """Write ``code`` into the depth padding lanes of the data rows' columns ``cols``."""
-    pad = out.padding
-    if code is None or pad.d_before or not pad.d_after:
-        return
-    g = D32Geometry(out.shape, pad)
-    mem = np.asarray(out.raw).reshape(g.memory_shape)
-    # no depth padding before: the padding lanes are the end of the last slice
-    mem[:, pad.h_before:pad.h_before + out.shape[1], -1, cols, 32 - pad.d_after:] = code
-
-
-def _spill(out: Tensor, extra: int) -> None:
-    """Copy each row's last group's first column (all 32 lanes, its depth padding lanes
-    included) into the ``extra`` columns after the row's data in every depth slice of
-    ``out``'s memory, where they land: past the right padding, the next slice's (or row's)
-    left padding; never its data."""
-    pad = out.padding
-    g = D32Geometry(out.shape, pad)
-    nb, oh, ow, _ = out.shape
-    # the memory as lines of one slice of one row: the line after a row's last slice is
-    # the next row's first
-    lines = np.asarray(out.raw).reshape(-1, g.w_total, 32)
-    first = pad.w_before + ow - (4 - extra)
-    for b in range(nb):
-        l0 = (b * g.h_total + pad.h_before) * g.n_slices
-        l1 = l0 + oh * g.n_slices
-        src = lines[l0:l1, first].copy()
-        for col in range(pad.w_before + ow, pad.w_before + ow + extra):
-            if col < g.w_total:
-                lines[l0:l1, col] = src
-            elif col - g.w_total < pad.w_before:
-                lines[l0 + 1:l1 + 1, col - g.w_total] = src
 
 
 _DOC = """A depthwise convolution, bias and requantization to quint8 in one op ({bias}).

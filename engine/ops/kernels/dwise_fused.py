@@ -126,9 +126,13 @@ def prepare_dwise_d32(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[
     valid = d - 32 * (n_sl - 1)
     sh, sw = steps
     mem_shape = tuple(int(v) for v in out_memory_shape)
+    tiles = (n_sl, chunk * 32)
 
     def run(raw: np.ndarray, bias: np.ndarray, recip: np.ndarray, shamt: int, zx: int,
             pad_code: int, fill: int) -> tuple[np.ndarray, int, int]:
+        if bias.shape != tiles or recip.shape != tiles:     # the kernel reads them unchecked
+            raise ValueError(f"lane terms of shape {bias.shape} / {recip.shape} for tiles "
+                             f"{tiles}")
         mem = np.empty(mem_shape, np.uint8)
         lo, hi = kernel(raw[:size].view(np.uint64), base_words, zero_u8, wts, fh, fw, sh, sw,
                         ow, oh, h_tot, hb, w_tot, wb, spill, ring, ring8, ringf,

@@ -99,6 +99,9 @@ def test_the_fused_pass_gives_the_flat_paths_bytes_run_after_run(
     mem[~quiet.padding_mask().reshape(-1)] = min(zx, 255)
     runs = [Tensor(quiet.shape, DType.QUINT8, mem, Layout.D32, pad)]
     runs += [_d32(rng, (1, h, w, c), pad) for _ in range(3)]
+    # then another width: the kept set-up and the pass's plan are made again
+    wider = D32Padding(4, 4, 4, (-(5 + w)) & 3, 0, (-c) & 31)
+    runs += [_d32(rng, (1, h, w + 1, c), wider) for _ in range(2)]
     padding = Padding.SAME if same else Padding.VALID
     fused_ctx, flat_ctx = KernelContext(1, DW, padding=padding), KernelContext(1, DW,
                                                                                padding=padding)
