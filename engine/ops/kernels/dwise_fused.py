@@ -136,9 +136,13 @@ def prepare_dwise_d32(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[
         mem = np.empty(mem_shape, np.uint8)
         # read-only whatever the input's flags: numba then loads one specialisation (a
         # writable input would compile a second one at a process's first such run)
-        src = raw[:size].view(np.uint64)
+        src8 = raw[:size]
+        src = src8.view(np.uint64)
         src.flags.writeable = False
-        lo, hi = kernel(src, base_words, zero_u8, wts, fh, fw, sh, sw,
+        if src8.flags.writeable:
+            src8 = src8.view()
+            src8.flags.writeable = False
+        lo, hi = kernel(src, src8, base_words, zero_u8, wts, fh, fw, sh, sw,
                         ow, oh, h_tot, hb, w_tot, wb, spill, ring, ring8, ringf,
                         bias, recip, masks, shamt, zx, valid, pad_code, fill,
                         mem.reshape(-1), _LANES, _FOUR, chunk)

@@ -13,10 +13,10 @@ from numba import njit
 
 # contract: a product and its sum as one FMA, exact here (every value an integer under 2**24)
 @njit(cache=True, nogil=True, boundscheck=False, fastmath={'contract'})
-def dwise_d32(raw, line_base, zero, wts, fh, fw, sh, sw, ow, oh, h_tot, hb, w_tot, wb, spill,
+def dwise_d32(raw, raw8, line_base, zero, wts, fh, fw, sh, sw, ow, oh, h_tot, hb, w_tot, wb, spill,
               ring, ring8, ringf, bias, recip, masks, shamt, zx, valid, pad_code, fill, out,
               lanes, four, chunk):  # pragma: no cover - compiled
-    # raw: the input memory as 8-byte words; line_base (B, R, S): the word offset of each
+    # raw: the input memory as 8-byte words (raw8: the same bytes); line_base (B, R, S): the word offset of each
     # window line's first column (32 lanes = 4 words), zero (B, R, S, C): the columns read
     # as zx. Each window line is copied once into a ring of fh lines (``ring`` as words,
     # ``ring8`` the same bytes), zx where ``zero`` says so; each output pixel then sums its
@@ -32,6 +32,7 @@ def dwise_d32(raw, line_base, zero, wts, fh, fw, sh, sw, ow, oh, h_tot, hb, w_to
     n_cols = zero.shape[3]
     words = n_cols * 4
     zw = np.uint64(zx) * np.uint64(0x0101010101010101)
+    zxf = np.float32(zx)
     line_bytes = w_tot * 32
     fill8 = np.uint8(fill)
     for b in range(nb):
@@ -86,6 +87,19 @@ def dwise_d32(raw, line_base, zero, wts, fh, fw, sh, sw, ow, oh, h_tot, hb, w_to
                         continue
                     held[slot] = r
                     base = line_base[b, r, s]
+                    fo = np.uint64(slot * words * 8)
+                    if sw == 1 and base >= 0 and base + words <= raw.shape[0]:
+                        # the line's span converted straight from the memory, then the
+                        # columns read as zx written over
+                        frm8 = np.uint64(base * 8)
+                        for j in range(np.uint64(words * 8)):
+                            ringf[fo + j] = np.float32(raw8[frm8 + j])
+                        for ci in range(n_cols):
+                            if zero[b, r, s, ci]:
+                                to = fo + np.uint64(ci * 32)
+                                for l in range(lanes):
+                                    ringf[to + l] = zxf
+                        continue
                     dst = np.uint64(0)
                     ci = 0
                     for ph in range(sw):
@@ -103,7 +117,6 @@ def dwise_d32(raw, line_base, zero, wts, fh, fw, sh, sw, ow, oh, h_tot, hb, w_to
                                 ring[to + two] = raw[frm + two]
                                 ring[to + three] = raw[frm + three]
                             to += four
-                    fo = np.uint64(slot * words * 8)
                     for j in range(np.uint64(words * 8)):
                         ringf[fo + j] = np.float32(ring8[j])
                 o_line = np.uint64(((b * h_tot + hb + oy) * n_sl + s) * line_bytes + wb * 32)
