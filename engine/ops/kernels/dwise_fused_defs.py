@@ -16,18 +16,21 @@ from numba import njit
 def dwise_d32(raw, raw8, line_base, zero, wts, fh, fw, sh, sw, ow, oh, h_tot, hb, w_tot, wb, spill,
               ring, ring8, ringf, bias, recip, masks, shamt, zx, valid, pad_code, fill, out,
               lanes, four, chunk):  # pragma: no cover - compiled
-    # raw: the input memory as 8-byte words (raw8: the same bytes); line_base (B, R, S): the word offset of each
-    # window line's first column (32 lanes = 4 words), zero (B, R, S, C): the columns read
-    # as zx. Each window line is copied once into a ring of fh lines (``ring`` as words,
-    # ``ring8`` the same bytes), zx where ``zero`` says so; each output pixel then sums its
-    # taps over 32 lanes at a time as x (w - zf) in float32 (exact: |sum| < 2**24 for up
-    # to 258 taps), requantizes them and writes the codes into ``out`` (the d32 output
-    # memory as bytes: ``h_tot`` rows, ``hb`` of them above the data, ``w_tot`` columns, the
-    # ``ow`` computed from column ``wb``), the depth padding lanes of the last slice (lanes
+    # raw: the input memory as 8-byte words (raw8: the same bytes); line_base (B, R, S):
+    # the word offset of each window line's first column (32 lanes = 4 words), zero
+    # (B, R, S, C): the columns read as zx. Each window line is converted once to float32
+    # into a ring of fh lines (``ringf``; at stride 1 straight from the memory, else through
+    # ``ring`` / ``ring8``, one line of words / bytes, stored phase by phase), zx where
+    # ``zero`` says so; each output pixel then sums its taps over 32 lanes at a time as
+    # x (w - zf) in float32 (exact: |sum| < 2**24 for up to 258 taps), ``chunk`` pixels per
+    # inner loop (the weights, bias, multipliers and extremes' masks tiled for them per
+    # slice), requantizes them and writes the codes into ``out`` (the d32 output memory as
+    # bytes: ``h_tot`` rows, ``hb`` of them above the data, ``w_tot`` columns, the ``ow``
+    # computed from column ``wb``), the depth padding lanes of the last slice (lanes
     # ``valid``..31) taking ``pad_code`` and every byte not written ``fill``; then each
     # line's last group of 4 columns' first column is copied into the ``spill`` columns
     # after them (the asm's last group; past the line into the next one's left padding).
-    # lo32 / hi32 (S*32 lanes) gather each lane's extremes of int32(v).
+    # Returns the min and max of int32(v) over the data lanes.
     nb, n_rows, n_sl = line_base.shape
     n_cols = zero.shape[3]
     words = n_cols * 4
