@@ -76,6 +76,7 @@ def dwise_d32(raw, raw8, line_base, zero, wts, fh, fw, sh, sw, ow, oh, h_tot, hb
             him = masks[s, 1]
             for j in range(fh):
                 held[j] = -1
+            masked = s == n_sl - 1 and valid < 32
             if fh == 3 and fw == 3:
                 w0, w1, w2, w3, w4, w5, w6, w7, w8 = (wt[0], wt[1], wt[2], wt[3], wt[4], wt[5],
                                                       wt[6], wt[7], wt[8])
@@ -138,23 +139,42 @@ def dwise_d32(raw, raw8, line_base, zero, wts, fh, fw, sh, sw, ow, oh, h_tot, hb
                         a0, a1, a2 = r0 + at + p0, r0 + at + p1, r0 + at + p2
                         b0, b1, b2 = r1 + at + p0, r1 + at + p1, r1 + at + p2
                         c0, c1, c2 = r2 + at + p0, r2 + at + p1, r2 + at + p2
-                        for j in range(n):
-                            acc3 = (ringf[a0 + j] * w0[j]
-                                    + ringf[a1 + j] * w1[j]
-                                    + ringf[a2 + j] * w2[j]
-                                    + ringf[b0 + j] * w3[j]
-                                    + ringf[b1 + j] * w4[j]
-                                    + ringf[b2 + j] * w5[j]
-                                    + ringf[c0 + j] * w6[j]
-                                    + ringf[c1 + j] * w7[j]
-                                    + ringf[c2 + j] * w8[j])
-                            s32 = np.int32(np.int32(acc3) + bt[j])
-                            t = np.int32(np.uint32(s32) << sh32)
-                            v = (np.int64(t) * np.int64(rt[j]) + half) >> np.int64(31)
-                            w32 = np.int32(v)
-                            lo = min(lo, max(w32, lom[j]))
-                            hi = max(hi, min(w32, him[j]))
-                            out[o + j] = np.uint8(min(max(v, np.int64(0)), np.int64(255)))
+                        if masked:     # the last slice's depth padding lanes
+                            for j in range(n):
+                                acc3 = (ringf[a0 + j] * w0[j]
+                                        + ringf[a1 + j] * w1[j]
+                                        + ringf[a2 + j] * w2[j]
+                                        + ringf[b0 + j] * w3[j]
+                                        + ringf[b1 + j] * w4[j]
+                                        + ringf[b2 + j] * w5[j]
+                                        + ringf[c0 + j] * w6[j]
+                                        + ringf[c1 + j] * w7[j]
+                                        + ringf[c2 + j] * w8[j])
+                                s32 = np.int32(np.int32(acc3) + bt[j])
+                                t = np.int32(np.uint32(s32) << sh32)
+                                v = (np.int64(t) * np.int64(rt[j]) + half) >> np.int64(31)
+                                w32 = np.int32(v)
+                                lo = min(lo, max(w32, lom[j]))
+                                hi = max(hi, min(w32, him[j]))
+                                out[o + j] = np.uint8(min(max(v, np.int64(0)), np.int64(255)))
+                        else:
+                            for j in range(n):
+                                acc3 = (ringf[a0 + j] * w0[j]
+                                        + ringf[a1 + j] * w1[j]
+                                        + ringf[a2 + j] * w2[j]
+                                        + ringf[b0 + j] * w3[j]
+                                        + ringf[b1 + j] * w4[j]
+                                        + ringf[b2 + j] * w5[j]
+                                        + ringf[c0 + j] * w6[j]
+                                        + ringf[c1 + j] * w7[j]
+                                        + ringf[c2 + j] * w8[j])
+                                s32 = np.int32(np.int32(acc3) + bt[j])
+                                t = np.int32(np.uint32(s32) << sh32)
+                                v = (np.int64(t) * np.int64(rt[j]) + half) >> np.int64(31)
+                                w32 = np.int32(v)
+                                lo = min(lo, w32)
+                                hi = max(hi, w32)
+                                out[o + j] = np.uint8(min(max(v, np.int64(0)), np.int64(255)))
                         if s == n_sl - 1 and valid < 32:
                             for q in range(np.uint64(0), n, lanes):
                                 for l in range(np.uint64(valid), lanes):
