@@ -1,8 +1,10 @@
-"""The d32 depthwise Supernode's 3x3 path in one compiled pass: the taps read straight from
-the d32 input's memory (each window line copied once into a small ring, the columns nnlib
-zaps or that lie outside the tensor read as zx), summed over 32 lanes at a time, requantized
-as :mod:`dwise_requant` does and written into the d32 output memory, its padding rows and
-depth padding lanes included, with each lane's extremes for the range search.
+"""The d32 depthwise Supernode in one compiled pass (filters of up to 258 taps; the 3x3
+taps summed in one loop with the requantization): the taps read straight from the d32
+input's memory (each window line converted once to float32 into a small ring, the columns
+nnlib zaps or that lie outside the tensor read as zx), summed over 32 lanes at a time,
+requantized as :mod:`dwise_requant` does and written into the d32 output memory, its
+padding rows and columns, depth padding lanes and spilled columns included, with the
+extremes for the range search.
 
 It replaces, for a run's first try, the unpack of the input, the window read of
 :mod:`~hexscope.engine.ops.conv.d32_input_reads`, the flat sums and requantization of
