@@ -3,7 +3,14 @@ TFLite's Hexagon delegate builds them: 32-bit bias, Relu6 range, SAME padding), 
 numpy peer doing the same int32 depthwise sum (one vectorised pass per tap) and a float
 requantization. Median of interleaved runs, one process.
 
-    .venv/bin/python bench/dwise_bench.py [--repeat 7]
+``--d32``: DepthwiseSupernode_8x8p32to8_d32 instead, as a MobileNetV2 run calls it (a d32
+input with 4 rows and columns of padding holding other codes, the ChannelScale input of 1.0
+the delegate passes, one node's context kept run after run: from its second run the fused
+pass of engine/ops/kernels/dwise_fused.py), against the same layer with a fresh context
+each run (the flat path and its set-up). The script imports only public names, so another
+tree's interpreter can run it (``/work/main/.venv/bin/python bench/dwise_bench.py --d32``).
+
+    .venv/bin/python bench/dwise_bench.py [--repeat 7] [--d32]
 """
 from __future__ import annotations
 
@@ -14,10 +21,12 @@ from functools import partial
 
 import numpy as np
 
-from hexscope.engine.dtypes import DType
+from hexscope.engine.d32 import D32Padding
+from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.conv.depthwise_supernode import depthwise_supernode_8x8p32to8
+from hexscope.engine.ops.registry import REGISTRY
 from hexscope.engine.tensor import Tensor
 
 # (H, W, C, stride) of MobileNetV2's depthwise layers at 224x224
@@ -72,10 +81,54 @@ def _interleaved(fns, repeat: int) -> list[float]:
     return [statistics.median(t) * 1e3 for t in times]
 
 
+D32_OP = "DepthwiseSupernode_8x8p32to8_d32"
+
+
+def _d32_inputs(h: int, w: int, c: int, s: int, rng: np.random.Generator) -> tuple:
+    """The d32 node's inputs: padding bytes random (another node wrote them), Consts
+    read-only as in a graph, the delegate's ChannelScale of 1.0."""
+    pad = D32Padding(4, 4, 4, (-(4 + w)) & 3, 0, (-c) & 31)
+    x = Tensor.from_array(rng.integers(0, 256, (1, h, w, c), dtype=np.uint8),
+                          DType.QUINT8).to_d32(pad)
+    mem = x.raw.copy()
+    mask = x.padding_mask().reshape(-1)
+    mem[mask] = rng.integers(0, 256, int(mask.sum()), dtype=np.uint8)
+    x = Tensor(x.shape, DType.QUINT8, mem, Layout.D32, pad)
+    rest = _inputs(h, w, c, s, rng, False)[1:] + (_s(1.0),)
+    for t in rest:
+        if t.has_data:
+            t.raw.flags.writeable = False
+    return (x, *rest)
+
+
+def d32_main(repeat: int) -> None:
+    rng = np.random.default_rng(0)
+    kernel = REGISTRY.get(D32_OP).kernel
+    print(f"{'layer':>22} {'d32 kept':>10} {'d32 fresh':>10}")
+    tot = [0.0, 0.0]
+    for h, w, c, s in LAYERS:
+        args = _d32_inputs(h, w, c, s, rng)
+        ctx = KernelContext(1, D32_OP, padding=Padding.SAME)
+        kernel(ctx, *args)                              # compile / keep the set-up
+
+        def fresh(args=args) -> None:
+            kernel(KernelContext(1, D32_OP, padding=Padding.SAME), *args)
+
+        kept, new = _interleaved([partial(kernel, ctx, *args), fresh], repeat)
+        tot[0] += kept
+        tot[1] += new
+        print(f"{f'1x{h}x{w}x{c} s{s}':>22} {kept:>7.3f} ms {new:>7.3f} ms")
+    print(f"{'total':>22} {tot[0]:>7.3f} ms {tot[1]:>7.3f} ms")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--d32", action="store_true", help="the d32 node, kept and fresh")
     a = ap.parse_args()
+    if a.d32:
+        d32_main(a.repeat)
+        return
     rng = np.random.default_rng(0)
     print(f"{'layer':>22} {'hexscope fixed':>15} {'hexscope free':>14} {'numpy':>9} {'ratio':>6}")
     tot = [0.0, 0.0, 0.0]

@@ -22,6 +22,7 @@ from hexscope.engine.ops.context import KernelContext, Shared, data_of, scalar_f
 from hexscope.engine.ops.conv.common import CONV_IN, f32_output, f32_word, range_ports
 from hexscope.engine.ops.conv.d32_input_reads import Zaps, kept_border, window_input
 from hexscope.engine.ops.conv.depthwise import depthwise_supernode_reference, dwise_windows
+from hexscope.engine.ops.conv.dwise_d32_pad import fill_pad_lanes, spill_last_group
 from hexscope.engine.ops.conv.dwise_scaling import (
     DwiseRange,
     Scaling,
@@ -38,6 +39,7 @@ from hexscope.engine.ops.kernels.depthwise import (
     depthwise_sums,
     numba_kernels,
 )
+from hexscope.engine.ops.kernels.dwise_fused import chunk_of, lane_terms, prepare_dwise_d32
 from hexscope.engine.ops.kernels.dwise_requant import dwise_requantize
 from hexscope.engine.ops.kernels.gemm import Window
 from hexscope.engine.ops.reference import ZeroCode, zero_za_low, zero_za_u8, zero_zb
@@ -131,12 +133,14 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
                         x_max: Tensor, f_min: Tensor, f_max: Tensor, stride: Tensor,
                         bias: Tensor, b_min: Tensor, b_max: Tensor, o_min: Tensor,
                         o_max: Tensor, *channel_scale: Tensor, wide: tuple[int, int] = (0, 0),
-                        d32: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
+                        d32: Tensor | None = None, first_try: int = 0
+                        ) -> tuple[Tensor, Tensor, Tensor]:
     """Both names: the bias dtype tells them apart (quint8 codes or int32 values). ``wide``
     (columns before, after) computes that many more output columns each side, as the d32
     op's asm does for the output's width padding (:func:`depthwise_d32`); their codes count
     in the range search. ``d32``: the d32 input ``x`` came from, whose memory the windows
-    read past the data as the asm does (:func:`_read_memory`); without it they read zx."""
+    read past the data as the asm does (:func:`_read_memory`); without it they read zx.
+    ``first_try``: 1 when the fused d32 pass made the first try (:func:`_fused`)."""
     key = (x.shape, x.dtype, ctx.padding, wide, filt, f_min, f_max, stride, bias, b_min,
            b_max, *channel_scale)
     kept = ctx.state.get("dwise_steady")
@@ -172,9 +176,9 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
     xmn, xmx = scalar_f(x_min), scalar_f(x_max)
     sums = None
     data, rbefore, cbefore = data_of(x, "input x"), rows.before, cols.before
-    for attempt in range(_MAX_RETRIES + 1):
+    for attempt in range(first_try, _MAX_RETRIES + 1):
         sc, folded = _scaling(ctx, state, bias, bias32, xmn, xmx, bmn, bmx, consts)
-        if d32 is not None and attempt == 0:     # zx is the same every run
+        if d32 is not None and attempt == first_try:     # zx is the same every run
             data, rbefore, cbefore = _read_memory(ctx, d32, data, rows, data_cols, cols,
                                                   sc.in_offset)
         fused = None if sums is not None else depthwise_requantized(
@@ -199,15 +203,20 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
             # the scaling's arrays at every run's start
             ctx.state["dwise_last"] = Shared(None, (sc, float(state.mn), consts.k is None))
             y = Tensor(out.shape, DType.QUINT8, out.reshape(-1))     # a new array of ours
-            # the range's words, kept while the range holds the same objects (their bits)
-            words = ctx.state.get("dwise_words")
-            if not isinstance(words, Shared) or words.key[0] is not state.mn \
-                    or words.key[1] is not state.mx:  # type: ignore[index]
-                words = Shared((state.mn, state.mx), (f32_word(state.mn), f32_word(state.mx)))
-                ctx.state["dwise_words"] = words
-            return y, f32_output(words.value[0]), f32_output(words.value[1])  # type: ignore[index]
+            return (y, *_range_outputs(ctx, state))
     raise KernelError(f"can't find range for depthwise (device's message): still "
                       f"[{state.mn}, {state.mx}] after {_MAX_RETRIES} retries")
+
+
+def _range_outputs(ctx: KernelContext, state: DwiseRange) -> tuple[Tensor, Tensor]:
+    """The range's outputs, its words kept while the range holds the same objects (their
+    bits)."""
+    words = ctx.state.get("dwise_words")
+    if not isinstance(words, Shared) or words.key[0] is not state.mn \
+            or words.key[1] is not state.mx:  # type: ignore[index]
+        words = Shared((state.mn, state.mx), (f32_word(state.mn), f32_word(state.mx)))
+        ctx.state["dwise_words"] = words
+    return f32_output(words.value[0]), f32_output(words.value[1])  # type: ignore[index]
 
 
 def _initial_range(o_min: float, o_max: float) -> DwiseRange:
@@ -306,24 +315,112 @@ def _d32_body(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...], lay: _Lay
     filt, scales = rest[0], rest[11:]
     shape, pad, fill = lay.shape, lay.pad, ctx.padding_fill
     ow = shape[2]
+    done = _fused(ctx, x, rest, lay)
+    if not isinstance(done, int):
+        return done
     flat = Tensor(x.shape, x.dtype, lay.unpack(x.raw).reshape(-1)) if lay.unpack is not None \
         else Tensor.from_array(fresh(x.array), x.dtype)
     if filt.shape[:2] == (3, 3) and not scales:
         y, lo, hi = depthwise_supernode(ctx, flat, *rest, wide=(pad.w_before, pad.w_after),
-                                        d32=x)
+                                        d32=x, first_try=done)
         mem = (lay.pack(y.array).reshape(-1) if lay.pack is not None and y.shape == lay.wide
                else y.to_d32(pad._replace(w_before=0, w_after=0), fill).raw)
         out = Tensor(shape, DType.QUINT8, mem, Layout.D32, pad)
-        _fill_pad_lanes(out, _pad_lane_code(ctx), slice(None))
+        fill_pad_lanes(out, _pad_lane_code(ctx), slice(None))
         return out, lo, hi
-    y, lo, hi = depthwise_supernode(ctx, flat, *rest, d32=x)
+    y, lo, hi = depthwise_supernode(ctx, flat, *rest, d32=x, first_try=done)
     out = (Tensor(shape, DType.QUINT8, lay.pack(y.array).reshape(-1), Layout.D32, pad)
            if lay.pack is not None and y.shape == lay.wide else y.to_d32(pad, fill))
-    _fill_pad_lanes(out, _pad_lane_code(ctx), slice(pad.w_before, pad.w_before + ow))
+    fill_pad_lanes(out, _pad_lane_code(ctx), slice(pad.w_before, pad.w_before + ow))
     extra = (-ow) & 3
     if extra and y.array.size:
-        _spill(out, extra)
+        spill_last_group(out, extra)
     return out, lo, hi
+
+
+def _fused(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...], lay: _Layout
+           ) -> tuple[Tensor, Tensor, Tensor] | int:
+    """The 3x3 path's first try in one compiled pass (:mod:`dwise_fused`: no unpack, window
+    read, flat sums or pack) once the node's set-up is kept (from its second run): the same
+    output and range bytes as the flat path's first try. 0 where it does not apply (the
+    flat path makes every try), 1 when the first try's range must be searched again (the
+    flat path goes on from its second try)."""
+    steady, state = ctx.state.get("dwise_steady"), ctx.state.get("dwise_range")
+    if not isinstance(steady, Shared) or not isinstance(state, DwiseRange) \
+            or state.first_guess:
+        return 0
+    plan = ctx.state.get("dwise_fused")
+    if not isinstance(plan, Shared) or plan.key[0] is not lay \
+            or plan.key[1] is not steady or plan.key[2] is not rest[3] \
+            or plan.key[3] is not rest[4]:  # type: ignore[index]
+        plan = _fused_plan(ctx, x, rest, lay, steady)
+        if plan is None:
+            return 0
+    run = plan.value
+    if run is None:
+        return 0
+    _, _, _, consts, bias32, bmn, bmx, _ = steady.value  # type: ignore[misc]
+    sc, folded = _scaling(ctx, state, rest[6], bias32, scalar_f(rest[1]), scalar_f(rest[2]),
+                          bmn, bmx, consts)
+    zx = sc.in_offset
+    if not 0 <= zx <= 255:
+        return 0
+    mn = float(state.mn)
+    terms = ctx.state.get("dwise_lanes")
+    # the tiles are the plan's (its chunk of pixels): a new plan makes new ones
+    if not isinstance(terms, Shared) or terms.key[0] is not sc \
+            or terms.key[1] is not folded or terms.key[2] != mn \
+            or terms.key[3] is not run:  # type: ignore[index]
+        code = _kept_lane_code(ctx, sc, mn) if consts.k is None else None
+        lane = lane_terms(folded, consts.gemsumb, zx, sc.recip, (lay.shape[3] + 31) & ~31,
+                          chunk_of(steady.value[2].out))  # type: ignore[index]
+        if lane is None:
+            return 0
+        terms = Shared((sc, folded, mn, run), (*lane, code))
+        ctx.state["dwise_lanes"] = terms
+    bias_l, rec_l, code = terms.value  # type: ignore[misc]
+    fill = ctx.padding_fill
+    mem, lo, hi = run(x.raw, bias_l, rec_l, sc.shamt & 31, zx, fill if code is None else code,
+                      fill)
+    if ctx.debug_level >= 2:
+        ctx.log(2, f"dwise supernode try 0: range [{state.mn}, {state.mx}] "
+                   f"recip_shamt={sc.shamt} out {lo}..{hi}")
+    if retry(state, sc, lo, hi):
+        return 1
+    ctx.state["dwise_last"] = Shared(None, (sc, float(state.mn), consts.k is None))
+    out = Tensor(lay.shape, DType.QUINT8, mem.reshape(-1), Layout.D32, lay.pad)
+    return (out, *_range_outputs(ctx, state))
+
+
+def _fused_plan(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...], lay: _Layout,
+                steady: Shared) -> Shared | None:
+    """The fused pass for this node's geometry (None in the entry where it does not
+    apply), kept while the layout, the flat path's kept set-up and the filter range are
+    the same objects; None (nothing kept) where they are not kept themselves or are not
+    this call's."""
+    filt, pad = rest[0], lay.pad
+    wide = filt.shape[:2] == (3, 3) and not rest[11:]       # as _d32_body's paths
+    key = (x.shape, x.dtype, ctx.padding, (pad.w_before, pad.w_after) if wide else (0, 0), filt,
+           *rest[3:9], *rest[11:])
+    kept_layout = ctx.state.get("dwise_layout")
+    if not isinstance(kept_layout, Shared) or kept_layout.value is not lay \
+            or steady.key != key:
+        return None
+    rows, data_cols, cols, consts, _, _, _, kernels = steady.value  # type: ignore[misc]
+    run = None
+    p, (_, h, w, _) = x.padding, x.shape
+    if kernels is not None and lay.pack is not None and lay.unpack is not None \
+            and not pad.d_before and 0 <= ctx.padding_fill <= 255:
+        zaps = Zaps(rows.before, rows.after + _extra_bottom_row(x, rows, data_cols),
+                    p.w_before, p.w_after)
+        run = prepare_dwise_d32(
+            x, zaps, (-rows.before, rows.before + h + rows.after),
+            (-cols.before, cols.before + w + cols.after), consts.w, consts.zf,
+            (rows.s, cols.s), (rows.out, cols.out), D32Geometry(lay.shape, pad).memory_shape,
+            (pad.h_before, 0 if wide else pad.w_before), 0 if wide else (-cols.out) & 3)
+    plan = Shared((lay, steady, rest[3], rest[4]), run)
+    ctx.state["dwise_fused"] = plan
+    return plan
 
 
 class _Layout(NamedTuple):
@@ -384,7 +481,12 @@ def _pad_lane_code(ctx: KernelContext) -> int | None:
     if not isinstance(kept, Shared) or not kept.value[2]:  # type: ignore[index]
         return None
     sc, mn, _ = kept.value  # type: ignore[misc]
-    # the same scaling and range as the last run's give the same code (a run's steady state)
+    return _kept_lane_code(ctx, sc, mn)
+
+
+def _kept_lane_code(ctx: KernelContext, sc: Scaling, mn: float) -> int | None:
+    """:func:`_lane_code`, kept in the node: the same scaling and range as the last run's
+    give the same code (a run's steady state)."""
     lane = ctx.state.get("dwise_lane")
     if isinstance(lane, Shared) and lane.key[0] is sc and lane.key[1] == mn:  # type: ignore[index]
         return lane.value  # type: ignore[no-any-return]
@@ -401,40 +503,6 @@ def _lane_code(sc: Scaling, mn: float) -> int | None:
     code, _, _ = dwise_requantize(np.zeros((1, 1), np.int32), np.rint([float(off)]).astype(
         np.int64), np.asarray(sc.recip).reshape(-1)[:1], sc.shamt & 31)
     return int(code[0, 0])
-
-
-def _fill_pad_lanes(out: Tensor, code: int | None, cols: slice) -> None:
-    """Write ``code`` into the depth padding lanes of the data rows' columns ``cols``."""
-    pad = out.padding
-    if code is None or pad.d_before or not pad.d_after:
-        return
-    g = D32Geometry(out.shape, pad)
-    mem = np.asarray(out.raw).reshape(g.memory_shape)
-    # no depth padding before: the padding lanes are the end of the last slice
-    mem[:, pad.h_before:pad.h_before + out.shape[1], -1, cols, 32 - pad.d_after:] = code
-
-
-def _spill(out: Tensor, extra: int) -> None:
-    """Copy each row's last group's first column (all 32 lanes, its depth padding lanes
-    included) into the ``extra`` columns after the row's data in every depth slice of
-    ``out``'s memory, where they land: past the right padding, the next slice's (or row's)
-    left padding; never its data."""
-    pad = out.padding
-    g = D32Geometry(out.shape, pad)
-    nb, oh, ow, _ = out.shape
-    # the memory as lines of one slice of one row: the line after a row's last slice is
-    # the next row's first
-    lines = np.asarray(out.raw).reshape(-1, g.w_total, 32)
-    first = pad.w_before + ow - (4 - extra)
-    for b in range(nb):
-        l0 = (b * g.h_total + pad.h_before) * g.n_slices
-        l1 = l0 + oh * g.n_slices
-        src = lines[l0:l1, first].copy()
-        for col in range(pad.w_before + ow, pad.w_before + ow + extra):
-            if col < g.w_total:
-                lines[l0:l1, col] = src
-            elif col - g.w_total < pad.w_before:
-                lines[l0 + 1:l1 + 1, col - g.w_total] = src
 
 
 _DOC = """A depthwise convolution, bias and requantization to quint8 in one op ({bias}).

@@ -55,6 +55,25 @@ def _dwise_requant() -> None:
                      np.ones(3, np.uint32), 1)
 
 
+def _dwise_fused() -> None:
+    from hexscope.engine.d32 import D32Geometry, D32Padding
+    from hexscope.engine.dtypes import DType
+    from hexscope.engine.ops.conv.d32_input_reads import Zaps
+    from hexscope.engine.ops.kernels.dwise_fused import chunk_of, lane_terms, prepare_dwise_d32
+    from hexscope.engine.tensor import Tensor
+
+    pad = D32Padding(4, 4, 4, 1, 0, 30)
+    x = Tensor.from_array(np.zeros((1, 2, 3, 2), np.uint8), DType.QUINT8).to_d32(pad)
+    run = prepare_dwise_d32(x, Zaps(1, 1, 4, 1), (-1, 4), (-1, 5), np.zeros((3, 3, 2, 1),
+                            np.uint8), 0, (1, 1), (2, 3), D32Geometry((1, 2, 3, 2),
+                                                                      pad).memory_shape,
+                            (4, 4), 1)
+    terms = lane_terms(np.zeros(2, np.int64), np.zeros(2, np.int64), 0, np.ones(2), 32,
+                       chunk_of(3))
+    if run is not None and terms is not None:
+        run(x.raw, *terms, 0, 0, 0, 0)
+
+
 def _normalize_loops() -> None:
     from hexscope.engine.ops.normalize.l2norm import l2_codes
     from hexscope.engine.ops.normalize.softmax import softmax_codes
@@ -119,6 +138,7 @@ WARMERS: dict[str, Callable[[], None]] = {
     "hexscope.engine.ops.kernels.igemm": _igemm,
     "hexscope.engine.ops.kernels.depthwise": _depthwise,
     "hexscope.engine.ops.kernels.dwise_requant": _dwise_requant,
+    "hexscope.engine.ops.kernels.dwise_fused_defs": _dwise_fused,
     "hexscope.engine.ops.kernels.d32_layout": _d32_layout,
     "hexscope.engine.ops.kernels.normalize_loops": _normalize_loops,
     "hexscope.engine.ops.kernels.supernode_requant": _supernode_requant,
