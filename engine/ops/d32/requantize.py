@@ -73,11 +73,16 @@ def requantize_d32_memory(x: Tensor, gain: np.float32, in_off: int, out_off: int
         return out
     mem = out.reshape(g.memory_shape)
     # the bytes the loop never stores keep what the buffer held: the session's fill
-    mem[:, :rows.start] = fill
-    mem[:, rows.stop:] = fill
-    mem[:, :, slices.stop:] = fill
-    mem[:, :, :, :cols.start] = fill
-    mem[:, :, :, cols.stop:] = fill
+    if rows.start:
+        mem[:, :rows.start] = fill
+    if rows.stop < g.h_total:
+        mem[:, rows.stop:] = fill
+    if slices.stop < g.n_slices:
+        mem[:, :, slices.stop:] = fill
+    if cols.start:
+        mem[:, rows, :slices.stop, :cols.start] = fill
+    if cols.stop < g.w_total:
+        mem[:, rows, :slices.stop, cols.stop:] = fill
     return out
 
 
