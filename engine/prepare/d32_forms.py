@@ -150,10 +150,15 @@ def convert_to_d32_forms(nodes: dict[int, Node], order: list[int], used: set[int
     for f in unread:
         del nodes[f]
     gone = dead | unread | set(pairs)
-    rewrites += [D32Rewrite(t, f"{TO_D32} of the d32 output of 0x{d:x} through a "
-                               f"{FROM_D32}: its readers take that output "
-                               "(hexagon_nn prepare: remove_unnecessary_d32_converts)",
-                            "removed") for t, d in pairs.items()]
+    for t, (d, moved) in pairs.items():
+        rewrites.append(D32Rewrite(t, f"{TO_D32} of the d32 output of 0x{d:x} through a "
+                                      f"{FROM_D32}: its readers take that output "
+                                      "(hexagon_nn prepare: remove_unnecessary_d32_converts)",
+                                   "removed"))
+        # the reader's own rewrite (a Supernode's) named the conversion it no longer reads
+        rewrites += [D32Rewrite(r, f"its input is the d32 output of 0x{d:x} itself ({TO_D32} "
+                                   f"0x{t:x} removed: remove_unnecessary_d32_converts)")
+                     for r in sorted(moved)]
     new_order: list[int] = []
     for node_id in order:
         new_order += before.get(node_id, [])
@@ -204,14 +209,14 @@ def _convert_one(nodes: dict[int, Node], sub_id: int, readers: dict[int, set[int
 
 
 def _remove_pairs(nodes: dict[int, Node], readers: dict[int, set[int]],
-                  after: dict[int, list[int]]) -> dict[int, int]:
+                  after: dict[int, list[int]]) -> dict[int, tuple[int, set[int]]]:
     """A Convert_to_d32 reading a Convert_from_d32 this pass made after a d32 node (one an
     earlier pass made for a Supernode, or an authored one): its readers read the d32 output
     itself and it goes, as ``remove_unnecessary_d32_converts`` then ``remove_dead_nodes``
     do (a later Supernode in the library's single pass reads past the Convert_from_d32).
     Only after the ops of ``READ_DIRECTLY`` for now (see there). Returns the removed
-    Convert_to_d32 -> the d32 node."""
-    removed: dict[int, int] = {}
+    Convert_to_d32 -> (the d32 node, the readers now reading it)."""
+    removed: dict[int, tuple[int, set[int]]] = {}
     for node_id, froms in after.items():
         if nodes[node_id].op not in READ_DIRECTLY:
             continue
@@ -220,11 +225,12 @@ def _remove_pairs(nodes: dict[int, Node], readers: dict[int, set[int]],
                 conv = nodes.get(t)
                 if conv is None or conv.op != TO_D32 or conv.inputs != ((f, 0),):
                     continue
-                _rewire(nodes, readers.get(t, set()), (t, 0), (node_id, k))
-                readers.setdefault(node_id, set()).update(readers.pop(t, set()))
+                moved = readers.pop(t, set())
+                _rewire(nodes, moved, (t, 0), (node_id, k))
+                readers.setdefault(node_id, set()).update(moved)
                 readers[f].discard(t)
                 del nodes[t]
-                removed[t] = node_id
+                removed[t] = (node_id, moved)
     return removed
 
 

@@ -103,6 +103,8 @@ def test_an_add_of_two_supernodes_and_its_requantize_run_in_d32():
     assert p.nodes[0x60].inputs[0] == (0x70, 0) and p.nodes[0x42].inputs[0] == (0x60, 0)
     assert not [n for n in p.nodes.values() if n.op == "Convert_to_d32"
                 and p.nodes[n.inputs[0][0]].op == "Convert_from_d32"]
+    # the Supernode's rewrite says it now reads the requantize's d32 output itself
+    assert "then its input is the d32 output of 0x60 itself" in p.rewrite_of(0x42).reason
 
 
 @pytest.mark.parametrize("build", [chain, residual])
