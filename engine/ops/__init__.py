@@ -18,6 +18,7 @@ import hexscope.engine.ops.d32.depthspace
 import hexscope.engine.ops.d32.fill_padding
 import hexscope.engine.ops.d32.mirror_pad
 import hexscope.engine.ops.d32.pad
+import hexscope.engine.ops.d32.requantize
 import hexscope.engine.ops.d32.resize_bilinear
 import hexscope.engine.ops.d32.softmax
 import hexscope.engine.ops.d32.split

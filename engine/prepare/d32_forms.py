@@ -3,8 +3,11 @@
 
 Only the rewrites whose d32 op Hexscope simulates are made: QuantizedSub_8p8to8, which the
 library always converts ("this op is currently not supported in non-d32"),
-QuantizedTanh_8 / QuantizedSigmoid_8 / QuantizedNeg_8 when their input 0 is already a
-Convert_from_d32's output, ArgMax_8toInt32 / ArgMin_8 on a Const axis 3 (their int32 output
+QuantizedAdd_8p8to8 when input 0 or 1 comes from a Convert_from_d32 or the two producers'
+declared dims differ (``check_dims_equal``; the d32 add then broadcasts or refuses at
+execute, as the device's does), Requantize_8to8 / QuantizedTanh_8 / QuantizedSigmoid_8 /
+QuantizedNeg_8 when their input 0 is already a Convert_from_d32's output, ArgMax_8toInt32 /
+ArgMin_8 on a Const axis 3 (their int32 output
 stays flat: no Convert_from_d32 after them), DepthToSpace_8 whose depths suit its d32 form
 (``check_spaceop_ok_for_d32``), QuantizedResizeBilinear_8 with a declared output depth > 2
 or a width not a power of 2, QuantizedSoftmax_8 (a Convert_from_d32 input, or not after a
@@ -27,6 +30,16 @@ reader now takes its d32 input) is removed, as the library's ``remove_dead_nodes
 ``convert_to_depth32`` does. New nodes get internal ids counting down from 0xFFFFFFFF past
 every id in use.
 
+Nodes are decided in graph order on the graph as rewritten so far, as the library's
+``graph_iterator`` visits them: an add converted first gets a Convert_from_d32 after it, so
+the Requantize_8to8 reading it converts too. The Supernodes were converted by the pass
+before (:mod:`d32_supernode`), so a Supernode reading such a Requantize_8to8 or add has its
+own Convert_to_d32 of the flat output: after those two ops that Convert_to_d32 (reading the
+new Convert_from_d32) is removed and its readers read the d32 output itself, as the library's
+single pass does (its Supernode reads past the Convert_from_d32) and as
+``remove_unnecessary_d32_converts`` does for any pair left (``READ_DIRECTLY``: not yet after
+the other ops, see there); a Convert_from_d32 left unread goes too.
+
 Every d32 conversion ``depth32_replacement_op`` makes for these ops is simulated, so
 ``NOT_SIMULATED`` is empty: an op added there is noted ("runs flat") instead of rewritten.
 
@@ -48,6 +61,7 @@ from hexscope.engine.prepare.internal_ids import InternalIds
 SUB = "QuantizedSub_8p8to8"
 CONCAT = "QuantizedConcat_8"
 SUB_D32 = "QuantizedSub_8p8to8_d32"
+ADD = "QuantizedAdd_8p8to8"
 SPLIT = "QuantizedSplit_8"
 D2S = "DepthToSpace_8"
 RESIZE = "QuantizedResizeBilinear_8"
@@ -61,6 +75,9 @@ NOT_SIMULATED: dict[str, str] = {}
 #: authored op -> (its d32 op, the data inputs that convert, converted only after a
 #: Convert_from_d32, a Convert_from_d32 after each data output)
 SIMULATED = {SUB: (SUB_D32, (0, 1), False, True),
+             # an input from a Convert_from_d32, or inputs of different declared dims
+             ADD: ("QuantizedAdd_8p8to8_d32", (0, 1), False, True),
+             "Requantize_8to8": ("Requantize_8to8_d32", (0,), True, True),
              "QuantizedTanh_8": ("QuantizedTanh_8_d32", (0,), True, True),
              "QuantizedSigmoid_8": ("QuantizedSigmoid_8_d32", (0,), True, True),
              "QuantizedNeg_8": ("QuantizedNeg_8_d32", (0,), True, True),
@@ -78,6 +95,13 @@ SIMULATED = {SUB: (SUB_D32, (0, 1), False, True),
              # do_convert_concat_depth32's checks (_concat_converts); data inputs 1..N (None)
              CONCAT: ("QuantizedConcat_8_d32", None, False, True)}
 D32_CANDIDATES = frozenset({*SIMULATED, *NOT_SIMULATED})
+#: the d32 ops whose later d32 readers (a Supernode converted by the earlier pass) read
+#: them directly. The library does this after every d32 op; after the others (a concat,
+#: an average pool, ...) Hexscope still keeps the Convert_from_d32 / Convert_to_d32 pair:
+#: removing it there changes what the wake word's depthwise reads (a width-1 concat's d32
+#: output, no left padding) and so its first refusal ("Need at least 1 left pad",
+#: op_dwise_snode_8bit.c:716, before the filter width), which other tests and docs state.
+READ_DIRECTLY = frozenset({"QuantizedAdd_8p8to8_d32", "Requantize_8to8_d32"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,11 +117,10 @@ def convert_to_d32_forms(nodes: dict[int, Node], order: list[int], used: set[int
     (and per Convert_from_d32 removed) and notes for the conversions the library makes that
     are not simulated. ``used``: ids no new node may take (those of nodes earlier passes
     removed, as the library never hands out an internal id twice)."""
-    subs = [i for i in order if nodes[i].op in SIMULATED and _converts(nodes, nodes[i])]
     notes = [f"0x{i:x}: the library runs this {nodes[i].op} as {NOT_SIMULATED[nodes[i].op]} "
              "(not simulated: it runs flat)"
              for i in order if nodes[i].op in NOT_SIMULATED and _library_converts(nodes, i)]
-    if not subs:
+    if not any(nodes[i].op in SIMULATED for i in order):
         return order, [], notes
     ids = InternalIds(set(nodes) | (used or set()))
     readers: dict[int, set[int]] = {}
@@ -108,47 +131,107 @@ def convert_to_d32_forms(nodes: dict[int, Node], order: list[int], used: set[int
     before: dict[int, list[int]] = {}
     after: dict[int, list[int]] = {}
     bypassed: dict[int, int] = {}       # Convert_from_d32 -> the first node that read past it
-    rewrites = []
-    for sub_id in subs:
-        sub = nodes[sub_id]
-        d32_op, data_inputs, _, convert_output = SIMULATED[sub.op]
-        inputs = list(sub.inputs)
-        data = range(1, 1 + len(inputs) // 3) if data_inputs is None else data_inputs
-        how = []
-        for k in data:
-            if nodes[inputs[k][0]].op == FROM_D32 and inputs[k][1] == 0:
-                readers.get(inputs[k][0], set()).discard(sub_id)
-                bypassed.setdefault(inputs[k][0], sub_id)
-            inputs[k], new = _d32_source(nodes, inputs[k], made_to, ids)
-            if new is not None:
-                before.setdefault(sub_id, []).append(new)
-            src = nodes[inputs[k][0]]
-            how.append(f"through {TO_D32} 0x{src.node_id:x}" if src.op == TO_D32 else
-                       f"the d32 output of 0x{src.node_id:x}")
-        if sub.op == SPLIT and sub.inputs[0] == sub.inputs[1]:
-            inputs[0] = inputs[1]           # the depth-split wiring follows the new input
-        nodes[sub_id] = sub.with_(op=d32_op, inputs=tuple(inputs))
-        why = (f"{sub.op} becomes {d32_op} under this id ({WHERE}), its input"
-               f"{'s' if len(how) > 1 else ''} {', '.join(how)}")
-        if convert_output:
-            froms = [_convert_back(nodes, readers, sub_id, k, sub.outputs, ids)
-                     for k in range(_data_outputs(sub))]
-            after[sub_id] = froms
-            why += (f", its output{'s' if len(froms) > 1 else ''} through {FROM_D32} "
-                    + ", ".join(f"0x{i:x}" for i in froms))
-        rewrites.append(D32Rewrite(sub_id, why))
+    rewrites: list[D32Rewrite] = []
+    # in graph order, each node decided on the graph as rewritten so far, as the library's
+    # graph_iterator does: a Requantize_8to8 after an add converted just before it sees that
+    # add's new Convert_from_d32
+    for sub_id in [i for i in order if nodes[i].op in SIMULATED]:
+        if not _converts(nodes, nodes[sub_id]):
+            continue
+        rewrites.append(_convert_one(nodes, sub_id, readers, made_to, before, after,
+                                     bypassed, ids))
+    pairs = _remove_pairs(nodes, readers, after)
     dead = {f for f in bypassed if not readers.get(f)}
     for f in sorted(dead):
         del nodes[f]
         rewrites.append(D32Rewrite(f, f"nothing reads it once 0x{bypassed[f]:x} takes its d32 "
                                       "input (hexagon_nn prepare: remove_dead_nodes)", "removed"))
+    unread = {f for froms in after.values() for f in froms if not readers.get(f)} - dead
+    for f in unread:
+        del nodes[f]
+    gone = dead | unread | set(pairs)
+    for t, (d, moved) in pairs.items():
+        rewrites.append(D32Rewrite(t, f"{TO_D32} of the d32 output of 0x{d:x} through a "
+                                      f"{FROM_D32}: its readers take that output "
+                                      "(hexagon_nn prepare: remove_unnecessary_d32_converts)",
+                                   "removed"))
+        # the reader's own rewrite (a Supernode's) named the conversion it no longer reads
+        rewrites += [D32Rewrite(r, f"its input is the d32 output of 0x{d:x} itself ({TO_D32} "
+                                   f"0x{t:x} removed: remove_unnecessary_d32_converts)")
+                     for r in sorted(moved)]
     new_order: list[int] = []
     for node_id in order:
         new_order += before.get(node_id, [])
-        if node_id not in dead:
+        if node_id not in gone:
             new_order.append(node_id)
-        new_order += [f for f in after.get(node_id, []) if f not in dead]
+        new_order += [f for f in after.get(node_id, []) if f not in gone]
     return new_order, rewrites, notes
+
+
+def _convert_one(nodes: dict[int, Node], sub_id: int, readers: dict[int, set[int]],
+                 made_to: dict[tuple[int, int], int], before: dict[int, list[int]],
+                 after: dict[int, list[int]], bypassed: dict[int, int],
+                 ids: InternalIds) -> D32Rewrite:
+    """``do_convert_to_depth32`` for one node: its d32 op, the data inputs' d32 sources and
+    a Convert_from_d32 after each data output."""
+    sub = nodes[sub_id]
+    d32_op, data_inputs, _, convert_output = SIMULATED[sub.op]
+    inputs = list(sub.inputs)
+    data = range(1, 1 + len(inputs) // 3) if data_inputs is None else data_inputs
+    how = []
+    for k in data:
+        if nodes[inputs[k][0]].op == FROM_D32 and inputs[k][1] == 0:
+            readers.get(inputs[k][0], set()).discard(sub_id)
+            bypassed.setdefault(inputs[k][0], sub_id)
+        inputs[k], new = _d32_source(nodes, inputs[k], made_to, ids)
+        if new is not None:
+            before.setdefault(sub_id, []).append(new)
+        src = nodes[inputs[k][0]]
+        how.append(f"through {TO_D32} 0x{src.node_id:x}" if src.op == TO_D32 else
+                   f"the d32 output of 0x{src.node_id:x}")
+    if sub.op == SPLIT and sub.inputs[0] == sub.inputs[1]:
+        inputs[0] = inputs[1]           # the depth-split wiring follows the new input
+    nodes[sub_id] = sub.with_(op=d32_op, inputs=tuple(inputs))
+    why = (f"{sub.op} becomes {d32_op} under this id ({WHERE}), its input"
+           f"{'s' if len(how) > 1 else ''} {', '.join(how)}")
+    if convert_output:
+        froms = [_convert_back(nodes, readers, sub_id, k, sub.outputs, ids)
+                 for k in range(_data_outputs(sub))]
+        after[sub_id] = froms
+        why += (f", its output{'s' if len(froms) > 1 else ''} through {FROM_D32} "
+                + ", ".join(f"0x{i:x}" for i in froms))
+        direct = sorted({r for f in froms for t in readers.get(f, ())
+                         if nodes[t].op == TO_D32 for r in readers.get(t, ())})
+        if direct:
+            why += (" (to " + ", ".join(f"0x{r:x}" for r in direct) + " directly: "
+                    "remove_unnecessary_d32_converts)")
+    return D32Rewrite(sub_id, why)
+
+
+def _remove_pairs(nodes: dict[int, Node], readers: dict[int, set[int]],
+                  after: dict[int, list[int]]) -> dict[int, tuple[int, set[int]]]:
+    """A Convert_to_d32 reading a Convert_from_d32 this pass made after a d32 node (one an
+    earlier pass made for a Supernode, or an authored one): its readers read the d32 output
+    itself and it goes, as ``remove_unnecessary_d32_converts`` then ``remove_dead_nodes``
+    do (a later Supernode in the library's single pass reads past the Convert_from_d32).
+    Only after the ops of ``READ_DIRECTLY`` for now (see there). Returns the removed
+    Convert_to_d32 -> (the d32 node, the readers now reading it)."""
+    removed: dict[int, tuple[int, set[int]]] = {}
+    for node_id, froms in after.items():
+        if nodes[node_id].op not in READ_DIRECTLY:
+            continue
+        for k, f in enumerate(froms):
+            for t in sorted(readers.get(f, set())):
+                conv = nodes.get(t)
+                if conv is None or conv.op != TO_D32 or conv.inputs != ((f, 0),):
+                    continue
+                moved = readers.pop(t, set())
+                _rewire(nodes, moved, (t, 0), (node_id, k))
+                readers.setdefault(node_id, set()).update(moved)
+                readers[f].discard(t)
+                del nodes[t]
+                removed[t] = (node_id, moved)
+    return removed
 
 
 def _data_outputs(node: Node) -> int:
@@ -160,8 +243,10 @@ def _convert_back(nodes: dict[int, Node], readers: dict[int, set[int]], node_id:
                   outputs: tuple[OutputDef, ...], ids: InternalIds) -> int:
     """A new Convert_from_d32 of output k; its readers read the converter instead."""
     from_id = ids.new()
-    _rewire(nodes, readers.get(node_id, set()), (node_id, k), (from_id, 0))
-    readers.setdefault(from_id, set()).update(readers.get(node_id, set()))
+    # only the readers of output k move (a reader of a range output keeps the d32 node)
+    mine = {r for r in readers.get(node_id, set()) if (node_id, k) in nodes[r].inputs}
+    _rewire(nodes, mine, (node_id, k), (from_id, 0))
+    readers.setdefault(from_id, set()).update(mine)
     nodes[from_id] = Node(from_id, FROM_D32, inputs=((node_id, k),),
                           outputs=(outputs[k] if k < len(outputs) else OutputDef(),))
     return from_id
@@ -172,7 +257,7 @@ def _converts(nodes: dict[int, Node], node: Node) -> bool:
         return _concat_converts(node)
     if node.op == AVGPOOL:
         return avg_pool_unsimulated(nodes, node) is None
-    if node.op in ("ArgMax_8toInt32", "ArgMin_8", SPLIT, D2S, RESIZE, SOFTMAX):
+    if node.op in ("ArgMax_8toInt32", "ArgMin_8", SPLIT, D2S, RESIZE, SOFTMAX, ADD):
         return _library_converts(nodes, node.node_id)
     return not SIMULATED[node.op][2] or _after_from_d32(nodes, node)
 
@@ -207,6 +292,8 @@ def _library_converts(nodes: dict[int, Node], node_id: int) -> bool:
         return a in (3, -1)
     if node.op == SPLIT:
         return _split_converts(nodes, node)
+    if node.op == ADD:
+        return _add_converts(nodes, node)
     if node.op == D2S:
         return _d2s_converts(nodes, node)
     if node.op == RESIZE:
@@ -219,6 +306,24 @@ def _library_converts(nodes: dict[int, Node], node_id: int) -> bool:
         _, h, w, d = (list(node.outputs[0].max_sizes) if node.outputs else [1] * 4)[-4:]
         return h >= 4 and (w >= 8 or w == 4) and d > 2
     return from_d32
+
+
+def _add_converts(nodes: dict[int, Node], node: Node) -> bool:
+    """``depth32_replacement_op`` for QuantizedAdd_8p8to8: input 0 or 1 made by a
+    Convert_from_d32 (whichever output), or ``check_dims_equal`` of the two producers'
+    output definitions failing: their ``max_sizes[0..3]`` as declared differ (an entry past
+    the declared rank read as 0, as a zeroed struct holds). Whether the d32 add can then
+    broadcast them is its own check at execute ("unsupported broadcast mode")."""
+    if len(node.inputs) < 2:
+        return False
+    producers = [(nodes.get(src), idx) for src, idx in node.inputs[:2]]
+    if any(p is None for p, _ in producers):
+        return False
+    if any(p.op == FROM_D32 for p, _ in producers):
+        return True
+    dims = [(list(p.outputs[idx].max_sizes) if idx < len(p.outputs) else []) + [0] * 4
+            for p, idx in producers]
+    return dims[0][:4] != dims[1][:4]
 
 
 def _const_word(nodes: dict[int, Node], ref: tuple[int, int]) -> int | None:

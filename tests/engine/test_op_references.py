@@ -282,6 +282,7 @@ SHARED.update({f"{f}_d32": f for f in ("Supernode_8x8p8to8", "Supernode_8x8p32to
                                         "DepthwiseSupernode_8x8p8to8",
                                         "DepthwiseSupernode_8x8p32to8")})
 SHARED.update({f"Input{f}_outd32": f for f in ("Supernode_8x8p8to8", "Supernode_8x8p32to8")})
+SHARED["Requantize_8to8_d32"] = "Requantize_8to8"        # d32req25
 
 
 @pytest.mark.parametrize("spec", REGISTRY.specs(), ids=lambda s: s.name)

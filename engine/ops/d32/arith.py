@@ -20,12 +20,14 @@ from hexscope.engine.hexmath import (
     sat_i16,
 )
 from hexscope.engine.ops.context import KernelContext, f32_scalar, output_fits, scalar_f
+from hexscope.engine.ops.kernels import compiled
 from hexscope.engine.ops.kernels import d32_engine as eng
 from hexscope.engine.ops.kernels.addsub_range import (
     OutRange,
     set_before_run,
     tracked_extremes,
     widen_after_addsub,
+    widen_after_addsub_span,
     widen_after_run,
 )
 from hexscope.engine.ops.kernels.d32_engine import Oper, f32
@@ -220,6 +222,14 @@ def _run_general(ctx: KernelContext, st: dict, a: np.ndarray, b: np.ndarray) -> 
     """§13.5-§13.7: one pass with range tracking, and a second pass if a free end overflowed."""
     za, zb, s = st["za"], st["zb"], st["scaling"]
     mul = st["oper"] is Oper.MUL
+    fast = None if mul else _addsub_tracked(a, b, s)
+    if fast is not None:
+        codes, lo, hi = fast
+        if st["range"].precalc == 3 or not widen_after_addsub_span(ctx, st["range"], lo, hi, s):
+            return codes
+        _derive(st, fixed=False)
+        again = _addsub_tracked(a, b, st["scaling"])
+        return again[0] if again is not None else _codes(ctx, st, a, b)
     codes = _codes(ctx, st, a, b)
     if st["range"].precalc == 3:
         return codes
@@ -231,6 +241,26 @@ def _run_general(ctx: KernelContext, st: dict, a: np.ndarray, b: np.ndarray) -> 
         _derive(st, fixed=False)
         codes = _codes(ctx, st, a, b)
     return codes
+
+
+def _addsub_tracked(a: np.ndarray, b: np.ndarray, s: eng.AddSubScaling
+                    ) -> tuple[np.ndarray, int | None, int | None] | None:
+    """The add/sub normal mode in one compiled pass (``addsub_normal``, the flat add's
+    kernel): the codes and the span of the intermediate t, exactly what
+    ``addsub_codes`` and ``addsub_intermediate`` give in numpy's passes. None where it
+    does not apply (under-range mode, no elements, the compiled kernels off)."""
+    kernel = compiled.kernel("addsub_normal")
+    if kernel is None or s.underrange or not a.size:
+        return None
+    pair = []
+    for x in (a, b):
+        flat = np.ascontiguousarray(x).reshape(-1).view()
+        flat.flags.writeable = False        # the kernel's signature takes a read-only pair
+        pair.append(flat)
+    y = np.empty(a.shape, np.uint8)
+    bounds = np.empty(2, np.int64)
+    kernel(pair[0], pair[1], s.a_scale, s.b_scale, s.offset, s.rsh, y.reshape(-1), bounds)
+    return y, int(bounds[0]), int(bounds[1])
 
 
 def _codes(ctx: KernelContext, st: dict, a: np.ndarray, b: np.ndarray) -> np.ndarray:

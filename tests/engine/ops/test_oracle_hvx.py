@@ -51,6 +51,8 @@ EXACT = {
     # 2x2 and 3x3 stride-1 handlers; 7 cases whose whole vectors or extra row read past the
     # end of their input buffer (output padding only)
     "QuantizedAvgPool_8_d32": 313,
+    # d32req25: every case, padding included (docs/oracle-requantize-d32.md)
+    "Requantize_8to8_d32": 335,
 }
 OPS = list(EXACT)
 _DT = {"u8": DType.QUINT8, "i32": DType.INT32, "f32": DType.FLOAT32}
