@@ -37,8 +37,11 @@ before (:mod:`d32_supernode`), so a Supernode reading such a Requantize_8to8 or 
 own Convert_to_d32 of the flat output: after those two ops that Convert_to_d32 (reading the
 new Convert_from_d32) is removed and its readers read the d32 output itself, as the library's
 single pass does (its Supernode reads past the Convert_from_d32) and as
-``remove_unnecessary_d32_converts`` does for any pair left (``READ_DIRECTLY``: not yet after
-the other ops, see there); a Convert_from_d32 left unread goes too.
+``remove_unnecessary_d32_converts`` does for any pair left, after every d32 op; a
+Convert_from_d32 left unread goes too. So a depthwise Supernode after a width-1 d32 concat
+reads the concat's output, which has no left padding (op_concat_d32.c:496), and nnlib's
+first check refuses it ("Need at least 1 left pad", op_dwise_snode_8bit.c:716): the wake
+word's first depthwise stops there, before its 5x1 filter would.
 
 Every d32 conversion ``depth32_replacement_op`` makes for these ops is simulated, so
 ``NOT_SIMULATED`` is empty: an op added there is noted ("runs flat") instead of rewritten.
@@ -95,13 +98,6 @@ SIMULATED = {SUB: (SUB_D32, (0, 1), False, True),
              # do_convert_concat_depth32's checks (_concat_converts); data inputs 1..N (None)
              CONCAT: ("QuantizedConcat_8_d32", None, False, True)}
 D32_CANDIDATES = frozenset({*SIMULATED, *NOT_SIMULATED})
-#: the d32 ops whose later d32 readers (a Supernode converted by the earlier pass) read
-#: them directly. The library does this after every d32 op; after the others (a concat,
-#: an average pool, ...) Hexscope still keeps the Convert_from_d32 / Convert_to_d32 pair:
-#: removing it there changes what the wake word's depthwise reads (a width-1 concat's d32
-#: output, no left padding) and so its first refusal ("Need at least 1 left pad",
-#: op_dwise_snode_8bit.c:716, before the filter width), which other tests and docs state.
-READ_DIRECTLY = frozenset({"QuantizedAdd_8p8to8_d32", "Requantize_8to8_d32"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,12 +210,9 @@ def _remove_pairs(nodes: dict[int, Node], readers: dict[int, set[int]],
     earlier pass made for a Supernode, or an authored one): its readers read the d32 output
     itself and it goes, as ``remove_unnecessary_d32_converts`` then ``remove_dead_nodes``
     do (a later Supernode in the library's single pass reads past the Convert_from_d32).
-    Only after the ops of ``READ_DIRECTLY`` for now (see there). Returns the removed
-    Convert_to_d32 -> (the d32 node, the readers now reading it)."""
+    Returns the removed Convert_to_d32 -> (the d32 node, the readers now reading it)."""
     removed: dict[int, tuple[int, set[int]]] = {}
     for node_id, froms in after.items():
-        if nodes[node_id].op not in READ_DIRECTLY:
-            continue
         for k, f in enumerate(froms):
             for t in sorted(readers.get(f, set())):
                 conv = nodes.get(t)

@@ -128,8 +128,9 @@ def test_cli_compare_tflite_with_an_agent_as_backend_b(capsys):
 
 
 def test_cli_compare_tflite_stops_with_figures_at_a_node_nnlib_cannot_run(tmp_path, capsys):
-    # the wake word's first DEPTHWISE_CONV_2D has a 5x1 filter (op_dwise_snode_8bit.c: widths
-    # 3, 5, 7 only): the table of what ran, then where and why it stopped, exit 2
+    # the wake word's first DEPTHWISE_CONV_2D reads a width-1 d32 concat without left
+    # padding (op_dwise_snode_8bit.c:716, checked before its 5x1 filter's width): the table
+    # of what ran, then where and why it stopped, exit 2
     path = DATA / "wakeword_hey_jarvis.tflite"
     report = tmp_path / "r.json"
     code = main(["compare", str(path), "--reference", "tflite", "--input",
@@ -139,7 +140,7 @@ def test_cli_compare_tflite_stops_with_figures_at_a_node_nnlib_cannot_run(tmp_pa
     assert "0x21 'model/activation/Relu" in out and "no output beyond 1 LSB" in out
     (stopped,) = [line for line in out.splitlines() if line.startswith("stopped: ")]
     assert "node 0x31 (DepthwiseSupernode_8x8p32to8_d32, TFLite operator 21 " \
-           "DEPTHWISE_CONV_2D (v3)" in stopped and "filter width 1" in stopped
+           "DEPTHWISE_CONV_2D (v3)" in stopped and "Need at least 1 left pad" in stopped
     assert stopped.endswith("Compared the 6 TFLite tensor(s) before it; 26 after it not "
                             "compared.")
     assert "compare FAILED: 1 input set(s), 0 output(s) beyond 1 LSB, 1 error(s)" in out

@@ -158,7 +158,9 @@ def test_a_model_the_dsp_cannot_run_is_compared_up_to_that_node(qtbot, window):
     text = panel.summary.text()
     assert "The run stopped at node 0x31 (DepthwiseSupernode_8x8p32to8_d32, TFLite " \
            "operator 21 DEPTHWISE_CONV_2D (v3)" in text, text
-    assert "filter width 1" in text and "26 after it not compared" in text
+    # the width-1 d32 concat before it has no left padding (op_concat_d32.c:496), checked
+    # before the filter's width (op_dwise_snode_8bit.c:716)
+    assert "Need at least 1 left pad" in text and "26 after it not compared" in text
 
 
 def test_opening_a_model_lists_the_operators_the_dsp_cannot_run_in_problems(qtbot, window):

@@ -26,8 +26,11 @@ def test_concat_off_depth_runs_as_the_d32_concat_and_stops_at_the_5x1_depthwise(
     # concat_builder.cc counts the axis in 4-D: the wake word's axis 1 stays 1. op_concat.c
     # concat_execute: "only depth" for axis != 3; prepare.c do_convert_concat_depth32 makes it
     # QuantizedConcat_8_d32 (output 1x5x1x40 is not 1x1xD), and so does Hexscope's prepare:
-    # the run goes on to the first DEPTHWISE_CONV_2D, whose 5x1 filter nnlib has no kernel
-    # for (op_dwise_snode_8bit.c: "filter width currently only 3,5, 7")
+    # the run goes on to the first DEPTHWISE_CONV_2D, which reads the width-1 concat's d32
+    # output directly (prepare.c remove_unnecessary_d32_converts), without left padding
+    # (op_concat_d32.c:496): "Need at least 1 left pad" (op_dwise_snode_8bit.c:716), checked
+    # before its 5x1 filter, for which nnlib has no kernel either ("filter width currently
+    # only 3,5, 7")
     path = model_path("wakeword_hey_jarvis")
     graph, notes = _import(path)
     assert not [n for n in notes if "QuantizedConcat_8 on axis 1" in n]
@@ -36,7 +39,7 @@ def test_concat_off_depth_runs_as_the_d32_concat_and_stops_at_the_5x1_depthwise(
     # compared up to the node nnlib cannot run, which is named with its TFLite operator
     assert re.match(r"the run stopped at node 0x31 \(DepthwiseSupernode_8x8p32to8_d32, "
                     r"TFLite operator 21 DEPTHWISE_CONV_2D \(v3\) -> tensor 50 .*\): "
-                    r".*filter width 1.*Compared the 6 TFLite tensor\(s\) before it; 26 "
+                    r".*Need at least 1 left pad.*Compared the 6 TFLite tensor\(s\) before it; 26 "
                     r"after it not compared\.$", comparison.stopped), comparison.stopped
     assert 0x31 in comparison.skipped
     assert len(comparison.outputs) == 6 and comparison.first_divergence is None
