@@ -6,8 +6,8 @@ model compared with TFLite up to the first of them (tflite_wakeword_compare.png)
     DISPLAY=:99 QT_QPA_PLATFORM=xcb .venv/bin/python packaging/tflite_wakeword_screenshot.py
 
 Opens tests/data/tflite/wakeword_hey_jarvis.tflite as File ▸ Open does, on its committed
-input, steps into it, runs until the run stops at the first DEPTHWISE_CONV_2D (a 5x1 filter,
-which nnlib's depthwise kernels do not take), then compares with TFLite in the Compare panel
+input, steps into it, runs until the run stops at the first DEPTHWISE_CONV_2D (an input
+without left padding, before its 5x1 filter), then compares with TFLite in the Compare panel
 (B: TFLite model): the rows before that node, the worst selected, and the summary saying where
 and why the run stopped. With no display it falls back to the offscreen platform.
 """
