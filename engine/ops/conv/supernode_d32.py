@@ -54,11 +54,12 @@ _SUPERNODE_DOC = """
 
     An empty output asks no padding after (VALID), so nothing on its right is zapped.
 
-    What still differs (docs/oracle-hvx.md has the counts): one empty output over a very
-    large input range (not traced); windows that read past the end of the input tensor's
-    memory; input ranges that overflow float (a level of inf: nnlib's
-    float products and conversions of inf/NaN, supernode_utils.h:1247, are not all
-    modelled). On a device with VTCM nnlib takes ``supernode_recalculate_strategy_v66``
+    What still differs (docs/oracle-hvx.md has the counts): windows that read past the end
+    of the input tensor's memory; an input with more depth slices than the filter's depth
+    rounded up to 32, for which the asm reads weights past its buffer
+    (``info->in_depth = 32*tin.nd32_total``, op_supernode_new.c:3056, against the filter
+    packed for its own depth, :4558): Hexscope takes zero-code weights there and warns. On a
+    device with VTCM nnlib takes ``supernode_recalculate_strategy_v66``
     (signed weights), which the oracle, without VTCM, does not run: not modelled.
 
     **Layout.** Output padding as ``supernode_recalculate_strategy`` chooses it: 4 rows above

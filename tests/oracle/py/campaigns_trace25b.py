@@ -1,0 +1,90 @@
+"""Reproduce one golden case of tests/data/oracle/<op>.hvx.json.gz under qemu-hexagon (with
+nnlib's log) and against Hexscope, byte by byte (issue 25's last traces, docs/oracle-hvx.md).
+
+    ORACLE_HVX=OUT/oracle-hvx PYTHONPATH=. python campaigns_trace25b.py OP CASE [--debug 2]
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import gzip
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from common import T
+from oracle_hvx import HvxOracle
+
+ROOT = Path(__file__).parents[3]
+sys.path.insert(0, str(ROOT / "tests" / "engine" / "ops"))
+
+
+@dataclass
+class RawT(T):
+    """A golden input: its memory exactly as stored (padding bytes included)."""
+    raw: bytes = b""
+
+    def memory(self) -> np.ndarray:
+        return np.frombuffer(self.raw, np.uint8)
+
+
+def golden(op: str) -> list[dict]:
+    path = ROOT / "tests" / "data" / "oracle" / f"{op}.hvx.json.gz"
+    return json.loads(gzip.decompress(path.read_bytes()))["cases"]
+
+
+def inputs_of(case: dict) -> list[T]:
+    ts = []
+    for spec in case["inputs"]:
+        dtype, shape, data = spec[:3]
+        if dtype == "void":
+            ts.append(T.shape_only(tuple(shape)))
+            continue
+        raw = base64.b64decode(data)
+        d32 = tuple(spec[3]) if len(spec) > 3 else None
+        ts.append(RawT(tuple(shape), dtype, np.zeros(0), d32, raw=raw))
+    return ts
+
+
+def run_c(op: str, case: dict, debug: int = 0, binary: str | None = None):
+    outs = [(e[0], len(base64.b64decode(e[2]))) for e in case.get("outs", [])]
+    if not outs:
+        outs = [("u8", 1 << 20), ("f32", 4), ("f32", 4)]
+    oracle = HvxOracle(binary)
+    caps = [(o[0], max(o[1], 4)) for o in outs]
+    res = oracle.run(op, inputs_of(case), caps, case["padding"], case["def_max"], debug)
+    return res, oracle.log()
+
+
+def run_hs(op: str, case: dict):
+    import test_oracle_hvx as tv
+    return tv._run(op, case)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("op")
+    ap.add_argument("case", type=int)
+    ap.add_argument("--debug", type=int, default=0)
+    a = ap.parse_args()
+    case = golden(a.op)[a.case]
+    print(case["desc"], "| known:", case.get("known"))
+    c, log = run_c(a.op, case, a.debug)
+    print("C:", c.ok, c.error[:200])
+    if a.debug:
+        print(log)
+    h = run_hs(a.op, case)
+    for k, (co, ho) in enumerate(zip(c.outs, h)):
+        cb = np.asarray(co.raw)
+        hb = np.asarray(ho.raw).view(np.uint8)[:cb.size]
+        bad = np.flatnonzero(cb != hb)
+        print(f"out{k} shape C {co.shape} H {ho.shape} pad C {co.d32} H {tuple(ho.padding) if ho.padding else None}: "
+              f"{bad.size} bytes differ", bad[:20], cb[bad[:20]], hb[bad[:20]])
+        if k:
+            print("   C", cb.view(np.float32), "H", hb.view(np.float32))
+
+
+if __name__ == "__main__":
+    main()
