@@ -22,6 +22,7 @@ from hexscope.engine.ops.context import KernelContext, Shared, data_of, scalar_f
 from hexscope.engine.ops.conv.common import CONV_IN, f32_output, f32_word, range_ports
 from hexscope.engine.ops.conv.d32_input_reads import Zaps, kept_border, window_input
 from hexscope.engine.ops.conv.depthwise import depthwise_supernode_reference, dwise_windows
+from hexscope.engine.ops.conv.dwise_s2_3x3 import first_group_delta
 from hexscope.engine.ops.conv.dwise_scaling import (
     DwiseRange,
     Scaling,
@@ -170,14 +171,16 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
         state = _initial_range(scalar_f(o_min), scalar_f(o_max))
         ctx.state["dwise_range"] = state
     xmn, xmx = scalar_f(x_min), scalar_f(x_max)
-    sums = None
+    sums = first = None
     data, rbefore, cbefore = data_of(x, "input x"), rows.before, cols.before
     for attempt in range(_MAX_RETRIES + 1):
         sc, folded = _scaling(ctx, state, bias, bias32, xmn, xmx, bmn, bmx, consts)
         if d32 is not None and attempt == 0:     # zx is the same every run
             data, rbefore, cbefore = _read_memory(ctx, d32, data, rows, data_cols, cols,
                                                   sc.in_offset)
-        fused = None if sums is not None else depthwise_requantized(
+            first = _first_group(d32, filt, channel_scale, consts, rows, data_cols, cols,
+                                 sc.in_offset)
+        fused = None if sums is not None or first is not None else depthwise_requantized(
             data, consts.w, sc.in_offset, consts.zf, rows.s, cols.s,
             rbefore, cbefore, rows.out, cols.out, folded, sc.recip, sc.shamt & 31, kernels)
         if fused is not None:
@@ -185,9 +188,9 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
             out, lo, hi = fused
             sums = (None, None)
         elif sums is None or sums[0] != sc.in_offset:
-            sums = (sc.in_offset, depthwise_sums(data, consts.w, sc.in_offset, consts.zf,
-                                                 rows.s, cols.s, rbefore, cbefore,
-                                                 rows.out, cols.out))
+            sums = (sc.in_offset, _add_first_group(
+                depthwise_sums(data, consts.w, sc.in_offset, consts.zf, rows.s, cols.s,
+                               rbefore, cbefore, rows.out, cols.out), first))
         if fused is None:
             out, lo, hi = dwise_requantize(sums[1], folded, sc.recip, sc.shamt & 31)
         if ctx.debug_level >= 2:
@@ -229,9 +232,7 @@ def _read_memory(ctx: KernelContext, x: Tensor, data: np.ndarray, rows: Window,
     ``dwise_supernode_execute`` asks, op_dwise_snode_8bit.c:579-611: the rows the data
     windows reach above and below plus the extra bottom row, the whole width padding), or
     ``data`` itself when every code read outside it is zx."""
-    p = x.padding
-    zaps = Zaps(rows.before, rows.after + _extra_bottom_row(x, rows, data_cols), p.w_before,
-                p.w_after)
+    zaps = _zaps(x, rows, data_cols)
     if not 0 <= zx <= 255:
         return data, rows.before, cols.before
     full, plain = window_input(x, zaps, zx, rows, cols,
@@ -239,6 +240,34 @@ def _read_memory(ctx: KernelContext, x: Tensor, data: np.ndarray, rows: Window,
     if plain or full is None:
         return data, rows.before, cols.before
     return full, 0, 0
+
+
+def _zaps(x: Tensor, rows: Window, data_cols: Window) -> Zaps:
+    """What ``dwise_supernode_execute`` zaps (op_dwise_snode_8bit.c:579-611)."""
+    p = x.padding
+    return Zaps(rows.before, rows.after + _extra_bottom_row(x, rows, data_cols), p.w_before,
+                p.w_after)
+
+
+def _first_group(x: Tensor, filt: Tensor, channel_scale: tuple[Tensor, ...],
+                 consts: _FilterTerms, rows: Window, data_cols: Window, cols: Window, zx: int
+                 ) -> np.ndarray | None:
+    """``dwconv2dbbb_s2_3x3_asm``'s first group of each row and slice (taken for a 3x3
+    filter at stride width 2 without ChannelScale; ``cols`` the padded width it computes):
+    what its sums gain from the bytes it reads there (:mod:`dwise_s2_3x3`), None if
+    nothing."""
+    if filt.shape[:2] != (3, 3) or channel_scale or cols.s != 2:
+        return None
+    return first_group_delta(x, consts.w, consts.zf, zx, _zaps(x, rows, data_cols), rows,
+                             x.padding.w_before - cols.before)
+
+
+def _add_first_group(sums: np.ndarray, first: np.ndarray | None) -> np.ndarray:
+    """``sums`` with :func:`_first_group`'s terms added to output columns 0 and 1 (int32
+    wrapping, as the asm's words)."""
+    if first is not None:
+        sums[:, :, :2] = (sums[:, :, :2].astype(np.int64) + first).astype(np.int32)
+    return sums
 
 
 def depthwise_d32(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...],

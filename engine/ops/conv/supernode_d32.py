@@ -179,7 +179,11 @@ for _bits in ("8", "32"):
     depth padding before, the asm pairs memory lane p of the input with the filter's
     channel p and the bias's, so channels meet other channels' filters: computed so. An
     output range without 0 runs from [0, 0] with both ends free, as nnlib runs it (its
-    check's refusal is ignored). Not modelled: a bias buffer past int32, which nnlib runs
+    check's refusal is ignored). The 3x3 kernel at stride width 2 reads the third filter
+    row of each row and slice's first group from a once-shuffled vector (``x2`` and
+    ``x2_ba98`` are one register in dwconv2dbbb_s2_3x3_h.S): computed so, which matters
+    only for a left padding not zapped whole. Not modelled: a bias buffer past int32, which
+    nnlib runs
     with the rest of the buffer undetermined ('Final too big' here), and a few of those
     ranges (docs/oracle-hvx.md).
 

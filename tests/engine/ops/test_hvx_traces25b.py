@@ -68,3 +68,70 @@ def test_input_wider_in_depth_than_the_filter_is_a_warning_naming_the_c_line():
     assert plain["inputs"][0][3][4:] == [0, (-plain["inputs"][0][1][3]) % 32]
     ctx, _ = _run(op, plain)
     assert not [w for w in ctx.warnings if "op_supernode_new.c:3056" in w]
+
+
+def test_dwise_3x3_stride2_first_group_matches_nnlib_byte_for_byte():
+    """DepthwiseSupernode_8x8p32to8_d32 golden case 20 (3x3 filter, stride 2, VALID, input
+    left padding 5, an output range without 0): dwconv2dbbb_s2_3x3_asm's first group reads
+    its third filter row from the once-shuffled vector (x2 and x2_ba98 are one register,
+    dwconv2dbbb_s2_3x3_h.S), so the padded width's first column takes other bytes: nnlib's
+    first run's maximum is 29676 (25330 from the window's codes), its final range [-5.6569,
+    0.42963], and the leftmost padding column 156 where the window gives 128."""
+    op = "DepthwiseSupernode_8x8p32to8_d32"
+    case = _case(op, 20)
+    assert "known" not in case
+    _, got = _run(op, case)
+    for k in range(3):
+        assert np.asarray(got[k].raw).tobytes()[:len(_nnlib_bytes(case, k))] \
+            == _nnlib_bytes(case, k)
+    assert np.float32(np.asarray(got[2].raw).view(np.float32)[0]) == np.float32(0.42963457)
+
+
+def _first_group_input(left: int, zx: int) -> Tensor:
+    """A d32 input of 3 rows, 1 column of 32 channels, ``left`` columns of left padding and
+    right ones to a multiple of 4; row 2's memory bytes numbered j = column x 32 + lane
+    (mod 256), the others 7."""
+    right = (-(left + 1)) % 4
+    wt = left + 1 + right
+    mem = np.full((1, 3, 1, wt, 32), 7, np.uint8)
+    mem[0, 2, 0] = (np.arange(wt * 32) % 256).reshape(wt, 32)
+    return Tensor((1, 3, 1, 32), DType.QUINT8, mem.reshape(-1), Layout.D32,
+                  D32Padding(0, 0, left, right, 0, 0))
+
+
+def test_first_group_bytes_by_hand():
+    """Lane l's third-row word is memory bytes 2l, 2l + 64, 2l + 1, 2l + 65 of the row's
+    first 4 columns (one vshuff) where the window reads l, 32 + l, 64 + l, 96 + l; with a
+    left skip of 1 output 0 takes bytes 1..3, output 1 byte 3 as its first tap. Column 0
+    is zapped to zx = 0 (a left zap of 5 covers 1 column: padzap_part)."""
+    from hexscope.engine.ops.conv.d32_input_reads import Zaps
+    from hexscope.engine.ops.conv.dwise_s2_3x3 import first_group_delta
+    from hexscope.engine.ops.kernels.gemm import Window
+    w = np.zeros((3, 3, 32, 1), np.uint8)
+    w[2, :, :, 0] = np.array([1, 10, 100], np.uint8)[:, None]
+    rows = Window(3, 3, 2, 1, 0)
+    delta = first_group_delta(_first_group_input(5, 0), w, 0, 0, Zaps(0, 0, 5, 2), rows, 1)
+    assert delta is not None and delta.shape == (1, 1, 2, 32)
+    # lane 0: read [0, 64, 0, 65] for [0, 32, 64, 96]; lane 20: [40, 104, 41, 105] for
+    # [0 (zapped), 52, 84, 116]
+    assert delta[0, 0, 0, 0] == (64 - 32) * 1 + (0 - 64) * 10 + (65 - 96) * 100
+    assert delta[0, 0, 1, 0] == (65 - 96) * 1
+    assert delta[0, 0, 0, 20] == (104 - 52) * 1 + (41 - 84) * 10 + (105 - 116) * 100
+    assert delta[0, 0, 1, 20] == (105 - 116) * 1
+    # skip 0: output 0 bytes 0..2, output 1 bytes 2 and 3 for its first two taps
+    delta = first_group_delta(_first_group_input(5, 0), w, 0, 0, Zaps(0, 0, 5, 2), rows, 0)
+    assert delta is not None
+    assert delta[0, 0, 0, 0] == 0 * 1 + (64 - 32) * 10 + (0 - 64) * 100
+    assert delta[0, 0, 1, 0] == (0 - 64) * 1 + (65 - 96) * 10
+
+
+def test_first_group_changes_nothing_over_a_zapped_left_padding_of_4():
+    """A left padding of 4 (every graph Hexscope builds) is zapped whole: the shuffle of 128
+    equal bytes is the same vector."""
+    from hexscope.engine.ops.conv.d32_input_reads import Zaps
+    from hexscope.engine.ops.conv.dwise_s2_3x3 import first_group_delta
+    from hexscope.engine.ops.kernels.gemm import Window
+    w = np.full((3, 3, 32, 1), 9, np.uint8)
+    rows = Window(3, 3, 2, 1, 0)
+    assert first_group_delta(_first_group_input(4, 3), w, 2, 3, Zaps(0, 0, 4, 3), rows, 0) \
+        is None
