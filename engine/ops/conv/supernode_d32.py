@@ -182,7 +182,10 @@ for _bits in ("8", "32"):
     check's refusal is ignored). The 3x3 kernel at stride width 2 reads the third filter
     row of each row and slice's first group from a once-shuffled vector (``x2`` and
     ``x2_ba98`` are one register in dwconv2dbbb_s2_3x3_h.S): computed so, which matters
-    only for a left padding not zapped whole. Not modelled: a bias buffer past int32, which
+    only for a left padding not zapped whole. The 5xN kernel at stride width 2 shifts a
+    last group's second column twice when the group has one data column (its copy of the
+    first sum follows that sum's shift, dwconv2dbbb_s2_5xN_h.S): that column's code and
+    its place in the range search are computed so. Not modelled: a bias buffer past int32, which
     nnlib runs
     with the rest of the buffer undetermined ('Final too big' here), and a few of those
     ranges (docs/oracle-hvx.md).

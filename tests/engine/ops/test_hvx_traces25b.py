@@ -135,3 +135,19 @@ def test_first_group_changes_nothing_over_a_zapped_left_padding_of_4():
     rows = Window(3, 3, 2, 1, 0)
     assert first_group_delta(_first_group_input(4, 3), w, 2, 3, Zaps(0, 0, 4, 3), rows, 0) \
         is None
+
+
+def test_dwise_5xn_stride2_last_column_shifted_twice_matches_nnlib():
+    """DepthwiseSupernode_8x8p32to8_d32 golden case 123 (5x5 filter, stride 2, an output of
+    width 1, a range without 0): dwconv2dbbb_s2_5xN_asm copies the group's first sum into
+    its second column after shifting it and shifts that column again, so the column past
+    the data holds s << 2 x shift and counts in the range: nnlib's first run's maximum is
+    4 s = 359648 (not 2 s), its final range [0, 92681.9], every byte equal."""
+    op = "DepthwiseSupernode_8x8p32to8_d32"
+    case = _case(op, 123)
+    assert "known" not in case
+    _, got = _run(op, case)
+    for k in range(3):
+        assert np.asarray(got[k].raw).tobytes()[:len(_nnlib_bytes(case, k))] \
+            == _nnlib_bytes(case, k)
+    assert np.asarray(got[2].raw).view(np.float32)[0] == np.float32(92681.8984375)
