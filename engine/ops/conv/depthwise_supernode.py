@@ -32,6 +32,7 @@ from hexscope.engine.ops.conv.dwise_scaling import (
     minmax_basics,
     retry,
 )
+from hexscope.engine.ops.conv.dwise_shifts import shift_twice, vasl_sums, vasl_words, write_twice
 from hexscope.engine.ops.conv.supernode import CHANNEL_SCALE, SUPERNODE_OUT
 from hexscope.engine.ops.kernels.d32_layout import packer, unpacker
 from hexscope.engine.ops.kernels.depthwise import (
@@ -172,7 +173,7 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
         ctx.state["dwise_range"] = state
     xmn, xmx = scalar_f(x_min), scalar_f(x_max)
     sums = first = None
-    twice = False
+    twice = vector = False
     data, rbefore, cbefore = data_of(x, "input x"), rows.before, cols.before
     for attempt in range(_MAX_RETRIES + 1):
         sc, folded = _scaling(ctx, state, bias, bias32, xmn, xmx, bmn, bmx, consts)
@@ -182,7 +183,11 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
             first = _first_group(d32, filt, channel_scale, consts, rows, data_cols, cols,
                                  sc.in_offset)
             twice = filt.shape[1] == 5 and cols.s == 2 and cols.out % 4 == 1 and not wide[0]
-        fused = None if sums is not None or first is not None or twice else depthwise_requantized(
+            # the MxN kernels shift by a splatted vector; the 3x3 ones by a scalar (& 31)
+            vector = filt.shape[:2] != (3, 3) or bool(channel_scale)
+        right = vector and bool(sc.shamt & 32)
+        fused = None if sums is not None or first is not None or twice or right \
+            else depthwise_requantized(
             data, consts.w, sc.in_offset, consts.zf, rows.s, cols.s,
             rbefore, cbefore, rows.out, cols.out, folded, sc.recip, sc.shamt & 31, kernels)
         if fused is not None:
@@ -193,7 +198,10 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
             sums = (sc.in_offset, _add_first_group(
                 depthwise_sums(data, consts.w, sc.in_offset, consts.zf, rows.s, cols.s,
                                rbefore, cbefore, rows.out, cols.out), first))
-        if fused is None:
+        if fused is None and right:
+            out, lo, hi = dwise_requantize(vasl_sums(sums[1], folded, sc.shamt), folded,
+                                           sc.recip, 0)
+        elif fused is None:
             out, lo, hi = dwise_requantize(sums[1], folded, sc.recip, sc.shamt & 31)
         if twice:
             lo, hi = _shift_twice(ctx, sums[1], folded, sc, lo, hi)
@@ -268,52 +276,23 @@ def _first_group(x: Tensor, filt: Tensor, channel_scale: tuple[Tensor, ...],
 
 def _shift_twice(ctx: KernelContext, sums: np.ndarray, folded: np.ndarray, sc: Scaling,
                  lo: int, hi: int) -> tuple[int, int]:
-    """``dwconv2dbbb_s2_5xN_asm`` with a last group of one data column: the group's second
-    column, past the data, copies the first one's sum after its shift (``if(p0) s1 = s0``
-    follows ``s0.w = vasl(s0.w, vshamt_vec.w)``) and is shifted again (``s1.w = vasl(s1.w,
-    vshamt_vec.w)`` after it; dwconv2dbbb_s2_5xN_h.S, the width loop's end): its codes,
-    kept for :func:`_write_twice`, are that sum shifted twice (each shift wrapping in
-    32 bits), and count in the run's min and max. Returns the run's (min, max)."""
-    shift = sc.shamt & 31
-    last = sums[:, :, -1].astype(np.int64) + folded
-    once = ((last << shift) & 0xFFFFFFFF) - folded     # requantize adds folded back
-    codes, lo2, hi2 = dwise_requantize(once.astype(np.int32), folded, sc.recip, shift)
+    """:func:`~dwise_shifts.shift_twice`, its codes kept for :func:`_write_twice`; the
+    run's (min, max) with them."""
+    codes, lo2, hi2 = shift_twice(sums, folded, sc.shamt, sc.recip)
     ctx.state["dwise_twice"] = codes
     return min(lo, lo2), max(hi, hi2)
 
 
 def _write_twice(ctx: KernelContext, out: Tensor) -> None:
-    """Write :func:`_shift_twice`'s codes where that column lands (the first column after
-    each row's data, or past the right padding the next line's left padding), its depth
-    padding lanes the code of their bias shifted twice."""
+    """:func:`~dwise_shifts.write_twice` of the last run's codes, the depth padding lanes
+    their bias shifted twice (left as they are with channel scales)."""
     codes = ctx.state.pop("dwise_twice", None)
     if not isinstance(codes, np.ndarray):
         return
-    pad = out.padding
-    g = D32Geometry(out.shape, pad)
-    nb, oh, ow, depth = out.shape
-    lanes = np.empty((nb, oh, g.n_slices * 32), np.uint8)
-    lanes[..., :depth] = codes
     kept = ctx.state.get("dwise_last")
     lane = _lane_code(*kept.value[:2], twice=True) \
         if isinstance(kept, Shared) and kept.value[2] else None  # type: ignore[index, misc]
-    if lane is None:                # channel scales: the padding lanes as the _spill left
-        lane_src = None
-    else:
-        lanes[..., depth:] = lane
-        lane_src = lanes
-    lines = np.asarray(out.raw).reshape(-1, g.w_total, 32)
-    col = pad.w_before + ow
-    start = 1 if col >= g.w_total else 0        # past the right padding: the next line
-    col %= g.w_total
-    for b in range(nb):
-        l0 = (b * g.h_total + pad.h_before) * g.n_slices + start
-        got = lines[l0:l0 + oh * g.n_slices, col].reshape(oh, g.n_slices, 32)
-        new = lanes[b].reshape(oh, g.n_slices, 32)
-        if lane_src is None:
-            new = np.where((np.arange(g.n_slices * 32) < depth).reshape(g.n_slices, 32),
-                           new, got)
-        lines[l0:l0 + oh * g.n_slices, col] = new.reshape(-1, 32)
+    write_twice(out, codes, lane)
 
 
 def _add_first_group(sums: np.ndarray, first: np.ndarray | None) -> np.ndarray:
@@ -483,10 +462,12 @@ def _lane_code(sc: Scaling, mn: float, twice: bool = False) -> int | None:
     if not np.isfinite(off) or abs(float(off)) >= 2.0**31:
         return None
     bias = np.rint([float(off)]).astype(np.int64)
-    # shifted twice (:func:`_shift_twice`): the sum 0 + bias shifted once, less the bias
-    start = ((bias << (sc.shamt & 31)) & 0xFFFFFFFF) - bias if twice else 0 * bias
+    if twice:           # :func:`_shift_twice`: the bias (sum 0) shifted twice, shift 0 after
+        start, shift = vasl_words(vasl_words(bias, sc.shamt), sc.shamt) - bias, 0
+    else:
+        start, shift = 0 * bias, sc.shamt & 31
     code, _, _ = dwise_requantize(start.reshape(1, 1).astype(np.int32), bias,
-                                  np.asarray(sc.recip).reshape(-1)[:1], sc.shamt & 31)
+                                  np.asarray(sc.recip).reshape(-1)[:1], shift)
     return int(code[0, 0])
 
 

@@ -185,7 +185,9 @@ for _bits in ("8", "32"):
     only for a left padding not zapped whole. The 5xN kernel at stride width 2 shifts a
     last group's second column twice when the group has one data column (its copy of the
     first sum follows that sum's shift, dwconv2dbbb_s2_5xN_h.S): that column's code and
-    its place in the range search are computed so. Not modelled: a bias buffer past int32, which
+    its place in the range search are computed so. Those MxN kernels shift by a vector
+    count, its low 6 bits read as signed (32..63: a right shift), which a tiny fixed range
+    (shamt 99) meets: computed so. Not modelled: a bias buffer past int32, which
     nnlib runs
     with the rest of the buffer undetermined ('Final too big' here), and a few of those
     ranges (docs/oracle-hvx.md).

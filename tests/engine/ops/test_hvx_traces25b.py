@@ -151,3 +151,34 @@ def test_dwise_5xn_stride2_last_column_shifted_twice_matches_nnlib():
         assert np.asarray(got[k].raw).tobytes()[:len(_nnlib_bytes(case, k))] \
             == _nnlib_bytes(case, k)
     assert np.asarray(got[2].raw).view(np.float32)[0] == np.float32(92681.8984375)
+
+
+def test_vector_shift_count_is_six_bits_signed():
+    """``vasl(Vu.w, Vv.w)`` under qemu-hexagon, 0x40001 shifted by counts 0..127 (a scratch
+    build's log): 0..31 left wrapping, 32..63 right by 64 - count, period 64."""
+    from hexscope.engine.ops.conv.dwise_shifts import vasl_words
+    one = np.array([0x40001], np.int64)
+    seen = {0: 262145, 1: 524290, 13: -2147475456, 14: 16384, 31: -2147483648, 32: 0,
+            45: 0, 46: 1, 63: 131072, 64: 262145, 77: -2147475456, 99: 0, 110: 1,
+            127: 131072, 129: 524290}
+    for count, want in seen.items():
+        assert int(vasl_words(one, count)[0]) == want, count
+    assert int(vasl_words(np.array([-5], np.int64), 99)[0]) == -1     # arithmetic
+
+
+def test_dwise_mxn_kernels_tiny_ranges_and_twice_shifted_column_match_nnlib():
+    """Seed-1 campaign cases nnlib's MxN kernels ran under QEMU (campaigns_trace25b.py
+    --export): fixed output ranges [0, 1e-30] and [0, 1e-6], whose shamt 99 the kernels'
+    vector shift takes as a right shift by 29 (the model shifted left by 99 & 31 = 3:
+    codes 255 against 0), and 5xN stride-2 outputs whose last group's second column is
+    shifted twice. Every output byte, d32 padding included."""
+    op = "DepthwiseSupernode_8x8p32to8_d32"
+    path = DATA / f"{op}.vshift.hvx.json.gz"
+    cases = json.loads(gzip.decompress(path.read_bytes()))["cases"]
+    assert len(cases) == 5
+    for case in cases:
+        assert case["ok"]
+        _, got = _run(op, case)
+        for k in range(3):
+            want = _nnlib_bytes(case, k)
+            assert np.asarray(got[k].raw).tobytes()[:len(want)] == want, case["desc"]

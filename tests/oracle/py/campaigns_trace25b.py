@@ -2,6 +2,7 @@
 nnlib's log) and against Hexscope, byte by byte (issue 25's last traces, docs/oracle-hvx.md).
 
     ORACLE_HVX=OUT/oracle-hvx PYTHONPATH=. python campaigns_trace25b.py OP CASE [--debug 2]
+    ORACLE_HVX=OUT/oracle-hvx PYTHONPATH=. python campaigns_trace25b.py OP SEED --export OUT.json.gz I J ..
 """
 from __future__ import annotations
 
@@ -68,7 +69,12 @@ def main() -> None:
     ap.add_argument("op")
     ap.add_argument("case", type=int)
     ap.add_argument("--debug", type=int, default=0)
+    ap.add_argument("--export", nargs="+", metavar=("OUT", "CASE"),
+                    help="write campaign cases CASE.. of seed ``case`` to OUT instead")
     a = ap.parse_args()
+    if a.export:
+        print(export_picked(a.op, a.case, [int(i) for i in a.export[1:]], a.export[0]))
+        return
     case = golden(a.op)[a.case]
     print(case["desc"], "| known:", case.get("known"))
     c, log = run_c(a.op, case, a.debug)
@@ -84,6 +90,33 @@ def main() -> None:
               f"{bad.size} bytes differ", bad[:20], cb[bad[:20]], hb[bad[:20]])
         if k:
             print("   C", cb.view(np.float32), "H", hb.view(np.float32))
+
+
+def export_picked(op: str, seed: int, picks: list[int], path: str) -> dict:
+    """Cases ``picks`` of the seed's campaign draw (campaigns_hvx.cases_of) with nnlib's
+    results under QEMU, in the golden-file format of campaigns_hvx.export (no "known":
+    each is one a trace made exact)."""
+    import campaigns_hvx as ch
+    cases = ch.cases_of(op, max(picks) + 1, seed)
+    picked = [cases[i] for i in picks]
+    results = HvxOracle().run_many([(op, c.inputs, c.outs, c.padding, c.def_max)
+                                    for c in picked])
+    kept = []
+    for i, case, c in zip(picks, picked, results):
+        entry = {"desc": case.desc, "campaign_case": i, "padding": case.padding, "ok": c.ok,
+                 "inputs": [ch._spec(t) for t in case.inputs],
+                 "def_max": [list(d) for d in case.def_max][:len(case.outs)],
+                 "elsizes": case.elsizes()}
+        if c.ok:
+            entry["outs"] = [ch._out_spec(o) for o in c.outs]
+        else:
+            entry["error"] = c.error.split(": ", 1)[-1][:200]
+        kept.append(entry)
+    doc = {"op": op, "source": "nnlib's HVX build under qemu-hexagon (tests/oracle/hvx), "
+           "campaigns_trace25b.export_picked", "seed": seed, "cases": kept}
+    with open(path, "wb") as f:
+        f.write(gzip.compress(json.dumps(doc, separators=(",", ":")).encode(), mtime=0))
+    return {"op": op, "kept": len(kept)}
 
 
 if __name__ == "__main__":
