@@ -182,3 +182,19 @@ def test_dwise_mxn_kernels_tiny_ranges_and_twice_shifted_column_match_nnlib():
         for k in range(3):
             want = _nnlib_bytes(case, k)
             assert np.asarray(got[k].raw).tobytes()[:len(want)] == want, case["desc"]
+
+
+def test_dwise_3x3_stride2_first_group_over_data_and_padding_columns():
+    """Golden case 20's 3x3 stride-2 node over random data with input left paddings 1..7
+    (campaigns_trace25b.py dwise_3x3_s2: 24 of 24 exact under QEMU, 0 of 24 without the
+    first-group model): with 1..3 the first group's shuffled word holds data columns, so
+    real output columns change, not only the padding's."""
+    op = "DepthwiseSupernode_8x8p32to8_d32"
+    path = DATA / f"{op}.s2_3x3.hvx.json.gz"
+    cases = json.loads(gzip.decompress(path.read_bytes()))["cases"]
+    assert sorted(c["inputs"][0][3][2] for c in cases) == [1, 2, 3, 5, 6, 7]
+    for case in cases:
+        _, got = _run(op, case)
+        for k in range(3):
+            want = _nnlib_bytes(case, k)
+            assert np.asarray(got[k].raw).tobytes()[:len(want)] == want, case["desc"]

@@ -3,6 +3,7 @@ nnlib's log) and against Hexscope, byte by byte (issue 25's last traces, docs/or
 
     ORACLE_HVX=OUT/oracle-hvx PYTHONPATH=. python campaigns_trace25b.py OP CASE [--debug 2]
     ORACLE_HVX=OUT/oracle-hvx PYTHONPATH=. python campaigns_trace25b.py OP SEED --export OUT.json.gz I J ..
+    ORACLE_HVX=OUT/oracle-hvx PYTHONPATH=. python campaigns_trace25b.py dwise_3x3_s2 0|1   (1: export)
 """
 from __future__ import annotations
 
@@ -75,6 +76,15 @@ def main() -> None:
     if a.export:
         print(export_picked(a.op, a.case, [int(i) for i in a.export[1:]], a.export[0]))
         return
+    if a.op == "dwise_3x3_s2":
+        print(run_dwise_3x3_s2())
+        if a.case:      # also keep 6: each left padding, VALID and SAME, both ranges
+            every = dwise_3x3_s2_cases()
+            print(export_cases("DepthwiseSupernode_8x8p32to8_d32",
+                               [every[i] for i in (0, 7, 9, 14, 16, 23)],
+                               "../../data/oracle/DepthwiseSupernode_8x8p32to8_d32"
+                               ".s2_3x3.hvx.json.gz", 5))
+        return
     case = golden(a.op)[a.case]
     print(case["desc"], "| known:", case.get("known"))
     c, log = run_c(a.op, case, a.debug)
@@ -98,11 +108,18 @@ def export_picked(op: str, seed: int, picks: list[int], path: str) -> dict:
     each is one a trace made exact)."""
     import campaigns_hvx as ch
     cases = ch.cases_of(op, max(picks) + 1, seed)
-    picked = [cases[i] for i in picks]
+    return export_cases(op, [cases[i] for i in picks], path, seed, picks)
+
+
+def export_cases(op: str, picked: list, path: str, seed: int = 0,
+                 picks: list[int] | None = None) -> dict:
+    """``picked`` cases with nnlib's results under QEMU as a golden file (the format of
+    campaigns_hvx.export, no "known")."""
+    import campaigns_hvx as ch
     results = HvxOracle().run_many([(op, c.inputs, c.outs, c.padding, c.def_max)
                                     for c in picked])
     kept = []
-    for i, case, c in zip(picks, picked, results):
+    for i, case, c in zip(picks or range(len(picked)), picked, results):
         entry = {"desc": case.desc, "campaign_case": i, "padding": case.padding, "ok": c.ok,
                  "inputs": [ch._spec(t) for t in case.inputs],
                  "def_max": [list(d) for d in case.def_max][:len(case.outs)],
@@ -117,6 +134,50 @@ def export_picked(op: str, seed: int, picks: list[int], path: str) -> dict:
     with open(path, "wb") as f:
         f.write(gzip.compress(json.dumps(doc, separators=(",", ":")).encode(), mtime=0))
     return {"op": op, "kept": len(kept)}
+
+
+def dwise_3x3_s2_cases(seed: int = 5, pads: tuple[int, ...] = (1, 2, 3, 5, 6, 7)) -> list:
+    """DepthwiseSupernode_8x8p32to8_d32 with golden case 20's filter, ranges and bias
+    (3x3, stride 2) over random data of its shape, for each input left padding of ``pads``,
+    VALID and SAME, an output range without 0 and one with it: the 3x3 stride-2 kernel's
+    first group (dwise_s2_3x3.py), over padding (5..7) and over data columns (1..3)."""
+    import campaigns
+
+    from hexscope.engine.nodes import Padding
+    from hexscope.engine.ops.conv.conv2d import output_window
+    base = golden("DepthwiseSupernode_8x8p32to8_d32")[20]
+    rng = np.random.default_rng(seed)
+    cases = []
+    for wb in pads:
+        for mode in ("VALID", "SAME"):
+            for lo, hi in ((-8.0, -4.0), (-3.0, 5.0)):
+                ins = inputs_of(base)
+                b, h, w, d = ins[0].shape
+                data = rng.integers(0, 256, (b, h, w, d), dtype=np.uint8)
+                ins[0] = T((b, h, w, d), "u8", data, (4, 4, wb, (-(wb + w)) % 4 + 4, 0, (-d) % 32),
+                           d32_fill=int(rng.integers(0, 256)))
+                ins[10], ins[11] = T.f(lo), T.f(hi)
+                oh = output_window(h, 3, 2, Padding.parse(mode)).out
+                ow = output_window(w, 3, 2, Padding.parse(mode)).out
+                dm = [(b, max(oh, 1), max(ow, 1), d), (1, 1, 1, 1), (1, 1, 1, 1)]
+                outs = [("u8", campaigns.d32_capacity(dm[0])), ("f32", 128), ("f32", 128)]
+                cases.append(campaigns.Case(ins, outs, mode, def_max=dm,
+                                            desc=f"left pad {wb} {mode} out [{lo},{hi}]"))
+    return cases
+
+
+def run_dwise_3x3_s2() -> dict:
+    """:func:`dwise_3x3_s2_cases` on nnlib's HVX build and Hexscope, every byte compared."""
+    import campaigns_hvx as ch
+    from common import compare
+    op = "DepthwiseSupernode_8x8p32to8_d32"
+    cases = dwise_3x3_s2_cases()
+    results = HvxOracle().run_many([(op, c.inputs, c.outs, c.padding, c.def_max)
+                                    for c in cases])
+    bad = [c.desc for c, r in zip(cases, results)
+           if [x for x in compare(r, ch.hexscope(op, c), compare_padding=True)
+               if not x.startswith("[note]")]]
+    return {"cases": len(cases), "exact": len(cases) - len(bad), "differ": bad}
 
 
 if __name__ == "__main__":
