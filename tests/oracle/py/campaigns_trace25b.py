@@ -4,6 +4,7 @@ nnlib's log) and against Hexscope, byte by byte (issue 25's last traces, docs/or
     ORACLE_HVX=OUT/oracle-hvx PYTHONPATH=. python campaigns_trace25b.py OP CASE [--debug 2]
     ORACLE_HVX=OUT/oracle-hvx PYTHONPATH=. python campaigns_trace25b.py OP SEED --export OUT.json.gz I J ..
     ORACLE_HVX=OUT/oracle-hvx PYTHONPATH=. python campaigns_trace25b.py dwise_3x3_s2 0|1   (1: export)
+    ORACLE_HVX=OUT/oracle-hvx PYTHONPATH=. python campaigns_trace25b.py dwise_mxn 0
 """
 from __future__ import annotations
 
@@ -75,6 +76,9 @@ def main() -> None:
     a = ap.parse_args()
     if a.export:
         print(export_picked(a.op, a.case, [int(i) for i in a.export[1:]], a.export[0]))
+        return
+    if a.op == "dwise_mxn":
+        print(run_cases("DepthwiseSupernode_8x8p32to8_d32", dwise_mxn_cases()))
         return
     if a.op == "dwise_3x3_s2":
         print(run_dwise_3x3_s2())
@@ -167,11 +171,47 @@ def dwise_3x3_s2_cases(seed: int = 5, pads: tuple[int, ...] = (1, 2, 3, 5, 6, 7)
 
 
 def run_dwise_3x3_s2() -> dict:
-    """:func:`dwise_3x3_s2_cases` on nnlib's HVX build and Hexscope, every byte compared."""
+    """:func:`dwise_3x3_s2_cases` on nnlib's HVX build and Hexscope (:func:`run_cases`)."""
+    return run_cases("DepthwiseSupernode_8x8p32to8_d32", dwise_3x3_s2_cases())
+
+
+def dwise_mxn_cases(seed: int = 11) -> list:
+    """DepthwiseSupernode_8x8p32to8_d32 on the MxN kernels (filters 2x3, 4x3, 5x3, 3x5, 2x7,
+    4x5; strides 1 and 2; input widths 5..10, VALID for even, SAME for odd: every count of
+    data columns in a last group, and two outputs of width 0), random data, filter, bias
+    and fill, a left padding of 4."""
+    import campaigns
+
+    from hexscope.engine.nodes import Padding
+    from hexscope.engine.ops.conv.conv2d import output_window
+    rng = np.random.default_rng(seed)
+    cases = []
+    for fh, fw in ((2, 3), (4, 3), (5, 3), (3, 5), (2, 7), (4, 5)):
+        for sw in (1, 2):
+            for w in range(5, 11):
+                mode = ("VALID", "SAME")[w % 2]
+                b, h, d = 1, fh + 2, 32
+                x = rng.integers(0, 256, (b, h, w, d), dtype=np.uint8)
+                f = rng.integers(0, 256, (fh, fw, d, 1), dtype=np.uint8)
+                bias = rng.integers(-2000, 2000, d).astype(np.int32).reshape(1, 1, 1, d)
+                pad = (4, 4, 4, (-(4 + w)) % 4 + 4, 0, 0)
+                ins = [T((b, h, w, d), "u8", x, pad, d32_fill=int(rng.integers(0, 256))),
+                       T.of(f, "u8"), T.f(0.0), T.f(1.0), T.f(-1.0), T.f(1.0),
+                       T.shape_only((1, sw, sw, 1)), T.of(bias, "i32"), T.f(-1000.0),
+                       T.f(1000.0), T.f(-2.0), T.f(2.0)]
+                oh = output_window(h, fh, sw, Padding.parse(mode)).out
+                ow = output_window(w, fw, sw, Padding.parse(mode)).out
+                dm = [(b, max(oh, 1), max(ow, 1), d), (1, 1, 1, 1), (1, 1, 1, 1)]
+                outs = [("u8", campaigns.d32_capacity(dm[0])), ("f32", 128), ("f32", 128)]
+                cases.append(campaigns.Case(ins, outs, mode, def_max=dm,
+                                            desc=f"f{fh}x{fw} s{sw} w{w} ow{ow} {mode}"))
+    return cases
+
+
+def run_cases(op: str, cases: list) -> dict:
+    """``cases`` on nnlib's HVX build and Hexscope, every byte compared (d32 padding too)."""
     import campaigns_hvx as ch
     from common import compare
-    op = "DepthwiseSupernode_8x8p32to8_d32"
-    cases = dwise_3x3_s2_cases()
     results = HvxOracle().run_many([(op, c.inputs, c.outs, c.padding, c.def_max)
                                     for c in cases])
     bad = [c.desc for c, r in zip(cases, results)
