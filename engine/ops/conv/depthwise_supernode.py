@@ -23,6 +23,7 @@ from hexscope.engine.ops.conv.common import CONV_IN, f32_output, f32_word, range
 from hexscope.engine.ops.conv.d32_input_reads import Zaps, kept_border, window_input
 from hexscope.engine.ops.conv.depthwise import depthwise_supernode_reference, dwise_windows
 from hexscope.engine.ops.conv.dwise_d32_pad import fill_pad_lanes, spill_last_group
+from hexscope.engine.ops.conv.dwise_s2_3x3 import first_group_delta
 from hexscope.engine.ops.conv.dwise_scaling import (
     DwiseRange,
     Scaling,
@@ -32,6 +33,7 @@ from hexscope.engine.ops.conv.dwise_scaling import (
     minmax_basics,
     retry,
 )
+from hexscope.engine.ops.conv.dwise_shifts import shift_twice, vasl_sums, vasl_words, write_twice
 from hexscope.engine.ops.conv.supernode import CHANNEL_SCALE, SUPERNODE_OUT
 from hexscope.engine.ops.kernels.d32_layout import packer, unpacker
 from hexscope.engine.ops.kernels.depthwise import (
@@ -174,14 +176,22 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
         state = _initial_range(scalar_f(o_min), scalar_f(o_max))
         ctx.state["dwise_range"] = state
     xmn, xmx = scalar_f(x_min), scalar_f(x_max)
-    sums = None
+    sums = first = None
+    twice = vector = False
     data, rbefore, cbefore = data_of(x, "input x"), rows.before, cols.before
     for attempt in range(first_try, _MAX_RETRIES + 1):
         sc, folded = _scaling(ctx, state, bias, bias32, xmn, xmx, bmn, bmx, consts)
         if d32 is not None and attempt == first_try:     # zx is the same every run
             data, rbefore, cbefore = _read_memory(ctx, d32, data, rows, data_cols, cols,
                                                   sc.in_offset)
-        fused = None if sums is not None else depthwise_requantized(
+            first = _first_group(d32, filt, channel_scale, consts, rows, data_cols, cols,
+                                 sc.in_offset)
+            twice = filt.shape[1] == 5 and cols.s == 2 and cols.out % 4 == 1 and not wide[0]
+            # the MxN kernels shift by a splatted vector; the 3x3 ones by a scalar (& 31)
+            vector = filt.shape[:2] != (3, 3) or bool(channel_scale)
+        right = vector and bool(sc.shamt & 32)
+        fused = None if sums is not None or first is not None or twice or right \
+            else depthwise_requantized(
             data, consts.w, sc.in_offset, consts.zf, rows.s, cols.s,
             rbefore, cbefore, rows.out, cols.out, folded, sc.recip, sc.shamt & 31, kernels)
         if fused is not None:
@@ -189,11 +199,16 @@ def depthwise_supernode(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tens
             out, lo, hi = fused
             sums = (None, None)
         elif sums is None or sums[0] != sc.in_offset:
-            sums = (sc.in_offset, depthwise_sums(data, consts.w, sc.in_offset, consts.zf,
-                                                 rows.s, cols.s, rbefore, cbefore,
-                                                 rows.out, cols.out))
-        if fused is None:
+            sums = (sc.in_offset, _add_first_group(
+                depthwise_sums(data, consts.w, sc.in_offset, consts.zf, rows.s, cols.s,
+                               rbefore, cbefore, rows.out, cols.out), first))
+        if fused is None and right:
+            out, lo, hi = dwise_requantize(vasl_sums(sums[1], folded, sc.shamt), folded,
+                                           sc.recip, 0)
+        elif fused is None:
             out, lo, hi = dwise_requantize(sums[1], folded, sc.recip, sc.shamt & 31)
+        if twice:
+            lo, hi = _shift_twice(ctx, sums[1], folded, sc, lo, hi)
         if ctx.debug_level >= 2:
             ctx.log(2, f"dwise supernode try {attempt}: range [{state.mn}, {state.mx}] "
                        f"recip_shamt={sc.shamt} out {lo}..{hi}")
@@ -238,9 +253,7 @@ def _read_memory(ctx: KernelContext, x: Tensor, data: np.ndarray, rows: Window,
     ``dwise_supernode_execute`` asks, op_dwise_snode_8bit.c:579-611: the rows the data
     windows reach above and below plus the extra bottom row, the whole width padding), or
     ``data`` itself when every code read outside it is zx."""
-    p = x.padding
-    zaps = Zaps(rows.before, rows.after + _extra_bottom_row(x, rows, data_cols), p.w_before,
-                p.w_after)
+    zaps = _zaps(x, rows, data_cols)
     if not 0 <= zx <= 255:
         return data, rows.before, cols.before
     full, plain = window_input(x, zaps, zx, rows, cols,
@@ -248,6 +261,55 @@ def _read_memory(ctx: KernelContext, x: Tensor, data: np.ndarray, rows: Window,
     if plain or full is None:
         return data, rows.before, cols.before
     return full, 0, 0
+
+
+def _zaps(x: Tensor, rows: Window, data_cols: Window) -> Zaps:
+    """What ``dwise_supernode_execute`` zaps (op_dwise_snode_8bit.c:579-611)."""
+    p = x.padding
+    return Zaps(rows.before, rows.after + _extra_bottom_row(x, rows, data_cols), p.w_before,
+                p.w_after)
+
+
+def _first_group(x: Tensor, filt: Tensor, channel_scale: tuple[Tensor, ...],
+                 consts: _FilterTerms, rows: Window, data_cols: Window, cols: Window, zx: int
+                 ) -> np.ndarray | None:
+    """``dwconv2dbbb_s2_3x3_asm``'s first group of each row and slice (taken for a 3x3
+    filter at stride width 2 without ChannelScale; ``cols`` the padded width it computes):
+    what its sums gain from the bytes it reads there (:mod:`dwise_s2_3x3`), None if
+    nothing."""
+    if filt.shape[:2] != (3, 3) or channel_scale or cols.s != 2:
+        return None
+    return first_group_delta(x, consts.w, consts.zf, zx, _zaps(x, rows, data_cols), rows,
+                             x.padding.w_before - cols.before)
+
+
+def _shift_twice(ctx: KernelContext, sums: np.ndarray, folded: np.ndarray, sc: Scaling,
+                 lo: int, hi: int) -> tuple[int, int]:
+    """:func:`~dwise_shifts.shift_twice`, its codes kept for :func:`_write_twice`; the
+    run's (min, max) with them."""
+    codes, lo2, hi2 = shift_twice(sums, folded, sc.shamt, sc.recip)
+    ctx.state["dwise_twice"] = codes
+    return min(lo, lo2), max(hi, hi2)
+
+
+def _write_twice(ctx: KernelContext, out: Tensor) -> None:
+    """:func:`~dwise_shifts.write_twice` of the last run's codes, the depth padding lanes
+    their bias shifted twice (left as they are with channel scales)."""
+    codes = ctx.state.pop("dwise_twice", None)
+    if not isinstance(codes, np.ndarray):
+        return
+    kept = ctx.state.get("dwise_last")
+    lane = _lane_code(*kept.value[:2], twice=True) \
+        if isinstance(kept, Shared) and kept.value[2] else None  # type: ignore[index, misc]
+    write_twice(out, codes, lane)
+
+
+def _add_first_group(sums: np.ndarray, first: np.ndarray | None) -> np.ndarray:
+    """``sums`` with :func:`_first_group`'s terms added to output columns 0 and 1 (int32
+    wrapping, as the asm's words)."""
+    if first is not None:
+        sums[:, :, :2] = (sums[:, :, :2].astype(np.int64) + first).astype(np.int32)
+    return sums
 
 
 def depthwise_d32(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...],
@@ -335,6 +397,7 @@ def _d32_body(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...], lay: _Lay
     extra = (-ow) & 3
     if extra and y.array.size:
         spill_last_group(out, extra)
+        _write_twice(ctx, out)
     return out, lo, hi
 
 
@@ -363,7 +426,9 @@ def _fused(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...], lay: _Layout
     sc, folded = _scaling(ctx, state, rest[6], bias32, scalar_f(rest[1]), scalar_f(rest[2]),
                           bmn, bmx, consts)
     zx = sc.in_offset
-    if not 0 <= zx <= 255:
+    # the MxN kernels' vector shift of 32 or more (dwise_shifts.vasl_words)
+    vector = rest[0].shape[:2] != (3, 3) or bool(rest[11:])
+    if not 0 <= zx <= 255 or (vector and sc.shamt & 32):
         return 0
     mn = float(state.mn)
     terms = ctx.state.get("dwise_lanes")
@@ -409,8 +474,12 @@ def _fused_plan(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...], lay: _L
     rows, data_cols, cols, consts, _, _, _, kernels = steady.value  # type: ignore[misc]
     run = None
     p, (_, h, w, _) = x.padding, x.shape
+    # not where the asm's quirks apply (see depthwise_supernode): the s2 3x3 kernel's first
+    # group over a left padding not zapped whole, the 5xN s2 kernel's column shifted twice
+    quirk = (wide and cols.s == 2 and not (p.w_before >= 4 and p.w_before % 4 == 0)) \
+        or (filt.shape[1] == 5 and cols.s == 2 and cols.out % 4 == 1)
     if kernels is not None and lay.pack is not None and lay.unpack is not None \
-            and not pad.d_before and 0 <= ctx.padding_fill <= 255:
+            and not pad.d_before and 0 <= ctx.padding_fill <= 255 and not quirk:
         zaps = Zaps(rows.before, rows.after + _extra_bottom_row(x, rows, data_cols),
                     p.w_before, p.w_after)
         run = prepare_dwise_d32(
@@ -495,13 +564,18 @@ def _kept_lane_code(ctx: KernelContext, sc: Scaling, mn: float) -> int | None:
     return code
 
 
-def _lane_code(sc: Scaling, mn: float) -> int | None:
+def _lane_code(sc: Scaling, mn: float, twice: bool = False) -> int | None:
     with np.errstate(all="ignore"):
         off = np.float32(np.float32(-mn) / sc.prod_level)
     if not np.isfinite(off) or abs(float(off)) >= 2.0**31:
         return None
-    code, _, _ = dwise_requantize(np.zeros((1, 1), np.int32), np.rint([float(off)]).astype(
-        np.int64), np.asarray(sc.recip).reshape(-1)[:1], sc.shamt & 31)
+    bias = np.rint([float(off)]).astype(np.int64)
+    if twice:           # :func:`_shift_twice`: the bias (sum 0) shifted twice, shift 0 after
+        start, shift = vasl_words(vasl_words(bias, sc.shamt), sc.shamt) - bias, 0
+    else:
+        start, shift = 0 * bias, sc.shamt & 31
+    code, _, _ = dwise_requantize(start.reshape(1, 1).astype(np.int32), bias,
+                                  np.asarray(sc.recip).reshape(-1)[:1], shift)
     return int(code[0, 0])
 
 

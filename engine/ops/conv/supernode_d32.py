@@ -54,11 +54,12 @@ _SUPERNODE_DOC = """
 
     An empty output asks no padding after (VALID), so nothing on its right is zapped.
 
-    What still differs (docs/oracle-hvx.md has the counts): one empty output over a very
-    large input range (not traced); windows that read past the end of the input tensor's
-    memory; input ranges that overflow float (a level of inf: nnlib's
-    float products and conversions of inf/NaN, supernode_utils.h:1247, are not all
-    modelled). On a device with VTCM nnlib takes ``supernode_recalculate_strategy_v66``
+    What still differs (docs/oracle-hvx.md has the counts): windows that read past the end
+    of the input tensor's memory; an input with more depth slices than the filter's depth
+    rounded up to 32, for which the asm reads weights past its buffer
+    (``info->in_depth = 32*tin.nd32_total``, op_supernode_new.c:3056, against the filter
+    packed for its own depth, :4558): Hexscope takes zero-code weights there and warns. On a
+    device with VTCM nnlib takes ``supernode_recalculate_strategy_v66``
     (signed weights), which the oracle, without VTCM, does not run: not modelled.
 
     **Layout.** Output padding as ``supernode_recalculate_strategy`` chooses it: 4 rows above
@@ -178,7 +179,16 @@ for _bits in ("8", "32"):
     depth padding before, the asm pairs memory lane p of the input with the filter's
     channel p and the bias's, so channels meet other channels' filters: computed so. An
     output range without 0 runs from [0, 0] with both ends free, as nnlib runs it (its
-    check's refusal is ignored). Not modelled: a bias buffer past int32, which nnlib runs
+    check's refusal is ignored). The 3x3 kernel at stride width 2 reads the third filter
+    row of each row and slice's first group from a once-shuffled vector (``x2`` and
+    ``x2_ba98`` are one register in dwconv2dbbb_s2_3x3_h.S): computed so, which matters
+    only for a left padding not zapped whole. The 5xN kernel at stride width 2 shifts a
+    last group's second column twice when the group has one data column (its copy of the
+    first sum follows that sum's shift, dwconv2dbbb_s2_5xN_h.S): that column's code and
+    its place in the range search are computed so. Those MxN kernels shift by a vector
+    count, its low 6 bits read as signed (32..63: a right shift), which a tiny fixed range
+    (shamt 99) meets: computed so. Not modelled: a bias buffer past int32, which
+    nnlib runs
     with the rest of the buffer undetermined ('Final too big' here), and a few of those
     ranges (docs/oracle-hvx.md).
 

@@ -83,6 +83,22 @@ _SHORT_FREE = (-1.0 / 128, 1.0 / 128)     # shortin_supernode_check's
 _SHORT_DEPTH = 4    # shortin: the input is re-laid 4 deep (filter_count = 4 fh fw)
 
 
+def weights_overrun(x: Tensor, filt: Tensor) -> str | None:
+    """The warning for a d32 input with more depth slices than the filter is packed for
+    (None if not): the asm takes taps for all 32 x nd32_total input lanes
+    (op_supernode_new.c:3056) from weights packed for the filter's depth (:4558), so it reads
+    past them into the heap; Hexscope takes zero-code weights there (docs/oracle-hvx.md)."""
+    p = x.padding
+    lanes = p.d_before + x.shape[3] + p.d_after
+    packed = (filt.shape[2] + 31) & ~31
+    if lanes <= packed:
+        return None
+    return (f"the input has {lanes} lanes of depth and the filter is packed for {packed}: "
+            "the device's asm reads the filter for every lane (op_supernode_new.c:3056), past "
+            "its weights buffer into other heap memory (not modelled: Hexscope takes the "
+            "filter's zero code there), so the device's output may differ")
+
+
 def _check_types(x: Tensor, filt: Tensor, bias: Tensor, stride: Tensor, bias32: bool) -> None:
     for name, t in (("input x", x), ("filter", filt)) + (() if bias32 else (("bias", bias),)):
         if t.dtype is not DType.QUINT8:
@@ -512,6 +528,9 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
     steady = _steady(ctx, x, filt, f_min, f_max, stride, bias, b_min, b_max, channel_scale,
                      bias32, short)
     rows, cols, terms = steady.rows, steady.cols, steady.terms
+    overrun = None if short else weights_overrun(x, filt)
+    if overrun is not None:
+        ctx.warn(overrun)
     xmn, xmx = scalar_f(x_min), scalar_f(x_max)
     sums = None
     # the requantization writes every lane of rows 4.. and columns 4.. of the memory: only
@@ -571,4 +590,4 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
     return y, f32_output(words.value[0]), f32_output(words.value[1])  # type: ignore[index]
 
 
-__all__ = ["check_d32_padding", "run_hvx"]
+__all__ = ["check_d32_padding", "run_hvx", "weights_overrun"]
