@@ -49,6 +49,22 @@ def test_the_node_whose_range_input_is_degenerate_says_so_when_it_made_none():
     assert degenerate_inputs(spec, [x, lo, Tensor.from_array(np.float32([3.0]))]) == []
 
 
+def test_a_zero_width_bias_range_is_a_zero_bias_not_a_degenerate_range():
+    """The wake word's first depthwise failed on its input's left padding, and the message
+    went on "(its range input is degenerate: bias range has zero width (-0.0 to 0.0))": the
+    delegate's range of an all-zero bias, which adds nothing and causes nothing."""
+    from hexscope.engine.analysis.degenerate import degenerate_inputs
+    from hexscope.engine.ops.registry import REGISTRY
+    from hexscope.engine.tensor import Tensor
+
+    spec = REGISTRY.get("DepthwiseSupernode_8x8p32to8_d32")
+    f = [Tensor.from_array(np.float32([v])) for v in (-1.0, 1.0, -0.0, 0.0, 2.0, 2.0)]
+    ins = [None, None, f[0], f[1], f[0], f[1], None, None, f[2], f[3], f[0], f[1]]
+    assert degenerate_inputs(spec, ins) == []
+    ins[2:4] = f[4:6]                         # a zero-width input range is still named
+    assert degenerate_inputs(spec, ins) == ["x range has zero width (2.0 to 2.0)"]
+
+
 def test_a_failure_with_fine_ranges_gets_no_range_note():
     s = Session(_graph(-1.0))
     s.set_inputs([np.arange(8, dtype=np.uint8)])
