@@ -1,6 +1,6 @@
-"""The 1x1 d32 Supernode's GEMM and requantization in one compiled pass: the VNNI kernel
-(:mod:`igemm`) fills a block of a few output rows' int32 sums, which are requantized into the
-d32 output memory while they are in cache, the next block then reuses the same scratch.
+"""The 1x1 d32 Supernode's GEMM and requantization in one compiled pass: the requantizing VNNI
+kernel (:mod:`igemm`'s ``ivnni_rq``) takes a block of a few output rows and writes their
+codes into the d32 output memory from its register tiles: the int32 sums are never stored.
 
 The separate steps (:func:`gemm.prepared_gemm8`, then
 :func:`supernode_requant.requantize_into_d32`) write a whole layer's sums out (4.8 MB for a
@@ -68,17 +68,18 @@ def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int
     packed = rhs.packed8
     coef = wrap32(b - rhs.zero)
     cols = igemm.COLS
-    nb_full, tail = divmod(n, cols)
-    n_pad = (nb_full + (1 if tail else 0)) * cols
+    n_pad = -(-n // cols) * cols
     blocks = packed.blocks
     b_ptr = blocks.ctypes.data
-    tail_ptr = b_ptr + nb_full * blocks.strides[0] if tail else 0
+    # the block's rows as the GEMM's int32 sums would take BLOCK_BYTES (its input rows
+    # and its output codes then fit with them, as when the sums were stored)
     rows_blk = max(1, min(oh, BLOCK_BYTES // max(1, width * n_pad * 4)))
-    scratch = np.empty((rows_blk * width, n_pad), np.int32)
     mc = max(igemm.ROWS, igemm.CHUNK_BYTES // k // igemm.ROWS * igemm.ROWS)
-    bounds = np.empty(16, np.int32)
     rowterm = np.empty(rows_blk * width, np.int32)
-    fn = np.int64(igemm.kernel_address8())
+    rowoff = np.empty(rows_blk * width, np.int64)
+    rowflag = np.empty(rows_blk * width, np.int32)
+    fn = np.int64(igemm.kernel_address_rq8())
+    mem_rows = (nb, oh + 8, -(-channels // 32))
     off = np.zeros(n_pad, np.int32)
     bias, rec = np.empty(channels, np.int64), np.empty(channels, np.int64)
     lo, hi = np.empty(channels, np.int64), np.empty(channels, np.int64)
@@ -108,6 +109,11 @@ def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int
             shift: int, minmax_all: bool, after_shift: bool, mem: np.ndarray, fill: int = -1,
             past: tuple[np.ndarray, np.ndarray] | None = None, zx: int = 0
             ) -> tuple[np.ndarray, np.ndarray, int, int]:
+        if mem.dtype != np.uint8 or not mem.flags.c_contiguous or mem.shape[:3] != mem_rows \
+                or mem.shape[3] < width + 4 or mem.shape[4] != 32:
+            # the kernel writes by address: refuse a memory it would overrun
+            raise ValueError(f"the output memory {mem.shape} is not a C-contiguous uint8 "
+                             f"d32 memory of {mem_rows} x (>= {width + 4}) x 32")
         # folded and recip copied into buffers of our own: writable, of one type (numba
         # compiles one specialisation, where other types would each add their own)
         bias[:] = folded
@@ -119,11 +125,10 @@ def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int
         offsets_past, zero_past = no_past if past is None else past
         low, high = driver(fn, lhs, src, geometry, dims, unit, flip,
                            offsets_past, zero_past, raw, np.int64(zx & 0xFF), buf, bufw,
-                           np.int64(b_ptr),
-                           np.int64(nb_full), np.int64(tail_ptr), offsets, off, np.int64(coef),
-                           rowterm, scratch, bounds, np.int64(mc), oh, width, ow, n, rows_blk,
-                           bias, rec, int(shift), bool(minmax_all), bool(after_shift),
-                           int(fill), mem, lo, hi)
+                           np.int64(b_ptr), np.int64(n_pad // cols), offsets, off,
+                           np.int64(coef), rowterm, rowoff, rowflag, np.int64(mc), oh, width,
+                           ow, n, rows_blk, bias, rec, int(shift), bool(minmax_all),
+                           bool(after_shift), int(fill), mem, lo, hi)
         return lo, hi, int(low), int(high)
 
     return run

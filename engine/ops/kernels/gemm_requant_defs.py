@@ -1,6 +1,7 @@
-"""The compiled driver of :mod:`gemm_requant` (numba, imported on first use): it calls the
-VNNI kernel of :mod:`igemm` through its address for each block of output rows and
-requantizes the block's sums into the d32 output memory.
+"""The compiled driver of :mod:`gemm_requant` (numba, imported on first use): for each block
+of output rows it unpacks the d32 input's rows and calls the requantizing VNNI kernel of
+:mod:`igemm` (``ivnni_rq``) through its address, which writes the codes into the d32 output
+memory from its registers (the int32 sums are never stored).
 
 Module level, not built in a closure: numba keys its on-disk cache by the function's closure
 variables too, and an intrinsic there pickles differently in every process (the driver
@@ -35,11 +36,36 @@ def call_kernel(typingctx, fn, a, lda, m, k, b, nb, off, c, ldc, mc, bounds,
     return sig, codegen
 
 
+@intrinsic
+def call_kernel_rq(typingctx, fn, a, lda, m, k, b, nb, off, mc, rowterm, fb, rc, mask,
+                   shamt, after, lo, hi, out, rowoff, rowflag, slice_
+                   ):  # pragma: no cover - compiled
+    # ivnni_rq(A, lda, m, k, B, nb, off, C, ldc, mc, bounds, rowterm, folded, recip, mask,
+    # shamt, after, lo, hi, out, rowoff, rowflag, slice) (igemm_ir's _outer with requant;
+    # C, ldc and bounds unused: passed as 0), every argument an integer here
+    sig = types.void(fn, a, lda, m, k, b, nb, off, mc, rowterm, fb, rc, mask, shamt, after,
+                     lo, hi, out, rowoff, rowflag, slice_)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        i64, ptr = ir.IntType(64), ir.IntType(8).as_pointer()
+        kinds = (ptr, i64, i64, i64, ptr, i64, ptr, ptr, i64, i64, ptr, ptr, ptr, ptr, ptr,
+                 i64, i64, ptr, ptr, ptr, ptr, ptr, i64)
+        fnty = ir.FunctionType(ir.VoidType(), kinds)
+        target = builder.inttoptr(args[0], fnty.as_pointer())
+        zero = ir.Constant(i64, 0)
+        given = [*args[1:8], zero, zero, args[8], zero, *args[9:]]
+        values = [builder.inttoptr(v, t) if t is ptr else v
+                  for v, t in zip(given, kinds, strict=True)]
+        builder.call(target, values)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
 @njit(cache=True, nogil=True, boundscheck=False)
 def gemm_requant(fn, lhs, src, geometry, dims, unit, flip, past_off, past_zero, raw8, zx,
-                 buf, bufw, b_ptr,
-                 nb_full, tail_ptr, offsets, off, coef, rowterm, scratch, bounds, mc, oh,
-                 width, ow, cout, rows_blk, folded, recip, shamt, minmax_all, after_shift,
+                 buf, bufw, b_ptr, nb_all, offsets, off, coef, rowterm, rowoff, rowflag, mc,
+                 oh, width, ow, cout, rows_blk, folded, recip, shamt, minmax_all, after_shift,
                  fill, mem, lo, hi):  # pragma: no cover - compiled
     # also, so that a node makes one call: the GEMM's row term (coef x each row's sum),
     # the offsets copied into the padded buffer, the fill of the memory's padding the
@@ -49,11 +75,13 @@ def gemm_requant(fn, lhs, src, geometry, dims, unit, flip, past_off, past_zero, 
     # bytes), unpacked and centred (``flip``) block by block into ``buf`` (``bufw``:
     # its words) with the columns past the data after them (``raw8`` at ``past_off``, or
     # ``zx`` where ``past_zero``: d32_input_reads' area reader): no whole-layer copy
-    # (d32_layout's unpack, the same moves); else from ``lhs`` (m, K)
+    # (d32_layout's unpack, the same moves); else from ``lhs`` (m, K). The kernel
+    # requantizes each tile in its registers into the memory (``rowoff``: each pixel's
+    # byte offset there; ``rowflag``: whether it counts in the extremes)
     from_d32 = dims[0] > 0
     k = buf.shape[1]
     m = dims[0] * oh * width if from_d32 else lhs.shape[0]
-    n_pad = scratch.shape[1]
+    n_pad = off.shape[0]
     b = m // (oh * width) if oh * width else 0
     h_tot, n_slices, w_tot, hb, wb, db = geometry
     w, depth = dims[2], dims[3]
@@ -72,18 +100,20 @@ def gemm_requant(fn, lhs, src, geometry, dims, unit, flip, past_off, past_zero, 
                         for kk in range(32):
                             mem[n, r, sl, col, kk] = code
     a_ptr = np.int64(lhs.ctypes.data)
-    s_ptr = np.int64(scratch.ctypes.data)
     o_ptr = np.int64(off.ctypes.data)
     r_ptr = np.int64(rowterm.ctypes.data)
-    bd_ptr = np.int64(bounds.ctypes.data)
     c32 = np.int32(coef)
     f = np.empty(channels, np.int32)
+    mask = np.zeros(channels, np.int32)
     for kk in range(channels):
         f[kk] = np.int32(folded[kk])          # the vector add wraps: folded mod 2**32
+        if kk < cout:
+            mask[kk] = -1
     lo32 = np.full(channels, 2**31 - 1, np.int32)
     hi32 = np.full(channels, -(2**31), np.int32)
     codes = np.empty(channels, np.uint8)
-    # the lanes past cout (zero weights) hold one code each (supernode_requant)
+    # the lanes past cout (zero weights) hold one code each (supernode_requant); the
+    # kernel computes those of its last block as it does the others (masked sums)
     for kk in range(cout, channels):
         s = f[kk]
         t = np.int32(np.int64(s) << shamt)
@@ -94,14 +124,13 @@ def gemm_requant(fn, lhs, src, geometry, dims, unit, flip, past_off, past_zero, 
             lo32[kk] = ee
             hi32[kk] = ee
     blocks = channels >> 5
-    row = np.empty((width, channels), np.uint8)
-    row_w = row.reshape(-1).view(np.uint64)
-    mem_w = mem.reshape(-1).view(np.uint64)
-    words_row = channels >> 3
     mem_rows, mem_w_tot = mem.shape[1], mem.shape[3]
-    for col in range(width):
-        row[col, cout:] = codes[cout:]
-    sh = np.uint32(shamt)
+    slice_bytes = np.int64(mem_w_tot * 32)
+    m_ptr = np.int64(mem.ctypes.data)
+    mem_flat = mem.reshape(-1)
+    # channels n_pad.. (a last half slice the kernel's column blocks do not reach)
+    half_at = np.int64((n_pad >> 5) * mem_w_tot * 32 + 16)
+    half = n_pad < channels
     for n in range(b):
         for r0 in range(0, oh, rows_blk):
             nr = min(rows_blk, oh - r0)
@@ -135,56 +164,29 @@ def gemm_requant(fn, lhs, src, geometry, dims, unit, flip, past_off, past_zero, 
                 a_at = a_ptr + np.int64(p0) * k
                 rows = lhs
                 first = p0
-            r_at = r_ptr
             for i in range(count):
                 acc = np.int32(0)
                 if c32 != 0:
                     for j in range(k):
                         acc += rows[first + i, j]
                 rowterm[i] = acc * c32          # wraps as gemm_into's int32 term
-            if nb_full:
-                call_kernel(fn, a_at, np.int64(k), np.int64(count), np.int64(k), b_ptr,
-                            np.int64(nb_full), o_ptr, s_ptr, np.int64(n_pad), mc, bd_ptr,
-                            r_at)
-            if tail_ptr:
-                at = np.int64(nb_full * 16 * 4)
-                call_kernel(fn, a_at, np.int64(k), np.int64(count), np.int64(k), tail_ptr,
-                            np.int64(1), o_ptr + at, s_ptr + at, np.int64(n_pad), mc,
-                            bd_ptr, r_at)
             for rr in range(nr):
-                r = r0 + rr
+                at0 = (((n * mem_rows + r0 + rr + 4) * blocks) * mem_w_tot + 4) * 32
                 for col in range(width):
-                    sums_row = scratch[rr * width + col]
-                    dst_codes = row[col]
-                    if minmax_all or col < ow:
-                        for kk in range(cout):
-                            s = np.int32(sums_row[kk] + f[kk])
-                            t = np.int32(np.uint32(s) << sh)
-                            v = (np.int64(t) * recip[kk] + np.int64(1073741824)) \
-                                >> np.int64(31)
-                            dst_codes[kk] = np.uint8(min(max(v, np.int64(0)),
-                                                         np.int64(255)))
-                            ee = t if after_shift else s
-                            lo32[kk] = min(lo32[kk], ee)
-                            hi32[kk] = max(hi32[kk], ee)
-                    else:
-                        for kk in range(cout):
-                            s = np.int32(sums_row[kk] + f[kk])
-                            t = np.int32(np.uint32(s) << sh)
-                            v = (np.int64(t) * recip[kk] + np.int64(1073741824)) \
-                                >> np.int64(31)
-                            dst_codes[kk] = np.uint8(min(max(v, np.int64(0)),
-                                                         np.int64(255)))
-                # 8-byte words at unsigned offsets: LLVM moves them as vectors (bytewise
-                # it left the 32-byte moves scalar, as in d32_layout)
-                for blk in range(blocks):
-                    at = np.uint64((((n * mem_rows + r + 4) * blocks + blk) * mem_w_tot + 4)
-                                   * 4)
-                    for col in range(width):
-                        to = at + np.uint64(col * 4)
-                        frm = np.uint64(col * words_row + blk * 4)
-                        for kk in range(4):
-                            mem_w[to + kk] = row_w[frm + kk]
+                    rowoff[rr * width + col] = at0 + col * 32
+                    rowflag[rr * width + col] = 1 if minmax_all or col < ow else 0
+            call_kernel_rq(fn, a_at, np.int64(k), np.int64(count), np.int64(k), b_ptr,
+                           np.int64(nb_all), o_ptr, np.int64(mc), r_ptr,
+                           np.int64(f.ctypes.data), np.int64(recip.ctypes.data),
+                           np.int64(mask.ctypes.data), np.int64(shamt),
+                           np.int64(1 if after_shift else 0), np.int64(lo32.ctypes.data),
+                           np.int64(hi32.ctypes.data), m_ptr, np.int64(rowoff.ctypes.data),
+                           np.int64(rowflag.ctypes.data), slice_bytes)
+            if half:
+                for i in range(count):
+                    at = rowoff[i] + half_at
+                    for kk in range(16):
+                        mem_flat[at + kk] = codes[n_pad + kk]
     low = np.int64(2**62)
     high = np.int64(-(2**62))
     for kk in range(channels):

@@ -41,19 +41,38 @@ def ir_module(triple: str, vnni: bool = False):  # -> llvmlite.ir.Module
                           "llvm.x86.avx512.vpdpbusd.256")
         _outer(module, "ivnni", ir.IntType(8).as_pointer(), 4,
                {rows: _tile8(module, dot, rows) for rows in range(1, ROWS + 1)})
+        _outer(module, "ivnni_rq", ir.IntType(8).as_pointer(), 4,
+               {rows: _tile8(module, dot, rows, requant=True) for rows in range(1, ROWS + 1)},
+               requant=True)
     return module
 
 
-def _outer(module, name: str, elem_ptr, per_word: int, tiles: dict) -> None:
-    """void name(A, lda, m, k, B, nb, off, C, ldc, mc, bounds, rowterm): for m0 in 0..m by
-    mc: for j in 0..nb: for i in m0..min(m0 + mc, m) by ROWS: tile. ``lda`` and the packed
-    blocks count elements (``per_word`` of them share a 32-bit lane)."""
+def _requant_types():  # -> the extra arguments of a requantizing kernel (_outer's doc)
     from llvmlite import ir
 
     i16, i32, i64, v16, v8, p16, p32, const = _ir_types()
+    return [p32, i64.as_pointer(), p32, i64, i64, p32, p32, ir.IntType(8).as_pointer(),
+            i64.as_pointer(), p32, i64]
+
+
+def _outer(module, name: str, elem_ptr, per_word: int, tiles: dict,
+           requant: bool = False) -> None:
+    """void name(A, lda, m, k, B, nb, off, C, ldc, mc, bounds, rowterm): for m0 in 0..m by
+    mc: for j in 0..nb: for i in m0..min(m0 + mc, m) by ROWS: tile. ``lda`` and the packed
+    blocks count elements (``per_word`` of them share a 32-bit lane).
+
+    ``requant``: the tiles requantize their sums into a d32 memory instead of storing them
+    (C, ldc and bounds unused), with the arguments after rowterm (folded int32, recip int64,
+    mask int32, one per column; shamt, after_shift; lo, hi int32 per column; out, rowoff
+    int64 per row, rowflag int32 per row, slice stride: :func:`_requant_tile`). Column block
+    j writes the bytes at out + rowoff[row] + (j >> 1) * slice + (j & 1) * 16."""
+    from llvmlite import ir
+
+    i16, i32, i64, v16, v8, p16, p32, const = _ir_types()
+    extra = _requant_types() if requant else []
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [
-        elem_ptr, i64, i64, i64, elem_ptr, i64, p32, p32, i64, i64, p32, p32]), name)
-    a, lda, m, k, b, nb, off, c, ldc, mc, bounds, rowterm = fn.args
+        elem_ptr, i64, i64, i64, elem_ptr, i64, p32, p32, i64, i64, p32, p32, *extra]), name)
+    a, lda, m, k, b, nb, off, c, ldc, mc, bounds, rowterm = fn.args[:12]
     entry, m_head, m_body, j_head, j_body, i_head, i_body, i_next, j_next, m_next, done = (
         fn.append_basic_block(name) for name in (
             "entry", "m_head", "m_body", "j_head", "j_body", "i_head", "i_body", "i_next",
@@ -90,6 +109,14 @@ def _outer(module, name: str, elem_ptr, per_word: int, tiles: dict) -> None:
             bld.gep(off, [bld.mul(j, const(COLS))]),
             bld.gep(c, [bld.add(bld.mul(i, ldc), bld.mul(j, const(COLS)))]), ldc, bounds,
             bld.gep(rowterm, [i])]
+    if requant:
+        fb, rc, mask, shamt, after, lo, hi, out, rowoff, rowflag, slice_ = fn.args[12:]
+        col = bld.mul(j, const(COLS))
+        at = bld.add(bld.mul(bld.lshr(j, const(1)), slice_),
+                     bld.mul(bld.and_(j, const(1)), const(COLS)))
+        args += [bld.gep(fb, [col]), bld.gep(rc, [col]), bld.gep(mask, [col]), shamt, after,
+                 bld.gep(lo, [col]), bld.gep(hi, [col]), bld.gep(out, [at]),
+                 bld.gep(rowoff, [i]), bld.gep(rowflag, [i])]
     cases = [fn.append_basic_block(f"rows{r}") for r in range(1, ROWS + 1)]
     switch = bld.switch(rows, cases[-1])
     for r, case in enumerate(cases, start=1):
@@ -172,20 +199,23 @@ def _k_loop(bld, blocks, init: list, row_ptrs: list, words, per_word: int, step)
     return merged
 
 
-def _tile8(module, dot, rows: int):  # -> llvmlite.ir.Function
+def _tile8(module, dot, rows: int, requant: bool = False):  # -> llvmlite.ir.Function
     """tile(A, lda, k, Bblock, off, C, ldc, bounds, rowterm): C[r, 0:16] = off + rowterm[r]
     + sum_k A[r, k] B[k, 0:16] for ``rows`` rows of int8 A and uint8 B, by ``vpdpbusd``
     (4 products of unsigned by signed bytes added into each int32 lane); bounds as
-    :func:`_tile`."""
+    :func:`_tile`. ``requant``: the sums requantized into codes instead
+    (:func:`_requant_tile`, its arguments after rowterm)."""
     from llvmlite import ir
 
     i16, i32, i64, v16, v8, p16, p32, const = _ir_types()
     i8 = ir.IntType(8)
     p8 = i8.as_pointer()
+    extra = _requant_types()[:10] if requant else []
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [p8, i64, i64, p8, p32, p32, i64,
-                                                             p32, p32]), f"tile8_{rows}")
+                                                             p32, p32, *extra]),
+                     f"tile8{'rq' if requant else ''}_{rows}")
     fn.linkage = "internal"
-    a, lda, k, b, off, c, ldc, bounds, rowterm = fn.args
+    a, lda, k, b, off, c, ldc, bounds, rowterm = fn.args[:9]
     for ptr in (a, b, off, c, bounds, rowterm):
         ptr.add_attribute("noalias")
     entry, loop, after, tail, store = (fn.append_basic_block(name) for name in (
@@ -242,9 +272,65 @@ def _tile8(module, dot, rows: int):  # -> llvmlite.ir.Function
         for h in range(2):
             acc[h].add_incoming(acc_after[h], after)
             acc[h].add_incoming(acc_tail[h], tail)
-    _store_tile(bld, final, c, ldc, bounds)
+    if requant:
+        _requant_tile(bld, final, *fn.args[9:])
+    else:
+        _store_tile(bld, final, c, ldc, bounds)
     bld.ret_void()
     return fn
+
+
+def _requant_tile(bld, final, fb, rc, mask, shamt, after, lo, hi, out, rowoff,
+                  rowflag) -> None:
+    """The accumulators (pairs of <8 x i32> per row: one pixel's 16 channels) requantized as
+    :mod:`supernode_requant` does, lane for lane: s = (acc & mask) + folded (wrapping; the
+    mask drops the lanes past the filter's columns, whose sums are the row term alone),
+    t = s << shamt, v = (int64(t) x recip + 2**30) >> 31, code = clamp(v, 0, 255), stored as
+    16 bytes at out + rowoff[r]; where rowflag[r] is not 0 the lanes' running minima and
+    maxima (lo, hi: of t when ``after`` is not 0, else of s) take the row in."""
+    from llvmlite import ir
+
+    i16, i32, i64, v16, v8, p16, p32, const = _ir_types()
+    v8x64 = ir.VectorType(i64, 8)
+    i8 = ir.IntType(8)
+
+    def vec(ptr, h, ty=v8):
+        return bld.load(bld.bitcast(bld.gep(ptr, [const(h * 8)]), ty.as_pointer()), align=4)
+
+    fbv = [vec(fb, h) for h in range(2)]
+    maskv = [vec(mask, h) for h in range(2)]
+    rcv = [vec(rc, h, v8x64) for h in range(2)]
+    sh = _broadcast(bld, bld.trunc(shamt, i32))
+    use_t = bld.icmp_signed("!=", after, const(0))
+    lov = [vec(lo, h) for h in range(2)]
+    hiv = [vec(hi, h) for h in range(2)]
+    half = ir.Constant(v8x64, [1 << 30] * 8)
+    bit31 = ir.Constant(v8x64, [31] * 8)
+    zero = ir.Constant(v8x64, [0] * 8)
+    top = ir.Constant(v8x64, [255] * 8)
+    for r, acc in enumerate(final):
+        counted = bld.icmp_signed("!=", bld.load(bld.gep(rowflag, [const(r)]), align=4),
+                                  ir.Constant(i32, 0))
+        codes = []
+        for h in range(2):
+            s = bld.add(bld.and_(acc[h], maskv[h]), fbv[h])
+            t = bld.shl(s, sh)
+            e = bld.select(use_t, t, s)
+            low = bld.select(bld.icmp_signed("<", e, lov[h]), e, lov[h])
+            high = bld.select(bld.icmp_signed(">", e, hiv[h]), e, hiv[h])
+            lov[h] = bld.select(counted, low, lov[h])
+            hiv[h] = bld.select(counted, high, hiv[h])
+            v = bld.ashr(bld.add(bld.mul(bld.sext(t, v8x64), rcv[h]), half), bit31)
+            v = bld.select(bld.icmp_signed("<", v, zero), zero, v)
+            v = bld.select(bld.icmp_signed(">", v, top), top, v)
+            codes.append(bld.trunc(v, ir.VectorType(i8, 8)))
+        both = bld.shuffle_vector(codes[0], codes[1], ir.Constant(ir.VectorType(i32, 16),
+                                                                   list(range(16))))
+        at = bld.gep(out, [bld.load(bld.gep(rowoff, [const(r)]), align=8)])
+        bld.store(both, bld.bitcast(at, ir.VectorType(i8, 16).as_pointer()), align=1)
+    for h in range(2):
+        bld.store(lov[h], bld.bitcast(bld.gep(lo, [const(h * 8)]), v8.as_pointer()), align=4)
+        bld.store(hiv[h], bld.bitcast(bld.gep(hi, [const(h * 8)]), v8.as_pointer()), align=4)
 
 
 def _tile(module, pmadd, rows: int):  # -> llvmlite.ir.Function

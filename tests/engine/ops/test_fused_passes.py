@@ -69,10 +69,15 @@ def test_an_unpacker_narrower_than_the_data_is_refused() -> None:
 @settings(max_examples=40, deadline=None)
 @given(b=st.integers(1, 2), oh=st.integers(1, 5), ow=st.integers(1, 9), k=st.integers(1, 70),
        n=st.integers(1, 70), zero=st.integers(0, 255), coef=st.integers(0, 255),
-       shift=st.integers(0, 31), fill=st.integers(0, 255), seed=st.integers(0, 999))
+       shift=st.integers(0, 31), fill=st.integers(0, 255), seed=st.integers(0, 999),
+       minmax_all=st.booleans(), after=st.booleans())
 def test_the_gemm_with_its_requantization_equals_the_gemm_then_requantize_into_d32(
         b: int, oh: int, ow: int, k: int, n: int, zero: int, coef: int, shift: int, fill: int,
-        seed: int) -> None:
+        seed: int, minmax_all: bool, after: bool) -> None:
+    # the requantization is in the kernel's register tiles (igemm_ir's _requant_tile): every
+    # lane against the separate steps, the lanes past n (masked) and past the kernel's last
+    # column block (n % 32 in 1..16) included, the extremes of s or t, of the data columns
+    # or all of them
     rng = np.random.default_rng(seed)
     width = ow + ((-ow) & 3)            # the columns past the data, up to a multiple of 4
     m, channels = b * oh * width, (n + 31) & ~31
@@ -85,19 +90,21 @@ def test_the_gemm_with_its_requantization_equals_the_gemm_then_requantize_into_d
     offsets = rhs.offsets(int(rng.integers(-200, 200)), coef)
     # folded biases past int32 (the kernels wrap them once), any recip
     folded = rng.integers(-2**33, 2**33, channels).astype(np.int64)
-    recip = rng.integers(1, 2**31 - 1, channels).astype(np.int64)
+    # any recip up to 2**32 (the kernel multiplies in int64 lanes, as requantize_into_d32)
+    recip = rng.integers(0, 2**32, channels).astype(np.int64)
     mem = rng.integers(0, 256, (b, oh + 8, channels // 32, width + 4, 32), dtype=np.uint8)
     want_mem = mem.copy()
     lo, hi = requantize_into_d32(gemm(lhs, offsets).reshape(b, oh, width, n), ow, folded,
-                                 recip, shift, False, True, want_mem)
-    got_lo, got_hi, low, high = fused(lhs, offsets, folded, recip, shift, False, True, mem)
+                                 recip, shift, minmax_all, after, want_mem)
+    got_lo, got_hi, low, high = fused(lhs, offsets, folded, recip, shift, minmax_all, after,
+                                      mem)
     assert np.array_equal(mem, want_mem)            # the padding left as it was, too
     assert np.array_equal(got_lo, lo) and np.array_equal(got_hi, hi)
     # the range in codes, as supernode_hvx's _extremes reduces the lanes
     assert (low, high) == (int(scale(lo, recip).min()), int(scale(hi, recip).max()))
     # and with the fill of the padding the requantization does not write
     want_mem[:, :4] = want_mem[:, -4:] = want_mem[:, 4:-4, :, :4] = fill
-    fused(lhs, offsets, folded, recip, shift, False, True, mem, fill)
+    fused(lhs, offsets, folded, recip, shift, minmax_all, after, mem, fill)
     assert np.array_equal(mem, want_mem)
 
 
@@ -121,6 +128,24 @@ def test_the_fused_blocks_cover_a_layer_larger_than_one_block() -> None:
     got = fused(lhs, offsets, folded, recip, 4, False, True, mem)
     assert np.array_equal(mem, want)
     assert all(np.array_equal(g, w) for g, w in zip(got[:2], ext, strict=True))
+
+
+def test_an_output_memory_the_kernel_would_overrun_is_refused() -> None:
+    # the kernel writes the codes by address: a memory of the wrong geometry never reaches it
+    rng = np.random.default_rng(5)
+    rhs = Rhs.from_codes(rng.integers(0, 256, (8, 40), dtype=np.uint8), 7)
+    fused = prepared_gemm_requant(rhs, 9, (1, 3, 4), 4, 64)
+    if fused is None:
+        pytest.skip("the VNNI kernel or numba does not run here")
+    lhs = rng.integers(-128, 128, (12, 8), dtype=np.int8)
+    args = (lhs, rhs.offsets(5, 9), np.zeros(64, np.int64), np.ones(64, np.int64), 0, False,
+            True)
+    for bad in (np.zeros((1, 11, 2, 7, 32), np.uint8), np.zeros((1, 10, 2, 8, 32), np.uint8),
+                np.zeros((1, 11, 1, 8, 32), np.uint8), np.zeros((1, 11, 2, 8, 32), np.int8),
+                np.zeros((1, 11, 2, 16, 32), np.uint8)[:, :, :, ::2]):
+        with pytest.raises(ValueError, match="output memory"):
+            fused(*args, bad)
+    fused(*args, np.zeros((1, 11, 2, 8, 32), np.uint8))
 
 
 def _supernode_inputs(rng: np.random.Generator, x: Tensor, cout: int, out: tuple[float, float]
