@@ -37,8 +37,9 @@ def ir_module(triple: str, vnni: bool = False):  # -> llvmlite.ir.Module
     _outer(module, "igemm", p16, 2,
            {rows: _tile(module, pmadd, rows) for rows in range(1, ROWS + 1)})
     if vnni:
-        dot = ir.Function(module, ir.FunctionType(v8, [v8, v8, v8]),
-                          "llvm.x86.avx512.vpdpbusd.256")
+        v16x32 = ir.VectorType(i32, 16)
+        dot = ir.Function(module, ir.FunctionType(v16x32, [v16x32] * 3),
+                          "llvm.x86.avx512.vpdpbusd.512")
         _outer(module, "ivnni", ir.IntType(8).as_pointer(), 4,
                {rows: _tile8(module, dot, rows) for rows in range(1, ROWS + 1)})
         _outer(module, "ivnni_rq", ir.IntType(8).as_pointer(), 4,
@@ -147,6 +148,16 @@ def _broadcast(builder, word):  # -> <8 x i32>
     return builder.shuffle_vector(vec, ir.Constant(v8, None), ir.Constant(v8, [0] * 8))
 
 
+def _broadcast16(builder, word):  # -> <16 x i32>
+    """An i32 word into all 16 lanes."""
+    from llvmlite import ir
+
+    i16, i32, i64, v16, v8, p16, p32, const = _ir_types()
+    vec = ir.VectorType(i32, 16)
+    one = builder.insert_element(ir.Constant(vec, None), word, const(0, i32))
+    return builder.shuffle_vector(one, ir.Constant(vec, None), ir.Constant(vec, [0] * 16))
+
+
 def _store_tile(bld, final, c, ldc, bounds) -> None:
     """Store the accumulators (pairs of <8 x i32> per row) as rows of ``c`` and fold them
     into the running minima (bounds[0:8]) and maxima (bounds[8:16])."""
@@ -174,10 +185,10 @@ def _k_loop(bld, blocks, init: list, row_ptrs: list, words, per_word: int, step)
     entry, loop, after = blocks
     bld.position_at_end(loop)
     k = bld.phi(i64)
-    accs = [[bld.phi(v8), bld.phi(v8)] for _ in init]
+    accs = [[bld.phi(v.type) for v in start] for start in init]
     k.add_incoming(const(0), entry)
     for acc, start in zip(accs, init, strict=True):
-        for h in range(2):
+        for h in range(len(start)):
             acc[h].add_incoming(start[h], entry)
     # a word of codes is read as one unaligned i32 and broadcast by ``step``
     loaded = [bld.load(bld.bitcast(bld.gep(ptr, [bld.mul(k, const(per_word))]), p32),
@@ -186,14 +197,14 @@ def _k_loop(bld, blocks, init: list, row_ptrs: list, words, per_word: int, step)
     k_next = bld.add(k, const(1))
     k.add_incoming(k_next, loop)
     for acc, acc_new in zip(accs, new, strict=True):
-        for h in range(2):
+        for h in range(len(acc)):
             acc[h].add_incoming(acc_new[h], loop)
     bld.cbranch(bld.icmp_signed("<", k_next, words), loop, after)
 
     bld.position_at_end(after)
-    merged = [[bld.phi(v8), bld.phi(v8)] for _ in init]
+    merged = [[bld.phi(v.type) for v in start] for start in init]
     for acc, start, acc_new in zip(merged, init, new, strict=True):
-        for h in range(2):
+        for h in range(len(acc)):
             acc[h].add_incoming(start[h], entry)
             acc[h].add_incoming(acc_new[h], loop)
     return merged
@@ -220,27 +231,27 @@ def _tile8(module, dot, rows: int, requant: bool = False):  # -> llvmlite.ir.Fun
         ptr.add_attribute("noalias")
     entry, loop, after, tail, store = (fn.append_basic_block(name) for name in (
         "entry", "loop", "after", "tail", "store"))
+    # one 512-bit accumulator per row: a quad of the block's 16 columns is 64 bytes, one
+    # zmm (vpdpbusd on zmm: half the instructions of two ymm, full width on Zen 5)
+    v16x32 = ir.VectorType(i32, 16)
     bld = ir.IRBuilder(entry)
-    cols = [bld.load(bld.bitcast(bld.gep(off, [const(h * 8)]), v8.as_pointer()), align=4)
-            for h in range(2)]
+    cols = bld.load(bld.bitcast(off, v16x32.as_pointer()), align=4)
     init = []
     for r in range(rows):
-        term = _broadcast(bld, bld.load(bld.gep(rowterm, [const(r)]), align=4))
-        init.append([bld.add(cols[h], term) for h in range(2)])
+        term = _broadcast16(bld, bld.load(bld.gep(rowterm, [const(r)]), align=4))
+        init.append([bld.add(cols, term)])
     quads = bld.lshr(k, const(2))
     row_ptrs = [bld.gep(a, [bld.mul(lda, const(r))]) for r in range(rows)]
-    b_vecs = bld.bitcast(b, v8.as_pointer())
+    b_vecs = bld.bitcast(b, v16x32.as_pointer())
     bld.cbranch(bld.icmp_signed(">", quads, const(0)), loop, after)
 
     def step(builder, accs, words, quad):
-        w = [builder.load(builder.gep(b_vecs, [builder.add(builder.mul(quad, const(2)),
-                                                           const(h))]), align=1)
-             for h in range(2)]
+        w = builder.load(builder.gep(b_vecs, [quad]), align=1)
         new = []
         for acc, word in zip(accs, words, strict=True):
-            x = _broadcast(builder, word)
+            x = _broadcast16(builder, word)
             # the filter's codes are the unsigned operand, the centred data the signed one
-            new.append([builder.call(dot, [acc[h], w[h], x]) for h in range(2)])
+            new.append([builder.call(dot, [acc[0], w, x])])
         return new
 
     merged = _k_loop(bld, (entry, loop, after), init, row_ptrs, quads, 4, step)
@@ -267,11 +278,16 @@ def _tile8(module, dot, rows: int, requant: bool = False):  # -> llvmlite.ir.Fun
     bld.branch(store)
 
     bld.position_at_end(store)
-    final = [[bld.phi(v8), bld.phi(v8)] for _ in range(rows)]
-    for acc, acc_after, acc_tail in zip(final, merged, tailed, strict=True):
-        for h in range(2):
-            acc[h].add_incoming(acc_after[h], after)
-            acc[h].add_incoming(acc_tail[h], tail)
+    joined = []
+    for acc_after, acc_tail in zip(merged, tailed, strict=True):
+        acc = bld.phi(v16x32)
+        acc.add_incoming(acc_after[0], after)
+        acc.add_incoming(acc_tail[0], tail)
+        joined.append(acc)
+    # the epilogues take each row as two halves of 8 lanes
+    final = [[bld.shuffle_vector(acc, ir.Constant(v16x32, None), ir.Constant(
+        ir.VectorType(i32, 8), list(range(h * 8, h * 8 + 8)))) for h in range(2)]
+        for acc in joined]
     if requant:
         _requant_tile(bld, final, *fn.args[9:])
     else:
