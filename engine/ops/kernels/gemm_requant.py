@@ -38,6 +38,47 @@ def _build() -> Callable[..., Any]:
 _kernel = compiled.compile_once(_build)
 
 
+def _build_patches() -> Callable[..., Any]:
+    from hexscope.engine.ops.kernels.gemm_requant_defs import d32_patches
+
+    return d32_patches  # type: ignore[no-any-return]
+
+
+_patches = compiled.compile_once(_build_patches)
+
+
+def d32_patcher(memory_shape: tuple[int, ...], dims: tuple[int, int, int, int],
+                padding: tuple[int, ...], rows: tuple[int, int, int, int],
+                cols: tuple[int, int, int, int]) -> Callable[[np.ndarray, int], np.ndarray] | None:
+    """The centred int8 patches (B*OH*OW, FH*FW*D) of a convolution of a d32 input (memory
+    shape, data shape (B, H, W, D), padding as :class:`D32Padding` orders it), in (fy, fx, c)
+    order as :func:`gemm.im2col` makes them of its data: a function of (the input's raw
+    bytes, fill code 0..255) that every tap outside the data reads; ``rows`` and ``cols`` =
+    (stride, padding before, output size, filter size). The patches are a buffer of the
+    function's, written again by its next call. None where numba does not run here."""
+    kernel = _patches()
+    if kernel is None:
+        return None
+    hb, _, wb, _, db, _ = padding
+    geometry = (memory_shape[1], memory_shape[2], memory_shape[3], hb, wb, db)
+    size = int(np.prod(memory_shape))
+    out = np.empty((dims[0] * rows[2] * cols[2], rows[3] * cols[3] * dims[3]), np.int8)
+    # the padded image the windows read: every row and column they reach
+    hp = max(rows[1] + dims[1], (rows[2] - 1) * rows[0] + rows[3]) if rows[2] else 0
+    wp = max(cols[1] + dims[2], (cols[2] - 1) * cols[0] + cols[3]) if cols[2] else 0
+    image = np.empty((dims[0], hp, wp, dims[3]), np.int8)
+    dims = tuple(int(v) for v in dims)
+
+    def run(raw: np.ndarray, fill: int) -> np.ndarray:
+        if not 0 <= fill <= 255 or raw.size < size:
+            raise ValueError(f"fill {fill} is not a code, or {raw.size} bytes are not the "
+                             f"memory {memory_shape}")
+        kernel(raw, geometry, dims, rows, cols, np.int64(fill), image, out)
+        return out
+
+    return run
+
+
 def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int,
                           channels: int, d32: tuple[tuple[int, ...], tuple[int, int, int, int],
                                                     tuple[int, ...]] | None = None
@@ -134,4 +175,4 @@ def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int
     return run
 
 
-__all__ = ["BLOCK_BYTES", "prepared_gemm_requant"]
+__all__ = ["BLOCK_BYTES", "d32_patcher", "prepared_gemm_requant"]
