@@ -284,21 +284,20 @@ def _tile8(module, dot, rows: int, requant: bool = False):  # -> llvmlite.ir.Fun
         acc.add_incoming(acc_after[0], after)
         acc.add_incoming(acc_tail[0], tail)
         joined.append(acc)
-    # the epilogues take each row as two halves of 8 lanes
-    final = [[bld.shuffle_vector(acc, ir.Constant(v16x32, None), ir.Constant(
-        ir.VectorType(i32, 8), list(range(h * 8, h * 8 + 8)))) for h in range(2)]
-        for acc in joined]
     if requant:
-        _requant_tile(bld, final, *fn.args[9:])
+        _requant_tile(bld, joined, *fn.args[9:])
     else:
-        _store_tile(bld, final, c, ldc, bounds)
+        # _store_tile takes each row as two halves of 8 lanes
+        _store_tile(bld, [[bld.shuffle_vector(acc, ir.Constant(v16x32, None), ir.Constant(
+            ir.VectorType(i32, 8), list(range(h * 8, h * 8 + 8)))) for h in range(2)]
+            for acc in joined], c, ldc, bounds)
     bld.ret_void()
     return fn
 
 
-def _requant_tile(bld, final, fb, rc, mask, shamt, after, lo, hi, out, rowoff,
+def _requant_tile(bld, accs, fb, rc, mask, shamt, after, lo, hi, out, rowoff,
                   rowflag) -> None:
-    """The accumulators (pairs of <8 x i32> per row: one pixel's 16 channels) requantized as
+    """The accumulators (one <16 x i32> per row: one pixel's 16 channels) requantized as
     :mod:`supernode_requant` does, lane for lane: s = (acc & mask) + folded (wrapping; the
     mask drops the lanes past the filter's columns, whose sums are the row term alone),
     t = s << shamt, v = (int64(t) x recip + 2**30) >> 31, code = clamp(v, 0, 255), stored as
@@ -307,46 +306,38 @@ def _requant_tile(bld, final, fb, rc, mask, shamt, after, lo, hi, out, rowoff,
     from llvmlite import ir
 
     i16, i32, i64, v16, v8, p16, p32, const = _ir_types()
-    v8x64 = ir.VectorType(i64, 8)
-    i8 = ir.IntType(8)
+    lanes = ir.VectorType(i32, 16)
+    wide = ir.VectorType(i64, 16)
 
-    def vec(ptr, h, ty=v8):
-        return bld.load(bld.bitcast(bld.gep(ptr, [const(h * 8)]), ty.as_pointer()), align=4)
+    def vec(ptr, ty=lanes):
+        return bld.load(bld.bitcast(ptr, ty.as_pointer()), align=4)
 
-    fbv = [vec(fb, h) for h in range(2)]
-    maskv = [vec(mask, h) for h in range(2)]
-    rcv = [vec(rc, h, v8x64) for h in range(2)]
-    sh = _broadcast(bld, bld.trunc(shamt, i32))
+    fbv, maskv, rcv = vec(fb), vec(mask), vec(rc, wide)
+    sh = _broadcast16(bld, bld.trunc(shamt, i32))
     use_t = bld.icmp_signed("!=", after, const(0))
-    lov = [vec(lo, h) for h in range(2)]
-    hiv = [vec(hi, h) for h in range(2)]
-    half = ir.Constant(v8x64, [1 << 30] * 8)
-    bit31 = ir.Constant(v8x64, [31] * 8)
-    zero = ir.Constant(v8x64, [0] * 8)
-    top = ir.Constant(v8x64, [255] * 8)
-    for r, acc in enumerate(final):
+    lov, hiv = vec(lo), vec(hi)
+    half = ir.Constant(wide, [1 << 30] * 16)
+    bit31 = ir.Constant(wide, [31] * 16)
+    zero = ir.Constant(wide, [0] * 16)
+    top = ir.Constant(wide, [255] * 16)
+    for r, acc in enumerate(accs):
         counted = bld.icmp_signed("!=", bld.load(bld.gep(rowflag, [const(r)]), align=4),
                                   ir.Constant(i32, 0))
-        codes = []
-        for h in range(2):
-            s = bld.add(bld.and_(acc[h], maskv[h]), fbv[h])
-            t = bld.shl(s, sh)
-            e = bld.select(use_t, t, s)
-            low = bld.select(bld.icmp_signed("<", e, lov[h]), e, lov[h])
-            high = bld.select(bld.icmp_signed(">", e, hiv[h]), e, hiv[h])
-            lov[h] = bld.select(counted, low, lov[h])
-            hiv[h] = bld.select(counted, high, hiv[h])
-            v = bld.ashr(bld.add(bld.mul(bld.sext(t, v8x64), rcv[h]), half), bit31)
-            v = bld.select(bld.icmp_signed("<", v, zero), zero, v)
-            v = bld.select(bld.icmp_signed(">", v, top), top, v)
-            codes.append(bld.trunc(v, ir.VectorType(i8, 8)))
-        both = bld.shuffle_vector(codes[0], codes[1], ir.Constant(ir.VectorType(i32, 16),
-                                                                   list(range(16))))
+        s = bld.add(bld.and_(acc, maskv), fbv)
+        t = bld.shl(s, sh)
+        e = bld.select(use_t, t, s)
+        low = bld.select(bld.icmp_signed("<", e, lov), e, lov)
+        high = bld.select(bld.icmp_signed(">", e, hiv), e, hiv)
+        lov = bld.select(counted, low, lov)
+        hiv = bld.select(counted, high, hiv)
+        v = bld.ashr(bld.add(bld.mul(bld.sext(t, wide), rcv), half), bit31)
+        v = bld.select(bld.icmp_signed("<", v, zero), zero, v)
+        v = bld.select(bld.icmp_signed(">", v, top), top, v)
+        codes = bld.trunc(v, ir.VectorType(ir.IntType(8), 16))
         at = bld.gep(out, [bld.load(bld.gep(rowoff, [const(r)]), align=8)])
-        bld.store(both, bld.bitcast(at, ir.VectorType(i8, 16).as_pointer()), align=1)
-    for h in range(2):
-        bld.store(lov[h], bld.bitcast(bld.gep(lo, [const(h * 8)]), v8.as_pointer()), align=4)
-        bld.store(hiv[h], bld.bitcast(bld.gep(hi, [const(h * 8)]), v8.as_pointer()), align=4)
+        bld.store(codes, bld.bitcast(at, codes.type.as_pointer()), align=1)
+    bld.store(lov, bld.bitcast(lo, lanes.as_pointer()), align=4)
+    bld.store(hiv, bld.bitcast(hi, lanes.as_pointer()), align=4)
 
 
 def _tile(module, pmadd, rows: int):  # -> llvmlite.ir.Function
