@@ -111,6 +111,12 @@ def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int
     cols = igemm.COLS
     n_pad = -(-n // cols) * cols
     blocks = packed.blocks
+    if channels > n_pad and channels % cols == 0:
+        # the kernel takes every channel block of the output: the lanes past the filter's
+        # columns are zero weights (and masked), no byte loop of the driver's for them
+        blocks = np.zeros((channels // cols, *blocks.shape[1:]), np.uint8)
+        blocks[:packed.blocks.shape[0]] = packed.blocks
+        n_pad = channels
     b_ptr = blocks.ctypes.data
     # the block's rows as the GEMM's int32 sums would take BLOCK_BYTES (its input rows
     # and its output codes then fit with them, as when the sums were stored)
@@ -172,6 +178,7 @@ def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int
                            bool(after_shift), int(fill), mem, lo, hi)
         return lo, hi, int(low), int(high)
 
+    run.blocks = blocks  # type: ignore[attr-defined]  # the kernel reads them by address
     return run
 
 

@@ -17,26 +17,6 @@ from numba.extending import intrinsic
 
 
 @intrinsic
-def call_kernel(typingctx, fn, a, lda, m, k, b, nb, off, c, ldc, mc, bounds,
-                rowterm):  # pragma: no cover - compiled
-    # void kernel(A, lda, m, k, B, nb, off, C, ldc, mc, bounds, rowterm) (igemm's
-    # signature), every argument an integer here: the pointers as addresses
-    sig = types.void(fn, a, lda, m, k, b, nb, off, c, ldc, mc, bounds, rowterm)
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        i64, ptr = ir.IntType(64), ir.IntType(8).as_pointer()
-        kinds = (ptr, i64, i64, i64, ptr, i64, ptr, ptr, i64, i64, ptr, ptr)
-        fnty = ir.FunctionType(ir.VoidType(), kinds)
-        target = builder.inttoptr(args[0], fnty.as_pointer())
-        values = [builder.inttoptr(v, t) if t is ptr else v
-                  for v, t in zip(args[1:], kinds, strict=True)]
-        builder.call(target, values)
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
-@intrinsic
 def call_kernel_rq(typingctx, fn, a, lda, m, k, b, nb, off, mc, rowterm, fb, rc, mask,
                    shamt, after, lo, hi, out, rowoff, rowflag, slice_
                    ):  # pragma: no cover - compiled
