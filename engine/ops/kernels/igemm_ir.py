@@ -318,8 +318,10 @@ def _requant_tile(bld, accs, fb, rc, mask, shamt, after, lo, hi, out, rowoff,
     lov, hiv = vec(lo), vec(hi)
     half = ir.Constant(wide, [1 << 30] * 16)
     bit31 = ir.Constant(wide, [31] * 16)
-    zero = ir.Constant(wide, [0] * 16)
-    top = ir.Constant(wide, [255] * 16)
+    zero = ir.Constant(lanes, [0] * 16)
+    top = ir.Constant(lanes, [255] * 16)
+    low32 = ir.Constant(wide, [-(1 << 31)] * 16)
+    high32 = ir.Constant(wide, [(1 << 31) - 1] * 16)
     for r, acc in enumerate(accs):
         counted = bld.icmp_signed("!=", bld.load(bld.gep(rowflag, [const(r)]), align=4),
                                   ir.Constant(i32, 0))
@@ -331,6 +333,11 @@ def _requant_tile(bld, accs, fb, rc, mask, shamt, after, lo, hi, out, rowoff,
         lov = bld.select(counted, low, lov)
         hiv = bld.select(counted, high, hiv)
         v = bld.ashr(bld.add(bld.mul(bld.sext(t, wide), rcv), half), bit31)
+        # clamped to int32 first (a saturating narrowing: the same code after the clamp to
+        # 0..255), then to 0..255 in 32-bit lanes, then narrowed: fewer 64-bit steps
+        v = bld.select(bld.icmp_signed("<", v, low32), low32, v)
+        v = bld.select(bld.icmp_signed(">", v, high32), high32, v)
+        v = bld.trunc(v, lanes)
         v = bld.select(bld.icmp_signed("<", v, zero), zero, v)
         v = bld.select(bld.icmp_signed(">", v, top), top, v)
         codes = bld.trunc(v, ir.VectorType(ir.IntType(8), 16))
