@@ -116,8 +116,8 @@ def test_the_gemm_with_its_requantization_equals_the_gemm_then_requantize_into_d
 
 def test_the_fused_blocks_cover_a_layer_larger_than_one_block() -> None:
     rng = np.random.default_rng(3)
-    b, oh, width, k, n = 1, 40, 36, 24, 40        # 40 x 36 x 48 x 4 bytes: over BLOCK_BYTES
-    assert oh * width * 48 * 4 > BLOCK_BYTES
+    b, oh, width, k, n = 1, 40, 36, 24, 40     # 40 x 36 x (24 + 64) bytes: over BLOCK_BYTES
+    assert oh * width * (k + 64) > BLOCK_BYTES
     rhs = Rhs.from_codes(rng.integers(0, 256, (k, n), dtype=np.uint8), 7)
     fused = prepared_gemm_requant(rhs, 9, (b, oh, width), 35, 64)
     gemm = prepared_gemm8(rhs, b * oh * width, 9)
