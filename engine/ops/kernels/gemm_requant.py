@@ -153,6 +153,10 @@ def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int
     flip = wordtype(0x8080808080808080 if unit == 8 else 0x80)
     none = np.zeros(1, wordtype)
     dims = tuple(int(v) for v in dims)
+    # the call's fixed arguments as numba receives them, made once
+    fixed = (np.int64(b_ptr), np.int64(n_pad // cols))
+    fixed2 = (np.int64(coef), rowterm, rowoff, rowflag, np.int64(mc), oh, width, ow, n,
+              rows_blk, bias, rec)
 
     def run(source: np.ndarray, offsets: np.ndarray, folded: np.ndarray, recip: np.ndarray,
             shift: int, minmax_all: bool, after_shift: bool, mem: np.ndarray, fill: int = -1,
@@ -174,9 +178,7 @@ def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int
         offsets_past, zero_past = no_past if past is None else past
         low, high = driver(fn, lhs, src, geometry, dims, unit, flip,
                            offsets_past, zero_past, raw, np.int64(zx & 0xFF), buf, bufw,
-                           np.int64(b_ptr), np.int64(n_pad // cols), offsets, off,
-                           np.int64(coef), rowterm, rowoff, rowflag, np.int64(mc), oh, width,
-                           ow, n, rows_blk, bias, rec, int(shift), bool(minmax_all),
+                           *fixed, offsets, off, *fixed2, int(shift), bool(minmax_all),
                            bool(after_shift), int(fill), mem, lo, hi)
         return lo, hi, int(low), int(high)
 
