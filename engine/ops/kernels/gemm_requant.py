@@ -39,9 +39,9 @@ _kernel = compiled.compile_once(_build)
 
 
 def _build_patches() -> Callable[..., Any]:
-    from hexscope.engine.ops.kernels.gemm_requant_defs import d32_patches
+    from hexscope.engine.ops.kernels.gemm_requant_defs import d32_image
 
-    return d32_patches  # type: ignore[no-any-return]
+    return d32_image  # type: ignore[no-any-return]
 
 
 _patches = compiled.compile_once(_build_patches)
@@ -67,13 +67,22 @@ def d32_patcher(memory_shape: tuple[int, ...], dims: tuple[int, int, int, int],
     hp = max(rows[1] + dims[1], (rows[2] - 1) * rows[0] + rows[3]) if rows[2] else 0
     wp = max(cols[1] + dims[2], (cols[2] - 1) * cols[0] + cols[3]) if cols[2] else 0
     image = np.empty((dims[0], hp, wp, dims[3]), np.int8)
+    sb, sr, sp, _ = image.strides
+    view = np.lib.stride_tricks.as_strided(
+        image, (dims[0], rows[2], cols[2], rows[3], cols[3] * dims[3]),
+        (sb, rows[0] * sr, cols[0] * sp, sr, 1), writeable=False)
+    windows = out.reshape(dims[0], rows[2], cols[2], rows[3], cols[3] * dims[3])
     dims = tuple(int(v) for v in dims)
 
     def run(raw: np.ndarray, fill: int) -> np.ndarray:
         if not 0 <= fill <= 255 or raw.size < size:
             raise ValueError(f"fill {fill} is not a code, or {raw.size} bytes are not the "
                              f"memory {memory_shape}")
-        kernel(raw, geometry, dims, rows, cols, np.int64(fill), image, out)
+        kernel(raw, geometry, dims, rows, cols, np.int64(fill), image)
+        # each window row's FW * D values are consecutive in the image: all the patches
+        # are one overlapping strided view of it, one copy (as gemm's _patch_rows; 1.4x
+        # faster than the same moves compiled)
+        windows[...] = view
         return out
 
     return run

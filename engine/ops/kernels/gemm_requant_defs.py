@@ -178,12 +178,11 @@ def gemm_requant(fn, lhs, src, geometry, dims, unit, flip, past_off, past_zero, 
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def d32_patches(src, geometry, dims, rows, cols, fill, image, out):  # pragma: no cover
-    # the centred patches (B*OH*OW, FH*FW*D) int8 of a convolution of the d32 memory
-    # ``src`` (uint8, flat): a tap inside the data reads its code, every other tap the
-    # ``fill`` code (both less 128); rows and cols = (stride, padding before, out, filter).
-    # First the centred image with the fill around it (``image``: (B, HP, WP, D), as
-    # gemm.padded), then each window row's FW * D consecutive values of it (as im2col)
+def d32_image(src, geometry, dims, rows, cols, fill, image):  # pragma: no cover - compiled
+    # the centred image (B, HP, WP, D) int8 a convolution's windows read from the d32
+    # memory ``src`` (uint8, flat), as gemm.padded makes it: a tap inside the data reads its
+    # code, every other tap the ``fill`` code (both less 128); rows and cols = (stride,
+    # padding before, out, filter)
     h_tot, n_slices, w_tot, hb, wb, db = geometry
     nb, h, w, depth = dims
     sy, by, oh, fh = rows
@@ -191,7 +190,6 @@ def d32_patches(src, geometry, dims, rows, cols, fill, image, out):  # pragma: n
     hp, wp = image.shape[1], image.shape[2]
     pad = np.int8(fill - 128)
     flip = np.uint8(128)
-    run = fw * depth
     x0 = min(max(bx, 0), wp)            # the image's columns that hold data
     x1 = min(max(bx + w, x0), wp)
     for n in range(nb):
@@ -216,17 +214,6 @@ def d32_patches(src, geometry, dims, rows, cols, fill, image, out):  # pragma: n
                 for xx in range(x0, x1):
                     row[xx * depth + c] = np.int8(src[at] ^ flip)
                     at += 32
-        flat = img.reshape(-1)
-        p = n * oh * ow
-        for oy in range(oh):
-            for ox in range(ow):
-                dst = out[p]
-                for fy in range(fh):
-                    at = ((oy * sy + fy) * wp + ox * sx) * depth
-                    q = fy * run
-                    for j in range(run):
-                        dst[q + j] = flat[at + j]
-                p += 1
 
 
-__all__ = ["d32_patches", "gemm_requant"]
+__all__ = ["d32_image", "gemm_requant"]
