@@ -113,14 +113,16 @@ def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int
     kernel, driver = igemm.kernel8(), _kernel()
     nb, oh, width = shape
     m, k, n = nb * oh * width, rhs.k, rhs.n
-    if kernel is None or driver is None or not igemm.available8() or not (m and n and k):
+    if kernel is None or driver is None or not igemm.available8() or not (m and n and k) \
+            or channels % 32 or channels < n:
+        # (the kernel's tiles take a d32 slice's 32 channels at a time)
         return None
     packed = rhs.packed8
     coef = wrap32(b - rhs.zero)
     cols = igemm.COLS
     n_pad = -(-n // cols) * cols
     blocks = packed.blocks
-    if channels > n_pad and channels % cols == 0:
+    if channels > n_pad:
         # the kernel takes every channel block of the output: the lanes past the filter's
         # columns are zero weights (and masked), no byte loop of the driver's for them
         blocks = np.zeros((channels // cols, *blocks.shape[1:]), np.uint8)

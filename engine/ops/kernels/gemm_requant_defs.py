@@ -61,7 +61,6 @@ def gemm_requant(fn, lhs, src, geometry, dims, unit, flip, past_off, past_zero, 
     from_d32 = dims[0] > 0
     k = buf.shape[1]
     m = dims[0] * oh * width if from_d32 else lhs.shape[0]
-    n_pad = off.shape[0]
     b = m // (oh * width) if oh * width else 0
     h_tot, n_slices, w_tot, hb, wb, db = geometry
     w, depth = dims[2], dims[3]
@@ -91,26 +90,12 @@ def gemm_requant(fn, lhs, src, geometry, dims, unit, flip, past_off, past_zero, 
             mask[kk] = -1
     lo32 = np.full(channels, 2**31 - 1, np.int32)
     hi32 = np.full(channels, -(2**31), np.int32)
-    codes = np.empty(channels, np.uint8)
-    # the lanes past cout (zero weights) hold one code each (supernode_requant); the
-    # kernel computes those of its last block as it does the others (masked sums)
-    for kk in range(cout, channels):
-        s = f[kk]
-        t = np.int32(np.int64(s) << shamt)
-        v = (np.int64(t) * recip[kk] + 1073741824) >> 31
-        codes[kk] = 0 if v < 0 else (255 if v > 255 else v)
-        if b * oh * (width if minmax_all else ow) > 0:
-            ee = t if after_shift else s
-            lo32[kk] = ee
-            hi32[kk] = ee
+    # the lanes past cout (zero weights) hold one code each (supernode_requant): the
+    # kernel computes them as it does the others, from masked sums
     blocks = channels >> 5
     mem_rows, mem_w_tot = mem.shape[1], mem.shape[3]
     slice_bytes = np.int64(mem_w_tot * 32)
     m_ptr = np.int64(mem.ctypes.data)
-    mem_flat = mem.reshape(-1)
-    # channels n_pad.. (a last half slice the kernel's column blocks do not reach)
-    half_at = np.int64((n_pad >> 5) * mem_w_tot * 32 + 16)
-    half = n_pad < channels
     for n in range(b):
         for r0 in range(0, oh, rows_blk):
             nr = min(rows_blk, oh - r0)
@@ -162,11 +147,6 @@ def gemm_requant(fn, lhs, src, geometry, dims, unit, flip, past_off, past_zero, 
                            np.int64(1 if after_shift else 0), np.int64(lo32.ctypes.data),
                            np.int64(hi32.ctypes.data), m_ptr, np.int64(rowoff.ctypes.data),
                            np.int64(rowflag.ctypes.data), slice_bytes)
-            if half:
-                for i in range(count):
-                    at = rowoff[i] + half_at
-                    for kk in range(16):
-                        mem_flat[at + kk] = codes[n_pad + kk]
     low = np.int64(2**62)
     high = np.int64(-(2**62))
     for kk in range(channels):

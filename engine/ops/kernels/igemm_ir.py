@@ -113,8 +113,7 @@ def _outer(module, name: str, elem_ptr, per_word: int, tiles: dict,
     if requant:
         fb, rc, mask, shamt, after, lo, hi, out, rowoff, rowflag, slice_ = fn.args[12:]
         col = bld.mul(j, const(COLS))
-        at = bld.add(bld.mul(bld.lshr(j, const(1)), slice_),
-                     bld.mul(bld.and_(j, const(1)), const(COLS)))
+        at = bld.mul(bld.lshr(j, const(1)), slice_)       # j is even
         args += [bld.gep(fb, [col]), bld.gep(rc, [col]), bld.gep(mask, [col]), shamt, after,
                  bld.gep(lo, [col]), bld.gep(hi, [col]), bld.gep(out, [at]),
                  bld.gep(rowoff, [i]), bld.gep(rowflag, [i])]
@@ -130,7 +129,8 @@ def _outer(module, name: str, elem_ptr, per_word: int, tiles: dict,
     bld.branch(i_head)
 
     bld.position_at_end(j_next)
-    bld.store(bld.add(bld.load(j_var), const(1)), j_var)
+    # a requantizing tile takes two column blocks: a d32 slice's 32 channels
+    bld.store(bld.add(bld.load(j_var), const(2 if requant else 1)), j_var)
     bld.branch(j_head)
     bld.position_at_end(m_next)
     bld.store(bld.add(bld.load(m0_var), mc), m0_var)
@@ -231,27 +231,34 @@ def _tile8(module, dot, rows: int, requant: bool = False):  # -> llvmlite.ir.Fun
         ptr.add_attribute("noalias")
     entry, loop, after, tail, store = (fn.append_basic_block(name) for name in (
         "entry", "loop", "after", "tail", "store"))
-    # one 512-bit accumulator per row: a quad of the block's 16 columns is 64 bytes, one
-    # zmm (vpdpbusd on zmm: half the instructions of two ymm, full width on Zen 5)
+    # one 512-bit accumulator per row and column block: a quad of the block's 16 columns is
+    # 64 bytes, one zmm (vpdpbusd on zmm: half the instructions of two ymm, full width on
+    # Zen 5); a requantizing tile takes two blocks (32 channels: one d32 slice), each data
+    # word broadcast once for both
+    nblk = 2 if requant else 1
     v16x32 = ir.VectorType(i32, 16)
     bld = ir.IRBuilder(entry)
-    cols = bld.load(bld.bitcast(off, v16x32.as_pointer()), align=4)
+    cols = [bld.load(bld.bitcast(bld.gep(off, [const(16 * h)]), v16x32.as_pointer()),
+                     align=4) for h in range(nblk)]
     init = []
     for r in range(rows):
         term = _broadcast16(bld, bld.load(bld.gep(rowterm, [const(r)]), align=4))
-        init.append([bld.add(cols, term)])
+        init.append([bld.add(cols[h], term) for h in range(nblk)])
     quads = bld.lshr(k, const(2))
     row_ptrs = [bld.gep(a, [bld.mul(lda, const(r))]) for r in range(rows)]
-    b_vecs = bld.bitcast(b, v16x32.as_pointer())
+    # the next block starts ceil(K / 4) quads of 64 bytes later
+    block = bld.mul(bld.lshr(bld.add(k, const(3)), const(2)), const(64))
+    b_vecs = [bld.bitcast(bld.gep(b, [bld.mul(block, const(h))]), v16x32.as_pointer())
+              for h in range(nblk)]
     bld.cbranch(bld.icmp_signed(">", quads, const(0)), loop, after)
 
     def step(builder, accs, words, quad):
-        w = builder.load(builder.gep(b_vecs, [quad]), align=1)
+        w = [builder.load(builder.gep(vecs, [quad]), align=1) for vecs in b_vecs]
         new = []
         for acc, word in zip(accs, words, strict=True):
             x = _broadcast16(builder, word)
             # the filter's codes are the unsigned operand, the centred data the signed one
-            new.append([builder.call(dot, [acc[0], w, x])])
+            new.append([builder.call(dot, [acc[h], w[h], x]) for h in range(nblk)])
         return new
 
     merged = _k_loop(bld, (entry, loop, after), init, row_ptrs, quads, 4, step)
@@ -280,15 +287,18 @@ def _tile8(module, dot, rows: int, requant: bool = False):  # -> llvmlite.ir.Fun
     bld.position_at_end(store)
     joined = []
     for acc_after, acc_tail in zip(merged, tailed, strict=True):
-        acc = bld.phi(v16x32)
-        acc.add_incoming(acc_after[0], after)
-        acc.add_incoming(acc_tail[0], tail)
-        joined.append(acc)
+        row = []
+        for h in range(nblk):
+            acc = bld.phi(v16x32)
+            acc.add_incoming(acc_after[h], after)
+            acc.add_incoming(acc_tail[h], tail)
+            row.append(acc)
+        joined.append(row)
     if requant:
         _requant_tile(bld, joined, *fn.args[9:])
     else:
         # _store_tile takes each row as two halves of 8 lanes
-        _store_tile(bld, [[bld.shuffle_vector(acc, ir.Constant(v16x32, None), ir.Constant(
+        _store_tile(bld, [[bld.shuffle_vector(acc[0], ir.Constant(v16x32, None), ir.Constant(
             ir.VectorType(i32, 8), list(range(h * 8, h * 8 + 8)))) for h in range(2)]
             for acc in joined], c, ldc, bounds)
     bld.ret_void()
@@ -297,54 +307,64 @@ def _tile8(module, dot, rows: int, requant: bool = False):  # -> llvmlite.ir.Fun
 
 def _requant_tile(bld, accs, fb, rc, mask, shamt, after, lo, hi, out, rowoff,
                   rowflag) -> None:
-    """The accumulators (one <16 x i32> per row: one pixel's 16 channels) requantized as
-    :mod:`supernode_requant` does, lane for lane: s = (acc & mask) + folded (wrapping; the
-    mask drops the lanes past the filter's columns, whose sums are the row term alone),
-    t = s << shamt, v = (int64(t) x recip + 2**30) >> 31, code = clamp(v, 0, 255), stored as
-    16 bytes at out + rowoff[r]; where rowflag[r] is not 0 the lanes' running minima and
-    maxima (lo, hi: of t when ``after`` is not 0, else of s) take the row in."""
+    """The accumulators (per row, <16 x i32> per column block: one pixel's channels)
+    requantized as :mod:`supernode_requant` does, lane for lane: s = (acc & mask) + folded
+    (wrapping; the mask drops the lanes past the filter's columns, whose sums are the row
+    term alone), t = s << shamt, v = (int64(t) x recip + 2**30) >> 31, code = clamp(v, 0,
+    255), stored as 16 bytes a block at out + rowoff[r]; where rowflag[r] is not 0 the
+    lanes' running minima and maxima (lo, hi: of t when ``after`` is not 0, else of s)
+    take the row in."""
     from llvmlite import ir
 
     i16, i32, i64, v16, v8, p16, p32, const = _ir_types()
     lanes = ir.VectorType(i32, 16)
     wide = ir.VectorType(i64, 16)
+    nblk = len(accs[0])
 
-    def vec(ptr, ty=lanes):
-        return bld.load(bld.bitcast(ptr, ty.as_pointer()), align=4)
+    def vec(ptr, h, ty=lanes):
+        return bld.load(bld.bitcast(bld.gep(ptr, [const(16 * h)]), ty.as_pointer()), align=4)
 
-    fbv, maskv, rcv = vec(fb), vec(mask), vec(rc, wide)
+    fbv = [vec(fb, h) for h in range(nblk)]
+    maskv = [vec(mask, h) for h in range(nblk)]
+    rcv = [vec(rc, h, wide) for h in range(nblk)]
     sh = _broadcast16(bld, bld.trunc(shamt, i32))
     use_t = bld.icmp_signed("!=", after, const(0))
-    lov, hiv = vec(lo), vec(hi)
+    lov = [vec(lo, h) for h in range(nblk)]
+    hiv = [vec(hi, h) for h in range(nblk)]
     half = ir.Constant(wide, [1 << 30] * 16)
     bit31 = ir.Constant(wide, [31] * 16)
     zero = ir.Constant(lanes, [0] * 16)
     top = ir.Constant(lanes, [255] * 16)
     low32 = ir.Constant(wide, [-(1 << 31)] * 16)
     high32 = ir.Constant(wide, [(1 << 31) - 1] * 16)
-    for r, acc in enumerate(accs):
+    for r, row in enumerate(accs):
         counted = bld.icmp_signed("!=", bld.load(bld.gep(rowflag, [const(r)]), align=4),
                                   ir.Constant(i32, 0))
-        s = bld.add(bld.and_(acc, maskv), fbv)
-        t = bld.shl(s, sh)
-        e = bld.select(use_t, t, s)
-        low = bld.select(bld.icmp_signed("<", e, lov), e, lov)
-        high = bld.select(bld.icmp_signed(">", e, hiv), e, hiv)
-        lov = bld.select(counted, low, lov)
-        hiv = bld.select(counted, high, hiv)
-        v = bld.ashr(bld.add(bld.mul(bld.sext(t, wide), rcv), half), bit31)
-        # clamped to int32 first (a saturating narrowing: the same code after the clamp to
-        # 0..255), then to 0..255 in 32-bit lanes, then narrowed: fewer 64-bit steps
-        v = bld.select(bld.icmp_signed("<", v, low32), low32, v)
-        v = bld.select(bld.icmp_signed(">", v, high32), high32, v)
-        v = bld.trunc(v, lanes)
-        v = bld.select(bld.icmp_signed("<", v, zero), zero, v)
-        v = bld.select(bld.icmp_signed(">", v, top), top, v)
-        codes = bld.trunc(v, ir.VectorType(ir.IntType(8), 16))
         at = bld.gep(out, [bld.load(bld.gep(rowoff, [const(r)]), align=8)])
-        bld.store(codes, bld.bitcast(at, codes.type.as_pointer()), align=1)
-    bld.store(lov, bld.bitcast(lo, lanes.as_pointer()), align=4)
-    bld.store(hiv, bld.bitcast(hi, lanes.as_pointer()), align=4)
+        for h, acc in enumerate(row):
+            s = bld.add(bld.and_(acc, maskv[h]), fbv[h])
+            t = bld.shl(s, sh)
+            e = bld.select(use_t, t, s)
+            low = bld.select(bld.icmp_signed("<", e, lov[h]), e, lov[h])
+            high = bld.select(bld.icmp_signed(">", e, hiv[h]), e, hiv[h])
+            lov[h] = bld.select(counted, low, lov[h])
+            hiv[h] = bld.select(counted, high, hiv[h])
+            v = bld.ashr(bld.add(bld.mul(bld.sext(t, wide), rcv[h]), half), bit31)
+            # clamped to int32 first (a saturating narrowing: the same code after the clamp
+            # to 0..255), then to 0..255 in 32-bit lanes, then narrowed: fewer 64-bit steps
+            v = bld.select(bld.icmp_signed("<", v, low32), low32, v)
+            v = bld.select(bld.icmp_signed(">", v, high32), high32, v)
+            v = bld.trunc(v, lanes)
+            v = bld.select(bld.icmp_signed("<", v, zero), zero, v)
+            v = bld.select(bld.icmp_signed(">", v, top), top, v)
+            codes = bld.trunc(v, ir.VectorType(ir.IntType(8), 16))
+            bld.store(codes, bld.bitcast(bld.gep(at, [const(16 * h)]),
+                                         codes.type.as_pointer()), align=1)
+    for h in range(nblk):
+        bld.store(lov[h], bld.bitcast(bld.gep(lo, [const(16 * h)]), lanes.as_pointer()),
+                  align=4)
+        bld.store(hiv[h], bld.bitcast(bld.gep(hi, [const(16 * h)]), lanes.as_pointer()),
+                  align=4)
 
 
 def _tile(module, pmadd, rows: int):  # -> llvmlite.ir.Function

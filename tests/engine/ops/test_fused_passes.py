@@ -152,6 +152,10 @@ def test_an_output_memory_the_kernel_would_overrun_is_refused() -> None:
         with pytest.raises(ValueError, match="output memory"):
             fused(*args, bad)
     fused(*args, np.zeros((1, 11, 2, 8, 32), np.uint8))
+    # its tiles take 32 channels at a time: a depth that is not a d32 slice's multiple, or
+    # below the filter's, is not served (the caller keeps the separate steps)
+    assert prepared_gemm_requant(rhs, 9, (1, 3, 4), 4, 48) is None
+    assert prepared_gemm_requant(rhs, 9, (1, 3, 4), 4, 32) is None
 
 
 def _supernode_inputs(rng: np.random.Generator, x: Tensor, cout: int, out: tuple[float, float]
