@@ -47,7 +47,6 @@ from hexscope.engine.ops.conv.conv2d import conv_sums, output_window
 from hexscope.engine.ops.conv.d32_input_reads import (
     Zaps,
     area_index,
-    border_offsets,
     kept_border,
     read_at,
     window_input,
@@ -61,6 +60,7 @@ from hexscope.engine.ops.conv.dwise_scaling import (
     minmax_basics,
     retry,
 )
+from hexscope.engine.ops.conv.supernode_patches import patch_path
 from hexscope.engine.ops.kernels.d32_layout import unpacker
 from hexscope.engine.ops.kernels.gemm import (
     CENTER,
@@ -70,7 +70,7 @@ from hexscope.engine.ops.kernels.gemm import (
     patch_dtype,
     prepared_gemm8,
 )
-from hexscope.engine.ops.kernels.gemm_requant import d32_patcher, prepared_gemm_requant
+from hexscope.engine.ops.kernels.gemm_requant import prepared_gemm_requant
 from hexscope.engine.ops.kernels.supernode_requant import (
     d32_kernel,
     requantize_into_d32,
@@ -346,9 +346,11 @@ class _Steady(NamedTuple):
     sums: Callable[[Tensor, int], np.ndarray] | None     # None: _all_sums
     # requantize_into_d32 then _extremes, the kernel found once; None: those two
     requant: Callable[..., tuple[int, int]] | None
-    # sums and requant in one pass, for a 1x1 layer's first try (x, zx, folded, recip,
-    # shift, mem) -> (lo, hi); the sums are not kept: a retry takes ``sums``. None: no such
-    fused: Callable[..., tuple[int, int]] | None
+    # sums and requant in one pass, for a first try (x, zx, folded, recip, shift, mem,
+    # fill) -> (lo, hi), or None where it does not serve this run (supernode_patches); the
+    # sums are not kept: a retry takes ``sums``. None: no such (a 1x1 layer's, or
+    # supernode_patches' for the others)
+    fused: Callable[..., tuple[int, int] | None] | None
 
 
 def _steady(ctx: KernelContext, x: Tensor, filt: Tensor, f_min: Tensor, f_max: Tensor,
@@ -373,8 +375,9 @@ def _steady(ctx: KernelContext, x: Tensor, filt: Tensor, f_min: Tensor, f_max: T
     b, cout, channels = x.shape[0], terms.cout, terms.gemsumb.size
     w_total = 4 + cols.out + ((-cols.out) & 3)
     sums, fused = _plain_paths(ctx, x, filt, rows, cols, terms.zf, short, channels)
-    if fused is None and not short:
-        fused = _patch_path(ctx, x, filt, rows, cols, terms.zf, channels)
+    if fused is None and not short and cols.out:
+        zaps, extra = _zaps(x, rows, cols), _extra_columns(cols, True)
+        fused = patch_path(ctx, x, filt, rows, cols, terms.zf, channels, zaps, extra)
     steady = _Steady(rows, cols, terms, scalar_f(b_min), scalar_f(b_max),
                      (b, rows.out + 8, channels // 32, w_total, 32), (b, rows.out, cols.out, cout),
                      D32Padding(4, 4, 4, (-cols.out) & 3, 0, (-cout) & 31), sums,
@@ -481,48 +484,6 @@ def _plain_paths(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols
         return min(start[0], lo), max(start[1], hi)
 
     return sums, fused
-
-
-def _patch_path(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols: Window,
-                zf: int, channels: int) -> Callable[..., tuple[int, int] | None] | None:
-    """:func:`_all_sums` then the requantization, in one pass, for a d32 input's
-    convolution other than a plain 1x1 one (the first convolution of a network: 3x3 stride
-    2 over 3 channels): the patches gathered from the d32 memory in one compiled pass, then
-    the GEMM requantizing in its tiles (:mod:`gemm_requant`). It serves a run whose windows
-    read zx wherever they leave the data (nnlib's zaps, or padding bytes that hold zx: what
-    :func:`window_input` calls plain) and whose zx is a code; for any other run it returns
-    None (the caller takes the separate steps). None where it does not apply."""
-    if x.layout is not Layout.D32 or patch_dtype() is not np.int8 \
-            or not (rows.out and cols.out and x.shape[0]) or x.padding.d_before:
-        return None
-    extra = _extra_columns(cols, True)
-    wide = Window(cols.n, cols.f, cols.s, cols.out + extra, cols.before)
-    rhs = filter_rhs(ctx, filt, zf)
-    c = rhs.zero - zf
-    shape = (x.shape[0], rows.out, wide.out)
-    patches = d32_patcher(x.geometry.memory_shape, x.shape, x.padding,
-                          (rows.s, rows.before, rows.out, rows.f),
-                          (wide.s, wide.before, wide.out, wide.f))
-    both = prepared_gemm_requant(rhs, c, shape, cols.out, channels)
-    if patches is None or both is None:
-        return None
-    # the bytes outside the data the windows read that nnlib does not zap: zx in all of
-    # them is window_input's plain case (the same offsets, worked out once)
-    border = border_offsets(x, _zaps(x, rows, cols), rows, wide)
-    start = (1 << 24, -(1 << 24))
-
-    def fused(x: Tensor, zx: int, folded: np.ndarray, recip: np.ndarray, shift: int,
-              mem: np.ndarray, fill: int) -> tuple[int, int] | None:
-        if not 0 <= zx <= 255:
-            return None
-        raw = np.asarray(x.raw).reshape(-1)
-        if border.size and np.any(raw[border] != np.uint8(zx)):
-            return None
-        _, _, lo, hi = both(patches(raw, zx), rhs.offsets(CENTER - zx, c), folded, recip,
-                            shift, False, True, mem, fill)
-        return min(start[0], lo), max(start[1], hi)
-
-    return fused
 
 
 def _requantize_empty(sums: np.ndarray, folded: np.ndarray, recip: np.ndarray, shift: int,

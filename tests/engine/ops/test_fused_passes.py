@@ -197,6 +197,7 @@ def test_a_1x1_supernode_with_the_fused_pass_equals_one_without(monkeypatch, out
         prepared_gemm_requant(Rhs.from_codes(np.zeros((4, 2), np.uint8)), 0, (1, 1, 4), 4,
                               32) is None
     monkeypatch.setattr(supernode_hvx, "prepared_gemm_requant", lambda *a: None)
+    monkeypatch.setattr(supernode_hvx, "patch_path", lambda *a: None)
     want, ctx = runs()
     assert ctx.state["hvx_steady"].value.fused is None
     assert got == want
@@ -290,7 +291,7 @@ def test_the_patches_gathered_from_a_d32_memory_equal_im2col_of_its_data(
                                       Padding.SAME), ((3, 2), (2, 1), Padding.VALID)])
 def test_a_strided_supernode_with_the_patch_pass_equals_one_without(
         monkeypatch, zx_padding: bool, geometry: tuple) -> None:
-    """The op with the patches gathered and the GEMM requantizing (_patch_path) against
+    """The op with the patches gathered and the GEMM requantizing (supernode_patches) against
     the separate steps: padding bytes that hold the input's zero code (the pass runs) or
     random ones (windows that read them: the pass hands over), open and fixed ranges (the
     retries take the separate steps)."""
@@ -316,7 +317,7 @@ def test_a_strided_supernode_with_the_patch_pass_equals_one_without(
         return [[(t.shape, t.padding, t.raw.tobytes()) for t in kernel(ctx, x, *rest)]
                 for x in (*xs, *xs)]
 
-    real = supernode_hvx._patch_path
+    real = supernode_hvx.patch_path
 
     def spy(*args):  # type: ignore[no-untyped-def]
         fused = real(*args)
@@ -329,7 +330,7 @@ def test_a_strided_supernode_with_the_patch_pass_equals_one_without(
             return got
         return call
 
-    monkeypatch.setattr(supernode_hvx, "_patch_path", spy)
+    monkeypatch.setattr(supernode_hvx, "patch_path", spy)
     outs = [(float("-inf"), float("inf")), (-2.0, 3.0)]
     got = [runs(out) for out in outs]
     if d32_patcher((1, 9, 1, 16, 32), (1, 1, 8, 3), (4, 4, 4, 4, 0, 29), (1, 0, 1, 1),
@@ -338,5 +339,5 @@ def test_a_strided_supernode_with_the_patch_pass_equals_one_without(
         # padding bytes of zx: the pass serves; random ones: where the windows read bytes
         # nnlib does not zap it hands over (both may happen across these widths)
         assert all(ran) if zx_padding else len(ran) > 0
-    monkeypatch.setattr(supernode_hvx, "_patch_path", lambda *a: None)
+    monkeypatch.setattr(supernode_hvx, "patch_path", lambda *a: None)
     assert got == [runs(out) for out in outs]
