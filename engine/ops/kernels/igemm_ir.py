@@ -1,8 +1,11 @@
 """The integer GEMM kernels of :mod:`igemm` as LLVM IR, built with llvmlite's ``ir``:
 ``igemm`` (AVX2 ``vpmaddwd`` over int16 pairs) and ``ivnni`` (AVX-512 VNNI ``vpdpbusd`` over
 int8 quads), each a loop over row chunks and column blocks around register tiles of
-:data:`ROWS` x :data:`COLS`. :mod:`igemm` compiles them, caches the object code and calls
-them; the layouts and the arithmetic are described there.
+:data:`ROWS` x :data:`COLS`; and ``ivnni_rq``, the VNNI loop whose tiles (two column blocks:
+a d32 slice's 32 channels) requantize their sums as the d32 Supernodes do and store the
+codes, the sums never leaving the registers (:func:`_requant_tile`; its driver is
+:mod:`gemm_requant`). :mod:`igemm` compiles them, caches the object code and calls them;
+the layouts and the arithmetic are described there.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ def _ir_types():  # -> (i16, i32, i64, <16 x i16>, <8 x i32>, i16*, i32*, const)
 
 def ir_module(triple: str, vnni: bool = False):  # -> llvmlite.ir.Module
     """The kernels as LLVM IR (module text: tiles of ROWS x 16, chunks of rows): ``igemm``,
-    and ``ivnni`` when ``vnni``."""
+    and ``ivnni`` and ``ivnni_rq`` when ``vnni``."""
     from llvmlite import ir
 
     i16, i32, i64, v16, v8, p16, p32, const = _ir_types()
