@@ -38,59 +38,54 @@ def _build() -> Callable[..., Any]:
 _kernel = compiled.compile_once(_build)
 
 
-def _build_patches() -> Callable[..., Any]:
-    from hexscope.engine.ops.kernels.gemm_requant_defs import d32_image
+def _build_windows() -> Callable[..., Any]:
+    from hexscope.engine.ops.kernels.gemm_requant_defs import d32_windows
 
-    return d32_image  # type: ignore[no-any-return]
-
-
-_patches = compiled.compile_once(_build_patches)
+    return d32_windows  # type: ignore[no-any-return]
 
 
-def d32_patcher(memory_shape: tuple[int, ...], dims: tuple[int, int, int, int],
-                padding: tuple[int, ...], rows: tuple[int, int, int, int],
-                cols: tuple[int, int, int, int]) -> Callable[[np.ndarray, int], np.ndarray] | None:
-    """The centred int8 patches (B*OH*OW, FH*FW*D) of a convolution of a d32 input (memory
-    shape, data shape (B, H, W, D), padding as :class:`D32Padding` orders it), in (fy, fx, c)
-    order as :func:`gemm.im2col` makes them of its data: a function of (the input's raw
-    bytes, fill code 0..255) that every tap outside the data reads; ``rows`` and ``cols`` =
-    (stride, padding before, output size, filter size). The patches are a buffer of the
-    function's, written again by its next call. None where numba does not run here."""
-    kernel = _patches()
+_windows = compiled.compile_once(_build_windows)
+
+
+def d32_windower(memory_shape: tuple[int, ...], dims: tuple[int, int, int, int],
+                 padding: tuple[int, ...], rows: tuple[int, int, int, int],
+                 cols: tuple[int, int, int, int]
+                 ) -> tuple[Callable[[np.ndarray, int], np.ndarray], int] | None:
+    """The windows of a convolution of a d32 input (memory shape, data shape (B, H, W, D),
+    padding as :class:`D32Padding` orders it; ``rows`` and ``cols`` = (stride, padding
+    before, output size, filter size)), centred int8, with no copy per window: (a function
+    of (the input's raw bytes, fill code 0..255 that every tap outside the data reads) that
+    gives (B*OH, pitch) rows, lda). Output row r's window at column ox is the FW*FH*D codes
+    at row r, ox * lda, in (fx, fy, c) order (each input column's FH rows together, so the
+    FW columns of a window are consecutive and the next window starts a stride later): the
+    filter is read in that order too. The rows are a buffer of the function's, written again
+    by its next call. None where numba does not run here."""
+    kernel = _windows()
     if kernel is None:
         return None
     hb, _, wb, _, db, _ = padding
     geometry = (memory_shape[1], memory_shape[2], memory_shape[3], hb, wb, db)
     size = int(np.prod(memory_shape))
-    out = np.empty((dims[0] * rows[2] * cols[2], rows[3] * cols[3] * dims[3]), np.int8)
-    # the padded image the windows read: every row and column they reach
-    hp = max(rows[1] + dims[1], (rows[2] - 1) * rows[0] + rows[3]) if rows[2] else 0
-    wp = max(cols[1] + dims[2], (cols[2] - 1) * cols[0] + cols[3]) if cols[2] else 0
-    image = np.empty((dims[0], hp, wp, dims[3]), np.int8)
-    sb, sr, sp, _ = image.strides
-    view = np.lib.stride_tricks.as_strided(
-        image, (dims[0], rows[2], cols[2], rows[3], cols[3] * dims[3]),
-        (sb, rows[0] * sr, cols[0] * sp, sr, 1), writeable=False)
-    windows = out.reshape(dims[0], rows[2], cols[2], rows[3], cols[3] * dims[3])
+    wq = (cols[2] - 1) * cols[0] + cols[3] if cols[2] else 0    # the columns reached
+    out = np.empty((dims[0] * rows[2], wq, rows[3], dims[3]), np.int8)
+    flat = out.reshape(dims[0] * rows[2], -1)
+    lda = cols[0] * rows[3] * dims[3]
     dims = tuple(int(v) for v in dims)
 
     def run(raw: np.ndarray, fill: int) -> np.ndarray:
         if not 0 <= fill <= 255 or raw.size < size:
             raise ValueError(f"fill {fill} is not a code, or {raw.size} bytes are not the "
                              f"memory {memory_shape}")
-        kernel(raw, geometry, dims, rows, cols, np.int64(fill), image)
-        # each window row's FW * D values are consecutive in the image: all the patches
-        # are one overlapping strided view of it, one copy (as gemm's _patch_rows; 1.4x
-        # faster than the same moves compiled)
-        windows[...] = view
-        return out
+        kernel(raw, geometry, dims, rows, cols, np.int64(fill), out)
+        return flat
 
-    return run
+    return run, lda
 
 
 def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int,
                           channels: int, d32: tuple[tuple[int, ...], tuple[int, int, int, int],
-                                                    tuple[int, ...]] | None = None
+                                                    tuple[int, ...]] | None = None,
+                          lda: int = 0
                           ) -> Callable[..., tuple[np.ndarray, np.ndarray, int, int]] | None:
     """:func:`gemm.prepared_gemm8` (``rhs``, row coefficient ``b``) then
     :func:`supernode_requant.requantize_into_d32` in one pass, for int8 left-hand sides of
@@ -108,8 +103,10 @@ def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int
     :func:`d32_layout.unpacker` with ``centre``), followed by the columns the windows read
     past the data: ``past`` = (byte offsets in the raw bytes, read-as-``zx`` mask), both
     (B, OH, width - W, K), as :func:`d32_input_reads.area_index` gives them (the zx's low
-    byte where the mask is set). None where the VNNI kernel or
-    numba does not run here (the caller keeps the separate steps)."""
+    byte where the mask is set). ``lda`` > 0 (no ``d32``): ``source`` is (B*OH, pitch)
+    rows of overlapping windows, pixel ox's K codes at row (b, oy), ox * lda
+    (:func:`d32_windower`). None where the VNNI kernel or numba does not run here (the
+    caller keeps the separate steps)."""
     kernel, driver = igemm.kernel8(), _kernel()
     nb, oh, width = shape
     m, k, n = nb * oh * width, rhs.k, rhs.n
@@ -134,6 +131,8 @@ def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int
     # block need not be small (few blocks: the filter streams through the cache once a
     # block, 1.2 MB for a 7x7x320 -> 1280 layer)
     rows_blk = max(1, min(oh, BLOCK_BYTES // max(1, width * (k + n_pad))))
+    if lda:
+        rows_blk = 1            # the windows' rows: one output row a kernel call
     mc = max(igemm.ROWS, igemm.CHUNK_BYTES // k // igemm.ROWS * igemm.ROWS)
     rowterm = np.empty(rows_blk * width, np.int32)
     rowoff = np.empty(rows_blk * width, np.int64)
@@ -168,6 +167,7 @@ def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int
     fixed = (np.int64(b_ptr), np.int64(n_pad // cols))
     fixed2 = (np.int64(coef), rowterm, rowoff, rowflag, np.int64(mc), oh, width, ow, n,
               rows_blk, bias, rec)
+    windows = (np.int64(lda), np.int64(0))
 
     def run(source: np.ndarray, offsets: np.ndarray, folded: np.ndarray, recip: np.ndarray,
             shift: int, minmax_all: bool, after_shift: bool, mem: np.ndarray, fill: int = -1,
@@ -187,14 +187,19 @@ def prepared_gemm_requant(rhs: Rhs, b: int, shape: tuple[int, int, int], ow: int
         else:
             lhs, src, raw = no_lhs, source[:size].view(wordtype), source
         offsets_past, zero_past = no_past if past is None else past
+        if lda and (source.ndim != 2 or source.shape[0] != nb * oh
+                    or source.shape[1] < (width - 1) * lda + k or not source.flags.c_contiguous):
+            raise ValueError(f"rows of windows {source.shape} do not hold {nb * oh} rows of "
+                             f"{width} windows {lda} apart")
         low, high = driver(fn, lhs, src, geometry, dims, unit, flip,
                            offsets_past, zero_past, raw, np.int64(zx & 0xFF), buf, bufw,
                            *fixed, offsets, off, *fixed2, int(shift), bool(minmax_all),
-                           bool(after_shift), int(fill), mem, lo, hi)
+                           bool(after_shift), int(fill), mem, lo, hi,
+                           windows if not lda else (windows[0], np.int64(source.shape[1])))
         return lo, hi, int(low), int(high)
 
     run.blocks = blocks  # type: ignore[attr-defined]  # the kernel reads them by address
     return run
 
 
-__all__ = ["BLOCK_BYTES", "d32_patcher", "prepared_gemm_requant"]
+__all__ = ["BLOCK_BYTES", "d32_windower", "prepared_gemm_requant"]

@@ -46,7 +46,7 @@ def call_kernel_rq(typingctx, fn, a, lda, m, k, b, nb, off, mc, rowterm, fb, rc,
 def gemm_requant(fn, lhs, src, geometry, dims, unit, flip, past_off, past_zero, raw8, zx,
                  buf, bufw, b_ptr, nb_all, offsets, off, coef, rowterm, rowoff, rowflag, mc,
                  oh, width, ow, cout, rows_blk, folded, recip, shamt, minmax_all, after_shift,
-                 fill, mem, lo, hi):  # pragma: no cover - compiled
+                 fill, mem, lo, hi, windows):  # pragma: no cover - compiled
     # also, so that a node makes one call: the GEMM's row term (coef x each row's sum),
     # the offsets copied into the padded buffer, the fill of the memory's padding the
     # requantization does not write (4 rows above and below, 4 columns left; fill < 0:
@@ -60,7 +60,13 @@ def gemm_requant(fn, lhs, src, geometry, dims, unit, flip, past_off, past_zero, 
     # byte offset there; ``rowflag``: whether it counts in the extremes)
     from_d32 = dims[0] > 0
     k = buf.shape[1]
-    m = dims[0] * oh * width if from_d32 else lhs.shape[0]
+    # windows = (lda, pitch): the rows of ``lhs`` (B*OH, pitch) hold an output row's
+    # overlapping windows, pixel x's K codes at x * lda (one block per output row); (0, 0):
+    # lhs is (m, K)
+    win_lda, pitch = windows
+    m = dims[0] * oh * width if from_d32 else (
+        lhs.shape[0] * width if win_lda else lhs.shape[0])
+    lda = win_lda if win_lda else k
     b = m // (oh * width) if oh * width else 0
     h_tot, n_slices, w_tot, hb, wb, db = geometry
     w, depth = dims[2], dims[3]
@@ -129,18 +135,29 @@ def gemm_requant(fn, lhs, src, geometry, dims, unit, flip, past_off, past_zero, 
                 a_at = a_ptr + np.int64(p0) * k
                 rows = lhs
                 first = p0
-            for i in range(count):
-                acc = np.int32(0)
-                if c32 != 0:
-                    for j in range(k):
-                        acc += rows[first + i, j]
-                rowterm[i] = acc * c32          # wraps as gemm_into's int32 term
+            if win_lda:
+                a_at = a_ptr + np.int64(n * oh + r0) * pitch
+                windows_row = lhs[n * oh + r0]
+                for i in range(count):
+                    acc = np.int32(0)
+                    if c32 != 0:
+                        window = windows_row[i * lda:i * lda + k]    # contiguous: vectorised
+                        for j in range(k):
+                            acc += window[j]
+                    rowterm[i] = acc * c32
+            else:
+                for i in range(count):
+                    acc = np.int32(0)
+                    if c32 != 0:
+                        for j in range(k):
+                            acc += rows[first + i, j]
+                    rowterm[i] = acc * c32      # wraps as gemm_into's int32 term
             for rr in range(nr):
                 at0 = (((n * mem_rows + r0 + rr + 4) * blocks) * mem_w_tot + 4) * 32
                 for col in range(width):
                     rowoff[rr * width + col] = at0 + col * 32
                     rowflag[rr * width + col] = 1 if minmax_all or col < ow else 0
-            call_kernel_rq(fn, a_at, np.int64(k), np.int64(count), np.int64(k), b_ptr,
+            call_kernel_rq(fn, a_at, np.int64(lda), np.int64(count), np.int64(k), b_ptr,
                            np.int64(nb_all), o_ptr, np.int64(mc), r_ptr,
                            np.int64(f.ctypes.data), np.int64(recip.ctypes.data),
                            np.int64(mask.ctypes.data), np.int64(shamt),
@@ -158,42 +175,46 @@ def gemm_requant(fn, lhs, src, geometry, dims, unit, flip, past_off, past_zero, 
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def d32_image(src, geometry, dims, rows, cols, fill, image):  # pragma: no cover - compiled
-    # the centred image (B, HP, WP, D) int8 a convolution's windows read from the d32
-    # memory ``src`` (uint8, flat), as gemm.padded makes it: a tap inside the data reads its
-    # code, every other tap the ``fill`` code (both less 128); rows and cols = (stride,
-    # padding before, out, filter)
+def d32_windows(src, geometry, dims, rows, cols, fill, out):  # pragma: no cover - compiled
+    # for each output row (n, oy) of a convolution of the d32 memory ``src`` (uint8, flat),
+    # the input columns its windows reach, each column's FH rows' D codes together: ``out``
+    # (B*OH, WQ, FH, D) int8, centred; then a window at column ox is the FW * FH * D codes
+    # from ox * stride (fx, fy, c order). A tap inside the data reads its code, every other
+    # the ``fill`` code; rows and cols = (stride, padding before, out, filter)
     h_tot, n_slices, w_tot, hb, wb, db = geometry
     nb, h, w, depth = dims
     sy, by, oh, fh = rows
     sx, bx, ow, fw = cols
-    hp, wp = image.shape[1], image.shape[2]
+    wq = out.shape[1]
     pad = np.int8(fill - 128)
     flip = np.uint8(128)
-    x0 = min(max(bx, 0), wp)            # the image's columns that hold data
-    x1 = min(max(bx + w, x0), wp)
+    x0 = min(max(bx, 0), wq)            # the columns that hold data
+    x1 = min(max(bx + w, x0), wq)
+    step = fh * depth
     for n in range(nb):
-        img = image[n].reshape(hp, wp * depth)
-        # a row at a time, each channel's codes 32 bytes apart in the memory (branches
-        # per pixel made this pass 1.8x slower)
-        for yy in range(hp):
-            iy = yy - by
-            row = img[yy]
-            if not 0 <= iy < h:
-                for j in range(wp * depth):
-                    row[j] = pad
-                continue
-            for j in range(x0 * depth):
-                row[j] = pad
-            for j in range(x1 * depth, wp * depth):
-                row[j] = pad
-            line = (n * h_tot + iy + hb) * n_slices
-            for c in range(depth):
-                ch = c + db
-                at = ((line + (ch >> 5)) * w_tot + x0 - bx + wb) * 32 + (ch & 31)
-                for xx in range(x0, x1):
-                    row[xx * depth + c] = np.int8(src[at] ^ flip)
-                    at += 32
+        for oy in range(oh):
+            row = out[n * oh + oy].reshape(-1)
+            for fy in range(fh):
+                iy = oy * sy + fy - by
+                base = fy * depth
+                if not 0 <= iy < h:
+                    for xx in range(wq):
+                        for c in range(depth):
+                            row[xx * step + base + c] = pad
+                    continue
+                for xx in range(x0):
+                    for c in range(depth):
+                        row[xx * step + base + c] = pad
+                for xx in range(x1, wq):
+                    for c in range(depth):
+                        row[xx * step + base + c] = pad
+                line = (n * h_tot + iy + hb) * n_slices
+                for c in range(depth):
+                    ch = c + db
+                    at = ((line + (ch >> 5)) * w_tot + x0 - bx + wb) * 32 + (ch & 31)
+                    for xx in range(x0, x1):
+                        row[xx * step + base + c] = np.int8(src[at] ^ flip)
+                        at += 32
 
 
-__all__ = ["d32_image", "gemm_requant"]
+__all__ = ["d32_windows", "gemm_requant"]

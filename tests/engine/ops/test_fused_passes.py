@@ -20,7 +20,7 @@ from hexscope.engine.ops.kernels.d32_layout import unpack_d32, unpacker
 from hexscope.engine.ops.kernels.gemm import Rhs, Window, prepared_gemm8
 from hexscope.engine.ops.kernels.gemm_requant import (
     BLOCK_BYTES,
-    d32_patcher,
+    d32_windower,
     prepared_gemm_requant,
 )
 from hexscope.engine.ops.kernels.supernode_requant import requantize_into_d32, scale
@@ -252,13 +252,14 @@ def test_the_fused_pass_reading_a_d32_input_equals_it_on_the_unpacked_rows(
        d=st.sampled_from([1, 3, 5, 32, 40]), f=st.tuples(st.integers(1, 3), st.integers(1, 3)),
        s=st.tuples(st.integers(1, 3), st.integers(1, 3)),
        same=st.booleans(), fill=st.integers(0, 255), seed=st.integers(0, 999))
-def test_the_patches_gathered_from_a_d32_memory_equal_im2col_of_its_data(
+def test_the_windows_gathered_from_a_d32_memory_equal_those_over_its_data(
         b: int, h: int, w: int, d: int, f: tuple[int, int], s: tuple[int, int], same: bool,
         fill: int, seed: int) -> None:
-    """The strided Supernode's patches (gemm_requant.d32_patcher) against the windows over
-    the unpacked data with the fill around it: random padding bytes (never read: taps
-    outside the data read the fill), windows past the data, strides 1-3, depths that are
-    not multiples of 32."""
+    """The strided Supernode's windows (gemm_requant.d32_windower: rows of overlapping
+    windows, fx, fy, c order) against the windows over the unpacked data with the fill
+    around it: random padding bytes (never read: taps outside the data read the fill),
+    windows past the data, strides 1-3, depths that are not multiples of 32; and the
+    GEMM requantizing them, read lda apart, against the same on each window's copy."""
     rng = np.random.default_rng(seed)
     x = _d32(rng, (b, h, w, d), D32Padding(4, 4, 4, (-(4 + w)) & 3, 0, (-d) & 31))
     pad = Padding.SAME if same else Padding.VALID
@@ -266,24 +267,48 @@ def test_the_patches_gathered_from_a_d32_memory_equal_im2col_of_its_data(
     assume(rows.out and cols.out)           # the pass serves outputs that are not empty
     # as the Supernode asks: the columns past the data up to a multiple of 4
     cols = Window(cols.n, cols.f, cols.s, cols.out + ((-cols.out) & 3), cols.before)
-    patcher = d32_patcher(x.geometry.memory_shape, x.shape, x.padding,
-                          (rows.s, rows.before, rows.out, rows.f),
-                          (cols.s, cols.before, cols.out, cols.f))
-    if patcher is None:
+    made = d32_windower(x.geometry.memory_shape, x.shape, x.padding,
+                        (rows.s, rows.before, rows.out, rows.f),
+                        (cols.s, cols.before, cols.out, cols.f))
+    if made is None:
         pytest.skip("numba does not run here")
-    # the windows over the data with the fill around it (gemm.im2col's order: fy, fx, c)
+    windower, lda = made
+    # the windows over the data with the fill around it, (fx, fy, c) order
     hp = max(rows.before + h, (rows.out - 1) * rows.s + rows.f)
     wp = max(cols.before + w, (cols.out - 1) * cols.s + cols.f)
     image = np.full((b, hp, wp, d), fill, np.int16)
     image[:, rows.before:rows.before + h, cols.before:cols.before + w] = x.array
     want = np.stack([np.stack([image[:, fy:fy + (rows.out - 1) * rows.s + 1:rows.s,
                                      fx:fx + (cols.out - 1) * cols.s + 1:cols.s]
-                               for fx in range(cols.f)], axis=3) for fy in range(rows.f)],
+                               for fy in range(rows.f)], axis=3) for fx in range(cols.f)],
                     axis=3)
-    want = (want - 128).astype(np.int8).reshape(b * rows.out * cols.out, -1)
-    assert np.array_equal(patcher(x.raw, fill), want)
+    k = rows.f * cols.f * d
+    want = (want - 128).astype(np.int8).reshape(b * rows.out, cols.out, k)
+    got = windower(x.raw, fill)
+    assert np.array_equal(np.stack([got[:, ox * lda:ox * lda + k] for ox in range(cols.out)],
+                                   axis=1), want)
     with pytest.raises(ValueError, match="fill"):
-        patcher(x.raw, 256)
+        windower(x.raw, 256)
+    # the GEMM reading the windows where they lie, against it on their copies
+    n = int(rng.integers(1, 40))
+    channels = (n + 31) & ~31
+    rhs = Rhs.from_codes(rng.integers(0, 256, (k, n), dtype=np.uint8), 77)
+    shape = (b, rows.out, cols.out)
+    ow = max(1, cols.out - int(rng.integers(0, 4)))
+    strided = prepared_gemm_requant(rhs, 9, shape, ow, channels, lda=lda)
+    flat = prepared_gemm_requant(rhs, 9, shape, ow, channels)
+    if strided is None or flat is None:
+        pytest.skip("the VNNI kernel or numba does not run here")
+    args = (rhs.offsets(int(rng.integers(-200, 200)), 9),
+            rng.integers(-2**33, 2**33, channels).astype(np.int64),
+            rng.integers(1, 2**31 - 1, channels).astype(np.int64), 5, False, True)
+    mem = rng.integers(0, 256, (b, rows.out + 8, channels // 32, cols.out + 4, 32),
+                       dtype=np.uint8)
+    mem_want = mem.copy()
+    got_ext = strided(got, *args, mem, fill)
+    want_ext = flat(np.ascontiguousarray(want.reshape(-1, k)), *args, mem_want, fill)
+    assert np.array_equal(mem, mem_want)
+    assert all(np.array_equal(g, v) for g, v in zip(got_ext, want_ext, strict=True))
 
 
 @pytest.mark.parametrize("zx_padding", [True, False])
@@ -333,8 +358,8 @@ def test_a_strided_supernode_with_the_patch_pass_equals_one_without(
     monkeypatch.setattr(supernode_hvx, "patch_path", spy)
     outs = [(float("-inf"), float("inf")), (-2.0, 3.0)]
     got = [runs(out) for out in outs]
-    if d32_patcher((1, 9, 1, 16, 32), (1, 1, 8, 3), (4, 4, 4, 4, 0, 29), (1, 0, 1, 1),
-                   (1, 0, 8, 1)) is not None and prepared_gemm_requant(
+    if d32_windower((1, 9, 1, 16, 32), (1, 1, 8, 3), (4, 4, 4, 4, 0, 29), (1, 0, 1, 1),
+                    (1, 0, 8, 1)) is not None and prepared_gemm_requant(
             Rhs.from_codes(np.zeros((4, 2), np.uint8)), 0, (1, 1, 4), 4, 32) is not None:
         # padding bytes of zx: the pass serves; random ones: where the windows read bytes
         # nnlib does not zap it hands over (both may happen across these widths)
