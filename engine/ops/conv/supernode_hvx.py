@@ -60,6 +60,7 @@ from hexscope.engine.ops.conv.dwise_scaling import (
     minmax_basics,
     retry,
 )
+from hexscope.engine.ops.conv.supernode_patches import patch_path
 from hexscope.engine.ops.kernels.d32_layout import unpacker
 from hexscope.engine.ops.kernels.gemm import (
     CENTER,
@@ -361,9 +362,11 @@ class _Steady(NamedTuple):
     sums: Callable[[Tensor, int], np.ndarray] | None     # None: _all_sums
     # requantize_into_d32 then _extremes, the kernel found once; None: those two
     requant: Callable[..., tuple[int, int]] | None
-    # sums and requant in one pass, for a 1x1 layer's first try (x, zx, folded, recip,
-    # shift, mem) -> (lo, hi); the sums are not kept: a retry takes ``sums``. None: no such
-    fused: Callable[..., tuple[int, int]] | None
+    # sums and requant in one pass, for a first try (x, zx, folded, recip, shift, mem,
+    # fill) -> (lo, hi), or None where it does not serve this run (supernode_patches); the
+    # sums are not kept: a retry takes ``sums``. None: no such (a 1x1 layer's, or
+    # supernode_patches' for the others)
+    fused: Callable[..., tuple[int, int] | None] | None
 
 
 def _steady(ctx: KernelContext, x: Tensor, filt: Tensor, f_min: Tensor, f_max: Tensor,
@@ -388,6 +391,9 @@ def _steady(ctx: KernelContext, x: Tensor, filt: Tensor, f_min: Tensor, f_max: T
     b, cout, channels = x.shape[0], terms.cout, terms.gemsumb.size
     w_total = 4 + cols.out + ((-cols.out) & 3)
     sums, fused = _plain_paths(ctx, x, filt, rows, cols, terms.zf, short, channels)
+    if fused is None and not short and cols.out:
+        zaps, extra = _zaps(x, rows, cols), _extra_columns(cols, True)
+        fused = patch_path(ctx, x, filt, rows, cols, terms.zf, channels, zaps, extra)
     steady = _Steady(rows, cols, terms, scalar_f(b_min), scalar_f(b_max),
                      (b, rows.out + 8, channels // 32, w_total, 32), (b, rows.out, cols.out, cout),
                      D32Padding(4, 4, 4, (-cols.out) & 3, 0, (-cout) & 31), sums,
@@ -552,11 +558,18 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
         if short and stride.shape[2] > 4:
             raise KernelError(f"Add support for stride > 4: stride width {stride.shape[2]}")
         shift = sc.shamt & 31      # vasl(Vw, Rt) shifts by Rt & 31 (an infinite gain: 129 -> 1)
-        if run == 0 and fused:
-            # the sums requantized as the GEMM makes them; a retry computes them again
-            lo, hi = steady.fused(x, sc.in_offset, folded, sc.recip, shift,  # type: ignore[misc]
-                                  mem, fill)
+        # the sums requantized as the GEMM makes them (None: not for this run's input);
+        # a retry computes them again
+        got = steady.fused(x, sc.in_offset, folded, sc.recip, shift,  # type: ignore[misc]
+                           mem, fill) if run == 0 and fused else None
+        if got is not None:
+            lo, hi = got
         else:
+            if fused:
+                fused = False
+                mem[:, :4] = fill
+                mem[:, -4:] = fill
+                mem[:, 4:-4, :, :4] = fill
             if sums is None:
                 sums = (steady.sums(x, sc.in_offset) if steady.sums is not None
                         else _all_sums(ctx, x, filt, rows, cols, sc.in_offset, terms.zf))

@@ -125,6 +125,13 @@ def kernel_address8() -> int:
     return 0 if kernel is None else int(ctypes.cast(kernel, ctypes.c_void_p).value or 0)
 
 
+def kernel_address_rq8() -> int:
+    """The requantizing VNNI kernel's address (``ivnni_rq``: igemm_ir's ``_outer`` with
+    ``requant``; 0 where the VNNI kernel does not run here), for :mod:`gemm_requant`."""
+    kernel = _kernel8()
+    return 0 if kernel is None else int(kernel.engine.get_function_address("ivnni_rq"))
+
+
 def gemm_into(out: I32, lhs: I16 | npt.NDArray[np.int8], rhs: PackedRhs, offsets: I32,
               rowterm: I32 | None = None) -> tuple[int, int] | None:
     """``out = lhs @ rhs + offsets (+ rowterm[:, None])`` in int32, wrapping modulo 2**32;
