@@ -22,6 +22,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import EngineError, GraphError, GraphFileError
 from hexscope.engine.gc_pause import gc_paused
 from hexscope.engine.graph import Graph, GraphSnapshot, check_node_id
@@ -407,6 +408,23 @@ def _position(value: object) -> tuple[float, float] | None:
     return (x, y)
 
 
+def _const_dtype(value: dict[str, Any], array: np.ndarray, member: str) -> DType | None:
+    """The const's type as saved: the array's numpy type alone cannot tell qint8 from int8,
+    qint32 from int32 or uint8 from quint8 (a .tflite model saved and reopened had its
+    qint8 weights come back int8: 37 problems). None (from the array) in files that do not
+    say it."""
+    name = value.get("dtype")
+    if name is None:
+        return None
+    dtype = DType.__members__.get(name) if isinstance(name, str) else None
+    if dtype is None:
+        raise _bad("dtype", f"one of {', '.join(DType.__members__)}", name, " of const")
+    if dtype.numpy != array.dtype:
+        raise GraphFileError(f"field 'const': const data {member} holds {array.dtype}, the "
+                             f"graph says {name} ({dtype.numpy})")
+    return dtype
+
+
 def _const(value: object, read_array: ArrayReader) -> Tensor | None:
     if value is None:
         return None
@@ -422,7 +440,8 @@ def _const(value: object, read_array: ArrayReader) -> Tensor | None:
     if not isinstance(member, str):
         raise _bad("file", "the name of a .npy member", member, " of const")
     try:
-        const = Tensor.from_array(read_array(member)).readonly()
+        array = read_array(member)
+        const = Tensor.from_array(array, _const_dtype(value, array, member)).readonly()
     except GraphFileError as exc:
         raise GraphFileError(f"field 'const': {exc}") from None
     except ValueError as exc:  # rank over 4, or a dtype hexagon_nn does not have
