@@ -25,9 +25,13 @@ def start_preload() -> threading.Thread:
 
 
 def _preload() -> None:
+    from hexscope.app.gil import giving_way
     from hexscope.engine.ops.kernels.warm import warm_all
 
-    warm_all()
+    # numba's loading (and its compiling, for a kernel its cache misses) is Python that
+    # holds the GIL in long stretches: it pauses while the window is busy (app/gil.py)
+    with giving_way():
+        warm_all()
 
 
 __all__ = ["THREAD_NAME", "start_preload"]
