@@ -116,11 +116,15 @@ def give_way() -> None:
         turn.give_way()
 
 
+_tracing = threading.local()
+
+
 @contextmanager
 def giving_way() -> Iterator[None]:
-    """Within: the calling thread gives way at every Python call it makes (a trace hook, for
-    work with no place of its own to pause, as numba's loading and compiling; it makes
-    that thread's Python about twice as slow)."""
+    """Within: the calling thread gives way every 32 Python calls it makes (a trace hook,
+    for work with no place of its own to pause, as numba's loading and compiling or a
+    prepare; it makes that thread's Python 1.5-2 times as slow) until
+    :func:`stop_giving_way`."""
     turn = _turn
     if turn is None:
         yield
@@ -133,12 +137,23 @@ def giving_way() -> Iterator[None]:
             turn.give_way()
 
     previous = sys.gettrace()
+    _tracing.previous, _tracing.on = previous, True
     sys.settrace(hook)
     try:
         yield
     finally:
+        _tracing.on = False
         sys.settrace(previous)
 
 
+def stop_giving_way() -> None:
+    """Within :func:`giving_way`, on its thread: no more pauses at Python calls from here on
+    (a run's nodes begin, which give way between them at no cost)."""
+    if getattr(_tracing, "on", False):
+        _tracing.on = False
+        sys.settrace(_tracing.previous)
+
+
 __all__ = ["BUSY_SHARE", "GO_S", "GUI_SWITCH_INTERVAL_S", "STEP_S", "WAIT_S", "GuiTurn",
-           "favour_the_gui_thread", "give_way", "giving_way", "install", "installed"]
+           "favour_the_gui_thread", "give_way", "giving_way", "install", "installed",
+           "stop_giving_way"]
