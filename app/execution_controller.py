@@ -89,12 +89,6 @@ class SessionWorker(QObject):
             self.done.emit(request.kind)
 
     def _handle(self, request: Request) -> None:
-        # the graph's copy, validate and prepare are Python with no place of their own to
-        # pause (0.6-2 s at 10,000 nodes): they give way at their calls until a node starts
-        with gil.giving_way():
-            self._handle_request(request)
-
-    def _handle_request(self, request: Request) -> None:
         if request.kind == "close":
             self.close_session()
             return
@@ -173,11 +167,10 @@ class SessionWorker(QObject):
 
 def _give_way_after_node(event: object) -> None:
     """Between two nodes of a run, on its thread: the GUI thread's turn if it is busy (a
-    node's own work is not cut; app/gil.py). The first node ends the pauses at every
-    Python call that the request's graph copy and prepare made."""
-    if isinstance(event, NodeStarted):
-        gil.stop_giving_way()
-    elif isinstance(event, NodeFinished):
+    node's own work is not cut; app/gil.py). The request's graph copy, validate and
+    prepare do not give way: under giving_way's hook a re-prepare after an edit made F5
+    1.5-3 times as long for no shorter gap (bench/README.md, eighth round)."""
+    if isinstance(event, NodeFinished):
         gil.give_way()
 
 

@@ -32,13 +32,13 @@ from typing import Any
 #: Seconds a thread may hold the GIL while another waits for it (CPython's default: 0.005).
 GUI_SWITCH_INTERVAL_S = 0.001
 #: The GUI thread is busy while its CPU clock advances by more than this share of the time.
-BUSY_SHARE = 0.2
+BUSY_SHARE = 0.3
 #: How often a computing thread looks at the GUI thread's clock, and sleeps while it is busy.
 STEP_S = 0.002
 #: The longest a computing thread waits at once for the GUI thread to go idle.
-WAIT_S = 0.05
+WAIT_S = 0.03
 #: After a wait that ran out, the thread computes this long before it waits again.
-GO_S = 0.05
+GO_S = 0.03
 
 
 def favour_the_gui_thread(interval: float = GUI_SWITCH_INTERVAL_S) -> None:
@@ -116,15 +116,11 @@ def give_way() -> None:
         turn.give_way()
 
 
-_tracing = threading.local()
-
-
 @contextmanager
 def giving_way() -> Iterator[None]:
     """Within: the calling thread gives way every 32 Python calls it makes (a trace hook,
-    for work with no place of its own to pause, as numba's loading and compiling or a
-    prepare; it makes that thread's Python 1.5-2 times as slow) until
-    :func:`stop_giving_way`."""
+    for work with no place of its own to pause, as numba's loading and compiling or the
+    marks' prepare; it makes that thread's Python 1.5-2 times as slow)."""
     turn = _turn
     if turn is None:
         yield
@@ -137,23 +133,12 @@ def giving_way() -> Iterator[None]:
             turn.give_way()
 
     previous = sys.gettrace()
-    _tracing.previous, _tracing.on = previous, True
     sys.settrace(hook)
     try:
         yield
     finally:
-        _tracing.on = False
         sys.settrace(previous)
 
 
-def stop_giving_way() -> None:
-    """Within :func:`giving_way`, on its thread: no more pauses at Python calls from here on
-    (a run's nodes begin, which give way between them at no cost)."""
-    if getattr(_tracing, "on", False):
-        _tracing.on = False
-        sys.settrace(_tracing.previous)
-
-
 __all__ = ["BUSY_SHARE", "GO_S", "GUI_SWITCH_INTERVAL_S", "STEP_S", "WAIT_S", "GuiTurn",
-           "favour_the_gui_thread", "give_way", "giving_way", "install", "installed",
-           "stop_giving_way"]
+           "favour_the_gui_thread", "give_way", "giving_way", "install", "installed"]

@@ -5,9 +5,11 @@ The walk (as the lead's issue-32 check does it): Open, F10, F5, a const edit, F5
 during the run, F5 again, Compare (isolated, against the float reference), add a Nop from the
 palette, Delete, Ctrl+Z, consts as nodes on and off, Save As, reopen. A 10 ms timer ticks on
 the GUI thread; per action the longest time between two ticks (wall clock) is how long the
-window did not answer. In that gap the script also reads the CPU time of every thread
-(``/proc/self/task``, 10 ms ticks): a gap much longer than the GUI thread's CPU with another
-Python thread busy is the GUI thread waiting for the GIL (issue 32, gil32).
+window did not answer. Of that gap, the GUI thread's own CPU time, its time runnable without
+a core (``/proc/self/task/TID/schedstat``'s run delay: other processes on a shared machine)
+and the rest, "blocked": waiting for the GIL (or a lock) while another thread of the app
+computes (issue 32, gil32). The CPU time of every other thread in the gap is printed too
+(``/proc/self/task``, 10 ms ticks).
 
 Run::
 
@@ -113,11 +115,12 @@ class Walk:
         if args.switch is not None:
             sys.setswitchinterval(args.switch)
         self.gaps: list[tuple[float, float, dict[str, float], list[list[str]]]] = []
+        self.gui_tid = threading.get_native_id()
         self.last = (time.perf_counter(), ThreadClock.read())
         self.last_gui_cpu = time.thread_time()
+        self.last_delay = self._run_delay()
         self.stacks: list[list[str]] = []
         self.gui = threading.get_ident()
-        self.gui_tid = threading.get_native_id()
         self.timer = QTimer()
         self.timer.timeout.connect(self._tick)
         self.timer.start(TICK_MS)
@@ -129,12 +132,21 @@ class Walk:
         now, clocks = time.perf_counter(), ThreadClock.read()
         then, old = self.last
         used = {name: cpu - old.get(name, 0.0) for name, cpu in clocks.items()}
-        # the GUI thread's own clock (/proc counts in 10 ms ticks)
-        gui_cpu = time.thread_time()
-        self.gaps.append((now - then, gui_cpu - self.last_gui_cpu, used, self.stacks))
-        self.last_gui_cpu = gui_cpu
+        # the GUI thread's own clock (/proc counts in 10 ms ticks), and its time runnable
+        # without a core (schedstat's run_delay: other processes' share of the gap)
+        gui_cpu, delay = time.thread_time(), self._run_delay()
+        self.gaps.append((now - then, gui_cpu - self.last_gui_cpu, used, self.stacks,
+                          delay - self.last_delay))
+        self.last_gui_cpu, self.last_delay = gui_cpu, delay
         self.stacks = []
         self.last = (now, clocks)
+
+    def _run_delay(self) -> float:
+        try:
+            with open(f"/proc/self/task/{self.gui_tid}/schedstat") as f:
+                return int(f.read().split()[1]) / 1e9
+        except (OSError, IndexError, ValueError):
+            return 0.0
 
     def _gui_name(self, clocks: dict[str, float]) -> str:
         return next((n for n in clocks if n.endswith(f"#{self.gui_tid}")), "")
@@ -186,6 +198,7 @@ class Walk:
         self.stacks = []
         self.last = (time.perf_counter(), ThreadClock.read())
         self.last_gui_cpu = time.thread_time()
+        self.last_delay = self._run_delay()
         t0 = time.perf_counter()
         start()
         self.wait(settle, until or self.idle)
@@ -197,14 +210,18 @@ class Walk:
         gave = f"; computing threads gave way {turn.waited:.2f} s" if turn else ""
         if turn is not None:
             turn.waited = 0.0
-        wall, gui_cpu, used, stacks = max(self.gaps or [(0.0, 0.0, {}, [])],
-                                          key=lambda g: g[0])
+        wall, gui_cpu, used, stacks, delay = max(self.gaps or [(0.0, 0.0, {}, [], 0.0)],
+                                                 key=lambda g: g[0])
         others = ", ".join(f"{n.split('#')[0]} {s * 1e3:.0f}" for n, s in
                            sorted(used.items(), key=lambda kv: -kv[1])
                            if s > 0.005 and n != self._gui_name(used))
         self.rows.append((name, wall, gui_cpu, total, others))
+        # what is neither its CPU nor waiting for a core: blocked (the GIL, a lock), less the
+        # timer's own period
+        blocked = max(0.0, wall - gui_cpu - delay - TICK_MS / 1e3)
         print(f"{name:32s} {total:6.2f} s  longest gap {wall * 1e3:5.0f} ms wall, GUI CPU "
-              f"{gui_cpu * 1e3:4.0f} ms; other threads' CPU in it (ms): {others or '-'}{gave}",
+              f"{gui_cpu * 1e3:4.0f} ms, no core {delay * 1e3:4.0f} ms, blocked "
+              f"{blocked * 1e3:4.0f} ms; other threads' CPU in it (ms): {others or '-'}{gave}",
               flush=True)
         if stacks:
             common: collections.Counter[str] = collections.Counter()

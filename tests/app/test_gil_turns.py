@@ -116,25 +116,3 @@ def test_the_app_sets_a_short_switch_interval():
     gil.install()
     assert sys.getswitchinterval() == gil.GUI_SWITCH_INTERVAL_S
 
-
-def test_a_requests_prepare_gives_way_and_its_nodes_run_without_the_hook(
-        qtbot, window, graph_file, monkeypatch):
-    """The prepare has no place of its own to pause (0.6-2 s of Python at 10,000 nodes): it
-    runs under giving_way's hook; the nodes give way between them, without it."""
-    from hexscope.engine.session import Session
-
-    traced: list[tuple[str, bool]] = []
-    real = Session._checked_prepare
-
-    def prepare(self):
-        traced.append(("prepare", sys.gettrace() is not None))
-        return real(self)
-
-    monkeypatch.setattr(Session, "_checked_prepare", prepare)
-    monkeypatch.setattr(gil, "give_way", lambda: traced.append(
-        ("node", sys.gettrace() is not None)))
-    assert window.files.open_graph(graph_file)
-    with qtbot.waitSignal(window.controller.idle, timeout=10000):
-        window.debug.actions["run"].trigger()
-    assert traced[0] == ("prepare", True)
-    assert traced[1:] == [("node", False)] * len(window.session.plan)
