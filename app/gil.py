@@ -4,15 +4,18 @@ A session's run, a comparison, the kernel preload or an edit's prepare runs Pyth
 own thread, and CPython shares the GIL between the threads that want it about evenly: a
 slice of 90 ms of the GUI thread's work (a band of the overview, a batch of a run's node
 looks) took 250-650 ms of wall time while the run's thread and the preload computed beside
-it (bench/ui_wall_gaps.py: the gap's wall time was the sum of the threads' CPU in it). A
-shorter switch interval does not change that share; it only hands the GIL over sooner.
+it (bench/ui_wall_gaps.py: the gap's wall time was the sum of the threads' CPU in it). And
+each time the GUI thread comes back into Python from Qt (an item's paint, a slot), which
+released the GIL, it waits up to the switch interval for it: 20 ms of Python in 100 such
+pieces beside a computing thread took 556 ms at CPython's 5 ms, 135 ms at 1 ms and 55 ms
+at 0.2 ms (31 ms with the computing thread giving way; bench/README.md, eighth round).
 
 So the threads that compute for the window give the GUI thread its turn
-(:func:`give_way`): at a point where it may pause (a run between two nodes; the preload or
-a prepare every few dozen Python calls), a computing thread reads the GUI thread's CPU
-clock, and while that clock has advanced by more than ``BUSY_SHARE`` of the time since it
-last looked (the window is painting or handling an event, or waiting for the GIL to do so),
-it sleeps in steps of ``STEP_S``. It waits at most ``WAIT_S`` at a time and then computes
+(:func:`give_way`): at a point where it may pause (a run or Compare's B between two nodes;
+the kernel preload and the marks' prepare every 32 Python calls), a computing thread reads
+the GUI thread's CPU clock, and while that clock has advanced by more than ``BUSY_SHARE``
+of the time since it last looked (the window is painting or handling an event), it sleeps
+in growing steps from ``STEP_S``. It waits at most ``WAIT_S`` at a time and then computes
 for at least ``GO_S``, so that it always moves on (nothing the GUI thread waits for is held
 up for long) and keeps its share while the window is busy for seconds. The event loop's own
 signals could not say this: Qt's dispatcher says "awake" after it has handled the timers
@@ -29,8 +32,10 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
-#: Seconds a thread may hold the GIL while another waits for it (CPython's default: 0.005).
-GUI_SWITCH_INTERVAL_S = 0.001
+#: Seconds a thread may hold the GIL while another waits for it (CPython's default: 0.005;
+#: 0.001 before gil32). Only a thread that waits makes the holder switch: alone, a thread
+#: keeps the GIL.
+GUI_SWITCH_INTERVAL_S = 0.0002
 #: The GUI thread is busy while its CPU clock advances by more than this share of the time.
 BUSY_SHARE = 0.3
 #: How often a computing thread looks at the GUI thread's clock, and sleeps while it is busy.
