@@ -122,10 +122,12 @@ def give_way() -> None:
 
 
 @contextmanager
-def giving_way() -> Iterator[None]:
+def giving_way(until: threading.Event | None = None) -> Iterator[None]:
     """Within: the calling thread gives way every 32 Python calls it makes (a trace hook,
     for work with no place of its own to pause, as numba's loading and compiling or the
-    marks' prepare; it makes that thread's Python 1.5-2 times as slow)."""
+    marks' prepare; it makes that thread's Python 1.5-2 times as slow), until ``until`` is
+    set: then the hook takes itself off and the thread computes at full speed (someone
+    waits for its work)."""
     turn = _turn
     if turn is None:
         yield
@@ -135,6 +137,9 @@ def giving_way() -> Iterator[None]:
     def hook(frame: FrameType, event: str, arg: Any) -> None:
         calls[0] += 1
         if not calls[0] & 31:
+            if until is not None and until.is_set():
+                sys.settrace(None)
+                return
             turn.give_way()
 
     previous = sys.gettrace()

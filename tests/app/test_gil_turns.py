@@ -152,3 +152,25 @@ def test_the_gui_thread_gets_the_gil_back_sooner_at_the_apps_switch_interval():
     finally:
         sys.setswitchinterval(old)
     assert medians[gil.GUI_SWITCH_INTERVAL_S] < 0.5 * medians[0.005], medians
+
+
+def test_the_preload_stops_giving_way_once_a_comparison_waits(monkeypatch):
+    """Compare's kernel is the preload's last: once a comparison is asked for, the preload
+    takes its hook off and finishes at full speed."""
+    from hexscope.engine.ops.kernels import warm
+
+    seen: list[object] = []
+
+    def warm_all() -> None:
+        seen.append(sys.gettrace())
+        kernel_preload.hurry()
+        for _ in range(64):             # the hook looks at the flag every 32 calls
+            statistics.median([1])
+        seen.append(sys.gettrace())
+
+    monkeypatch.setattr(warm, "warm_all", warm_all)
+    monkeypatch.setattr(kernel_preload, "_wanted", threading.Event())
+    gil.install()
+    thread = kernel_preload.start_preload()
+    thread.join(10)
+    assert seen[0] is not None and seen[1] is None
