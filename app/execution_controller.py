@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
-from hexscope.app import gil
+from hexscope.app import gil, kernel_preload
 from hexscope.engine.backends.remote import RemoteBackend, make_remote_backend
 from hexscope.engine.errors import EngineError
 from hexscope.engine.events import (
@@ -266,6 +266,7 @@ class ExecutionController(QObject):
     def _send(self, request: Request) -> None:
         if request.kind in ("step", "run", "run_to", "restart"):
             request = self._with_graph(request)
+            kernel_preload.hurry()      # the run may need a kernel it is loading
         if request.kind in ("run", "run_to"):
             self.token.reset()
         if request.kind not in ("close", "graph"):     # not runs the user waits for

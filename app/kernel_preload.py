@@ -12,9 +12,11 @@ from __future__ import annotations
 import threading
 
 THREAD_NAME = "hexscope-kernel-preload"
-#: Set when a comparison begins: its metrics kernel is the preload's last, and it waited for
-#: numba's lock while the preload gave way (Compare 1.0 -> 2.1 s at 10,000 nodes), so the
-#: preload stops giving way and finishes at full speed. A run's kernels come first.
+#: Set when a step, run or comparison is asked for: it may need a kernel the preload is
+#: loading and wait for numba's lock meanwhile (Compare 1.0 -> 2.1 s at 10,000 nodes while
+#: the preload gave way, F5 after an undo 1.5 -> 2.4 s), so the preload stops giving way and
+#: finishes at full speed. Until then (the window opening, a graph being read and drawn) it
+#: gives way.
 _wanted = threading.Event()
 
 

@@ -95,12 +95,15 @@ def test_a_run_gives_way_between_its_nodes(qtbot, window, graph_file, monkeypatc
     on_thread: list[bool] = []
     monkeypatch.setattr(gil, "give_way", lambda: on_thread.append(
         threading.current_thread() is not threading.main_thread()))
+    monkeypatch.setattr(kernel_preload, "_wanted", threading.Event())
     assert window.files.open_graph(graph_file)
+    assert not kernel_preload._wanted.is_set()
     assert gil.installed() is not None         # the window's controller installed it
     with qtbot.waitSignal(window.controller.idle, timeout=10000):
         window.debug.actions["run"].trigger()
     # once after each node, on the run's thread
     assert on_thread == [True] * len(window.session.plan)
+    assert kernel_preload._wanted.is_set()     # the preload hurries once a run is asked for
 
 
 def test_the_kernel_preload_gives_way_at_its_python_calls(monkeypatch):
