@@ -24,6 +24,7 @@ from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QInputDialog
 
+from hexscope.app import kernel_preload
 from hexscope.app.compare_worker import (
     CompareJob,
     CompareOutcome,
@@ -263,6 +264,7 @@ class CompareController(QObject):
             signal = self._job
         self.running = job
         self.panel.set_busy(f"Comparing against {job.b_name}…")
+        kernel_preload.hurry()          # the comparison may need a kernel it is loading
         signal.emit(job)
 
     def _job_for(self, session: Session | None) -> tuple[CompareJob | None, str]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from hexscope.app.gil import give_way
 from hexscope.app.graph_diff import graph_differences
 from hexscope.engine.analysis.compare import (
     Comparison,
@@ -196,6 +197,7 @@ class CompareWorker(QObject):
 
         def progress(event: object) -> None:
             if isinstance(event, NodeFinished | NodeFailed):
+                give_way()              # the window's turn between B's nodes (app/gil.py)
                 done[0] += 1
                 now = time.monotonic()
                 if now - last[0] >= PROGRESS_EVERY:

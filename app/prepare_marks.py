@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+from hexscope.app.gil import giving_way
 from hexscope.engine.graph import Graph, GraphSnapshot
 from hexscope.engine.prepare import prepare
 from hexscope.engine.prepare.marks import Mark, marks_of
@@ -41,7 +42,9 @@ class _Worker(QObject):
         if token != self._latest[0]:
             return                     # edited again since: its own request follows
         try:
-            result: object = snapshot_marks(snapshot)
+            # a whole prepare in Python: it pauses while the window is busy (app/gil.py)
+            with giving_way():
+                result: object = snapshot_marks(snapshot)
         except Exception as exc:  # noqa: BLE001 - a prepare bug must not stop the thread
             result = f"{type(exc).__name__}: {exc}"
         self.done.emit(token, result)

@@ -1,0 +1,179 @@
+"""The threads that compute for the window give the GUI thread its turn (issue 32: at
+10,000 nodes a 90 ms slice of the GUI thread's work took 250-650 ms of wall time while the
+run's thread and the kernel preload shared the GIL with it; app/gil.py)."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import threading
+import time
+
+import pytest
+
+from hexscope.app import gil, kernel_preload
+
+
+def _spin(seconds: float) -> None:
+    """Python work on this thread for ``seconds`` of its CPU (holds the GIL as a paint's
+    Python does)."""
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+class _Gui(threading.Thread):
+    """A stand-in for the GUI thread: computes or sleeps as told."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.busy = threading.Event()
+        self.quit = threading.Event()
+
+    def run(self) -> None:
+        while not self.quit.is_set():
+            if self.busy.is_set():
+                _spin(0.001)
+            else:
+                time.sleep(0.001)
+
+
+def test_a_computing_thread_waits_only_while_the_gui_thread_computes():
+    gui = _Gui()
+    gui.start()
+    try:
+        turn = gil.GuiTurn(gui.ident)
+        end = time.monotonic() + 0.2
+        while time.monotonic() < end:          # the GUI thread sleeps: no wait at all
+            turn.give_way()
+        assert turn.waited == 0.0
+        gui.busy.set()
+        longest = 0.0
+        end = time.monotonic() + 0.4
+        while time.monotonic() < end:          # it computes: waits, each bounded
+            t0 = time.monotonic()
+            _spin(0.0005)
+            turn.give_way()
+            longest = max(longest, time.monotonic() - t0)
+        assert turn.waited > 0.02
+        assert longest < gil.WAIT_S + 0.25     # never held up for good
+    finally:
+        gui.quit.set()
+        gui.join()
+
+
+def test_the_gui_threads_work_takes_less_wall_time_when_the_others_give_way():
+    """The same 20 ms of the GUI thread's Python beside a thread computing in 1 ms steps,
+    with and without giving way: without, CPython shares the GIL about evenly (~2x the
+    wall time); with, the other thread sleeps meanwhile."""
+    turn = gil.GuiTurn()                       # this thread is the GUI thread here
+    medians = {}
+    for give in (False, True):
+        stop = threading.Event()
+
+        def compute(give: bool = give, stop: threading.Event = stop) -> None:
+            while not stop.is_set():
+                _spin(0.001)
+                if give:
+                    turn.give_way()
+
+        worker = threading.Thread(target=compute, daemon=True)
+        worker.start()
+        walls = []
+        for _ in range(15):
+            time.sleep(0.01)                   # idle between two pieces of work
+            t0 = time.perf_counter()
+            _spin(0.02)
+            walls.append(time.perf_counter() - t0)
+        stop.set()
+        worker.join()
+        medians[give] = statistics.median(walls)
+    assert medians[True] < 0.85 * medians[False], medians
+
+
+def test_a_run_gives_way_between_its_nodes(qtbot, window, graph_file, monkeypatch):
+    on_thread: list[bool] = []
+    monkeypatch.setattr(gil, "give_way", lambda: on_thread.append(
+        threading.current_thread() is not threading.main_thread()))
+    monkeypatch.setattr(kernel_preload, "_wanted", threading.Event())
+    assert window.files.open_graph(graph_file)
+    assert not kernel_preload._wanted.is_set()
+    assert gil.installed() is not None         # the window's controller installed it
+    with qtbot.waitSignal(window.controller.idle, timeout=10000):
+        window.debug.actions["run"].trigger()
+    # once after each node, on the run's thread
+    assert on_thread == [True] * len(window.session.plan)
+    assert kernel_preload._wanted.is_set()     # the preload hurries once a run is asked for
+
+
+def test_the_kernel_preload_gives_way_at_its_python_calls(monkeypatch):
+    from hexscope.engine.ops.kernels import warm
+
+    seen: list[object] = []
+    monkeypatch.setattr(warm, "warm_all", lambda: seen.append(sys.gettrace()))
+    gil.install()
+    thread = kernel_preload.start_preload()
+    thread.join(10)
+    assert len(seen) == 1 and seen[0] is not None    # under giving_way's hook
+
+
+def test_the_app_sets_a_short_switch_interval():
+    gil.install()
+    assert sys.getswitchinterval() == pytest.approx(gil.GUI_SWITCH_INTERVAL_S)
+    assert gil.GUI_SWITCH_INTERVAL_S <= 0.0005       # see the convoy figures in app/gil.py
+
+
+
+def test_the_gui_thread_gets_the_gil_back_sooner_at_the_apps_switch_interval():
+    """The GUI thread comes back into Python from Qt (a paint, a slot) after Qt released the
+    GIL; beside a computing thread it waits up to the switch interval each time. 50 such
+    pieces of 0.2 ms (``time.sleep(0)`` releases the GIL as a Qt call does): at CPython's
+    5 ms they took ~10 times the wall time they take at the app's interval."""
+    old = sys.getswitchinterval()
+    medians = {}
+    try:
+        for interval in (0.005, gil.GUI_SWITCH_INTERVAL_S):
+            sys.setswitchinterval(interval)
+            stop = threading.Event()
+
+            def compute(stop: threading.Event = stop) -> None:
+                while not stop.is_set():
+                    _spin(0.001)
+
+            worker = threading.Thread(target=compute, daemon=True)
+            worker.start()
+            walls = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                for _ in range(50):
+                    _spin(0.0002)
+                    time.sleep(0)
+                walls.append(time.perf_counter() - t0)
+            stop.set()
+            worker.join()
+            medians[interval] = statistics.median(walls)
+    finally:
+        sys.setswitchinterval(old)
+    assert medians[gil.GUI_SWITCH_INTERVAL_S] < 0.5 * medians[0.005], medians
+
+
+def test_the_preload_stops_giving_way_once_a_comparison_waits(monkeypatch):
+    """Compare's kernel is the preload's last: once a comparison is asked for, the preload
+    takes its hook off and finishes at full speed."""
+    from hexscope.engine.ops.kernels import warm
+
+    seen: list[object] = []
+
+    def warm_all() -> None:
+        seen.append(sys.gettrace())
+        kernel_preload.hurry()
+        for _ in range(64):             # the hook looks at the flag every 32 calls
+            statistics.median([1])
+        seen.append(sys.gettrace())
+
+    monkeypatch.setattr(warm, "warm_all", warm_all)
+    monkeypatch.setattr(kernel_preload, "_wanted", threading.Event())
+    gil.install()
+    thread = kernel_preload.start_preload()
+    thread.join(10)
+    assert seen[0] is not None and seen[1] is None
