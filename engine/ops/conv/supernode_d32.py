@@ -25,7 +25,7 @@ from hexscope.engine.ops.context import KernelContext, require_d32
 # conv_sums and compiled: the sim backend's warm-up looks for them in a kernel's module, and
 # these kernels run the flat Supernodes' (engine/backends/sim.py)
 from hexscope.engine.ops.conv.conv2d import conv_sums, output_window  # noqa: F401
-from hexscope.engine.ops.conv.depthwise_supernode import depthwise_d32
+from hexscope.engine.ops.conv.dwise_d32 import depthwise_d32
 from hexscope.engine.ops.conv.supernode_hvx import run_hvx
 from hexscope.engine.ops.kernels import compiled  # noqa: F401
 from hexscope.engine.ops.registry import REGISTRY, Category, Port, op
@@ -169,7 +169,7 @@ for _bits in ("8", "32"):
     **Fidelity.** The logical values are the flat {_flat_name}'s, which Hexscope already
     computes as this d32 op does (docs/oracle-dwise.md). The output's padding is written as
     nnlib's depthwise asm writes it (checked under qemu-hexagon, docs/oracle-hvx.md;
-    :func:`~hexscope.engine.ops.conv.depthwise_supernode.depthwise_d32`): the 3x3 kernels
+    :func:`~hexscope.engine.ops.conv.dwise_d32.depthwise_d32`): the 3x3 kernels
     (no ChannelScale) compute the whole padded width and count those codes in the range
     search; the others write the data width in groups of 4 columns, a last group's columns
     past the data repeating its first column (past the right padding into the next slice's

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-import hexscope.engine.ops.conv.depthwise_supernode as dwise_module
+import hexscope.engine.ops.conv.dwise_d32 as dwise_module
 from hexscope.engine.d32 import D32Padding
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
