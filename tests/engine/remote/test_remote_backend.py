@@ -85,23 +85,30 @@ def test_every_example_gives_the_simulators_bytes(request, path, kind):
 def test_a_broadcast_adds_qint8_tag_comes_back_from_the_agent(agent, tmp_path):
     """op_add.c tags the broadcast path's output qint8 over quint8 codes: the agent sends the
     device's tag and the client keeps the codes' type, so the tensor equals the simulator's,
-    tag included (a device agent cannot send a type: see docs/connected-dsp.md)."""
+    tag included (a device agent cannot send a type: see docs/connected-dsp.md). The two
+    inputs declare the same dims, so prepare keeps the flat add (prepare.c:1708-1740
+    converts an add whose sources' declared dims differ to QuantizedAdd_8p8to8_d32); the
+    second is fed smaller, which takes the broadcast."""
     from hexscope.engine.dtypes import DType
     from hexscope.engine.nodes import OutputDef
 
     g = Graph()
-    g.append_node(0x10, "INPUT", outputs=[OutputDef((1, 2, 2, 4), 1)])
-    g.append_const_node(0x11, np.arange(4, dtype=np.uint8).reshape(1, 1, 1, 4) * 60)
+    g.append_node(0x10, "INPUT", outputs=[OutputDef((1, 2, 2, 4), 1)] * 2)
     for node_id, value in ((0x12, -1.0), (0x13, 1.0)):
         g.append_const_node(node_id, np.array([value], np.float32))
-    g.append_node(0x20, "QuantizedAdd_8p8to8", inputs=[(0x10, 0), (0x11, 0), (0x12, 0),
+    g.append_node(0x20, "QuantizedAdd_8p8to8", inputs=[(0x10, 0), (0x10, 1), (0x12, 0),
                                                        (0x13, 0), (0x12, 0), (0x13, 0)],
                   outputs=[OutputDef((1, 2, 2, 4), 1), OutputDef(), OutputDef()])
     g.append_node(0x30, "OUTPUT", inputs=[(0x20, 0)])
     path = tmp_path / "broadcast_add.hexgraph"
     g.save(path)
     sim, dsp, _ = _pair(path, agent.address)
+    x = np.arange(16, dtype=np.uint8).reshape(1, 2, 2, 4) * 10
+    y = np.arange(4, dtype=np.uint8).reshape(1, 1, 1, 4) * 60
     try:
+        for session in (sim, dsp):
+            session.set_inputs([x, y])
+        assert [sim.prepared.nodes[n].op for n in sim.plan][1] == "QuantizedAdd_8p8to8"
         assert sim.run().status is RunStatus.FINISHED
         assert dsp.run().status is RunStatus.FINISHED
         a, b = sim.output(0x20), dsp.output(0x20)
