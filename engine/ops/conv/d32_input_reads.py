@@ -73,9 +73,24 @@ def area_index(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[int, in
     c = p.w_before + np.arange(cols[0], cols[0] + cols[1])[None, :, None]    # (1, C, 1)
     local = (p.h_before + y) * ns + sl[None, None, :] + c // wt   # (R, C, D)
     col = np.broadcast_to(c % wt, local.shape)
-    # a line past the batch's last is the next batch's first (past the last batch: not
-    # modelled, read as zx)
-    line = np.arange(b)[:, None, None, None] * per_batch + local[None]      # (B, R, C, D)
+    line, zero = lines_read(x, zaps, local, col, zapped)                  # (B, R, C, D)
+    offsets = (np.clip(line, 0, b * per_batch - 1) * wt + col[None]) * 32 + lane
+    return offsets, zero
+
+
+def lines_read(x: Tensor, zaps: Zaps, local: np.ndarray, col: np.ndarray,
+               zapped: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For memory lines ``local`` (a batch's row x depth slice, counted from its first
+    padded row; any shape) at padded columns ``col`` (the same shape): the lines of every
+    batch (B, *shape), and whether each is read as zx: a zapped column of a data row
+    (``zapped``: :func:`zapped_columns`), a zapped row above or below, or past the tensor.
+    A line past the batch's last is the next batch's first (past the last batch: not
+    modelled, read as zx)."""
+    b, h, _, d = x.shape
+    p = x.padding
+    ns = (d + p.d_before + p.d_after) // 32
+    per_batch = (h + p.h_before + p.h_after) * ns
+    line = np.arange(b).reshape(-1, *(1,) * local.ndim) * per_batch + local[None]
     inside = (line >= 0) & (line < b * per_batch)
     row = (line % per_batch) // ns
     data_row = (row >= p.h_before) & (row < p.h_before + h)
@@ -83,8 +98,7 @@ def area_index(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[int, in
             | ((row >= p.h_before - zaps.top) & (row < p.h_before))
             | ((row >= p.h_before + h) & (row < p.h_before + h + zaps.bottom))
             | ~inside)
-    offsets = (np.clip(line, 0, b * per_batch - 1) * wt + col[None]) * 32 + lane
-    return offsets, zero
+    return line, zero
 
 
 def read_area(x: Tensor, zaps: Zaps, zx: int, rows: tuple[int, int], cols: tuple[int, int]

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from hexscope.engine.ops.conv.d32_input_reads import Zaps, zapped_columns
+from hexscope.engine.ops.conv.d32_input_reads import Zaps, lines_read, zapped_columns
 from hexscope.engine.ops.kernels import compiled
 from hexscope.engine.tensor import Tensor
 
@@ -62,14 +62,7 @@ def window_lines(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[int, 
     c = p.w_before + np.arange(cols[0], cols[0] + cols[1])[None, None, :]   # (1, 1, C)
     local = (p.h_before + y) * ns + sl + c // wt                        # (R, S, C)
     col = np.broadcast_to(c % wt, local.shape)
-    line = np.arange(b)[:, None, None, None] * per_batch + local[None]  # (B, R, S, C)
-    inside = (line >= 0) & (line < b * per_batch)
-    row = (line % per_batch) // ns
-    data_row = (row >= p.h_before) & (row < p.h_before + h)
-    zero = ((data_row & zapped[col][None])
-            | ((row >= p.h_before - zaps.top) & (row < p.h_before))
-            | ((row >= p.h_before + h) & (row < p.h_before + h + zaps.bottom))
-            | ~inside)
+    _, zero = lines_read(x, zaps, local, col, zapped)                  # (B, R, S, C)
     first = (np.arange(b)[:, None, None] * per_batch + (p.h_before + y[None, :, :, 0])
              * ns + np.arange(ns)[None, None, :]) * wt + p.w_before + cols[0]
     return (first * 32).astype(np.int64), zero
