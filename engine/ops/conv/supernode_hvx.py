@@ -61,6 +61,7 @@ from hexscope.engine.ops.conv.dwise_scaling import (
     retry,
 )
 from hexscope.engine.ops.conv.supernode_patches import patch_path
+from hexscope.engine.ops.conv.supernode_warnings import weights_overrun
 from hexscope.engine.ops.kernels.d32_layout import unpacker
 from hexscope.engine.ops.kernels.gemm import (
     CENTER,
@@ -82,22 +83,6 @@ _RUNS = 3           # supernode_execute_hvx: recursion_depth < 3; shortin: count
 _FREE = (0.0, 0.5)                  # supernode_check's open-end defaults
 _SHORT_FREE = (-1.0 / 128, 1.0 / 128)     # shortin_supernode_check's
 _SHORT_DEPTH = 4    # shortin: the input is re-laid 4 deep (filter_count = 4 fh fw)
-
-
-def weights_overrun(x: Tensor, filt: Tensor) -> str | None:
-    """The warning for a d32 input with more depth slices than the filter is packed for
-    (None if not): the asm takes taps for all 32 x nd32_total input lanes
-    (op_supernode_new.c:3056) from weights packed for the filter's depth (:4558), so it reads
-    past them into the heap; Hexscope takes zero-code weights there (docs/oracle-hvx.md)."""
-    p = x.padding
-    lanes = p.d_before + x.shape[3] + p.d_after
-    packed = (filt.shape[2] + 31) & ~31
-    if lanes <= packed:
-        return None
-    return (f"the input has {lanes} lanes of depth and the filter is packed for {packed}: "
-            "the device's asm reads the filter for every lane (op_supernode_new.c:3056), past "
-            "its weights buffer into other heap memory (not modelled: Hexscope takes the "
-            "filter's zero code there), so the device's output may differ")
 
 
 def _check_types(x: Tensor, filt: Tensor, bias: Tensor, stride: Tensor, bias32: bool) -> None:
@@ -603,4 +588,4 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
     return y, f32_output(words.value[0]), f32_output(words.value[1])  # type: ignore[index]
 
 
-__all__ = ["check_d32_padding", "run_hvx", "weights_overrun"]
+__all__ = ["check_d32_padding", "run_hvx"]
