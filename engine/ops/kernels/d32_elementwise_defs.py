@@ -42,18 +42,21 @@ def requantize_d32(src, out, batches, h_total, n_slices, w_total, row0, row1, nd
                 start, stop = base + col0 * 32, base + col1 * 32
                 out[base:start] = f
                 out[stop:base + seg] = f
+                # views indexed from 0: numba then knows the index is not negative and
+                # drops its wraparound select, so LLVM vectorises the loop
+                x, y = src[start:stop], out[start:stop]
                 if me == mo:
-                    for i in range(start, stop):
-                        v = (((np.int32(src[i]) - io) * me + a) >> s) + oo
-                        out[i] = np.uint8(min(max(v, lo_i), hi_i))
+                    for i in range(x.size):
+                        v = (((np.int32(x[i]) - io) * me + a) >> s) + oo
+                        y[i] = np.uint8(min(max(v, lo_i), hi_i))
                 else:
                     # every row segment starts at an even offset (strides are multiples
-                    # of 32) and holds whole 32-byte columns: pairs of lanes
-                    for i in range(start, stop, 2):
-                        v = (((np.int32(src[i]) - io) * me + a) >> s) + oo
-                        out[i] = np.uint8(min(max(v, lo_i), hi_i))
-                        v = (((np.int32(src[i + 1]) - io) * mo + a) >> s) + oo
-                        out[i + 1] = np.uint8(min(max(v, lo_i), hi_i))
+                    # of 32): the lane's parity is i's
+                    step = mo - me
+                    for i in range(x.size):
+                        m = me + np.int32(i & 1) * step
+                        v = (((np.int32(x[i]) - io) * m + a) >> s) + oo
+                        y[i] = np.uint8(min(max(v, lo_i), hi_i))
 
 
 @njit([types.void(_arr(ra), _arr(rb), _arr(False), *([_I64] * 24),
@@ -83,17 +86,22 @@ def addsub_d32(a, b, out, batches, height, width, depth,
             for k in range((depth + 31) // 32):
                 lanes = min(32, depth - 32 * k)
                 po = ro + k * o_ss
-                if lanes == 32 and a_d0 == 0 and b_d0 == 0:
-                    # whole slices at the same lanes: the row's columns are one run
+                if a_d0 == 0 and b_d0 == 0:
+                    # the slice's lanes at the same places in all three: the row's columns
+                    # are one run, the lanes past the depth masked (not tracked, the fill)
                     pa = ra + k * a_ss + a_w0 * 32
                     pb = rb_ + k * b_ss + b_w0 * 32
-                    for i in range(width * 32):
-                        t = (np.int64(a[pa + i]) * a_scale
-                             + np.int64(b[pb + i]) * b_scale) >> 8
-                        lo = min(lo, t)
-                        hi = max(hi, t)
+                    n_run = width * 32
+                    # views indexed from 0, as in requantize_d32: the loop vectorises
+                    xa, xb, y = a[pa:pa + n_run], b[pb:pb + n_run], out[po:po + n_run]
+                    for i in range(n_run):
+                        t = (np.int64(xa[i]) * a_scale + np.int64(xb[i]) * b_scale) >> 8
+                        valid = (i & 31) < lanes
+                        lo = min(lo, t) if valid else lo
+                        hi = max(hi, t) if valid else hi
                         v = min(max(t + offset, -32768), 32767)
-                        out[po + i] = min(max((v + rb) >> rsh, 0), 255)
+                        c = min(max((v + rb) >> rsh, 0), 255)
+                        y[i] = c if valid else fill
                     continue
                 for w in range(width):
                     for j in range(lanes):
