@@ -383,7 +383,9 @@ _ENGINE_NOTES = """
     Fidelity: the arithmetic is computed on logical values (spec §1.8), so inputs with
     depth-before padding are handled as the spec describes. The vector rounding shift by 0
     is assumed to add nothing (§23 item 2). After a "scaling failed" error the strategy is
-    rebuilt on the next run.
+    rebuilt on the next run. The add/subtract's normal mode without broadcast runs as one
+    compiled pass over the two inputs' d32 memory into the output's (the same bytes as the
+    numpy path, which runs without the compiled kernels).
 
     Errors: "unsupported broadcast mode" (a non-d32 input; a dimension that is neither equal
     nor 1; broadcast in both directions), "scaling failed" (§13.5).

@@ -175,6 +175,9 @@ def requantize_8to8_d32(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Ten
     for a negative gain (a reversed input range): the flat op's odd lanes are its odd
     elements, the d32 op's odd lanes its odd depth positions in memory (d_before + d), so with
     an odd depth the two differ there.
+    The memory is written in one compiled pass (kernels/d32_elementwise.py) whose step is
+    checked on the 256 codes at both lane parities against the lane arithmetic; without the
+    compiled kernels, or should the check fail, the numpy path computes the same bytes.
 
     Errors (KernelError): the flat op's ("does not give an integer zero code", with the range
     to use; "too small compared to the input range" for a gain of 2^15 or more); a non-d32
