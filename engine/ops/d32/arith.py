@@ -19,7 +19,13 @@ from hexscope.engine.hexmath import (
     rndi1,
     sat_i16,
 )
-from hexscope.engine.ops.context import KernelContext, f32_scalar, output_fits, scalar_f
+from hexscope.engine.ops.context import (
+    KernelContext,
+    Shared,
+    f32_scalar,
+    output_fits,
+    scalar_f,
+)
 from hexscope.engine.ops.kernels import compiled
 from hexscope.engine.ops.kernels import d32_engine as eng
 from hexscope.engine.ops.kernels.addsub_range import (
@@ -30,6 +36,7 @@ from hexscope.engine.ops.kernels.addsub_range import (
     widen_after_addsub_span,
     widen_after_run,
 )
+from hexscope.engine.ops.kernels.d32_elementwise import addsub_d32_pass
 from hexscope.engine.ops.kernels.d32_engine import Oper, f32
 from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op, shared_doc
@@ -192,11 +199,14 @@ def _run(ctx: KernelContext, oper: Oper, x: Tensor, y: Tensor, mins_maxes: tuple
     a_t, b_t = _operands(st, x, y)
     if st["mode_1111"]:
         codes = _scaled_copy(a_t.array, *st["scaling"])
+        out = _d32_output(ctx, codes, a_t)
+        if st["scaling"][0] == 0:
+            _zap_fill(out, int(codes.flat[0]) if codes.size else 0)
     else:
-        codes = _run_general(ctx, st, a_t.array, np.broadcast_to(b_t.array, a_t.shape))
-    out = _d32_output(ctx, codes, a_t)
-    if st["mode_1111"] and st["scaling"][0] == 0:
-        _zap_fill(out, int(codes.flat[0]) if codes.size else 0)
+        out = _run_in_memory(ctx, st, a_t, b_t)
+        if out is None:
+            codes = _run_general(ctx, st, a_t.array, np.broadcast_to(b_t.array, a_t.shape))
+            out = _d32_output(ctx, codes, a_t)
     return [out, f32_scalar(st["range"].out_min), f32_scalar(st["range"].out_max)]
 
 
@@ -241,6 +251,36 @@ def _run_general(ctx: KernelContext, st: dict, a: np.ndarray, b: np.ndarray) -> 
         _derive(st, fixed=False)
         codes = _codes(ctx, st, a, b)
     return codes
+
+
+def _run_in_memory(ctx: KernelContext, st: dict, a: Tensor, b: Tensor) -> Tensor | None:
+    """:func:`_run_general`'s add/sub normal mode as one compiled pass over the two d32
+    memories into the output's (:func:`addsub_d32_pass`: no unpack, no pack), with the same
+    span tracking and re-run; the output's padding bytes are the fill, as
+    :func:`_d32_output` leaves them. None where it does not apply (multiply, under-range
+    mode, a broadcast, no elements, the compiled kernels off): the numpy path then."""
+    s = st["scaling"]
+    if st["oper"] is Oper.MUL or s.underrange:
+        return None
+    pad = _out_padding(a)
+    key = (a.shape, a.padding, b.shape, b.padding, ctx.padding_fill)
+    kept = ctx.state.get("d32_addsub_pass")
+    if isinstance(kept, Shared) and kept.key == key:
+        run = kept.value
+    else:
+        run = addsub_d32_pass(a.geometry, b.geometry, D32Geometry(a.shape, pad),
+                              ctx.padding_fill)
+        ctx.state["d32_addsub_pass"] = Shared(key, run)
+    if run is None:
+        return None
+    raw, lo, hi = run(a.raw, b.raw, s.a_scale, s.b_scale, s.offset, s.rsh)  # type: ignore[operator]
+    if st["range"].precalc != 3 and widen_after_addsub_span(ctx, st["range"], lo, hi, s):
+        _derive(st, fixed=False)
+        s = st["scaling"]
+        if s.underrange:        # as _run_general: its second pass on the numpy path
+            return _d32_output(ctx, _codes(ctx, st, a.array, b.array), a)
+        raw = run(a.raw, b.raw, s.a_scale, s.b_scale, s.offset, s.rsh)[0]  # type: ignore[operator]
+    return Tensor(a.shape, DType.QUINT8, raw, Layout.D32, pad)
 
 
 def _addsub_tracked(a: np.ndarray, b: np.ndarray, s: eng.AddSubScaling
@@ -343,7 +383,9 @@ _ENGINE_NOTES = """
     Fidelity: the arithmetic is computed on logical values (spec §1.8), so inputs with
     depth-before padding are handled as the spec describes. The vector rounding shift by 0
     is assumed to add nothing (§23 item 2). After a "scaling failed" error the strategy is
-    rebuilt on the next run.
+    rebuilt on the next run. The add/subtract's normal mode without broadcast runs as one
+    compiled pass over the two inputs' d32 memory into the output's (the same bytes as the
+    numpy path, which runs without the compiled kernels).
 
     Errors: "unsupported broadcast mode" (a non-d32 input; a dimension that is neither equal
     nor 1; broadcast in both directions), "scaling failed" (§13.5).

@@ -5,18 +5,21 @@ with quantize.c ``nn_requantize_qu8_to_qu8_hvx_d32``)."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import numpy as np
 
 from hexscope.engine.d32 import D32Geometry, D32Padding
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
-from hexscope.engine.hexmath import exact_memo, getexp
-from hexscope.engine.ops.context import KernelContext, output_fits, scalar_f
+from hexscope.engine.hexmath import exact_memo, getexp, rndi1
+from hexscope.engine.ops.context import KernelContext, Shared, output_fits, scalar_f
 from hexscope.engine.ops.elementwise.activation import range_words
+from hexscope.engine.ops.kernels.d32_elementwise import RequantizeSteps, requantize_d32_pass
 from hexscope.engine.ops.quant.requantize_fixed import (
     requantize_8to8_plan,
     requantize_u8_by_table,
+    requantize_u8_lanes,
 )
 from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
@@ -103,6 +106,41 @@ def _layout(shape: tuple[int, int, int, int], padding: D32Padding
     return g.memory_shape, g.elements, tuple(unwritten)
 
 
+def lane_steps(gain: np.float32, in_off: int, out_off: int) -> RequantizeSteps:
+    """:func:`requantize_u8_lanes`'s three paths as one step per lane parity, for
+    :func:`requantize_d32_pass`: y = sat_u8((((c - in_off) * mul + add) >> shift) + out_off).
+    Its 16-bit saturations cannot bind before the last clamp to 0..255 (|d * gi| < 2^24,
+    and a saturated lane saturates the byte the same way), so no step is lost; the caller
+    checks the 256 codes at both parities all the same (:func:`_compiled_pass`)."""
+    if abs(float(gain) - 1.0) < 6.1035156e-05:      # CLOSE_ENUF(gain, 1.0f)
+        return 0, 1, 1, 0, 0, max(-32768, min(32767, out_off - in_off))
+    if gain > 1:
+        frac = f32(np.frexp(gain)[0])
+        gi = max(-32768, min(32767, rndi1(f32(frac * f32(32768.0)))))
+        shift = 15 - getexp(gain)
+        return in_off, gi, gi, (1 << (shift - 1)) if shift > 0 else 0, shift, out_off
+    gi = max(-32768, min(32767, rndi1(f32(gain * f32(32768.0)))))
+    # the odd lanes multiply by the upper half of gi | gi << 16: -1 for a negative gi
+    return in_off, 2 * gi, 2 * (-1 if gi < 0 else gi), 32768, 16, out_off
+
+
+def _compiled_pass(x: Tensor, gain: np.float32, in_off: int, out_off: int, fill: int
+                   ) -> Callable[[np.ndarray], np.ndarray] | None:
+    """The compiled pass of the output memory for x's layout, or None (the kernels off, or
+    the step not giving :func:`requantize_u8_lanes`'s 256 codes at both lane parities,
+    checked through the kernel itself on a memory of one row holding each code twice)."""
+    steps = lane_steps(gain, in_off, out_off)
+    probe = requantize_d32_pass((1, 1, 1, 16, 32), (slice(0, 1), slice(0, 1), slice(0, 16)),
+                                steps, fill)
+    if probe is None:
+        return None
+    pairs = np.repeat(np.arange(256, dtype=np.uint8), 2)
+    if not np.array_equal(probe(pairs), requantize_u8_lanes(pairs, gain, in_off, out_off)):
+        return None
+    g = x.geometry
+    return requantize_d32_pass(g.memory_shape, written_region_of(g), steps, fill)
+
+
 def _reference(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor, out_min: Tensor,
                out_max: Tensor) -> tuple[np.ndarray, ...]:
     """the value itself, clamped to the requested output range."""
@@ -137,19 +175,36 @@ def requantize_8to8_d32(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Ten
     for a negative gain (a reversed input range): the flat op's odd lanes are its odd
     elements, the d32 op's odd lanes its odd depth positions in memory (d_before + d), so with
     an odd depth the two differ there.
+    The memory is written in one compiled pass (kernels/d32_elementwise.py) whose step is
+    checked on the 256 codes at both lane parities against the lane arithmetic; without the
+    compiled kernels, or should the check fail, the numpy path computes the same bytes.
 
     Errors (KernelError): the flat op's ("does not give an integer zero code", with the range
     to use; "too small compared to the input range" for a gain of 2^15 or more); a non-d32
     input; an output too small for the input's padded memory ("out too small!").
     """
-    if x.layout is not Layout.D32:
-        raise KernelError(f"Requantize_8to8_d32: input 0 is not d32 ({x.describe()})")
-    defs = ctx.output_defs
-    if defs and defs[0].max_sizes and x.nbytes > defs[0].capacity(True, 0):
-        output_fits(ctx, 0, x.nbytes, f"quint8 {'x'.join(map(str, x.shape))} d32 "
-                    f"pad={tuple(x.padding)}", True, "out too small!")
-    gain, in_off, out_off, w_min, w_max = checked_plan(
-        scalar_f(x_min), scalar_f(x_max), scalar_f(out_min), scalar_f(out_max))
-    raw = requantize_d32_memory(x, gain, in_off, out_off, ctx.padding_fill)
+    # the node keeps the compiled pass for its layout and (memoised, so the same) plan:
+    # a steady run is the plan's look-up and the pass
+    layout = (x.shape, x.padding, x.layout, ctx.padding_fill)
+    kept = ctx.state.get("d32_requantize")
+    if not (isinstance(kept, Shared) and kept.key[1] == layout):  # type: ignore[index]
+        kept = None
+        if x.layout is not Layout.D32:
+            raise KernelError(f"Requantize_8to8_d32: input 0 is not d32 ({x.describe()})")
+        defs = ctx.output_defs
+        if defs and defs[0].max_sizes and x.nbytes > defs[0].capacity(True, 0):
+            output_fits(ctx, 0, x.nbytes, f"quint8 {'x'.join(map(str, x.shape))} d32 "
+                        f"pad={tuple(x.padding)}", True, "out too small!")
+    plan = checked_plan(scalar_f(x_min), scalar_f(x_max), scalar_f(out_min), scalar_f(out_max))
+    gain, in_off, out_off, w_min, w_max = plan
+    if kept is not None and kept.key[0] is plan:  # type: ignore[index]
+        run = kept.value
+    else:
+        run = _compiled_pass(x, gain, in_off, out_off, ctx.padding_fill)
+        ctx.state["d32_requantize"] = Shared((plan, layout), run)
+    if run is not None:
+        raw = run(x.raw)  # type: ignore[operator]
+    else:
+        raw = requantize_d32_memory(x, gain, in_off, out_off, ctx.padding_fill)
     y = Tensor(x.shape, DType.QUINT8, raw, Layout.D32, x.padding)
     return y, Tensor.scalar_of(w_min), Tensor.scalar_of(w_max)

@@ -120,6 +120,21 @@ def _gemm_requant() -> None:
         run(np.zeros((4, 4), np.int8), rhs.offsets(0, 3), ones, ones, 1, False, True, mem, 0)
 
 
+def _d32_elementwise() -> None:
+    from hexscope.engine.d32 import D32Geometry, D32Padding
+    from hexscope.engine.ops.kernels.d32_elementwise import addsub_d32_pass, requantize_d32_pass
+
+    # typed signatures (writable and read-only inputs): all compiled or loaded at the import
+    g = D32Geometry((1, 1, 2, 3), D32Padding(0, 0, 4, 2, 0, 29))
+    mem = np.zeros(g.elements, np.uint8)
+    run = requantize_d32_pass(g.memory_shape, (slice(0, 1), slice(0, 1), slice(4, 8)),
+                              (0, 1, 1, 0, 0, 0), 0)
+    add = addsub_d32_pass(g, g, g, 0)
+    if run is not None and add is not None:
+        run(mem)
+        add(mem, mem, 1, 1, 0, 0)
+
+
 def _metrics_pass() -> None:
     from hexscope.engine.analysis import metrics_pass
 
@@ -143,6 +158,7 @@ WARMERS: dict[str, Callable[[], None]] = {
     "hexscope.engine.ops.kernels.normalize_defs": _normalize_loops,
     "hexscope.engine.ops.kernels.supernode_requant": _supernode_requant,
     "hexscope.engine.ops.kernels.gemm_requant_defs": _gemm_requant,
+    "hexscope.engine.ops.kernels.d32_elementwise_defs": _d32_elementwise,
     "hexscope.engine.analysis.metrics_pass": _metrics_pass,
 }
 

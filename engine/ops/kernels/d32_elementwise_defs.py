@@ -1,0 +1,118 @@
+"""The numba kernels behind :mod:`d32_elementwise`: Requantize_8to8_d32 and the d32 add's
+normal mode, each one pass straight over the d32 memory (imported, and so compiled or loaded
+from numba's disk cache, on first use). Each mirrors the numpy path of its op step for step;
+the callers check the preconditions written here before they call."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types
+
+_OPTS = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
+_I64 = types.int64
+
+
+def _arr(readonly: bool) -> types.Array:
+    return types.Array(types.uint8, 1, "C", readonly=readonly)
+
+
+@njit([types.void(_arr(ro), _arr(False), *([_I64] * 16)) for ro in (False, True)], **_OPTS)
+def requantize_d32(src, out, batches, h_total, n_slices, w_total, row0, row1, nd32, col0,
+                   col1, in_off, mul_even, mul_odd, add, shift, out_off,
+                   fill):  # pragma: no cover - compiled
+    """The output memory of ``nn_requantize_qu8_to_qu8_hvx_d32``, every byte of it, for a
+    d32 memory [batches, h_total, n_slices, w_total, 32]: in the data rows ``row0:row1``
+    and the slices ``:nd32``, columns ``col0:col1`` are sat_u8((((c - in_off) * mul + add)
+    >> shift) + out_off) with ``mul_even`` at an even memory offset and ``mul_odd`` at an odd
+    one; every other byte is ``fill``. Precondition: ``src`` holds the whole memory, ``out``
+    has its size, and the caller checked the step against the op's lane arithmetic."""
+    seg = w_total * 32
+    io, me, mo = np.int32(in_off), np.int32(mul_even), np.int32(mul_odd)
+    a, s, oo = np.int32(add), np.int32(shift), np.int32(out_off)
+    lo_i, hi_i = np.int32(0), np.int32(255)
+    f = np.uint8(fill)
+    for b in range(batches):
+        for h in range(h_total):
+            data_row = row0 <= h < row1
+            for k in range(n_slices):
+                base = ((b * h_total + h) * n_slices + k) * seg
+                if not data_row or k >= nd32:
+                    out[base:base + seg] = f
+                    continue
+                start, stop = base + col0 * 32, base + col1 * 32
+                out[base:start] = f
+                out[stop:base + seg] = f
+                # views indexed from 0: numba then knows the index is not negative and
+                # drops its wraparound select, so LLVM vectorises the loop
+                x, y = src[start:stop], out[start:stop]
+                if me == mo:
+                    for i in range(x.size):
+                        v = (((np.int32(x[i]) - io) * me + a) >> s) + oo
+                        y[i] = np.uint8(min(max(v, lo_i), hi_i))
+                else:
+                    # every row segment starts at an even offset (strides are multiples
+                    # of 32): the lane's parity is i's
+                    step = mo - me
+                    for i in range(x.size):
+                        m = me + np.int32(i & 1) * step
+                        v = (((np.int32(x[i]) - io) * m + a) >> s) + oo
+                        y[i] = np.uint8(min(max(v, lo_i), hi_i))
+
+
+@njit([types.void(_arr(ra), _arr(rb), _arr(False), *([_I64] * 24),
+                  types.Array(types.int64, 1, "C")) for ra in (False, True)
+       for rb in (False, True)], **_OPTS)
+def addsub_d32(a, b, out, batches, height, width, depth,
+               a_h0, a_w0, a_d0, a_bs, a_rs, a_ss, b_h0, b_w0, b_d0, b_bs, b_rs, b_ss,
+               o_bs, o_rs, o_ss, a_scale, b_scale, offset, rsh, fill,
+               bounds):  # pragma: no cover - compiled
+    """§13.5's normal mode (``compiled_defs.addsub_normal``) on two d32 memories of the same
+    logical shape, into the output's memory: t = floor((a A + b B) / 256), y = sat_u8((
+    sat_i16(t + off) + rb) >> rsh) for every element; ``bounds`` gets t's min and max.
+
+    Each memory is given by its padding before (h, w, d) and its batch, row and slice
+    strides; the output has a's height and width padding and no depth-before padding, and
+    every byte of it that holds no element is ``fill``. Precondition: rsh >= 0, at least
+    one element, every memory whole (the caller sizes them from their geometry)."""
+    rb = (1 << rsh) >> 1
+    lo = np.int64(9223372036854775807)
+    hi = np.int64(-9223372036854775807)
+    out[:] = np.uint8(fill)
+    for n in range(batches):
+        for h in range(height):
+            ra = n * a_bs + (h + a_h0) * a_rs
+            rb_ = n * b_bs + (h + b_h0) * b_rs
+            ro = n * o_bs + (h + a_h0) * o_rs + a_w0 * 32
+            for k in range((depth + 31) // 32):
+                lanes = min(32, depth - 32 * k)
+                po = ro + k * o_ss
+                if a_d0 == 0 and b_d0 == 0:
+                    # the slice's lanes at the same places in all three: the row's columns
+                    # are one run, the lanes past the depth masked (not tracked, the fill)
+                    pa = ra + k * a_ss + a_w0 * 32
+                    pb = rb_ + k * b_ss + b_w0 * 32
+                    n_run = width * 32
+                    # views indexed from 0, as in requantize_d32: the loop vectorises
+                    xa, xb, y = a[pa:pa + n_run], b[pb:pb + n_run], out[po:po + n_run]
+                    for i in range(n_run):
+                        t = (np.int64(xa[i]) * a_scale + np.int64(xb[i]) * b_scale) >> 8
+                        valid = (i & 31) < lanes
+                        lo = min(lo, t) if valid else lo
+                        hi = max(hi, t) if valid else hi
+                        v = min(max(t + offset, -32768), 32767)
+                        c = min(max((v + rb) >> rsh, 0), 255)
+                        y[i] = c if valid else fill
+                    continue
+                for w in range(width):
+                    for j in range(lanes):
+                        da = 32 * k + j + a_d0
+                        db = 32 * k + j + b_d0
+                        ia = ra + (da >> 5) * a_ss + (w + a_w0) * 32 + (da & 31)
+                        ib = rb_ + (db >> 5) * b_ss + (w + b_w0) * 32 + (db & 31)
+                        t = (np.int64(a[ia]) * a_scale + np.int64(b[ib]) * b_scale) >> 8
+                        lo = min(lo, t)
+                        hi = max(hi, t)
+                        v = min(max(t + offset, -32768), 32767)
+                        out[po + w * 32 + j] = min(max((v + rb) >> rsh, 0), 255)
+    bounds[0] = lo
+    bounds[1] = hi
