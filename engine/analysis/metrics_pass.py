@@ -115,6 +115,29 @@ def _kernels() -> list[Any] | None:
     return _KERNELS
 
 
+def compiled_forms() -> int:
+    """How many forms (argument types) of the pass are compiled or loaded in this process."""
+    kernels = _kernels()
+    return sum(len(k.signatures) for k in kernels) if kernels else 0
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only view: numba compiles a writeable and a read-only array apart, and a run's
+    tensors come both ways (a const's is read-only), so without one form every pair of
+    dtypes could need four compiles, and the first Compare after install compiled those
+    the warm-up had not (35 s under load)."""
+    if not a.flags.writeable:
+        return a
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
+#: The dtypes a compared tensor's values or codes come in (float, quint8, qint8, qint32).
+VALUE_TYPES = (np.float32, np.float64)
+CODE_TYPES = (np.uint8, np.int8, np.int32)
+
+
 def finite_pass(a: np.ndarray, b: np.ndarray, wide: bool, scale: float, offset: float,
                 limit: float, a_scale: float | None = None
                 ) -> tuple[float, int, float, float, float, int, float] | None:
@@ -130,7 +153,7 @@ def finite_pass(a: np.ndarray, b: np.ndarray, wide: bool, scale: float, offset: 
     s, o = ct(scale), ct(offset)
     kernel = kernels[2] if a_scale is not None else kernels[1 if wide else 0]
     try:
-        err, worst, signal, cross, noise, beyond = kernel(a, b, s, o, limit,
+        err, worst, signal, cross, noise, beyond = kernel(_read_only(a), _read_only(b), s, o, limit,
                                                           ct(1.0 if a_scale is None else a_scale))
     except Exception:  # noqa: BLE001 - a dtype numba cannot take: the numpy path
         return None
@@ -156,4 +179,4 @@ def load() -> bool:
     return _kernels() is not None
 
 
-__all__ = ["cosine_of", "finite_pass", "load"]
+__all__ = ["CODE_TYPES", "VALUE_TYPES", "compiled_forms", "cosine_of", "finite_pass", "load"]

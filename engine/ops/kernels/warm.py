@@ -138,12 +138,18 @@ def _d32_elementwise() -> None:
 def _metrics_pass() -> None:
     from hexscope.engine.analysis import metrics_pass
 
-    a32, a64 = np.linspace(0, 1, 8, dtype=np.float32), np.linspace(0, 1, 8)
-    codes = np.arange(8, dtype=np.uint8)
-    for a, b, wide in ((a32, a32, False), (a32, codes, True), (a64, a64, True),
-                       (a32, a64, True), (a64, codes, True)):
-        metrics_pass.finite_pass(a, b, wide, 0.5, 0.0, 1.0)
-    metrics_pass.finite_pass(codes, a64, True, 1.0, 0.0, 1.0, 0.01)
+    # every pair the metrics can pass (metrics._metrics): float32 arithmetic only for a
+    # float32 A against float32 values or quint8 codes; A as qint32 codes against any codes
+    values = [np.linspace(0, 1, 8, dtype=t) for t in metrics_pass.VALUE_TYPES]
+    codes = [np.arange(8, dtype=t) for t in metrics_pass.CODE_TYPES]
+    a32 = values[0]
+    for a, b in ((a32, a32), (a32, codes[0])):
+        metrics_pass.finite_pass(a, b, False, 0.5, 0.0, 1.0)
+    for a in values:
+        for b in values + codes:
+            metrics_pass.finite_pass(a, b, True, 0.5, 0.0, 1.0)
+    for c in codes:     # qint32 sums (the only codes read with a scale) against any codes
+        metrics_pass.finite_pass(codes[-1], c, True, 1.0, 0.0, 1.0, 0.01)
 
 
 #: Every module that compiles kernels at run time, and what compiles (or loads) them.

@@ -164,3 +164,35 @@ def test_sums_read_with_a_scale_must_be_int32():
 
     with pytest.raises(ValueError, match="int32"):
         code_metrics(np.zeros(3, np.int64), np.zeros(3, np.uint8), 1.0, 0.0, 1.0, 1.0, 0.5)
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a = a.copy()
+    a.flags.writeable = False
+    return a
+
+
+def test_the_warm_up_compiles_every_pair_a_comparison_passes():
+    # the first Compare after install compiled six more forms of the pass (35 s under load):
+    # a const's tensor is read-only, and the warm-up had compiled writeable arrays only
+    from hexscope.engine.analysis import metrics_pass
+    from hexscope.engine.analysis.metrics import code_metrics
+    from hexscope.engine.ops.kernels.warm import WARMERS
+
+    pytest.importorskip("numba")
+    WARMERS["hexscope.engine.analysis.metrics_pass"]()
+    before = metrics_pass.compiled_forms()
+    assert before >= 15
+    rng = np.random.default_rng(0)
+    values = [rng.normal(size=64).astype(t) for t in metrics_pass.VALUE_TYPES]
+    codes = [rng.integers(0, 100, 64).astype(t) for t in metrics_pass.CODE_TYPES]
+    for form in (np.array, _read_only):
+        for a in values:
+            for b in values:
+                error_metrics(form(a), form(b), 0.1, 1.0)
+            for c in codes:
+                code_metrics(form(a), form(c), 0.05, 3.0, 0.05, 1.0)
+                code_metrics(form(a), _read_only(c), 0.05, None, 0.05, 1.0)
+        for c in codes:
+            code_metrics(form(codes[-1]), c, 0.05, 3.0, 0.05, 1.0, a_scale=0.05)
+    assert metrics_pass.compiled_forms() == before
