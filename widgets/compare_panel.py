@@ -395,9 +395,9 @@ class ComparePanel(QWidget):
     def _node_width(self) -> int:
         """The width the node column needs for its longest name (by characters: no
         pass over thousands of rows measuring each), with the mark if a row has one."""
-        longest = max(self._rows, key=lambda d: len(d.title))
+        longest = max(self._rows, key=lambda d: len(d.row_name))
         marked = any(d.exceeds for d in self._rows)
-        text = longest.title + (" ✱" if marked else "")
+        text = longest.row_name + (" ✱" if marked else "")
         margin = 2 * (self.table.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin,
                                                      None, self.table) + 1)
         return self.table.fontMetrics().horizontalAdvance(text) + margin + 2

@@ -53,7 +53,7 @@ def _value(plan_row: int, d: OutputDiff, name: str,
     if name == "#":
         return plan_row
     if name == "node":
-        return d.title + (" ✱" if d.exceeds else "")
+        return d.row_name + (" ✱" if d.exceeds else "")
     if name in ("out", "differing", "op"):
         return {"out": d.index, "differing": d.differing, "op": d.op}[name]
     if m is None:

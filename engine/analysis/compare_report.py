@@ -150,7 +150,7 @@ def table(comparison: Comparison, top: int = 20) -> str:
     rows = []
     for d in comparison.worst_first()[:top]:
         m = d.metrics
-        rows.append((d.title[:34] + ("*" if d.exceeds else ""), str(d.index),
+        rows.append((d.row_name[:34] + ("*" if d.exceeds else ""), str(d.index),
                      fmt_number(m.max_lsb if m else None), excess_text(m),
                      fmt_number(m.rms_lsb if m else None),
                      fmt_number(m.max_abs if m else None, 6),

@@ -119,6 +119,13 @@ class OutputDiff:
     def label(self) -> str:
         return f"{self.title}:{self.index}"
 
+    @property
+    def row_name(self) -> str:
+        """How a table names the row: the title, and the op when the node has no label (as
+        none of the nodes prepare adds has: a bare 0xffffffff said nothing)."""
+        unlabelled = self.title == f"0x{self.node_id:x}"
+        return f"{self.title} {self.op}" if unlabelled else self.title
+
     def values(self) -> tuple[np.ndarray, np.ndarray] | None:
         """(A, B) as real values (or codes), in the output's shape; None if unknown."""
         return self.source() if self.source is not None else None

@@ -133,3 +133,13 @@ def test_as_authored_sets_the_fused_chain_beside_its_ops(tmp_path, capsys):
     # the chain's Relu keeps [-1.48, 1.23]), so a coarser step
     assert cli.main(["compare", str(tmp_path / "c.hexgraph"), "--as-authored", "-q",
                      "--input", f"0x10:0={tmp_path / 'x.npy'}", "--tolerance-lsb", "3"]) == 0
+
+
+def test_nodes_prepare_adds_are_named_by_their_op(capsys):
+    # the classic example's pool chain runs in d32: prepare adds Convert nodes (0xffffffff
+    # and down) that have no label; the table named them by the bare id
+    example = Path(__file__).parents[2] / "resources" / "examples" / "classic_quantized.hexgraph"
+    assert cli.main(["compare", str(example), "--reference", "float"]) == 0
+    rows = [line.split()[:2] for line in capsys.readouterr().out.splitlines()
+            if line.startswith("0xffff")]
+    assert rows and all(op.startswith("Convert_") for _, op in rows)

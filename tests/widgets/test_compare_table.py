@@ -91,5 +91,5 @@ def test_a_marked_row_keeps_its_name_below_the_rows_in_view(qtbot):
         model = panel.model
         row = model.row_of(0x1037, 0)
         index = model.index(row, node)
-        assert index.data(Role.DisplayRole) == "0x1037" + (" ✱" if marked else "")
+        assert index.data(Role.DisplayRole) == "0x1037 Op" + (" ✱" if marked else "")
         assert panel.table.sizeHintForIndex(index).width() <= panel.table.columnWidth(node)
