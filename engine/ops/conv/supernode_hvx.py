@@ -62,6 +62,7 @@ from hexscope.engine.ops.conv.dwise_scaling import (
 )
 from hexscope.engine.ops.conv.supernode_patches import patch_path
 from hexscope.engine.ops.conv.supernode_warnings import weights_overrun
+from hexscope.engine.ops.kernels.conv1x1_d32 import prepared_conv1x1_d32
 from hexscope.engine.ops.kernels.d32_layout import unpacker
 from hexscope.engine.ops.kernels.gemm import (
     CENTER,
@@ -476,13 +477,20 @@ def _plain_paths(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols
         if channels else None
     if both is None:
         return sums, None
+    # or, where the filter's codes lie within a signed byte of zf, the kernel reading the
+    # d32 input where it lies (conv1x1_d32); it hands a run it does not serve to ``both``
+    direct = prepared_conv1x1_d32(np.asarray(filt.array).reshape(depth, -1), zf, channels,
+                                  x.geometry.memory_shape, x.shape, tuple(x.padding), extra,
+                                  index)
     start = (1 << 24, -(1 << 24))
 
     def fused(x: Tensor, zx: int, folded: np.ndarray, recip: np.ndarray, shift: int,
               mem: np.ndarray, fill: int) -> tuple[int, int]:
-        _, _, lo, hi = both(x.raw, rhs.offsets(CENTER - zx, c), folded, recip, shift, False,
-                            True, mem, fill, index, zx)
-        return min(start[0], lo), max(start[1], hi)
+        got = direct and direct(x.raw, zx, folded, recip, shift, False, mem, fill)
+        if got is None:
+            got = both(x.raw, rhs.offsets(CENTER - zx, c), folded, recip, shift, False, True,
+                       mem, fill, index, zx)[2:]
+        return min(start[0], got[0]), max(start[1], got[1])
 
     return sums, fused
 

@@ -120,6 +120,23 @@ def _gemm_requant() -> None:
         run(np.zeros((4, 4), np.int8), rhs.offsets(0, 3), ones, ones, 1, False, True, mem, 0)
 
 
+def _conv1x1_d32() -> None:
+    from hexscope.engine.ops.kernels.conv1x1_d32 import prepared_conv1x1_d32
+
+    # a 1x2x3 input 40 deep (two slices), one column past the data read as zx
+    shape, memory = (1, 1, 3, 40), (1, 9, 2, 8, 32)
+    past = (np.zeros((1, 1, 1, 40), np.int64), np.ones((1, 1, 1, 40), np.bool_))
+    run = prepared_conv1x1_d32(np.full((40, 3), 128, np.uint8), 128, 32, memory, shape,
+                               (4, 4, 4, 1, 0, 24), 1, past)
+    if run is None:                     # no VNNI, IFMA or numba here
+        return
+    raw = np.zeros(int(np.prod(memory)), np.uint8)
+    for writable in (True, False):      # a run's input is read-only, a test's may not be
+        raw.flags.writeable = writable
+        run(raw, 3, np.zeros(32, np.int64), np.ones(32, np.int64), 1, False,
+            np.zeros((1, 9, 1, 8, 32), np.uint8), 0)
+
+
 def _d32_elementwise() -> None:
     from hexscope.engine.d32 import D32Geometry, D32Padding
     from hexscope.engine.ops.kernels.d32_elementwise import addsub_d32_pass, requantize_d32_pass
@@ -158,6 +175,7 @@ WARMERS: dict[str, Callable[[], None]] = {
     "hexscope.engine.ops.kernels.normalize_defs": _normalize_loops,
     "hexscope.engine.ops.kernels.supernode_requant": _supernode_requant,
     "hexscope.engine.ops.kernels.gemm_requant_defs": _gemm_requant,
+    "hexscope.engine.ops.kernels.conv1x1_d32_defs": _conv1x1_d32,
     "hexscope.engine.ops.kernels.d32_elementwise_defs": _d32_elementwise,
     "hexscope.engine.analysis.metrics_pass": _metrics_pass,
 }

@@ -1,0 +1,305 @@
+"""``ivnni_d32``: the 1x1 d32 Supernode's GEMM and requantization as one LLVM IR kernel that
+reads the d32 input where it lies (no unpacked, centred copy, no row sums) and writes the
+output codes into the d32 output memory from its register tiles.
+
+Why it can read the codes as they are: ``vpdpbusd`` multiplies unsigned bytes by signed
+ones. :mod:`igemm_ir`'s ``ivnni_rq`` takes the filter's codes as the unsigned operand and the
+data centred (x - 128) as the signed one, which needs a row term (-zf x the row's sum of
+x - 128) per pixel. When every filter code is within [zf - 128, zf + 127] (TFLite's int8
+weights, zero 128: all of MobileNetV2's), w - zf is the signed operand and the data codes x
+the unsigned one: sum (x - zx)(w - zf) = sum x (w - zf) - zx sum (w - zf), the last term one
+per channel, folded into the bias (:mod:`conv1x1_d32`). The depth padding lanes of a d32
+slice meet zero weights, so whatever bytes they hold add nothing.
+
+Addressing. Pixel p's codes for depth slice l start at ``a + inoff[p] + l * kstride`` (a d32
+memory: the pixel's column in its row, ``kstride`` the bytes of one slice's row; a gathered
+buffer: ``kstride`` = 32); its 32 output codes of output slice j go to ``out + outoff[p] + j
+* oslice``. The packed filter is ``nb`` blocks of 16 channels, each ``nq`` quads of 64 bytes
+(4 signed bytes per channel).
+
+The requantization (of :mod:`supernode_requant`, lane for lane): s = sum + fb (wrapping),
+t = s << shamt, code = clamp((t x recip + 2**30) >> 31, 0, 255). The product of the int32 t
+and recip (0 <= recip < 2**31) is done in 52-bit lanes (AVX-512 IFMA ``vpmadd52luq``), from
+t clamped first to [tlo, thi], the per-channel range whose codes are 0..255 (computed by
+the driver: the code is monotonic in t and moves by at most one per step of t, so clamping t
+clamps the code): then 2 (t x recip + 2**30) = t x (2 recip) + 2**31 lies in [0, 2**40),
+its byte 4 is the code, and the low 52 bits of the product of t's 64-bit sign extension
+(mod 2**52) leave that byte as it is. Four 64-bit multiplies, two saturating narrowings, a
+clamp and an unsigned narrowing per 16 codes in ``ivnni_rq`` become two multiply-adds and
+one byte permutation (``vpermt2b``), the clamp on t instead. The lanes' minima and maxima
+of t take the rows below ``ncount`` (the data columns).
+"""
+
+from __future__ import annotations
+
+from hexscope.engine.ops.kernels.igemm_ir import COLS, ROWS
+
+#: Quads (4 codes) in one 32-deep slice of a d32 pixel.
+SLICE_QUADS = 8
+
+
+def add_d32_kernel(module) -> None:  # module: llvmlite.ir.Module
+    """Add ``ivnni_d32`` (and its tiles) to ``module`` (needs AVX-512 VNNI, IFMA, VBMI):
+
+    void ivnni_d32(a, inoff, m, nq, kstride, b, nb, fb, tlo, thi, r2, shamt, lo, hi, out,
+    outoff, oslice, ncount, mc): for m0 in 0..m by mc: for each pair of column blocks j (one
+    output slice): for i in m0..min(m0 + mc, m) by ROWS: the tile of pixels i.. (module
+    doc). Pointers: a, b, out i8; inoff, outoff i64 per pixel; fb, tlo, thi, lo, hi i32 per
+    channel; r2 i64 per channel (2 x recip). ``nb`` is even."""
+    from llvmlite import ir
+
+    i8, i32, i64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
+    p8, p32, p64 = i8.as_pointer(), i32.as_pointer(), i64.as_pointer()
+    v16 = ir.VectorType(i32, 16)
+    v8q = ir.VectorType(i64, 8)
+    dot = _declare(module, "llvm.x86.avx512.vpdpbusd.512", v16, [v16] * 3)
+    madd = _declare(module, "llvm.x86.avx512.vpmadd52l.uq.512", v8q, [v8q] * 3)
+    tiles = {r: _tile(module, dot, madd, r) for r in range(1, ROWS + 1)}
+    args = [p8, p64, i64, i64, i64, p8, i64, p32, p32, p32, p64, i64, p32, p32, p8, p64, i64,
+            i64, i64]
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), args), "ivnni_d32")
+    (a, inoff, m, nq, kstride, b, nb, fb, tlo, thi, r2, shamt, lo, hi, out, outoff, oslice,
+     ncount, mc) = fn.args
+
+    def const(v: int) -> ir.Constant:
+        return ir.Constant(i64, v)
+
+    blocks = {name: fn.append_basic_block(name) for name in (
+        "entry", "m_head", "m_body", "j_head", "j_body", "i_head", "i_body", "i_next",
+        "j_next", "m_next", "done")}
+    bld = ir.IRBuilder(blocks["entry"])
+    m0_var, j_var, i_var = bld.alloca(i64), bld.alloca(i64), bld.alloca(i64)
+    block_bytes = bld.mul(nq, const(4 * COLS))
+    bld.store(const(0), m0_var)
+    bld.branch(blocks["m_head"])
+
+    bld.position_at_end(blocks["m_head"])
+    bld.cbranch(bld.icmp_signed("<", bld.load(m0_var), m), blocks["m_body"], blocks["done"])
+    bld.position_at_end(blocks["m_body"])
+    bld.store(const(0), j_var)
+    bld.branch(blocks["j_head"])
+
+    bld.position_at_end(blocks["j_head"])
+    bld.cbranch(bld.icmp_signed("<", bld.load(j_var), nb), blocks["j_body"], blocks["m_next"])
+    bld.position_at_end(blocks["j_body"])
+    bld.store(bld.load(m0_var), i_var)
+    bld.branch(blocks["i_head"])
+
+    bld.position_at_end(blocks["i_head"])
+    m0 = bld.load(m0_var)
+    end = bld.add(m0, mc)
+    end = bld.select(bld.icmp_signed("<", end, m), end, m)
+    bld.cbranch(bld.icmp_signed("<", bld.load(i_var), end), blocks["i_body"], blocks["j_next"])
+    bld.position_at_end(blocks["i_body"])
+    i, j = bld.load(i_var), bld.load(j_var)
+    left = bld.sub(end, i)
+    rows = bld.select(bld.icmp_signed("<", left, const(ROWS)), left, const(ROWS))
+    col = bld.mul(j, const(COLS))
+    call_args = [a, bld.gep(inoff, [i]), nq, kstride, bld.gep(b, [bld.mul(j, block_bytes)]),
+                 block_bytes, bld.gep(fb, [col]), bld.gep(tlo, [col]), bld.gep(thi, [col]),
+                 bld.gep(r2, [col]), shamt, bld.gep(lo, [col]), bld.gep(hi, [col]),
+                 bld.gep(out, [bld.mul(bld.lshr(j, const(1)), oslice)]),
+                 bld.gep(outoff, [i]), bld.sub(ncount, i)]
+    cases = [fn.append_basic_block(f"rows{r}") for r in range(1, ROWS + 1)]
+    switch = bld.switch(rows, cases[-1])
+    for r, case in enumerate(cases, start=1):
+        switch.add_case(const(r), case)
+        case_bld = ir.IRBuilder(case)
+        case_bld.call(tiles[r], call_args)
+        case_bld.branch(blocks["i_next"])
+    bld.position_at_end(blocks["i_next"])
+    bld.store(bld.add(bld.load(i_var), const(ROWS)), i_var)
+    bld.branch(blocks["i_head"])
+
+    bld.position_at_end(blocks["j_next"])
+    bld.store(bld.add(bld.load(j_var), const(2)), j_var)
+    bld.branch(blocks["j_head"])
+    bld.position_at_end(blocks["m_next"])
+    bld.store(bld.add(bld.load(m0_var), mc), m0_var)
+    bld.branch(blocks["m_head"])
+    bld.position_at_end(blocks["done"])
+    bld.ret_void()
+
+
+def _declare(module, name: str, ret, args):  # -> llvmlite.ir.Function
+    from llvmlite import ir
+
+    found = module.globals.get(name)
+    return found if found is not None else ir.Function(module, ir.FunctionType(ret, args), name)
+
+
+def _tile(module, dot, madd, rows: int):  # -> llvmlite.ir.Function
+    """tile(a, inoff, nq, kstride, b, bstride, fb, tlo, thi, r2, shamt, lo, hi, out, outoff,
+    ncount): ``rows`` pixels by 32 channels (two blocks ``bstride`` bytes apart), summed over
+    ``nq`` quads, requantized and stored (module doc)."""
+    from llvmlite import ir
+
+    i8, i32, i64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
+    p8, p32, p64 = i8.as_pointer(), i32.as_pointer(), i64.as_pointer()
+    v16 = ir.VectorType(i32, 16)
+    fnty = ir.FunctionType(ir.VoidType(), [p8, p64, i64, i64, p8, i64, p32, p32, p32, p64,
+                                           i64, p32, p32, p8, p64, i64])
+    fn = ir.Function(module, fnty, f"tiled32_{rows}")
+    fn.linkage = "internal"
+    (a, inoff, nq, kstride, b, bstride, fb, tlo, thi, r2, shamt, lo, hi, out, outoff,
+     ncount) = fn.args
+    for ptr in (a, inoff, b, fb, tlo, thi, r2, lo, hi, out, outoff):
+        ptr.add_attribute("noalias")
+
+    def const(v: int, ty=i64) -> ir.Constant:
+        return ir.Constant(ty, v)
+
+    entry, s_loop, s_after, q_loop, q_after = (fn.append_basic_block(n) for n in (
+        "entry", "slices", "slices_after", "quads", "quads_after"))
+    bld = ir.IRBuilder(entry)
+    row_ptrs = [bld.gep(a, [bld.load(bld.gep(inoff, [const(r)]), align=8)])
+                for r in range(rows)]
+    b_blocks = [b, bld.gep(b, [bstride])]
+    zero = ir.Constant(v16, [0] * 16)
+    init = [[zero, zero] for _ in range(rows)]
+    full = bld.lshr(nq, const(3))
+    rem = bld.and_(nq, const(SLICE_QUADS - 1))
+
+    def step(builder, accs, base_ptrs, b_at):
+        """One quad of every row: ``base_ptrs`` the rows' word addresses, ``b_at`` the
+        filter quad's byte offset in each block."""
+        w = [builder.load(builder.bitcast(builder.gep(blk, [b_at]), v16.as_pointer()),
+                          align=1) for blk in b_blocks]
+        new = []
+        for acc, ptr in zip(accs, base_ptrs, strict=True):
+            word = builder.load(builder.bitcast(ptr, p32), align=1)
+            x = _splat(builder, word)
+            # the data codes are the unsigned operand, the filter (w - zf) the signed one
+            new.append([builder.call(dot, [acc[h], x, w[h]]) for h in range(2)])
+        return new
+
+    # whole slices: 8 quads each, the rows' addresses moving by kstride
+    bld.cbranch(bld.icmp_signed(">", full, const(0)), s_loop, s_after)
+    bld.position_at_end(s_loop)
+    s = bld.phi(i64)
+    accs = [[bld.phi(v16) for _ in range(2)] for _ in range(rows)]
+    s.add_incoming(const(0), entry)
+    for acc, start in zip(accs, init, strict=True):
+        for h in range(2):
+            acc[h].add_incoming(start[h], entry)
+    offset = bld.mul(s, kstride)
+    bases = [bld.gep(ptr, [offset]) for ptr in row_ptrs]
+    cur = accs
+    for q in range(SLICE_QUADS):
+        b_at = bld.mul(bld.add(bld.mul(s, const(SLICE_QUADS)), const(q)), const(4 * COLS))
+        cur = step(bld, cur, [bld.gep(p, [const(4 * q)]) for p in bases], b_at)
+    s_next = bld.add(s, const(1))
+    s.add_incoming(s_next, s_loop)
+    for acc, new in zip(accs, cur, strict=True):
+        for h in range(2):
+            acc[h].add_incoming(new[h], s_loop)
+    bld.cbranch(bld.icmp_signed("<", s_next, full), s_loop, s_after)
+
+    bld.position_at_end(s_after)
+    merged = [[bld.phi(v16) for _ in range(2)] for _ in range(rows)]
+    for acc, start, new in zip(merged, init, cur, strict=True):
+        for h in range(2):
+            acc[h].add_incoming(start[h], entry)
+            acc[h].add_incoming(new[h], s_loop)
+    # the last, partial slice: quad by quad
+    tail_off = bld.mul(full, kstride)
+    tail_bases = [bld.gep(ptr, [tail_off]) for ptr in row_ptrs]
+    bld.cbranch(bld.icmp_signed(">", rem, const(0)), q_loop, q_after)
+    bld.position_at_end(q_loop)
+    q = bld.phi(i64)
+    qaccs = [[bld.phi(v16) for _ in range(2)] for _ in range(rows)]
+    q.add_incoming(const(0), s_after)
+    for acc, start in zip(qaccs, merged, strict=True):
+        for h in range(2):
+            acc[h].add_incoming(start[h], s_after)
+    b_at = bld.mul(bld.add(bld.mul(full, const(SLICE_QUADS)), q), const(4 * COLS))
+    qnew = step(bld, qaccs, [bld.gep(p, [bld.mul(q, const(4))]) for p in tail_bases], b_at)
+    q_next = bld.add(q, const(1))
+    q.add_incoming(q_next, q_loop)
+    for acc, new in zip(qaccs, qnew, strict=True):
+        for h in range(2):
+            acc[h].add_incoming(new[h], q_loop)
+    bld.cbranch(bld.icmp_signed("<", q_next, rem), q_loop, q_after)
+
+    bld.position_at_end(q_after)
+    final = [[bld.phi(v16) for _ in range(2)] for _ in range(rows)]
+    for acc, start, new in zip(final, merged, qnew, strict=True):
+        for h in range(2):
+            acc[h].add_incoming(start[h], s_after)
+            acc[h].add_incoming(new[h], q_loop)
+    _requant(bld, madd, final, fb, tlo, thi, r2, shamt, lo, hi, out, outoff, ncount)
+    bld.ret_void()
+    return fn
+
+
+def _splat(bld, word):  # -> <16 x i32>
+    from llvmlite import ir
+
+    vec = ir.VectorType(ir.IntType(32), 16)
+    one = bld.insert_element(ir.Constant(vec, None), word, ir.Constant(ir.IntType(32), 0))
+    return bld.shuffle_vector(one, ir.Constant(vec, None), ir.Constant(vec, [0] * 16))
+
+
+def _requant(bld, madd, accs, fb, tlo, thi, r2, shamt, lo, hi, out, outoff, ncount) -> None:
+    """The tile's sums requantized (module doc) and stored, 16 codes a block, at out +
+    outoff[row] (+ 16 for the second block); the rows below ``ncount`` taken into lo, hi."""
+    from llvmlite import ir
+
+    i8, i32, i64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
+    v16 = ir.VectorType(i32, 16)
+    v8q = ir.VectorType(i64, 8)
+    bytes64 = ir.VectorType(i8, 64)
+    bytes16 = ir.VectorType(i8, 16)
+
+    def vec(ptr, h, ty=v16):
+        return bld.load(bld.bitcast(bld.gep(ptr, [ir.Constant(i64, 16 * h)]), ty.as_pointer()),
+                        align=4)
+
+    def qvec(ptr, h, half):
+        at = bld.gep(ptr, [ir.Constant(i64, 16 * h + 8 * half)])
+        return bld.load(bld.bitcast(at, v8q.as_pointer()), align=8)
+
+    fbv = [vec(fb, h) for h in range(2)]
+    tlov = [vec(tlo, h) for h in range(2)]
+    thiv = [vec(thi, h) for h in range(2)]
+    r2v = [[qvec(r2, h, half) for half in range(2)] for h in range(2)]
+    lov = [vec(lo, h) for h in range(2)]
+    hiv = [vec(hi, h) for h in range(2)]
+    count = bld.trunc(shamt, i32)
+    sh = bld.shuffle_vector(bld.insert_element(ir.Constant(v16, None), count,
+                                               ir.Constant(i32, 0)),
+                            ir.Constant(v16, None), ir.Constant(v16, [0] * 16))
+    half_code = ir.Constant(v8q, [1 << 31] * 8)
+    # byte 4 of each 64-bit lane: lanes 0-7 from the first product, 8-15 from the second
+    pick = ir.Constant(ir.VectorType(i32, 16), [8 * k + 4 for k in range(8)]
+                       + [64 + 8 * k + 4 for k in range(8)])
+    for r, row in enumerate(accs):
+        counted = bld.icmp_signed(">", ncount, ir.Constant(i64, r))
+        at = bld.gep(out, [bld.load(bld.gep(outoff, [ir.Constant(i64, r)]), align=8)])
+        for h, acc in enumerate(row):
+            s = bld.add(acc, fbv[h])
+            t = bld.shl(s, sh)
+            low = bld.select(bld.icmp_signed("<", t, lov[h]), t, lov[h])
+            high = bld.select(bld.icmp_signed(">", t, hiv[h]), t, hiv[h])
+            lov[h] = bld.select(counted, low, lov[h])
+            hiv[h] = bld.select(counted, high, hiv[h])
+            tc = bld.select(bld.icmp_signed("<", t, tlov[h]), tlov[h], t)
+            tc = bld.select(bld.icmp_signed(">", tc, thiv[h]), thiv[h], tc)
+            products = []
+            for half in range(2):
+                part = bld.shuffle_vector(tc, ir.Constant(v16, None), ir.Constant(
+                    ir.VectorType(i32, 8), list(range(8 * half, 8 * half + 8))))
+                wide = bld.sext(part, v8q)
+                products.append(bld.bitcast(bld.call(madd, [half_code, wide, r2v[h][half]]),
+                                            bytes64))
+            codes = bld.shuffle_vector(products[0], products[1], pick)
+            assert codes.type == bytes16
+            bld.store(codes, bld.bitcast(bld.gep(at, [ir.Constant(i64, 16 * h)]),
+                                         bytes16.as_pointer()), align=1)
+    for h in range(2):
+        for ptr, value in ((lo, lov[h]), (hi, hiv[h])):
+            bld.store(value, bld.bitcast(bld.gep(ptr, [ir.Constant(i64, 16 * h)]),
+                                         v16.as_pointer()), align=4)
+
+
+__all__ = ["SLICE_QUADS", "add_d32_kernel"]
