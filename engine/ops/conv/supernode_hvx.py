@@ -60,9 +60,9 @@ from hexscope.engine.ops.conv.dwise_scaling import (
     minmax_basics,
     retry,
 )
+from hexscope.engine.ops.conv.supernode_direct import direct_path, first_served
 from hexscope.engine.ops.conv.supernode_patches import patch_path
 from hexscope.engine.ops.conv.supernode_warnings import weights_overrun
-from hexscope.engine.ops.kernels.conv1x1_d32 import prepared_conv1x1_d32
 from hexscope.engine.ops.kernels.d32_layout import unpacker
 from hexscope.engine.ops.kernels.gemm import (
     CENTER,
@@ -377,9 +377,13 @@ def _steady(ctx: KernelContext, x: Tensor, filt: Tensor, f_min: Tensor, f_max: T
     b, cout, channels = x.shape[0], terms.cout, terms.gemsumb.size
     w_total = 4 + cols.out + ((-cols.out) & 3)
     sums, fused = _plain_paths(ctx, x, filt, rows, cols, terms.zf, short, channels)
-    if fused is None and not short and cols.out:
+    if not short and cols.out:
         zaps, extra = _zaps(x, rows, cols), _extra_columns(cols, True)
-        fused = patch_path(ctx, x, filt, rows, cols, terms.zf, channels, zaps, extra)
+        if fused is None:
+            fused = patch_path(ctx, x, filt, rows, cols, terms.zf, channels, zaps, extra)
+        # first the kernel reading the input where it lies, where it serves
+        fused = first_served(direct_path(x, filt, terms.zf, rows, cols, extra, channels,
+                                         zaps), fused)
     steady = _Steady(rows, cols, terms, scalar_f(b_min), scalar_f(b_max),
                      (b, rows.out + 8, channels // 32, w_total, 32), (b, rows.out, cols.out, cout),
                      D32Padding(4, 4, 4, (-cols.out) & 3, 0, (-cout) & 31), sums,
@@ -477,20 +481,13 @@ def _plain_paths(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols
         if channels else None
     if both is None:
         return sums, None
-    # or, where the filter's codes lie within a signed byte of zf, the kernel reading the
-    # d32 input where it lies (conv1x1_d32); it hands a run it does not serve to ``both``
-    direct = prepared_conv1x1_d32(np.asarray(filt.array).reshape(depth, -1), zf, channels,
-                                  x.geometry.memory_shape, x.shape, tuple(x.padding), extra,
-                                  index)
     start = (1 << 24, -(1 << 24))
 
     def fused(x: Tensor, zx: int, folded: np.ndarray, recip: np.ndarray, shift: int,
               mem: np.ndarray, fill: int) -> tuple[int, int]:
-        got = direct and direct(x.raw, zx, folded, recip, shift, False, mem, fill)
-        if got is None:
-            got = both(x.raw, rhs.offsets(CENTER - zx, c), folded, recip, shift, False, True,
-                       mem, fill, index, zx)[2:]
-        return min(start[0], got[0]), max(start[1], got[1])
+        _, _, lo, hi = both(x.raw, rhs.offsets(CENTER - zx, c), folded, recip, shift, False,
+                            True, mem, fill, index, zx)
+        return min(start[0], lo), max(start[1], hi)
 
     return sums, fused
 

@@ -133,9 +133,9 @@ def kernel_address_rq8() -> int:
 
 
 def kernel_address_d32() -> int:
-    """The address of ``ivnni_d32`` (:mod:`igemm_d32_ir`: the 1x1 d32 Supernode reading its
-    input where it lies), 0 where it was not built here (no AVX-512 IFMA or VBMI, or the VNNI
-    kernel off), for :mod:`conv1x1_d32`."""
+    """The address of ``ivnni_d32`` (:mod:`igemm_d32_ir`: the d32 Supernode reading its input
+    where it lies), 0 where it was not built here (no AVX-512 IFMA or VBMI, or the VNNI
+    kernel off), for :mod:`conv_d32`."""
     kernel = _kernel8()
     if kernel is None or not available8():
         return 0

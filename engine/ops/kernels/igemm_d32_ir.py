@@ -1,6 +1,6 @@
-"""``ivnni_d32``: the 1x1 d32 Supernode's GEMM and requantization as one LLVM IR kernel that
-reads the d32 input where it lies (no unpacked, centred copy, no row sums) and writes the
-output codes into the d32 output memory from its register tiles.
+"""``ivnni_d32``: a d32 Supernode's convolution and requantization as one LLVM IR kernel that
+reads the d32 input where it lies (no unpacked, centred copy or patch matrix, no row sums)
+and writes the output codes into the d32 output memory from its register tiles.
 
 Why it can read the codes as they are: ``vpdpbusd`` multiplies unsigned bytes by signed
 ones. :mod:`igemm_ir`'s ``ivnni_rq`` takes the filter's codes as the unsigned operand and the
@@ -8,14 +8,14 @@ data centred (x - 128) as the signed one, which needs a row term (-zf x the row'
 x - 128) per pixel. When every filter code is within [zf - 128, zf + 127] (TFLite's int8
 weights, zero 128: all of MobileNetV2's), w - zf is the signed operand and the data codes x
 the unsigned one: sum (x - zx)(w - zf) = sum x (w - zf) - zx sum (w - zf), the last term one
-per channel, folded into the bias (:mod:`conv1x1_d32`). The depth padding lanes of a d32
-slice meet zero weights, so whatever bytes they hold add nothing.
+per channel, folded into the bias (:mod:`conv_d32`). The lanes of a tap's last quad past
+the depth (a d32 slice's padding) meet zero weights, so whatever bytes they hold add nothing.
 
-Addressing. Pixel p's codes for depth slice l start at ``a + inoff[p] + l * kstride`` (a d32
-memory: the pixel's column in its row, ``kstride`` the bytes of one slice's row; a gathered
-buffer: ``kstride`` = 32); its 32 output codes of output slice j go to ``out + outoff[p] + j
-* oslice``. The packed filter is ``nb`` blocks of 16 channels, each ``nq`` quads of 64 bytes
-(4 signed bytes per channel).
+Addressing. Window p's quad q (4 codes) is at ``a + inoff[p] + tapoff[q]`` (in a d32 memory:
+the window's first tap's pixel, then each tap's pixel and depth slice; in a gathered buffer:
+4q); the window's 32 output codes of output slice j go to ``out + outoff[p] + j * oslice``.
+The packed filter is ``nb`` blocks of 16 channels, each ``nq`` quads of 64 bytes (4 signed
+bytes per channel). The accumulators start from fb, so s comes out of the sums' loop.
 
 The requantization (of :mod:`supernode_requant`, lane for lane): s = sum + fb (wrapping),
 t = s << shamt, code = clamp((t x recip + 2**30) >> 31, 0, 255). The product of the int32 t
@@ -34,18 +34,15 @@ from __future__ import annotations
 
 from hexscope.engine.ops.kernels.igemm_ir import COLS, ROWS
 
-#: Quads (4 codes) in one 32-deep slice of a d32 pixel.
-SLICE_QUADS = 8
-
 
 def add_d32_kernel(module) -> None:  # module: llvmlite.ir.Module
     """Add ``ivnni_d32`` (and its tiles) to ``module`` (needs AVX-512 VNNI, IFMA, VBMI):
 
-    void ivnni_d32(a, inoff, m, nq, kstride, b, nb, fb, tlo, thi, r2, shamt, lo, hi, out,
+    void ivnni_d32(a, inoff, m, nq, tapoff, b, nb, fb, tlo, thi, r2, shamt, lo, hi, out,
     outoff, oslice, ncount, mc): for m0 in 0..m by mc: for each pair of column blocks j (one
-    output slice): for i in m0..min(m0 + mc, m) by ROWS: the tile of pixels i.. (module
-    doc). Pointers: a, b, out i8; inoff, outoff i64 per pixel; fb, tlo, thi, lo, hi i32 per
-    channel; r2 i64 per channel (2 x recip). ``nb`` is even."""
+    output slice): for i in m0..min(m0 + mc, m) by ROWS: the tile of windows i.. (module
+    doc). Pointers: a, b, out i8; inoff, outoff i64 per window, tapoff i64 per quad; fb,
+    tlo, thi, lo, hi i32 per channel; r2 i64 per channel (2 x recip). ``nb`` is even."""
     from llvmlite import ir
 
     i8, i32, i64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
@@ -55,10 +52,10 @@ def add_d32_kernel(module) -> None:  # module: llvmlite.ir.Module
     dot = _declare(module, "llvm.x86.avx512.vpdpbusd.512", v16, [v16] * 3)
     madd = _declare(module, "llvm.x86.avx512.vpmadd52l.uq.512", v8q, [v8q] * 3)
     tiles = {r: _tile(module, dot, madd, r) for r in range(1, ROWS + 1)}
-    args = [p8, p64, i64, i64, i64, p8, i64, p32, p32, p32, p64, i64, p32, p32, p8, p64, i64,
+    args = [p8, p64, i64, i64, p64, p8, i64, p32, p32, p32, p64, i64, p32, p32, p8, p64, i64,
             i64, i64]
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), args), "ivnni_d32")
-    (a, inoff, m, nq, kstride, b, nb, fb, tlo, thi, r2, shamt, lo, hi, out, outoff, oslice,
+    (a, inoff, m, nq, tapoff, b, nb, fb, tlo, thi, r2, shamt, lo, hi, out, outoff, oslice,
      ncount, mc) = fn.args
 
     def const(v: int) -> ir.Constant:
@@ -95,7 +92,7 @@ def add_d32_kernel(module) -> None:  # module: llvmlite.ir.Module
     left = bld.sub(end, i)
     rows = bld.select(bld.icmp_signed("<", left, const(ROWS)), left, const(ROWS))
     col = bld.mul(j, const(COLS))
-    call_args = [a, bld.gep(inoff, [i]), nq, kstride, bld.gep(b, [bld.mul(j, block_bytes)]),
+    call_args = [a, bld.gep(inoff, [i]), nq, tapoff, bld.gep(b, [bld.mul(j, block_bytes)]),
                  block_bytes, bld.gep(fb, [col]), bld.gep(tlo, [col]), bld.gep(thi, [col]),
                  bld.gep(r2, [col]), shamt, bld.gep(lo, [col]), bld.gep(hi, [col]),
                  bld.gep(out, [bld.mul(bld.lshr(j, const(1)), oslice)]),
@@ -129,106 +126,91 @@ def _declare(module, name: str, ret, args):  # -> llvmlite.ir.Function
 
 
 def _tile(module, dot, madd, rows: int):  # -> llvmlite.ir.Function
-    """tile(a, inoff, nq, kstride, b, bstride, fb, tlo, thi, r2, shamt, lo, hi, out, outoff,
+    """tile(a, inoff, nq, tapoff, b, bstride, fb, tlo, thi, r2, shamt, lo, hi, out, outoff,
     ncount): ``rows`` pixels by 32 channels (two blocks ``bstride`` bytes apart), summed over
-    ``nq`` quads, requantized and stored (module doc)."""
+    ``nq`` quads (quad q of a pixel at its address + tapoff[q]), requantized and stored
+    (module doc). The accumulators start from fb (s = sum + fb, wrapping as the add)."""
     from llvmlite import ir
 
     i8, i32, i64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
     p8, p32, p64 = i8.as_pointer(), i32.as_pointer(), i64.as_pointer()
     v16 = ir.VectorType(i32, 16)
-    fnty = ir.FunctionType(ir.VoidType(), [p8, p64, i64, i64, p8, i64, p32, p32, p32, p64,
+    fnty = ir.FunctionType(ir.VoidType(), [p8, p64, i64, p64, p8, i64, p32, p32, p32, p64,
                                            i64, p32, p32, p8, p64, i64])
     fn = ir.Function(module, fnty, f"tiled32_{rows}")
     fn.linkage = "internal"
-    (a, inoff, nq, kstride, b, bstride, fb, tlo, thi, r2, shamt, lo, hi, out, outoff,
+    (a, inoff, nq, tapoff, b, bstride, fb, tlo, thi, r2, shamt, lo, hi, out, outoff,
      ncount) = fn.args
-    for ptr in (a, inoff, b, fb, tlo, thi, r2, lo, hi, out, outoff):
+    for ptr in (a, inoff, tapoff, b, fb, tlo, thi, r2, lo, hi, out, outoff):
         ptr.add_attribute("noalias")
 
     def const(v: int, ty=i64) -> ir.Constant:
         return ir.Constant(ty, v)
 
-    entry, s_loop, s_after, q_loop, q_after = (fn.append_basic_block(n) for n in (
-        "entry", "slices", "slices_after", "quads", "quads_after"))
+    entry, g_loop, g_after, q_loop, q_after, plain, shifted = (fn.append_basic_block(n) for n in (
+        "entry", "groups", "groups_after", "quads", "quads_after", "plain", "shifted"))
     bld = ir.IRBuilder(entry)
     row_ptrs = [bld.gep(a, [bld.load(bld.gep(inoff, [const(r)]), align=8)])
                 for r in range(rows)]
     b_blocks = [b, bld.gep(b, [bstride])]
-    zero = ir.Constant(v16, [0] * 16)
-    init = [[zero, zero] for _ in range(rows)]
-    full = bld.lshr(nq, const(3))
-    rem = bld.and_(nq, const(SLICE_QUADS - 1))
+    fbv = [bld.load(bld.bitcast(bld.gep(fb, [const(16 * h)]), v16.as_pointer()), align=4)
+           for h in range(2)]
+    init = [list(fbv) for _ in range(rows)]
+    groups = bld.lshr(nq, const(2))
+    rem = bld.and_(nq, const(3))
 
-    def step(builder, accs, base_ptrs, b_at):
-        """One quad of every row: ``base_ptrs`` the rows' word addresses, ``b_at`` the
-        filter quad's byte offset in each block."""
+    def step(builder, accs, q):
+        """Quad ``q`` of every row."""
+        off = builder.load(builder.gep(tapoff, [q]), align=8)
+        b_at = builder.mul(q, const(4 * COLS))
         w = [builder.load(builder.bitcast(builder.gep(blk, [b_at]), v16.as_pointer()),
                           align=1) for blk in b_blocks]
         new = []
-        for acc, ptr in zip(accs, base_ptrs, strict=True):
-            word = builder.load(builder.bitcast(ptr, p32), align=1)
+        for acc, ptr in zip(accs, row_ptrs, strict=True):
+            word = builder.load(builder.bitcast(builder.gep(ptr, [off]), p32), align=1)
             x = _splat(builder, word)
             # the data codes are the unsigned operand, the filter (w - zf) the signed one
             new.append([builder.call(dot, [acc[h], x, w[h]]) for h in range(2)])
         return new
 
-    # whole slices: 8 quads each, the rows' addresses moving by kstride
-    bld.cbranch(bld.icmp_signed(">", full, const(0)), s_loop, s_after)
-    bld.position_at_end(s_loop)
-    s = bld.phi(i64)
-    accs = [[bld.phi(v16) for _ in range(2)] for _ in range(rows)]
-    s.add_incoming(const(0), entry)
-    for acc, start in zip(accs, init, strict=True):
-        for h in range(2):
-            acc[h].add_incoming(start[h], entry)
-    offset = bld.mul(s, kstride)
-    bases = [bld.gep(ptr, [offset]) for ptr in row_ptrs]
-    cur = accs
-    for q in range(SLICE_QUADS):
-        b_at = bld.mul(bld.add(bld.mul(s, const(SLICE_QUADS)), const(q)), const(4 * COLS))
-        cur = step(bld, cur, [bld.gep(p, [const(4 * q)]) for p in bases], b_at)
-    s_next = bld.add(s, const(1))
-    s.add_incoming(s_next, s_loop)
-    for acc, new in zip(accs, cur, strict=True):
-        for h in range(2):
-            acc[h].add_incoming(new[h], s_loop)
-    bld.cbranch(bld.icmp_signed("<", s_next, full), s_loop, s_after)
+    def loop(head, body, after, start_accs, count, per, base):
+        """``count`` iterations of ``per`` quads from quad ``base`` (+ per x index); the
+        builder left at ``after``, returning the accumulators there."""
+        bld.cbranch(bld.icmp_signed(">", count, const(0)), body, after)
+        bld.position_at_end(body)
+        index = bld.phi(i64)
+        accs = [[bld.phi(v16) for _ in range(2)] for _ in range(rows)]
+        index.add_incoming(const(0), head)
+        for acc, start in zip(accs, start_accs, strict=True):
+            for h in range(2):
+                acc[h].add_incoming(start[h], head)
+        cur = accs
+        first = bld.add(base, bld.mul(index, const(per)))
+        for k in range(per):
+            cur = step(bld, cur, bld.add(first, const(k)))
+        index_next = bld.add(index, const(1))
+        index.add_incoming(index_next, body)
+        for acc, new in zip(accs, cur, strict=True):
+            for h in range(2):
+                acc[h].add_incoming(new[h], body)
+        bld.cbranch(bld.icmp_signed("<", index_next, count), body, after)
+        bld.position_at_end(after)
+        merged = [[bld.phi(v16) for _ in range(2)] for _ in range(rows)]
+        for acc, start, new in zip(merged, start_accs, cur, strict=True):
+            for h in range(2):
+                acc[h].add_incoming(start[h], head)
+                acc[h].add_incoming(new[h], body)
+        return merged
 
-    bld.position_at_end(s_after)
-    merged = [[bld.phi(v16) for _ in range(2)] for _ in range(rows)]
-    for acc, start, new in zip(merged, init, cur, strict=True):
-        for h in range(2):
-            acc[h].add_incoming(start[h], entry)
-            acc[h].add_incoming(new[h], s_loop)
-    # the last, partial slice: quad by quad
-    tail_off = bld.mul(full, kstride)
-    tail_bases = [bld.gep(ptr, [tail_off]) for ptr in row_ptrs]
-    bld.cbranch(bld.icmp_signed(">", rem, const(0)), q_loop, q_after)
-    bld.position_at_end(q_loop)
-    q = bld.phi(i64)
-    qaccs = [[bld.phi(v16) for _ in range(2)] for _ in range(rows)]
-    q.add_incoming(const(0), s_after)
-    for acc, start in zip(qaccs, merged, strict=True):
-        for h in range(2):
-            acc[h].add_incoming(start[h], s_after)
-    b_at = bld.mul(bld.add(bld.mul(full, const(SLICE_QUADS)), q), const(4 * COLS))
-    qnew = step(bld, qaccs, [bld.gep(p, [bld.mul(q, const(4))]) for p in tail_bases], b_at)
-    q_next = bld.add(q, const(1))
-    q.add_incoming(q_next, q_loop)
-    for acc, new in zip(qaccs, qnew, strict=True):
-        for h in range(2):
-            acc[h].add_incoming(new[h], q_loop)
-    bld.cbranch(bld.icmp_signed("<", q_next, rem), q_loop, q_after)
-
-    bld.position_at_end(q_after)
-    final = [[bld.phi(v16) for _ in range(2)] for _ in range(rows)]
-    for acc, start, new in zip(final, merged, qnew, strict=True):
-        for h in range(2):
-            acc[h].add_incoming(start[h], s_after)
-            acc[h].add_incoming(new[h], q_loop)
-    _requant(bld, madd, final, fb, tlo, thi, r2, shamt, lo, hi, out, outoff, ncount)
-    bld.ret_void()
+    merged = loop(entry, g_loop, g_after, init, groups, 4, const(0))
+    final = loop(g_after, q_loop, q_after, merged, rem, 1, bld.mul(groups, const(4)))
+    # a shift of 0 (most layers) takes an epilogue without the shift
+    bld.cbranch(bld.icmp_signed("==", shamt, const(0)), plain, shifted)
+    for block, shift in ((plain, False), (shifted, True)):
+        bld.position_at_end(block)
+        _requant(bld, madd, final, tlo, thi, r2, shamt if shift else None, lo, hi, out,
+                 outoff, ncount)
+        bld.ret_void()
     return fn
 
 
@@ -240,9 +222,10 @@ def _splat(bld, word):  # -> <16 x i32>
     return bld.shuffle_vector(one, ir.Constant(vec, None), ir.Constant(vec, [0] * 16))
 
 
-def _requant(bld, madd, accs, fb, tlo, thi, r2, shamt, lo, hi, out, outoff, ncount) -> None:
-    """The tile's sums requantized (module doc) and stored, 16 codes a block, at out +
-    outoff[row] (+ 16 for the second block); the rows below ``ncount`` taken into lo, hi."""
+def _requant(bld, madd, accs, tlo, thi, r2, shamt, lo, hi, out, outoff, ncount) -> None:
+    """The tile's s (the sums plus fb) requantized (module doc) and stored, 16 codes a block,
+    at out + outoff[row] (+ 16 for the second block); the rows below ``ncount`` taken into
+    lo, hi. ``shamt`` None: no shift."""
     from llvmlite import ir
 
     i8, i32, i64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
@@ -259,16 +242,12 @@ def _requant(bld, madd, accs, fb, tlo, thi, r2, shamt, lo, hi, out, outoff, ncou
         at = bld.gep(ptr, [ir.Constant(i64, 16 * h + 8 * half)])
         return bld.load(bld.bitcast(at, v8q.as_pointer()), align=8)
 
-    fbv = [vec(fb, h) for h in range(2)]
     tlov = [vec(tlo, h) for h in range(2)]
     thiv = [vec(thi, h) for h in range(2)]
     r2v = [[qvec(r2, h, half) for half in range(2)] for h in range(2)]
     lov = [vec(lo, h) for h in range(2)]
     hiv = [vec(hi, h) for h in range(2)]
-    count = bld.trunc(shamt, i32)
-    sh = bld.shuffle_vector(bld.insert_element(ir.Constant(v16, None), count,
-                                               ir.Constant(i32, 0)),
-                            ir.Constant(v16, None), ir.Constant(v16, [0] * 16))
+    sh = None if shamt is None else _splat(bld, bld.trunc(shamt, i32))
     half_code = ir.Constant(v8q, [1 << 31] * 8)
     # byte 4 of each 64-bit lane: lanes 0-7 from the first product, 8-15 from the second
     pick = ir.Constant(ir.VectorType(i32, 16), [8 * k + 4 for k in range(8)]
@@ -276,9 +255,8 @@ def _requant(bld, madd, accs, fb, tlo, thi, r2, shamt, lo, hi, out, outoff, ncou
     for r, row in enumerate(accs):
         counted = bld.icmp_signed(">", ncount, ir.Constant(i64, r))
         at = bld.gep(out, [bld.load(bld.gep(outoff, [ir.Constant(i64, r)]), align=8)])
-        for h, acc in enumerate(row):
-            s = bld.add(acc, fbv[h])
-            t = bld.shl(s, sh)
+        for h, s in enumerate(row):
+            t = s if sh is None else bld.shl(s, sh)
             low = bld.select(bld.icmp_signed("<", t, lov[h]), t, lov[h])
             high = bld.select(bld.icmp_signed(">", t, hiv[h]), t, hiv[h])
             lov[h] = bld.select(counted, low, lov[h])
@@ -302,4 +280,4 @@ def _requant(bld, madd, accs, fb, tlo, thi, r2, shamt, lo, hi, out, outoff, ncou
                                          v16.as_pointer()), align=4)
 
 
-__all__ = ["SLICE_QUADS", "add_d32_kernel"]
+__all__ = ["add_d32_kernel"]

@@ -1,0 +1,153 @@
+"""The compiled driver of :mod:`conv_d32` (numba, imported on first use): one first try of a
+d32 Supernode: the per-channel terms of this run, the output padding's fill, the windows
+that leave the data gathered (or one buffer of zx), the kernel ``ivnni_d32``
+(:mod:`igemm_d32_ir`) called through its address over the windows inside the data and then
+the gathered ones, and the run's range in output codes.
+
+Module level, not built in a closure: numba keys its on-disk cache by the function's closure
+variables too (:mod:`gemm_requant_defs`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+_INT32_MIN = -(2**31)
+_INT32_MAX = 2**31 - 1
+
+
+@intrinsic
+def call_kernel_d32(typingctx, fn, a, inoff, m, nq, tapoff, b, nb, fb, tlo, thi, r2, shamt,
+                    lo, hi, out, outoff, oslice, ncount, mc):  # pragma: no cover - compiled
+    # ivnni_d32(a, inoff, m, nq, tapoff, b, nb, fb, tlo, thi, r2, shamt, lo, hi, out,
+    # outoff, oslice, ncount, mc) (igemm_d32_ir), every argument an integer here
+    sig = types.void(fn, a, inoff, m, nq, tapoff, b, nb, fb, tlo, thi, r2, shamt, lo, hi,
+                     out, outoff, oslice, ncount, mc)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        i64, ptr = ir.IntType(64), ir.IntType(8).as_pointer()
+        kinds = (ptr, ptr, i64, i64, ptr, ptr, i64, ptr, ptr, ptr, ptr, i64, ptr, ptr, ptr,
+                 ptr, i64, i64, i64)
+        fnty = ir.FunctionType(ir.VoidType(), kinds)
+        target = builder.inttoptr(args[0], fnty.as_pointer())
+        values = [builder.inttoptr(v, t) if t is ptr else v
+                  for v, t in zip(args[1:], kinds, strict=True)]
+        builder.call(target, values)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def channel_terms(folded, recip, colsum, zx, fb, tlo, thi, r2):  # pragma: no cover
+    # this run's per-channel terms: fb = folded - zx x colsum (mod 2**32: the data enter
+    # the GEMM as codes, not centred on zx), t's clamp [tlo, thi] (the t whose codes are
+    # 0..255: tlo = ceil(-2**30 / recip), thi = floor((2**39 - 2**30 - 1) / recip), all of
+    # int32 for recip 0) and 2 x recip. False, nothing written, where a recip lies outside
+    # 0..2**31 - 1 (the clamp then no longer stands for the saturation)
+    n = folded.shape[0]
+    for c in range(n):
+        if recip[c] < 0 or recip[c] > _INT32_MAX:
+            return False
+    for c in range(n):
+        v = (folded[c] - np.int64(zx) * colsum[c]) & 0xFFFFFFFF
+        fb[c] = np.int32(v - 2**32 if v > _INT32_MAX else v)
+        r = recip[c]
+        if r == 0:
+            tlo[c] = _INT32_MIN
+            thi[c] = _INT32_MAX
+        else:
+            tlo[c] = np.int32(-((1 << 30) // r))
+            thi[c] = np.int32(min(((1 << 39) - (1 << 30) - 1) // r, _INT32_MAX))
+        r2[c] = 2 * r
+    return True
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def fill_padding(mem, fill):  # pragma: no cover - compiled
+    # the 4 rows above and below and the 4 columns left of each data row of a d32 output
+    # memory (B, rows, slices, width, 32), which the kernel does not write
+    code = np.uint8(fill)
+    b, rows, slices, width = mem.shape[0], mem.shape[1], mem.shape[2], mem.shape[3]
+    flat = mem.reshape(-1)
+    line = width * 32
+    image = rows * slices * line
+    for n in range(b):
+        at = n * image
+        flat[at:at + 4 * slices * line] = code
+        flat[at + (rows - 4) * slices * line:at + image] = code
+        for r in range(4, rows - 4):
+            for sl in range(slices):
+                start = at + (r * slices + sl) * line
+                flat[start:start + 128] = code
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def conv_d32(fn, geometry, tapoff, tapbuf, b_ptr, inoff, outoff, counts, gather_off,
+             gather_zx, all_zx, buf, buf_zx, raw, folded, recip, colsum, zx, shamt,
+             minmax_all, fill, mem, fb, tlo, thi, r2, lo32, hi32
+             ):  # pragma: no cover - compiled
+    # returns (ok, low, high): the run's range in output codes (min of lo x recip, max of
+    # hi x recip, rounded at bit 31); ok False where channel_terms refuses the recips
+    # (nothing written then). geometry = (nq, column blocks, output slice bytes, mc);
+    # counts = (windows inside the data, of them counted in the extremes, gathered ones,
+    # of them counted): outoff holds the inside windows' then the gathered ones', each
+    # group's counted first. The inside windows are read from ``raw`` (window p's quad q at
+    # inoff[p] + tapoff[q]); the gathered ones from ``buf`` (window p's nq quads at p x 4nq,
+    # tapbuf the offsets 4q), byte k of window p at gather_off[p, k] in raw or zx's low
+    # byte where gather_zx (all_zx: every byte, the buffer filled again only when that byte
+    # moves: buf_zx[0])
+    nq, nb, oslice, mc = geometry
+    n_in, n_in_counted, n_out, n_out_counted = counts
+    if not channel_terms(folded, recip, colsum, zx, fb, tlo, thi, r2):
+        return False, 0, 0
+    for c in range(lo32.shape[0]):
+        lo32[c] = _INT32_MAX
+        hi32[c] = _INT32_MIN
+    if fill >= 0:
+        fill_padding(mem, fill)
+    zx8 = np.int64(zx) & 0xFF
+    if n_out > 0:
+        if all_zx:
+            if buf_zx[0] != zx8:
+                buf[:] = np.uint8(zx8)
+                buf_zx[0] = zx8
+        else:
+            buf_zx[0] = -1
+            width = gather_off.shape[1]
+            for p in range(n_out):
+                at = p * width
+                for k in range(width):
+                    buf[at + k] = np.uint8(zx8) if gather_zx[p, k] else raw[gather_off[p, k]]
+    fb_p, tlo_p, thi_p = np.int64(fb.ctypes.data), np.int64(tlo.ctypes.data), \
+        np.int64(thi.ctypes.data)
+    r2_p, lo_p, hi_p = np.int64(r2.ctypes.data), np.int64(lo32.ctypes.data), \
+        np.int64(hi32.ctypes.data)
+    m_ptr, o_ptr = np.int64(mem.ctypes.data), np.int64(outoff.ctypes.data)
+    if n_in:
+        call_kernel_d32(fn, np.int64(raw.ctypes.data), np.int64(inoff.ctypes.data),
+                        np.int64(n_in), np.int64(nq), np.int64(tapoff.ctypes.data),
+                        np.int64(b_ptr), np.int64(nb), fb_p, tlo_p, thi_p, r2_p,
+                        np.int64(shamt), lo_p, hi_p, m_ptr, o_ptr, np.int64(oslice),
+                        np.int64(n_in if minmax_all else n_in_counted), np.int64(mc))
+    if n_out:
+        # the gathered windows' offsets in the buffer: outoff's tail of n_out entries is
+        # preceded by inoff's n_in, and buf_off is inoff past n_in (conv_d32's layout)
+        call_kernel_d32(fn, np.int64(buf.ctypes.data), np.int64(inoff.ctypes.data) +
+                        np.int64(8 * n_in), np.int64(n_out), np.int64(nq),
+                        np.int64(tapbuf.ctypes.data), np.int64(b_ptr), np.int64(nb), fb_p,
+                        tlo_p, thi_p, r2_p, np.int64(shamt), lo_p, hi_p, m_ptr,
+                        o_ptr + np.int64(8 * n_in), np.int64(oslice),
+                        np.int64(n_out if minmax_all else n_out_counted), np.int64(mc))
+    low = np.int64(2**62)
+    high = np.int64(-(2**62))
+    for c in range(lo32.shape[0]):
+        low = min(low, np.int64(lo32[c]) * recip[c] + np.int64(1 << 30))
+        high = max(high, np.int64(hi32[c]) * recip[c] + np.int64(1 << 30))
+    return True, low >> 31, high >> 31
+
+
+__all__ = ["channel_terms", "conv_d32", "fill_padding"]
