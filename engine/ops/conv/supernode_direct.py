@@ -111,16 +111,4 @@ def direct_path(x: Tensor, filt: Tensor, zf: int, rows: Window, cols: Window, ex
     return fused
 
 
-def first_served(first: Fused | None, then: Fused | None) -> Fused | None:
-    """``first``, handing the runs it does not serve (None, nothing written) to ``then``."""
-    if first is None or then is None:
-        return first or then
-
-    def either(*args):  # type: ignore[no-untyped-def]
-        got = first(*args)
-        return then(*args) if got is None else got
-
-    return either
-
-
-__all__ = ["d32_windows", "direct_path", "first_served"]
+__all__ = ["d32_windows", "direct_path"]

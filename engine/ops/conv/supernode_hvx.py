@@ -60,7 +60,7 @@ from hexscope.engine.ops.conv.dwise_scaling import (
     minmax_basics,
     retry,
 )
-from hexscope.engine.ops.conv.supernode_direct import direct_path, first_served
+from hexscope.engine.ops.conv.supernode_direct import direct_path
 from hexscope.engine.ops.conv.supernode_patches import patch_path
 from hexscope.engine.ops.conv.supernode_warnings import weights_overrun
 from hexscope.engine.ops.kernels.d32_layout import unpacker
@@ -349,10 +349,12 @@ class _Steady(NamedTuple):
     # requantize_into_d32 then _extremes, the kernel found once; None: those two
     requant: Callable[..., tuple[int, int]] | None
     # sums and requant in one pass, for a first try (x, zx, folded, recip, shift, mem,
-    # fill) -> (lo, hi), or None where it does not serve this run (supernode_patches); the
-    # sums are not kept: a retry takes ``sums``. None: no such (a 1x1 layer's, or
-    # supernode_patches' for the others)
-    fused: Callable[..., tuple[int, int] | None] | None
+    # fill) -> (lo, hi), or None where it does not serve this run (nothing written): the
+    # kernel reading the input where it lies (supernode_direct), then the GEMM's
+    # (gemm_requant, supernode_patches); the sums are not kept: a retry takes ``sums``.
+    # Empty: no such
+    fused: tuple[Callable[..., tuple[int, int] | None], ...]
+    overrun: str | None         # supernode_warnings' weights_overrun
 
 
 def _steady(ctx: KernelContext, x: Tensor, filt: Tensor, f_min: Tensor, f_max: Tensor,
@@ -377,17 +379,18 @@ def _steady(ctx: KernelContext, x: Tensor, filt: Tensor, f_min: Tensor, f_max: T
     b, cout, channels = x.shape[0], terms.cout, terms.gemsumb.size
     w_total = 4 + cols.out + ((-cols.out) & 3)
     sums, fused = _plain_paths(ctx, x, filt, rows, cols, terms.zf, short, channels)
+    direct = None
     if not short and cols.out:
         zaps, extra = _zaps(x, rows, cols), _extra_columns(cols, True)
         if fused is None:
             fused = patch_path(ctx, x, filt, rows, cols, terms.zf, channels, zaps, extra)
-        # first the kernel reading the input where it lies, where it serves
-        fused = first_served(direct_path(x, filt, terms.zf, rows, cols, extra, channels,
-                                         zaps), fused)
+        direct = direct_path(x, filt, terms.zf, rows, cols, extra, channels, zaps)
     steady = _Steady(rows, cols, terms, scalar_f(b_min), scalar_f(b_max),
                      (b, rows.out + 8, channels // 32, w_total, 32), (b, rows.out, cols.out, cout),
                      D32Padding(4, 4, 4, (-cols.out) & 3, 0, (-cout) & 31), sums,
-                     _requant(cols.out, channels, short), fused)
+                     _requant(cols.out, channels, short),
+                     tuple(f for f in (direct, fused) if f is not None),
+                     None if short else weights_overrun(x, filt))
     consts = (filt, f_min, f_max, stride, bias, b_min, b_max, *channel_scale)
     if all(not t.has_data or not t.raw.flags.writeable for t in consts):
         ctx.state["hvx_steady"] = Shared(key, steady)
@@ -524,9 +527,8 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
     steady = _steady(ctx, x, filt, f_min, f_max, stride, bias, b_min, b_max, channel_scale,
                      bias32, short)
     rows, cols, terms = steady.rows, steady.cols, steady.terms
-    overrun = None if short else weights_overrun(x, filt)
-    if overrun is not None:
-        ctx.warn(overrun)
+    if steady.overrun is not None:
+        ctx.warn(steady.overrun)
     xmn, xmx = scalar_f(x_min), scalar_f(x_max)
     sums = None
     # the requantization writes every lane of rows 4.. and columns 4.. of the memory: only
@@ -534,7 +536,7 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
     # whole output first
     mem = np.empty(steady.mem_shape, np.uint8)
     fill = ctx.padding_fill
-    fused = steady.fused is not None and 0 <= fill <= 255
+    fused = bool(steady.fused) and 0 <= fill <= 255
     if not fused:               # else the fused pass fills them
         mem[:, :4] = fill
         mem[:, -4:] = fill
@@ -550,8 +552,12 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
         shift = sc.shamt & 31      # vasl(Vw, Rt) shifts by Rt & 31 (an infinite gain: 129 -> 1)
         # the sums requantized as the GEMM makes them (None: not for this run's input);
         # a retry computes them again
-        got = steady.fused(x, sc.in_offset, folded, sc.recip, shift,  # type: ignore[misc]
-                           mem, fill) if run == 0 and fused else None
+        got = None
+        if run == 0 and fused:
+            for path in steady.fused:
+                got = path(x, sc.in_offset, folded, sc.recip, shift, mem, fill)
+                if got is not None:
+                    break
         if got is not None:
             lo, hi = got
         else:

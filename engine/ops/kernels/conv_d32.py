@@ -26,6 +26,16 @@ from hexscope.engine.ops.kernels import compiled, igemm
 #: passes over it.
 CHUNK_BYTES = 160 * 1024
 
+#: The entries of the driver's ``params`` (int64, in this order: conv_d32_defs reads them
+#: by index): the kernel's address, quads a window, column blocks, output slice bytes,
+#: windows a chunk, the packed filter's address, the windows inside the data and how many
+#: of them come first that count in the extremes, the gathered ones and the same of them,
+#: the addresses of the tables (tapoff, the gathered windows' 4q offsets, inoff with the
+#: gathered windows' offsets in the buffer after the inside ones', outoff), whether every
+#: gathered byte reads zx, and the zx byte the buffer holds (-1: none; the driver's).
+PARAMS = ("fn", "nq", "nb", "oslice", "mc", "b", "n_in", "n_in_counted", "n_out",
+          "n_out_counted", "tapoff", "tapbuf", "inoff", "outoff", "all_zx", "buf_zx")
+
 D32Run = Callable[[np.ndarray, int, np.ndarray, np.ndarray, int, bool, np.ndarray, int],
                   tuple[int, int] | None]
 
@@ -106,41 +116,42 @@ def prepared_conv_d32(codes: np.ndarray, zf: int, channels: int, quads: int,
     n_in, n_out = windows.inoff.size, windows.gather.shape[0]
     buf = np.zeros(max(1, n_out * 4 * nq), np.uint8)
     # the kernel's window offsets: the inside windows', then the gathered ones' in buf
-    inoff = np.concatenate([windows.inoff, np.arange(n_out) * 4 * nq]).astype(np.int64)
-    tapbuf = (4 * np.arange(nq)).astype(np.int64)
+    tables = (windows.tapoff.astype(np.int64), (4 * np.arange(nq)).astype(np.int64),
+              np.concatenate([windows.inoff, np.arange(n_out) * 4 * nq]).astype(np.int64),
+              windows.outoff.astype(np.int64))
     mc = max(6, CHUNK_BYTES // (4 * nq) // 6 * 6)
-    out_slice = mem_shape[3] * 32
-    terms = [np.empty(channels, t) for t in (np.int32, np.int32, np.int32, np.int64,
-                                             np.int32, np.int32)]
-    # this run's folded and recip copied into buffers of our own: one type for numba
-    # whatever the caller's arrays are (a read-only one would compile another version)
-    folded_buf, recip_buf = np.empty(channels, np.int64), np.empty(channels, np.int64)
-    fixed = (np.int64(fn), (np.int64(nq), np.int64(channels // 16), np.int64(out_slice),
-                            np.int64(mc)),
-             windows.tapoff.astype(np.int64), tapbuf, np.int64(blocks.ctypes.data), inoff,
-             windows.outoff.astype(np.int64),
-             (np.int64(n_in), np.int64(windows.counted[0]), np.int64(n_out),
-              np.int64(windows.counted[1])),
-             windows.gather.astype(np.int64).reshape(n_out, 4 * nq),
-             windows.gather_zx.astype(np.bool_).reshape(n_out, 4 * nq),
-             bool(np.all(windows.gather_zx)), buf, np.full(1, -1, np.int64))
+    values = {"fn": fn, "nq": nq, "nb": channels // 16, "oslice": mem_shape[3] * 32, "mc": mc,
+              "b": blocks.ctypes.data, "n_in": n_in, "n_in_counted": windows.counted[0],
+              "n_out": n_out, "n_out_counted": windows.counted[1],
+              "tapoff": tables[0].ctypes.data, "tapbuf": tables[1].ctypes.data,
+              "inoff": tables[2].ctypes.data, "outoff": tables[3].ctypes.data,
+              "all_zx": int(np.all(windows.gather_zx)), "buf_zx": -1}
+    params = np.array([values[name] for name in PARAMS], np.int64)
+    # per channel: folded, recip (this run's, copied in: one type for numba whatever the
+    # caller's arrays are), colsum, 2 recip; the kernel's fb, tlo, thi and extremes
+    chan64 = np.zeros((4, channels), np.int64)
+    chan64[2] = colsum
+    chan32 = np.zeros((5, channels), np.int32)
+    gather = windows.gather.astype(np.int64).reshape(n_out, 4 * nq)
+    gather_zx = windows.gather_zx.astype(np.bool_).reshape(n_out, 4 * nq)
 
     def run(raw: np.ndarray, zx: int, folded: np.ndarray, recip: np.ndarray, shift: int,
             minmax_all: bool, mem: np.ndarray, fill: int) -> tuple[int, int] | None:
         if raw.dtype != np.uint8 or raw.ndim != 1 or raw.size < raw_size:
             raise ValueError(f"{raw.size} bytes are not the input's {raw_size}")
-        if mem.dtype != np.uint8 or not mem.flags.c_contiguous or mem.shape != mem_shape:
+        if mem.shape != mem_shape or mem.dtype != np.uint8 or not mem.flags.c_contiguous:
             # the kernel writes by address: refuse a memory it would overrun
             raise ValueError(f"the output memory {mem.shape} is not a C-contiguous uint8 "
                              f"d32 memory of {mem_shape}")
-        folded_buf[:] = folded
-        recip_buf[:] = recip
-        ok, low, high = driver(*fixed, raw, folded_buf, recip_buf, colsum, int(zx),
-                               int(shift), bool(minmax_all), int(fill), mem, *terms)
+        chan64[0] = folded
+        chan64[1] = recip
+        ok, low, high = driver(params, raw, mem, chan64, chan32, gather, gather_zx, buf,
+                               int(zx), int(shift), bool(minmax_all), int(fill))
         return (int(low), int(high)) if ok else None
 
-    run.blocks = blocks  # type: ignore[attr-defined]  # the kernel reads them by address
+    # the kernel reads these by address
+    run.keep = (blocks, tables)  # type: ignore[attr-defined]
     return run
 
 
-__all__ = ["CHUNK_BYTES", "Windows", "prepared_conv_d32", "signed_filter"]
+__all__ = ["CHUNK_BYTES", "PARAMS", "Windows", "prepared_conv_d32", "signed_filter"]

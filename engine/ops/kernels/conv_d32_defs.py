@@ -86,22 +86,22 @@ def fill_padding(mem, fill):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def conv_d32(fn, geometry, tapoff, tapbuf, b_ptr, inoff, outoff, counts, gather_off,
-             gather_zx, all_zx, buf, buf_zx, raw, folded, recip, colsum, zx, shamt,
-             minmax_all, fill, mem, fb, tlo, thi, r2, lo32, hi32
-             ):  # pragma: no cover - compiled
+def conv_d32(params, raw, mem, chan64, chan32, gather_off, gather_zx, buf, zx, shamt,
+             minmax_all, fill):  # pragma: no cover - compiled
     # returns (ok, low, high): the run's range in output codes (min of lo x recip, max of
     # hi x recip, rounded at bit 31); ok False where channel_terms refuses the recips
-    # (nothing written then). geometry = (nq, column blocks, output slice bytes, mc);
-    # counts = (windows inside the data, of them counted in the extremes, gathered ones,
-    # of them counted): outoff holds the inside windows' then the gathered ones', each
-    # group's counted first. The inside windows are read from ``raw`` (window p's quad q at
-    # inoff[p] + tapoff[q]); the gathered ones from ``buf`` (window p's nq quads at p x 4nq,
-    # tapbuf the offsets 4q), byte k of window p at gather_off[p, k] in raw or zx's low
-    # byte where gather_zx (all_zx: every byte, the buffer filled again only when that byte
-    # moves: buf_zx[0])
-    nq, nb, oslice, mc = geometry
-    n_in, n_in_counted, n_out, n_out_counted = counts
+    # (nothing written then). params: conv_d32.PARAMS; chan64 rows: folded, recip, colsum, 2 recip;
+    # chan32 rows: fb, tlo, thi, lo, hi (the kernel's per-channel terms and extremes).
+    # The inside windows are read from ``raw`` (window p's quad q at inoff[p] +
+    # tapoff[q]); the gathered ones from ``buf`` (window p's nq quads at p x 4nq), byte k
+    # of window p at gather_off[p, k] in raw or zx's low byte where gather_zx (all_zx:
+    # every byte, the buffer filled again only when that byte moves)
+    fn, nq, nb, oslice, mc, b_ptr = params[0], params[1], params[2], params[3], params[4], \
+        params[5]
+    n_in, n_in_counted, n_out, n_out_counted = params[6], params[7], params[8], params[9]
+    tapoff, tapbuf, inoff, outoff = params[10], params[11], params[12], params[13]
+    folded, recip, colsum, r2 = chan64[0], chan64[1], chan64[2], chan64[3]
+    fb, tlo, thi, lo32, hi32 = chan32[0], chan32[1], chan32[2], chan32[3], chan32[4]
     if not channel_terms(folded, recip, colsum, zx, fb, tlo, thi, r2):
         return False, 0, 0
     for c in range(lo32.shape[0]):
@@ -111,12 +111,12 @@ def conv_d32(fn, geometry, tapoff, tapbuf, b_ptr, inoff, outoff, counts, gather_
         fill_padding(mem, fill)
     zx8 = np.int64(zx) & 0xFF
     if n_out > 0:
-        if all_zx:
-            if buf_zx[0] != zx8:
+        if params[14]:
+            if params[15] != zx8:
                 buf[:] = np.uint8(zx8)
-                buf_zx[0] = zx8
+                params[15] = zx8
         else:
-            buf_zx[0] = -1
+            params[15] = -1
             width = gather_off.shape[1]
             for p in range(n_out):
                 at = p * width
@@ -126,22 +126,17 @@ def conv_d32(fn, geometry, tapoff, tapbuf, b_ptr, inoff, outoff, counts, gather_
         np.int64(thi.ctypes.data)
     r2_p, lo_p, hi_p = np.int64(r2.ctypes.data), np.int64(lo32.ctypes.data), \
         np.int64(hi32.ctypes.data)
-    m_ptr, o_ptr = np.int64(mem.ctypes.data), np.int64(outoff.ctypes.data)
+    m_ptr, sh = np.int64(mem.ctypes.data), np.int64(shamt)
     if n_in:
-        call_kernel_d32(fn, np.int64(raw.ctypes.data), np.int64(inoff.ctypes.data),
-                        np.int64(n_in), np.int64(nq), np.int64(tapoff.ctypes.data),
-                        np.int64(b_ptr), np.int64(nb), fb_p, tlo_p, thi_p, r2_p,
-                        np.int64(shamt), lo_p, hi_p, m_ptr, o_ptr, np.int64(oslice),
-                        np.int64(n_in if minmax_all else n_in_counted), np.int64(mc))
+        call_kernel_d32(fn, np.int64(raw.ctypes.data), inoff, n_in, nq, tapoff, b_ptr, nb,
+                        fb_p, tlo_p, thi_p, r2_p, sh, lo_p, hi_p, m_ptr, outoff, oslice,
+                        n_in if minmax_all else n_in_counted, mc)
     if n_out:
-        # the gathered windows' offsets in the buffer: outoff's tail of n_out entries is
-        # preceded by inoff's n_in, and buf_off is inoff past n_in (conv_d32's layout)
-        call_kernel_d32(fn, np.int64(buf.ctypes.data), np.int64(inoff.ctypes.data) +
-                        np.int64(8 * n_in), np.int64(n_out), np.int64(nq),
-                        np.int64(tapbuf.ctypes.data), np.int64(b_ptr), np.int64(nb), fb_p,
-                        tlo_p, thi_p, r2_p, np.int64(shamt), lo_p, hi_p, m_ptr,
-                        o_ptr + np.int64(8 * n_in), np.int64(oslice),
-                        np.int64(n_out if minmax_all else n_out_counted), np.int64(mc))
+        # the gathered windows' offsets in buf follow the inside windows' in inoff, and
+        # their output offsets the inside windows' in outoff
+        call_kernel_d32(fn, np.int64(buf.ctypes.data), inoff + 8 * n_in, n_out, nq, tapbuf,
+                        b_ptr, nb, fb_p, tlo_p, thi_p, r2_p, sh, lo_p, hi_p, m_ptr,
+                        outoff + 8 * n_in, oslice, n_out if minmax_all else n_out_counted, mc)
     low = np.int64(2**62)
     high = np.int64(-(2**62))
     for c in range(lo32.shape[0]):

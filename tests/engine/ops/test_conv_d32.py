@@ -17,7 +17,7 @@ from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import KernelError
 from hexscope.engine.nodes import Padding
 from hexscope.engine.ops.context import KernelContext
-from hexscope.engine.ops.conv import supernode_direct, supernode_hvx
+from hexscope.engine.ops.conv import supernode_hvx
 from hexscope.engine.ops.conv.conv2d import output_window
 from hexscope.engine.ops.conv.d32_input_reads import Zaps
 from hexscope.engine.ops.conv.supernode_direct import d32_windows
@@ -242,21 +242,3 @@ def test_a_supernode_on_the_d32_kernel_equals_one_on_the_separate_steps(monkeypa
     monkeypatch.setattr(supernode_hvx, "prepared_gemm_requant", lambda *a: None)
     monkeypatch.setattr(supernode_hvx, "patch_path", lambda *a: None)
     assert got == runs()
-
-
-def test_first_served_hands_over_what_the_first_does_not_serve() -> None:
-    seen = []
-
-    def first(*args):  # type: ignore[no-untyped-def]
-        seen.append("first")
-        return None if args[0] else (1, 2)
-
-    def then(*args):  # type: ignore[no-untyped-def]
-        seen.append("then")
-        return (3, 4)
-
-    either = supernode_direct.first_served(first, then)
-    assert either(False) == (1, 2) and either(True) == (3, 4)
-    assert seen == ["first", "first", "then"]
-    assert supernode_direct.first_served(None, then) is then
-    assert supernode_direct.first_served(first, None) is first
