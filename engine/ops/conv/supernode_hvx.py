@@ -590,13 +590,15 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
     # a 32-bit op still moving after 3 runs keeps the third's codes and reports the moved
     # range ("Extreme recursion detected", logged only)
     y = Tensor(steady.shape, DType.QUINT8, mem.reshape(-1), Layout.D32, steady.pad)
-    # the range's words, kept while the range holds the same objects (the bits then too)
+    # the range's tensors, kept while the range holds the same objects (the bits then too):
+    # read-only, so a run hands back the same ones as the last while the range holds
     words = ctx.state.get("hvx_words")
     if not isinstance(words, Shared) or words.key[0] is not state.mn \
             or words.key[1] is not state.mx:  # type: ignore[index]
-        words = Shared((state.mn, state.mx), (f32_word(state.mn), f32_word(state.mx)))
+        words = Shared((state.mn, state.mx), (f32_output(f32_word(state.mn)).readonly(),
+                                              f32_output(f32_word(state.mx)).readonly()))
         ctx.state["hvx_words"] = words
-    return y, f32_output(words.value[0]), f32_output(words.value[1])  # type: ignore[index]
+    return y, words.value[0], words.value[1]  # type: ignore[index]
 
 
 __all__ = ["check_d32_padding", "run_hvx"]

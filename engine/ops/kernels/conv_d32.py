@@ -116,9 +116,11 @@ def prepared_conv_d32(codes: np.ndarray, zf: int, channels: int, quads: int,
     n_in, n_out = windows.inoff.size, windows.gather.shape[0]
     buf = np.zeros(max(1, n_out * 4 * nq), np.uint8)
     # the kernel's window offsets: the inside windows', then the gathered ones' in buf
-    tables = (windows.tapoff.astype(np.int64), (4 * np.arange(nq)).astype(np.int64),
-              np.concatenate([windows.inoff, np.arange(n_out) * 4 * nq]).astype(np.int64),
-              windows.outoff.astype(np.int64))
+    tables64 = (windows.tapoff, 4 * np.arange(nq),
+                np.concatenate([windows.inoff, np.arange(n_out) * 4 * nq]), windows.outoff)
+    if any(t.size and (t.min() < 0 or t.max() >= 2**31) for t in tables64):
+        return None         # the kernel reads int32 offsets (half the bytes of int64)
+    tables = tuple(np.ascontiguousarray(t, np.int32) for t in tables64)
     mc = max(6, CHUNK_BYTES // (4 * nq) // 6 * 6)
     values = {"fn": fn, "nq": nq, "nb": channels // 16, "oslice": mem_shape[3] * 32, "mc": mc,
               "b": blocks.ctypes.data, "n_in": n_in, "n_in_counted": windows.counted[0],
@@ -127,27 +129,34 @@ def prepared_conv_d32(codes: np.ndarray, zf: int, channels: int, quads: int,
               "inoff": tables[2].ctypes.data, "outoff": tables[3].ctypes.data,
               "all_zx": int(np.all(windows.gather_zx)), "buf_zx": -1}
     params = np.array([values[name] for name in PARAMS], np.int64)
-    # per channel: folded, recip (this run's, copied in: one type for numba whatever the
-    # caller's arrays are), colsum, 2 recip; the kernel's fb, tlo, thi and extremes
+    # per channel: folded, recip (this run's, copied in by the driver), colsum, 2 recip; the
+    # kernel's fb, tlo, thi and extremes
     chan64 = np.zeros((4, channels), np.int64)
     chan64[2] = colsum
     chan32 = np.zeros((5, channels), np.int32)
     gather = windows.gather.astype(np.int64).reshape(n_out, 4 * nq)
     gather_zx = windows.gather_zx.astype(np.bool_).reshape(n_out, 4 * nq)
 
+    u8 = np.dtype(np.uint8)
+    strides = np.empty(mem_shape, np.uint8).strides if all(mem_shape) else None
+
     def run(raw: np.ndarray, zx: int, folded: np.ndarray, recip: np.ndarray, shift: int,
             minmax_all: bool, mem: np.ndarray, fill: int) -> tuple[int, int] | None:
-        if raw.dtype != np.uint8 or raw.ndim != 1 or raw.size < raw_size:
+        # (checks of few steps: a node calls this at every run)
+        if type(raw) is not np.ndarray or raw.dtype is not u8 or raw.ndim != 1 \
+                or raw.size < raw_size:
             raise ValueError(f"{raw.size} bytes are not the input's {raw_size}")
-        if mem.shape != mem_shape or mem.dtype != np.uint8 or not mem.flags.c_contiguous:
+        if type(mem) is not np.ndarray or mem.shape != mem_shape or mem.dtype is not u8 \
+                or mem.strides != strides:
             # the kernel writes by address: refuse a memory it would overrun
             raise ValueError(f"the output memory {mem.shape} is not a C-contiguous uint8 "
                              f"d32 memory of {mem_shape}")
-        chan64[0] = folded
-        chan64[1] = recip
+        if folded.shape != (channels,) or recip.shape != (channels,):
+            raise ValueError(f"folded and recip need {channels} values")
         ok, low, high = driver(params, raw, mem, chan64, chan32, gather, gather_zx, buf,
+                               np.asarray(folded, np.int64), np.asarray(recip, np.int64),
                                int(zx), int(shift), bool(minmax_all), int(fill))
-        return (int(low), int(high)) if ok else None
+        return (low, high) if ok else None
 
     # the kernel reads these by address
     run.keep = (blocks, tables)  # type: ignore[attr-defined]

@@ -86,11 +86,12 @@ def fill_padding(mem, fill):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def conv_d32(params, raw, mem, chan64, chan32, gather_off, gather_zx, buf, zx, shamt,
-             minmax_all, fill):  # pragma: no cover - compiled
+def conv_d32(params, raw, mem, chan64, chan32, gather_off, gather_zx, buf, folded_in,
+             recip_in, zx, shamt, minmax_all, fill):  # pragma: no cover - compiled
     # returns (ok, low, high): the run's range in output codes (min of lo x recip, max of
     # hi x recip, rounded at bit 31); ok False where channel_terms refuses the recips
-    # (nothing written then). params: conv_d32.PARAMS; chan64 rows: folded, recip, colsum, 2 recip;
+    # (nothing written then). params: conv_d32.PARAMS; chan64 rows: folded, recip (copied
+    # from folded_in, recip_in), colsum, 2 recip;
     # chan32 rows: fb, tlo, thi, lo, hi (the kernel's per-channel terms and extremes).
     # The inside windows are read from ``raw`` (window p's quad q at inoff[p] +
     # tapoff[q]); the gathered ones from ``buf`` (window p's nq quads at p x 4nq), byte k
@@ -101,6 +102,9 @@ def conv_d32(params, raw, mem, chan64, chan32, gather_off, gather_zx, buf, zx, s
     n_in, n_in_counted, n_out, n_out_counted = params[6], params[7], params[8], params[9]
     tapoff, tapbuf, inoff, outoff = params[10], params[11], params[12], params[13]
     folded, recip, colsum, r2 = chan64[0], chan64[1], chan64[2], chan64[3]
+    for c in range(folded.shape[0]):       # this run's, into the driver's own rows
+        folded[c] = folded_in[c]
+        recip[c] = recip_in[c]
     fb, tlo, thi, lo32, hi32 = chan32[0], chan32[1], chan32[2], chan32[3], chan32[4]
     if not channel_terms(folded, recip, colsum, zx, fb, tlo, thi, r2):
         return False, 0, 0
@@ -133,10 +137,10 @@ def conv_d32(params, raw, mem, chan64, chan32, gather_off, gather_zx, buf, zx, s
                         n_in if minmax_all else n_in_counted, mc)
     if n_out:
         # the gathered windows' offsets in buf follow the inside windows' in inoff, and
-        # their output offsets the inside windows' in outoff
-        call_kernel_d32(fn, np.int64(buf.ctypes.data), inoff + 8 * n_in, n_out, nq, tapbuf,
+        # their output offsets the inside windows' in outoff (int32 tables)
+        call_kernel_d32(fn, np.int64(buf.ctypes.data), inoff + 4 * n_in, n_out, nq, tapbuf,
                         b_ptr, nb, fb_p, tlo_p, thi_p, r2_p, sh, lo_p, hi_p, m_ptr,
-                        outoff + 8 * n_in, oslice, n_out if minmax_all else n_out_counted, mc)
+                        outoff + 4 * n_in, oslice, n_out if minmax_all else n_out_counted, mc)
     low = np.int64(2**62)
     high = np.int64(-(2**62))
     for c in range(lo32.shape[0]):

@@ -41,7 +41,7 @@ def add_d32_kernel(module) -> None:  # module: llvmlite.ir.Module
     void ivnni_d32(a, inoff, m, nq, tapoff, b, nb, fb, tlo, thi, r2, shamt, lo, hi, out,
     outoff, oslice, ncount, mc): for m0 in 0..m by mc: for each pair of column blocks j (one
     output slice): for i in m0..min(m0 + mc, m) by ROWS: the tile of windows i.. (module
-    doc). Pointers: a, b, out i8; inoff, outoff i64 per window, tapoff i64 per quad; fb,
+    doc). Pointers: a, b, out i8; inoff, outoff i32 per window, tapoff i32 per quad; fb,
     tlo, thi, lo, hi i32 per channel; r2 i64 per channel (2 x recip). ``nb`` is even."""
     from llvmlite import ir
 
@@ -52,7 +52,7 @@ def add_d32_kernel(module) -> None:  # module: llvmlite.ir.Module
     dot = _declare(module, "llvm.x86.avx512.vpdpbusd.512", v16, [v16] * 3)
     madd = _declare(module, "llvm.x86.avx512.vpmadd52l.uq.512", v8q, [v8q] * 3)
     tiles = {r: _tile(module, dot, madd, r) for r in range(1, ROWS + 1)}
-    args = [p8, p64, i64, i64, p64, p8, i64, p32, p32, p32, p64, i64, p32, p32, p8, p64, i64,
+    args = [p8, p32, i64, i64, p32, p8, i64, p32, p32, p32, p64, i64, p32, p32, p8, p32, i64,
             i64, i64]
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), args), "ivnni_d32")
     (a, inoff, m, nq, tapoff, b, nb, fb, tlo, thi, r2, shamt, lo, hi, out, outoff, oslice,
@@ -135,8 +135,8 @@ def _tile(module, dot, madd, rows: int):  # -> llvmlite.ir.Function
     i8, i32, i64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
     p8, p32, p64 = i8.as_pointer(), i32.as_pointer(), i64.as_pointer()
     v16 = ir.VectorType(i32, 16)
-    fnty = ir.FunctionType(ir.VoidType(), [p8, p64, i64, p64, p8, i64, p32, p32, p32, p64,
-                                           i64, p32, p32, p8, p64, i64])
+    fnty = ir.FunctionType(ir.VoidType(), [p8, p32, i64, p32, p8, i64, p32, p32, p32, p64,
+                                           i64, p32, p32, p8, p32, i64])
     fn = ir.Function(module, fnty, f"tiled32_{rows}")
     fn.linkage = "internal"
     (a, inoff, nq, tapoff, b, bstride, fb, tlo, thi, r2, shamt, lo, hi, out, outoff,
@@ -150,7 +150,7 @@ def _tile(module, dot, madd, rows: int):  # -> llvmlite.ir.Function
     entry, g_loop, g_after, q_loop, q_after, plain, shifted = (fn.append_basic_block(n) for n in (
         "entry", "groups", "groups_after", "quads", "quads_after", "plain", "shifted"))
     bld = ir.IRBuilder(entry)
-    row_ptrs = [bld.gep(a, [bld.load(bld.gep(inoff, [const(r)]), align=8)])
+    row_ptrs = [bld.gep(a, [bld.sext(bld.load(bld.gep(inoff, [const(r)]), align=4), i64)])
                 for r in range(rows)]
     b_blocks = [b, bld.gep(b, [bstride])]
     fbv = [bld.load(bld.bitcast(bld.gep(fb, [const(16 * h)]), v16.as_pointer()), align=4)
@@ -161,7 +161,7 @@ def _tile(module, dot, madd, rows: int):  # -> llvmlite.ir.Function
 
     def step(builder, accs, q):
         """Quad ``q`` of every row."""
-        off = builder.load(builder.gep(tapoff, [q]), align=8)
+        off = builder.sext(builder.load(builder.gep(tapoff, [q]), align=4), i64)
         b_at = builder.mul(q, const(4 * COLS))
         w = [builder.load(builder.bitcast(builder.gep(blk, [b_at]), v16.as_pointer()),
                           align=1) for blk in b_blocks]
@@ -254,7 +254,8 @@ def _requant(bld, madd, accs, tlo, thi, r2, shamt, lo, hi, out, outoff, ncount) 
                        + [64 + 8 * k + 4 for k in range(8)])
     for r, row in enumerate(accs):
         counted = bld.icmp_signed(">", ncount, ir.Constant(i64, r))
-        at = bld.gep(out, [bld.load(bld.gep(outoff, [ir.Constant(i64, r)]), align=8)])
+        at = bld.gep(out, [bld.sext(bld.load(bld.gep(outoff, [ir.Constant(i64, r)]), align=4),
+                                    i64)])
         for h, s in enumerate(row):
             t = s if sh is None else bld.shl(s, sh)
             low = bld.select(bld.icmp_signed("<", t, lov[h]), t, lov[h])
