@@ -66,6 +66,8 @@ def add_d32_kernel(module) -> None:  # module: llvmlite.ir.Module
         "j_next", "m_next", "done")}
     bld = ir.IRBuilder(blocks["entry"])
     m0_var, j_var, i_var = bld.alloca(i64), bld.alloca(i64), bld.alloca(i64)
+    # the slice's extremes, kept in registers across its tiles (allocas LLVM promotes)
+    ext_vars = [bld.alloca(v16) for _ in range(4)]
     block_bytes = bld.mul(nq, const(4 * COLS))
     bld.store(const(0), m0_var)
     bld.branch(blocks["m_head"])
@@ -79,6 +81,21 @@ def add_d32_kernel(module) -> None:  # module: llvmlite.ir.Module
     bld.position_at_end(blocks["j_head"])
     bld.cbranch(bld.icmp_signed("<", bld.load(j_var), nb), blocks["j_body"], blocks["m_next"])
     bld.position_at_end(blocks["j_body"])
+    j = bld.load(j_var)
+    col = bld.mul(j, const(COLS))
+
+    def vec(ptr, at, ty=v16):
+        return bld.load(bld.bitcast(bld.gep(ptr, [bld.add(col, const(at))]), ty.as_pointer()),
+                        align=4)
+
+    # one output slice's terms, loaded once for all its tiles: fb, tlo, thi (two blocks
+    # each), 2 recip (four halves)
+    terms = [vec(fb, 0), vec(fb, 16), vec(tlo, 0), vec(tlo, 16), vec(thi, 0), vec(thi, 16),
+             *(vec(r2, at, v8q) for at in (0, 8, 16, 24))]
+    for var, ptr, at in zip(ext_vars, (lo, lo, hi, hi), (0, 16, 0, 16), strict=True):
+        bld.store(vec(ptr, at), var)
+    b_j = bld.gep(b, [bld.mul(j, block_bytes)])
+    out_j = bld.gep(out, [bld.mul(bld.lshr(j, const(1)), oslice)])
     bld.store(bld.load(m0_var), i_var)
     bld.branch(blocks["i_head"])
 
@@ -88,27 +105,28 @@ def add_d32_kernel(module) -> None:  # module: llvmlite.ir.Module
     end = bld.select(bld.icmp_signed("<", end, m), end, m)
     bld.cbranch(bld.icmp_signed("<", bld.load(i_var), end), blocks["i_body"], blocks["j_next"])
     bld.position_at_end(blocks["i_body"])
-    i, j = bld.load(i_var), bld.load(j_var)
+    i = bld.load(i_var)
     left = bld.sub(end, i)
     rows = bld.select(bld.icmp_signed("<", left, const(ROWS)), left, const(ROWS))
-    col = bld.mul(j, const(COLS))
-    call_args = [a, bld.gep(inoff, [i]), nq, tapoff, bld.gep(b, [bld.mul(j, block_bytes)]),
-                 block_bytes, bld.gep(fb, [col]), bld.gep(tlo, [col]), bld.gep(thi, [col]),
-                 bld.gep(r2, [col]), shamt, bld.gep(lo, [col]), bld.gep(hi, [col]),
-                 bld.gep(out, [bld.mul(bld.lshr(j, const(1)), oslice)]),
-                 bld.gep(outoff, [i]), bld.sub(ncount, i)]
+    call_args = [a, bld.gep(inoff, [i]), nq, tapoff, b_j, block_bytes, shamt, out_j,
+                 bld.gep(outoff, [i]), bld.sub(ncount, i), *terms]
     cases = [fn.append_basic_block(f"rows{r}") for r in range(1, ROWS + 1)]
     switch = bld.switch(rows, cases[-1])
     for r, case in enumerate(cases, start=1):
         switch.add_case(const(r), case)
         case_bld = ir.IRBuilder(case)
-        case_bld.call(tiles[r], call_args)
+        got = case_bld.call(tiles[r], [*call_args, *(case_bld.load(v) for v in ext_vars)])
+        for k, var in enumerate(ext_vars):
+            case_bld.store(case_bld.extract_value(got, k), var)
         case_bld.branch(blocks["i_next"])
     bld.position_at_end(blocks["i_next"])
     bld.store(bld.add(bld.load(i_var), const(ROWS)), i_var)
     bld.branch(blocks["i_head"])
 
     bld.position_at_end(blocks["j_next"])
+    for var, ptr, at in zip(ext_vars, (lo, lo, hi, hi), (0, 16, 0, 16), strict=True):
+        bld.store(bld.load(var), bld.bitcast(bld.gep(ptr, [bld.add(col, const(at))]),
+                                             v16.as_pointer()), align=4)
     bld.store(bld.add(bld.load(j_var), const(2)), j_var)
     bld.branch(blocks["j_head"])
     bld.position_at_end(blocks["m_next"])
@@ -126,22 +144,28 @@ def _declare(module, name: str, ret, args):  # -> llvmlite.ir.Function
 
 
 def _tile(module, dot, madd, rows: int):  # -> llvmlite.ir.Function
-    """tile(a, inoff, nq, tapoff, b, bstride, fb, tlo, thi, r2, shamt, lo, hi, out, outoff,
-    ncount): ``rows`` pixels by 32 channels (two blocks ``bstride`` bytes apart), summed over
-    ``nq`` quads (quad q of a pixel at its address + tapoff[q]), requantized and stored
-    (module doc). The accumulators start from fb (s = sum + fb, wrapping as the add)."""
+    """tile(a, inoff, nq, tapoff, b, bstride, shamt, out, outoff, ncount, fb0, fb1, tlo0,
+    tlo1, thi0, thi1, r2 x 4, lo0, lo1, hi0, hi1) -> (lo0, lo1, hi0, hi1): ``rows`` windows
+    by 32 channels (two blocks ``bstride`` bytes apart), summed over ``nq`` quads (quad q of
+    a window at its address + tapoff[q]), requantized and stored (module doc); the
+    per-channel terms and the running extremes come in registers and the extremes go back.
+    The accumulators start from fb (s = sum + fb, wrapping as the add)."""
     from llvmlite import ir
 
     i8, i32, i64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
-    p8, p32, p64 = i8.as_pointer(), i32.as_pointer(), i64.as_pointer()
+    p8, p32 = i8.as_pointer(), i32.as_pointer()
     v16 = ir.VectorType(i32, 16)
-    fnty = ir.FunctionType(ir.VoidType(), [p8, p32, i64, p32, p8, i64, p32, p32, p32, p64,
-                                           i64, p32, p32, p8, p32, i64])
+    v8q = ir.VectorType(i64, 8)
+    fnty = ir.FunctionType(ir.LiteralStructType([v16] * 4),
+                           [p8, p32, i64, p32, p8, i64, i64, p8, p32, i64, *[v16] * 6,
+                            *[v8q] * 4, *[v16] * 4])
     fn = ir.Function(module, fnty, f"tiled32_{rows}")
     fn.linkage = "internal"
-    (a, inoff, nq, tapoff, b, bstride, fb, tlo, thi, r2, shamt, lo, hi, out, outoff,
-     ncount) = fn.args
-    for ptr in (a, inoff, tapoff, b, fb, tlo, thi, r2, lo, hi, out, outoff):
+    (a, inoff, nq, tapoff, b, bstride, shamt, out, outoff, ncount) = fn.args[:10]
+    fb, tlo, thi = fn.args[10:12], fn.args[12:14], fn.args[14:16]
+    r2 = (fn.args[16:18], fn.args[18:20])
+    ext = fn.args[20:24]
+    for ptr in (a, inoff, tapoff, b, out, outoff):
         ptr.add_attribute("noalias")
 
     def const(v: int, ty=i64) -> ir.Constant:
@@ -153,9 +177,7 @@ def _tile(module, dot, madd, rows: int):  # -> llvmlite.ir.Function
     row_ptrs = [bld.gep(a, [bld.sext(bld.load(bld.gep(inoff, [const(r)]), align=4), i64)])
                 for r in range(rows)]
     b_blocks = [b, bld.gep(b, [bstride])]
-    fbv = [bld.load(bld.bitcast(bld.gep(fb, [const(16 * h)]), v16.as_pointer()), align=4)
-           for h in range(2)]
-    init = [list(fbv) for _ in range(rows)]
+    init = [list(fb) for _ in range(rows)]
     groups = bld.lshr(nq, const(2))
     rem = bld.and_(nq, const(3))
 
@@ -208,9 +230,11 @@ def _tile(module, dot, madd, rows: int):  # -> llvmlite.ir.Function
     bld.cbranch(bld.icmp_signed("==", shamt, const(0)), plain, shifted)
     for block, shift in ((plain, False), (shifted, True)):
         bld.position_at_end(block)
-        _requant(bld, madd, final, tlo, thi, r2, shamt if shift else None, lo, hi, out,
-                 outoff, ncount)
-        bld.ret_void()
+        got = _requant(bld, madd, final, tlo, thi, r2, shamt if shift else None, ext, out,
+                       outoff, ncount)
+        bld.ret(bld.insert_value(bld.insert_value(bld.insert_value(bld.insert_value(
+            ir.Constant(fnty.return_type, None), got[0], 0), got[1], 1), got[2], 2),
+            got[3], 3))
     return fn
 
 
@@ -222,10 +246,11 @@ def _splat(bld, word):  # -> <16 x i32>
     return bld.shuffle_vector(one, ir.Constant(vec, None), ir.Constant(vec, [0] * 16))
 
 
-def _requant(bld, madd, accs, tlo, thi, r2, shamt, lo, hi, out, outoff, ncount) -> None:
+def _requant(bld, madd, accs, tlo, thi, r2, shamt, ext, out, outoff, ncount) -> list:
     """The tile's s (the sums plus fb) requantized (module doc) and stored, 16 codes a block,
     at out + outoff[row] (+ 16 for the second block); the rows below ``ncount`` taken into
-    lo, hi. ``shamt`` None: no shift."""
+    the extremes ``ext`` (lo0, lo1, hi0, hi1), which are returned. ``tlo``, ``thi``: a
+    vector per block; ``r2``: two halves per block. ``shamt`` None: no shift."""
     from llvmlite import ir
 
     i8, i32, i64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
@@ -233,20 +258,8 @@ def _requant(bld, madd, accs, tlo, thi, r2, shamt, lo, hi, out, outoff, ncount) 
     v8q = ir.VectorType(i64, 8)
     bytes64 = ir.VectorType(i8, 64)
     bytes16 = ir.VectorType(i8, 16)
-
-    def vec(ptr, h, ty=v16):
-        return bld.load(bld.bitcast(bld.gep(ptr, [ir.Constant(i64, 16 * h)]), ty.as_pointer()),
-                        align=4)
-
-    def qvec(ptr, h, half):
-        at = bld.gep(ptr, [ir.Constant(i64, 16 * h + 8 * half)])
-        return bld.load(bld.bitcast(at, v8q.as_pointer()), align=8)
-
-    tlov = [vec(tlo, h) for h in range(2)]
-    thiv = [vec(thi, h) for h in range(2)]
-    r2v = [[qvec(r2, h, half) for half in range(2)] for h in range(2)]
-    lov = [vec(lo, h) for h in range(2)]
-    hiv = [vec(hi, h) for h in range(2)]
+    tlov, thiv, r2v = list(tlo), list(thi), r2
+    lov, hiv = list(ext[:2]), list(ext[2:])
     sh = None if shamt is None else _splat(bld, bld.trunc(shamt, i32))
     half_code = ir.Constant(v8q, [1 << 31] * 8)
     # byte 4 of each 64-bit lane: lanes 0-7 from the first product, 8-15 from the second
@@ -275,10 +288,7 @@ def _requant(bld, madd, accs, tlo, thi, r2, shamt, lo, hi, out, outoff, ncount) 
             assert codes.type == bytes16
             bld.store(codes, bld.bitcast(bld.gep(at, [ir.Constant(i64, 16 * h)]),
                                          bytes16.as_pointer()), align=1)
-    for h in range(2):
-        for ptr, value in ((lo, lov[h]), (hi, hiv[h])):
-            bld.store(value, bld.bitcast(bld.gep(ptr, [ir.Constant(i64, 16 * h)]),
-                                         v16.as_pointer()), align=4)
+    return [*lov, *hiv]
 
 
 __all__ = ["add_d32_kernel"]
