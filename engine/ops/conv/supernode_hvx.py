@@ -378,13 +378,16 @@ def _steady(ctx: KernelContext, x: Tensor, filt: Tensor, f_min: Tensor, f_max: T
     terms = _filter_terms(ctx, filt, f_min, f_max, channel_scale, short)
     b, cout, channels = x.shape[0], terms.cout, terms.gemsumb.size
     w_total = 4 + cols.out + ((-cols.out) & 3)
-    sums, fused = _plain_paths(ctx, x, filt, rows, cols, terms.zf, short, channels)
     direct = None
     if not short and cols.out:
         zaps, extra = _zaps(x, rows, cols), _extra_columns(cols, True)
-        if fused is None:
-            fused = patch_path(ctx, x, filt, rows, cols, terms.zf, channels, zaps, extra)
         direct = direct_path(x, filt, terms.zf, rows, cols, extra, channels, zaps)
+    # the GEMM's fused passes serve no run the direct kernel does not (a plain 1x1 one it
+    # serves whole; the patch pass, like it, only a zx that is a code): made only without it
+    sums, fused = _plain_paths(ctx, x, filt, rows, cols, terms.zf, short,
+                               channels if direct is None else 0)
+    if fused is None and direct is None and not short and cols.out:
+        fused = patch_path(ctx, x, filt, rows, cols, terms.zf, channels, zaps, extra)
     steady = _Steady(rows, cols, terms, scalar_f(b_min), scalar_f(b_max),
                      (b, rows.out + 8, channels // 32, w_total, 32), (b, rows.out, cols.out, cout),
                      D32Padding(4, 4, 4, (-cols.out) & 3, 0, (-cout) & 31), sums,
