@@ -31,10 +31,10 @@ CHUNK_BYTES = 160 * 1024
 #: windows a chunk, the packed filter's address, the windows inside the data and how many
 #: of them come first that count in the extremes, the gathered ones and the same of them,
 #: the addresses of the tables (tapoff, the gathered windows' 4q offsets, inoff with the
-#: gathered windows' offsets in the buffer after the inside ones', outoff), whether every
-#: gathered byte reads zx, and the zx byte the buffer holds (-1: none; the driver's).
+#: gathered windows' offsets in the buffer after the inside ones', outoff), 0 (unused), and
+#: the zx byte the buffer holds (-1: none; the driver's).
 PARAMS = ("fn", "nq", "nb", "oslice", "mc", "b", "n_in", "n_in_counted", "n_out",
-          "n_out_counted", "tapoff", "tapbuf", "inoff", "outoff", "all_zx", "buf_zx")
+          "n_out_counted", "tapoff", "tapbuf", "inoff", "outoff", "unused", "buf_zx")
 
 D32Run = Callable[[np.ndarray, int, np.ndarray, np.ndarray, int, bool, np.ndarray, int],
                   tuple[int, int] | None]
@@ -127,15 +127,18 @@ def prepared_conv_d32(codes: np.ndarray, zf: int, channels: int, quads: int,
               "n_out": n_out, "n_out_counted": windows.counted[1],
               "tapoff": tables[0].ctypes.data, "tapbuf": tables[1].ctypes.data,
               "inoff": tables[2].ctypes.data, "outoff": tables[3].ctypes.data,
-              "all_zx": int(np.all(windows.gather_zx)), "buf_zx": -1}
+              "unused": 0, "buf_zx": -1}
     params = np.array([values[name] for name in PARAMS], np.int64)
     # per channel: folded, recip (this run's, copied in by the driver), colsum, 2 recip; the
     # kernel's fb, tlo, thi and extremes
     chan64 = np.zeros((4, channels), np.int64)
     chan64[2] = colsum
     chan32 = np.zeros((5, channels), np.int32)
-    gather = windows.gather.astype(np.int64).reshape(n_out, 4 * nq)
-    gather_zx = windows.gather_zx.astype(np.bool_).reshape(n_out, 4 * nq)
+    # the gathered bytes read from the memory: where in buf, where in raw (the others hold
+    # zx, written when it moves)
+    read = ~windows.gather_zx.astype(np.bool_).reshape(-1)
+    gather_to = np.flatnonzero(read).astype(np.int64)
+    gather_from = windows.gather.astype(np.int64).reshape(-1)[read]
 
     u8 = np.dtype(np.uint8)
     strides = np.empty(mem_shape, np.uint8).strides if all(mem_shape) else None
@@ -153,7 +156,7 @@ def prepared_conv_d32(codes: np.ndarray, zf: int, channels: int, quads: int,
                              f"d32 memory of {mem_shape}")
         if folded.shape != (channels,) or recip.shape != (channels,):
             raise ValueError(f"folded and recip need {channels} values")
-        ok, low, high = driver(params, raw, mem, chan64, chan32, gather, gather_zx, buf,
+        ok, low, high = driver(params, raw, mem, chan64, chan32, gather_to, gather_from, buf,
                                np.asarray(folded, np.int64), np.asarray(recip, np.int64),
                                int(zx), int(shift), bool(minmax_all), int(fill))
         return (low, high) if ok else None

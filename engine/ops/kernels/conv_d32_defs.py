@@ -86,7 +86,7 @@ def fill_padding(mem, fill):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def conv_d32(params, raw, mem, chan64, chan32, gather_off, gather_zx, buf, folded_in,
+def conv_d32(params, raw, mem, chan64, chan32, gather_to, gather_from, buf, folded_in,
              recip_in, zx, shamt, minmax_all, fill):  # pragma: no cover - compiled
     # returns (ok, low, high): the run's range in output codes (min of lo x recip, max of
     # hi x recip, rounded at bit 31); ok False where channel_terms refuses the recips
@@ -94,9 +94,9 @@ def conv_d32(params, raw, mem, chan64, chan32, gather_off, gather_zx, buf, folde
     # from folded_in, recip_in), colsum, 2 recip;
     # chan32 rows: fb, tlo, thi, lo, hi (the kernel's per-channel terms and extremes).
     # The inside windows are read from ``raw`` (window p's quad q at inoff[p] +
-    # tapoff[q]); the gathered ones from ``buf`` (window p's nq quads at p x 4nq), byte k
-    # of window p at gather_off[p, k] in raw or zx's low byte where gather_zx (all_zx:
-    # every byte, the buffer filled again only when that byte moves)
+    # tapoff[q]); the gathered ones from ``buf`` (window p's nq quads at p x 4nq): zx's low
+    # byte (filled again only when that byte moves), then buf[gather_to[i]] =
+    # raw[gather_from[i]] for the bytes read from the memory
     fn, nq, nb, oslice, mc, b_ptr = params[0], params[1], params[2], params[3], params[4], \
         params[5]
     n_in, n_in_counted, n_out, n_out_counted = params[6], params[7], params[8], params[9]
@@ -115,17 +115,11 @@ def conv_d32(params, raw, mem, chan64, chan32, gather_off, gather_zx, buf, folde
         fill_padding(mem, fill)
     zx8 = np.int64(zx) & 0xFF
     if n_out > 0:
-        if params[14]:
-            if params[15] != zx8:
-                buf[:] = np.uint8(zx8)
-                params[15] = zx8
-        else:
-            params[15] = -1
-            width = gather_off.shape[1]
-            for p in range(n_out):
-                at = p * width
-                for k in range(width):
-                    buf[at + k] = np.uint8(zx8) if gather_zx[p, k] else raw[gather_off[p, k]]
+        if params[15] != zx8:
+            buf[:] = np.uint8(zx8)
+            params[15] = zx8
+        for i in range(gather_to.shape[0]):
+            buf[gather_to[i]] = raw[gather_from[i]]
     fb_p, tlo_p, thi_p = np.int64(fb.ctypes.data), np.int64(tlo.ctypes.data), \
         np.int64(thi.ctypes.data)
     r2_p, lo_p, hi_p = np.int64(r2.ctypes.data), np.int64(lo32.ctypes.data), \
