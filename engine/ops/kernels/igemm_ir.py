@@ -4,8 +4,10 @@ int8 quads), each a loop over row chunks and column blocks around register tiles
 :data:`ROWS` x :data:`COLS`; and ``ivnni_rq``, the VNNI loop whose tiles (two column blocks:
 a d32 slice's 32 channels) requantize their sums as the d32 Supernodes do and store the
 codes, the sums never leaving the registers (:func:`_requant_tile`; its driver is
-:mod:`gemm_requant`). :mod:`igemm` compiles them, caches the object code and calls them;
-the layouts and the arithmetic are described there.
+:mod:`gemm_requant`); and, with AVX-512 IFMA and VBMI, ``ivnni_d32``
+(:mod:`igemm_d32_ir`: a d32 Supernode reading its input where it lies). :mod:`igemm`
+compiles them, caches the object code and calls them; the layouts and the arithmetic are
+described there.
 """
 
 from __future__ import annotations

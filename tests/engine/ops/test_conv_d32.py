@@ -242,3 +242,19 @@ def test_a_supernode_on_the_d32_kernel_equals_one_on_the_separate_steps(monkeypa
     monkeypatch.setattr(supernode_hvx, "prepared_gemm_requant", lambda *a: None)
     monkeypatch.setattr(supernode_hvx, "patch_path", lambda *a: None)
     assert got == runs()
+
+
+def test_the_d32_kernel_is_built_where_the_processor_has_it() -> None:
+    """With AVX-512 VNNI, IFMA and VBMI (and the VNNI kernel on), ``ivnni_d32`` must compile:
+    a failure would otherwise leave the slower passes in place and skip the tests above."""
+    import llvmlite.binding as llvm
+
+    from hexscope.engine.ops.kernels import igemm
+
+    llvm.initialize_native_target()
+    features = llvm.get_host_cpu_features()
+    wanted = all(features.get(f) for f in ("avx512vnni", "avx512vl", "avx512ifma",
+                                           "avx512vbmi"))
+    if not (wanted and igemm.available8()):
+        pytest.skip("no AVX-512 VNNI / IFMA / VBMI here, or the VNNI kernel is off")
+    assert igemm.kernel_address_d32() != 0
