@@ -31,10 +31,11 @@ CHUNK_BYTES = 160 * 1024
 #: windows a chunk, the packed filter's address, the windows inside the data and how many
 #: of them come first that count in the extremes, the gathered ones and the same of them,
 #: the addresses of the tables (tapoff, the gathered windows' 4q offsets, inoff with the
-#: gathered windows' offsets in the buffer after the inside ones', outoff), 0 (unused), and
-#: the zx byte the buffer holds (-1: none; the driver's).
+#: gathered windows' offsets in the buffer after the inside ones', outoff), the zx for which
+#: the per-channel terms are those of the folded and recip the driver keeps (-2**62: none),
+#: and the zx byte the buffer holds (-1: none); the last two the driver's.
 PARAMS = ("fn", "nq", "nb", "oslice", "mc", "b", "n_in", "n_in_counted", "n_out",
-          "n_out_counted", "tapoff", "tapbuf", "inoff", "outoff", "unused", "buf_zx")
+          "n_out_counted", "tapoff", "tapbuf", "inoff", "outoff", "terms_zx", "buf_zx")
 
 D32Run = Callable[[np.ndarray, int, np.ndarray, np.ndarray, int, bool, np.ndarray, int],
                   tuple[int, int] | None]
@@ -127,7 +128,7 @@ def prepared_conv_d32(codes: np.ndarray, zf: int, channels: int, quads: int,
               "n_out": n_out, "n_out_counted": windows.counted[1],
               "tapoff": tables[0].ctypes.data, "tapbuf": tables[1].ctypes.data,
               "inoff": tables[2].ctypes.data, "outoff": tables[3].ctypes.data,
-              "unused": 0, "buf_zx": -1}
+              "terms_zx": -(2**62), "buf_zx": -1}
     params = np.array([values[name] for name in PARAMS], np.int64)
     # per channel: folded, recip (this run's, copied in by the driver), colsum, 2 recip; the
     # kernel's fb, tlo, thi and extremes

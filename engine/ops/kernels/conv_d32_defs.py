@@ -17,6 +17,7 @@ from numba.extending import intrinsic
 
 _INT32_MIN = -(2**31)
 _INT32_MAX = 2**31 - 1
+_NO_TERMS = -(2**62)        # params[14] when the kept terms stand for no zx
 
 
 @intrinsic
@@ -102,12 +103,20 @@ def conv_d32(params, raw, mem, chan64, chan32, gather_to, gather_from, buf, fold
     n_in, n_in_counted, n_out, n_out_counted = params[6], params[7], params[8], params[9]
     tapoff, tapbuf, inoff, outoff = params[10], params[11], params[12], params[13]
     folded, recip, colsum, r2 = chan64[0], chan64[1], chan64[2], chan64[3]
-    for c in range(folded.shape[0]):       # this run's, into the driver's own rows
+    # this run's folded and recip into the driver's own rows; the terms of channel_terms
+    # (two divisions a channel) kept from the last run where they and zx are the same
+    same = params[14] == zx
+    for c in range(folded.shape[0]):
+        if folded[c] != folded_in[c] or recip[c] != recip_in[c]:
+            same = False
         folded[c] = folded_in[c]
         recip[c] = recip_in[c]
     fb, tlo, thi, lo32, hi32 = chan32[0], chan32[1], chan32[2], chan32[3], chan32[4]
-    if not channel_terms(folded, recip, colsum, zx, fb, tlo, thi, r2):
-        return False, 0, 0
+    if not same:
+        params[14] = _NO_TERMS
+        if not channel_terms(folded, recip, colsum, zx, fb, tlo, thi, r2):
+            return False, 0, 0
+        params[14] = zx
     for c in range(lo32.shape[0]):
         lo32[c] = _INT32_MAX
         hi32[c] = _INT32_MIN

@@ -142,7 +142,13 @@ def test_the_d32_kernel_equals_the_separate_steps(
         # the separate steps read the windows' padding as zx itself where all of it holds
         # zx's low byte: direct_path serves such a run only for a zx that is a code
         zx = min(max(zx, 0), 254)
-    for zx_run in (zx, zx, zx + 1):      # the buffer of zx kept by zx, then moved
+    # the buffer of zx and the per-channel terms kept by zx, then zx moved, then the same
+    # arrays changed in place (the terms made again)
+    for k, zx_run in enumerate((zx, zx, zx + 1, zx + 1, zx + 1)):
+        if k == 3:
+            folded[-1] += 12345
+        if k == 4:
+            recip[0] = (recip[0] + 99) % 2**31
         sums = supernode_hvx._all_sums(ctx, x, filt, rows, cols, zx_run, zf)
         want = mem.copy()
         lo, hi = requantize_into_d32(sums, cols.out, folded, recip, shift, minmax_all, True,
