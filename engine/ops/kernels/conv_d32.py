@@ -122,6 +122,15 @@ def prepared_conv_d32(codes: np.ndarray, zf: int, channels: int, quads: int,
     if any(t.size and (t.min() < 0 or t.max() >= 2**31) for t in tables64):
         return None         # the kernel reads int32 offsets (half the bytes of int64)
     tables = tuple(np.ascontiguousarray(t, np.int32) for t in tables64)
+    # the kernel reads and writes by address: every read within the input, every write
+    # within the output memory, or no kernel
+    last_out = int(np.prod(mem_shape)) - ((channels // 32 - 1) * mem_shape[3] * 32 + 32)
+    if n_in and int(windows.inoff.max()) + int(windows.tapoff.max()) + 4 > raw_size \
+            or windows.gather.size and int(windows.gather.max()) >= raw_size \
+            or windows.outoff.size and int(windows.outoff.max()) > last_out \
+            or windows.outoff.size != n_in + n_out:
+        raise ValueError(f"windows that reach past the input's {raw_size} bytes or the output "
+                         f"memory {mem_shape}")
     mc = max(6, CHUNK_BYTES // (4 * nq) // 6 * 6)
     values = {"fn": fn, "nq": nq, "nb": channels // 16, "oslice": mem_shape[3] * 32, "mc": mc,
               "b": blocks.ctypes.data, "n_in": n_in, "n_in_counted": windows.counted[0],
@@ -155,8 +164,8 @@ def prepared_conv_d32(codes: np.ndarray, zf: int, channels: int, quads: int,
             # the kernel writes by address: refuse a memory it would overrun
             raise ValueError(f"the output memory {mem.shape} is not a C-contiguous uint8 "
                              f"d32 memory of {mem_shape}")
-        if folded.shape != (channels,) or recip.shape != (channels,):
-            raise ValueError(f"folded and recip need {channels} values")
+        if folded.shape != (channels,) or recip.shape != (channels,) or not 0 <= shift <= 31:
+            raise ValueError(f"folded and recip need {channels} values, the shift 0..31")
         ok, low, high = driver(params, raw, mem, chan64, chan32, gather_to, gather_from, buf,
                                np.asarray(folded, np.int64), np.asarray(recip, np.int64),
                                int(zx), int(shift), bool(minmax_all), int(fill))

@@ -187,6 +187,13 @@ def test_a_filter_past_a_signed_byte_of_zf_or_a_recip_past_int32_is_not_served()
             run(x.raw, 3, np.zeros(32, np.int64), np.ones(32, np.int64), 0, False, bad, 0)
     with pytest.raises(ValueError, match="bytes"):
         run(x.raw[:-1], 3, np.zeros(32, np.int64), np.ones(32, np.int64), 0, False, mem, 0)
+    with pytest.raises(ValueError, match="shift"):
+        run(x.raw, 3, np.zeros(32, np.int64), np.ones(32, np.int64), 32, False, mem, 0)
+    # windows reaching past the input or the output memory are refused at the set-up
+    for bad in (windows._replace(inoff=windows.inoff + x.raw.size),
+                windows._replace(outoff=windows.outoff + int(np.prod(mem_shape)))):
+        with pytest.raises(ValueError, match="reach past"):
+            prepared_conv_d32(codes, 101, 32, 2, bad, x.raw.size, mem_shape)
 
 
 def _inputs(rng: np.random.Generator, x: Tensor, fh: int, fw: int, cout: int,
