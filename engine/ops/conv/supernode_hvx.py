@@ -348,11 +348,9 @@ class _Steady(NamedTuple):
     sums: Callable[[Tensor, int], np.ndarray] | None     # None: _all_sums
     # requantize_into_d32 then _extremes, the kernel found once; None: those two
     requant: Callable[..., tuple[int, int]] | None
-    # sums and requant in one pass, for a first try (x, zx, folded, recip, shift, mem,
-    # fill) -> (lo, hi), or None where it does not serve this run (nothing written): the
-    # kernel reading the input where it lies (supernode_direct), then the GEMM's
-    # (gemm_requant, supernode_patches); the sums are not kept: a retry takes ``sums``.
-    # Empty: no such
+    # a first try's sums and requant in one pass, (x, zx, folded, recip, shift, mem, fill)
+    # -> (lo, hi), or None (nothing written) for a run it does not serve: supernode_direct's,
+    # or the GEMM's (gemm_requant, supernode_patches); a retry takes ``sums``
     fused: tuple[Callable[..., tuple[int, int] | None], ...]
     overrun: str | None         # supernode_warnings' weights_overrun
 
@@ -534,9 +532,8 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
         ctx.warn(steady.overrun)
     xmn, xmx = scalar_f(x_min), scalar_f(x_max)
     sums = None
-    # the requantization writes every lane of rows 4.. and columns 4.. of the memory: only
-    # the 4 rows above and below and the 4 columns left take the fill, not a memset of the
-    # whole output first
+    # the requantization writes every lane of rows 4.. and columns 4..: only the 4 rows
+    # above and below and the 4 columns left take the fill (no memset of the whole output)
     mem = np.empty(steady.mem_shape, np.uint8)
     fill = ctx.padding_fill
     fused = bool(steady.fused) and 0 <= fill <= 255
@@ -553,14 +550,11 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
         if short and stride.shape[2] > 4:
             raise KernelError(f"Add support for stride > 4: stride width {stride.shape[2]}")
         shift = sc.shamt & 31      # vasl(Vw, Rt) shifts by Rt & 31 (an infinite gain: 129 -> 1)
-        # the sums requantized as the GEMM makes them (None: not for this run's input);
-        # a retry computes them again
-        got = None
-        if run == 0 and fused:
-            for path in steady.fused:
-                got = path(x, sc.in_offset, folded, sc.recip, shift, mem, fill)
-                if got is not None:
-                    break
+        got = None      # the first try's fused paths in order (a retry: the separate steps)
+        for path in steady.fused if run == 0 and fused else ():
+            got = path(x, sc.in_offset, folded, sc.recip, shift, mem, fill)
+            if got is not None:
+                break
         if got is not None:
             lo, hi = got
         else:
@@ -593,8 +587,7 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
     # a 32-bit op still moving after 3 runs keeps the third's codes and reports the moved
     # range ("Extreme recursion detected", logged only)
     y = Tensor(steady.shape, DType.QUINT8, mem.reshape(-1), Layout.D32, steady.pad)
-    # the range's tensors, kept while the range holds the same objects (the bits then too):
-    # read-only, so a run hands back the same ones as the last while the range holds
+    # the range's tensors (read-only), kept while the range holds the same objects
     words = ctx.state.get("hvx_words")
     if not isinstance(words, Shared) or words.key[0] is not state.mn \
             or words.key[1] is not state.mx:  # type: ignore[index]
