@@ -61,6 +61,15 @@ def area_index(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[int, in
     """Where :func:`read_area`'s codes are: their byte offsets in ``x.raw`` and whether each
     is read as zx (zapped, or outside the tensor), both (B, rows, cols, D). Compiled callers
     read the codes themselves from it."""
+    return point_index(x, zaps, np.arange(rows[0], rows[0] + rows[1])[:, None],
+                       np.arange(cols[0], cols[0] + cols[1])[None, :])
+
+
+def point_index(x: Tensor, zaps: Zaps, ys: np.ndarray, xs: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`area_index` at any points: rows ``ys`` and columns ``xs`` (integer arrays that
+    broadcast together to a shape S; 0 = the first data row and column), (B, *S, D) each
+    (a convolution's windows that leave the data, tap by tap)."""
     b, h, w, d = x.shape
     p = x.padding
     ht, wt = h + p.h_before + p.h_after, w + p.w_before + p.w_after
@@ -69,11 +78,11 @@ def area_index(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[int, in
     zapped = zapped_columns(x, zaps.left, zaps.right)
     ch = np.arange(p.d_before, p.d_before + d)
     sl, lane = ch // 32, ch % 32                                  # (D,)
-    y = np.arange(rows[0], rows[0] + rows[1])[:, None, None]      # (R, 1, 1)
-    c = p.w_before + np.arange(cols[0], cols[0] + cols[1])[None, :, None]    # (1, C, 1)
-    local = (p.h_before + y) * ns + sl[None, None, :] + c // wt   # (R, C, D)
+    y, c = np.broadcast_arrays(np.asarray(ys), p.w_before + np.asarray(xs))
+    y, c = y[..., None], c[..., None]                             # (*S, 1)
+    local = (p.h_before + y) * ns + sl + c // wt                  # (*S, D)
     col = np.broadcast_to(c % wt, local.shape)
-    line, zero = lines_read(x, zaps, local, col, zapped)                  # (B, R, C, D)
+    line, zero = lines_read(x, zaps, local, col, zapped)          # (B, *S, D)
     offsets = (np.clip(line, 0, b * per_batch - 1) * wt + col[None]) * 32 + lane
     return offsets, zero
 
@@ -162,5 +171,5 @@ def window_input(x: Tensor, zaps: Zaps, zx: int, rows: Window, cols: Window,
                      (-cols.before, cols.before + w + cols.after)), False
 
 
-__all__ = ["Zaps", "area_index", "border_offsets", "kept_border", "read_area", "read_at",
-           "window_input", "zap_span", "zapped_columns"]
+__all__ = ["Zaps", "area_index", "border_offsets", "kept_border", "point_index", "read_area",
+           "read_at", "window_input", "zap_span", "zapped_columns"]

@@ -60,6 +60,7 @@ from hexscope.engine.ops.conv.dwise_scaling import (
     minmax_basics,
     retry,
 )
+from hexscope.engine.ops.conv.supernode_direct import direct_path
 from hexscope.engine.ops.conv.supernode_patches import patch_path
 from hexscope.engine.ops.conv.supernode_warnings import weights_overrun
 from hexscope.engine.ops.kernels.d32_layout import unpacker
@@ -347,11 +348,11 @@ class _Steady(NamedTuple):
     sums: Callable[[Tensor, int], np.ndarray] | None     # None: _all_sums
     # requantize_into_d32 then _extremes, the kernel found once; None: those two
     requant: Callable[..., tuple[int, int]] | None
-    # sums and requant in one pass, for a first try (x, zx, folded, recip, shift, mem,
-    # fill) -> (lo, hi), or None where it does not serve this run (supernode_patches); the
-    # sums are not kept: a retry takes ``sums``. None: no such (a 1x1 layer's, or
-    # supernode_patches' for the others)
-    fused: Callable[..., tuple[int, int] | None] | None
+    # a first try's sums and requant in one pass, (x, zx, folded, recip, shift, mem, fill)
+    # -> (lo, hi), or None (nothing written) for a run it does not serve: supernode_direct's,
+    # or the GEMM's (gemm_requant, supernode_patches); a retry takes ``sums``
+    fused: tuple[Callable[..., tuple[int, int] | None], ...]
+    overrun: str | None         # supernode_warnings' weights_overrun
 
 
 def _steady(ctx: KernelContext, x: Tensor, filt: Tensor, f_min: Tensor, f_max: Tensor,
@@ -375,14 +376,22 @@ def _steady(ctx: KernelContext, x: Tensor, filt: Tensor, f_min: Tensor, f_max: T
     terms = _filter_terms(ctx, filt, f_min, f_max, channel_scale, short)
     b, cout, channels = x.shape[0], terms.cout, terms.gemsumb.size
     w_total = 4 + cols.out + ((-cols.out) & 3)
-    sums, fused = _plain_paths(ctx, x, filt, rows, cols, terms.zf, short, channels)
-    if fused is None and not short and cols.out:
+    direct = None
+    if not short and cols.out:
         zaps, extra = _zaps(x, rows, cols), _extra_columns(cols, True)
+        direct = direct_path(x, filt, terms.zf, rows, cols, extra, channels, zaps)
+    # the GEMM's fused passes serve no run the direct kernel does not (a plain 1x1 one it
+    # serves whole; the patch pass, like it, only a zx that is a code): made only without it
+    sums, fused = _plain_paths(ctx, x, filt, rows, cols, terms.zf, short,
+                               channels if direct is None else 0)
+    if fused is None and direct is None and not short and cols.out:
         fused = patch_path(ctx, x, filt, rows, cols, terms.zf, channels, zaps, extra)
     steady = _Steady(rows, cols, terms, scalar_f(b_min), scalar_f(b_max),
                      (b, rows.out + 8, channels // 32, w_total, 32), (b, rows.out, cols.out, cout),
                      D32Padding(4, 4, 4, (-cols.out) & 3, 0, (-cout) & 31), sums,
-                     _requant(cols.out, channels, short), fused)
+                     _requant(cols.out, channels, short),
+                     tuple(f for f in (direct, fused) if f is not None),
+                     None if short else weights_overrun(x, filt))
     consts = (filt, f_min, f_max, stride, bias, b_min, b_max, *channel_scale)
     if all(not t.has_data or not t.raw.flags.writeable for t in consts):
         ctx.state["hvx_steady"] = Shared(key, steady)
@@ -519,17 +528,15 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
     steady = _steady(ctx, x, filt, f_min, f_max, stride, bias, b_min, b_max, channel_scale,
                      bias32, short)
     rows, cols, terms = steady.rows, steady.cols, steady.terms
-    overrun = None if short else weights_overrun(x, filt)
-    if overrun is not None:
-        ctx.warn(overrun)
+    if steady.overrun is not None:
+        ctx.warn(steady.overrun)
     xmn, xmx = scalar_f(x_min), scalar_f(x_max)
     sums = None
-    # the requantization writes every lane of rows 4.. and columns 4.. of the memory: only
-    # the 4 rows above and below and the 4 columns left take the fill, not a memset of the
-    # whole output first
+    # the requantization writes every lane of rows 4.. and columns 4..: only the 4 rows
+    # above and below and the 4 columns left take the fill (no memset of the whole output)
     mem = np.empty(steady.mem_shape, np.uint8)
     fill = ctx.padding_fill
-    fused = steady.fused is not None and 0 <= fill <= 255
+    fused = bool(steady.fused) and 0 <= fill <= 255
     if not fused:               # else the fused pass fills them
         mem[:, :4] = fill
         mem[:, -4:] = fill
@@ -543,10 +550,11 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
         if short and stride.shape[2] > 4:
             raise KernelError(f"Add support for stride > 4: stride width {stride.shape[2]}")
         shift = sc.shamt & 31      # vasl(Vw, Rt) shifts by Rt & 31 (an infinite gain: 129 -> 1)
-        # the sums requantized as the GEMM makes them (None: not for this run's input);
-        # a retry computes them again
-        got = steady.fused(x, sc.in_offset, folded, sc.recip, shift,  # type: ignore[misc]
-                           mem, fill) if run == 0 and fused else None
+        got = None      # the first try's fused paths in order (a retry: the separate steps)
+        for path in steady.fused if run == 0 and fused else ():
+            got = path(x, sc.in_offset, folded, sc.recip, shift, mem, fill)
+            if got is not None:
+                break
         if got is not None:
             lo, hi = got
         else:
@@ -579,13 +587,14 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
     # a 32-bit op still moving after 3 runs keeps the third's codes and reports the moved
     # range ("Extreme recursion detected", logged only)
     y = Tensor(steady.shape, DType.QUINT8, mem.reshape(-1), Layout.D32, steady.pad)
-    # the range's words, kept while the range holds the same objects (the bits then too)
+    # the range's tensors (read-only), kept while the range holds the same objects
     words = ctx.state.get("hvx_words")
     if not isinstance(words, Shared) or words.key[0] is not state.mn \
             or words.key[1] is not state.mx:  # type: ignore[index]
-        words = Shared((state.mn, state.mx), (f32_word(state.mn), f32_word(state.mx)))
+        words = Shared((state.mn, state.mx), (f32_output(f32_word(state.mn)).readonly(),
+                                              f32_output(f32_word(state.mx)).readonly()))
         ctx.state["hvx_words"] = words
-    return y, f32_output(words.value[0]), f32_output(words.value[1])  # type: ignore[index]
+    return y, words.value[0], words.value[1]  # type: ignore[index]
 
 
 __all__ = ["check_d32_padding", "run_hvx"]

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from hexscope.engine.ops.kernels import igemm_ir, object_cache
+from hexscope.engine.ops.kernels import igemm_d32_ir, igemm_ir, object_cache
 
 # the register tile (the IR's shape) and the kernels as IR, by their names here
 from hexscope.engine.ops.kernels.igemm_ir import COLS, ROWS
@@ -130,6 +130,16 @@ def kernel_address_rq8() -> int:
     ``requant``; 0 where the VNNI kernel does not run here), for :mod:`gemm_requant`."""
     kernel = _kernel8()
     return 0 if kernel is None else int(kernel.engine.get_function_address("ivnni_rq"))
+
+
+def kernel_address_d32() -> int:
+    """The address of ``ivnni_d32`` (:mod:`igemm_d32_ir`: the d32 Supernode reading its input
+    where it lies), 0 where it was not built here (no AVX-512 IFMA or VBMI, or the VNNI
+    kernel off), for :mod:`conv_d32`."""
+    kernel = _kernel8()
+    if kernel is None or not available8():
+        return 0
+    return int(kernel.engine.get_function_address("ivnni_d32"))
 
 
 def gemm_into(out: I32, lhs: I16 | npt.NDArray[np.int8], rhs: PackedRhs, offsets: I32,
@@ -249,15 +259,16 @@ def _compile() -> tuple[object, object]:
         if not features.get("avx2"):
             return None, None
         vnni = bool(features.get("avx512vnni") and features.get("avx512vl"))
+        d32 = vnni and bool(features.get("avx512ifma") and features.get("avx512vbmi"))
         machine = llvm.Target.from_default_triple().create_target_machine(
             cpu=llvm.get_host_cpu_name(), features=features.flatten(), opt=3)
-        name = object_cache.key(_source(vnni), llvm.llvm_version_info,
+        name = object_cache.key(_source(vnni, d32), llvm.llvm_version_info,
                                  _llvmlite_version(), llvm.get_host_cpu_name(),
-                                 features.flatten(), vnni, llvm.get_process_triple())
+                                 features.flatten(), vnni, d32, llvm.get_process_triple())
         cached = object_cache.read(name)
-        engine = _engine(llvm, machine, vnni, name, cached)
+        engine = _engine(llvm, machine, vnni, d32, name, cached)
         if cached is not None and not engine.get_function_address("igemm"):
-            engine = _engine(llvm, machine, vnni, name, None)    # an unusable object
+            engine = _engine(llvm, machine, vnni, d32, name, None)    # an unusable object
     except Exception:  # noqa: BLE001
         # An LLVM that cannot build for this host, or an llvmlite whose API moved: the
         # float32 path still works. (test_the_kernel_runs_where_it_can guards against this
@@ -275,14 +286,15 @@ def _compile() -> tuple[object, object]:
     return found[0], found[1]
 
 
-def _engine(llvm, machine, vnni: bool, name: str, cached: bytes | None):  # -> ExecutionEngine
+def _engine(llvm, machine, vnni: bool, d32: bool, name: str, cached: bytes | None
+            ):  # -> ExecutionEngine
     """The kernels' engine: from the cached object when there is one (an empty module
     then: the object holds every function), else compiled, and the object stored."""
     if cached is not None:
         module = llvm.parse_assembly(f'; ModuleID = "hexscope_igemm"\n'
                                      f'target triple = "{llvm.get_process_triple()}"\n')
     else:
-        module = llvm.parse_assembly(str(_ir_module(llvm.get_process_triple(), vnni)))
+        module = llvm.parse_assembly(str(_ir_module(llvm.get_process_triple(), vnni, d32)))
         module.verify()
         builder = llvm.create_pass_builder(
             machine, llvm.create_pipeline_tuning_options(speed_level=3))
@@ -302,15 +314,16 @@ def _engine(llvm, machine, vnni: bool, name: str, cached: bytes | None):  # -> E
 LOADED_FROM_CACHE: list[bool] = []
 
 
-def _source(vnni: bool) -> bytes:
+def _source(vnni: bool, d32: bool) -> bytes:
     """What the kernels are made from: this module's source, or, where it is not on disk
     (a PyInstaller bundle keeps only bytecode), the IR itself (0.1 s to build)."""
     try:
-        return Path(__file__).read_bytes() + Path(igemm_ir.__file__).read_bytes()
+        return b"".join(Path(m.__file__).read_bytes() for m in (igemm_ir, igemm_d32_ir)) \
+            + Path(__file__).read_bytes()
     except OSError:
         import llvmlite.binding as llvm
 
-        return str(_ir_module(llvm.get_process_triple(), vnni)).encode()
+        return str(_ir_module(llvm.get_process_triple(), vnni, d32)).encode()
 
 
 def _llvmlite_version() -> str:

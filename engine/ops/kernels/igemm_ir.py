@@ -4,8 +4,10 @@ int8 quads), each a loop over row chunks and column blocks around register tiles
 :data:`ROWS` x :data:`COLS`; and ``ivnni_rq``, the VNNI loop whose tiles (two column blocks:
 a d32 slice's 32 channels) requantize their sums as the d32 Supernodes do and store the
 codes, the sums never leaving the registers (:func:`_requant_tile`; its driver is
-:mod:`gemm_requant`). :mod:`igemm` compiles them, caches the object code and calls them;
-the layouts and the arithmetic are described there.
+:mod:`gemm_requant`); and, with AVX-512 IFMA and VBMI, ``ivnni_d32``
+(:mod:`igemm_d32_ir`: a d32 Supernode reading its input where it lies). :mod:`igemm`
+compiles them, caches the object code and calls them; the layouts and the arithmetic are
+described there.
 """
 
 from __future__ import annotations
@@ -28,9 +30,11 @@ def _ir_types():  # -> (i16, i32, i64, <16 x i16>, <8 x i32>, i16*, i32*, const)
             i32.as_pointer(), const)
 
 
-def ir_module(triple: str, vnni: bool = False):  # -> llvmlite.ir.Module
+def ir_module(triple: str, vnni: bool = False, d32: bool = False
+              ):  # -> llvmlite.ir.Module
     """The kernels as LLVM IR (module text: tiles of ROWS x 16, chunks of rows): ``igemm``,
-    and ``ivnni`` and ``ivnni_rq`` when ``vnni``."""
+    and ``ivnni`` and ``ivnni_rq`` when ``vnni``; ``ivnni_d32`` (:mod:`igemm_d32_ir`: AVX-512
+    IFMA and VBMI too) when ``d32``."""
     from llvmlite import ir
 
     i16, i32, i64, v16, v8, p16, p32, const = _ir_types()
@@ -48,6 +52,10 @@ def ir_module(triple: str, vnni: bool = False):  # -> llvmlite.ir.Module
         _outer(module, "ivnni_rq", ir.IntType(8).as_pointer(), 4,
                {rows: _tile8(module, dot, rows, requant=True) for rows in range(1, ROWS + 1)},
                requant=True)
+        if d32:
+            from hexscope.engine.ops.kernels.igemm_d32_ir import add_d32_kernel
+
+            add_d32_kernel(module)
     return module
 
 

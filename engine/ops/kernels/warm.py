@@ -120,6 +120,24 @@ def _gemm_requant() -> None:
         run(np.zeros((4, 4), np.int8), rhs.offsets(0, 3), ones, ones, 1, False, True, mem, 0)
 
 
+def _conv_d32() -> None:
+    from hexscope.engine.ops.kernels.conv_d32 import Windows, prepared_conv_d32
+
+    # one window of one quad inside the data, one gathered (read as zx)
+    windows = Windows(np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros((1, 4), np.int64),
+                      np.ones((1, 4), np.bool_), np.array([0, 32], np.int64), (1, 0))
+    mem_shape = (1, 9, 1, 6, 32)
+    run = prepared_conv_d32(np.full((1, 3, 2), 128, np.uint8), 128, 32, 1, windows, 64,
+                            mem_shape)
+    if run is None:                     # no VNNI, IFMA or numba here
+        return
+    raw = np.zeros(64, np.uint8)
+    for writable in (True, False):      # a run's input is read-only, a test's may not be
+        raw.flags.writeable = writable
+        run(raw, 3, np.zeros(32, np.int64), np.ones(32, np.int64), 1, False,
+            np.zeros(mem_shape, np.uint8), 0)
+
+
 def _d32_elementwise() -> None:
     from hexscope.engine.d32 import D32Geometry, D32Padding
     from hexscope.engine.ops.kernels.d32_elementwise import addsub_d32_pass, requantize_d32_pass
@@ -164,6 +182,7 @@ WARMERS: dict[str, Callable[[], None]] = {
     "hexscope.engine.ops.kernels.normalize_defs": _normalize_loops,
     "hexscope.engine.ops.kernels.supernode_requant": _supernode_requant,
     "hexscope.engine.ops.kernels.gemm_requant_defs": _gemm_requant,
+    "hexscope.engine.ops.kernels.conv_d32_defs": _conv_d32,
     "hexscope.engine.ops.kernels.d32_elementwise_defs": _d32_elementwise,
     "hexscope.engine.analysis.metrics_pass": _metrics_pass,
 }
