@@ -12,7 +12,9 @@ at 0.2 ms (31 ms with the computing thread giving way; bench/README.md, eighth r
 
 So the threads that compute for the window give the GUI thread its turn
 (:func:`give_way`): at a point where it may pause (a run or Compare's B between two nodes;
-the kernel preload and the marks' prepare every 32 Python calls), a computing thread reads
+the engine's pause points, every 64 nodes of its long passes, ``engine/cooperate.py``: the
+loader's read, a graph's copy, validation and prepare, the session's plan, a save; the
+kernel preload every 32 Python calls), a computing thread reads
 the GUI thread's CPU clock, and while that clock has advanced by more than ``BUSY_SHARE``
 of the time since it last looked (the window is painting or handling an event), it sleeps
 in growing steps from ``STEP_S``. It waits at most ``WAIT_S`` at a time and then computes
@@ -31,6 +33,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 from typing import Any
+
+from hexscope.engine import cooperate
 
 #: Seconds a thread may hold the GIL while another waits for it (CPython's default: 0.005;
 #: 0.001 before gil32). Only a thread that waits makes the holder switch: alone, a thread
@@ -107,6 +111,9 @@ def install() -> GuiTurn | None:
             _turn = GuiTurn()
         except OSError:
             return None
+        # the engine's long passes (a re-prepare after an edit: 0.2-0.4 s at 10,000 nodes
+        # on the run's thread, the loader's read, a save) give way at their pause points
+        cooperate.install(_turn.give_way)
     return _turn
 
 
@@ -124,8 +131,9 @@ def give_way() -> None:
 @contextmanager
 def giving_way(until: threading.Event | None = None) -> Iterator[None]:
     """Within: the calling thread gives way every 32 Python calls it makes (a trace hook,
-    for work with no place of its own to pause, as numba's loading and compiling or the
-    marks' prepare; it makes that thread's Python 1.5-2 times as slow), until ``until`` is
+    for work with no place of its own to pause, as numba's loading and compiling; it makes
+    that thread's Python 1.5-2 times as slow: the engine's passes have pause points of
+    their own, ``engine/cooperate.py``), until ``until`` is
     set: then the hook takes itself off and the thread computes at full speed (someone
     waits for its work)."""
     turn = _turn

@@ -14,14 +14,20 @@ computes (issue 32, gil32). The CPU time of every other thread in the gap is pri
 Run::
 
     DISPLAY=:72 QT_QPA_PLATFORM=xcb .venv/bin/python bench/ui_wall_gaps.py GRAPH 1280x800
-        [--shots DIR] [--stacks] [--switch SECONDS] [--as-walk]
+        [--shots DIR] [--stacks] [--spy PY_SPY] [--switch SECONDS] [--as-walk]
 
 ``--as-walk`` makes the window as ``/work/walk.py`` does (``MainWindow`` alone: no collector
 from ``app/gui.py``, whatever the window itself sets); by default the window is made as
 ``app/gui.py`` makes it (its collector, its switch interval). ``--switch`` sets Python's
 switch interval after that (to compare intervals). ``--stacks`` samples every thread's
 stack every 5 ms while the GUI thread has not ticked for 50 ms and prints the commonest per
-action (the sampler is a Python thread too: it adds its own GIL requests). ``--shots DIR``
+action (the sampler is a Python thread too: it adds its own GIL requests, and it cannot
+look while another thread holds the GIL in one long call). ``--spy PY_SPY`` records each
+action with that ``py-spy`` binary from outside the process (``--gil --nonblocking``: only
+the thread that holds the GIL, without pausing the process) and prints, for the longest
+gap, who held the GIL in it and where, in ms: the thread and the call the GUI thread
+waited for. (``faulthandler``'s watchdog, which also needs no GIL, crashed the process:
+it reads the other threads' frames while they run.) ``--shots DIR``
 saves a screenshot of the screen (``xwd``) after the main steps.
 """
 
@@ -30,7 +36,9 @@ from __future__ import annotations
 import argparse
 import collections
 import copy
+import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -43,6 +51,9 @@ from pathlib import Path
 TICK_MS = 10
 STACK_EVERY_S = 0.005
 STACK_AFTER_S = 0.05
+#: --spy: samples a second, and the seconds py-spy is given to attach before the action
+SPY_RATE = 500
+SPY_ATTACH_S = 0.5
 
 
 def main() -> None:
@@ -51,6 +62,8 @@ def main() -> None:
     parser.add_argument("size", help="the window's size, WIDTHxHEIGHT")
     parser.add_argument("--shots", help="save screenshots (xwd of the display) here")
     parser.add_argument("--stacks", action="store_true", help="sample every thread in gaps")
+    parser.add_argument("--spy", metavar="PY_SPY",
+                        help="a py-spy binary: who held the GIL in each action's longest gap")
     parser.add_argument("--switch", type=float, help="sys.setswitchinterval after the window")
     parser.add_argument("--qwait", action="store_true",
                         help="wait with processEvents and QTest.qWait, as walk.py does")
@@ -136,7 +149,7 @@ class Walk:
         # without a core (schedstat's run_delay: other processes' share of the gap)
         gui_cpu, delay = time.thread_time(), self._run_delay()
         self.gaps.append((now - then, gui_cpu - self.last_gui_cpu, used, self.stacks,
-                          delay - self.last_delay))
+                          delay - self.last_delay, time.time()))
         self.last_gui_cpu, self.last_delay = gui_cpu, delay
         self.stacks = []
         self.last = (now, clocks)
@@ -194,6 +207,7 @@ class Walk:
 
     def action(self, name: str, start: Callable[[], object], settle: float = 3.0,
                until: Callable[[], bool] | None = None) -> None:
+        spy = self._start_spy()
         self.gaps.clear()
         self.stacks = []
         self.last = (time.perf_counter(), ThreadClock.read())
@@ -210,8 +224,8 @@ class Walk:
         gave = f"; computing threads gave way {turn.waited:.2f} s" if turn else ""
         if turn is not None:
             turn.waited = 0.0
-        wall, gui_cpu, used, stacks, delay = max(self.gaps or [(0.0, 0.0, {}, [], 0.0)],
-                                                 key=lambda g: g[0])
+        wall, gui_cpu, used, stacks, delay, ended = max(
+            self.gaps or [(0.0, 0.0, {}, [], 0.0, 0.0)], key=lambda g: g[0])
         others = ", ".join(f"{n.split('#')[0]} {s * 1e3:.0f}" for n, s in
                            sorted(used.items(), key=lambda kv: -kv[1])
                            if s > 0.005 and n != self._gui_name(used))
@@ -223,12 +237,67 @@ class Walk:
               f"{gui_cpu * 1e3:4.0f} ms, no core {delay * 1e3:4.0f} ms, blocked "
               f"{blocked * 1e3:4.0f} ms; other threads' CPU in it (ms): {others or '-'}{gave}",
               flush=True)
+        if spy is not None:
+            self._print_spy(spy, ended - wall, ended)
         if stacks:
             common: collections.Counter[str] = collections.Counter()
             for snap in stacks:
                 common.update(snap)
             for line, count in common.most_common(10):
                 print(f"     {count:3d} x {line}", flush=True)
+
+    def _start_spy(self) -> tuple[subprocess.Popen, Path, float] | None:
+        """py-spy recording this process (chrome trace: timed samples), or None."""
+        if not self.args.spy:
+            return None
+        out = self.tmp / f"spy-{len(self.rows)}.json"
+        proc = subprocess.Popen(
+            [self.args.spy, "record", "--pid", str(os.getpid()), "--nonblocking", "--gil",
+             "--threads", "--rate", str(SPY_RATE), "--format", "chrometrace",
+             "--output", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        began = time.time()
+        self.wait(SPY_ATTACH_S)
+        return proc, out, began
+
+    def _print_spy(self, spy: tuple[subprocess.Popen, Path, float], start: float,
+                   end: float) -> None:
+        """Who held the GIL from ``start`` to ``end`` (time.time()), by thread and its
+        innermost frames, in ms. py-spy's times count from its start (a few ms early)."""
+        proc, out, began = spy
+        proc.send_signal(signal.SIGINT)
+        proc.wait(30)
+        try:
+            events = json.loads(out.read_text())
+        except (OSError, ValueError):
+            print("     (py-spy wrote nothing: may it trace this process? ptrace_scope)")
+            return
+        lo, hi = (start - began) * 1e6, (end - began) * 1e6
+        held: collections.Counter[str] = collections.Counter()
+        by_thread: dict[int, list[dict]] = {}
+        for event in events:
+            by_thread.setdefault(event["tid"], []).append(event)
+        for timeline in by_thread.values():
+            # Begin/End events of nested frames (the first is the thread itself): between
+            # two events, the stack as they leave it held the GIL (with --gil, a thread
+            # that does not hold it has an empty stack)
+            timeline.sort(key=lambda e: e["ts"])
+            stack: list[dict] = []
+            for k, event in enumerate(timeline):
+                if event["ph"] == "B":
+                    stack.append(event)
+                elif stack:
+                    stack.pop()
+                following = timeline[k + 1]["ts"] if k + 1 < len(timeline) else event["ts"]
+                overlap = min(following, hi) - max(event["ts"], lo)
+                if overlap <= 0 or len(stack) < 2:
+                    continue
+                who = stack[0]["name"].split(": ", 1)[-1]
+                where = " < ".join(f"{Path(f['args']['filename']).stem}:{f['name']}:"
+                                   f"{f['args']['line']}" for f in reversed(stack[-4:]))
+                held[f"{who}: {where}"] += overlap / 1e3
+        for line, ms in held.most_common(8):
+            if ms >= 5:
+                print(f"     GIL {ms:5.0f} ms: {line}", flush=True)
 
     def shot(self, name: str) -> None:
         if not self.args.shots:

@@ -12,6 +12,9 @@ import time
 import pytest
 
 from hexscope.app import gil, kernel_preload
+from hexscope.app.prepare_marks import MarksPreparer
+from hexscope.engine import cooperate
+from tests.support.large_graph import residual_graph
 
 
 def _spin(seconds: float) -> None:
@@ -177,3 +180,31 @@ def test_the_preload_stops_giving_way_once_a_comparison_waits(monkeypatch):
     thread = kernel_preload.start_preload()
     thread.join(10)
     assert seen[0] is not None and seen[1] is None
+
+
+def test_the_engines_long_passes_give_way_in_the_app():
+    """gil.install (the window's controller calls it) puts the GUI thread's turn at the
+    engine's pause points: a re-prepare, the loader's read, a save (engine/cooperate.py)."""
+    turn = gil.install()
+    assert turn is not None
+    assert cooperate.installed() == turn.give_way
+
+
+def test_the_marks_prepare_pauses_at_the_engines_points_without_a_trace_hook(qtbot):
+    """The marks' copy and prepare of the graph give way at the engine's pause points, on
+    the preparer's thread, and no longer under giving_way's trace hook (which made that
+    Python 1.5-2 times as slow)."""
+    gil.install()
+    seen: list[tuple[bool, object]] = []
+    previous = cooperate.install(lambda: seen.append(
+        (threading.current_thread() is not threading.main_thread(), sys.gettrace())))
+    preparer = MarksPreparer()
+    try:
+        with qtbot.waitSignal(preparer.marks_ready, timeout=20000) as ready:
+            preparer.request(residual_graph(600))
+    finally:
+        cooperate.install(previous)
+        preparer.shutdown()
+    assert ready.args[0]                       # AutoQuantize, the Supernodes: marks
+    assert len(seen) >= 2 * 600 // cooperate.EVERY
+    assert all(off_gui and hook is None for off_gui, hook in seen)
