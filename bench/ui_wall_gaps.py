@@ -273,28 +273,27 @@ class Walk:
             return
         lo, hi = (start - began) * 1e6, (end - began) * 1e6
         held: collections.Counter[str] = collections.Counter()
-        by_thread: dict[int, list[dict]] = {}
-        for event in events:
-            by_thread.setdefault(event["tid"], []).append(event)
-        for timeline in by_thread.values():
-            # Begin/End events of nested frames (the first is the thread itself): between
-            # two events, the stack as they leave it held the GIL (with --gil, a thread
-            # that does not hold it has an empty stack)
-            timeline.sort(key=lambda e: e["ts"])
-            stack: list[dict] = []
-            for k, event in enumerate(timeline):
-                if event["ph"] == "B":
-                    stack.append(event)
-                elif stack:
-                    stack.pop()
-                following = timeline[k + 1]["ts"] if k + 1 < len(timeline) else event["ts"]
-                overlap = min(following, hi) - max(event["ts"], lo)
-                if overlap <= 0 or len(stack) < 2:
-                    continue
-                who = stack[0]["name"].split(": ", 1)[-1]
-                where = " < ".join(f"{Path(f['args']['filename']).stem}:{f['name']}:"
-                                   f"{f['args']['line']}" for f in reversed(stack[-4:]))
-                held[f"{who}: {where}"] += overlap / 1e3
+        # Begin/End events of nested frames (the first one is the thread), written when a
+        # thread's sampled stack changes (its line, mostly: at each sample while it runs).
+        # With --gil only the thread holding the GIL is sampled, so the thread with the
+        # latest events holds it until another's come; its stack as they leave it is
+        # where it was (a long call keeps the same stack: no events meanwhile).
+        stacks: dict[int, list[dict]] = collections.defaultdict(list)
+        events.sort(key=lambda e: e["ts"])          # stable: each thread's order kept
+        for k, event in enumerate(events):
+            stack = stacks[event["tid"]]
+            if event["ph"] == "B":
+                stack.append(event)
+            elif stack:
+                stack.pop()
+            following = events[k + 1]["ts"] if k + 1 < len(events) else event["ts"]
+            overlap = min(following, hi) - max(event["ts"], lo)
+            if overlap <= 0 or len(stack) < 2:
+                continue
+            who = stack[0]["name"].split(": ", 1)[-1]
+            where = " < ".join(f"{Path(f['args']['filename']).stem}:{f['name']}:"
+                               f"{f['args']['line']}" for f in reversed(stack[-4:]))
+            held[f"{who}: {where}"] += overlap / 1e3
         for line, ms in held.most_common(8):
             if ms >= 5:
                 print(f"     GIL {ms:5.0f} ms: {line}", flush=True)

@@ -4,15 +4,18 @@ long passes (issue 32: at 10,000 nodes a re-prepare after an edit held the inter
 
 from __future__ import annotations
 
+import io
+import json
 import statistics
 import threading
 import time
+import zipfile
 
 import numpy as np
 import pytest
 
 from hexscope.engine import Graph, Session, cooperate
-from hexscope.engine.io.hexgraph import graph_bytes, load_graph, save_graph
+from hexscope.engine.io.hexgraph import graph_bytes, graph_document, load_graph, save_graph
 from hexscope.engine.prepare import prepare
 from hexscope.engine.validate import Validator, validate
 from tests.support.large_graph import input_tensor, residual_graph
@@ -71,6 +74,15 @@ def test_each_long_pass_pauses_and_gives_the_same_result(step, graph, tmp_path):
     if step == "load":                  # Tensors compare by identity: compare the files
         paused, alone = graph_bytes(paused), graph_bytes(alone)
     assert paused == alone
+
+
+def test_a_saved_graph_json_is_json_dumps_of_the_document(graph, calls):
+    """The file's graph.json, encoded in pieces with pause points between, is what
+    ``json.dumps(document, indent=1)`` writes."""
+    with zipfile.ZipFile(io.BytesIO(graph_bytes(graph))) as zf:
+        text = zf.read("graph.json").decode()
+    assert text == json.dumps(graph_document(graph)[0], indent=1)
+    assert len(calls) > len(graph) // cooperate.EVERY
 
 
 def test_a_session_validates_again_only_what_an_edit_changed(graph):
