@@ -14,7 +14,7 @@ computes (issue 32, gil32). The CPU time of every other thread in the gap is pri
 Run::
 
     DISPLAY=:72 QT_QPA_PLATFORM=xcb .venv/bin/python bench/ui_wall_gaps.py GRAPH 1280x800
-        [--shots DIR] [--stacks] [--spy PY_SPY] [--switch SECONDS] [--as-walk]
+        [--shots DIR] [--stacks] [--spy PY_SPY] [--proc] [--switch SECONDS] [--as-walk]
 
 ``--as-walk`` makes the window as ``/work/walk.py`` does (``MainWindow`` alone: no collector
 from ``app/gui.py``, whatever the window itself sets); by default the window is made as
@@ -27,7 +27,11 @@ action with that ``py-spy`` binary from outside the process (``--gil --nonblocki
 the thread that holds the GIL, without pausing the process) and prints, for the longest
 gap, who held the GIL in it and where, in ms: the thread and the call the GUI thread
 waited for. (``faulthandler``'s watchdog, which also needs no GIL, crashed the process:
-it reads the other threads' frames while they run.) ``--shots DIR``
+it reads the other threads' frames while they run.) ``--proc`` has a separate process
+read every thread's state and system call from /proc every ~5 ms, and prints what the GUI
+thread was doing in its longest gap (``S futex``: waiting for the GIL or a lock; ``D``: the
+disk; ``S poll``: the event loop, or an X server's answer) and which threads ran in it.
+``--shots DIR``
 saves a screenshot of the screen (``xwd``) after the main steps.
 """
 
@@ -54,6 +58,30 @@ STACK_AFTER_S = 0.05
 #: --spy: samples a second, and the seconds py-spy is given to attach before the action
 SPY_RATE = 500
 SPY_ATTACH_S = 0.5
+#: --proc: the sampler process (no GIL of ours): each thread's state and system call
+PROC_SAMPLER = """
+import os, sys, time
+pid, out = sys.argv[1], open(sys.argv[2], "w", buffering=1)
+while os.path.exists(f"/proc/{pid}"):
+    now = time.time()
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                stat = f.read()
+            with open(f"/proc/{pid}/task/{tid}/syscall") as f:
+                call = f.read().split()[0]
+        except (OSError, IndexError):
+            continue
+        state = stat[stat.rindex(")") + 2]
+        out.write(f"{now:.4f} {tid} {state} {call}\\n")
+    time.sleep(0.004)
+"""
+#: x86-64 system call numbers --proc names
+SYSCALLS = {"0": "read", "1": "write", "7": "poll", "74": "fsync", "75": "fdatasync",
+            "87": "unlink", "202": "futex", "230": "clock_nanosleep", "232": "epoll_wait",
+            "263": "unlinkat", "271": "ppoll", "281": "epoll_pwait", "82": "rename",
+            "257": "openat", "3": "close", "35": "nanosleep", "9": "mmap", "11": "munmap",
+            "10": "mprotect", "12": "brk", "28": "madvise", "23": "select", "270": "pselect6"}
 
 
 def main() -> None:
@@ -62,6 +90,8 @@ def main() -> None:
     parser.add_argument("size", help="the window's size, WIDTHxHEIGHT")
     parser.add_argument("--shots", help="save screenshots (xwd of the display) here")
     parser.add_argument("--stacks", action="store_true", help="sample every thread in gaps")
+    parser.add_argument("--proc", action="store_true",
+                        help="the GUI thread's state and system call in each longest gap")
     parser.add_argument("--spy", metavar="PY_SPY",
                         help="a py-spy binary: who held the GIL in each action's longest gap")
     parser.add_argument("--switch", type=float, help="sys.setswitchinterval after the window")
@@ -140,6 +170,10 @@ class Walk:
         if args.stacks:
             threading.Thread(target=self._sample, daemon=True, name="wall-gaps-sampler").start()
         self.rows: list[tuple[str, float, float, float, str]] = []
+        self.proc_out = self.tmp / "proc.txt"
+        if args.proc:
+            subprocess.Popen([sys.executable, "-c", PROC_SAMPLER, str(os.getpid()),
+                              str(self.proc_out)])
 
     def _tick(self) -> None:
         now, clocks = time.perf_counter(), ThreadClock.read()
@@ -239,6 +273,8 @@ class Walk:
               flush=True)
         if spy is not None:
             self._print_spy(spy, ended - wall, ended)
+        if self.args.proc:
+            self._print_proc(ended - wall, ended)
         if stacks:
             common: collections.Counter[str] = collections.Counter()
             for snap in stacks:
@@ -297,6 +333,30 @@ class Walk:
         for line, ms in held.most_common(8):
             if ms >= 5:
                 print(f"     GIL {ms:5.0f} ms: {line}", flush=True)
+
+    def _print_proc(self, start: float, end: float) -> None:
+        """The GUI thread's states and calls from ``start`` to ``end`` (--proc's samples),
+        and the threads found running (R) then, by name."""
+        names = {str(n.split("#")[1]): n.split("#")[0] for n in ThreadClock.read()}
+        gui: collections.Counter[str] = collections.Counter()
+        running: collections.Counter[str] = collections.Counter()
+        try:
+            lines = self.proc_out.read_text().splitlines()
+        except OSError:
+            return
+        for line in lines:
+            fields = line.split()
+            if len(fields) != 4 or not start <= float(fields[0]) <= end:
+                continue
+            _, tid, state, call = fields
+            if tid == str(self.gui_tid):
+                gui[f"{state} {SYSCALLS.get(call, call)}"] += 1
+            elif state == "R":
+                running[names.get(tid, tid)] += 1
+        print("     GUI thread (samples): " + ", ".join(f"{k} {v}" for k, v in
+                                                      gui.most_common()) +
+              "; others running: " + (", ".join(f"{k} {v}" for k, v in
+                                                running.most_common(6)) or "-"), flush=True)
 
     def shot(self, name: str) -> None:
         if not self.args.shots:
