@@ -53,6 +53,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 TICK_MS = 10
+#: gaps longer than this count in each action's "gaps over" figures
+LONG_GAP_S = 0.05
 STACK_EVERY_S = 0.005
 STACK_AFTER_S = 0.05
 #: --spy: samples a second, and the seconds py-spy is given to attach before the action
@@ -267,10 +269,15 @@ class Walk:
         # what is neither its CPU nor waiting for a core: blocked (the GIL, a lock), less the
         # timer's own period
         blocked = max(0.0, wall - gui_cpu - delay - TICK_MS / 1e3)
+        # every gap over LONG_GAP_S: how many, and their blocked time in all (one longest
+        # gap's blocked time is one sample of a noisy machine)
+        long = [g for g in self.gaps if g[0] > LONG_GAP_S]
+        long_blocked = sum(max(0.0, g[0] - g[1] - g[4] - TICK_MS / 1e3) for g in long)
         print(f"{name:32s} {total:6.2f} s  longest gap {wall * 1e3:5.0f} ms wall, GUI CPU "
               f"{gui_cpu * 1e3:4.0f} ms, no core {delay * 1e3:4.0f} ms, blocked "
-              f"{blocked * 1e3:4.0f} ms; other threads' CPU in it (ms): {others or '-'}{gave}",
-              flush=True)
+              f"{blocked * 1e3:4.0f} ms; other threads' CPU in it (ms): {others or '-'}{gave}; "
+              f"{len(long)} gaps over {LONG_GAP_S * 1e3:.0f} ms, blocked in them "
+              f"{long_blocked * 1e3:.0f} ms", flush=True)
         if spy is not None:
             self._print_spy(spy, ended - wall, ended)
         if self.args.proc:
