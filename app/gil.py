@@ -23,7 +23,11 @@ from ``STEP_S``. The run delay counts because on a machine short of cores the GU
 thread, runnable but without one, looked idle by its CPU clock alone: in a gap of 397 ms
 at load 3.4 it ran 54 ms and waited 325 ms for a core while the marks' prepare and the
 session's thread, taking it for idle, computed on
-(bench/ui_wall_gaps.py --proc; bench/README.md, ninth round). A computing thread waits at
+(bench/ui_wall_gaps.py --proc; bench/README.md, ninth round). And it is busy while it waits
+on a futex (read from /proc with the GIL held: it waits for the GIL): a window that comes
+back into Python from Qt at each item's paint waits for the GIL at each beside a computing
+thread, and ran 0-15 ms of a 108-131 ms gap while the loader read a file, idle by both
+clocks (:meth:`GuiTurn.gui_waits`). A computing thread waits at
 most ``WAIT_S`` at a time and then computes for at least ``GO_S``, so that it always moves
 on (nothing the GUI thread waits for is held up for long) and keeps its share while the
 window is busy for seconds. The event loop's own signals could not say this: Qt's
@@ -33,11 +37,12 @@ before.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 from typing import Any
@@ -74,7 +79,8 @@ class GuiTurn:
     def __init__(self, gui_thread: int | None = None) -> None:
         self.gui_thread = gui_thread if gui_thread is not None else threading.get_ident()
         self._clock = time.pthread_getcpuclockid(self.gui_thread)
-        self._schedstat = _open_schedstat(self.gui_thread)
+        self._schedstat = _open_task_file(self.gui_thread, "schedstat")
+        self._syscall = _open_task_file(self.gui_thread, "syscall") if _FUTEX else None
         self._mine = threading.local()        # each computing thread's last look
         self.waited = 0.0               # seconds the computing threads gave way (tests, bench)
 
@@ -93,6 +99,25 @@ class GuiTurn:
         cpu = self.gui_cpu()
         return cpu, cpu
 
+    def gui_waits(self) -> bool:
+        """Whether the GUI thread is waiting on a futex now: for the GIL, which this
+        thread holds while it reads (a read that let the GIL go would hand it over and see
+        the GUI thread running). A window that comes back into Python from Qt hundreds of
+        times a slice waits so most of the time beside a computing thread, and its CPU
+        clock then says it is idle: Open at 10,000 nodes, gaps of 108-131 ms in which it
+        ran 0-15 ms while the loader read the file (bench/README.md, ninth round). Idle,
+        it waits in poll."""
+        if self._syscall is None:
+            return False
+        try:
+            size = _pread(self._syscall, _SYSCALL_BUF, len(_SYSCALL_BUF), 0)
+        except OSError:
+            size = -1
+        if size <= 0:
+            self._syscall = None
+            return False
+        return _SYSCALL_BUF.raw[:size].split(b" ", 1)[0] == _FUTEX
+
     def _busy(self, mine: threading.local, now: float) -> bool:
         """Whether the GUI thread ran for most of the time since this thread's last look,
         or ran and waited for a core for most of the last ``WANT_WINDOW_S`` or so (a look
@@ -101,6 +126,8 @@ class GuiTurn:
         last = getattr(mine, "last", 0.0)
         busy = ran - getattr(mine, "ran", ran) > BUSY_SHARE * (now - last)
         mine.last, mine.ran = now, ran
+        if not busy and self.gui_waits():
+            return True
         since = getattr(mine, "want_since", 0.0)
         if now - since >= WANT_WINDOW_S:
             # after a long while without a look the share says nothing of now
@@ -133,22 +160,37 @@ class GuiTurn:
         self.waited += after - start
 
 
-def _open_schedstat(ident: int) -> int | None:
-    """A descriptor of the schedstat of the thread ``ident`` (pread from 0 reads it anew,
-    in under a microsecond), or None (not Linux, no schedstats)."""
+def _open_task_file(ident: int, name: str) -> int | None:
+    """A descriptor of /proc's ``name`` file of the thread ``ident`` (pread from 0 reads
+    it anew, in a few microseconds), or None (not Linux, no such file)."""
     native = next((t.native_id for t in threading.enumerate() if t.ident == ident), None)
     if native is None:
         return None
     try:
-        fd = os.open(f"/proc/self/task/{native}/schedstat", os.O_RDONLY)
+        fd = os.open(f"/proc/self/task/{native}/{name}", os.O_RDONLY)
     except OSError:
         return None
     try:
-        os.pread(fd, 128, 0).split()[1]
+        os.pread(fd, 128, 0).split()[1 if name == "schedstat" else 0]
     except (OSError, IndexError):
         os.close(fd)
         return None
     return fd
+
+
+#: The futex system call's number in /proc's syscall file, by machine (None: not looked at)
+_FUTEX = {"x86_64": b"202", "aarch64": b"98"}.get(os.uname().machine) \
+    if hasattr(os, "uname") else None
+_SYSCALL_BUF = ctypes.create_string_buffer(128)
+# libc's pread through ctypes.PyDLL: called with the GIL held (os.pread lets it go)
+_pread: Callable[..., int] = lambda *_: -1   # noqa: E731 - replaced below where libc has one
+try:
+    _libc_pread = ctypes.PyDLL(None).pread
+    _libc_pread.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_long]
+    _libc_pread.restype = ctypes.c_ssize_t
+    _pread = _libc_pread
+except (OSError, AttributeError):
+    _FUTEX = None
 
 
 _turn: GuiTurn | None = None

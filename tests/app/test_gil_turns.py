@@ -104,6 +104,66 @@ def test_a_gui_thread_waiting_for_a_core_counts_as_busy():
         gui.join()
 
 
+def test_a_gui_thread_waiting_for_the_gil_between_small_pieces_counts_as_busy():
+    """A window's work comes back into Python from Qt hundreds of times a slice (each
+    item's paint): beside a computing thread it waits for the GIL at each, and its CPU
+    clock advances a fifth of the time (Open at 10,000 nodes: gaps of 108-131 ms with 0-15
+    ms of its own CPU). Seen waiting on a futex, it is busy: 400 pieces of 50 us with
+    GIL releases between took about half the wall time they take beside a thread that
+    does not give way (before: no better)."""
+    medians = {}
+    for give in (False, True):
+        walls: list[float] = []
+        start, finished, quit_ = threading.Event(), threading.Event(), threading.Event()
+
+        def window(walls: list[float] = walls, start: threading.Event = start,
+                   finished: threading.Event = finished, quit_: threading.Event = quit_
+                   ) -> None:
+            while True:
+                start.wait()
+                start.clear()
+                if quit_.is_set():
+                    return
+                t0 = time.perf_counter()
+                for _ in range(400):
+                    _spin(0.00005)
+                    time.sleep(0)              # lets the GIL go, as a call into Qt does
+                walls.append(time.perf_counter() - t0)
+                finished.set()
+
+        gui = threading.Thread(target=window, daemon=True)
+        gui.start()
+        turn = gil.GuiTurn(gui.ident)
+        stop = threading.Event()
+
+        def compute(give: bool = give, stop: threading.Event = stop,
+                    turn: gil.GuiTurn = turn) -> None:
+            while not stop.is_set():
+                _spin(0.001)
+                if give:
+                    turn.give_way()
+
+        worker = threading.Thread(target=compute, daemon=True)
+        old = sys.getswitchinterval()
+        sys.setswitchinterval(gil.GUI_SWITCH_INTERVAL_S)
+        worker.start()
+        try:
+            for _ in range(7):
+                time.sleep(0.01)
+                finished.clear()
+                start.set()
+                finished.wait(10)
+        finally:
+            stop.set()
+            worker.join()
+            quit_.set()
+            start.set()
+            gui.join()
+            sys.setswitchinterval(old)
+        medians[give] = statistics.median(walls)
+    assert medians[True] < 0.7 * medians[False], medians
+
+
 def test_the_gui_threads_work_takes_less_wall_time_when_the_others_give_way():
     """The same 20 ms of the GUI thread's Python beside a thread computing in 1 ms steps,
     with and without giving way: without, CPython shares the GIL about evenly (~2x the
