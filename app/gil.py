@@ -106,7 +106,8 @@ class GuiTurn:
         times a slice waits so most of the time beside a computing thread, and its CPU
         clock then says it is idle: Open at 10,000 nodes, gaps of 108-131 ms in which it
         ran 0-15 ms while the loader read the file (bench/README.md, ninth round). Idle,
-        it waits in poll."""
+        it waits in poll. Waiting for a lock or for a thread to end (a shutdown) counts as
+        busy too: the computing thread then keeps at least half its pace (WAIT_S, GO_S)."""
         if self._syscall is None:
             return False
         try:

@@ -5,6 +5,7 @@ run's thread and the kernel preload shared the GIL with it; app/gil.py)."""
 from __future__ import annotations
 
 import os
+import select
 import statistics
 import subprocess
 import sys
@@ -40,9 +41,9 @@ class _Gui(threading.Thread):
             if self.busy.is_set():
                 _spin(0.001)
             else:
-                # an idle window wakes for its timers now and then (each wake may wait
-                # for a core on a loaded machine: that counts as demand, app/gil.py)
-                time.sleep(0.005)
+                # an idle window waits in poll, waking for its timers now and then (each
+                # wake may wait for a core, and for the GIL: app/gil.py counts both)
+                select.select([], [], [], 0.05)
 
 
 def test_a_computing_thread_waits_only_while_the_gui_thread_computes():
@@ -51,9 +52,9 @@ def test_a_computing_thread_waits_only_while_the_gui_thread_computes():
     try:
         turn = gil.GuiTurn(gui.ident)
         end = time.monotonic() + 0.2
-        while time.monotonic() < end:          # the GUI thread sleeps: no wait at all
+        while time.monotonic() < end:          # the GUI thread idles: next to no wait
             turn.give_way()
-        assert turn.waited == 0.0
+        assert turn.waited < 0.015             # (a wake or two caught waiting for the GIL)
         gui.busy.set()
         longest = 0.0
         end = time.monotonic() + 0.4
