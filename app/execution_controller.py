@@ -167,9 +167,10 @@ class SessionWorker(QObject):
 
 def _give_way_after_node(event: object) -> None:
     """Between two nodes of a run, on its thread: the GUI thread's turn if it is busy (a
-    node's own work is not cut; app/gil.py). The request's graph copy, validate and
-    prepare do not give way: under giving_way's hook a re-prepare after an edit made F5
-    1.5-3 times as long for no shorter gap (bench/README.md, eighth round)."""
+    node's own work is not cut; app/gil.py). The request's graph copy, validation, prepare
+    and the executor's plans give way at the engine's pause points (engine/cooperate.py,
+    installed by gil.install): under giving_way's trace hook, tried first, a re-prepare
+    after an edit made F5 1.5-3 times as long (bench/README.md, eighth round)."""
     if isinstance(event, NodeFinished):
         gil.give_way()
 

@@ -14,14 +14,24 @@ computes (issue 32, gil32). The CPU time of every other thread in the gap is pri
 Run::
 
     DISPLAY=:72 QT_QPA_PLATFORM=xcb .venv/bin/python bench/ui_wall_gaps.py GRAPH 1280x800
-        [--shots DIR] [--stacks] [--switch SECONDS] [--as-walk]
+        [--shots DIR] [--stacks] [--spy PY_SPY] [--proc] [--switch SECONDS] [--as-walk]
 
 ``--as-walk`` makes the window as ``/work/walk.py`` does (``MainWindow`` alone: no collector
 from ``app/gui.py``, whatever the window itself sets); by default the window is made as
 ``app/gui.py`` makes it (its collector, its switch interval). ``--switch`` sets Python's
 switch interval after that (to compare intervals). ``--stacks`` samples every thread's
 stack every 5 ms while the GUI thread has not ticked for 50 ms and prints the commonest per
-action (the sampler is a Python thread too: it adds its own GIL requests). ``--shots DIR``
+action (the sampler is a Python thread too: it adds its own GIL requests, and it cannot
+look while another thread holds the GIL in one long call). ``--spy PY_SPY`` records each
+action with that ``py-spy`` binary from outside the process (``--gil --nonblocking``: only
+the thread that holds the GIL, without pausing the process) and prints, for the longest
+gap, who held the GIL in it and where, in ms: the thread and the call the GUI thread
+waited for. (``faulthandler``'s watchdog, which also needs no GIL, crashed the process:
+it reads the other threads' frames while they run.) ``--proc`` has a separate process
+read every thread's state and system call from /proc every ~5 ms, and prints what the GUI
+thread was doing in its longest gap (``S futex``: waiting for the GIL or a lock; ``D``: the
+disk; ``S poll``: the event loop, or an X server's answer) and which threads ran in it.
+``--shots DIR``
 saves a screenshot of the screen (``xwd``) after the main steps.
 """
 
@@ -30,7 +40,9 @@ from __future__ import annotations
 import argparse
 import collections
 import copy
+import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -41,8 +53,37 @@ from collections.abc import Callable
 from pathlib import Path
 
 TICK_MS = 10
+#: gaps longer than this count in each action's "gaps over" figures
+LONG_GAP_S = 0.05
 STACK_EVERY_S = 0.005
 STACK_AFTER_S = 0.05
+#: --spy: samples a second, and the seconds py-spy is given to attach before the action
+SPY_RATE = 500
+SPY_ATTACH_S = 0.5
+#: --proc: the sampler process (no GIL of ours): each thread's state and system call
+PROC_SAMPLER = """
+import os, sys, time
+pid, out = sys.argv[1], open(sys.argv[2], "w", buffering=1)
+while os.path.exists(f"/proc/{pid}"):
+    now = time.time()
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                stat = f.read()
+            with open(f"/proc/{pid}/task/{tid}/syscall") as f:
+                call = f.read().split()[0]
+        except (OSError, IndexError):
+            continue
+        state = stat[stat.rindex(")") + 2]
+        out.write(f"{now:.4f} {tid} {state} {call}\\n")
+    time.sleep(0.004)
+"""
+#: x86-64 system call numbers --proc names
+SYSCALLS = {"0": "read", "1": "write", "7": "poll", "74": "fsync", "75": "fdatasync",
+            "87": "unlink", "202": "futex", "230": "clock_nanosleep", "232": "epoll_wait",
+            "263": "unlinkat", "271": "ppoll", "281": "epoll_pwait", "82": "rename",
+            "257": "openat", "3": "close", "35": "nanosleep", "9": "mmap", "11": "munmap",
+            "10": "mprotect", "12": "brk", "28": "madvise", "23": "select", "270": "pselect6"}
 
 
 def main() -> None:
@@ -51,6 +92,10 @@ def main() -> None:
     parser.add_argument("size", help="the window's size, WIDTHxHEIGHT")
     parser.add_argument("--shots", help="save screenshots (xwd of the display) here")
     parser.add_argument("--stacks", action="store_true", help="sample every thread in gaps")
+    parser.add_argument("--proc", action="store_true",
+                        help="the GUI thread's state and system call in each longest gap")
+    parser.add_argument("--spy", metavar="PY_SPY",
+                        help="a py-spy binary: who held the GIL in each action's longest gap")
     parser.add_argument("--switch", type=float, help="sys.setswitchinterval after the window")
     parser.add_argument("--qwait", action="store_true",
                         help="wait with processEvents and QTest.qWait, as walk.py does")
@@ -127,6 +172,10 @@ class Walk:
         if args.stacks:
             threading.Thread(target=self._sample, daemon=True, name="wall-gaps-sampler").start()
         self.rows: list[tuple[str, float, float, float, str]] = []
+        self.proc_out = self.tmp / "proc.txt"
+        if args.proc:
+            subprocess.Popen([sys.executable, "-c", PROC_SAMPLER, str(os.getpid()),
+                              str(self.proc_out)])
 
     def _tick(self) -> None:
         now, clocks = time.perf_counter(), ThreadClock.read()
@@ -136,7 +185,7 @@ class Walk:
         # without a core (schedstat's run_delay: other processes' share of the gap)
         gui_cpu, delay = time.thread_time(), self._run_delay()
         self.gaps.append((now - then, gui_cpu - self.last_gui_cpu, used, self.stacks,
-                          delay - self.last_delay))
+                          delay - self.last_delay, time.time()))
         self.last_gui_cpu, self.last_delay = gui_cpu, delay
         self.stacks = []
         self.last = (now, clocks)
@@ -194,6 +243,7 @@ class Walk:
 
     def action(self, name: str, start: Callable[[], object], settle: float = 3.0,
                until: Callable[[], bool] | None = None) -> None:
+        spy = self._start_spy()
         self.gaps.clear()
         self.stacks = []
         self.last = (time.perf_counter(), ThreadClock.read())
@@ -210,8 +260,8 @@ class Walk:
         gave = f"; computing threads gave way {turn.waited:.2f} s" if turn else ""
         if turn is not None:
             turn.waited = 0.0
-        wall, gui_cpu, used, stacks, delay = max(self.gaps or [(0.0, 0.0, {}, [], 0.0)],
-                                                 key=lambda g: g[0])
+        wall, gui_cpu, used, stacks, delay, ended = max(
+            self.gaps or [(0.0, 0.0, {}, [], 0.0, 0.0)], key=lambda g: g[0])
         others = ", ".join(f"{n.split('#')[0]} {s * 1e3:.0f}" for n, s in
                            sorted(used.items(), key=lambda kv: -kv[1])
                            if s > 0.005 and n != self._gui_name(used))
@@ -219,16 +269,101 @@ class Walk:
         # what is neither its CPU nor waiting for a core: blocked (the GIL, a lock), less the
         # timer's own period
         blocked = max(0.0, wall - gui_cpu - delay - TICK_MS / 1e3)
+        # every gap over LONG_GAP_S: how many, and their blocked time in all (one longest
+        # gap's blocked time is one sample of a noisy machine)
+        long = [g for g in self.gaps if g[0] > LONG_GAP_S]
+        long_blocked = sum(max(0.0, g[0] - g[1] - g[4] - TICK_MS / 1e3) for g in long)
         print(f"{name:32s} {total:6.2f} s  longest gap {wall * 1e3:5.0f} ms wall, GUI CPU "
               f"{gui_cpu * 1e3:4.0f} ms, no core {delay * 1e3:4.0f} ms, blocked "
-              f"{blocked * 1e3:4.0f} ms; other threads' CPU in it (ms): {others or '-'}{gave}",
-              flush=True)
+              f"{blocked * 1e3:4.0f} ms; other threads' CPU in it (ms): {others or '-'}{gave}; "
+              f"{len(long)} gaps over {LONG_GAP_S * 1e3:.0f} ms, blocked in them "
+              f"{long_blocked * 1e3:.0f} ms", flush=True)
+        if spy is not None:
+            self._print_spy(spy, ended - wall, ended)
+        if self.args.proc:
+            self._print_proc(ended - wall, ended)
         if stacks:
             common: collections.Counter[str] = collections.Counter()
             for snap in stacks:
                 common.update(snap)
             for line, count in common.most_common(10):
                 print(f"     {count:3d} x {line}", flush=True)
+
+    def _start_spy(self) -> tuple[subprocess.Popen, Path, float] | None:
+        """py-spy recording this process (chrome trace: timed samples), or None."""
+        if not self.args.spy:
+            return None
+        out = self.tmp / f"spy-{len(self.rows)}.json"
+        proc = subprocess.Popen(
+            [self.args.spy, "record", "--pid", str(os.getpid()), "--nonblocking", "--gil",
+             "--threads", "--rate", str(SPY_RATE), "--format", "chrometrace",
+             "--output", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        began = time.time()
+        self.wait(SPY_ATTACH_S)
+        return proc, out, began
+
+    def _print_spy(self, spy: tuple[subprocess.Popen, Path, float], start: float,
+                   end: float) -> None:
+        """Who held the GIL from ``start`` to ``end`` (time.time()), by thread and its
+        innermost frames, in ms. py-spy's times count from its start (a few ms early)."""
+        proc, out, began = spy
+        proc.send_signal(signal.SIGINT)
+        proc.wait(30)
+        try:
+            events = json.loads(out.read_text())
+        except (OSError, ValueError):
+            print("     (py-spy wrote nothing: may it trace this process? ptrace_scope)")
+            return
+        lo, hi = (start - began) * 1e6, (end - began) * 1e6
+        held: collections.Counter[str] = collections.Counter()
+        # Begin/End events of nested frames (the first one is the thread), written when a
+        # thread's sampled stack changes (its line, mostly: at each sample while it runs).
+        # With --gil only the thread holding the GIL is sampled, so the thread with the
+        # latest events holds it until another's come; its stack as they leave it is
+        # where it was (a long call keeps the same stack: no events meanwhile).
+        stacks: dict[int, list[dict]] = collections.defaultdict(list)
+        events.sort(key=lambda e: e["ts"])          # stable: each thread's order kept
+        for k, event in enumerate(events):
+            stack = stacks[event["tid"]]
+            if event["ph"] == "B":
+                stack.append(event)
+            elif stack:
+                stack.pop()
+            following = events[k + 1]["ts"] if k + 1 < len(events) else event["ts"]
+            overlap = min(following, hi) - max(event["ts"], lo)
+            if overlap <= 0 or len(stack) < 2:
+                continue
+            who = stack[0]["name"].split(": ", 1)[-1]
+            where = " < ".join(f"{Path(f['args']['filename']).stem}:{f['name']}:"
+                               f"{f['args']['line']}" for f in reversed(stack[-4:]))
+            held[f"{who}: {where}"] += overlap / 1e3
+        for line, ms in held.most_common(8):
+            if ms >= 5:
+                print(f"     GIL {ms:5.0f} ms: {line}", flush=True)
+
+    def _print_proc(self, start: float, end: float) -> None:
+        """The GUI thread's states and calls from ``start`` to ``end`` (--proc's samples),
+        and the threads found running (R) then, by name."""
+        names = {str(n.split("#")[1]): n.split("#")[0] for n in ThreadClock.read()}
+        gui: collections.Counter[str] = collections.Counter()
+        running: collections.Counter[str] = collections.Counter()
+        try:
+            lines = self.proc_out.read_text().splitlines()
+        except OSError:
+            return
+        for line in lines:
+            fields = line.split()
+            if len(fields) != 4 or not start <= float(fields[0]) <= end:
+                continue
+            _, tid, state, call = fields
+            if tid == str(self.gui_tid):
+                gui[f"{state} {SYSCALLS.get(call, call)}"] += 1
+            elif state == "R":
+                running[names.get(tid, tid)] += 1
+        print("     GUI thread (samples): " + ", ".join(f"{k} {v}" for k, v in
+                                                      gui.most_common()) +
+              "; others running: " + (", ".join(f"{k} {v}" for k, v in
+                                                running.most_common(6)) or "-"), flush=True)
 
     def shot(self, name: str) -> None:
         if not self.args.shots:

@@ -17,6 +17,7 @@ import numpy as np
 
 from hexscope.engine.analysis.degenerate import degenerate_origin
 from hexscope.engine.backends.base import Backend
+from hexscope.engine.cooperate import paced
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.errors import EngineError, KernelContractError, NodeError
 from hexscope.engine.events import (
@@ -166,7 +167,8 @@ class Executor:
         self._cursor = 0
         self._position = {node_id: k for k, node_id in enumerate(prepared.plan)}
         # Everything per node that the prepared graph fixes, worked out once, off the hot path.
-        self._plans = {i: self._node_plan(n) for i, n in prepared.nodes.items() if not n.is_const}
+        self._plans = {i: self._node_plan(n) for i, n in paced(prepared.nodes.items())
+                       if not n.is_const}
         self._fast: list[PlanStep] | None = None
         # False: every run steps node by node (the bench times one against the other)
         self.use_plan = True

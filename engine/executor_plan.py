@@ -18,6 +18,7 @@ import numpy as np
 
 from hexscope.engine.backends.base import Backend
 from hexscope.engine.backends.sim import SimBackend
+from hexscope.engine.cooperate import paced
 from hexscope.engine.log import Log
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.context import KernelContext
@@ -63,7 +64,7 @@ def build_plan(plan: Sequence[int], nodes: Mapping[int, Node],
     direct = type(backend) is SimBackend
     seen: set[int] = set()
     steps = []
-    for node_id in plan:
+    for node_id in paced(plan):
         node = nodes[node_id]
         sources: list[Source] = []
         for src, idx in node.inputs:

@@ -18,6 +18,7 @@ from os import PathLike
 import networkx as nx
 import numpy as np
 
+from hexscope.engine.cooperate import paced
 from hexscope.engine.errors import GraphError
 from hexscope.engine.events import Emitter, GraphEdited
 from hexscope.engine.nodes import (
@@ -364,7 +365,7 @@ class Graph:
         """A graph of its own with a snapshot's nodes, duplicates and meta, in its append
         order (the snapshot's nodes are immutable, so they are shared, not copied)."""
         graph = cls()
-        for node in snapshot.nodes:
+        for node in paced(snapshot.nodes):      # 5 us a node: an app's threads take turns
             graph._append(node)
         for node in snapshot.duplicates:
             graph._append(node)      # kept, so that validation reports them as the file did

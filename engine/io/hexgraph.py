@@ -10,6 +10,7 @@ damage as a :class:`GraphFileError` naming the file and, inside a node, the node
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import math
 import os
@@ -22,6 +23,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from hexscope.engine.cooperate import EVERY, paced, pause
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import EngineError, GraphError, GraphFileError
 from hexscope.engine.gc_pause import gc_paused
@@ -46,7 +48,8 @@ ArrayReader = Callable[[str], np.ndarray]
 def graph_document(graph: Graph | GraphSnapshot) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The JSON document of a graph and the const arrays it refers to."""
     arrays: dict[str, np.ndarray] = {}
-    nodes = [_node_entry(node, arrays, f"consts/{node.node_id:08x}.npy") for node in graph]
+    nodes = [_node_entry(node, arrays, f"consts/{node.node_id:08x}.npy")
+             for node in paced(graph)]
     # A duplicate's id is taken, so its const data needs a member name of its own.
     nodes += [_node_entry(node, arrays, f"consts/{node.node_id:08x}-duplicate{k}.npy")
               for k, node in enumerate(graph.duplicates, 1)]
@@ -99,15 +102,31 @@ def _write_zip(graph: Graph | GraphSnapshot, handle: IO[bytes]) -> None:
     with gc_paused():
         document, arrays = graph_document(graph)
     with zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as zf:
-        members = [("graph.json", json.dumps(document, indent=1).encode())]
-        for name, array in arrays.items():
+        members = [("graph.json", _json_text(document).encode())]
+        for name, array in paced(arrays.items()):
             buf = io.BytesIO()
             np.save(buf, array, allow_pickle=False)
             members.append((name, buf.getvalue()))
-        for name, data in members:
+        for name, data in paced(members):
             info = zipfile.ZipInfo(name, _MEMBER_TIME)
             info.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(info, data)
+
+
+#: JSON pieces (tokens, mostly) between two pause points of the encoder
+_JSON_PIECES = 4096
+
+
+def _json_text(document: dict[str, Any]) -> str:
+    """``json.dumps(document, indent=1)``, the same encoder (in Python, with an indent) a
+    few thousand pieces at a time with a pause point between (0.2-0.3 s at 10,000 nodes,
+    beside an app's window; engine/cooperate.py)."""
+    pieces = json.JSONEncoder(indent=1).iterencode(document)
+    parts = []
+    while batch := list(itertools.islice(pieces, _JSON_PIECES)):
+        parts.append("".join(batch))
+        pause()
+    return "".join(parts)
 
 
 def load_graph(path: str | PathLike[str]) -> Graph:
@@ -258,6 +277,8 @@ def graph_from_document(document: object, read_array: ArrayReader,
     if not isinstance(nodes, list):
         raise GraphFileError(f"{name}: 'nodes' must be a list")
     for k, entry in enumerate(nodes):
+        if not (k + 1) % EVERY:
+            pause()         # 30-60 us a node: an app's threads take turns
         where = f"node #{k}"
         try:
             if not isinstance(entry, dict):

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hexscope.engine.cooperate import paced, pause
 from hexscope.engine.nodes import Node, OutputDef
 from hexscope.engine.prepare.d32_shape import avg_pool_unsimulated
 from hexscope.engine.prepare.internal_ids import InternalIds
@@ -120,9 +121,10 @@ def convert_to_d32_forms(nodes: dict[int, Node], order: list[int], used: set[int
         return order, [], notes
     ids = InternalIds(set(nodes) | (used or set()))
     readers: dict[int, set[int]] = {}
-    for node_id in order:
+    for node_id in paced(order):
         for src, _ in nodes[node_id].inputs:
             readers.setdefault(src, set()).add(node_id)
+    pause()
     made_to: dict[tuple[int, int], int] = {}
     before: dict[int, list[int]] = {}
     after: dict[int, list[int]] = {}

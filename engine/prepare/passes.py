@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from hexscope.engine.cooperate import paced, pause
 from hexscope.engine.graph import Graph
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
@@ -94,7 +95,9 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
     if any(n.op == TRANSPOSE_CONV for n in nodes.values()):
         order, expanded, notes = expand_transpose_convs(nodes, order, d32=fusions)
         rewrites += [Rewrite(e.node_id, "replaced", e.reason) for e in expanded]
+    pause()
     removed = _remove_dead(nodes, order, registry)
+    pause()
     # source -> the first fused Quantize it fed: one pass, not one scan of rewrites per node
     fed: dict[int, int] = {}
     for r in autoquantized:
@@ -109,10 +112,13 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
     order = [i for i in order if i not in removed]
     if any(nodes[i].op == REQUANT for i in order):
         rewrites += [Rewrite(i, "replaced", why) for i, why in make_relux(nodes, order)]
+    # between passes (each 5-15 ms at 10,000 nodes), an app's threads take turns
+    pause()
     if fusions and any(nodes[i].op in ("QuantizedConv2d_8x8to32",
                                        "QuantizedDepthwiseConv2d_8x8to32") for i in order):
         order, fuse_notes = _fuse_supernodes(nodes, order, rewrites)
         notes += fuse_notes
+        pause()
     if fusions and any(nodes[i].op == MATMUL for i in order):     # the delegate's FC chain
         order, done, fc_notes = fuse_superfc(nodes, order)
         rewrites += [Rewrite(*r) for r in done]
@@ -121,6 +127,7 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
         order, converted = convert_supernodes(nodes, order, {r.node_id for r in rewrites})
         rewrites = _then(rewrites, converted)
         notes += flat_hvx_notes(nodes, order)
+        pause()
     # after the d32 conversion, as the library's remove_unimplemented_channelscale runs after
     # convert_to_depth32 (prepare.c:4926-4930): the d32 Supernodes keep their ChannelScale
     if any(nodes[i].op in FOLDED_SUPERNODES and len(nodes[i].inputs) == 13 for i in order):
@@ -137,6 +144,7 @@ def prepare(graph: Graph, registry: OpRegistry = REGISTRY, *, fusions: bool = Tr
         rewrites += [Rewrite(r.node_id, r.kind, r.reason) for r in converted
                      if r.kind == "removed" and r.node_id in graph]
         notes += form_notes
+        pause()
     if any(nodes[i].op in D32_RULES for i in order):
         if fusions:
             order, moved = pad_rewrites(nodes, order)
@@ -215,12 +223,12 @@ def _fuse_autoquantize(nodes: dict[int, Node]) -> list[Rewrite]:
 
 def _remove_dead(nodes: dict[int, Node], order: list[int], registry: OpRegistry) -> set[int]:
     refs = dict.fromkeys(order, 0)
-    for node_id in order:
+    for node_id in paced(order):
         for src, _ in nodes[node_id].inputs:
             if src in refs:
                 refs[src] += 1
     removed: set[int] = set()
-    for node_id in reversed(order):
+    for node_id in paced(reversed(order)):
         node = nodes[node_id]
         spec = registry.get(node.op) if node.op in registry else None
         retained = spec.never_dead if spec else True

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hexscope.engine.cooperate import paced
 from hexscope.engine.nodes import Node, OutputDef, Padding, const_tensor
 from hexscope.engine.prepare.consumers import Consumers
 
@@ -83,7 +84,7 @@ def find_chains(nodes: dict[int, Node], order: list[int]) -> tuple[list[Fusion],
     scalars = _Scalars(set(nodes))
     fusions: list[Fusion] = []
     notes: list[str] = []
-    for node_id in order:
+    for node_id in paced(order):
         conv = nodes[node_id]
         if conv.op == DEPTHWISE:
             fusion = _match_depthwise(conv, nodes, consumers, scalars)
