@@ -27,7 +27,7 @@ from hexscope.engine.tensor import Tensor
 
 #: float32 sums stay exact while |sum| <= taps x 255 x 255 < 2**24
 MAX_TAPS = 258
-_LANES, _FOUR = np.uint64(32), np.uint64(4)
+_LANES = np.uint64(32)
 #: output pixels summed per inner loop (their 32 lanes each, contiguous)
 CHUNK = 8
 
@@ -113,11 +113,12 @@ def prepare_dwise_d32(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[
                                  .transpose(1, 0, 2, 3).reshape(n_sl, 2, chunk * 32))
     size = int(np.prod(x.geometry.memory_shape))
     words = zero.shape[3] * 4
-    ring = np.empty(words, np.uint64)
-    ring8 = ring.view(np.uint8)
-    ringf = np.empty(fh * words * 8, np.float32)
+    # 64-byte aligned: the pass reads it in 16-lane vectors, each then within a cache line
+    store = np.empty(fh * words * 8 + 16, np.float32)
+    skip = (-store.ctypes.data % 64) // 4
+    ringf = store[skip:skip + fh * words * 8]
     base_words = line_base // 8
-    zero_u8 = zero.astype(np.uint8)
+    zero_u8 = np.ascontiguousarray(zero, np.uint8)
     valid = d - 32 * (n_sl - 1)
     sh, sw = steps
     mem_shape = tuple(int(v) for v in out_memory_shape)
@@ -132,15 +133,13 @@ def prepare_dwise_d32(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[
         # read-only whatever the input's flags: numba then loads one specialisation (a
         # writable input would compile a second one at a process's first such run)
         src8 = raw[:size]
-        src = src8.view(np.uint64)
-        src.flags.writeable = False
         if src8.flags.writeable:
             src8 = src8.view()
             src8.flags.writeable = False
-        lo, hi = kernel(src, src8, base_words, zero_u8, wts, fh, fw, sh, sw,
-                        ow, oh, h_tot, hb, w_tot, wb, spill, ring, ring8, ringf,
+        lo, hi = kernel(src8, base_words, zero_u8, wts, fh, fw, sh, sw,
+                        ow, oh, h_tot, hb, w_tot, wb, spill, ringf,
                         bias, recip, masks, shamt, zx, valid, pad_code, fill,
-                        mem.reshape(-1), _LANES, _FOUR, chunk)
+                        mem.reshape(-1), _LANES, chunk)
         return mem, int(lo), int(hi)
 
     return run
