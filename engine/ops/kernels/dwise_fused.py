@@ -1,10 +1,12 @@
-"""The d32 depthwise Supernode in one compiled pass (filters of up to 258 taps; the 3x3
-taps summed in one loop with the requantization): the taps read straight from the d32
-input's memory (each window line converted once to float32 into a small ring, the columns
-nnlib zaps or that lie outside the tensor read as zx), summed over 32 lanes at a time,
-requantized as :mod:`dwise_requant` does and written into the d32 output memory, its
-padding rows and columns, depth padding lanes and spilled columns included, with the
-extremes for the range search.
+"""The d32 depthwise Supernode in one compiled pass (filters of up to 258 taps): the taps
+read straight from the d32 input's memory (the columns nnlib zaps or that lie outside the
+tensor read as zx), summed over 32 lanes at a time, requantized as :mod:`dwise_requant`
+does and written into the d32 output memory, its padding rows and columns, depth padding
+lanes and spilled columns included, with the extremes for the range search. A 3x3 filter
+(MobileNet's): two window lines' codes as int16 pairs in a ring of such pair lines, each
+output row one vector loop of six ``vpmaddwd``s a 16-lane vector (fused into VNNI's
+``vpdpwssd``) and the requantization in registers (:mod:`dwise_fused_defs`, LLVM IR);
+other filters: each window line once as float32 in a ring of lines, summed by numba.
 
 It replaces, for a run's first try, the unpack of the input, the window read of
 :mod:`~hexscope.engine.ops.conv.d32_input_reads`, the flat sums and requantization of
@@ -27,7 +29,7 @@ from hexscope.engine.tensor import Tensor
 
 #: float32 sums stay exact while |sum| <= taps x 255 x 255 < 2**24
 MAX_TAPS = 258
-_LANES, _FOUR = np.uint64(32), np.uint64(4)
+_LANES = np.uint64(32)
 #: output pixels summed per inner loop (their 32 lanes each, contiguous)
 CHUNK = 8
 
@@ -113,11 +115,29 @@ def prepare_dwise_d32(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[
                                  .transpose(1, 0, 2, 3).reshape(n_sl, 2, chunk * 32))
     size = int(np.prod(x.geometry.memory_shape))
     words = zero.shape[3] * 4
-    ring = np.empty(words, np.uint64)
-    ring8 = ring.view(np.uint8)
-    ringf = np.empty(fh * words * 8, np.float32)
+    three = fh == 3 and fw == 3
+    # 64-byte aligned: the pass reads it in 16-lane vectors, each then within a cache line
+    size_f = 0 if three else fh * words * 8
+    store = np.empty(size_f + 16, np.float32)
+    skip = (-store.ctypes.data % 64) // 4
+    ringf = store[skip:skip + size_f]
+    ringp = np.zeros(0, np.int32)
+    wpairs = np.zeros(0, np.int32)
+    if three:
+        # the 3x3 rows' pair lines (two window lines' codes as int16 pairs) and their
+        # weights: per slice, rows at an even / odd window line, taps (pair, fx)
+        keep = np.empty(2 * words * 8 + 16, np.int32)
+        skip = (-keep.ctypes.data % 64) // 4
+        ringp = keep[skip:skip + 2 * words * 8]
+        wq = np.zeros((3, 3, lanes), np.int64)
+        wq[:, :, :d] = w[:, :, :, 0].astype(np.int64) - zf
+        none = np.zeros((3, lanes), np.int64)
+        firsts = ((wq[0], wq[1]), (wq[2], none), (none, wq[0]), (wq[1], wq[2]))
+        words16 = np.stack([(a & 0xFFFF) | ((b & 0xFFFF) << 16) for a, b in firsts])
+        wpairs = np.ascontiguousarray(words16.reshape(2, 6, n_sl, 32).transpose(2, 0, 1, 3)
+                                      .astype(np.uint32).view(np.int32))
     base_words = line_base // 8
-    zero_u8 = zero.astype(np.uint8)
+    zero_u8 = np.ascontiguousarray(zero, np.uint8)
     valid = d - 32 * (n_sl - 1)
     sh, sw = steps
     mem_shape = tuple(int(v) for v in out_memory_shape)
@@ -132,15 +152,13 @@ def prepare_dwise_d32(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[
         # read-only whatever the input's flags: numba then loads one specialisation (a
         # writable input would compile a second one at a process's first such run)
         src8 = raw[:size]
-        src = src8.view(np.uint64)
-        src.flags.writeable = False
         if src8.flags.writeable:
             src8 = src8.view()
             src8.flags.writeable = False
-        lo, hi = kernel(src, src8, base_words, zero_u8, wts, fh, fw, sh, sw,
-                        ow, oh, h_tot, hb, w_tot, wb, spill, ring, ring8, ringf,
+        lo, hi = kernel(src8, base_words, zero_u8, wts, fh, fw, sh, sw,
+                        ow, oh, h_tot, hb, w_tot, wb, spill, ringf, ringp, wpairs,
                         bias, recip, masks, shamt, zx, valid, pad_code, fill,
-                        mem.reshape(-1), _LANES, _FOUR, chunk)
+                        mem.reshape(-1), _LANES, chunk)
         return mem, int(lo), int(hi)
 
     return run
