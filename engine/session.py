@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Iterable, Sequence
+from enum import Enum
 
 import numpy as np
 
@@ -46,7 +47,7 @@ def as_input_tensor(value: Tensor | np.ndarray) -> Tensor:
         raise InputError(f"graph input: {exc}") from None
 
 
-_IMMUTABLE = (int, float, bool, str, bytes, type(None), np.generic)
+_IMMUTABLE = (int, float, bool, str, bytes, type(None), np.generic, Enum)
 # Types whose values are immutable (a set looks them up faster than isinstance walks a
 # tuple; subclasses of these fall to the isinstance check).
 _IMMUTABLE_TYPES = {int, float, bool, str, bytes, type(None), np.float32, np.float64,
@@ -56,7 +57,30 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _immutable(value: object) -> bool:
-    return type(value) in _IMMUTABLE_TYPES or isinstance(value, _IMMUTABLE)
+    kind = type(value)
+    if kind in _IMMUTABLE_TYPES or isinstance(value, _IMMUTABLE):
+        return True
+    # a tuple (or a named tuple: a shape, a padding, a key of them) of immutable values
+    if kind is tuple or isinstance(value, tuple) and hasattr(kind, "_fields"):
+        return all(map(_immutable, value))  # type: ignore[arg-type]
+    return _frozen_scalars(value)
+
+
+def _frozen_scalars(value: object) -> bool:
+    """A frozen dataclass whose fields all hold immutable values (a node's kept scaling)."""
+    params = getattr(type(value), "__dataclass_params__", None)
+    if params is None or not params.frozen or isinstance(value, type):
+        return False
+    names = _field_names(value)
+    return all(_immutable(getattr(value, name)) for name in names)
+
+
+def _field_names(value: object) -> tuple[str, ...]:
+    kind = type(value)
+    names = _FIELDS.get(kind)
+    if names is None:
+        names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(value))  # type: ignore[arg-type]
+    return names
 
 
 def _snapshot_value(value: object) -> object:
@@ -68,9 +92,13 @@ def _snapshot_value(value: object) -> object:
         return value
     if kind is list and all(map(_immutable, value)):  # type: ignore[call-overload]
         return value.copy()  # type: ignore[attr-defined]
+    if isinstance(value, tuple) and _immutable(value):
+        return value        # what deepcopy gives of a tuple of immutables: itself
     names = _FIELDS.get(kind)
     if names is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
-        names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(value))
+        names = _field_names(value)
+    if names is not None and _frozen_scalars(value):
+        return value        # nothing can change it: no copy to take
     fields = getattr(value, "__dict__", None) if names is not None else None
     if fields is not None and _IMMUTABLE_TYPES.issuperset(map(type, fields.values())) \
             and not hasattr(kind, "__slots__"):
