@@ -54,6 +54,11 @@ _IMMUTABLE_TYPES = {int, float, bool, str, bytes, type(None), np.float32, np.flo
                     np.int32, np.int64, np.uint8, np.uint32, Shared}
 # a dataclass type -> its field names (dataclasses.fields costs microseconds a call)
 _FIELDS: dict[type, tuple[str, ...]] = {}
+# Tuples and frozen dataclasses found to hold only immutable values, by id: such an object
+# cannot change, and node state keeps the same one run after run. The dict holds each
+# object, so its id is not reused while listed; it is bounded.
+_KNOWN_IMMUTABLE: dict[int, object] = {}
+_KNOWN_MAX = 4096
 
 
 def _immutable(value: object) -> bool:
@@ -88,24 +93,29 @@ def _snapshot_value(value: object) -> object:
     scalars as they are; a list, or a dataclass, of scalars copied one level (what node state
     mostly holds: ranges); anything else deep-copied."""
     kind = type(value)
-    if kind in _IMMUTABLE_TYPES or isinstance(value, (Shared, *_IMMUTABLE)):
+    if kind in _IMMUTABLE_TYPES or isinstance(value, (Shared, *_IMMUTABLE)) \
+            or _KNOWN_IMMUTABLE.get(id(value)) is value:
         return value
     if kind is list and all(map(_immutable, value)):  # type: ignore[call-overload]
         return value.copy()  # type: ignore[attr-defined]
-    if isinstance(value, tuple) and _immutable(value):
-        return value        # what deepcopy gives of a tuple of immutables: itself
     names = _FIELDS.get(kind)
     if names is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
         names = _field_names(value)
-    if names is not None and _frozen_scalars(value):
-        return value        # nothing can change it: no copy to take
     fields = getattr(value, "__dict__", None) if names is not None else None
     if fields is not None and _IMMUTABLE_TYPES.issuperset(map(type, fields.values())) \
-            and not hasattr(kind, "__slots__"):
+            and not hasattr(kind, "__slots__") and not kind.__dataclass_params__.frozen:
         # every attribute of an exactly immutable type (a node's range state), in C
         twin = object.__new__(kind)
         twin.__dict__.update(fields)
         return twin
+    if (isinstance(value, tuple) or names is not None) and _immutable(value):
+        # what deepcopy gives of a tuple of immutables (itself), and a frozen dataclass of
+        # them needs no copy either; the same object (a node's kept strategy key or
+        # scaling) is found again by identity next run
+        if len(_KNOWN_IMMUTABLE) >= _KNOWN_MAX:
+            _KNOWN_IMMUTABLE.clear()
+        _KNOWN_IMMUTABLE[id(value)] = value
+        return value
     if names is not None and all(_immutable(getattr(value, name)) for name in names):
         if hasattr(value, "__dict__") and not hasattr(kind, "__slots__"):
             twin = object.__new__(kind)     # copy.copy's result, without its reduce protocol

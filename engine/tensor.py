@@ -83,6 +83,28 @@ _NUMPY_OF = {dt: dt.numpy for dt in DType}
 _SIZE_OF = {dt: dt.numpy.itemsize for dt in DType}
 
 
+def freeze_fitting(values: Sequence[object],
+                   checks: tuple[tuple[DType | None, int | None], ...]) -> bool:
+    """Freeze the buffers of ``values`` (as :meth:`Tensor.readonly`) and give True when each
+    is a Tensor of its check's type (None: any) whose allocation holds at most its check's
+    capacity in bytes (None: any); otherwise False, and nothing is frozen. The caller checks
+    that there are as many values as checks. A kernel's outputs, every node of every run:
+    it reads the buffers directly and leaves already read-only ones alone (a property and a
+    method call per output were half of the fast plan's bookkeeping)."""
+    for value, (want, capacity) in zip(values, checks, strict=True):
+        if type(value) is not Tensor or want is not None and value.dtype is not want:
+            return False
+        if capacity is not None:
+            raw = value._raw
+            if raw is not None and raw.size > capacity:
+                return False
+    for value in values:
+        raw = value._raw  # type: ignore[attr-defined]
+        if raw is not None and raw.flags.writeable:
+            raw.setflags(write=False)
+    return True
+
+
 class Tensor:
     """A 4-D tensor (batches, height, width, depth) with an element type and a layout.
 

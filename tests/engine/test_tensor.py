@@ -50,3 +50,21 @@ def test_readonly_tensor_cannot_be_written():
     t = Tensor.from_array(np.zeros(4, np.uint8)).readonly()
     with pytest.raises(ValueError):
         t.array[0, 0, 0, 0] = 1
+
+
+def test_freeze_fitting_freezes_all_or_nothing() -> None:
+    from hexscope.engine.tensor import freeze_fitting
+
+    y = Tensor.from_array(np.zeros((1, 2, 2, 3), np.uint8), DType.QUINT8)
+    lo = Tensor.from_array(np.zeros(1, np.float32))
+    done = Tensor.from_array(np.ones(1, np.float32)).readonly()
+    # the last one fails (past its capacity): nothing is frozen
+    assert not freeze_fitting([y, lo, y], ((DType.QUINT8, 12), (None, None), (None, 11)))
+    assert y.raw.flags.writeable and lo.raw.flags.writeable
+    assert not freeze_fitting([y, lo.array], ((None, None), (None, None)))   # not a Tensor
+    assert not freeze_fitting([lo], ((DType.QUINT8, None),))                # another type
+    assert lo.raw.flags.writeable
+    assert freeze_fitting([y, lo, done, Tensor.shape_only((1, 1, 1, 1))],
+                          ((DType.QUINT8, 12), (DType.FLOAT32, 4), (None, None), (None, 0)))
+    assert not y.raw.flags.writeable and not lo.raw.flags.writeable
+    assert not done.raw.flags.writeable
