@@ -178,3 +178,28 @@ def softmax_hvx_rows(codes, real, pow32, m16, accshift, rcp, out):  # pragma: no
                 out[r, i] = to_u8((m * rm) >> rs)
             else:
                 out[r, i] = to_u8((m * rm * factor) >> 16)
+
+
+@jit
+def sum_hw(codes, sums):  # pragma: no cover - compiled
+    # QuantizedMean_8 over height and width: exact sums per (batch, depth) into sums (B, D),
+    # zeroed; codes C-contiguous. An int32 row of sums (LLVM vectorises its adds) while
+    # 255 * pixels fits one, int64 beyond.
+    batches, height, width, depth = codes.shape
+    pixels = height * width
+    flat = codes.reshape(batches, pixels, depth)
+    for b in range(batches):
+        if pixels < 8388608:
+            acc = np.zeros(depth, np.int32)
+            for p in range(pixels):
+                px = flat[b, p]
+                for d in range(depth):
+                    acc[d] += np.int32(px[d])
+            for d in range(depth):
+                sums[b, d] = acc[d]
+        else:
+            wide = sums[b]
+            for p in range(pixels):
+                px = flat[b, p]
+                for d in range(depth):
+                    wide[d] += np.int64(px[d])

@@ -25,6 +25,7 @@ class Loops(NamedTuple):
     l2_rows: Callable[..., Any]
     mean_requant: Callable[..., Any]
     softmax_hvx_rows: Callable[..., Any]
+    sum_hw: Callable[..., Any]
 
 
 def _build() -> Loops:
@@ -33,9 +34,10 @@ def _build() -> Loops:
         mean_requant,
         softmax_hvx_rows,
         softmax_rows,
+        sum_hw,
     )
 
-    return Loops(softmax_rows, l2_rows, mean_requant, softmax_hvx_rows)
+    return Loops(softmax_rows, l2_rows, mean_requant, softmax_hvx_rows, sum_hw)
 
 
 loops = compiled.compile_once(_build)
