@@ -361,6 +361,22 @@ class Tensor:
         data = self.array if self.layout is Layout.D32 else self.array.copy()
         return Tensor(self.shape, self.dtype, data.reshape(-1).view(np.uint8))
 
+    def alike(self, raw: npt.NDArray[np.uint8], dtype: DType | None = None) -> Tensor:
+        """A tensor of this one's shape, layout and padding (and ``dtype``, default its own,
+        of the same size) over ``raw``, a 1-D contiguous uint8 buffer of at least
+        :attr:`nbytes` bytes, shared. This tensor's geometry was checked when it was made:
+        an elementwise kernel's output skips the checks of the constructor (a d32 one's
+        geometry and buffer tests cost ~1 us a node)."""
+        if type(raw) is not np.ndarray or raw.dtype != np.uint8 or raw.ndim != 1 \
+                or not raw.flags.c_contiguous or raw.size < self.nbytes \
+                or (dtype is not None and dtype.size != self.dtype.size):
+            return Tensor(self.shape, dtype or self.dtype, raw, self.layout, self.padding)
+        out = object.__new__(Tensor)
+        out.shape, out.dtype, out.layout, out.padding = self.shape, dtype or self.dtype, \
+            self.layout, self.padding
+        out._raw, out._tag = raw.view(), None
+        return out
+
     def with_dtype(self, dtype: DType) -> Tensor:
         """The same bytes tagged with another type of the same size."""
         if dtype.size != self.dtype.size:

@@ -68,3 +68,18 @@ def test_freeze_fitting_freezes_all_or_nothing() -> None:
                           ((DType.QUINT8, 12), (DType.FLOAT32, 4), (None, None), (None, 0)))
     assert not y.raw.flags.writeable and not lo.raw.flags.writeable
     assert not done.raw.flags.writeable
+
+
+def test_alike_shares_a_buffer_in_the_same_geometry_and_falls_back_to_the_checks() -> None:
+    x = Tensor.from_array(np.arange(2 * 3 * 5, dtype=np.uint8).reshape(1, 2, 3, 5),
+                          DType.QUINT8).to_d32()
+    raw = np.zeros(x.raw.size, np.uint8)
+    y = x.alike(raw, DType.QINT8)
+    assert (y.shape, y.layout, y.padding, y.dtype) == (x.shape, x.layout, x.padding,
+                                                       DType.QINT8)
+    assert np.shares_memory(y.raw, raw) and y.raw is not raw and y.device_dtype is DType.QINT8
+    assert y.same_as(Tensor(x.shape, DType.QINT8, raw, x.layout, x.padding))
+    strided = np.zeros(2 * x.raw.size, np.uint8)[::2]      # not contiguous: copied, as made
+    assert not np.shares_memory(x.alike(strided).raw, strided)
+    with pytest.raises(ValueError, match="too small"):
+        x.alike(raw[:-1])
