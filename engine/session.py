@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
 
 import numpy as np
@@ -104,10 +104,10 @@ def _snapshot_value(value: object) -> object:
     fields = getattr(value, "__dict__", None) if names is not None else None
     if fields is not None and _IMMUTABLE_TYPES.issuperset(map(type, fields.values())) \
             and not hasattr(kind, "__slots__") and not kind.__dataclass_params__.frozen:
-        # every attribute of an exactly immutable type (a node's range state), in C
-        twin = object.__new__(kind)
-        twin.__dict__.update(fields)
-        return twin
+        # every attribute of an exactly immutable type (a node's range state), in C; the
+        # type's later values go straight to _clone_scalars
+        _CLONERS[kind] = _clone_scalars
+        return _clone_scalars(value)
     if (isinstance(value, tuple) or names is not None) and _immutable(value):
         # what deepcopy gives of a tuple of immutables (itself), and a frozen dataclass of
         # them needs no copy either; the same object (a node's kept strategy key or
@@ -125,11 +125,32 @@ def _snapshot_value(value: object) -> object:
     return copy.deepcopy(value)
 
 
+def _clone_scalars(value: object) -> object:
+    """A plain (non-frozen, unslotted) dataclass copied by its ``__dict__`` while every
+    attribute holds an immutable type; :func:`_snapshot_value`'s other cases otherwise."""
+    fields = value.__dict__
+    if _IMMUTABLE_TYPES.issuperset(map(type, fields.values())):
+        twin = object.__new__(type(value))
+        twin.__dict__.update(fields)
+        return twin
+    del _CLONERS[type(value)]
+    try:
+        return _snapshot_value(value)
+    finally:
+        _CLONERS.setdefault(type(value), _clone_scalars)
+
+
+#: node-state types copied by a function of their own (range dataclasses), found by type
+_CLONERS: dict[type, Callable[[object], object]] = {}
+
+
 def snapshot_states(states: dict[int, dict[str, object]]) -> dict[int, dict[str, object]]:
     """Node state as a run starts, to roll back to: what ``copy.deepcopy`` gives, an entry at
     a time (a deep copy of MobileNetV2's 171 node states took 0.3 ms a run)."""
     immutable = _IMMUTABLE_TYPES        # Shared entries and scalars as they are, inline
-    return {node_id: {k: v if type(v) in immutable else _snapshot_value(v)
+    cloners, snap = _CLONERS, _snapshot_value
+    return {node_id: {k: v if (kind := type(v)) in immutable
+                      else cloners.get(kind, snap)(v)  # type: ignore[operator]
                       for k, v in state.items()}
             for node_id, state in states.items()}
 

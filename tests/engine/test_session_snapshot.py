@@ -86,3 +86,14 @@ def test_immutable_tuples_enums_and_frozen_dataclasses_are_shared_mutable_ones_c
     holder.values.append(2)
     mixed[1].append(3)
     assert snap["holder"].values == [1] and snap["mixed"] == (1, [2])
+
+
+def test_a_range_type_copied_by_its_fields_is_still_copied_deeply_when_it_holds_a_list() -> None:
+    scalars = _Range(np.float32(0), np.float32(1), 0)
+    snapshot_states({1: {"r": scalars}})          # the type's fast copy is set up
+    held = _Range(np.float32(0), np.float32(1), [1])  # type: ignore[arg-type]
+    snap = snapshot_states({1: {"r": held, "s": scalars}})[1]
+    held.flags.append(2)
+    scalars.flags = 5
+    assert snap["r"].flags == [1] and snap["s"].flags == 0
+    assert snapshot_states({1: {"r": scalars}})[1]["r"] == scalars    # and it still runs
