@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Container, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Container, Mapping, MutableMapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from enum import Enum
@@ -29,14 +29,14 @@ from hexscope.engine.events import (
     RunFinished,
     RunStatus,
 )
-from hexscope.engine.executor_plan import PlanStep, build_plan, node_context
+from hexscope.engine.executor_plan import Source, build_plan, node_context
 from hexscope.engine.log import Log
 from hexscope.engine.nodes import Node
 from hexscope.engine.ops.context import DEFAULT_PADDING_FILL, KernelContext, capacity_error
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry, OpSpec
 from hexscope.engine.prepare import Prepared
 from hexscope.engine.prepare.supernode import find_chains
-from hexscope.engine.tensor import Tensor
+from hexscope.engine.tensor import Tensor, freeze_fitting
 
 
 def fill_padding(tensor: Tensor, value: int) -> Tensor:
@@ -73,6 +73,23 @@ class _NodePlan:
     consts: tuple[Tensor | None, ...] = ()
 
 
+#: A fast-plan step as the run unpacks it: node id, node, input sources, the inputs with each
+#: Const's tensor in place (None for the others), (slot, producer, output index) of each
+#: other input, kernel (None: through the backend), kernel context, the node's plan.
+_FastStep = tuple[int, Node, tuple[Source, ...], tuple[Tensor | None, ...],
+                  tuple[tuple[int, int, int], ...],
+                  Callable[..., Sequence[Tensor | np.ndarray]] | None, KernelContext, _NodePlan]
+
+
+def _consts_of(sources: tuple[Source, ...]) -> tuple[Tensor | None, ...]:
+    return tuple(None if type(s) is tuple else s for s in sources)  # type: ignore[misc]
+
+
+def _results_of(sources: tuple[Source, ...]) -> tuple[tuple[int, int, int], ...]:
+    return tuple((slot, s[0], s[1]) for slot, s in enumerate(sources)
+                 if type(s) is tuple)  # type: ignore[index]
+
+
 def lookup_input(prepared: Prepared, store: Mapping[tuple[int, int], Tensor],
                  trace: Mapping[int, NodeResult], stale: AbstractSet[int],
                  ref: tuple[int, int]) -> Tensor:
@@ -103,15 +120,9 @@ def plain_outputs(raw: Sequence[Tensor | np.ndarray],
     fits the declared capacity (what :meth:`Executor._check_outputs` lets through unchanged,
     found with a few comparisons); None when any output needs the full check (an array to
     wrap, another type, an allocation past the capacity, a count that differs)."""
-    if type(raw) not in _SEQUENCES or len(raw) != len(checks):
+    if type(raw) not in _SEQUENCES or len(raw) != len(checks) \
+            or not freeze_fitting(raw, checks):
         return None
-    for value, (want, capacity) in zip(raw, checks, strict=True):
-        if type(value) is not Tensor or want is not None and value.dtype is not want:
-            return None
-        if capacity is not None and value.has_data and value.raw.size > capacity:
-            return None
-    for value in raw:
-        value.readonly()  # type: ignore[union-attr]
     return tuple(raw)  # type: ignore[arg-type]
 
 
@@ -169,7 +180,7 @@ class Executor:
         # Everything per node that the prepared graph fixes, worked out once, off the hot path.
         self._plans = {i: self._node_plan(n) for i, n in paced(prepared.nodes.items())
                        if not n.is_const}
-        self._fast: list[PlanStep] | None = None
+        self._fast: list[_FastStep] | None = None
         # False: every run steps node by node (the bench times one against the other)
         self.use_plan = True
         self._fast_built = False
@@ -313,12 +324,17 @@ class Executor:
         return self._finish(RunFinished(RunStatus.FAILED, node_id, node_id,
                                         f"node 0x{node_id:x} ({event.op}): {event.message}"))
 
-    def _fast_plan(self) -> list[PlanStep] | None:
+    def _fast_plan(self) -> list[_FastStep] | None:
         if not self._fast_built:
             specs = {i: p.spec for i, p in self._plans.items()}
             input_ops = {i: p.input_ops for i, p in self._plans.items()}
-            self._fast = build_plan(self.plan, self.prepared.nodes, specs, input_ops,
-                                    self.backend, self.log)
+            steps = build_plan(self.plan, self.prepared.nodes, specs, input_ops,
+                               self.backend, self.log)
+            # each step as one tuple the run unpacks: no attribute or plan look-up a node
+            self._fast = None if steps is None else [
+                (s.node.node_id, s.node, s.sources, _consts_of(s.sources),
+                 _results_of(s.sources), s.kernel, s.ctx, self._plans[s.node.node_id])
+                for s in steps]
             self._fast_built = True
         return self._fast
 
@@ -333,20 +349,17 @@ class Executor:
         listened = self.events.listened()
         total = len(steps)
         trace, store, failed, stale = self.trace, self.store, self.failed, self.stale
-        run_node, plans = self.backend.run_node, self._plans
+        run_node = self.backend.run_node
         clock = time.perf_counter
-        plain = self.padding_override is None
         states, graph_inputs, padding_fill = self.states, self.graph_inputs, self.padding_fill
         seed, debug_level = self.seed, self.log.debug_level
-        for k, step in enumerate(steps):
-            node = step.node
-            node_id = node.node_id
+        k = 0
+        for node_id, node, sources, consts, results, kernel, ctx, plan in steps:
             if k and node_id in stop or cancel is not None and cancel.cancelled:
                 self._cursor = k
                 return k, None
             if listened:
                 self.events.emit(NodeStarted(node_id, k, total))
-            ctx = step.ctx
             # _run_fields, inline (a method call a node cost ~3 % of the bookkeeping)
             state = states.get(node_id)
             if state is None:
@@ -355,30 +368,36 @@ class Executor:
             ctx.padding_fill, ctx.seed, ctx.debug_level = padding_fill, seed, debug_level
             if ctx.warnings:
                 ctx.warnings = []
-            plan = plans[node_id]
             start = clock()
             try:
-                inputs = [source if type(source) is not tuple  # noqa: E721 - a Const's Tensor
-                          else store[source] if store and source in store
-                          else trace[source[0]].outputs[source[1]]
-                          for source in step.sources]
-                kernel = step.kernel
+                if store:       # a Variable's value may stand for any result
+                    inputs = [source if type(source) is not tuple  # noqa: E721 - a Const
+                              else store[source] if source in store
+                              else trace[source[0]].outputs[source[1]]
+                              for source in sources]
+                else:           # the Consts in place, each earlier result put in its slot
+                    inputs = list(consts)
+                    for slot, producer, index in results:
+                        inputs[slot] = trace[producer].outputs[index]
                 raw = (kernel(ctx, *inputs) if kernel is not None
                        else run_node(node, plan.spec, inputs, ctx))
-                outputs = plain_outputs(raw, plan.output_checks) if plain else None
+                # what _check_outputs lets through unchanged, found with a few comparisons
+                # (the plan runs only without a padding override)
+                outputs = plain_outputs(raw, plan.output_checks)
                 if outputs is None:
                     outputs = self._check_outputs(node, plan, raw, ctx)
             except Exception as exc:  # noqa: BLE001 - as step(): the node fails, not the run
                 self._cursor = k
                 return k, self._fail(node, failure_message(plan.spec, exc), clock() - start)
             seconds = clock() - start
-            warnings = tuple(ctx.warnings)
+            warnings = tuple(ctx.warnings) if ctx.warnings else ()
             trace[node_id] = NodeResult(outputs, seconds, warnings)
             if failed or stale:
                 failed.pop(node_id, None)
                 stale.discard(node_id)
             if listened:
                 self.events.emit(NodeFinished(node_id, outputs, seconds, warnings))
+            k += 1
         self._cursor = total
         return total, None
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from enum import Enum
 
 import numpy as np
 
@@ -46,17 +47,45 @@ def as_input_tensor(value: Tensor | np.ndarray) -> Tensor:
         raise InputError(f"graph input: {exc}") from None
 
 
-_IMMUTABLE = (int, float, bool, str, bytes, type(None), np.generic)
+_IMMUTABLE = (int, float, bool, str, bytes, type(None), np.generic, Enum)
 # Types whose values are immutable (a set looks them up faster than isinstance walks a
 # tuple; subclasses of these fall to the isinstance check).
 _IMMUTABLE_TYPES = {int, float, bool, str, bytes, type(None), np.float32, np.float64,
                     np.int32, np.int64, np.uint8, np.uint32, Shared}
 # a dataclass type -> its field names (dataclasses.fields costs microseconds a call)
 _FIELDS: dict[type, tuple[str, ...]] = {}
+# Tuples and frozen dataclasses found to hold only immutable values, by id: such an object
+# cannot change, and node state keeps the same one run after run. The dict holds each
+# object, so its id is not reused while listed; it is bounded.
+_KNOWN_IMMUTABLE: dict[int, object] = {}
+_KNOWN_MAX = 4096
 
 
 def _immutable(value: object) -> bool:
-    return type(value) in _IMMUTABLE_TYPES or isinstance(value, _IMMUTABLE)
+    kind = type(value)
+    if kind in _IMMUTABLE_TYPES or isinstance(value, _IMMUTABLE):
+        return True
+    # a tuple (or a named tuple: a shape, a padding, a key of them) of immutable values
+    if kind is tuple or isinstance(value, tuple) and hasattr(kind, "_fields"):
+        return all(map(_immutable, value))  # type: ignore[arg-type]
+    return _frozen_scalars(value)
+
+
+def _frozen_scalars(value: object) -> bool:
+    """A frozen dataclass whose fields all hold immutable values (a node's kept scaling)."""
+    params = getattr(type(value), "__dataclass_params__", None)
+    if params is None or not params.frozen or isinstance(value, type):
+        return False
+    names = _field_names(value)
+    return all(_immutable(getattr(value, name)) for name in names)
+
+
+def _field_names(value: object) -> tuple[str, ...]:
+    kind = type(value)
+    names = _FIELDS.get(kind)
+    if names is None:
+        names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(value))  # type: ignore[arg-type]
+    return names
 
 
 def _snapshot_value(value: object) -> object:
@@ -64,20 +93,29 @@ def _snapshot_value(value: object) -> object:
     scalars as they are; a list, or a dataclass, of scalars copied one level (what node state
     mostly holds: ranges); anything else deep-copied."""
     kind = type(value)
-    if kind in _IMMUTABLE_TYPES or isinstance(value, (Shared, *_IMMUTABLE)):
+    if kind in _IMMUTABLE_TYPES or isinstance(value, (Shared, *_IMMUTABLE)) \
+            or _KNOWN_IMMUTABLE.get(id(value)) is value:
         return value
     if kind is list and all(map(_immutable, value)):  # type: ignore[call-overload]
         return value.copy()  # type: ignore[attr-defined]
     names = _FIELDS.get(kind)
     if names is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
-        names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(value))
+        names = _field_names(value)
     fields = getattr(value, "__dict__", None) if names is not None else None
     if fields is not None and _IMMUTABLE_TYPES.issuperset(map(type, fields.values())) \
-            and not hasattr(kind, "__slots__"):
-        # every attribute of an exactly immutable type (a node's range state), in C
-        twin = object.__new__(kind)
-        twin.__dict__.update(fields)
-        return twin
+            and not hasattr(kind, "__slots__") and not kind.__dataclass_params__.frozen:
+        # every attribute of an exactly immutable type (a node's range state), in C; the
+        # type's later values go straight to _clone_scalars
+        _CLONERS[kind] = _clone_scalars
+        return _clone_scalars(value)
+    if (isinstance(value, tuple) or names is not None) and _immutable(value):
+        # what deepcopy gives of a tuple of immutables (itself), and a frozen dataclass of
+        # them needs no copy either; the same object (a node's kept strategy key or
+        # scaling) is found again by identity next run
+        if len(_KNOWN_IMMUTABLE) >= _KNOWN_MAX:
+            _KNOWN_IMMUTABLE.clear()
+        _KNOWN_IMMUTABLE[id(value)] = value
+        return value
     if names is not None and all(_immutable(getattr(value, name)) for name in names):
         if hasattr(value, "__dict__") and not hasattr(kind, "__slots__"):
             twin = object.__new__(kind)     # copy.copy's result, without its reduce protocol
@@ -87,11 +125,32 @@ def _snapshot_value(value: object) -> object:
     return copy.deepcopy(value)
 
 
+def _clone_scalars(value: object) -> object:
+    """A plain (non-frozen, unslotted) dataclass copied by its ``__dict__`` while every
+    attribute holds an immutable type; :func:`_snapshot_value`'s other cases otherwise."""
+    fields = value.__dict__
+    if _IMMUTABLE_TYPES.issuperset(map(type, fields.values())):
+        twin = object.__new__(type(value))
+        twin.__dict__.update(fields)
+        return twin
+    del _CLONERS[type(value)]
+    try:
+        return _snapshot_value(value)
+    finally:
+        _CLONERS.setdefault(type(value), _clone_scalars)
+
+
+#: node-state types copied by a function of their own (range dataclasses), found by type
+_CLONERS: dict[type, Callable[[object], object]] = {}
+
+
 def snapshot_states(states: dict[int, dict[str, object]]) -> dict[int, dict[str, object]]:
     """Node state as a run starts, to roll back to: what ``copy.deepcopy`` gives, an entry at
     a time (a deep copy of MobileNetV2's 171 node states took 0.3 ms a run)."""
     immutable = _IMMUTABLE_TYPES        # Shared entries and scalars as they are, inline
-    return {node_id: {k: v if type(v) in immutable else _snapshot_value(v)
+    cloners, snap = _CLONERS, _snapshot_value
+    return {node_id: {k: v if (kind := type(v)) in immutable
+                      else cloners.get(kind, snap)(v)  # type: ignore[operator]
                       for k, v in state.items()}
             for node_id, state in states.items()}
 

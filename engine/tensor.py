@@ -83,6 +83,28 @@ _NUMPY_OF = {dt: dt.numpy for dt in DType}
 _SIZE_OF = {dt: dt.numpy.itemsize for dt in DType}
 
 
+def freeze_fitting(values: Sequence[object],
+                   checks: tuple[tuple[DType | None, int | None], ...]) -> bool:
+    """Freeze the buffers of ``values`` (as :meth:`Tensor.readonly`) and give True when each
+    is a Tensor of its check's type (None: any) whose allocation holds at most its check's
+    capacity in bytes (None: any); otherwise False, and nothing is frozen. The caller checks
+    that there are as many values as checks. A kernel's outputs, every node of every run:
+    it reads the buffers directly and leaves already read-only ones alone (a property and a
+    method call per output were half of the fast plan's bookkeeping)."""
+    for value, (want, capacity) in zip(values, checks, strict=True):
+        if type(value) is not Tensor or want is not None and value.dtype is not want:
+            return False
+        if capacity is not None:
+            raw = value._raw
+            if raw is not None and raw.size > capacity:
+                return False
+    for value in values:
+        raw = value._raw  # type: ignore[attr-defined]
+        if raw is not None and raw.flags.writeable:
+            raw.setflags(write=False)
+    return True
+
+
 class Tensor:
     """A 4-D tensor (batches, height, width, depth) with an element type and a layout.
 
@@ -338,6 +360,22 @@ class Tensor:
         """This tensor in flat layout (a copy of the valid data)."""
         data = self.array if self.layout is Layout.D32 else self.array.copy()
         return Tensor(self.shape, self.dtype, data.reshape(-1).view(np.uint8))
+
+    def alike(self, raw: npt.NDArray[np.uint8], dtype: DType | None = None) -> Tensor:
+        """A tensor of this one's shape, layout and padding (and ``dtype``, default its own,
+        of the same size) over ``raw``, a 1-D contiguous uint8 buffer of at least
+        :attr:`nbytes` bytes, shared. This tensor's geometry was checked when it was made:
+        an elementwise kernel's output skips the checks of the constructor (a d32 one's
+        geometry and buffer tests cost ~1 us a node)."""
+        if type(raw) is not np.ndarray or raw.dtype != np.uint8 or raw.ndim != 1 \
+                or not raw.flags.c_contiguous or raw.size < self.nbytes \
+                or (dtype is not None and dtype.size != self.dtype.size):
+            return Tensor(self.shape, dtype or self.dtype, raw, self.layout, self.padding)
+        out = object.__new__(Tensor)
+        out.shape, out.dtype, out.layout, out.padding = self.shape, dtype or self.dtype, \
+            self.layout, self.padding
+        out._raw, out._tag = raw.view(), None
+        return out
 
     def with_dtype(self, dtype: DType) -> Tensor:
         """The same bytes tagged with another type of the same size."""

@@ -50,3 +50,36 @@ def test_readonly_tensor_cannot_be_written():
     t = Tensor.from_array(np.zeros(4, np.uint8)).readonly()
     with pytest.raises(ValueError):
         t.array[0, 0, 0, 0] = 1
+
+
+def test_freeze_fitting_freezes_all_or_nothing() -> None:
+    from hexscope.engine.tensor import freeze_fitting
+
+    y = Tensor.from_array(np.zeros((1, 2, 2, 3), np.uint8), DType.QUINT8)
+    lo = Tensor.from_array(np.zeros(1, np.float32))
+    done = Tensor.from_array(np.ones(1, np.float32)).readonly()
+    # the last one fails (past its capacity): nothing is frozen
+    assert not freeze_fitting([y, lo, y], ((DType.QUINT8, 12), (None, None), (None, 11)))
+    assert y.raw.flags.writeable and lo.raw.flags.writeable
+    assert not freeze_fitting([y, lo.array], ((None, None), (None, None)))   # not a Tensor
+    assert not freeze_fitting([lo], ((DType.QUINT8, None),))                # another type
+    assert lo.raw.flags.writeable
+    assert freeze_fitting([y, lo, done, Tensor.shape_only((1, 1, 1, 1))],
+                          ((DType.QUINT8, 12), (DType.FLOAT32, 4), (None, None), (None, 0)))
+    assert not y.raw.flags.writeable and not lo.raw.flags.writeable
+    assert not done.raw.flags.writeable
+
+
+def test_alike_shares_a_buffer_in_the_same_geometry_and_falls_back_to_the_checks() -> None:
+    x = Tensor.from_array(np.arange(2 * 3 * 5, dtype=np.uint8).reshape(1, 2, 3, 5),
+                          DType.QUINT8).to_d32()
+    raw = np.zeros(x.raw.size, np.uint8)
+    y = x.alike(raw, DType.QINT8)
+    assert (y.shape, y.layout, y.padding, y.dtype) == (x.shape, x.layout, x.padding,
+                                                       DType.QINT8)
+    assert np.shares_memory(y.raw, raw) and y.raw is not raw and y.device_dtype is DType.QINT8
+    assert y.same_as(Tensor(x.shape, DType.QINT8, raw, x.layout, x.padding))
+    strided = np.zeros(2 * x.raw.size, np.uint8)[::2]      # not contiguous: copied, as made
+    assert not np.shares_memory(x.alike(strided).raw, strided)
+    with pytest.raises(ValueError, match="too small"):
+        x.alike(raw[:-1])

@@ -7,11 +7,13 @@ float32 in the library's order. Each op has a ``_ref`` twin; only MatMul's diffe
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
-from hexscope.engine.hexmath import f2i
+from hexscope.engine.hexmath import exact_memo, f2i
 from hexscope.engine.ops.context import KernelContext, Shared, data_of, f32_scalar, scalar_f
 from hexscope.engine.ops.conv.conv2d import (
     RANGE_OUT,
@@ -22,6 +24,7 @@ from hexscope.engine.ops.conv.conv2d import (
     warn_inexact,
     zero_code,
 )
+from hexscope.engine.ops.elementwise.activation import range_words
 from hexscope.engine.ops.kernels import compiled, gemm
 from hexscope.engine.ops.kernels.code_bounds import Span, note
 from hexscope.engine.ops.kernels.gemm import Rhs, offset_gemm
@@ -52,24 +55,50 @@ def _matmul(ctx: KernelContext, a: Tensor, bmat: Tensor, a_min: Tensor, a_max: T
     if k == 0:
         raise KernelError("B has width 0: the dot-product length is 0 and the device "
                           "divides by it")
-    za, ok_a = zero_code(scalar_f(a_min), scalar_f(a_max), "u8")
-    zb, ok_b = zero_code(scalar_f(b_min), scalar_f(b_max), "u8")
+    za, ok_a, zb, ok_b, w_min, w_max = matmul_plan(scalar_f(a_min), scalar_f(a_max),
+                                                   scalar_f(b_min), scalar_f(b_max))
     warn_inexact(ctx, "A", ok_a)
     warn_inexact(ctx, "B", ok_b)
-    y_min, y_max = product_range(level_size(scalar_f(a_min), scalar_f(a_max)),
-                                 level_size(scalar_f(b_min), scalar_f(b_max)))
     codes = data_of(a, "A").reshape(-1)
     m = codes.size // k
-    ctx.log(2, f"matmul {m}x{k} * {k}x{n} (A {list(a.shape)}, {codes.size - m * k} trailing "
-               f"codes ignored); za={za} zb={zb}")
+    if ctx.debug_level >= 2:        # (the message is not built for nobody)
+        ctx.log(2, f"matmul {m}x{k} * {k}x{n} (A {list(a.shape)}, {codes.size - m * k} "
+                   f"trailing codes ignored); za={za} zb={zb}")
     b_codes = data_of(bmat, "B").reshape(k, n)
     if frozen_b and (m == 1 or k % 16 == 0):
         rhs = _prepare_time_b(ctx, b_codes, bmat)
     else:
         rhs = Rhs.from_codes(b_codes)
-    out = offset_gemm(gemm.center(codes[:m * k].reshape(m, k)), rhs,
-                      gemm.CENTER - za, gemm.CENTER - zb)
-    return qint32_tensor((1, 1, m, n), out), f32_scalar(y_min), f32_scalar(y_max)
+    lhs = gemm.center(codes[:m * k].reshape(m, k))
+    a_off, b_off = gemm.CENTER - za, gemm.CENTER - zb
+    run = _kept_gemm(ctx, rhs, m, b_off) if lhs.dtype == np.int8 and frozen_b else None
+    out = (run(lhs, rhs.offsets(a_off, b_off)) if run is not None
+           else offset_gemm(lhs, rhs, a_off, b_off))
+    return qint32_tensor((1, 1, m, n), out), Tensor.scalar_of(w_min), Tensor.scalar_of(w_max)
+
+
+@exact_memo
+def matmul_plan(a_min: float, a_max: float, b_min: float, b_max: float
+                ) -> tuple[int, bool, int, bool, np.ndarray, np.ndarray]:
+    """(za, za exact, zb, zb exact, out_min word, out_max word) of the ranges; memoised on
+    their exact bits (the same ranges run after run)."""
+    za, ok_a = zero_code(a_min, a_max, "u8")
+    zb, ok_b = zero_code(b_min, b_max, "u8")
+    y_min, y_max = product_range(level_size(a_min, a_max), level_size(b_min, b_max))
+    return (za, ok_a, zb, ok_b, *range_words(y_min, y_max))
+
+
+def _kept_gemm(ctx: KernelContext, rhs: Rhs, m: int, b: int
+               ) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
+    """The VNNI GEMM of ``m`` rows against the node's prepare-time B, set up once
+    (:func:`gemm.prepared_gemm8`: the checks and pointers of ``offset_gemm`` taken at the
+    first run) and kept while B, M and the B zero code stay; None where it does not run."""
+    kept = ctx.state.get("matmul_gemm")
+    if isinstance(kept, Shared) and kept.key[0] is rhs and kept.key[1:] == (m, b):  # type: ignore[index]
+        return kept.value  # type: ignore[return-value]
+    run = gemm.prepared_gemm8(rhs, m, b)
+    ctx.state["matmul_gemm"] = Shared((rhs, m, b), run)
+    return run
 
 
 def _prepare_time_b(ctx: KernelContext, b_codes: np.ndarray, bmat: Tensor) -> Rhs:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hexscope.engine.dtypes import DType
+from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.hexmath import quantize_uint8
 from hexscope.engine.ops.context import KernelContext, scalar_f
 from hexscope.engine.ops.reference import ranged, real
@@ -26,8 +26,14 @@ _RANGE_OUT = (Port("y_min", _F32), Port("y_max", _F32))
 
 
 def _range_copy(x_min: Tensor, x_max: Tensor) -> tuple[Tensor, Tensor]:
-    return (Tensor.from_array(fresh(np.array(x_min.array, np.float32)), _F32),
-            Tensor.from_array(fresh(np.array(x_max.array, np.float32)), _F32))
+    return _copied(x_min), _copied(x_max)
+
+
+def _copied(t: Tensor) -> Tensor:
+    """A float32 copy of a range input's values (a single float32 word: its bytes)."""
+    if t.dtype is _F32 and t.shape == (1, 1, 1, 1) and t.layout is Layout.FLAT and t.has_data:
+        return Tensor.scalar_of(t.raw[:4].view(np.float32))
+    return Tensor.from_array(fresh(np.array(t.array, np.float32)), _F32)
 
 
 def _int8_reals(codes: np.ndarray, x_min: Tensor, x_max: Tensor) -> np.ndarray:
@@ -65,8 +71,8 @@ def quantized_cast_int8_to_uint8(ctx: KernelContext, x: Tensor, x_min: Tensor,
 
     Errors: none beyond arity and types.
     """
-    y = (x.array.astype(np.int16) + 128).astype(np.uint8)
-    return (Tensor.from_array(fresh(y), DType.QUINT8), *_range_copy(x_min, x_max))
+    return (Tensor.from_array(fresh(_sign_flipped(x.array, 128, np.uint8)), DType.QUINT8),
+            *_range_copy(x_min, x_max))
 
 
 @op("Quantized_CastUInt8ToInt8", Category.QUANTIZE, user=True, source=_SOURCE,
@@ -84,8 +90,16 @@ def quantized_cast_uint8_to_int8(ctx: KernelContext, x: Tensor, x_min: Tensor,
 
     Errors: none beyond arity and types.
     """
-    y = (x.array.astype(np.int16) - 128).astype(np.int8)
-    return (Tensor.from_array(fresh(y), DType.QINT8), *_range_copy(x_min, x_max))
+    return (Tensor.from_array(fresh(_sign_flipped(x.array, -128, np.int8)), DType.QINT8),
+            *_range_copy(x_min, x_max))
+
+
+def _sign_flipped(codes: np.ndarray, shift: int, dtype: type) -> np.ndarray:
+    """``codes + shift`` wrapped to ``dtype``'s byte: for byte codes the top bit flipped, in
+    one pass (the int16 sum and its narrowing took three on a 224x224x3 input)."""
+    if codes.dtype.itemsize == 1 and codes.dtype.kind in "iu":
+        return np.bitwise_xor(codes.view(np.uint8), np.uint8(0x80)).view(dtype)
+    return (codes.astype(np.int16) + shift).astype(dtype)
 
 
 # QuantizedHardSwish_8 -----------------------------------------------------------------------

@@ -115,3 +115,91 @@ def mean_requant(sums, adj, lo, hi, shift, out_zero, out):  # pragma: no cover
         x = min(max(x + out_zero, -2147483648), 2147483647)
         x = ((x + 32768) & 0xFFFF) - 32768
         out[i] = sat_u8(x)
+
+
+@jit
+def sat16(v):  # pragma: no cover - compiled
+    return -32768 if v < -32768 else (32767 if v > 32767 else v)
+
+
+@jit
+def mpy_rnd(a, b):  # pragma: no cover - compiled
+    # vmpy(Vu.h, Vv.h):<<1:rnd:sat (softmax_hvx.mpy_rnd)
+    return sat16(min(a * b * 2 + 0x8000, 2147483647) >> 16)
+
+
+@jit
+def recip16(d, rcp):  # pragma: no cover - compiled
+    # hvx_recip16_inline(d, 10) (softmax_hvx.recip16); rcp: the c2, c1, c0 segment rows
+    d4 = (d << 2) & 0xFFFF
+    seg = d4 >> 14
+    p = rcp[0, seg]
+    p = sat16((p * d4 - (rcp[1, seg] << 15)) >> 16)        # vmps
+    p = sat16((p * d4 + (rcp[2, seg] << 15)) >> 16)        # vmpa
+    x0 = sat16(p + p)
+    pd = sat16(mpy_rnd(d, x0) - (1 << 14))
+    return sat16(x0 - mpy_rnd(sat16(pd + pd), x0))
+
+
+@jit
+def to_u8(v):  # pragma: no cover - compiled
+    # vasr(w, w, 12):sat to halfwords, then vasr(h, h, 6):rnd:sat to bytes
+    return sat_u8((sat16(v >> 12) + 32) >> 6)
+
+
+@jit
+def softmax_hvx_rows(codes, real, pow32, m16, accshift, rcp, out):  # pragma: no cover
+    # softmax_hvx.softmax_hvx row by row: the maximum and the wrapping sum over the first
+    # ``real`` lanes, the reciprocal and shift, then every lane from its distance below the
+    # maximum; lanes 2, 3 of each four multiply by the low halfword of 0x10000 >> rs
+    rows, lanes = codes.shape
+    for r in range(rows):
+        top = 0
+        for i in range(real):
+            top = max(top, np.int64(codes[r, i]))
+        total = 0
+        for i in range(real):
+            total += pow32[top - min(np.int64(codes[r, i]), top)]
+        total = ((total + 2147483648) & 0xFFFFFFFF) - 2147483648          # vadd(w) wraps
+        mag = ~total if total < 0 else total
+        bits = 0
+        while mag:
+            mag >>= 1
+            bits += 1
+        norm = 31 - bits                                                    # vnormamt
+        top16 = ((((total << norm) + 2147483648) & 0xFFFFFFFF) - 2147483648) >> 16
+        rm = mpy_rnd(recip16(top16, rcp), 255 << 7)
+        rs = max(accshift + 3 - norm, 0)
+        factor = (0x10000 >> rs) & 0xFFFF if rs < 32 else 0
+        plain = 1 <= rs <= 16
+        for i in range(lanes):
+            m = m16[top - min(np.int64(codes[r, i]), top)]
+            if plain or i & 3 < 2:
+                out[r, i] = to_u8((m * rm) >> rs)
+            else:
+                out[r, i] = to_u8((m * rm * factor) >> 16)
+
+
+@jit
+def sum_hw(codes, sums):  # pragma: no cover - compiled
+    # QuantizedMean_8 over height and width: exact sums per (batch, depth) into sums (B, D),
+    # zeroed; codes C-contiguous. An int32 row of sums (LLVM vectorises its adds) while
+    # 255 * pixels fits one, int64 beyond.
+    batches, height, width, depth = codes.shape
+    pixels = height * width
+    flat = codes.reshape(batches, pixels, depth)
+    for b in range(batches):
+        if pixels < 8388608:
+            acc = np.zeros(depth, np.int32)
+            for p in range(pixels):
+                px = flat[b, p]
+                for d in range(depth):
+                    acc[d] += np.int32(px[d])
+            for d in range(depth):
+                sums[b, d] = acc[d]
+        else:
+            wide = sums[b]
+            for p in range(pixels):
+                px = flat[b, p]
+                for d in range(depth):
+                    wide[d] += np.int64(px[d])

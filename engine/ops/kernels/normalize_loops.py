@@ -1,5 +1,6 @@
-"""Compiled per-row loops of QuantizedSoftmax_8, L2Normalize_8 and QuantizedMean_8's
-epilogue (numba, built once per process by :func:`compiled.compile_once`).
+"""Compiled per-row loops of QuantizedSoftmax_8 (the float ``_ref`` form, and the HVX fixed
+point the device's form and QuantizedSoftmax_8_d32 share), L2Normalize_8 and
+QuantizedMean_8's epilogue (numba, built once per process by :func:`compiled.compile_once`).
 
 Each loop takes the same float32 / integer steps, in the same order, as the numpy form in
 its op module (which stays the fallback and the reference: the tests run both and compare
@@ -23,12 +24,20 @@ class Loops(NamedTuple):
     softmax_rows: Callable[..., Any]
     l2_rows: Callable[..., Any]
     mean_requant: Callable[..., Any]
+    softmax_hvx_rows: Callable[..., Any]
+    sum_hw: Callable[..., Any]
 
 
 def _build() -> Loops:
-    from hexscope.engine.ops.kernels.normalize_defs import l2_rows, mean_requant, softmax_rows
+    from hexscope.engine.ops.kernels.normalize_defs import (
+        l2_rows,
+        mean_requant,
+        softmax_hvx_rows,
+        softmax_rows,
+        sum_hw,
+    )
 
-    return Loops(softmax_rows, l2_rows, mean_requant)
+    return Loops(softmax_rows, l2_rows, mean_requant, softmax_hvx_rows, sum_hw)
 
 
 loops = compiled.compile_once(_build)

@@ -11,7 +11,9 @@ bidirectional ``vasr`` whose count is the low 6 bits of a word read as signed, t
 saturating narrowing shifts). Nothing here is copied from nnlib; the polynomial
 coefficients are device constants (they are the function, not code).
 
-All arithmetic is in int64 on whole arrays: one pass per instruction, no loop over lanes.
+All arithmetic is in int64 on whole arrays: one pass per instruction, no loop over lanes
+(:func:`softmax_hvx_numpy`); :func:`softmax_hvx` runs the same steps as one compiled loop
+per row (``normalize_defs.softmax_hvx_rows``) where the compiled kernels load.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Callable
 import numpy as np
 
 from hexscope.engine.ops.kernels.hexagon_int import sat16, vasr_w, wrap32
+from hexscope.engine.ops.kernels.normalize_loops import loops
 
 I64 = np.int64
 
@@ -114,13 +117,32 @@ def _terms(betamul: int, rsh: int, accshift: int) -> tuple[np.ndarray, np.ndarra
     return pow32, m16
 
 
+#: recip16's segment constants as the compiled loop takes them (rows c2, c1, c0)
+_RCP = np.stack([_RCP_C2, _RCP_C1, _RCP_C0])
+
+
 def softmax_hvx(codes: np.ndarray, real: int, betamul: int, rsh: int,
                 accshift: int) -> np.ndarray:
     """The HVX function's output bytes for ``codes`` (..., L): softmax over the last axis,
     whose first ``real`` lanes are the data (they give the maximum and the sum) and the
     others depth padding lanes computed against them. L must be a multiple of 4 (lanes are
     taken in groups of four as the vector code does). A lane's terms depend on its distance
-    below the maximum alone: they are computed per distance and gathered."""
+    below the maximum alone: they are computed per distance and gathered. One compiled pass
+    per row where the compiled kernels load (:func:`softmax_hvx_numpy` otherwise: the same
+    bytes, the reference the tests compare it with)."""
+    compiled = loops()
+    if compiled is None or not codes.size:
+        return softmax_hvx_numpy(codes, real, betamul, rsh, accshift)
+    pow32, m16 = _terms(betamul, rsh, accshift)
+    rows = np.ascontiguousarray(codes, np.uint8).reshape(-1, codes.shape[-1])
+    out = np.empty(rows.shape, np.uint8)
+    compiled.softmax_hvx_rows(rows, real, pow32, m16, accshift, _RCP, out)
+    return out.reshape(codes.shape)
+
+
+def softmax_hvx_numpy(codes: np.ndarray, real: int, betamul: int, rsh: int,
+                      accshift: int) -> np.ndarray:
+    """:func:`softmax_hvx` in numpy passes over whole arrays."""
     pow32, m16 = _terms(betamul, rsh, accshift)
     dist = distances(codes, real)
     # per row: the wrapping word sum, its reciprocal and shift

@@ -75,15 +75,24 @@ def _dwise_fused() -> None:
 
 
 def _normalize_loops() -> None:
+    from hexscope.engine.ops.kernels.normalize_loops import loops
+    from hexscope.engine.ops.kernels.softmax_hvx import softmax_hvx
     from hexscope.engine.ops.normalize.l2norm import l2_codes
     from hexscope.engine.ops.normalize.softmax import softmax_codes
     from hexscope.engine.ops.reduce.mean import requantize_sums
 
     codes = np.arange(8, dtype=np.uint8).reshape(2, 4)
     softmax_codes(codes, np.float32(0.05))
+    softmax_hvx(codes, 3, 900, 3, 2)         # the device form's fixed point (flat and d32)
     l2_codes(codes, 3, 1)
     for wide in (np.int32, np.int64):    # the mean sums in int32, or int64 on large inputs
         requantize_sums(np.arange(4, dtype=wide), 4, 1, 1 << 20, 3, 2)
+    compiled = loops()
+    if compiled is not None:            # a global average pool's sums (read-only: a trace's)
+        for writable in (True, False):
+            pixels = np.arange(8, dtype=np.uint8).reshape(1, 2, 2, 2)
+            pixels.flags.writeable = writable
+            compiled.sum_hw(pixels, np.zeros((1, 2), np.int64))
 
 
 def _d32_layout() -> None:

@@ -3,12 +3,23 @@ requantized by a 31-bit fixed-point multiplier as the HVX epilogue does."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from hexscope.engine.dtypes import DType
 from hexscope.engine.errors import KernelError
-from hexscope.engine.hexmath import fminf, getexp, level_size_zero, sat_i32, sat_u8, wrap_i16
+from hexscope.engine.hexmath import (
+    exact_memo,
+    fminf,
+    getexp,
+    level_size_zero,
+    sat_i32,
+    sat_u8,
+    wrap_i16,
+)
 from hexscope.engine.ops.context import KernelContext, data_of, scalar_f
+from hexscope.engine.ops.elementwise.activation import range_words
 from hexscope.engine.ops.kernels.normalize_loops import loops
 from hexscope.engine.ops.normalize.l2norm import normalized_axis
 from hexscope.engine.ops.reference import ranged, real
@@ -65,10 +76,15 @@ def requantize_sums(sums: np.ndarray, divisor: int, in_zero: int, mult: int, shi
 def _output_shape(ctx: KernelContext, reduced: tuple[int, ...]) -> tuple[int, ...]:
     """The output keeps its declared shape (the C reads out_tensor->shape before preparing
     it), which must hold exactly as many elements as the reduction gives."""
-    want = int(np.prod(reduced))
     if not ctx.output_defs:
         return reduced
-    declared = tuple(ctx.output_defs[0].shape)
+    return _declared_shape(tuple(ctx.output_defs[0].shape), reduced)
+
+
+@functools.lru_cache(maxsize=256)
+def _declared_shape(declared: tuple[int, ...], reduced: tuple[int, ...]) -> tuple[int, ...]:
+    """:func:`_output_shape`'s check, memoised (the same shapes run after run)."""
+    want = int(np.prod(reduced))
     if int(np.prod(declared)) != want:
         raise KernelError(f"Output tensor is of size {int(np.prod(declared))}, but expected "
                           f"output tensor of size {want}")
@@ -92,7 +108,7 @@ def mean_reference(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor, 
     outputs=(Port("y", DType.QUINT8), Port("y_min", DType.FLOAT32),
              Port("y_max", DType.FLOAT32)))
 def quantized_mean_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor,
-                     axes: Tensor, *out_range: Tensor) -> tuple[Tensor, np.ndarray, np.ndarray]:
+                     axes: Tensor, *out_range: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     """Mean over the listed axes; range the input's (nudged) or inputs 4 and 5.
 
     Semantics (nnlib op_reducing_mean.c ``reducing_mean_execute``): the axes are every
@@ -123,22 +139,49 @@ def quantized_mean_8(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Tensor
                  "wrote (simulated as a mean over nothing: each element on its own)")
     reduced = tuple(1 if i in listed else n for i, n in enumerate(x.shape))
     shape = _output_shape(ctx, reduced)
-    divisor = int(np.prod([x.shape[a] for a in listed], dtype=np.int64)) if listed else 1
-    mn, mx = adjust_range_for_zero(scalar_f(x_min), scalar_f(x_max))
-    out_mn = f32(scalar_f(out_range[0])) if out_range else f32(mn)
-    out_mx = f32(scalar_f(out_range[1])) if len(out_range) > 1 else f32(mx)
-    zi, si = level_size_zero(mn, mx)
-    zo, so = level_size_zero(out_mn, out_mx)
-    with np.errstate(all="ignore"):
-        m = fminf(0.99999, f32(si / f32(so * f32(divisor))))
-    mult, shift = quantized_multiplier(m)
+    divisor = 1
+    for a in listed:        # the C's product (int64 here, wrapping as numpy's did)
+        divisor = (divisor * x.shape[a] + 2**63) % 2**64 - 2**63
+    # memoised while the divisor is exact as a double (any real tensor's)
+    plan = mean_plan if abs(divisor) < 2**53 else mean_plan.__wrapped__  # type: ignore[attr-defined]
+    zi, mult, shift, zo, w_min, w_max = plan(
+        scalar_f(x_min), scalar_f(x_max), scalar_f(out_range[0]) if out_range else 0.0,
+        scalar_f(out_range[1]) if len(out_range) > 1 else 0.0, len(out_range), divisor)
     if mult == 0 and shift == 0:
         ctx.log(0, "Unable to determine quantized mulipiler for output")
-    # exact sums; int32 holds them while every element could be 255 (numpy sums uint8 into
-    # int32 twice as fast as into int64)
-    wide = np.int32 if x.elements * 255 < 2**31 else np.int64
-    sums = (x.array.sum(axis=tuple(sorted(set(listed))), keepdims=True, dtype=wide)
-            if listed else x.array.astype(wide))
-    y = requantize_sums(sums, divisor, zi, mult, shift, zo).reshape(shape)
+    y = requantize_sums(_sums(x, listed), divisor, zi, mult, shift, zo).reshape(shape)
     return (Tensor.from_array(fresh(y), DType.QUINT8).tagged(DType.UINT8),
-            np.full((1, 1, 1, 1), out_mn, f32), np.full((1, 1, 1, 1), out_mx, f32))
+            Tensor.scalar_of(w_min), Tensor.scalar_of(w_max))
+
+
+@exact_memo
+def mean_plan(x_min: float, x_max: float, out_min: float, out_max: float, given: int,
+              divisor: int) -> tuple[int, int, int, int, np.ndarray, np.ndarray]:
+    """(input zero, multiplier, shift, output zero, out_min word, out_max word) of the
+    op's scaling for its input range, the ``given`` first of (out_min, out_max) and the
+    divisor; memoised on the exact bits (the ranges repeat from run to run)."""
+    mn, mx = adjust_range_for_zero(x_min, x_max)
+    out_mn = f32(out_min) if given > 0 else f32(mn)
+    out_mx = f32(out_max) if given > 1 else f32(mx)
+    zi, si = level_size_zero(mn, mx)
+    zo, so = level_size_zero(out_mn, out_mx)
+    m = fminf(0.99999, f32(si / f32(so * f32(divisor))))
+    mult, shift = quantized_multiplier(m)
+    return (zi, mult, shift, zo, *range_words(out_mn, out_mx))
+
+
+def _sums(x: Tensor, listed: list[int]) -> np.ndarray:
+    """The exact sums over the listed axes (keeping them as 1s); each element on its own
+    when none is listed. Over height and width (a global average pool) one compiled pass
+    where the compiled kernels load."""
+    codes = x.array
+    axes = tuple(sorted(set(listed)))
+    compiled = loops()
+    if axes == (1, 2) and compiled is not None and codes.size:
+        sums = np.zeros((x.shape[0], x.shape[3]), np.int64)
+        compiled.sum_hw(np.ascontiguousarray(codes), sums)
+        return sums.reshape(x.shape[0], 1, 1, x.shape[3])
+    # int32 holds the sums while every element could be 255 (numpy sums uint8 into int32
+    # twice as fast as into int64)
+    wide = np.int32 if x.elements * 255 < 2**31 else np.int64
+    return codes.sum(axis=axes, keepdims=True, dtype=wide) if axes else codes.astype(wide)

@@ -225,6 +225,18 @@ def test_casts_flip_the_sign_bit_and_keep_the_range():
     assert flat(back) == [-128, -1, 0, 127] and back.dtype == np.int8
 
 
+@settings(max_examples=40, deadline=None)
+@given(codes=st.lists(st.integers(-128, 127), min_size=1, max_size=300),
+       shape=st.sampled_from([(1, 1, 1, -1), (1, -1, 1, 1)]))
+def test_casts_add_128_wrapping_and_round_trip(codes, shape):
+    """Every code c of either type becomes (c + 128) mod 256 read in the other type."""
+    y, _, _ = run("Quantized_CastInt8ToUInt8", t(codes, DType.QINT8, shape), w(-1), w(1))
+    assert flat(y) == [c + 128 for c in codes] and y.shape == np.reshape(codes, shape).shape
+    u = [c + 128 for c in codes]
+    back, _, _ = run("Quantized_CastUInt8ToInt8", t(u, DType.QUINT8, shape), w(-1), w(1))
+    assert flat(back) == codes and back.dtype == np.int8
+
+
 def test_casts_are_declared_as_delegate_ops_not_in_nnlib():
     for name in ("Quantized_CastInt8ToUInt8", "Quantized_CastUInt8ToInt8",
                  "QuantizedHardSwish_8"):

@@ -121,6 +121,27 @@ def test_matmul_matches_loop(m, k, n, extra, seed, a_rng, b_rng, ref, gemm_backe
     assert np.array_equal(y.array[0, 0], expect)
 
 
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(m=st.sampled_from([1, 2]), k=st.sampled_from([16, 32, 48]), n=st.integers(1, 40),
+       seed=st.integers(0, 2**32 - 1),
+       ranges=st.lists(st.tuples(st.sampled_from([(0.0, 1.0), (-1.0, 1.0078740), (-3.0, -1.0)]),
+                                 st.sampled_from([(-1.0, 1.0), (2.0, 4.0), (-10.0, 0.1)])),
+                       min_size=2, max_size=3))
+def test_plain_matmul_run_after_run_follows_the_zero_codes(m, k, n, seed, ranges, gemm_backend):
+    """One node run again and again (the GEMM it keeps from its first run) with the A and B
+    ranges moving: each run gives the loop's sums for that run's zero codes."""
+    rng = np.random.default_rng(seed)
+    b = rng.integers(0, 256, (k, n), dtype=np.uint8)
+    ctx = KernelContext(0x20, "QuantizedMatMul_8x8to32")
+    for a_rng, b_rng in ranges:
+        a = rng.integers(0, 256, m * k, dtype=np.uint8)
+        y, *_ = matmul(a.reshape(1, 1, 1, -1), b.reshape(1, 1, k, n), a_rng, b_rng, ctx=ctx)
+        za, zb = ref_za(*a_rng), ref_za(*b_rng)
+        expect = (a.reshape(m, k).astype(np.int64) - za) @ (b.astype(np.int64) - zb)
+        assert np.array_equal(y.array[0, 0], expect) and not ctx.warnings
+
+
 @pytest.mark.parametrize("shape,msg", [((1, 2, 3, 2), "height 1"), ((2, 1, 3, 2), "batches 1"),
                                        ((1, 1, 0, 2), "width 0")])
 def test_matmul_rejects(shape, msg):

@@ -71,3 +71,23 @@ def test_mean_requantization_by_hand():
     assert (mult, shift) == (2**30, 0)
     got = requantize_sums(np.array([5, 0, 600]), 1, 0, mult, shift, 10)
     np.testing.assert_array_equal(got, [13, 10, 255])
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=st.integers(1, 4), quads=st.integers(1, 80), data=st.data(),
+       betamul=st.integers(-32768, 32767), rsh=st.integers(0, 31), accshift=st.integers(2, 16),
+       seed=st.integers(0, 2**31))
+def test_softmax_hvx_compiled_equals_numpy(rows, quads, data, betamul, rsh, accshift, seed):
+    """Every lane, padding lanes past ``real`` included, for any scaling the op can derive
+    and beyond (negative and zero gains, every shift: rs outside 1..16 takes lanes 2, 3 of
+    each four through the other multiply)."""
+    from hexscope.engine.ops.kernels.softmax_hvx import softmax_hvx, softmax_hvx_numpy
+
+    lanes = 4 * quads
+    real = data.draw(st.integers(1, lanes))
+    rng = np.random.default_rng(seed)
+    spread = data.draw(st.sampled_from([0, 1, 3, 40, 255]))
+    codes = (rng.integers(0, spread + 1, (rows, lanes)) + rng.integers(0, 256 - spread)
+             ).astype(np.uint8)
+    np.testing.assert_array_equal(softmax_hvx(codes, real, betamul, rsh, accshift),
+                                  softmax_hvx_numpy(codes, real, betamul, rsh, accshift))

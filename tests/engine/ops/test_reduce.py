@@ -72,7 +72,7 @@ def _mean(codes, axes, shape, rng=(0.0, 255.0), out=(), declared=None):
                         output_defs=(OutputDef(declared, 1),) if declared else ())
     y, mn, mx = quantized_mean_8(ctx, _q(codes, shape), _w(rng[0]), _w(rng[1]), _i(*axes),
                                  *[_w(v) for v in out])
-    return y, float(mn.reshape(-1)[0]), float(mx.reshape(-1)[0])
+    return y, mn.scalar_value(), mx.scalar_value()
 
 
 def test_quantized_multiplier_by_hand():
@@ -127,3 +127,38 @@ def test_mean_is_within_a_code_of_the_float_mean(codes, axes, rng):
     real = mn + codes.astype(np.float64) * step
     want = (real.mean(axis=tuple(sorted(axes)), keepdims=True) - mn) / step
     assert np.abs(y.array.astype(np.float64) - want).max() <= 1.0 + 1e-6
+
+
+def _mean_numpy(ctx, *inputs):
+    import os
+
+    os.environ["HEXSCOPE_KERNELS"] = "numpy"
+    try:
+        return quantized_mean_8(ctx, *inputs)
+    finally:
+        del os.environ["HEXSCOPE_KERNELS"]
+
+
+def _same_outputs(ctx, inputs):
+    got, want = quantized_mean_8(ctx, *inputs), _mean_numpy(ctx, *inputs)
+    for g, w in zip(got, want, strict=True):
+        assert (g.shape, g.dtype, g.device_dtype, g.raw.tobytes()) == \
+            (w.shape, w.dtype, w.device_dtype, w.raw.tobytes())
+
+
+@settings(max_examples=60, deadline=None)
+@given(codes=hnp.arrays(np.uint8, hnp.array_shapes(min_dims=4, max_dims=4, max_side=9)),
+       axes=st.sampled_from([[1, 2], [2, 1], [1, 2, 2], [-3, -2]]),
+       rng=st.sampled_from([(0.0, 6.0), (-3.0, 3.0), (-10.0, 0.5), (0.0, 0.0)]))
+def test_mean_over_height_and_width_compiled_equals_numpy(codes, axes, rng):
+    """The compiled sums of a global average pool give the numpy path's bytes (a repeated
+    axis changes only the divisor; a zero range makes the multiplier 0)."""
+    _same_outputs(KernelContext(1, "QuantizedMean_8"),
+                  (_q(codes, codes.shape), _w(rng[0]), _w(rng[1]), _i(*axes)))
+
+
+def test_mean_sums_past_int32_compiled_equal_numpy():
+    """2897 x 2897 pixels of 255: the sums pass 2**31 (the compiled pass widens to int64)."""
+    codes = np.full((1, 2897, 2897, 1), 255, np.uint8)
+    _same_outputs(KernelContext(1, "QuantizedMean_8"),
+                  (_q(codes, codes.shape), _w(0.0), _w(255.0), _i(1, 2)))
