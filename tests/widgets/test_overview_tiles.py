@@ -249,12 +249,13 @@ def test_a_change_under_every_tile_is_rendered_between_events(qtbot, canvas):
         scene.set_look(node_id, status="done")
     QApplication.processEvents()                 # the scene reports its changes
     before = canvas.tiles.rendered
+    stale = len(canvas.tiles._stale)
     canvas.viewport().repaint()
     assert canvas.tiles.rendered - before <= SYNC_TILES      # not all of them in the paint
-    stale = canvas.tiles.pending
-    assert stale > SYNC_TILES
+    assert canvas.tiles.pending > SYNC_TILES and stale > SYNC_TILES
     tiled, live = _tiled_and_live(qtbot, canvas)
     assert canvas.tiles.rendered - before >= stale        # all rendered again, in the end
+    assert not canvas.tiles._stale
     assert np.abs(tiled - live).mean() < 12               # as in the test above
 
 
@@ -285,25 +286,85 @@ def test_a_paint_renders_few_slow_stale_tiles_and_leaves_the_rest_for_later(qtbo
     """During a run each paint finds a few tiles the last nodes changed: rendering them all
     in the paint held the GUI thread 55-95 ms at 10,000 nodes (issue 32). The first is
     shown at once (an edit's), the others only while SYNC_STALE_S lasts."""
+    from PySide6.QtCore import QRect
+
     canvas.zoom_to(0.05)
     canvas.centerOn(canvas.scene().itemsBoundingRect().center())
     _settle(qtbot, canvas)
     tiles = canvas.tiles
     in_view = [key for key in tiles._tiles if key[0] == min(k[0] for k in tiles._tiles)]
-    tiles._stale.update(in_view[:overview_tiles.SYNC_TILES])
+    for key in in_view[:overview_tiles.SYNC_TILES]:
+        tiles._stale[key] = QRect(10, 10, 20, 20)         # a node's pixels each
     rendered: list[object] = []
 
-    def slow_render(key: object) -> None:        # each render takes longer than the budget
-        rendered.append(key)
+    def slow_render(keys: object, band: object) -> None:   # each longer than the budget
+        rendered.append(keys)
         time.sleep(overview_tiles.SYNC_STALE_S * 1.2)
 
-    monkeypatch.setattr(tiles, "_render", slow_render)
+    monkeypatch.setattr(tiles, "_render_dirty", slow_render)
     image = QImage(10, 10, QImage.Format.Format_RGB32)
     painter = QPainter(image)
     tiles.paint(painter, canvas.mapToScene(canvas.viewport().rect()).boundingRect())
     painter.end()
     assert len(rendered) == 1                        # one now, the rest between events
     assert tiles.pending >= overview_tiles.SYNC_TILES - 1
+
+
+def test_a_step_renders_only_the_pixels_of_the_node_it_changed(qtbot, canvas):
+    """After a step a whole tile (20-80 ms at 10,000 nodes) was rendered again for the one
+    node whose look changed in it; now only that node's pixels (and a margin)."""
+    canvas.zoom_to(0.05)
+    canvas.centerOn(canvas.scene().itemsBoundingRect().center())
+    _settle(qtbot, canvas)
+    scene = canvas.scene()
+    item = [i for i in scene.items_by_id.values() if i.node.op == "QuantizedRelu_8"][9]
+    canvas.centerOn(item)
+    _settle(qtbot, canvas)
+    targets: list[QRectF] = []
+    render = scene.render
+    scene.render = lambda painter, target, source, mode: (targets.append(target),
+                                                           render(painter, target, source, mode))
+    scene.set_look(item.node_id, status="failed")
+    QApplication.processEvents()
+    canvas.viewport().repaint()
+    assert targets                                  # shown at once
+    box = canvas.mapFromScene(item.sceneBoundingRect()).boundingRect()
+    # its pens' margin, the rendering's margin around it, and the rounding to pixels
+    margin = 4 * math.ceil(overview_tiles.MARGIN_PX) + 4
+    assert all(t.width() <= box.width() + margin and t.height() <= box.height() + margin
+               for t in targets)
+    del scene.render
+    tiled, live = _tiled_and_live(qtbot, canvas)
+    assert np.abs(tiled - live).mean() < 12
+
+
+def test_a_change_under_every_tile_is_rendered_a_band_of_rows_per_pass(qtbot, canvas,
+                                                                        monkeypatch):
+    """A run's end changes every node: rendering whole stale tiles, four in a pass, held
+    the GUI thread 50-80 ms a pass at 10,000 nodes. Now no pass renders a whole tile's
+    rows (the first band of a run STALE_FIRST_ROWS, the next ones as fits), and the
+    result is what painting the items shows."""
+    monkeypatch.setattr(overview_tiles, "STALE_BAND_S", 0.0)      # bands as thin as allowed
+    canvas.zoom_to(0.05)
+    canvas.centerOn(canvas.scene().itemsBoundingRect().center())
+    _settle(qtbot, canvas)
+    scene = canvas.scene()
+    for node_id in scene.items_by_id:
+        scene.set_look(node_id, status="done")
+    QApplication.processEvents()
+    assert len(canvas.tiles._stale) > 4
+    heights: list[float] = []
+    render = scene.render
+    scene.render = lambda painter, target, source, mode: (heights.append(target.height()),
+                                                           render(painter, target, source, mode))
+    canvas.viewport().repaint()
+    qtbot.waitUntil(lambda: not canvas.tiles._stale, timeout=10000)
+    margin = 2 * math.ceil(overview_tiles.MARGIN_PX)
+    assert len(heights) > 8
+    assert max(heights) <= overview_tiles.STALE_FIRST_ROWS + margin
+    del scene.render
+    tiled, live = _tiled_and_live(qtbot, canvas)
+    assert np.abs(tiled - live).mean() < 12
 
 
 def test_rows_a_paint_left_are_rendered_though_the_next_paint_covers_a_strip(
