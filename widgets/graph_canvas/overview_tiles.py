@@ -119,7 +119,7 @@ class OverviewTiles:
             del self._partial[key]          # its bands so far show the scene as it was
         if not self._tiles or not rects:
             return
-        boxes = np.array([(r.left(), r.top(), r.right(), r.bottom()) for r in rects])
+        boxes = np.array([r.getCoords() for r in rects])     # left, top, right, bottom
         for level in {key[0] for key in self._tiles}:
             self._invalidate_level(level, boxes)
 
