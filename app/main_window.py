@@ -7,6 +7,7 @@ worker thread that runs the session lives in :class:`ExecutionController`.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from PySide6.QtCore import QPointF, QSignalBlocker, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
@@ -541,7 +542,7 @@ class MainWindow(QMainWindow):
 
     def set_overlay(self, colors: dict[int, QColor] | None,
                     legend: list[tuple[str, QColor]] = (),  # type: ignore[assignment]
-                    notes: dict[int, str] | None = None) -> None:
+                    notes: Mapping[int, str] | None = None) -> None:
         """Tint nodes (none: clear the tints); ``notes``, if given, are the tinted nodes'
         hover notes, set in the same pass (a second pass redrew every node's look and
         tooltip again: 70 ms of Compare's gap at 10,000 nodes)."""
