@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 SP = QStyle.StandardPixmap
 #: From this many nodes, refresh_looks sets the looks between events, this long at a time.
 LOOKS_AT_ONCE = 2000
-LOOKS_SLICE_S = 0.025
+LOOKS_SLICE_S = 0.015
 _NO_RUN: dict[str, object] = {"status": "", "is_next": False, "error": "", "seconds": None,
                                "warnings": []}
 

@@ -484,7 +484,7 @@ def test_a_row_is_begun_an_eighth_high_whatever_the_last_rows_speed(qtbot, canva
     """A fitted graph's top row of tiles is nearly empty (1 ms a band): from that speed the
     dense row under it was begun a whole tile high in the same paint, every item it
     reaches in one pass (60-90 ms of the first paint of a 10,000-node Open). Now each row
-    begins an eighth high, and a band is at most twice the one before it."""
+    begins 1/MAX_BANDS high, and a band is at most twice the one before it."""
     monkeypatch.setattr(overview_tiles, "PAINT_BUDGET_S", 0.0)    # one band per paint
     scene, tiles = canvas.scene(), canvas.tiles
     tiles._per_tile = 1e-3               # as the last passes found it (a sparse row)

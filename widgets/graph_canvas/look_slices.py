@@ -18,7 +18,7 @@ from PySide6.QtCore import QObject, QTimer
 from hexscope.widgets.graph_canvas.scene import GraphScene
 
 AT_ONCE = 2000          # batches below this many nodes: set in the caller's turn
-SLICE_S = 0.02          # a slice's time at most
+SLICE_S = 0.015         # a slice's time at most
 SLICE_NODES = 2500      # ... and its nodes at most (a look that changes costs ~20 us)
 
 Look = tuple[int, dict[str, object]]

@@ -45,7 +45,7 @@ IDLE_SLICE = 0.015          # seconds of tile rendering between events
 PAINT_BUDGET_S = 0.015      # rows of missing tiles rendered within a paint, then between events
 IDLE_RUN = 4                # neighbouring tiles of a row rendered in one pass between events,
 IDLE_RUN_S = 0.03           # as many as the last passes say fit in this many seconds
-MAX_BANDS = 8               # a tile slower than IDLE_RUN_S is rendered in up to this many bands
+MAX_BANDS = 16              # a tile slower than IDLE_RUN_S is rendered in up to this many bands
 MARGIN_PX = 4.0             # cosmetic pens reach this far beyond an item's bounding rect
 
 Key = tuple[int, int, int]  # level, column, row
@@ -313,7 +313,7 @@ class OverviewTiles:
                 done = True
                 continue
             # Tiles with nothing to show yet: a few neighbours in one pass, a band per
-            # pass, the first an eighth (a fitted graph's nearly empty top row says
+            # pass, the first a sixteenth (a fitted graph's nearly empty top row says
             # nothing of the dense rows under it: 4 tiles of its middle in one pass took
             # 50-80 ms at 10,000 nodes); one tile alone the same (one covers ~1,000 nodes
             # of a fitted 20,000-node view: 50-100 ms).
@@ -427,8 +427,8 @@ class OverviewTiles:
     def _render_band(self, keys: list[Key], budget: float = IDLE_RUN_S,
                      show: bool = True) -> bool:
         """Render the next horizontal band of ``keys`` (neighbours in one row, begun
-        together) in one pass: the first an eighth of a tile (``MAX_BANDS``), each next one
-        as high as the band before says fits in ``budget``, at least an eighth and at most
+        together) in one pass: the first a sixteenth of a tile (``MAX_BANDS``), each next one
+        as high as the band before says fits in ``budget``, at least a sixteenth and at most
         twice the band before; True once the tiles are complete and stored, False with the
         rest put back first in line. ``show``: repaint them (not from within a paint). A
         band is clipped to its rows of pixels, so the bands make the tiles one pass would
@@ -436,10 +436,11 @@ class OverviewTiles:
         assert self._scene is not None
         level, i0, j = keys[0]
         if keys[0] not in self._partial:
-            # An eighth, whatever the last passes' speed: theirs may be another row's. A
-            # fitted graph's top row is nearly empty (1 ms a band): from its speed the
-            # dense row under it was begun whole, every item it reaches in one pass (60-90
-            # ms of a 10,000-node Open's first paint).
+            # A sixteenth (an eighth was 40-60 ms of a dense row's first band in Open's
+            # first paint at 10,000 nodes), whatever the last passes' speed: theirs may be
+            # another row's. A fitted graph's top row is nearly empty (1 ms a band): from
+            # its speed the dense row under it was begun whole, every item it reaches in
+            # one pass (60-90 ms of a 10,000-node Open's first paint).
             for key in keys:
                 image = QImage(TILE, TILE, QImage.Format.Format_ARGB32_Premultiplied)
                 image.fill(Qt.GlobalColor.transparent)
