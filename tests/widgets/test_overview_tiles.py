@@ -14,6 +14,7 @@ from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QGraphicsItem
 
 from hexscope.widgets.graph_canvas import GraphScene, overview_tiles
+from hexscope.widgets.graph_canvas.node_item import NodeItem
 from hexscope.widgets.graph_canvas.overview_tiles import MAX_TILE_ZOOM
 from hexscope.widgets.graph_canvas.view import GraphCanvas
 from support.large_graph import residual_graph
@@ -121,14 +122,20 @@ def test_nodes_cache_their_drawing_only_where_they_are_painted_live(qtbot, canva
     cached = QGraphicsItem.CacheMode.DeviceCoordinateCache
     canvas.zoom_to(0.5)
     canvas.viewport().repaint()
-    assert {item.cacheMode() for item in scene.items_by_id.values()} == {cached}
+    # those in view in the paint (all 10,000 were 20-25 ms of a palette add's zoom in),
+    # the others between events
+    in_view = {i for i in scene.items(canvas.visible_scene_rect()) if isinstance(i, NodeItem)}
+    assert in_view and {item.cacheMode() for item in in_view} == {cached}
+    assert any(item.cacheMode() != cached for item in scene.items_by_id.values())
+    qtbot.waitUntil(lambda: {item.cacheMode() for item in scene.items_by_id.values()}
+                    == {cached}, timeout=5000)
     node = next(iter(scene.items_by_id.values())).node
     scene.graph.set_label(node.node_id, "renamed")       # an edit makes a new item
     assert scene.items_by_id[node.node_id].cacheMode() == cached
     canvas.zoom_to(0.1)
     canvas.viewport().repaint()
-    assert {item.cacheMode() for item in scene.items_by_id.values()} == {
-        QGraphicsItem.CacheMode.NoCache}
+    qtbot.waitUntil(lambda: {item.cacheMode() for item in scene.items_by_id.values()} == {
+        QGraphicsItem.CacheMode.NoCache}, timeout=5000)
 
 
 def test_the_minimap_shows_each_node_in_its_colour_and_a_new_look(qtbot, canvas):
@@ -277,7 +284,9 @@ def test_stale_neighbours_are_rendered_again_in_one_pass(qtbot, canvas):
     scene.render = lambda painter, target, source, mode: (passes.append(source),
                                                            render(painter, target, source, mode))
     tiled, live = _tiled_and_live(qtbot, canvas)
-    assert stale > 4 and len(passes) < stale
+    # (how many passes depends on the machine's speed: bands as high as fit in a slice)
+    tile = overview_tiles.TILE * 2.0 ** -math.ceil(math.log2(canvas.transform().m11()) - 1e-9)
+    assert stale > 4 and max(source.width() for source in passes) > 2 * tile
     assert np.abs(tiled - live).mean() < 12
 
 
