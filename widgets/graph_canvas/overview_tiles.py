@@ -69,6 +69,7 @@ class OverviewTiles:
         self._row_s = 1e-4                   # seconds a pixel row of a tile's width took
         self._stale_rows = STALE_FIRST_ROWS  # the last stale band's height, and its run
         self._stale_run: Key | None = None
+        self._dirtied = 0                    # rectangles marked so far
         self._scene: QGraphicsScene | None = None
         self._pending: list[Key] = []        # missing tiles of the last paint, to render
         # tiles rendered a band per pass: (the image so far, its rows of pixels done, the
@@ -120,8 +121,14 @@ class OverviewTiles:
         if not self._tiles or not rects:
             return
         boxes = np.array([r.getCoords() for r in rects])     # left, top, right, bottom
+        dirtied = self._dirtied
         for level in {key[0] for key in self._tiles}:
             self._invalidate_level(level, boxes)
+        if self._dirtied != dirtied and self.active():
+            # A paint must see them: the view may have painted the items' change before
+            # the scene reported it here (looks set a slice at a time between events),
+            # and their tiles stayed in the old colours until the next paint.
+            self.view.viewport().update()
 
     def _invalidate_level(self, level: int, boxes: np.ndarray) -> None:
         """``boxes`` (left, top, right, bottom; scene) as dirty pixels of ``level``'s tiles:
@@ -165,6 +172,7 @@ class OverviewTiles:
     def _dirty(self, key: Key, rect: QRect) -> None:
         if key not in self._tiles or rect.isEmpty():
             return
+        self._dirtied += 1
         known = self._stale.get(key)
         self._stale[key] = rect if known is None else known | rect
 
@@ -362,6 +370,15 @@ class OverviewTiles:
         began = time.perf_counter()
         band = QRect(left, top, right - left, rows)
         self._render_dirty(run, band)
+        # shown as it comes (the last band's repaint alone left a run's end's tiles in
+        # their old colours for a second or more at 10,000 nodes)
+        size = TILE / 2.0 ** run[0][0]
+        unit = size / TILE
+        box = self.view.viewportTransform().mapRect(QRectF(
+            run[0][1] * size + band.x() * unit, run[0][2] * size + band.y() * unit,
+            band.width() * unit, band.height() * unit)).toAlignedRect()
+        if box.isValid():
+            self.view.viewport().update(box)
         self._row_s = max(1e-6, (time.perf_counter() - began) / (rows * max(width, 1e-3)))
         self._stale_rows = rows
         left_over = [key for key in run if key in self._stale]
