@@ -18,6 +18,7 @@ import atexit
 import html
 import logging
 import os
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
@@ -40,6 +41,7 @@ from hexscope.widgets.theme_colors import theme_colors
 
 if TYPE_CHECKING:
     from hexscope.app.main_window import MainWindow
+    from hexscope.engine.analysis.diff import OutputDiff
 
 DOCK = Qt.DockWidgetArea
 START = "Run the graph, then Compare."
@@ -407,14 +409,31 @@ class CompareController(QObject):
 
     def _overlay(self, colors: object, legend: object) -> None:
         comparison = self.panel.comparison
-        lines: dict[int, list[str]] = {}
+        outputs: dict[int, list[OutputDiff]] = {}
         if colors and comparison is not None:
             for d in comparison.outputs:
-                lines.setdefault(d.node_id, []).append(f"output {d.index}: "
-                                                       + html.escape(row_text(d)))
+                outputs.setdefault(d.node_id, []).append(d)
         head = f"<i>compare ({html.escape(comparison.b_name)})</i><br>" if comparison else ""
-        notes = {node_id: head + "<br>".join(texts) for node_id, texts in lines.items()}
-        self.w.set_overlay(colors, legend, notes)  # type: ignore[arg-type]
+        self.w.set_overlay(colors, legend, _Notes(head, outputs))  # type: ignore[arg-type]
+
+
+class _Notes(Mapping[int, str]):
+    """Each tinted node's hover note, written when the canvas sets it (a slice at a time
+    on a large graph): all 4,000 of a 10,000-node comparison written at once were 20-30 ms
+    of Compare's longest gap."""
+
+    def __init__(self, head: str, outputs: dict[int, list[OutputDiff]]) -> None:
+        self._head, self._outputs = head, outputs
+
+    def __getitem__(self, node_id: int) -> str:
+        return self._head + "<br>".join(f"output {d.index}: " + html.escape(row_text(d))
+                                        for d in self._outputs[node_id])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._outputs)
+
+    def __len__(self) -> int:
+        return len(self._outputs)
 
 
 def _target_text(key: str) -> str:

@@ -88,3 +88,32 @@ def test_an_edit_s_issues_and_prepare_s_marks_come_in_separate_turns(window, gra
     timer_run = issues_stack & {"revalidate", "_revalidate_in_turns"}
     assert timer_run                                   # the validate timer's turn
     assert not marks_stack & timer_run                 # the marks: a turn of their own
+
+
+def test_a_large_run_s_end_shows_looks_timings_and_views_in_turns_of_their_own(
+        big_run, qtbot, monkeypatch):
+    """The idle handler set the looks, filled the timings, listed the problems and told
+    every view of the results in one turn: 60-100 ms of the GUI thread at the end of a
+    10,000-node run (issue 32). Now each in its own turn, all of them in the end."""
+    import inspect
+
+    window = big_run
+    turns: list[tuple[str, set[str]]] = []          # each call and its callers
+    for name in ("refresh_looks", "refresh_results", "show_problems"):
+        owner = window.debug if name == "refresh_looks" else window
+        real = getattr(owner, name)
+        monkeypatch.setattr(owner, name, (lambda n, r: lambda *a: (
+            turns.append((n, {f.function for f in inspect.stack()})), r(*a)))(name, real))
+    views: list[int] = []
+    window.results_changed.connect(lambda: views.append(1))
+    window.debug._on_idle("run")
+    assert [n for n, _ in turns] == ["refresh_looks"] and views == []   # its own turn
+    qtbot.waitUntil(lambda: views != [], timeout=5000)
+    ours = {"_on_idle", "_idle_results_then_views", "_idle_views"}
+    turns = [(n, stack) for n, stack in turns if stack & ours]     # (a timer's own too)
+    assert [n for n, _ in turns] == ["refresh_looks", "refresh_results", "show_problems"]
+    (_, looks), (_, results), (_, problems) = turns
+    assert "_on_idle" in looks and "_on_idle" not in results | problems
+    assert "_idle_results_then_views" in results                 # a timer's turn
+    assert "_idle_results_then_views" not in problems            # the next one
+    assert window.timing.table.rowCount() == len(window.session.executor.trace) > 500

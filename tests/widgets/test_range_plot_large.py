@@ -74,3 +74,40 @@ def test_the_axis_names_the_node_of_whole_positions_only(plot):
     axis = plot._plot.plotItem.getAxis("bottom")
     assert axis.tickStrings([0.0, 0.5, 2.0, 7.0], 1.0, 0.5) == ["0x100", "", "0x102", ""]
     assert all(spacing >= 1 for spacing, _ in axis.tickSpacing(0, 2, 800))
+
+
+def test_many_outputs_after_an_empty_view_make_no_markers(plot, monkeypatch):
+    """An edit drops the run's ranges (an empty view shows markers), and the next run's
+    3,000 outputs were set with markers on, a marker each, taken off right after: 35-50 ms
+    of a const edit's gap at 10,000 nodes (issue 32)."""
+    plot.set_stats([])
+    assert plot.markers_shown()
+    made: list[int] = []
+    real = pg.ScatterPlotItem.setData
+    monkeypatch.setattr(pg.ScatterPlotItem, "setData",
+                        lambda self, *a, **k: (made.append(len(a[0]) if a else
+                                                           len(k.get("x", ()))),
+                                               real(self, *a, **k))[1])
+    plot.set_stats(_stats(3000))
+    assert not plot.markers_shown()
+    assert max(made, default=0) < 3000          # no marker per output, ever
+
+
+def test_no_outputs_after_many_make_no_markers_on_the_old_points(plot, monkeypatch):
+    """Reopen empties the view: markers put on before the empty data came made a marker
+    for each of the 3,000 old points (reopen's longest gap at 10,000 nodes)."""
+    plot.set_stats(_stats(3000))
+    made: list[int] = []
+    real = pg.ScatterPlotItem.setData
+    monkeypatch.setattr(pg.ScatterPlotItem, "setData",
+                        lambda self, *a, **k: (made.append(len(a[0]) if a else
+                                                           len(k.get("x", ()))),
+                                               real(self, *a, **k))[1])
+    real_points = pg.ScatterPlotItem.addPoints
+    monkeypatch.setattr(pg.ScatterPlotItem, "addPoints",
+                        lambda self, *a, **k: (made.append(len(a[0]) if a else
+                                                           len(k.get("x", ()))),
+                                               real_points(self, *a, **k))[1])
+    plot.set_stats([])
+    assert plot.markers_shown()
+    assert max(made, default=0) < 3000

@@ -140,3 +140,30 @@ def test_the_index_of_a_built_scene_never_strokes_an_edge(qtbot, monkeypatch):
         assert edge.boundingRect().contains(edge.shape().controlPointRect().adjusted(
             1, 1, -1, -1))
     scene.close()
+
+
+def test_consts_shown_beside_their_consumers_are_placed_a_chunk_at_a_time(qtbot,
+                                                                         monkeypatch):
+    """"Show consts as nodes" on a graph saved with its consts folded (they have no
+    place): the placed nodes' rectangles went into the free-space grid in one step (50-70
+    ms of the toggle's longest gap at 10,000 nodes). Counted per step, not timed."""
+    from hexscope.widgets.graph_canvas import scene as scene_module
+
+    graph = residual_graph(400)
+    folded = GraphScene(graph)                  # laid out with the consts folded
+    graph.move(folded.item_positions())
+    folded.close()
+    added = [0]
+    real = scene_module.FreeSpace.add
+    monkeypatch.setattr(scene_module.FreeSpace, "add",
+                        lambda self, rect: (added.__setitem__(0, added[0] + 1),
+                                            real(self, rect))[1])
+    scene = GraphScene(graph, show_consts=True, build=False)
+    per_step = []
+    for _ in scene.build_steps(chunk=25):
+        per_step.append(added[0])
+        added[0] = 0
+    assert sum(per_step) > 100 and max(per_step) <= 2 * 25
+    consts = [i for i in scene.items_by_id.values() if i.node.is_const]
+    assert consts and len({(i.x(), i.y()) for i in consts}) == len(consts)   # not piled up
+    scene.close()

@@ -128,7 +128,9 @@ class NodeItem(QGraphicsItem):
                       | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
         self.setAcceptHoverEvents(True)
         self.setZValue(1)
-        self.setToolTip(self._node_tooltip())
+        # The tooltip is made when the pointer comes (hoverMoveEvent), not at each new
+        # look: a run's end or Compare sets 10,000 looks, ~8 us of HTML each.
+        self._hovered = False
 
     @property
     def node_id(self) -> int:
@@ -174,8 +176,13 @@ class NodeItem(QGraphicsItem):
         for key, value in changes.items():
             setattr(self.look, key, value)
         self.block_rgb = self.block_color().rgb()   # read by the minimap for every node
-        self.setToolTip(self._node_tooltip())
+        if self._hovered:                           # a tooltip may be up: kept true
+            self.setToolTip(self._node_tooltip())
         self.update()
+
+    def toolTip(self) -> str:  # noqa: N802 - Qt's name
+        """The node's tooltip as it is now (Qt shows the one the last hover set)."""
+        return self._node_tooltip()
 
     def _node_tooltip(self) -> str:
         lines = [f"<b>{self.node.op}</b> 0x{self.node_id:x}"
@@ -198,6 +205,15 @@ class NodeItem(QGraphicsItem):
         if look.overlay_note:
             lines.append(look.overlay_note)
         return "<br>".join(lines)
+
+    def hoverEnterEvent(self, event: QGraphicsSceneHoverEvent) -> None:  # noqa: N802
+        self._hovered = True
+        self.setToolTip(self._node_tooltip())
+        super().hoverEnterEvent(event)
+
+    def hoverLeaveEvent(self, event: QGraphicsSceneHoverEvent) -> None:  # noqa: N802
+        self._hovered = False
+        super().hoverLeaveEvent(event)
 
     def hoverMoveEvent(self, event: QGraphicsSceneHoverEvent) -> None:  # noqa: N802
         hit = self.port_at(event.scenePos())

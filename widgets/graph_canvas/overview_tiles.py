@@ -4,11 +4,12 @@ Where a 10,000-node graph fits the view, every repaint made Qt call Python's ``p
 ``boundingRect`` for each of ~20,000 items (~70-100 ms: panning and zooming stuttered).
 Below ``MAX_TILE_ZOOM`` the view instead draws square tiles rendered once per zoom level
 (powers of two, drawn smoothly scaled down by at most half), so a repaint is a few dozen
-image blits. A tile is rendered when first needed at its level (see ``paint``), and marked
-stale when the scene reports a change inside it (``QGraphicsScene.changed``): a few stale
-tiles in view (a selection, a step, a moved node) are rendered again within the next
-repaint; more (a run's end changes every node) are drawn as they were and rendered again
-between events, neighbours in a row in one pass (as many as fit in ``IDLE_RUN_S``).
+image blits. A tile is rendered when first needed at its level (see ``paint``). When the
+scene reports a change inside it (``QGraphicsScene.changed``) only the changed pixels are
+rendered again (its "dirty" rectangle): a small change in view (a selection, a step, a
+node's new look) within the next repaint; larger ones (a run's end changes every node) are
+drawn as they were and rendered again between events, a band of rows of neighbouring tiles
+per pass, as high as the last passes say fits in ``STALE_BAND_S``.
 From ``MAX_TILE_ZOOM`` up, blocks carry text, which a scaled image would blur; few enough
 items are visible there to paint live.
 Whatever an item draws must depend on the level of detail only through thresholds at or
@@ -22,7 +23,8 @@ import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QRect, QRectF, Qt, QTimer
+import numpy as np
+from PySide6.QtCore import QPoint, QRect, QRectF, Qt, QTimer
 from PySide6.QtGui import QImage, QPainter
 
 from hexscope.widgets.graph_canvas.node_item import BLOCK_TEXT_MIN_LOD
@@ -35,12 +37,15 @@ MAX_TILE_ZOOM = BLOCK_TEXT_MIN_LOD   # tiles hold no text: it would blur when sc
 MAX_TILES = 320             # ~80 MiB of tiles at most (several levels of a 20k graph)
 SYNC_TILES = 4              # missing tiles rendered one by one within the paint
 SYNC_STALE_S = 0.01         # stale tiles in view rendered within a paint for this long at most
+SYNC_DIRTY_PX = TILE * TILE // 16   # ... those with at most this many pixels changed
+STALE_BAND_S = 0.008        # a band of changed rows rendered between events: this long
+STALE_FIRST_ROWS = 32       # a run of stale tiles begins with this many rows (all its tiles)
 MAX_BLOCK_TILES = 96        # the most rendered in one pass (24 MiB; a screen needs ~40)
 IDLE_SLICE = 0.015          # seconds of tile rendering between events
 PAINT_BUDGET_S = 0.015      # rows of missing tiles rendered within a paint, then between events
 IDLE_RUN = 4                # neighbouring tiles of a row rendered in one pass between events,
 IDLE_RUN_S = 0.03           # as many as the last passes say fit in this many seconds
-MAX_BANDS = 8               # a tile slower than IDLE_RUN_S is rendered in up to this many bands
+MAX_BANDS = 16              # a tile slower than IDLE_RUN_S is rendered in up to this many bands
 MARGIN_PX = 4.0             # cosmetic pens reach this far beyond an item's bounding rect
 
 Key = tuple[int, int, int]  # level, column, row
@@ -57,7 +62,14 @@ class OverviewTiles:
         # Tiles the scene changed under: drawn as they were until rendered again between
         # events (a run's end changes every node: rendering all tiles at once was 0.2-0.4 s
         # of the GUI thread at 20,000 nodes), or at once when only a few are in view.
-        self._stale: set[Key] = set()
+        # tile -> its pixels (tile coordinates) the scene changed under; only those are
+        # rendered again (after a step a whole 10,000-node tile, 20-80 ms, was rendered
+        # for the one node that changed in it)
+        self._stale: dict[Key, QRect] = {}
+        self._row_s = 1e-4                   # seconds a pixel row of a tile's width took
+        self._stale_rows = STALE_FIRST_ROWS  # the last stale band's height, and its run
+        self._stale_run: Key | None = None
+        self._dirtied = 0                    # rectangles marked so far
         self._scene: QGraphicsScene | None = None
         self._pending: list[Key] = []        # missing tiles of the last paint, to render
         # tiles rendered a band per pass: (the image so far, its rows of pixels done, the
@@ -101,31 +113,68 @@ class OverviewTiles:
                 and bool(getattr(scene, "items_by_id", True)))
 
     def invalidate(self, rects: list[QRectF]) -> None:
-        """Drop the tiles that ``rects`` (scene coordinates) touch, at every level."""
+        """Mark the pixels that ``rects`` (scene coordinates) touch as changed, in every
+        cached tile at every level."""
         for key in [k for k in self._partial if any(r.intersects(_tile_rect(k))
                                                     for r in rects)]:
             del self._partial[key]          # its bands so far show the scene as it was
         if not self._tiles or not rects:
             return
-        if len(rects) > 64:                 # e.g. a run resetting every node: one union
-            union = QRectF(rects[0])
-            for rect in rects[1:]:
-                union |= rect
-            rects = [union]
-        levels = {key[0] for key in self._tiles}
-        for level in levels:
-            scale = 2.0 ** level
-            pad = MARGIN_PX / scale
-            for rect in rects:
-                cols, rows = _span(rect.adjusted(-pad, -pad, pad, pad), scale)
-                if len(cols) * len(rows) > 4 * len(self._tiles):
-                    self._stale.update(k for k in self._tiles if k[0] == level
-                                       and k[1] in cols and k[2] in rows)
-                    continue
-                for i in cols:
-                    for j in rows:
-                        if (level, i, j) in self._tiles:
-                            self._stale.add((level, i, j))
+        boxes = np.array([r.getCoords() for r in rects])     # left, top, right, bottom
+        dirtied = self._dirtied
+        for level in {key[0] for key in self._tiles}:
+            self._invalidate_level(level, boxes)
+        if self._dirtied != dirtied and self.active():
+            # A paint must see them: the view may have painted the items' change before
+            # the scene reported it here (looks set a slice at a time between events),
+            # and their tiles stayed in the old colours until the next paint.
+            self.view.viewport().update()
+
+    def _invalidate_level(self, level: int, boxes: np.ndarray) -> None:
+        """``boxes`` (left, top, right, bottom; scene) as dirty pixels of ``level``'s tiles:
+        grouped by tile with numpy (a run's end reports thousands of nodes a turn)."""
+        scale = 2.0 ** level
+        size, pad = TILE / scale, MARGIN_PX / scale
+        lo, hi = boxes[:, :2] - pad, boxes[:, 2:] + pad
+        first, last = np.floor(lo / size), np.floor(hi / size)
+        cells = np.prod(last - first + 1, axis=1)
+        single = cells == 1
+        if single.any():
+            corner = first[single] * size
+            px_lo = np.clip(np.floor((lo[single] - corner) * scale), 0, TILE)
+            px_hi = np.clip(np.ceil((hi[single] - corner) * scale), 0, TILE)
+            tiles, which = np.unique(first[single], axis=0, return_inverse=True)
+            which = which.reshape(-1)
+            box_lo = np.full((len(tiles), 2), TILE, float)
+            box_hi = np.zeros((len(tiles), 2))
+            np.minimum.at(box_lo, which, px_lo)
+            np.maximum.at(box_hi, which, px_hi)
+            for (i, j), (x0, y0), (x1, y1) in zip(tiles.astype(int).tolist(), box_lo.tolist(),
+                                                  box_hi.tolist(), strict=True):
+                self._dirty((level, i, j), QRect(int(x0), int(y0), int(x1 - x0), int(y1 - y0)))
+        for k in np.flatnonzero(~single):
+            (c0, r0), (c1, r1) = first[k].astype(int), last[k].astype(int)
+            if cells[k] > 4 * len(self._tiles):     # huge (the scene's rect): per tile
+                for key in [key for key in self._tiles if key[0] == level
+                            and c0 <= key[1] <= c1 and r0 <= key[2] <= r1]:
+                    self._dirty(key, QRect(0, 0, TILE, TILE))
+                continue
+            for i in range(c0, c1 + 1):
+                for j in range(r0, r1 + 1):
+                    if (level, i, j) in self._tiles:
+                        x0, y0 = (lo[k] - (i * size, j * size)) * scale
+                        x1, y1 = (hi[k] - (i * size, j * size)) * scale
+                        rect = QRect(QPoint(max(0, math.floor(x0)), max(0, math.floor(y0))),
+                                     QPoint(min(TILE, math.ceil(x1)) - 1,
+                                            min(TILE, math.ceil(y1)) - 1))
+                        self._dirty((level, i, j), rect)
+
+    def _dirty(self, key: Key, rect: QRect) -> None:
+        if key not in self._tiles or rect.isEmpty():
+            return
+        self._dirtied += 1
+        known = self._stale.get(key)
+        self._stale[key] = rect if known is None else known | rect
 
     def paint(self, painter: QPainter, exposed: QRectF) -> bool:
         """Draw the tiles covering ``exposed`` (scene coordinates) on the viewport.
@@ -159,8 +208,7 @@ class OverviewTiles:
         else:
             for key in bare:
                 self._render(key)
-        if len(stale) <= SYNC_TILES:         # an edit's or a step's: shown at once
-            self._render_stale(stale)
+        self._render_stale(stale)            # the small changes (an edit's, a step's) now
         to_view = self.view.viewportTransform()
         painter.save()
         painter.resetTransform()
@@ -185,15 +233,63 @@ class OverviewTiles:
         return True
 
     def _render_stale(self, stale: list[Key]) -> None:
-        """Render the first of ``stale`` now, and the others while SYNC_STALE_S lasts; the
-        rest stay pending, for between events. During a run each paint found a few tiles
-        the last nodes changed, and rendering all of them (~20 ms a tile at 10,000 nodes)
-        held the GUI thread 55-95 ms a paint."""
+        """Render the changed pixels of the tiles of ``stale`` with few of them changed (a
+        step's, an edit's): the first now, the others while SYNC_STALE_S lasts; the rest
+        stay pending, for between events. During a run each paint found a few tiles the
+        last nodes changed, and rendering all of them whole (~20 ms a tile at 10,000
+        nodes) held the GUI thread 55-95 ms a paint."""
         end = time.perf_counter() + SYNC_STALE_S
-        for k, key in enumerate(stale):
+        small = [key for key in stale if _area(self._stale[key]) <= SYNC_DIRTY_PX]
+        for k, key in enumerate(small):
             if k and time.perf_counter() > end:
                 return
-            self._render(key)
+            self._render_dirty([key], self._stale[key])
+
+    def _render_dirty(self, keys: list[Key], band: QRect) -> None:
+        """Render the pixels ``band`` spans (run coordinates: the first tile's pixels,
+        the next tiles right of it) of ``keys``, neighbours in one row, in one pass into
+        their cached images, and take them off their dirty rectangles. Rendered a margin
+        wider, then cut: an item just outside draws its cosmetic pen into the band as in
+        a whole tile's pass, and the pixel grid is the tile's, so the result is the one
+        a pass over the whole tile would make."""
+        assert self._scene is not None
+        level, i0, j = keys[0]
+        size = TILE / 2.0 ** level
+        unit = size / TILE                    # scene units per pixel
+        m = math.ceil(MARGIN_PX)
+        outer = band.adjusted(-m, -m, m, m)
+        patch = QImage(outer.size(), QImage.Format.Format_ARGB32_Premultiplied)
+        patch.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(patch)
+        painter.setRenderHints(self.view.renderHints())
+        self._scene.render(painter, QRectF(patch.rect()),
+                           QRectF(i0 * size + outer.x() * unit, j * size + outer.y() * unit,
+                                  outer.width() * unit, outer.height() * unit),
+                           Qt.AspectRatioMode.IgnoreAspectRatio)
+        painter.end()
+        for key in keys:
+            left = (key[1] - i0) * TILE           # the tile's first column in the run
+            part = band.intersected(QRect(left, band.y(), TILE, band.height()))
+            if part.isEmpty():
+                continue
+            image = self._tiles[key]
+            painter = QPainter(image)
+            painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_Source)
+            painter.drawImage(part.topLeft() - QPoint(left, 0), patch,
+                              part.translated(-outer.x(), -outer.y()))
+            painter.end()
+            dirty = self._stale.get(key)
+            if dirty is None:
+                continue
+            done = part.translated(-left, 0)
+            if done.contains(dirty):
+                del self._stale[key]
+                self.rendered += 1
+            elif done.left() <= dirty.left() and done.right() >= dirty.right() \
+                    and done.top() <= dirty.top() < done.bottom() + 1:
+                # the band covered its top rows across its width: the rows below remain
+                self._stale[key] = QRect(QPoint(dirty.left(), done.bottom() + 1),
+                                         dirty.bottomRight())
 
     def _coarser(self, key: Key) -> tuple[QImage, QRectF] | None:
         """The quarter of the next coarser level's tile that covers ``key``, if cached."""
@@ -205,46 +301,90 @@ class OverviewTiles:
         return image, QRectF((i % 2) * half, (j % 2) * half, half, half)
 
     def _render_pending(self) -> None:
-        """Render missing tiles for up to ``IDLE_SLICE`` seconds, then let events run."""
+        """Render missing tiles and changed rows for up to ``IDLE_SLICE`` seconds, then let
+        events run."""
         start = time.perf_counter()
         zoom = self.view.transform().m11()
         level = math.ceil(math.log2(zoom) - 1e-9) if zoom > 0 else 0
         done = False
         while self._pending and time.perf_counter() - start < IDLE_SLICE:
-            # A few neighbours in one pass, as many as fit in IDLE_RUN_S by the last
-            # passes: tile by tile, each render paints every item it touches and walks the
-            # scene's index again (a run's end made all of a fitted 10,000-node view stale:
-            # ~19 ms a tile alone, 4 in one pass ~35 ms)
-            if self._pending and self._pending[0] in self._partial and self._scene is not None:
+            if self._scene is None:
+                break
+            if self._pending[0] in self._partial:
                 # a row the first paint began (or a slow tile): its next band, all the
                 # row's begun tiles in one pass
                 self._render_band(self._partial_run())
                 done = True
                 continue
-            run = self._next_run(level, max(1, min(IDLE_RUN, int(IDLE_RUN_S / self._per_tile))))
-            if run and self._scene is not None and (
-                    all(key not in self._tiles for key in run)
-                    or len(run) == 1 and self._per_tile > IDLE_RUN_S):
-                # Tiles with nothing to show yet: a band per pass, the first an eighth (the
-                # last passes' speed may be another row's: after the nearly empty top row
-                # of a fitted graph, 4 tiles of its dense middle in one pass took 50-80 ms
-                # at 10,000 nodes); one tile alone slower than a pass may (one covers
-                # ~1,000 nodes of a fitted 20,000-node view: 50-100 ms), the same.
-                self._render_band(run)
+            if self._pending[0] in self._stale and self._pending[0][0] == level:
+                self._render_stale_band(self._stale_run_at_front())
                 done = True
                 continue
-            if run and self._scene is not None:
-                began = time.perf_counter()
-                if len(run) == 1 or not self._render_block(run):
-                    for key in run:
-                        self._render(key)
-                self._per_tile = max(1e-3, (time.perf_counter() - began) / len(run))
+            # Tiles with nothing to show yet: a few neighbours in one pass, a band per
+            # pass, the first a sixteenth (a fitted graph's nearly empty top row says
+            # nothing of the dense rows under it: 4 tiles of its middle in one pass took
+            # 50-80 ms at 10,000 nodes); one tile alone the same (one covers ~1,000 nodes
+            # of a fitted 20,000-node view: 50-100 ms).
+            run = self._next_run(level, max(1, min(IDLE_RUN, int(IDLE_RUN_S / self._per_tile))))
+            if run:
+                self._render_band(run)
                 done = True
         if self._pending:
             self._timer.start()
         elif done:
             # Once all are in: a repaint per slice could repaint live each time.
             self.view.viewport().update()
+
+    def _stale_run_at_front(self) -> list[Key]:
+        """Take the first pending tile (stale) with the stale ones right of it in its row
+        (up to IDLE_RUN): neighbours share a pass, as the items on their edges do."""
+        run = [self._pending.pop(0)]
+        while self._pending and len(run) < IDLE_RUN:
+            key = self._pending[0]
+            if key not in self._stale or key[0] != run[-1][0] or key[2] != run[-1][2] \
+                    or key[1] != run[-1][1] + 1 or key in self._partial:
+                break
+            run.append(self._pending.pop(0))
+        return run
+
+    def _render_stale_band(self, run: list[Key]) -> None:
+        """Render the next band of changed rows of ``run`` (stale neighbours in a row) in
+        one pass: from the highest of their dirty rectangles down, across all of them, as
+        many rows as the last bands say fit in STALE_BAND_S (a run begins with
+        STALE_FIRST_ROWS shared by its tiles, a band is at most twice the one before: the
+        rows below may be denser). A run's end made every tile of a fitted 10,000-node view
+        stale; rendered whole, four in a pass, they held the GUI thread 50-80 ms a pass."""
+        dirty = [self._stale[key] for key in run]
+        top = min(rect.top() for rect in dirty)
+        bottom = max(rect.bottom() for rect in dirty) + 1
+        # run coordinates: the first tile's pixels, the next tiles right of it
+        left = dirty[0].left()
+        right = (len(run) - 1) * TILE + dirty[-1].right() + 1
+        width = (right - left) / TILE             # in tiles
+        if self._stale_run != run[0]:
+            rows = max(1, STALE_FIRST_ROWS // len(run))
+        else:
+            rows = min(2 * self._stale_rows,
+                       max(4, int(STALE_BAND_S / (self._row_s * max(width, 1e-3)))))
+        rows = max(1, min(rows, bottom - top))
+        began = time.perf_counter()
+        band = QRect(left, top, right - left, rows)
+        self._render_dirty(run, band)
+        # shown as it comes (the last band's repaint alone left a run's end's tiles in
+        # their old colours for a second or more at 10,000 nodes)
+        size = TILE / 2.0 ** run[0][0]
+        unit = size / TILE
+        box = self.view.viewportTransform().mapRect(QRectF(
+            run[0][1] * size + band.x() * unit, run[0][2] * size + band.y() * unit,
+            band.width() * unit, band.height() * unit)).toAlignedRect()
+        if box.isValid():
+            self.view.viewport().update(box)
+        self._row_s = max(1e-6, (time.perf_counter() - began) / (rows * max(width, 1e-3)))
+        self._stale_rows = rows
+        left_over = [key for key in run if key in self._stale]
+        self._stale_run = left_over[0] if left_over else None
+        known = set(left_over)
+        self._pending = left_over + [key for key in self._pending if key not in known]
 
     def _partial_run(self) -> list[Key]:
         """Take the first pending tile, begun in bands, with the begun ones right of it in
@@ -265,7 +405,7 @@ class OverviewTiles:
         run: list[Key] = []
         while self._pending and len(run) < most:
             key = self._pending[0]
-            wanted = key[0] == level and (key not in self._tiles or key in self._stale)
+            wanted = key[0] == level and key not in self._tiles
             if run and (not wanted or key[2] != run[-1][2] or key[1] != run[-1][1] + 1):
                 break
             self._pending.pop(0)
@@ -294,44 +434,18 @@ class OverviewTiles:
                 break
         return True
 
-    def _render_block(self, keys: list[Key]) -> bool:
-        """Render ``keys`` (one level) in one pass; False if their block is too large."""
-        level = keys[0][0]
-        cols = [k[1] for k in keys]
-        rows = [k[2] for k in keys]
-        i0, j0 = min(cols), min(rows)
-        n_cols, n_rows = max(cols) - i0 + 1, max(rows) - j0 + 1
-        if n_cols * n_rows > MAX_BLOCK_TILES:
-            return False
-        image = QImage(n_cols * TILE, n_rows * TILE, QImage.Format.Format_ARGB32_Premultiplied)
-        image.fill(Qt.GlobalColor.transparent)
-        painter = QPainter(image)
-        painter.setRenderHints(self.view.renderHints())
-        size = TILE / 2.0 ** level
-        assert self._scene is not None
-        self._scene.render(painter, QRectF(image.rect()),
-                           QRectF(i0 * size, j0 * size, n_cols * size, n_rows * size),
-                           Qt.AspectRatioMode.IgnoreAspectRatio)
-        painter.end()
-        for key in keys:
-            self._store(key, image.copy((key[1] - i0) * TILE, (key[2] - j0) * TILE,
-                                        TILE, TILE))
-        self._pending = [key for key in self._pending
-                         if key not in self._tiles or key in self._stale]
-        return True
-
     def _store(self, key: Key, image: QImage) -> None:
         self.rendered += 1
         self._tiles[key] = image
-        self._stale.discard(key)
+        self._stale.pop(key, None)
         while len(self._tiles) > MAX_TILES:
-            self._stale.discard(self._tiles.popitem(last=False)[0])
+            self._stale.pop(self._tiles.popitem(last=False)[0], None)
 
     def _render_band(self, keys: list[Key], budget: float = IDLE_RUN_S,
                      show: bool = True) -> bool:
         """Render the next horizontal band of ``keys`` (neighbours in one row, begun
-        together) in one pass: the first an eighth of a tile (``MAX_BANDS``), each next one
-        as high as the band before says fits in ``budget``, at least an eighth and at most
+        together) in one pass: the first a sixteenth of a tile (``MAX_BANDS``), each next one
+        as high as the band before says fits in ``budget``, at least a sixteenth and at most
         twice the band before; True once the tiles are complete and stored, False with the
         rest put back first in line. ``show``: repaint them (not from within a paint). A
         band is clipped to its rows of pixels, so the bands make the tiles one pass would
@@ -339,10 +453,11 @@ class OverviewTiles:
         assert self._scene is not None
         level, i0, j = keys[0]
         if keys[0] not in self._partial:
-            # An eighth, whatever the last passes' speed: theirs may be another row's. A
-            # fitted graph's top row is nearly empty (1 ms a band): from its speed the
-            # dense row under it was begun whole, every item it reaches in one pass (60-90
-            # ms of a 10,000-node Open's first paint).
+            # A sixteenth (an eighth was 40-60 ms of a dense row's first band in Open's
+            # first paint at 10,000 nodes), whatever the last passes' speed: theirs may be
+            # another row's. A fitted graph's top row is nearly empty (1 ms a band): from
+            # its speed the dense row under it was begun whole, every item it reaches in
+            # one pass (60-90 ms of a 10,000-node Open's first paint).
             for key in keys:
                 image = QImage(TILE, TILE, QImage.Format.Format_ARGB32_Premultiplied)
                 image.fill(Qt.GlobalColor.transparent)
@@ -407,6 +522,10 @@ class OverviewTiles:
         painter.end()
         self._store(key, image)
         return image
+
+
+def _area(rect: QRect) -> int:
+    return rect.width() * rect.height()
 
 
 def _tile_rect(key: Key) -> QRectF:

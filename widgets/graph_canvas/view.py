@@ -158,7 +158,7 @@ class GraphCanvas(QGraphicsView):
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
         tiled = self.tiles.active()
-        self._scene.set_item_cache(not tiled)
+        self._scene.set_item_cache(not tiled, self.mapToScene(event.rect()).boundingRect())
         if not tiled:
             super().paintEvent(event)
             return
