@@ -540,3 +540,25 @@ def test_a_change_reported_after_the_paint_is_still_rendered(qtbot, canvas):
     tiles.invalidate([item.sceneBoundingRect()])  # ...the scene's report after it
     assert tiles._stale
     qtbot.waitUntil(lambda: not tiles._stale, timeout=5000)     # a paint saw it
+
+
+def test_a_scene_that_outlives_its_view_changes_without_errors(qtbot):
+    # the tiles listened to the scene after their view was deleted: each later change of
+    # the scene raised "GraphCanvas already deleted" in the event loop
+    import shiboken6
+
+    scene = GraphScene(residual_graph(300))
+    view = GraphCanvas(scene)
+    view.resize(600, 400)
+    view.show()
+    qtbot.waitExposed(view)
+    view.zoom_to(0.05)
+    _settle(qtbot, view)
+    assert view.tiles.active()
+    tiles = view.tiles
+    shiboken6.delete(view)
+    node_id = next(iter(scene.items_by_id))
+    scene.set_look(node_id, status="failed")
+    QApplication.processEvents()       # pytest-qt fails the test on an exception in a slot
+    assert not tiles.active()
+    scene.close()

@@ -24,6 +24,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 import numpy as np
+import shiboken6
 from PySide6.QtCore import QPoint, QRect, QRectF, Qt, QTimer
 from PySide6.QtGui import QImage, QPainter
 
@@ -82,10 +83,7 @@ class OverviewTiles:
     def follow(self, scene: QGraphicsScene) -> None:
         """Drop every tile and listen to ``scene``'s changes (call again for a new scene)."""
         if self._scene is not None and self._scene is not scene:
-            try:
-                self._scene.changed.disconnect(self.invalidate)
-            except (RuntimeError, TypeError):
-                pass                         # the old scene is already gone
+            self.follow_nothing()
         if self._scene is not scene:
             scene.changed.connect(self.invalidate)
         self._scene = scene
@@ -94,6 +92,15 @@ class OverviewTiles:
         self._pending = []
         self._partial.clear()
         self._per_tile = IDLE_RUN_S          # unknown for this scene: bands at first
+
+    def follow_nothing(self) -> None:
+        """Stop listening to the scene (its view is gone)."""
+        if self._scene is not None:
+            try:
+                self._scene.changed.disconnect(self.invalidate)
+            except (RuntimeError, TypeError):
+                pass                         # the scene is already gone
+        self._scene = None
 
     @property
     def pending(self) -> int:
@@ -115,6 +122,11 @@ class OverviewTiles:
     def invalidate(self, rects: list[QRectF]) -> None:
         """Mark the pixels that ``rects`` (scene coordinates) touch as changed, in every
         cached tile at every level."""
+        if not shiboken6.isValid(self.view):
+            # the scene outlived its view (a closed canvas): stop listening, or each of its
+            # changes raised in the event loop
+            self.follow_nothing()
+            return
         for key in [k for k in self._partial if any(r.intersects(_tile_rect(k))
                                                     for r in rects)]:
             del self._partial[key]          # its bands so far show the scene as it was
