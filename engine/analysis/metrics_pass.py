@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from hexscope.engine.ops.kernels import compiled
+from hexscope.engine.ops.kernels.compiled import read_only
 
 _LOCK = threading.Lock()
 _KERNELS: list[Any] = []          # [narrow, wide] once compiled
@@ -121,18 +122,6 @@ def compiled_forms() -> int:
     return sum(len(k.signatures) for k in kernels) if kernels else 0
 
 
-def _read_only(a: np.ndarray) -> np.ndarray:
-    """A read-only view: numba compiles a writeable and a read-only array apart, and a run's
-    tensors come both ways (a const's is read-only), so without one form every pair of
-    dtypes could need four compiles, and the first Compare after install compiled those
-    the warm-up had not (35 s under load)."""
-    if not a.flags.writeable:
-        return a
-    view = a.view()
-    view.flags.writeable = False
-    return view
-
-
 #: The dtypes a compared tensor's values or codes come in (float, quint8, qint8, qint32).
 VALUE_TYPES = (np.float32, np.float64)
 CODE_TYPES = (np.uint8, np.int8, np.int32)
@@ -153,7 +142,7 @@ def finite_pass(a: np.ndarray, b: np.ndarray, wide: bool, scale: float, offset: 
     s, o = ct(scale), ct(offset)
     kernel = kernels[2] if a_scale is not None else kernels[1 if wide else 0]
     try:
-        err, worst, signal, cross, noise, beyond = kernel(_read_only(a), _read_only(b), s, o, limit,
+        err, worst, signal, cross, noise, beyond = kernel(read_only(a), read_only(b), s, o, limit,
                                                           ct(1.0 if a_scale is None else a_scale))
     except Exception:  # noqa: BLE001 - a dtype numba cannot take: the numpy path
         return None

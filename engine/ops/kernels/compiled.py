@@ -21,6 +21,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import numpy as np
+
 T = TypeVar("T")
 
 _LOCK = threading.Lock()
@@ -81,4 +83,16 @@ def compile_once(build: Callable[[], T]) -> Callable[[], T | None]:
     return get
 
 
-__all__ = ["compile_once", "enabled", "kernel", "load"]
+def read_only(a: np.ndarray) -> np.ndarray:
+    """``a`` as a read-only view: numba compiles a writeable and a read-only array as two
+    forms, and a kernel's input comes both ways (a const's or a kept tensor is read-only),
+    so an input passed read-only always needs only the form the warm-up compiled (the
+    first Compare, or MobileNetV2's softmax, compiled another after install)."""
+    if not a.flags.writeable:
+        return a
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
+__all__ = ["compile_once", "enabled", "kernel", "load", "read_only"]

@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from hexscope.engine.ops.kernels.compiled import read_only
 from hexscope.engine.ops.kernels.hexagon_int import sat16, vasr_w, wrap32
 from hexscope.engine.ops.kernels.normalize_loops import loops
 
@@ -136,7 +137,7 @@ def softmax_hvx(codes: np.ndarray, real: int, betamul: int, rsh: int,
     pow32, m16 = _terms(betamul, rsh, accshift)
     rows = np.ascontiguousarray(codes, np.uint8).reshape(-1, codes.shape[-1])
     out = np.empty(rows.shape, np.uint8)
-    compiled.softmax_hvx_rows(rows, real, pow32, m16, accshift, _RCP, out)
+    compiled.softmax_hvx_rows(read_only(rows), real, pow32, m16, accshift, _RCP, out)
     return out.reshape(codes.shape)
 
 

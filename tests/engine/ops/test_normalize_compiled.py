@@ -91,3 +91,20 @@ def test_softmax_hvx_compiled_equals_numpy(rows, quads, data, betamul, rsh, accs
              ).astype(np.uint8)
     np.testing.assert_array_equal(softmax_hvx(codes, real, betamul, rsh, accshift),
                                   softmax_hvx_numpy(codes, real, betamul, rsh, accshift))
+
+
+def test_the_device_softmax_after_the_warm_up_compiles_nothing_for_read_only_codes():
+    # MobileNetV2's softmax reads a kept (read-only) tensor: its first run after install
+    # compiled a second form of the row loop (the warm-up passed writeable codes)
+    from hexscope.engine.ops.kernels.softmax_hvx import softmax_hvx
+    from hexscope.engine.ops.kernels.warm import WARMERS
+
+    WARMERS["hexscope.engine.ops.kernels.normalize_defs"]()
+    kernel = loops().softmax_hvx_rows
+    before = len(kernel.signatures)
+    codes = np.arange(64, dtype=np.uint8).reshape(1, 1, 2, 32)
+    frozen = codes.copy()
+    frozen.flags.writeable = False
+    for c in (codes, frozen):
+        softmax_hvx(c, 32, 900, 3, 2)
+    assert len(kernel.signatures) == before
