@@ -144,3 +144,59 @@ def test_any_edit_sequence_undoes_to_the_start(steps):
         g.apply(edit.inverse())
     assert snapshot(g) == start
     assert edges_match_inputs(g)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["add", "remove", "undo"]),
+                          st.integers(1, 12), st.lists(st.integers(1, 12), max_size=2),
+                          st.booleans()), max_size=25))
+def test_an_edit_leaves_the_stable_topological_order(steps):
+    """After any add (at the end or inside, reading earlier, later or missing nodes), removal
+    or undo, the order is the one Kahn's algorithm gives taking the earliest ready node of
+    the order the edit proposed (networkx's lexicographical sort by that rank: an independent
+    reference); adds that keep the order skip that pass."""
+    import networkx as nx
+
+    g = Graph()
+    done = []
+    for kind, node_id, srcs, inside in steps:
+        proposed = list(g.order)
+        try:
+            if kind == "add" and node_id not in g:
+                node = Node(node_id, "Nop", tuple((s, 0) for s in srcs), (OutputDef(),))
+                index = len(proposed) // 2 if inside else len(proposed)
+                proposed.insert(index, node_id)
+                done.append(g.add_node(node, index))
+            elif kind == "remove" and node_id in g:
+                proposed.remove(node_id)
+                done.append(g.remove_node(node_id))
+            elif kind == "undo" and done:
+                g.apply(done.pop().inverse())
+                continue
+            else:
+                continue
+        except GraphError:
+            continue                                   # a cycle: refused, nothing changed
+        rank = {i: k for k, i in enumerate(proposed)}
+        dag = nx.DiGraph()
+        dag.add_nodes_from(proposed)
+        dag.add_edges_from((s, n.node_id) for n in g for s, _ in n.inputs if s in g)
+        assert list(g.order) == list(nx.lexicographical_topological_sort(dag, key=rank.get))
+
+
+def test_adding_a_node_after_its_inputs_takes_no_sort(monkeypatch):
+    from hexscope.engine import graph as graph_module
+
+    g = Graph()
+    for i in range(1, 50):
+        g.add_node(Node(i, "Nop", ((i - 1, 0),) if i > 1 else (), (OutputDef(),)))
+    sorts = []
+    real = graph_module._stable_topological
+    monkeypatch.setattr(graph_module, "_stable_topological",
+                        lambda *a: sorts.append(1) or real(*a))
+    g.add_node(Node(100, "Nop", ((7, 0),), (OutputDef(),)))          # the palette's add
+    g.add_node(Node(101, "Nop", (), (OutputDef(),)), 3)
+    assert sorts == []
+    g.add_node(Node(102, "Nop", ((100, 0),), (OutputDef(),)), 0)     # before its input
+    assert sorts == [1]
+    assert g.order.index(102) > g.order.index(100)
