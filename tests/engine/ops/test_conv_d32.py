@@ -26,18 +26,9 @@ from hexscope.engine.ops.kernels.gemm import Window
 from hexscope.engine.ops.kernels.supernode_requant import requantize_into_d32, scale
 from hexscope.engine.ops.registry import REGISTRY
 from hexscope.engine.tensor import Tensor
+from support.d32_tensors import d32_with_random_padding
 
 _I32 = (-(2**31), 2**31 - 1)
-
-
-def _d32(rng: np.random.Generator, shape: tuple[int, int, int, int], pad: D32Padding
-         ) -> Tensor:
-    """A d32 tensor whose padding holds random bytes."""
-    x = Tensor.from_array(rng.integers(0, 256, shape, dtype=np.uint8), DType.QUINT8).to_d32(pad)
-    mem = x.raw.copy()
-    mask = x.padding_mask().reshape(-1)
-    mem[mask] = rng.integers(0, 256, int(mask.sum()), dtype=np.uint8)
-    return Tensor(shape, DType.QUINT8, mem, Layout.D32, pad)
 
 
 def _clamps(r: int) -> tuple[int, int]:
@@ -110,7 +101,7 @@ def test_the_d32_kernel_equals_the_separate_steps(
     rng = np.random.default_rng(seed)
     hb, ha, wb, more = pads
     pad = D32Padding(hb, ha, wb, ((-(wb + w)) & 3) + 4 * more, 0, (-d) & 31)
-    x = _d32(rng, (b, h, w, d), pad)
+    x = d32_with_random_padding(rng, (b, h, w, d), pad)
     if zx_border:
         raw = x.raw.copy()
         raw[x.padding_mask().reshape(-1)] = np.uint8(zx & 0xFF)
@@ -163,7 +154,7 @@ def test_the_d32_kernel_equals_the_separate_steps(
 
 def test_a_filter_past_a_signed_byte_of_zf_or_a_recip_past_int32_is_not_served() -> None:
     rng = np.random.default_rng(2)
-    x = _d32(rng, (1, 2, 4, 8), D32Padding(4, 4, 4, 0, 0, 24))
+    x = d32_with_random_padding(rng, (1, 2, 4, 8), D32Padding(4, 4, 4, 0, 0, 24))
     rows, cols = output_window(2, 1, 1, Padding.VALID), output_window(4, 1, 1, Padding.VALID)
     windows = d32_windows(x, 1, 1, rows, cols, 4, Zaps(0, 0, 4, 0), 32)
     codes = np.full((1, 8, 3), 100, np.uint8)
@@ -224,7 +215,7 @@ def test_a_supernode_on_the_d32_kernel_equals_one_on_the_separate_steps(monkeypa
     kernel = REGISTRY.get(sn).kernel
     rng = np.random.default_rng(7)
     fh, fw, stride = filt
-    xs = [_d32(rng, (1, 5, w, 40), D32Padding(4, 4, 4, after, 0, 24))
+    xs = [d32_with_random_padding(rng, (1, 5, w, 40), D32Padding(4, 4, 4, after, 0, 24))
           for w, after in ((8, 0), (7, 1), (6, 2), (5, 3), (5, 7))]
     rest = list(_inputs(rng, xs[0], fh, fw, 37, out))
     rest[5] = Tensor.shape_only((1, stride, stride, 1))

@@ -22,18 +22,9 @@ from hexscope.engine.ops.conv.d32_input_reads import Zaps, area_index
 from hexscope.engine.ops.kernels.dwise_fused import window_lines
 from hexscope.engine.ops.registry import REGISTRY
 from hexscope.engine.tensor import Tensor
+from support.d32_tensors import d32_with_random_padding
 
 DW = "DepthwiseSupernode_8x8p32to8_d32"
-
-
-def _d32(rng: np.random.Generator, shape: tuple[int, int, int, int], pad: D32Padding
-         ) -> Tensor:
-    """A d32 tensor whose padding holds random bytes."""
-    x = Tensor.from_array(rng.integers(0, 256, shape, dtype=np.uint8), DType.QUINT8).to_d32(pad)
-    mem = x.raw.copy()
-    mask = x.padding_mask().reshape(-1)
-    mem[mask] = rng.integers(0, 256, int(mask.sum()), dtype=np.uint8)
-    return Tensor(shape, DType.QUINT8, mem, Layout.D32, pad)
 
 
 def _const(t: Tensor) -> Tensor:
@@ -101,14 +92,14 @@ def test_the_fused_pass_gives_the_flat_paths_bytes_run_after_run(
     # open range stays narrow and the next runs' first tries must search it again
     x_range = (float(rng.uniform(-10.0, 0.0)), float(rng.uniform(0.5, 10.0)))
     zx = int(round(-x_range[0] / ((x_range[1] - x_range[0]) / 255)))
-    quiet = _d32(rng, (1, h, w, c), pad)
+    quiet = d32_with_random_padding(rng, (1, h, w, c), pad)
     mem = quiet.raw.copy()
     mem[~quiet.padding_mask().reshape(-1)] = min(zx, 255)
     runs = [Tensor(quiet.shape, DType.QUINT8, mem, Layout.D32, pad)]
-    runs += [_d32(rng, (1, h, w, c), pad) for _ in range(3)]
+    runs += [d32_with_random_padding(rng, (1, h, w, c), pad) for _ in range(3)]
     # then another width: the kept set-up and the pass's plan are made again
     wider = D32Padding(4, 4, left, (-(left + 1 + w)) & 3, 0, (-c) & 31)
-    runs += [_d32(rng, (1, h, w + 1, c), wider) for _ in range(2)]
+    runs += [d32_with_random_padding(rng, (1, h, w + 1, c), wider) for _ in range(2)]
     padding = Padding.SAME if same else Padding.VALID
     fused_ctx, flat_ctx = KernelContext(1, DW, padding=padding), KernelContext(1, DW,
                                                                                padding=padding)
@@ -133,8 +124,8 @@ def test_the_fused_pass_is_taken_from_the_second_run_and_retries_in_the_flat_loo
 
     monkeypatch.setattr(dwise_module, "_fused", spy)
     ctx = KernelContext(1, DW, padding=Padding.SAME)
-    quiet = _d32(rng, (1, 6, 7, 37), pad)
-    loud = _d32(rng, (1, 6, 7, 37), pad)
+    quiet = d32_with_random_padding(rng, (1, 6, 7, 37), pad)
+    loud = d32_with_random_padding(rng, (1, 6, 7, 37), pad)
     results = [_run(ctx, x, rest, (-1.0, 9.0)) for x in (quiet, quiet, loud, loud)]
     # run 1: nothing kept (0); run 2: the pass's bytes (a tuple); the run whose range grows
     # hands its second try to the flat loop (1)

@@ -13,7 +13,6 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hexscope.engine.d32 import D32Geometry, D32Padding
-from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.ops.conv.d32_input_reads import Zaps
 from hexscope.engine.ops.kernels import dwise_fused
 from hexscope.engine.ops.kernels.dwise_fused import (
@@ -24,16 +23,7 @@ from hexscope.engine.ops.kernels.dwise_fused import (
 )
 from hexscope.engine.ops.kernels.dwise_requant import dwise_requantize
 from hexscope.engine.tensor import Tensor
-
-
-def _input(rng: np.random.Generator, shape: tuple[int, int, int, int], pad: D32Padding
-           ) -> Tensor:
-    """A d32 input whose padding bytes are random too."""
-    x = Tensor.from_array(rng.integers(0, 256, shape, dtype=np.uint8), DType.QUINT8).to_d32(pad)
-    mem = x.raw.copy()
-    mask = x.padding_mask().reshape(-1)
-    mem[mask] = rng.integers(0, 256, int(mask.sum()), dtype=np.uint8)
-    return Tensor(shape, DType.QUINT8, mem, Layout.D32, pad)
+from support.d32_tensors import d32_with_random_padding
 
 
 def _expected(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[int, int],
@@ -96,7 +86,7 @@ def test_the_vector_row_and_ring_are_the_windows_sums_requantized(
         pytest.skip("numba does not load on this machine")
     rng = np.random.default_rng(seed)
     pad = D32Padding(4, 4, left, ((-(left + w)) & 3) + 4 * more, 0, (-c) & 31)
-    x = _input(rng, (nb, h, w, c), pad)
+    x = d32_with_random_padding(rng, (nb, h, w, c), pad)
     top, bottom, lft, rgt = reach
     rows, cols = (-top, top + h + bottom), (-lft, lft + w + rgt)
     (sh, sw), oh, ow = steps, 0, 0

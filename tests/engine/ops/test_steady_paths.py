@@ -19,22 +19,13 @@ from hexscope.engine.ops.conv.supernode_hvx import _all_sums, _plain_sums
 from hexscope.engine.ops.kernels.d32_layout import unpack_d32, unpacker
 from hexscope.engine.ops.registry import REGISTRY
 from hexscope.engine.tensor import Tensor
+from support.d32_tensors import d32_with_random_padding
 
 SN = "Supernode_8x8p32to8_d32"
 
 
 def _f(v: float) -> Tensor:
     return Tensor.from_array(np.array([v], np.float32)).readonly()
-
-
-def _d32(rng: np.random.Generator, shape: tuple[int, int, int, int], pad: D32Padding
-         ) -> Tensor:
-    """A d32 tensor whose padding holds random bytes (the asm reads some of it)."""
-    x = Tensor.from_array(rng.integers(0, 256, shape, dtype=np.uint8), DType.QUINT8).to_d32(pad)
-    mem = x.raw.copy()
-    mask = x.padding_mask().reshape(-1)
-    mem[mask] = rng.integers(0, 256, int(mask.sum()), dtype=np.uint8)
-    return Tensor(shape, DType.QUINT8, mem, Layout.D32, pad)
 
 
 _PADS = st.tuples(st.integers(0, 8), st.integers(1, 8), st.integers(0, 7), st.integers(0, 7),
@@ -52,7 +43,7 @@ def test_a_kept_1x1_sums_path_equals_all_sums(b: int, h: int, w: int, d: int, co
     # the Supernode refuses depth padding before (check_d32_padding)
     pad = D32Padding(hb, ha, wb, ((-(wb + w)) & 3) + 4 * (more // 4), 0, (-d) & 31)
     rng = np.random.default_rng(seed)
-    x = _d32(rng, (b, h, w, d), pad)
+    x = d32_with_random_padding(rng, (b, h, w, d), pad)
     filt = Tensor.from_array(rng.integers(0, 256, (1, 1, d, cout), dtype=np.uint8),
                              DType.QUINT8).readonly()
     rows, cols = output_window(h, 1, 1, Padding.VALID), output_window(w, 1, 1, Padding.VALID)
@@ -74,7 +65,7 @@ def test_an_unpacker_unpacks_as_unpack_d32(shape: tuple[int, int, int, int],
     hb, ha, wb, _, db = pads
     depth = shape[3]
     pad = D32Padding(hb, ha, wb, (-(wb + shape[2])) & 3, db, (-(db + depth)) & 31)
-    x = _d32(np.random.default_rng(seed), shape, pad)
+    x = d32_with_random_padding(np.random.default_rng(seed), shape, pad)
     unpack = unpacker(x.geometry.memory_shape, x.shape, x.padding)
     assert unpack is not None
     want = unpack_d32(x.memory, x.shape, x.padding)
@@ -106,7 +97,7 @@ def test_a_supernode_run_again_on_its_kept_set_up_equals_a_fresh_one() -> None:
     ctx = KernelContext(1, SN, padding=Padding.SAME)
     consts = None
     for w in (8, 8, 7, 7, 6, 5, 5):
-        x = _d32(rng, (1, 3, w, 40), D32Padding(4, 4, 4, (-(4 + w)) & 3, 0, 24))
+        x = d32_with_random_padding(rng, (1, 3, w, 40), D32Padding(4, 4, 4, (-(4 + w)) & 3, 0, 24))
         inputs = _supernode_inputs(rng, x, 37) if consts is None else (x, *consts)
         consts = inputs[1:]
         fresh = KernelContext(1, SN, padding=Padding.SAME)
@@ -123,7 +114,7 @@ def _copy_range(state: object) -> object:
 
 def test_a_writable_const_is_not_kept() -> None:
     rng = np.random.default_rng(2)
-    x = _d32(rng, (1, 2, 4, 32), D32Padding(4, 4, 4, 0, 0, 0))
+    x = d32_with_random_padding(rng, (1, 2, 4, 32), D32Padding(4, 4, 4, 0, 0, 0))
     inputs = list(_supernode_inputs(rng, x, 5))
     inputs[1] = Tensor.from_array(rng.integers(0, 256, (1, 1, 32, 5), dtype=np.uint8),
                                   DType.QUINT8)                 # writable: may change
@@ -148,7 +139,7 @@ def test_a_depthwise_run_again_keeps_its_padding_lane_code() -> None:
     dw = "DepthwiseSupernode_8x8p32to8_d32"
     rng = np.random.default_rng(4)
     # the shapes of test_dwise_d32_padding's first case (its compiled kernels, no others)
-    x = _d32(rng, (1, 3, 9, 32), D32Padding(4, 4, 4, 7, 0, 0))
+    x = d32_with_random_padding(rng, (1, 3, 9, 32), D32Padding(4, 4, 4, 7, 0, 0))
     filt = Tensor.from_array(rng.integers(0, 256, (2, 5, 32, 1), dtype=np.uint8),
                              DType.QUINT8).readonly()
     bias = Tensor.from_array(rng.integers(-30, 30, (1, 1, 1, 32)).astype(np.int32),
@@ -159,7 +150,8 @@ def test_a_depthwise_run_again_keeps_its_padding_lane_code() -> None:
     kernel = REGISTRY.get(dw).kernel
     ctx = KernelContext(1, dw, padding=Padding.VALID)
     # then an input of another width and padding: the kept set-up is rebuilt
-    other = (_d32(rng, (1, 3, 11, 32), D32Padding(4, 4, 4, 1, 0, 0)), *inputs[1:])
+    other = (d32_with_random_padding(rng, (1, 3, 11, 32), D32Padding(4, 4, 4, 1, 0, 0)),
+             *inputs[1:])
     for run in (inputs, inputs, inputs, other, other):
         fresh = KernelContext(1, dw, padding=Padding.VALID)
         fresh.state["dwise_range"] = _copy_range(ctx.state.get("dwise_range"))
