@@ -22,10 +22,10 @@ from hexscope.engine.hexmath import (
 from hexscope.engine.ops.context import (
     KernelContext,
     Shared,
-    f32_scalar,
     output_fits,
     scalar_f,
 )
+from hexscope.engine.ops.elementwise.activation import range_words
 from hexscope.engine.ops.kernels import compiled
 from hexscope.engine.ops.kernels import d32_engine as eng
 from hexscope.engine.ops.kernels.addsub_range import (
@@ -207,7 +207,20 @@ def _run(ctx: KernelContext, oper: Oper, x: Tensor, y: Tensor, mins_maxes: tuple
         if out is None:
             codes = _run_general(ctx, st, a_t.array, np.broadcast_to(b_t.array, a_t.shape))
             out = _d32_output(ctx, codes, a_t)
-    return [out, f32_scalar(st["range"].out_min), f32_scalar(st["range"].out_max)]
+    return [out, *_range_outputs(st)]
+
+
+def _range_outputs(st: dict) -> tuple[Tensor, Tensor]:
+    """The node's output range as two frozen scalar tensors, kept while the range's bits stay
+    (:func:`range_words` gives the same words for them): a steady range is not made again
+    at every run (a trace keeps read-only tensors; these never change)."""
+    words = range_words(st["range"].out_min, st["range"].out_max)
+    kept = st.get("range_out")
+    if isinstance(kept, Shared) and kept.key is words:
+        return kept.value  # type: ignore[return-value]
+    tensors = (Tensor.scalar_of(words[0]).readonly(), Tensor.scalar_of(words[1]).readonly())
+    st["range_out"] = Shared(words, tensors)
+    return tensors
 
 
 def _operands(st: dict, x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
