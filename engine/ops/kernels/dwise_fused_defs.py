@@ -252,6 +252,19 @@ def _row_pairs_ir(context, builder, signature, args):  # type: ignore[no-untyped
 
 
 # contract: a product and its sum as one FMA, exact here (every value an integer under 2**24)
+@njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def spill_columns(out, o_line, ow, wb, w_tot, spill, lanes):  # pragma: no cover - compiled
+    """The ``spill`` columns after a row's ``ow`` outputs, which the asm's stores of whole
+    4-column groups also write: each a copy of the column ``4 - spill`` before the row's end,
+    where it lands inside the line's width or its left pad (shared by both row loops)."""
+    src = o_line + np.uint64((ow - (4 - spill)) * 32)
+    for col in range(wb + ow, wb + ow + spill):
+        if col < w_tot or col - w_tot < wb:
+            to = o_line + np.uint64((col - wb) * 32)
+            for l in range(lanes):
+                out[to + l] = out[src + l]
+
+
 @njit(cache=True, nogil=True, boundscheck=False, fastmath={'contract'})
 def dwise_d32(raw8, line_base, zero, wts, fh, fw, sh, sw, ow, oh, h_tot, hb, w_tot, wb, spill,
               ringf, ringp, wpairs, bias, recip, masks, shamt, zx, valid, pad_code, fill, out,
@@ -356,12 +369,7 @@ def dwise_d32(raw8, line_base, zero, wts, fh, fw, sh, sw, ow, oh, h_tot, hb, w_t
                               np.int64(valid if s == n_sl - 1 else 32), np.int64(pad_code),
                               out, np.int64(o_line), lohi)
                     if spill:
-                        src = o_line + np.uint64((ow - (4 - spill)) * 32)
-                        for col in range(wb + ow, wb + ow + spill):
-                            if col < w_tot or col - w_tot < wb:
-                                to = o_line + np.uint64((col - wb) * 32)
-                                for l in range(lanes):
-                                    out[to + l] = out[src + l]
+                        spill_columns(out, o_line, ow, wb, w_tot, spill, lanes)
                 continue
             for oy in range(oh):
                 y0 = oy * sh
@@ -404,12 +412,7 @@ def dwise_d32(raw8, line_base, zero, wts, fh, fw, sh, sw, ow, oh, h_tot, hb, w_t
                             for l in range(np.uint64(valid), lanes):
                                 out[o + q + l] = pad8
                 if spill:
-                    src = o_line + np.uint64((ow - (4 - spill)) * 32)
-                    for col in range(wb + ow, wb + ow + spill):
-                        if col < w_tot or col - w_tot < wb:
-                            to = o_line + np.uint64((col - wb) * 32)
-                            for l in range(lanes):
-                                out[to + l] = out[src + l]
+                    spill_columns(out, o_line, ow, wb, w_tot, spill, lanes)
     return min(lo, lohi[:16].min()), max(hi, lohi[16:].max())
 
 
