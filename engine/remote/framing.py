@@ -160,8 +160,8 @@ def decode_header(raw: bytes, max_frame: int = DEFAULT_MAX_FRAME) -> FrameHeader
     return FrameHeader(msg_type, request_id, meta_len, data_len)
 
 
-# --- helpers for decoding ----------------------------------------------------------------------
-class _Reader:
+# --- helpers for decoding, shared with messages.py ----------------------------------------
+class MetaReader:
     """Walks a metadata buffer; every overrun is MALFORMED, never an IndexError."""
 
     def __init__(self, meta: bytes, what: str) -> None:
@@ -199,11 +199,11 @@ class _Reader:
                                 f"{len(self.meta)} bytes, {self.pos + n} needed")
 
 
-def _text(data: bytes, limit: int | None = None) -> str:
+def decode_text(data: bytes, limit: int | None = None) -> str:
     return bytes(data[:limit] if limit else data).decode("utf-8", "replace")
 
 
-def _split(data: bytes | memoryview, lengths: list[int], what: str) -> list[bytes]:
+def split_data(data: bytes | memoryview, lengths: list[int], what: str) -> list[bytes]:
     if sum(lengths) != len(data):
         raise ProtocolError(ErrorCode.MALFORMED, f"{what}: {len(data)} bytes of data, the "
                             f"metadata declares {sum(lengths)}")
@@ -214,12 +214,12 @@ def _split(data: bytes | memoryview, lengths: list[int], what: str) -> list[byte
     return out
 
 
-def _no_data(data: bytes, what: str) -> None:
+def expect_no_data(data: bytes, what: str) -> None:
     if len(data):
         raise ProtocolError(ErrorCode.MALFORMED, f"{what} carries no data, got {len(data)} bytes")
 
 
-def _split64(value: int) -> tuple[int, int]:
+def split64(value: int) -> tuple[int, int]:
     value &= (1 << 64) - 1
     return value & 0xFFFFFFFF, value >> 32
 

@@ -43,13 +43,13 @@ from hexscope.engine.remote.framing import (
     UPLOAD_OK,
     VERSION,
     ErrorCode,
+    MetaReader,
     MsgType,
     ProtocolError,
-    _no_data,
-    _Reader,
-    _split,
-    _split64,
-    _text,
+    decode_text,
+    expect_no_data,
+    split64,
+    split_data,
 )
 
 
@@ -64,7 +64,7 @@ class Hello:
 
     @classmethod
     def decode(cls, meta: bytes, data: bytes) -> Hello:
-        r = _Reader(meta, "HELLO")
+        r = MetaReader(meta, "HELLO")
         version, _, token_len = r.struct(HELLO)
         r.end()
         if token_len > MAX_TOKEN or token_len != len(data):
@@ -91,10 +91,10 @@ class HelloOk:
 
     @classmethod
     def decode(cls, meta: bytes, data: bytes) -> HelloOk:
-        r = _Reader(meta, "HELLO_OK")
+        r = MetaReader(meta, "HELLO_OK")
         version, _, nn, max_frame, max_meta, kind, counter, _ = r.struct(HELLO_OK)
         r.end()
-        return cls(nn, max_frame, max_meta, kind, counter, _text(data, MAX_MESSAGE), version)
+        return cls(nn, max_frame, max_meta, kind, counter, decode_text(data, MAX_MESSAGE), version)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +158,7 @@ class Upload:
 
     @classmethod
     def decode(cls, meta: bytes, data: bytes) -> Upload:
-        r = _Reader(meta, "UPLOAD")
+        r = MetaReader(meta, "UPLOAD")
         flags, n_nodes, n_inputs, n_outputs, names_len, _ = r.struct(UPLOAD_HEADER)
         table = r.table(NODE_RECORD, n_nodes)
         refs = r.table(INPUT_REF, n_inputs)
@@ -171,7 +171,7 @@ class Upload:
                 raise ProtocolError(ErrorCode.MALFORMED, f"UPLOAD: the nodes' {col} add up to "
                                     f"{int(table[col].sum(dtype=np.uint64))}, the header says "
                                     f"{total}")
-        consts = _split(data, [int(n) for n in table["const_len"]], "UPLOAD")
+        consts = split_data(data, [int(n) for n in table["const_len"]], "UPLOAD")
         nodes, i_pos, o_pos, n_pos = [], 0, 0, 0
         for k, rec in enumerate(table):
             node_id = int(rec["node_id"])
@@ -217,7 +217,7 @@ class UploadOk:
 
     @classmethod
     def decode(cls, meta: bytes, data: bytes) -> UploadOk:
-        r = _Reader(meta, "UPLOAD_OK")
+        r = MetaReader(meta, "UPLOAD_OK")
         total, _ = r.struct(UPLOAD_OK)
         r.end()
         return cls(total)
@@ -239,11 +239,11 @@ class Prepare:
 
     @classmethod
     def decode(cls, meta: bytes, data: bytes) -> Prepare:
-        r = _Reader(meta, "PREPARE")
+        r = MetaReader(meta, "PREPARE")
         out_id, n, debug, _ = r.struct(PREPARE_HEADER)
         slots = r.table(TAP_SLOT, n)
         r.end()
-        _no_data(data, "PREPARE")
+        expect_no_data(data, "PREPARE")
         taps = tuple((int(s["node_id"]), int(s["output_idx"]), int(s["max_bytes"]))
                      for s in slots)
         if len({t[:2] for t in taps}) != len(taps):
@@ -258,11 +258,11 @@ class PrepareOk:
     TYPE = MsgType.PREPARE_OK
 
     def encode(self) -> tuple[bytes, bytes]:
-        return PREPARE_OK.pack(self.n_nodes, *_split64(self.cycles), 0), b""
+        return PREPARE_OK.pack(self.n_nodes, *split64(self.cycles), 0), b""
 
     @classmethod
     def decode(cls, meta: bytes, data: bytes) -> PrepareOk:
-        r = _Reader(meta, "PREPARE_OK")
+        r = MetaReader(meta, "PREPARE_OK")
         n, lo, hi, _ = r.struct(PREPARE_OK)
         r.end()
         return cls(n, lo | hi << 32)
@@ -294,12 +294,12 @@ class Execute:
 
     @classmethod
     def decode(cls, meta: bytes, data: bytes) -> Execute:
-        r = _Reader(meta, "EXECUTE")
+        r = MetaReader(meta, "EXECUTE")
         n_in, n_taps, _, _ = r.struct(EXECUTE_HEADER)
         descs = r.table(TENSOR_DESC, n_in)
         refs = r.table(TAP_REF, n_taps)
         r.end()
-        parts = _split(data, [int(d["data_len"]) for d in descs], "EXECUTE")
+        parts = split_data(data, [int(d["data_len"]) for d in descs], "EXECUTE")
         inputs = tuple(WireTensor((int(d["batches"]), int(d["height"]), int(d["width"]),
                                    int(d["depth"])), bytes(p), int(d["dtype"]))
                        for d, p in zip(descs, parts, strict=True))
@@ -320,7 +320,7 @@ class Tap:
 
     @classmethod
     def decode(cls, meta: bytes, data: bytes) -> Tap:
-        r = _Reader(meta, "TAP")
+        r = MetaReader(meta, "TAP")
         f = r.struct(TAP_HEADER)
         r.end()
         return cls(f[0], f[1], WireTensor(tuple(f[2:6]), bytes(data), f[6], f[7], tuple(f[8:])))
@@ -337,14 +337,14 @@ class ExecuteDone:
 
     def encode(self) -> tuple[bytes, bytes]:
         return (EXECUTE_DONE.pack(self.status, self.failed_node_id, self.n_taps_sent,
-                                  *_split64(self.cycles), 0), self.message.encode())
+                                  *split64(self.cycles), 0), self.message.encode())
 
     @classmethod
     def decode(cls, meta: bytes, data: bytes) -> ExecuteDone:
-        r = _Reader(meta, "EXECUTE_DONE")
+        r = MetaReader(meta, "EXECUTE_DONE")
         status, failed, sent, lo, hi, _ = r.struct(EXECUTE_DONE)
         r.end()
-        return cls(status, failed, sent, lo | hi << 32, _text(data))
+        return cls(status, failed, sent, lo | hi << 32, decode_text(data))
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,10 +357,10 @@ class PerfRequest:
 
     @classmethod
     def decode(cls, meta: bytes, data: bytes) -> PerfRequest:
-        r = _Reader(meta, "PERFINFO")
+        r = MetaReader(meta, "PERFINFO")
         flags, _ = r.struct(PERF_REQUEST)
         r.end()
-        _no_data(data, "PERFINFO")
+        expect_no_data(data, "PERFINFO")
         return cls(bool(flags & FLAG_RESET))
 
 
@@ -373,13 +373,13 @@ class PerfInfo:
     def encode(self) -> tuple[bytes, bytes]:
         table = np.zeros(len(self.records), PERF_RECORD)
         for i, (node, runs, counter) in enumerate(self.records):
-            table[i] = (node, runs, *_split64(counter))
+            table[i] = (node, runs, *split64(counter))
         return (PERF_HEADER.pack(len(self.records), self.counter_kind, 0, 0) + table.tobytes(),
                 b"")
 
     @classmethod
     def decode(cls, meta: bytes, data: bytes) -> PerfInfo:
-        r = _Reader(meta, "PERFINFO_OK")
+        r = MetaReader(meta, "PERFINFO_OK")
         n, kind, _, _ = r.struct(PERF_HEADER)
         table = r.table(PERF_RECORD, n)
         r.end()
@@ -397,10 +397,10 @@ class LogRequest:
 
     @classmethod
     def decode(cls, meta: bytes, data: bytes) -> LogRequest:
-        r = _Reader(meta, "GETLOG")
+        r = MetaReader(meta, "GETLOG")
         max_bytes, _ = r.struct(LOG_REQUEST)
         r.end()
-        _no_data(data, "GETLOG")
+        expect_no_data(data, "GETLOG")
         return cls(max_bytes)
 
 
@@ -415,10 +415,10 @@ class LogText:
 
     @classmethod
     def decode(cls, meta: bytes, data: bytes) -> LogText:
-        r = _Reader(meta, "LOG")
+        r = MetaReader(meta, "LOG")
         flags, _ = r.struct(LOG_HEADER)
         r.end()
-        return cls(_text(data), bool(flags & FLAG_TRUNCATED))
+        return cls(decode_text(data), bool(flags & FLAG_TRUNCATED))
 
 
 @dataclass(frozen=True, slots=True)
@@ -430,8 +430,8 @@ class Teardown:
 
     @classmethod
     def decode(cls, meta: bytes, data: bytes) -> Teardown:
-        _Reader(meta, "TEARDOWN").end()
-        _no_data(data, "TEARDOWN")
+        MetaReader(meta, "TEARDOWN").end()
+        expect_no_data(data, "TEARDOWN")
         return cls()
 
 
@@ -444,7 +444,7 @@ class TeardownOk:
 
     @classmethod
     def decode(cls, meta: bytes, data: bytes) -> TeardownOk:
-        _Reader(meta, "TEARDOWN_OK").end()
+        MetaReader(meta, "TEARDOWN_OK").end()
         return cls()
 
 
@@ -458,7 +458,7 @@ class Busy:
 
     @classmethod
     def decode(cls, meta: bytes, data: bytes) -> Busy:
-        return cls(_text(data, MAX_MESSAGE))
+        return cls(decode_text(data, MAX_MESSAGE))
 
 
 @dataclass(frozen=True, slots=True)
@@ -475,10 +475,10 @@ class ErrorReply:
 
     @classmethod
     def decode(cls, meta: bytes, data: bytes) -> ErrorReply:
-        r = _Reader(meta, "ERROR")
+        r = MetaReader(meta, "ERROR")
         code, node, rc, _ = r.struct(ERROR)
         r.end()
-        return cls(code, _text(data, MAX_MESSAGE), node, rc)
+        return cls(code, decode_text(data, MAX_MESSAGE), node, rc)
 
     @classmethod
     def of(cls, error: ProtocolError) -> ErrorReply:
