@@ -45,9 +45,10 @@ import sys; sys.exit(sys.version_info < (3, 11))
 PY
 
 [ -x .venv/bin/python ] || "$python" -m venv .venv
-extras=test
-# the test mode also installs the optional extras whose tests CI runs (Dask: --scheduler;
-# tflite: .tflite models and TFLite as the reference)
+# tflite: .tflite models open in the app, with TFLite's kernels as the reference; a user's
+# first model should not stop on a missing package
+extras=test,tflite
+# the test mode also installs the optional extras whose tests CI runs (Dask: --scheduler)
 if [ "$mode" = test ]; then extras=test,cluster,tflite; fi
 stamp=".venv/.hexscope-installed-${extras//,/-}"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
