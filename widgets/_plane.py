@@ -35,6 +35,30 @@ class PlaneChoice:
                                                                               self.cols))
 
 
+def fitting_axes(shape: tuple[int, ...], rows: int, cols: int) -> tuple[int, int]:
+    """The plane to show for a tensor of ``shape``: the chosen ``rows`` and ``cols``, unless
+    one of them is a single element while an axis left out has more. Then the tensor's two
+    longest axes, in axis order: a classifier's 1x1x1x1000 output showed as one pixel on
+    height x width, and a (1, 1, 7, 40) tensor as a 1 x 7 strip without its depth."""
+    if min(shape[rows], shape[cols]) > 1 or \
+            all(shape[a] <= 1 for a in range(4) if a not in (rows, cols)):
+        return rows, cols
+    longest = sorted(range(4), key=lambda a: -shape[a])
+    big = [a for a in longest if shape[a] > 1]
+    if len(big) >= 2:
+        first, second = big[0], big[1]
+    else:                       # one axis with more than one element: keep a chosen one by it
+        first, second = big[0], rows if rows != big[0] else cols
+    return min(first, second), max(first, second)
+
+
+def is_strip(shape: tuple[int, ...], choice: PlaneChoice, ratio: int = 8) -> bool:
+    """Whether the plane is so much longer than wide that square pixels would make it a
+    line (the picture then fills the view instead)."""
+    r, c = shape[choice.rows], shape[choice.cols]
+    return max(r, c) > ratio * max(1, min(r, c))
+
+
 def plane(array: npt.NDArray, choice: PlaneChoice) -> npt.NDArray:
     """The 2-D slice ``array[...]`` with ``choice.rows`` down and ``choice.cols`` across.
 

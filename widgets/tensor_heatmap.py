@@ -25,8 +25,10 @@ from hexscope.widgets._plane import (
     Index,
     PlaneChoice,
     element_text,
+    fitting_axes,
     image_values,
     is_codes,
+    is_strip,
     levels_of,
     plane,
     values_of,
@@ -167,9 +169,11 @@ class TensorHeatmapView(QWidget):
         self._mode.model().item(1).setEnabled(can_deq)
         if not can_deq:
             self._mode.setCurrentIndex(0)
+        if self._tensor is not None:
+            self._fit_axes(self._tensor.shape)
         self._configure_sliders()
         self._refresh()
-        self._plot.autoRange(padding=0.02)
+        self._fit_view()
         t = self._tensor
         self._readout.setText("no tensor" if t is None else layout_text(t) + (
             "  (hover for values)" if t.array.size else "  (no elements)"))
@@ -249,6 +253,22 @@ class TensorHeatmapView(QWidget):
         self._choice = PlaneChoice(rows, cols, self._choice.fixed)
         self._configure_sliders()
         self._refresh()
+        self._fit_view()
+
+    def _fit_axes(self, shape: tuple[int, ...]) -> None:
+        """Show a new tensor's extent when the chosen plane is one element of it."""
+        rows, cols = fitting_axes(shape, self._choice.rows, self._choice.cols)
+        if (rows, cols) == (self._choice.rows, self._choice.cols):
+            return
+        for box, axis in ((self._rows, rows), (self._cols, cols)):
+            box.blockSignals(True)
+            box.setCurrentIndex(axis)
+            box.blockSignals(False)
+        self._choice = PlaneChoice(rows, cols, self._choice.fixed)
+
+    def _fit_view(self) -> None:
+        t = self._tensor
+        self._plot.setAspectLocked(t is None or not is_strip(t.shape, self._choice))
         self._plot.autoRange(padding=0.02)
 
     def _configure_sliders(self) -> None:

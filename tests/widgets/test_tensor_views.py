@@ -9,6 +9,7 @@ from PySide6.QtCore import QPointF
 from PySide6.QtWidgets import QPushButton
 
 from hexscope.engine import D32Padding, DType, QuantRange, Tensor
+from hexscope.widgets._plane import fitting_axes
 from hexscope.widgets.code_histogram import CodeHistogramView
 from hexscope.widgets.fill_padding_view import FillPaddingView
 from hexscope.widgets.tensor_heatmap import TensorHeatmapView
@@ -49,6 +50,33 @@ def test_heatmap_image_is_the_chosen_plane(qtbot, codes, d32):
     view.set_axes(3, 2)                                   # depth down, width across
     view.set_fixed(1, 2)
     np.testing.assert_array_equal(view.image_data, codes[1, 2, :, :].T)
+
+
+@pytest.mark.parametrize("shape, rows, cols, want", [
+    ((1, 6, 7, 40), 1, 2, (1, 2)),      # a plane with extent both ways: the user's choice
+    ((1, 1, 1, 1000), 1, 2, (1, 3)),    # a classifier's output: h kept, d across
+    ((1, 1, 7, 40), 1, 2, (2, 3)),      # h is 1: the two longest axes, w down, d across
+    ((1, 1, 1, 1), 1, 2, (1, 2)),       # nothing longer anywhere: unchanged
+    ((3, 1, 1, 1), 3, 2, (0, 3)),       # batch is the only extent: d (rows) kept beside it
+])
+def test_fitting_axes_shows_a_tensors_extent(shape, rows, cols, want):
+    assert fitting_axes(shape, rows, cols) == want
+
+
+def test_a_classifier_output_shows_as_a_strip_not_one_pixel(qtbot, rng):
+    """The Compare panel on MobileNetV2's 1x1x1x1000 output showed one pixel of it."""
+    view = TensorHeatmapView()
+    qtbot.addWidget(view)
+    view.set_tensor(Tensor.from_array(rng.integers(0, 256, (1, 8, 8, 3)).astype(np.uint8)), Q)
+    assert view.image_data.shape == (8, 8)
+    assert view._plot.vb.state["aspectLocked"]                # square pixels for a square
+    logits = rng.integers(0, 256, (1, 1, 1, 1000)).astype(np.uint8)
+    view.set_tensor(Tensor.from_array(logits), Q)
+    np.testing.assert_array_equal(view.image_data, logits[0, 0, :, :])   # 1 x 1000
+    assert (view.choice.rows, view.choice.cols) == (1, 3)
+    assert not view._plot.vb.state["aspectLocked"]            # the strip fills the view
+    view.set_tensor(Tensor.from_array(rng.integers(0, 256, (1, 5, 4, 3)).astype(np.uint8)), Q)
+    assert view.image_data.shape == (5, 3)                    # h by d, as last fitted
 
 
 def test_heatmap_dequantized_values_and_levels_follow_the_range(qtbot, codes):
