@@ -61,6 +61,7 @@ from hexscope.engine.ops.conv.dwise_scaling import (
     retry,
 )
 from hexscope.engine.ops.conv.supernode_direct import direct_path
+from hexscope.engine.ops.conv.supernode_fast import fast_key, keep_fast, requant_of, run_fast
 from hexscope.engine.ops.conv.supernode_patches import patch_path
 from hexscope.engine.ops.conv.supernode_warnings import weights_overrun
 from hexscope.engine.ops.kernels.d32_layout import unpacker
@@ -74,7 +75,6 @@ from hexscope.engine.ops.kernels.gemm import (
 )
 from hexscope.engine.ops.kernels.gemm_requant import prepared_gemm_requant
 from hexscope.engine.ops.kernels.supernode_requant import (
-    d32_kernel,
     requantize_into_d32,
     scale,
 )
@@ -389,43 +389,13 @@ def _steady(ctx: KernelContext, x: Tensor, filt: Tensor, f_min: Tensor, f_max: T
     steady = _Steady(rows, cols, terms, scalar_f(b_min), scalar_f(b_max),
                      (b, rows.out + 8, channels // 32, w_total, 32), (b, rows.out, cols.out, cout),
                      D32Padding(4, 4, 4, (-cols.out) & 3, 0, (-cout) & 31), sums,
-                     _requant(cols.out, channels, short),
+                     requant_of(cols.out, channels, short),
                      tuple(f for f in (direct, fused) if f is not None),
                      None if short else weights_overrun(x, filt))
     consts = (filt, f_min, f_max, stride, bias, b_min, b_max, *channel_scale)
     if all(not t.has_data or not t.raw.flags.writeable for t in consts):
         ctx.state["hvx_steady"] = Shared(key, steady)
     return steady
-
-
-def _requant(ow: int, channels: int, short: bool) -> Callable[..., tuple[int, int]] | None:
-    """:func:`requantize_into_d32` and :func:`_extremes` of a node's output, in fewer steps:
-    (sums, folded, recip, shift, mem) -> the run's (min, max) in output codes."""
-    kernel = d32_kernel()
-    if kernel is None:
-        return None
-    start = (0, 0) if short else (1 << 24, -(1 << 24))
-
-    def run(sums: np.ndarray, folded: np.ndarray, recip: np.ndarray, shift: int,
-            mem: np.ndarray) -> tuple[int, int]:
-        lo, hi = np.empty(channels, np.int64), np.empty(channels, np.int64)
-        rec = np.ascontiguousarray(recip, np.int64)
-        kernel(np.ascontiguousarray(sums, np.int32), ow, np.ascontiguousarray(folded, np.int64),
-               rec, int(shift), short, True, mem, lo, hi)
-        return _lane_range(lo, hi, rec, start)
-
-    return run
-
-
-def _lane_range(lo: np.ndarray, hi: np.ndarray, rec: np.ndarray, start: tuple[int, int]
-                ) -> tuple[int, int]:
-    """:func:`_extremes` of int64 lanes (changed in place): each lane's extremes times its
-    recip, rounded at bit 31, then the min and max with the node's start."""
-    lo *= rec
-    hi *= rec
-    lo += 1 << 30
-    hi += 1 << 30
-    return min(start[0], int(lo.min()) >> 31), max(start[1], int(hi.max()) >> 31)
 
 
 def _plain_sums(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols: Window,
@@ -442,8 +412,8 @@ def _plain_paths(ctx: KernelContext, x: Tensor, filt: Tensor, rows: Window, cols
     geometry, as one unpack (centred as it is copied, the columns past the data written
     after it as the asm reads them), one GEMM: the same sums, the set-up done once; and,
     with ``channels`` (the output depth padded to 32), the same GEMM with the
-    requantization of ``_requant`` in its output blocks (:mod:`gemm_requant`). None for
-    either where it does not apply (the general path then)."""
+    requantization of :func:`supernode_fast.requant_of` in its output blocks
+    (:mod:`gemm_requant`). None for either where it does not apply (the general path)."""
     if short or x.layout is not Layout.D32 or not is_plain(rows, cols) \
             or patch_dtype() is not np.int8 or not (rows.out and cols.out and x.shape[0]):
         return None, None
@@ -520,6 +490,11 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
     (padding as the op writes it) and range. ``channel_scale``: the optional 13th input
     (``load_channel_scales``: k in each channel's multiplier, 1/k in its bias; the input
     Supernode ignores it, as its code says prepare has dealt with it)."""
+    key = fast_key(ctx, x, (filt, f_min, f_max, stride, bias, b_min, b_max, o_min, o_max,
+                            *channel_scale), bias32, short)
+    done = run_fast(ctx, key, x, x_min, x_max)
+    if done is not None:
+        return done
     state = ctx.state.get("hvx_range")
     if not isinstance(state, DwiseRange):      # supernode_check, at prepare
         state = initial_range(scalar_f(o_min), scalar_f(o_max),
@@ -550,10 +525,11 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
         if short and stride.shape[2] > 4:
             raise KernelError(f"Add support for stride > 4: stride width {stride.shape[2]}")
         shift = sc.shamt & 31      # vasl(Vw, Rt) shifts by Rt & 31 (an infinite gain: 129 -> 1)
-        got = None      # the first try's fused paths in order (a retry: the separate steps)
+        got = served = None     # the first try's fused paths in order (a retry: the rest)
         for path in steady.fused if run == 0 and fused else ():
             got = path(x, sc.in_offset, folded, sc.recip, shift, mem, fill)
             if got is not None:
+                served = path
                 break
         if got is not None:
             lo, hi = got
@@ -594,6 +570,11 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
         words = Shared((state.mn, state.mx), (f32_output(f32_word(state.mn)).readonly(),
                                               f32_output(f32_word(state.mx)).readonly()))
         ctx.state["hvx_words"] = words
+    if served is not None and run == 0 and steady.overrun is None \
+            and getattr(ctx.state.get("hvx_steady"), "value", None) is steady \
+            and not bias.raw.flags.writeable:
+        keep_fast(ctx, key, (xmn, xmx, state.mn, state.mx, state.flags), sc.in_offset, folded,
+                  sc.recip, shift, served, steady.mem_shape, y, words.value)  # type: ignore[arg-type]
     return y, words.value[0], words.value[1]  # type: ignore[index]
 
 
