@@ -30,6 +30,7 @@ from hexscope.engine.ops.conv.dwise_range_search import depthwise_supernode
 from hexscope.engine.ops.conv.dwise_reads import extra_bottom_row
 from hexscope.engine.ops.conv.dwise_scaling import DwiseRange, retry
 from hexscope.engine.ops.conv.dwise_setup import kept_scaling, range_outputs
+from hexscope.engine.ops.conv.supernode_fast import steady_key
 from hexscope.engine.ops.kernels.d32_layout import packer, unpacker
 from hexscope.engine.ops.kernels.dwise_fused import chunk_of, lane_terms, prepare_dwise_d32
 from hexscope.engine.tensor import Tensor, fresh
@@ -59,10 +60,6 @@ def depthwise_d32(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...],
     columns, and a last group's columns past the data repeat that group's first column (seen
     under QEMU, all cases); those past the row's right padding land in the next depth
     slice's (or row's, or the bottom padding's) left padding, where nothing else writes."""
-    key = _fast_key(ctx, x, rest)
-    done = _run_fast(ctx, key, x, rest)
-    if done is not None:
-        return done
     lay = _layout(ctx, x, rest, pad_of)         # nnlib's checks of the input's padding too
     if not x.padding.d_before or rest[11:]:
         return _d32_body(ctx, x, rest, lay)
@@ -175,14 +172,14 @@ def _fused(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...], lay: _Layout
     lo_t, hi_t = range_outputs(ctx, state)
     if ctx.debug_level < 2:
         words = (lo_t.copy().readonly(), hi_t.copy().readonly())
-        ctx.state[_FAST] = Shared(_fast_key(ctx, x, rest), _FastRun(
+        ctx.state[_FAST] = Shared(steady_key(ctx, x, rest), _FastRun(
             (scalar_f(rest[1]), scalar_f(rest[2]), mn, float(state.mx), state.flags), run,
             bias_l, rec_l, sc.shamt & 31, zx, fill if code is None else code, last,
             Tensor(lay.shape, DType.QUINT8, None, Layout.D32, lay.pad), words))
     return out, lo_t, hi_t
 
 
-#: The node-state entry of a steady run (:func:`_run_fast`).
+#: The node-state entry of a steady run (:func:`kept_run`).
 _FAST = "dwise_fast"
 
 
@@ -203,21 +200,14 @@ class _FastRun(NamedTuple):
     words: tuple[Tensor, Tensor]
 
 
-def _fast_key(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...]) -> tuple:
-    """What a kept run depends on besides the ranges (Tensors compare by identity): every
-    input but the input range's, the input's geometry, the context's padding, fill and
-    debug level."""
-    return (x.shape, x.padding, x.layout, x.dtype, ctx.padding, ctx.padding_fill,
-            ctx.debug_level, rest[0], *rest[3:])
-
-
-def _run_fast(ctx: KernelContext, key: tuple, x: Tensor, rest: tuple[Tensor, ...]
-              ) -> tuple[Tensor, Tensor, Tensor] | None:
-    """The kept run's pass straight away (the same bytes as :func:`_fused`'s), or None with
-    nothing changed when the key or the ranges do not hold or the run would move the range
-    (the general path then makes it)."""
+def kept_run(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...]
+             ) -> tuple[Tensor, Tensor, Tensor] | None:
+    """The node's kept run's pass straight away (the same bytes as :func:`depthwise_d32`
+    gives), or None with nothing changed when the key (:func:`supernode_fast.steady_key`)
+    or the ranges do not hold or the run would move the range (:func:`depthwise_d32` then
+    makes it)."""
     kept = ctx.state.get(_FAST)
-    if type(kept) is not Shared or kept.key != key:
+    if type(kept) is not Shared or kept.key != steady_key(ctx, x, rest):
         return None
     run: _FastRun = kept.value  # type: ignore[assignment]
     state = ctx.state.get("dwise_range")

@@ -25,7 +25,8 @@ from hexscope.engine.ops.context import KernelContext, require_d32
 # conv_sums and compiled: the sim backend's warm-up looks for them in a kernel's module, and
 # these kernels run the flat Supernodes' (engine/backends/sim.py)
 from hexscope.engine.ops.conv.conv2d import conv_sums, output_window  # noqa: F401
-from hexscope.engine.ops.conv.dwise_d32 import depthwise_d32
+from hexscope.engine.ops.conv.dwise_d32 import depthwise_d32, kept_run
+from hexscope.engine.ops.conv.supernode_fast import run_fast
 from hexscope.engine.ops.conv.supernode_hvx import run_hvx
 from hexscope.engine.ops.kernels import compiled  # noqa: F401
 from hexscope.engine.ops.registry import REGISTRY, Category, Port, op
@@ -127,7 +128,14 @@ def _declare(name: str, flat: str, d32_in: bool, doc: str,
              check: Callable[[KernelContext, tuple[Tensor, ...]], None] | None = None) -> None:
     ins, outs = _ports(flat, d32_in)
 
+    # a node's kept steady run first (its key stands for the checks below)
+    kept = kept_run if flat.startswith("Depthwise") else run_fast if d32_in else None
+
     def kernel(ctx: KernelContext, x: Tensor, *rest: Tensor) -> tuple[Tensor, ...]:
+        if kept is not None:
+            done = kept(ctx, x, rest)
+            if done is not None:
+                return done
         if d32_in:
             require_d32(x)
         if check is not None:

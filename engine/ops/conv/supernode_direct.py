@@ -108,6 +108,8 @@ def direct_path(x: Tensor, filt: Tensor, zf: int, rows: Window, cols: Window, ex
         got = run(x.raw, zx, folded, recip, shift, False, mem, fill)
         return None if got is None else (min(_START[0], got[0]), max(_START[1], got[1]))
 
+    # what supernode_fast calls straight for a zx the pass serves
+    fused.direct = run  # type: ignore[attr-defined]
     return fused
 
 

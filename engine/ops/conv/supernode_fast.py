@@ -29,45 +29,58 @@ KEY = "hvx_fast"
 
 class FastRun(NamedTuple):
     """What a steady run of the node needs; ``scaling`` is the input range and the node's
-    range (mn, mx, flags) it holds for."""
+    range (mn, mx, flags) it holds for. ``bound``: the direct pass's driver and its kept
+    arguments (:func:`conv_d32.prepared_conv_d32`), called straight (the key stands for
+    its checks); else ``path``, a fused pass of :mod:`supernode_hvx`'s ``_Steady``."""
 
     scaling: tuple
-    zx: int
-    folded: np.ndarray
-    recip: np.ndarray
-    shift: int
+    bound: tuple | None
     path: Callable[..., tuple[int, int] | None]
+    zx: int
+    folded: np.ndarray          # int64
+    recip: np.ndarray           # int64
+    shift: int
     mem_shape: tuple[int, int, int, int, int]
     template: Tensor            # shape-only: the output's shape and padding
     words: tuple[Tensor, Tensor]
 
 
-def fast_key(ctx: KernelContext, x: Tensor, consts: tuple[Tensor, ...], bias32: bool,
-             short: bool) -> tuple:
-    """What a kept run depends on besides the ranges (Tensors compare by identity)."""
-    return (x.shape, x.padding, x.layout, x.dtype, ctx.padding, ctx.padding_fill,
-            ctx.debug_level, bias32, short, *consts)
+def steady_key(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...]) -> tuple:
+    """What a kept run of a d32 Supernode or depthwise Supernode depends on besides the
+    ranges: the op, the input's geometry, the context's padding, fill and debug level, and
+    every input but the input range's (``rest`` = the inputs after x; Tensors compare by
+    identity)."""
+    return (ctx.op, x.shape, x.padding, x.layout, x.dtype, ctx.padding, ctx.padding_fill,
+            ctx.debug_level, rest[0], *rest[3:])
 
 
-def run_fast(ctx: KernelContext, key: tuple, x: Tensor, x_min: Tensor, x_max: Tensor
+def run_fast(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...]
              ) -> tuple[Tensor, Tensor, Tensor] | None:
     """The node's output and range from its kept run, or None (nothing changed in the
     state) when the key does not hold, the kept pass does not serve this run or the run
     would move the output range."""
     kept = ctx.state.get(KEY)
-    if type(kept) is not Shared or kept.key != key:
+    if type(kept) is not Shared or kept.key != steady_key(ctx, x, rest):
         return None
     run: FastRun = kept.value  # type: ignore[assignment]
     state = ctx.state.get("hvx_range")
     if type(state) is not DwiseRange or state.first_guess \
-            or (scalar_f(x_min), scalar_f(x_max), state.mn, state.mx, state.flags) \
+            or (scalar_f(rest[1]), scalar_f(rest[2]), state.mn, state.mx, state.flags) \
             != run.scaling:
         return None
     mem = np.empty(run.mem_shape, np.uint8)
-    got = run.path(x, run.zx, run.folded, run.recip, run.shift, mem, ctx.padding_fill)
-    if got is None:
-        return None
-    lo, hi = got
+    if run.bound is not None:
+        driver, params, chan64, chan32, gather_to, gather_from, buf = run.bound
+        ok, lo, hi = driver(params, x.raw, mem, chan64, chan32, gather_to, gather_from, buf,
+                            run.folded, run.recip, run.zx, run.shift, False, ctx.padding_fill)
+        if not ok:
+            return None
+        lo, hi = min(_START[0], lo), max(_START[1], hi)
+    else:
+        got = run.path(x, run.zx, run.folded, run.recip, run.shift, mem, ctx.padding_fill)
+        if got is None:
+            return None
+        lo, hi = got
     flags = state.flags
     # dwise_scaling.retry's test, without its moves: such a run goes the general way
     if flags != 3 and (not flags & 2 and hi > 255 or not flags & 1 and lo < 0):
@@ -82,8 +95,15 @@ def keep_fast(ctx: KernelContext, key: tuple, scaling: tuple, zx: int, folded: n
     """Keep a general run that went through ``path`` at its first try and did not move the
     range: ``scaling`` the (input min, max, node's mn, mx, flags) it ran with."""
     template = Tensor(y.shape, DType.QUINT8, None, Layout.D32, y.padding)
-    ctx.state[KEY] = Shared(key, FastRun(scaling, zx, folded, recip, shift, path,
-                                         mem_shape, template, words))
+    direct = getattr(path, "direct", None)
+    bound = getattr(direct, "bound", None)
+    ctx.state[KEY] = Shared(key, FastRun(
+        scaling, bound, path, int(zx), np.ascontiguousarray(folded, np.int64),
+        np.ascontiguousarray(recip, np.int64), int(shift), mem_shape, template, words))
+
+
+#: The range search's start (supernode_hvx's ``_extremes``).
+_START = (1 << 24, -(1 << 24))
 
 
 def requant_of(ow: int, channels: int, short: bool) -> Callable[..., tuple[int, int]] | None:
@@ -117,4 +137,4 @@ def _lane_range(lo: np.ndarray, hi: np.ndarray, rec: np.ndarray, start: tuple[in
     return min(start[0], int(lo.min()) >> 31), max(start[1], int(hi.max()) >> 31)
 
 
-__all__ = ["KEY", "FastRun", "fast_key", "keep_fast", "requant_of", "run_fast"]
+__all__ = ["KEY", "FastRun", "keep_fast", "requant_of", "run_fast", "steady_key"]

@@ -61,7 +61,7 @@ from hexscope.engine.ops.conv.dwise_scaling import (
     retry,
 )
 from hexscope.engine.ops.conv.supernode_direct import direct_path
-from hexscope.engine.ops.conv.supernode_fast import fast_key, keep_fast, requant_of, run_fast
+from hexscope.engine.ops.conv.supernode_fast import keep_fast, requant_of, steady_key
 from hexscope.engine.ops.conv.supernode_patches import patch_path
 from hexscope.engine.ops.conv.supernode_warnings import weights_overrun
 from hexscope.engine.ops.kernels.d32_layout import unpacker
@@ -490,11 +490,6 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
     (padding as the op writes it) and range. ``channel_scale``: the optional 13th input
     (``load_channel_scales``: k in each channel's multiplier, 1/k in its bias; the input
     Supernode ignores it, as its code says prepare has dealt with it)."""
-    key = fast_key(ctx, x, (filt, f_min, f_max, stride, bias, b_min, b_max, o_min, o_max,
-                            *channel_scale), bias32, short)
-    done = run_fast(ctx, key, x, x_min, x_max)
-    if done is not None:
-        return done
     state = ctx.state.get("hvx_range")
     if not isinstance(state, DwiseRange):      # supernode_check, at prepare
         state = initial_range(scalar_f(o_min), scalar_f(o_max),
@@ -573,6 +568,8 @@ def run_hvx(ctx: KernelContext, x: Tensor, filt: Tensor, x_min: Tensor, x_max: T
     if served is not None and run == 0 and steady.overrun is None \
             and getattr(ctx.state.get("hvx_steady"), "value", None) is steady \
             and not bias.raw.flags.writeable:
+        key = steady_key(ctx, x, (filt, x_min, x_max, f_min, f_max, stride, bias, b_min,
+                                  b_max, o_min, o_max, *channel_scale))
         keep_fast(ctx, key, (xmn, xmx, state.mn, state.mx, state.flags), sc.in_offset, folded,
                   sc.recip, shift, served, steady.mem_shape, y, words.value)  # type: ignore[arg-type]
     return y, words.value[0], words.value[1]  # type: ignore[index]

@@ -173,6 +173,10 @@ def prepared_conv_d32(codes: np.ndarray, zf: int, channels: int, quads: int,
 
     # the kernel reads these by address
     run.keep = (blocks, tables)  # type: ignore[attr-defined]
+    # for a caller whose own keys stand for run's checks (supernode_fast): the driver and
+    # its arguments before raw and after mem, up to folded
+    run.bound = (driver, params, chan64, chan32, gather_to, gather_from,  # type: ignore[attr-defined]
+                 buf)
     return run
 
 
