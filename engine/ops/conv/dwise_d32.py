@@ -173,9 +173,9 @@ def _fused(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...], lay: _Layout
     if ctx.debug_level < 2:
         words = (lo_t.copy().readonly(), hi_t.copy().readonly())
         ctx.state[_FAST] = Shared(steady_key(ctx, x, rest), _FastRun(
-            (scalar_f(rest[1]), scalar_f(rest[2]), mn, float(state.mx), state.flags), run,
-            bias_l, rec_l, sc.shamt & 31, zx, fill if code is None else code, last,
-            Tensor(lay.shape, DType.QUINT8, None, Layout.D32, lay.pad), words))
+            (scalar_f(rest[1]), scalar_f(rest[2]), mn, float(state.mx), state.flags),
+            run.bind(bias_l, rec_l, sc.shamt & 31, zx, fill if code is None else code, fill),
+            last, Tensor(lay.shape, DType.QUINT8, None, Layout.D32, lay.pad), words))
     return out, lo_t, hi_t
 
 
@@ -189,12 +189,7 @@ class _FastRun(NamedTuple):
     range and the node's range (``scaling``: x min, max, mn, mx, flags) are the same."""
 
     scaling: tuple
-    run: Callable[..., tuple[np.ndarray, int, int]]
-    bias: np.ndarray
-    recip: np.ndarray
-    shift: int
-    zx: int
-    pad_code: int
+    run: Callable[[np.ndarray], tuple[np.ndarray, int, int]]   # the pass, its terms bound
     last: Shared                # the "dwise_last" entry such a run leaves
     template: Tensor            # shape-only: the output's shape and padding
     words: tuple[Tensor, Tensor]
@@ -215,8 +210,7 @@ def kept_run(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...]
             or (scalar_f(rest[1]), scalar_f(rest[2]), float(state.mn), float(state.mx),
                 state.flags) != run.scaling:
         return None
-    mem, lo, hi = run.run(x.raw, run.bias, run.recip, run.shift, run.zx, run.pad_code,
-                          ctx.padding_fill)
+    mem, lo, hi = run.run(x.raw)
     flags = state.flags
     # dwise_scaling.retry's test, without its moves
     if flags != 3 and (not flags & 2 and hi > 255 or not flags & 1 and lo < 0):

@@ -161,6 +161,29 @@ def prepare_dwise_d32(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[
                         mem.reshape(-1), _LANES, chunk)
         return mem, int(lo), int(hi)
 
+    def bind(bias: np.ndarray, recip: np.ndarray, shamt: int, zx: int, pad_code: int,
+             fill: int) -> Callable[[np.ndarray], tuple[np.ndarray, int, int]]:
+        """``run`` with every argument but the input bytes fixed: a node's steady runs
+        (dwise_d32.kept_run), the per-run checks made once."""
+        if bias.shape != tiles or recip.shape != tiles:
+            raise ValueError(f"lane terms of shape {bias.shape} / {recip.shape} for tiles "
+                             f"{tiles}")
+        head = (base_words, zero_u8, wts, fh, fw, sh, sw, ow, oh, h_tot, hb, w_tot, wb, spill,
+                ringf, ringp, wpairs, bias, recip, masks, int(shamt), int(zx), valid,
+                int(pad_code), int(fill))
+
+        def go(raw: np.ndarray) -> tuple[np.ndarray, int, int]:
+            mem = np.empty(mem_shape, np.uint8)
+            src8 = raw[:size]
+            if src8.flags.writeable:
+                src8 = src8.view()
+                src8.flags.writeable = False
+            lo, hi = kernel(src8, *head, mem.reshape(-1), _LANES, chunk)
+            return mem, int(lo), int(hi)
+
+        return go
+
+    run.bind = bind  # type: ignore[attr-defined]
     return run
 
 
