@@ -280,7 +280,8 @@ def test_requantize_8to8_hands_the_executor_tensors() -> None:
        seed=st.integers(0, 999))
 def test_a_kept_requantization_equals_requantize_into_d32_and_extremes(
         oh: int, ow: int, extra: int, cout: int, shift: int, short: bool, seed: int) -> None:
-    from hexscope.engine.ops.conv.supernode_hvx import _extremes, _requant
+    from hexscope.engine.ops.conv.supernode_fast import requant_of
+    from hexscope.engine.ops.conv.supernode_hvx import _extremes
     from hexscope.engine.ops.kernels.supernode_requant import requantize_into_d32
 
     rng = np.random.default_rng(seed)
@@ -290,7 +291,7 @@ def test_a_kept_requantization_equals_requantize_into_d32_and_extremes(
     folded = rng.integers(-2**40, 2**40, channels)
     recip = rng.integers(0, 2**31, channels)
     shape = (1, oh + 8, channels // 32, 4 + ow + extra, 32)
-    run = _requant(ow, channels, short)
+    run = requant_of(ow, channels, short)
     if run is None:
         return                                  # no compiled kernels: never kept
     mem, want_mem = np.full(shape, 7, np.uint8), np.full(shape, 7, np.uint8)
