@@ -251,6 +251,11 @@ class Session:
         if remade:
             stale |= self.graph.downstream(remade) | remade
         states = {i: s for i, s in old.states.items() if i not in stale}
+        # the state this run began with too: a begin_run or Restart rolls back to it, and
+        # an edited node's old state (a d32 Supernode's output range, built from its range
+        # Consts once) made the edit vanish
+        began, store = self._snapshot
+        self._snapshot = ({i: s for i, s in began.items() if i not in stale}, store)
         self.executor = Executor(self.prepared, self.backend, log=self.log,
                                  registry=self.registry, padding_fill=self.padding_fill,
                                  seed=self.seed, states=states, store=old.store,

@@ -27,6 +27,7 @@ from hexscope.engine.nodes import Padding
 from hexscope.engine.tensor import Tensor, is_frozen
 from support.conv_graph import append_conv_consts
 from support.ref_conv import ref_conv
+from support.supernode_graphs import d32_snode_chain
 from support.toy_ops import make_registry
 
 REG = make_registry()
@@ -338,3 +339,38 @@ def test_reset_state_keeps_weights_converted_from_consts_but_not_node_state():
     s.run()
     assert np.array_equal(s.output(0x20).array, first)
     assert all(s.executor.states[0x20][k] is v for k, v in shared.items())
+
+
+def _node_bytes(session: Session, node_id: int) -> list[bytes]:
+    return [np.asarray(t.raw).tobytes() for t in session.executor.trace[node_id].outputs]
+
+
+@pytest.mark.parametrize("how", ["run", "restart", "part-way"])
+def test_an_output_range_edit_between_runs_reaches_the_next_run(how):
+    """A d32 Supernode builds its output range from out_min/out_max once and keeps it in its
+    node state. A run after an edit started from the state the last run began with, the
+    edited nodes' included, so the edit had no effect (found by sn27b): the next run, a
+    Restart or a run stopped part-way must equal a fresh session's on the edited graph."""
+    rng = np.random.default_rng(11)
+    g = d32_snode_chain(rng)
+    x = rng.integers(0, 256, (1, 6, 7, 8), dtype=np.uint8)
+    s = Session(g)
+    s.execute([x])
+    s.execute([x])
+    before = _node_bytes(s, 0x32)
+    if how == "part-way":
+        s.begin_run()
+        s.step()
+        s.step()
+    g.set_const(0x15, np.array([-2.0], np.float32))     # both nodes' out_min and out_max
+    g.set_const(0x16, np.array([3.0], np.float32))
+    if how == "restart":
+        s.restart()
+        s.run()
+    else:
+        s.execute([x])
+    fresh = Session(g)
+    fresh.execute([x])
+    for node_id in (0x31, 0x32, 0x33):
+        assert _node_bytes(s, node_id) == _node_bytes(fresh, node_id), hex(node_id)
+    assert _node_bytes(s, 0x32) != before           # the edit shows

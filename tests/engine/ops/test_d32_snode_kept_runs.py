@@ -12,14 +12,15 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hexscope.engine import Graph, Session
+from hexscope.engine import Session
 from hexscope.engine.d32 import D32Padding
 from hexscope.engine.dtypes import DType
-from hexscope.engine.nodes import OutputDef, Padding
+from hexscope.engine.nodes import Padding
 from hexscope.engine.ops.context import KernelContext, Shared
 from hexscope.engine.ops.registry import REGISTRY
 from hexscope.engine.tensor import Tensor
 from support.d32_tensors import d32_with_random_padding
+from support.supernode_graphs import d32_snode_chain
 
 SN = "Supernode_8x8p32to8_d32"
 DW = "DepthwiseSupernode_8x8p32to8_d32"
@@ -105,45 +106,11 @@ def test_a_kept_run_is_never_used_after_what_it_depends_on_changes(op, c, k, h, 
             else value == ctx.state[key]
 
 
-def _graph(rng: np.random.Generator) -> Graph:
-    """INPUT -> Convert_to_d32 -> Supernode_d32 (1x1, 8 -> 24) -> DepthwiseSupernode_d32
-    (3x3) -> Convert_from_d32 -> OUTPUT, fixed output ranges: every run gives the same bytes
-    whatever ran before (the open ranges' moves are the test above's)."""
-    g = Graph()
-    g.append_node(0x10, "INPUT", outputs=[OutputDef((1, 6, 7, 8), 1)])
-    for nid, v in ((0x11, 0.0), (0x12, 6.0), (0x13, -1.0), (0x14, 1.0), (0x15, -8.0),
-                   (0x16, 8.0), (0x17, -(2.0 ** 20)), (0x18, 2.0 ** 20)):
-        g.append_const_node(nid, np.array([v], np.float32))
-    for nid, v in ((0x19, 0), (0x1A, 4), (0x1B, 4), (0x1C, 4)):
-        g.append_const_node(nid, np.array([v], np.int32))
-    g.append_const_node(0x1D, None, shape=(1, 1, 1, 1))
-    g.append_const_node(0x21, rng.integers(0, 256, (1, 1, 8, 24), dtype=np.uint8))
-    g.append_const_node(0x22, rng.integers(-900, 900, (1, 1, 1, 24)).astype(np.int32))
-    g.append_const_node(0x23, rng.integers(0, 256, (3, 3, 24, 1), dtype=np.uint8))
-    g.append_const_node(0x24, rng.integers(-900, 900, (1, 1, 1, 24)).astype(np.int32))
-    g.append_node(0x30, "Convert_to_d32", inputs=[(0x10, 0), (0x19, 0), (0x1A, 0), (0x1B, 0),
-                                                  (0x1C, 0)],
-                  outputs=[OutputDef((1, 16, 16, 32), 1)])
-    for nid, src, filt, bias in ((0x31, 0x30, 0x21, 0x22), (0x32, 0x31, 0x23, 0x24)):
-        range_in = ((0x11, 0), (0x12, 0)) if src == 0x30 else ((src, 1), (src, 2))
-        g.append_node(nid, SN if nid == 0x31 else DW,
-                      inputs=[(src, 0), (filt, 0), *range_in, (0x13, 0), (0x14, 0),
-                              (0x1D, 0), (bias, 0), (0x17, 0), (0x18, 0), (0x15, 0),
-                              (0x16, 0)],
-                      outputs=[OutputDef((1, 16, 16, 32), 1), OutputDef((1, 1, 1, 1), 4),
-                               OutputDef((1, 1, 1, 1), 4)],
-                      padding="SAME")
-    g.append_node(0x33, "Convert_from_d32", inputs=[(0x32, 0)],
-                  outputs=[OutputDef((1, 6, 7, 24), 1)])
-    g.append_node(0x40, "OUTPUT", inputs=[(0x33, 0)])
-    return g
-
-
 def test_a_session_run_after_a_const_edit_is_a_fresh_sessions():
     # (the session's run after an edit starts from the state the last run started with,
     # the edited nodes' included: their kept runs are found again and must not serve)
     rng = np.random.default_rng(7)
-    g = _graph(rng)
+    g = d32_snode_chain(rng)
     x = rng.integers(0, 256, (1, 6, 7, 8), dtype=np.uint8)
     s = Session(g)
     for _ in range(3):
