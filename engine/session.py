@@ -251,6 +251,10 @@ class Session:
         if remade:
             stale |= self.graph.downstream(remade) | remade
         states = {i: s for i, s in old.states.items() if i not in stale}
+        # the run's start, which a restart restores, forgets them too: a node kept work
+        # derived from what the edit changed (a Supernode's adapted output range)
+        snap_states, snap_store = self._snapshot
+        self._snapshot = ({i: s for i, s in snap_states.items() if i not in stale}, snap_store)
         self.executor = Executor(self.prepared, self.backend, log=self.log,
                                  registry=self.registry, padding_fill=self.padding_fill,
                                  seed=self.seed, states=states, store=old.store,
