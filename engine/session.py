@@ -188,6 +188,7 @@ class Session:
         self._inputs: tuple[Tensor, ...] = ()
         self._snapshot: tuple[dict, dict] = ({}, {})
         self._pending_edits: set[int] = set()
+        self._output_nodes: tuple[Prepared, tuple[int, ...]] | None = None
         self.prepared: Prepared
         self.executor: Executor
         self.prepare()
@@ -390,11 +391,20 @@ class Session:
 
     def graph_outputs(self) -> list[Tensor]:
         """The tensors fed to the OUTPUT node(s), in port order."""
+        executor = self.executor
+        prepared = executor.prepared
+        kept = self._output_nodes
+        if kept is None or kept[0] is not prepared:
+            # the OUTPUT nodes in plan order, found once per prepared graph (a scan of the
+            # plan each run: ~30 us at MobileNetV2)
+            kept = self._output_nodes = (prepared, tuple(
+                i for i in prepared.plan if prepared.nodes[i].op == "OUTPUT"))
         tensors = []
-        for node_id in self.plan:
-            node = self.prepared.nodes[node_id]
-            if node.op == "OUTPUT" and node_id in self.executor.trace:
-                tensors.extend(self.executor.input_tensor(ref) for ref in node.inputs)
+        trace = executor.trace
+        for node_id in kept[1]:
+            if node_id in trace:
+                tensors.extend(executor.input_tensor(ref)
+                               for ref in prepared.nodes[node_id].inputs)
         return tensors
 
     @property

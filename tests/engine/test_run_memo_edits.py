@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from hexscope.engine import Graph, Session
+from hexscope.engine.executor import NodeResult
 from hexscope.engine.nodes import OutputDef
 from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.registry import REGISTRY
@@ -124,3 +125,45 @@ def test_a_range_tensor_written_in_place_between_calls_is_read_again():
 def _d32_input() -> Tensor:
     flat = Tensor.from_array(_x((1, 2, 3, 37), seed=2))
     return flat.to_d32().readonly()
+
+
+def _convert_graph() -> Graph:
+    """INPUT → Convert_to_d32 (an out-of-range height padding: logged at level 2 each run)
+    → Convert_from_d32 → OUTPUT."""
+    g = Graph()
+    g.append_node(0x10, "INPUT", outputs=[OutputDef((1, 3, 5, 7), 1)])
+    for nid in (0x11, 0x12, 0x13):
+        g.append_const_node(nid, np.array([0], np.int32))
+    g.append_const_node(0x14, np.array([99], np.int32))
+    g.append_node(0x20, "Convert_to_d32",
+                  inputs=[(0x10, 0), (0x11, 0), (0x12, 0), (0x13, 0), (0x14, 0)],
+                  outputs=[OutputDef((1, 3, 5, 7), 1)])
+    g.append_node(0x21, "Convert_from_d32", inputs=[(0x20, 0)],
+                  outputs=[OutputDef((1, 3, 5, 7), 1)])
+    g.append_node(0x50, "OUTPUT", inputs=[(0x21, 0)])
+    return g
+
+
+def test_what_a_run_gives_the_contexts_follows_the_session_between_runs():
+    """The fast plan sets the contexts' per-run fields only when they change: a new debug
+    level and a new padding fill reach the kernels at the next run."""
+    s = Session(_convert_graph())
+    x = _x((1, 3, 5, 7))
+    s.execute([x])
+    s.execute([x])
+    assert "height padding" not in s.log.text()
+    s.log.debug_level = 2
+    s.execute([x])
+    assert "height padding" in s.log.text(node_id=0x20)
+    s.padding_fill = s.executor.padding_fill = 0x3C
+    s.execute([x])
+    d32 = s.executor.trace[0x20].outputs[0]
+    fresh = Session(_convert_graph(), padding_fill=0x3C)
+    fresh.execute([x])
+    assert d32.raw.tobytes() == fresh.executor.trace[0x20].outputs[0].raw.tobytes()
+    assert 0x3C in d32.raw
+    # the plan's results are NodeResults as their constructor makes them
+    result = s.result(0x20)
+    assert type(result) is NodeResult
+    assert result == NodeResult(result.outputs, result.seconds, result.warnings)
+    assert hash(result) == hash(NodeResult(result.outputs, result.seconds, result.warnings))
