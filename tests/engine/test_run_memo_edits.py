@@ -167,3 +167,33 @@ def test_what_a_run_gives_the_contexts_follows_the_session_between_runs():
     assert type(result) is NodeResult
     assert result == NodeResult(result.outputs, result.seconds, result.warnings)
     assert hash(result) == hash(NodeResult(result.outputs, result.seconds, result.warnings))
+
+
+def test_an_add_range_tensor_written_in_place_between_calls_is_read_again():
+    """The d32 add keeps its input ranges by the tensors' identity only when frozen."""
+    kernel = REGISTRY.get("QuantizedAdd_8p8to8_d32").kernel
+    x, y = _d32_input(), _d32_input()
+    ranges = [Tensor.scalar(v) for v in (-1.0, 1.0, -2.0, 2.0)]
+
+    def run(ctx: KernelContext) -> list[bytes]:
+        return [t.raw.tobytes() for t in kernel(ctx, x, y, *ranges)]
+
+    ctx = KernelContext(node_id=0x20, op="QuantizedAdd_8p8to8_d32")
+    first = run(ctx)
+    assert run(ctx) == first
+    ranges[3].raw.view(np.float32)[0] = 5.0         # y_max, changed in place
+    again = run(ctx)
+    assert again != first
+    # the same history with new tensors at each call (the adaptive output range carries)
+    twin = KernelContext(node_id=0x20, op="QuantizedAdd_8p8to8_d32")
+    for values in ((-1.0, 1.0, -2.0, 2.0), (-1.0, 1.0, -2.0, 2.0), (-1.0, 1.0, -2.0, 5.0)):
+        out = kernel(twin, x, y, *(Tensor.scalar(v) for v in values))
+    assert again == [t.raw.tobytes() for t in out]
+    # frozen tensors: kept by identity, and new objects of other bits are read
+    frozen = [Tensor.scalar_of(np.array([v], np.float32)).readonly()
+              for v in (-1.0, 1.0, -2.0, 2.0)]
+    ctx = KernelContext(node_id=0x21, op="QuantizedAdd_8p8to8_d32")
+    assert [t.raw.tobytes() for t in kernel(ctx, x, y, *frozen)] == first
+    assert [t.raw.tobytes() for t in kernel(ctx, x, y, *frozen)] == first
+    frozen[3] = Tensor.scalar_of(np.array([5.0], np.float32)).readonly()
+    assert [t.raw.tobytes() for t in kernel(ctx, x, y, *frozen)] == again
