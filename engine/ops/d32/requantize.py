@@ -210,8 +210,9 @@ def requantize_8to8_d32(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Ten
         if refs is None or refs[0] is not x_min or refs[1] is not x_max \
                 or refs[2] is not out_min or refs[3] is not out_max:
             # new tensors of the same bits (a Const remade, an upstream range remade)
-            ctx.state["d32_requantize"] = Shared(
-                (plan, layout, frozen_refs((x_min, x_max, out_min, out_max))), kept.value)
+            fresh = frozen_refs((x_min, x_max, out_min, out_max))
+            if fresh is not None:
+                ctx.state["d32_requantize"] = Shared((plan, layout, fresh), kept.value)
     else:
         run = _compiled_pass(x, gain, in_off, out_off, ctx.padding_fill)
         # the range outputs are the plan's words: made once, frozen, and given out again
