@@ -68,6 +68,19 @@ def is_frozen(array: np.ndarray) -> bool:
     return obj is None or isinstance(obj, bytes)
 
 
+def frozen_refs(tensors: tuple[Tensor, ...]) -> tuple[Tensor, ...] | None:
+    """``tensors`` when no byte of any of them can change (each buffer and its bases
+    read-only: :func:`is_frozen`), else None. A node may then key what it derives from their
+    bytes on the objects themselves (``is``): the same object next run holds the same bytes,
+    holding it keeps its id from being reused, and a Const edit or a remade upstream result
+    is a new object. Shape-only tensors are not frozen data: None."""
+    for t in tensors:
+        raw = t._raw
+        if raw is None or not is_frozen(raw):
+            return None
+    return tensors
+
+
 @functools.lru_cache(maxsize=1024)
 def d32_elements(shape: Shape, padding: D32Padding) -> int:
     """The elements of a d32 allocation of ``shape`` and ``padding``, its geometry checked

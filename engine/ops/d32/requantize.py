@@ -24,7 +24,7 @@ from hexscope.engine.ops.quant.requantize_fixed import (
 from hexscope.engine.ops.reference import ranged, real
 from hexscope.engine.ops.registry import Category, Port, op
 from hexscope.engine.quant import adjust_range
-from hexscope.engine.tensor import Tensor
+from hexscope.engine.tensor import Tensor, frozen_refs
 
 f32 = np.float32
 _F32 = DType.FLOAT32
@@ -183,8 +183,10 @@ def requantize_8to8_d32(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Ten
     to use; "too small compared to the input range" for a gain of 2^15 or more); a non-d32
     input; an output too small for the input's padded memory ("out too small!").
     """
-    # the node keeps the compiled pass for its layout and (memoised, so the same) plan:
-    # a steady run is the plan's look-up and the pass
+    # the node keeps the compiled pass for its layout and (memoised, so the same) plan,
+    # with the four range tensors when frozen: the same objects next run hold the same
+    # bits, so a steady run is a few identity tests and the pass (no scalar read, no plan
+    # look-up: ~3 us of a node's ~16)
     layout = (x.shape, x.padding, x.layout, ctx.padding_fill)
     kept = ctx.state.get("d32_requantize")
     if not (isinstance(kept, Shared) and kept.key[1] == layout):  # type: ignore[index]
@@ -195,16 +197,29 @@ def requantize_8to8_d32(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Ten
         if defs and defs[0].max_sizes and x.nbytes > defs[0].capacity(True, 0):
             output_fits(ctx, 0, x.nbytes, f"quint8 {'x'.join(map(str, x.shape))} d32 "
                         f"pad={tuple(x.padding)}", True, "out too small!")
-    plan = checked_plan(scalar_f(x_min), scalar_f(x_max), scalar_f(out_min), scalar_f(out_max))
+    refs = None if kept is None else kept.key[2]  # type: ignore[index]
+    if refs is not None and refs[0] is x_min and refs[1] is x_max and refs[2] is out_min \
+            and refs[3] is out_max:
+        plan = kept.key[0]  # type: ignore[union-attr]
+    else:
+        plan = checked_plan(scalar_f(x_min), scalar_f(x_max), scalar_f(out_min),
+                            scalar_f(out_max))
     gain, in_off, out_off, w_min, w_max = plan
     if kept is not None and kept.key[0] is plan:  # type: ignore[index]
         run, y_min, y_max = kept.value  # type: ignore[misc]
+        if refs is None or refs[0] is not x_min or refs[1] is not x_max \
+                or refs[2] is not out_min or refs[3] is not out_max:
+            # new tensors of the same bits (a Const remade, an upstream range remade)
+            fresh = frozen_refs((x_min, x_max, out_min, out_max))
+            if fresh is not None:
+                ctx.state["d32_requantize"] = Shared((plan, layout, fresh), kept.value)
     else:
         run = _compiled_pass(x, gain, in_off, out_off, ctx.padding_fill)
         # the range outputs are the plan's words: made once, frozen, and given out again
         # at every run (a trace keeps read-only tensors; these can never change)
         y_min, y_max = Tensor.scalar_of(w_min).readonly(), Tensor.scalar_of(w_max).readonly()
-        ctx.state["d32_requantize"] = Shared((plan, layout), (run, y_min, y_max))
+        ctx.state["d32_requantize"] = Shared(
+            (plan, layout, frozen_refs((x_min, x_max, out_min, out_max))), (run, y_min, y_max))
     if run is not None:
         raw = run(x.raw)
     else:
