@@ -23,13 +23,16 @@ size of those generations, not of the garbage. Here:
   results; :meth:`GuiCollector.freeze_soon` freezes what lives as long as the document
   shown as soon as it is shown;
 - frozen objects are still freed by reference counting, but cyclic garbage among them
-  only by a pass over everything (0.2-0.4 s at 10,000 nodes). So the structures a document
+  only by a pass over everything (0.3-0.6 s at 10,000 nodes). So the structures a document
   leaves behind break their cycles (the scene is taken apart item by item, the graph's
-  networkx views are dropped: engine/graph.py), and once the window has been idle for
-  ``IDLE_S`` the frozen count is read (at most every ``RECLAIM_EVERY_S``); if it grew by
-  ``RECLAIM_GROWTH`` since the last such pass, everything is unfrozen, collected and frozen
-  again (:meth:`GuiCollector.reclaim`): memory stays bounded whatever leaks into the frozen
-  objects, and that long pass comes only after a real growth, while idle.
+  networkx views are dropped: engine/graph.py), and what still leaks (a replaced scene, a
+  session: ~2,600 objects a round at 60 nodes) is collected by :meth:`GuiCollector.reclaim`
+  (unfreeze, collect everything, freeze again), only once the event loop has been idle for
+  ``IDLE_S`` (that many checks in a row with nothing to do: a busy loop makes no checks),
+  and only when ``RECLAIM_AFTER_DOCUMENTS`` documents were shown since the last one or the
+  frozen objects grew by ``RECLAIM_GROWTH`` within one document (the count, read at most
+  every ``RECLAIM_EVERY_S``, is the base again after each document shown: a larger graph
+  opened is no growth). Memory stays bounded, and that long pass is rare and idle.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ OLD_LIMIT = 25_000
 #: At most this many unfrozen objects are walked by a full pass before they are frozen
 #: (~20 ms); more are frozen without one (each survived a middle pass).
 FULL_WALK_MAX = 50_000
-#: Seconds with no pass due and no thread building that count as idle.
+#: Seconds of checks in a row with no pass due and no thread building: idle.
 IDLE_S = 3.0
 #: The frozen count is read at most this often (a walk of them: 5-80 ms), while idle.
 RECLAIM_EVERY_S = 60.0
@@ -63,6 +66,9 @@ RECLAIM_EVERY_S = 60.0
 #: RECLAIM_MIN_GROWTH objects) since the last time.
 RECLAIM_GROWTH = 0.5
 RECLAIM_MIN_GROWTH = 100_000
+#: Everything is collected, when idle, after this many documents were shown since the last
+#: time (each replaced one may leave cyclic garbage among the frozen objects).
+RECLAIM_AFTER_DOCUMENTS = 8
 
 
 class GuiCollector(QObject):
@@ -77,14 +83,16 @@ class GuiCollector(QObject):
         self.freezes = 0                     # how often survivors were frozen (tests)
         self.reclaims = 0                    # how often everything was collected (tests)
         self._clock = clock
+        self._interval_ms = interval_ms
         # upper bounds of the middle and (unfrozen) oldest generations' sizes: a pass moves
         # at most what it walked one generation up (reference counting frees some since)
         self._middle = 0
         self._old = 0
         self._freeze_due = False
-        self._frozen_base: int | None = None     # frozen count after the last reclaim
-        self._busy_at = clock()                  # when a pass was last due
-        self._looked_at = clock()                # when the frozen count was last read
+        self._quiet = 0                          # checks in a row with nothing to do
+        self._frozen_base: int | None = None     # frozen count: the base of growth
+        self._documents = 0                      # documents shown since the last reclaim
+        self._looked_at = -RECLAIM_EVERY_S       # when the frozen count was last read
         self._timer = QTimer(self, interval=interval_ms)
         self._timer.timeout.connect(self.check)
         self._timer.start()
@@ -93,11 +101,13 @@ class GuiCollector(QObject):
         """Freeze every object at the next check (a document was just shown): the graph,
         session and scene are not walked by any later pass."""
         self._freeze_due = True
+        self._documents += 1
+        self._frozen_base = None                 # read again: a new document is no growth
 
     def check(self) -> int | None:
         """Make the pass that is due, if any; its generation (None: none was due)."""
         if paused(threading.get_ident()):
-            self._busy_at = self._clock()
+            self._quiet = 0
             return None
         if self._freeze_due:
             self._freeze_due = False
@@ -110,7 +120,7 @@ class GuiCollector(QObject):
             else:
                 self._when_idle()
             return None
-        self._busy_at = self._clock()
+        self._quiet = 0
         generation = 0
         if young + self._middle > MIDDLE_LIMIT or gc.get_count()[1] >= self.threshold[1]:
             generation = 1
@@ -126,7 +136,7 @@ class GuiCollector(QObject):
     def _freeze_old(self) -> None:
         """The oldest generation holds many unfrozen objects: freeze them, after a full pass
         over them if it is short (a pass of its own, in a turn without a young one)."""
-        self._busy_at = self._clock()
+        self._quiet = 0
         unfrozen = len(gc.get_objects())
         if unfrozen > OLD_LIMIT:
             if unfrozen <= FULL_WALK_MAX:
@@ -142,13 +152,19 @@ class GuiCollector(QObject):
         self._middle = self._old = 0
 
     def _when_idle(self) -> None:
+        if paused():
+            self._quiet = 0
+            return
+        self._quiet += 1
         now = self._clock()
-        if (now - self._busy_at < IDLE_S or now - self._looked_at < RECLAIM_EVERY_S
-                or paused()):
+        if (self._quiet < IDLE_S * 1000 / self._interval_ms
+                or now - self._looked_at < RECLAIM_EVERY_S):
             return
         self._looked_at = now
         frozen = gc.get_freeze_count()
-        if self._frozen_base is None:
+        if self._documents >= RECLAIM_AFTER_DOCUMENTS:
+            self.reclaim()
+        elif self._frozen_base is None:
             self._frozen_base = frozen
         elif frozen > self._frozen_base + max(RECLAIM_MIN_GROWTH,
                                               RECLAIM_GROWTH * self._frozen_base):
@@ -162,7 +178,9 @@ class GuiCollector(QObject):
         self._freeze()
         self.reclaims += 1
         self._frozen_base = gc.get_freeze_count()
-        self._busy_at = self._looked_at = self._clock()
+        self._documents = 0
+        self._quiet = 0
+        self._looked_at = self._clock()
         return found
 
 

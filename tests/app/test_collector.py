@@ -16,6 +16,7 @@ from hexscope.app.collector import (
     IDLE_S,
     MIDDLE_LIMIT,
     OLD_LIMIT,
+    RECLAIM_AFTER_DOCUMENTS,
     RECLAIM_EVERY_S,
     GuiCollector,
 )
@@ -146,35 +147,63 @@ def test_many_survivors_are_frozen_without_a_long_full_pass(collector):
     assert len(gc.get_objects()) < 1000 and len(kept) == FULL_WALK_MAX + 1000
 
 
+def _idle(made: GuiCollector, checks: int) -> None:
+    for _ in range(checks):
+        made.check()
+
+
 def test_frozen_cyclic_garbage_is_collected_once_it_grew_and_the_window_is_idle(
         qtbot, monkeypatch):
     monkeypatch.setattr(collector_module, "RECLAIM_GROWTH", 0.0)
     monkeypatch.setattr(collector_module, "RECLAIM_MIN_GROWTH", 2000)
     now = [0.0]
-    made = GuiCollector(interval_ms=10_000, clock=lambda: now[0])
+    made = GuiCollector(interval_ms=1000, clock=lambda: now[0])    # idle: IDLE_S checks
+    idle = int(IDLE_S)
     try:
         freeze()
-        made.check()                              # not idle yet: the count is not read
-        now[0] += IDLE_S + RECLAIM_EVERY_S
-        made.check()                              # idle: the frozen count now is the base
+        _idle(made, idle)                         # idle: the frozen count now is the base
         junk = [_Cycle() for _ in range(3000)]
         probe = weakref.ref(junk[0])
         freeze()                                  # as a document's leftovers are
         del junk
-        made.check()
+        _idle(made, idle)
         assert probe() is not None                # not read again before RECLAIM_EVERY_S
-        now[0] += RECLAIM_EVERY_S
         _garbage(5000)
-        made.check()                              # a pass was due: not idle
+        made.check()                              # a pass was due: not idle any more
+        now[0] += RECLAIM_EVERY_S
+        _idle(made, idle - 1)
         assert probe() is not None and made.reclaims == 0
-        now[0] += IDLE_S
         made.check()
         assert probe() is None and made.reclaims == 1
-        now[0] += IDLE_S + RECLAIM_EVERY_S
-        made.check()
+        now[0] += RECLAIM_EVERY_S
+        _idle(made, idle)
         assert made.reclaims == 1                 # nothing grew since
     finally:
         _KEPT.clear()
+        unfreeze()
+        gc.disable()
+
+
+def test_a_larger_document_shown_is_no_growth_but_many_documents_are(qtbot, monkeypatch):
+    monkeypatch.setattr(collector_module, "RECLAIM_GROWTH", 0.0)
+    monkeypatch.setattr(collector_module, "RECLAIM_MIN_GROWTH", 2000)
+    now = [0.0]
+    made = GuiCollector(interval_ms=1000, clock=lambda: now[0])
+    idle = int(IDLE_S)
+    try:
+        made.freeze_soon()                        # the app's start
+        _idle(made, idle + 1)
+        kept = [_Cycle() for _ in range(3000)]
+        for _ in range(RECLAIM_AFTER_DOCUMENTS - 2):
+            made.freeze_soon()                    # a larger graph opened: frozen with it
+            now[0] += RECLAIM_EVERY_S
+            _idle(made, idle + 1)
+        assert made.reclaims == 0
+        made.freeze_soon()
+        now[0] += RECLAIM_EVERY_S
+        _idle(made, idle + 1)
+        assert made.reclaims == 1 and len(kept) == 3000
+    finally:
         unfreeze()
         gc.disable()
 
