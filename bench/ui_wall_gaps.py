@@ -32,8 +32,8 @@ read every thread's state and system call from /proc every ~5 ms, and prints wha
 thread was doing in its longest gap (``S futex``: waiting for the GIL or a lock; ``D``: the
 disk; ``S poll``: the event loop, or an X server's answer) and which threads ran in it.
 ``--gc`` prints each action's collections on the GUI thread by generation (how many, the
-longest, in all; ``gc.callbacks``). ``--shots DIR`` saves a screenshot of the screen
-(``xwd``) after the main steps.
+longest with its CPU time, in all; ``gc.callbacks``). ``--shots DIR`` saves a screenshot of
+the screen (``xwd``) after the main steps.
 """
 
 from __future__ import annotations
@@ -176,8 +176,9 @@ class Walk:
         if args.stacks:
             threading.Thread(target=self._sample, daemon=True, name="wall-gaps-sampler").start()
         self.rows: list[tuple[str, float, float, float, str]] = []
-        self.passes: list[tuple[int, float]] = []      # --gc: (generation, seconds)
-        self._pass_began = 0.0
+        # --gc: (generation, seconds, CPU seconds: a pass without a core lasts longer)
+        self.passes: list[tuple[int, float, float]] = []
+        self._pass_began = (0.0, 0.0)
         if args.gc:
             gc.callbacks.append(self._on_pass)
         self.proc_out = self.tmp / "proc.txt"
@@ -202,9 +203,11 @@ class Walk:
         if threading.get_ident() != self.gui:
             return
         if phase == "start":
-            self._pass_began = time.perf_counter()
+            self._pass_began = (time.perf_counter(), time.thread_time())
         else:
-            self.passes.append((info["generation"], time.perf_counter() - self._pass_began))
+            wall, cpu = self._pass_began
+            self.passes.append((info["generation"], time.perf_counter() - wall,
+                                time.thread_time() - cpu))
 
     def _run_delay(self) -> float:
         try:
@@ -297,9 +300,10 @@ class Walk:
               f"{long_blocked * 1e3:.0f} ms", flush=True)
         if self.args.gc:
             print("     collections on the GUI thread: " + ("; ".join(
-                f"generation {g}: {len(ts)}, longest {max(ts) * 1e3:.0f} ms, in all "
-                f"{sum(ts) * 1e3:.0f} ms" for g in range(3)
-                if (ts := [t for gen, t in self.passes if gen == g])) or "none"), flush=True)
+                f"generation {g}: {len(ts)}, longest {max(ts)[0] * 1e3:.0f} ms (CPU "
+                f"{max(ts)[1] * 1e3:.0f}), in all {sum(t for t, _ in ts) * 1e3:.0f} ms"
+                for g in range(3) if (ts := [(t, c) for gen, t, c in self.passes if gen == g]))
+                or "none"), flush=True)
         if spy is not None:
             self._print_spy(spy, ended - wall, ended)
         if self.args.proc:
