@@ -50,14 +50,15 @@ from hexscope.engine.gc_pause import freeze, paused, unfreeze
 #: thread building B's session or a graph copy makes up to ~300,000 objects in 100 ms, and
 #: a check costs a few microseconds when no pass is due.
 INTERVAL_MS = 25
-#: Objects in the young and middle generations that make a middle pass due (~10 ms here;
-#: at 40,000 the passes took up to 22 ms).
-MIDDLE_LIMIT = 25_000
+#: Objects in the young and middle generations that make a middle pass due (~5-10 ms
+#: here; at 25,000 the longest passes of a walk took 20-28 ms of CPU, at 40,000 up to 22
+#: ms on a quiet machine).
+MIDDLE_LIMIT = 15_000
 #: Unfrozen objects in the oldest generation that make them frozen.
-OLD_LIMIT = 25_000
+OLD_LIMIT = 15_000
 #: At most this many unfrozen objects are walked by a full pass before they are frozen
-#: (~20 ms); more are frozen without one (each survived a middle pass).
-FULL_WALK_MAX = 50_000
+#: (~15 ms); more are frozen without one (each survived a middle pass).
+FULL_WALK_MAX = 40_000
 #: Seconds of checks in a row with no pass due and no thread building: idle.
 IDLE_S = 3.0
 #: The frozen count is read at most this often (a walk of them: 5-80 ms), while idle.
