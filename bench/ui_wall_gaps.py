@@ -14,7 +14,7 @@ computes (issue 32, gil32). The CPU time of every other thread in the gap is pri
 Run::
 
     DISPLAY=:72 QT_QPA_PLATFORM=xcb .venv/bin/python bench/ui_wall_gaps.py GRAPH 1280x800
-        [--shots DIR] [--stacks] [--spy PY_SPY] [--proc] [--switch SECONDS] [--as-walk]
+        [--shots DIR] [--stacks] [--spy PY_SPY] [--proc] [--switch SECONDS] [--as-walk] [--gc]
 
 ``--as-walk`` makes the window as ``/work/walk.py`` does (``MainWindow`` alone: no collector
 from ``app/gui.py``, whatever the window itself sets); by default the window is made as
@@ -31,8 +31,9 @@ it reads the other threads' frames while they run.) ``--proc`` has a separate pr
 read every thread's state and system call from /proc every ~5 ms, and prints what the GUI
 thread was doing in its longest gap (``S futex``: waiting for the GIL or a lock; ``D``: the
 disk; ``S poll``: the event loop, or an X server's answer) and which threads ran in it.
-``--shots DIR``
-saves a screenshot of the screen (``xwd``) after the main steps.
+``--gc`` prints each action's collections on the GUI thread by generation (how many, the
+longest with its CPU time, in all; ``gc.callbacks``). ``--shots DIR`` saves a screenshot of
+the screen (``xwd``) after the main steps.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from __future__ import annotations
 import argparse
 import collections
 import copy
+import gc
 import json
 import os
 import signal
@@ -99,6 +101,8 @@ def main() -> None:
     parser.add_argument("--switch", type=float, help="sys.setswitchinterval after the window")
     parser.add_argument("--qwait", action="store_true",
                         help="wait with processEvents and QTest.qWait, as walk.py does")
+    parser.add_argument("--gc", action="store_true",
+                        help="time the GUI thread's collections per action (gc.callbacks)")
     parser.add_argument("--as-walk", action="store_true",
                         help="make the window as /work/walk.py does (no app/gui.py set-up)")
     args = parser.parse_args()
@@ -172,6 +176,11 @@ class Walk:
         if args.stacks:
             threading.Thread(target=self._sample, daemon=True, name="wall-gaps-sampler").start()
         self.rows: list[tuple[str, float, float, float, str]] = []
+        # --gc: (generation, seconds, CPU seconds: a pass without a core lasts longer)
+        self.passes: list[tuple[int, float, float]] = []
+        self._pass_began = (0.0, 0.0)
+        if args.gc:
+            gc.callbacks.append(self._on_pass)
         self.proc_out = self.tmp / "proc.txt"
         if args.proc:
             subprocess.Popen([sys.executable, "-c", PROC_SAMPLER, str(os.getpid()),
@@ -189,6 +198,16 @@ class Walk:
         self.last_gui_cpu, self.last_delay = gui_cpu, delay
         self.stacks = []
         self.last = (now, clocks)
+
+    def _on_pass(self, phase: str, info: dict) -> None:
+        if threading.get_ident() != self.gui:
+            return
+        if phase == "start":
+            self._pass_began = (time.perf_counter(), time.thread_time())
+        else:
+            wall, cpu = self._pass_began
+            self.passes.append((info["generation"], time.perf_counter() - wall,
+                                time.thread_time() - cpu))
 
     def _run_delay(self) -> float:
         try:
@@ -245,6 +264,7 @@ class Walk:
                until: Callable[[], bool] | None = None) -> None:
         spy = self._start_spy()
         self.gaps.clear()
+        self.passes.clear()
         self.stacks = []
         self.last = (time.perf_counter(), ThreadClock.read())
         self.last_gui_cpu = time.thread_time()
@@ -278,6 +298,12 @@ class Walk:
               f"{blocked * 1e3:4.0f} ms; other threads' CPU in it (ms): {others or '-'}{gave}; "
               f"{len(long)} gaps over {LONG_GAP_S * 1e3:.0f} ms, blocked in them "
               f"{long_blocked * 1e3:.0f} ms", flush=True)
+        if self.args.gc:
+            print("     collections on the GUI thread: " + ("; ".join(
+                f"generation {g}: {len(ts)}, longest {max(ts)[0] * 1e3:.0f} ms (CPU "
+                f"{max(ts)[1] * 1e3:.0f}), in all {sum(t for t, _ in ts) * 1e3:.0f} ms"
+                for g in range(3) if (ts := [(t, c) for gen, t, c in self.passes if gen == g]))
+                or "none"), flush=True)
         if spy is not None:
             self._print_spy(spy, ended - wall, ended)
         if self.args.proc:
@@ -430,6 +456,10 @@ class Walk:
             same = all(np.array_equal(a.array, b.array) for a, b in
                        zip(w.session.graph_outputs(), fresh.graph_outputs(), strict=True))
             print(f"outputs equal a fresh session's on the saved file: {same}", flush=True)
+            # the walk's own check made ~340,000 objects on the GUI thread outside the event
+            # loop: collected here, or the next action's first pass walks them (col32)
+            del fresh, states
+            gc.collect()
         self.shot("3-after-undo")
         panel = w.compare.panel
         panel.target.setCurrentIndex(panel.target.findData("isolated"))

@@ -84,6 +84,11 @@ class GraphCanvas(QGraphicsView):
         self.setScene(scene)
         self.minimap.follow()
         self.tiles.follow(scene)
+        # Every item of a scene just built is dirty: Qt would hand each one's rect to the
+        # Python slots of ``changed`` (the tiles', the minimap's), a list of 60,000 QRectF
+        # made for each at 20,000 nodes, after calling Python's boundingRect for each.
+        # Changed all at once, they get the scene's rect, and nothing was drawn yet.
+        scene.update()
 
     def set_minimap_visible(self, shown: bool) -> None:
         self.minimap.wanted = shown
