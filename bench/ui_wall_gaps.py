@@ -15,6 +15,7 @@ Run::
 
     DISPLAY=:72 QT_QPA_PLATFORM=xcb .venv/bin/python bench/ui_wall_gaps.py GRAPH 1280x800
         [--shots DIR] [--stacks] [--spy PY_SPY] [--proc] [--switch SECONDS] [--as-walk] [--gc]
+        [--open-only ROUNDS]
 
 ``--as-walk`` makes the window as ``/work/walk.py`` does (``MainWindow`` alone: no collector
 from ``app/gui.py``, whatever the window itself sets); by default the window is made as
@@ -32,7 +33,8 @@ read every thread's state and system call from /proc every ~5 ms, and prints wha
 thread was doing in its longest gap (``S futex``: waiting for the GIL or a lock; ``D``: the
 disk; ``S poll``: the event loop, or an X server's answer) and which threads ran in it.
 ``--gc`` prints each action's collections on the GUI thread by generation (how many, the
-longest with its CPU time, in all; ``gc.callbacks``). ``--shots DIR`` saves a screenshot of
+longest with its CPU time, in all; ``gc.callbacks``). ``--open-only ROUNDS`` opens the
+graph, then reopens it ROUNDS times (nothing else). ``--shots DIR`` saves a screenshot of
 the screen (``xwd``) after the main steps.
 """
 
@@ -105,6 +107,8 @@ def main() -> None:
                         help="time the GUI thread's collections per action (gc.callbacks)")
     parser.add_argument("--as-walk", action="store_true",
                         help="make the window as /work/walk.py does (no app/gui.py set-up)")
+    parser.add_argument("--open-only", type=int, metavar="ROUNDS",
+                        help="only Open, then reopen the same file ROUNDS times (load32b)")
     args = parser.parse_args()
     Walk(args).run()
 
@@ -428,6 +432,14 @@ class Walk:
 
         self.action("open", lambda: w.files.open_graph(self.args.graph), 60, opened)
         self.shot("1-open")
+        if self.args.open_only:
+            for k in range(self.args.open_only):
+                self.action("reopen", lambda: w.files.open_graph(self.args.graph), 60, opened)
+                self.shot(f"6-reopen-{k}")
+            w.close()
+            w.shutdown()
+            print(f"{os.getloadavg()[0]:.2f} load at the end", flush=True)
+            return
         self.action("step (F10)", lambda: self.key(Qt.Key.Key_F10), 120)
         self.action("run (F5)", lambda: self.key(Qt.Key.Key_F5), 240)
         self.shot("2-run")

@@ -15,7 +15,9 @@ The engine knows nothing of who installs the callback (it never imports Qt or th
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -24,21 +26,47 @@ T = TypeVar("T")
 EVERY = 64
 
 _callback: Callable[[], None] | None = None
+_local = threading.local()          # .hook: a thread's own callback (on_this_thread)
+_hooked = [0]                       # how many threads have one now
+_hooked_lock = threading.Lock()
 
 
 def pause() -> None:
-    """A point where a long pass may stop for a while: the installed callback, if any."""
+    """A point where a long pass may stop for a while: the installed callback, if any,
+    then this thread's own (:func:`on_this_thread`)."""
     callback = _callback
     if callback is not None:
         callback()
+    if _hooked[0]:
+        hook = getattr(_local, "hook", None)
+        if hook is not None:
+            hook()
 
 
 def paced(items: Iterable[T], every: int = EVERY) -> Iterable[T]:
     """``items`` with a pause point every ``every`` of them; ``items`` itself, at no cost,
     when no callback is installed (decided when called)."""
-    if _callback is None:
+    if _callback is None and not _hooked[0]:
         return items
     return _paced(items, every)
+
+
+@contextmanager
+def on_this_thread(hook: Callable[[], None]) -> Iterator[None]:
+    """Within the block, also call ``hook`` at every pause point this thread reaches (an
+    app's loader ages what its reading made: app/graph_loader.py); other threads' pause
+    points do not call it. Blocks do not nest on one thread."""
+    if getattr(_local, "hook", None) is not None:
+        raise RuntimeError("on_this_thread blocks do not nest")
+    _local.hook = hook
+    with _hooked_lock:
+        _hooked[0] += 1
+    try:
+        yield
+    finally:
+        _local.hook = None
+        with _hooked_lock:
+            _hooked[0] -= 1
 
 
 def _paced(items: Iterable[T], every: int) -> Iterator[T]:
@@ -60,4 +88,4 @@ def installed() -> Callable[[], None] | None:
     return _callback
 
 
-__all__ = ["EVERY", "install", "installed", "pause", "paced"]
+__all__ = ["EVERY", "install", "installed", "on_this_thread", "pause", "paced"]

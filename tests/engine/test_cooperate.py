@@ -164,3 +164,29 @@ def test_a_thread_that_pauses_lets_another_compute_sooner(graph):
             cooperate.install(previous)
         medians[callback is None] = statistics.median(walls)
     assert medians[False] < 0.8 * medians[True], medians
+
+
+def test_a_threads_own_hook_runs_at_its_pause_points_only():
+    seen: list[str] = []
+    previous = cooperate.install(None)
+    try:
+        assert list(cooperate.paced(range(3))) == [0, 1, 2]
+
+        def other() -> None:
+            for _ in cooperate.paced(range(200)):
+                pass
+
+        with cooperate.on_this_thread(lambda: seen.append(threading.current_thread().name)):
+            for _ in cooperate.paced(range(200)):        # paces with a hook alone
+                pass
+            thread = threading.Thread(target=other, name="other")
+            thread.start()
+            thread.join()
+            with pytest.raises(RuntimeError):
+                with cooperate.on_this_thread(lambda: None):
+                    pass
+        assert seen == [threading.current_thread().name] * (200 // cooperate.EVERY)
+        cooperate.pause()                                # the block is over: nothing
+        assert len(seen) == 200 // cooperate.EVERY
+    finally:
+        cooperate.install(previous)

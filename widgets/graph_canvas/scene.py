@@ -50,6 +50,9 @@ HIGHLIGHT_COLOR = QColor("#1f78d1")
 HIGHLIGHT_MAX_NODES = 50      # a rubber band over thousands of nodes highlights none
 #: The ``done`` of a build step that only waits for the layout's thread.
 WAITING = -1
+#: The ``done`` of a build step that announces a long next step (one Qt call of 10-30 ms
+#: at 10,000 nodes): a caller working in slices begins it in a slice of its own.
+HEAVY = -2
 
 
 def index_depth(items: int) -> int:
@@ -189,13 +192,12 @@ class GraphScene(SceneMouse, SceneRect, QGraphicsScene):
             index = QGraphicsScene.ItemIndexMethod.BspTreeIndex
             try:
                 yield from self._build_items(chunk, layout_apart)
+                yield HEAVY, 2 * len(self.graph)
                 self.setItemIndexMethod(index)       # before the rect: it learns the rect
                 self.setBspTreeDepth(index_depth(self._item_count()))
                 yield from self._fit_rect_steps(chunk)
-                # the index, in a slice of its own (the build's longest step: 30-55 ms at
-                # 20,000 nodes; after a slice's 30 ms it made turns of 100-150 ms)
-                yield WAITING, 2 * len(self.graph)
-                self.items(self.sceneRect().topLeft())
+                yield HEAVY, 2 * len(self.graph)
+                self.items(self.sceneRect().topLeft())   # the index, in a step of its own
                 yield 2 * len(self.graph), 2 * len(self.graph)
             finally:
                 self._building = False
@@ -579,4 +581,4 @@ class GraphScene(SceneMouse, SceneRect, QGraphicsScene):
                               direction=self.direction)
 
 
-__all__ = ["BAD_COLOR", "OK_COLOR", "WAITING", "GraphScene"]
+__all__ = ["BAD_COLOR", "HEAVY", "OK_COLOR", "WAITING", "GraphScene"]
