@@ -28,9 +28,9 @@ from hexscope.engine.ops.conv.dwise_d32_pad import (
 )
 from hexscope.engine.ops.conv.dwise_range_search import depthwise_supernode
 from hexscope.engine.ops.conv.dwise_reads import extra_bottom_row
-from hexscope.engine.ops.conv.dwise_scaling import DwiseRange, retry
+from hexscope.engine.ops.conv.dwise_scaling import DwiseRange, retry, would_retry
 from hexscope.engine.ops.conv.dwise_setup import kept_scaling, range_outputs
-from hexscope.engine.ops.conv.supernode_fast import steady_key
+from hexscope.engine.ops.conv.supernode_fast import kept_entry, steady_key
 from hexscope.engine.ops.kernels.d32_layout import packer, unpacker
 from hexscope.engine.ops.kernels.dwise_fused import chunk_of, lane_terms, prepare_dwise_d32
 from hexscope.engine.tensor import Tensor, fresh
@@ -201,19 +201,16 @@ def kept_run(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...]
     gives), or None with nothing changed when the key (:func:`supernode_fast.steady_key`)
     or the ranges do not hold or the run would move the range (:func:`depthwise_d32` then
     makes it)."""
-    kept = ctx.state.get(_FAST)
-    if type(kept) is not Shared or kept.key != steady_key(ctx, x, rest):
+    found = kept_entry(ctx, x, rest, _FAST, "dwise_range")
+    if found is None:
         return None
-    run: _FastRun = kept.value  # type: ignore[assignment]
-    state = ctx.state.get("dwise_range")
-    if type(state) is not DwiseRange or state.first_guess \
-            or (scalar_f(rest[1]), scalar_f(rest[2]), float(state.mn), float(state.mx),
-                state.flags) != run.scaling:
+    run: _FastRun = found[0]  # type: ignore[assignment]
+    state = found[1]
+    if (scalar_f(rest[1]), scalar_f(rest[2]), float(state.mn), float(state.mx),
+            state.flags) != run.scaling:
         return None
     mem, lo, hi = run.run(x.raw)
-    flags = state.flags
-    # dwise_scaling.retry's test, without its moves
-    if flags != 3 and (not flags & 2 and hi > 255 or not flags & 1 and lo < 0):
+    if would_retry(state.flags, lo, hi):
         return None
     ctx.state["dwise_last"] = run.last
     return run.template.alike(mem.reshape(-1)), run.words[0], run.words[1]

@@ -217,10 +217,17 @@ def bias_buffer(bias: np.ndarray, bias32: bool, b_min: float, b_max: float, rng:
     return rounded.astype(np.int64)
 
 
+def would_retry(flags: int, lo: int, hi: int) -> bool:
+    """Whether outputs ``lo``..``hi`` (before clamping) leave a free bound of a range with
+    ``flags``: :func:`retry`'s test without its moves (a kept run that would move the range
+    takes the general path)."""
+    return flags != 3 and (not flags & 2 and hi > 255 or not flags & 1 and lo < 0)
+
+
 def retry(rng: DwiseRange, sc: Scaling, lo: int, hi: int) -> bool:
     """``supernode_execute_workitem_check_for_retry``: widen a free bound the outputs
     (``lo``..``hi`` before clamping) left; True when the node must run again."""
-    if rng.flags == 3:
+    if not would_retry(rng.flags, lo, hi):
         return False
     moved = False
     with np.errstate(all="ignore"):
@@ -243,4 +250,5 @@ def retry(rng: DwiseRange, sc: Scaling, lo: int, hi: int) -> bool:
 
 
 __all__ = ["DwiseRange", "Scaling", "bias_buffer", "channel_scales", "initial_range",
-           "minmax_basics", "retry", "round_up_quarter_octave", "roundf_u32", "roundf_u32_array"]
+           "minmax_basics", "retry", "round_up_quarter_octave", "roundf_u32", "roundf_u32_array",
+           "would_retry"]

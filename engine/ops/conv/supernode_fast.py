@@ -19,7 +19,7 @@ import numpy as np
 
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.ops.context import KernelContext, Shared, scalar_f
-from hexscope.engine.ops.conv.dwise_scaling import DwiseRange
+from hexscope.engine.ops.conv.dwise_scaling import DwiseRange, would_retry
 from hexscope.engine.ops.kernels.supernode_requant import d32_kernel
 from hexscope.engine.tensor import Tensor
 
@@ -54,19 +54,31 @@ def steady_key(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...]) -> tuple
             ctx.debug_level, rest[0], *rest[3:])
 
 
+def kept_entry(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...], key: str,
+               range_key: str) -> tuple[object, DwiseRange] | None:
+    """A d32 Supernode's or depthwise Supernode's kept run (state entry ``key``) and its
+    range state (``range_key``), or None when the run's key does not hold or the range is
+    still at its first guess."""
+    kept = ctx.state.get(key)
+    if type(kept) is not Shared or kept.key != steady_key(ctx, x, rest):
+        return None
+    state = ctx.state.get(range_key)
+    if type(state) is not DwiseRange or state.first_guess:
+        return None
+    return kept.value, state
+
+
 def run_fast(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...]
              ) -> tuple[Tensor, Tensor, Tensor] | None:
     """The node's output and range from its kept run, or None (nothing changed in the
     state) when the key does not hold, the kept pass does not serve this run or the run
     would move the output range."""
-    kept = ctx.state.get(KEY)
-    if type(kept) is not Shared or kept.key != steady_key(ctx, x, rest):
+    found = kept_entry(ctx, x, rest, KEY, "hvx_range")
+    if found is None:
         return None
-    run: FastRun = kept.value  # type: ignore[assignment]
-    state = ctx.state.get("hvx_range")
-    if type(state) is not DwiseRange or state.first_guess \
-            or (scalar_f(rest[1]), scalar_f(rest[2]), state.mn, state.mx, state.flags) \
-            != run.scaling:
+    run: FastRun = found[0]  # type: ignore[assignment]
+    state = found[1]
+    if (scalar_f(rest[1]), scalar_f(rest[2]), state.mn, state.mx, state.flags) != run.scaling:
         return None
     mem = np.empty(run.mem_shape, np.uint8)
     if run.bound is not None:
@@ -81,9 +93,7 @@ def run_fast(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...]
         if got is None:
             return None
         lo, hi = got
-    flags = state.flags
-    # dwise_scaling.retry's test, without its moves: such a run goes the general way
-    if flags != 3 and (not flags & 2 and hi > 255 or not flags & 1 and lo < 0):
+    if would_retry(state.flags, lo, hi):
         return None
     return run.template.alike(mem.reshape(-1)), run.words[0], run.words[1]
 
@@ -137,4 +147,5 @@ def _lane_range(lo: np.ndarray, hi: np.ndarray, rec: np.ndarray, start: tuple[in
     return min(start[0], int(lo.min()) >> 31), max(start[1], int(hi.max()) >> 31)
 
 
-__all__ = ["KEY", "FastRun", "keep_fast", "requant_of", "run_fast", "steady_key"]
+__all__ = ["KEY", "FastRun", "keep_fast", "kept_entry", "requant_of", "run_fast",
+           "steady_key"]
