@@ -12,43 +12,7 @@ from hexscope.engine.nodes import OutputDef
 from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.registry import REGISTRY
 from hexscope.engine.tensor import Tensor, frozen_refs
-
-SHAPE = (1, 5, 5, 40)
-SN = "Supernode_8x8p32to8"
-
-
-def _graph() -> Graph:
-    """INPUT → Supernode 0x40 → Supernode 0x41 → Add 0x70 → Requantize 0x60 → Supernode
-    0x42 → OUTPUT; prepare makes the add and the requantize d32 forms."""
-    g = Graph()
-    g.append_node(0x10, "INPUT", outputs=[OutputDef(SHAPE, 1)])
-    for nid, v in ((0x11, -1.0), (0x12, 1.0), (0x13, -2.0), (0x14, 2.0), (0x18, -6.0),
-                   (0x19, 6.0), (0x1C, -4.0), (0x1D, 4.0 * 127 / 128), (0x1E, -np.inf),
-                   (0x1F, np.inf)):
-        g.append_const_node(nid, np.array([v], np.float32))
-    rng = np.random.default_rng(3)
-    g.append_const_node(0x15, rng.integers(0, 256, (3, 3, 40, 40), dtype=np.uint8))
-    g.append_const_node(0x16, shape=(1, 1, 1, 1))
-    g.append_const_node(0x17, np.arange(40, dtype=np.int32).reshape(1, 1, 1, 40) * 50)
-    for nid, src in ((0x40, 0x10), (0x41, 0x40)):
-        lo, hi = ((src, 1), (src, 2)) if src != 0x10 else ((0x11, 0), (0x12, 0))
-        g.append_node(nid, SN, inputs=[(src, 0), (0x15, 0), lo, hi, (0x13, 0), (0x14, 0),
-                                       (0x16, 0), (0x17, 0), (0x13, 0), (0x14, 0),
-                                       (0x18, 0), (0x19, 0)],
-                      padding="SAME", outputs=[OutputDef(SHAPE, 1), OutputDef(), OutputDef()])
-    g.append_node(0x70, "QuantizedAdd_8p8to8",
-                  inputs=[(0x40, 0), (0x41, 0), (0x40, 1), (0x40, 2), (0x41, 1), (0x41, 2),
-                          (0x1E, 0), (0x1F, 0)],
-                  outputs=[OutputDef(SHAPE, 1), OutputDef(), OutputDef()])
-    g.append_node(0x60, "Requantize_8to8", inputs=[(0x70, 0), (0x70, 1), (0x70, 2),
-                                                   (0x1C, 0), (0x1D, 0)],
-                  outputs=[OutputDef(SHAPE, 1), OutputDef(), OutputDef()])
-    g.append_node(0x42, SN, inputs=[(0x60, 0), (0x15, 0), (0x60, 1), (0x60, 2), (0x13, 0),
-                                    (0x14, 0), (0x16, 0), (0x17, 0), (0x13, 0), (0x14, 0),
-                                    (0x18, 0), (0x19, 0)],
-                  padding="SAME", outputs=[OutputDef(SHAPE, 1), OutputDef(), OutputDef()])
-    g.append_node(0x50, "OUTPUT", inputs=[(0x42, 0)])
-    return g
+from support.delegate_d32_graphs import SHAPE, residual
 
 
 def _x(shape: tuple[int, ...] = SHAPE, seed: int = 0) -> np.ndarray:
@@ -63,7 +27,7 @@ def _all_bytes(s: Session) -> dict[int, list[tuple]]:
 
 
 def _edited_vs_fresh(edit, x_after: np.ndarray | None = None) -> None:
-    g = _graph()
+    g = residual()
     s = Session(g)
     assert "Requantize_8to8_d32" in {n.op for n in s.prepared.nodes.values()}
     s.execute([_x()])

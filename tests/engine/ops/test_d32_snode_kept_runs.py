@@ -27,15 +27,9 @@ DW = "DepthwiseSupernode_8x8p32to8_d32"
 KEPT = {SN: "hvx_fast", DW: "dwise_fast"}
 
 
-def _const(t: Tensor) -> Tensor:
-    """Read-only, as a graph's Consts are (the nodes keep their set-up only for those)."""
-    if t.has_data:
-        t.raw.flags.writeable = False
-    return t
-
-
 def _f(v: float) -> Tensor:
-    return _const(Tensor.from_array(np.array([v], np.float32)))
+    """Read-only, as a graph's Consts are (the nodes keep their set-up only for those)."""
+    return Tensor.from_array(np.array([v], np.float32)).readonly()
 
 
 def _consts(rng: np.random.Generator, op: str, c: int, k: int, seed_out: bool) -> list[Tensor]:
@@ -43,9 +37,9 @@ def _consts(rng: np.random.Generator, op: str, c: int, k: int, seed_out: bool) -
     input range placeholders filled by the caller)."""
     shape = (3, 3, c, 1) if op == DW else (int(rng.integers(1, 4)), 1, c, k)
     n = c if op == DW else k
-    filt = _const(Tensor.from_array(rng.integers(0, 256, shape, dtype=np.uint8), DType.QUINT8))
-    bias = _const(Tensor.from_array(rng.integers(-3000, 3000, (1, 1, 1, n)).astype(np.int32),
-                                    DType.QINT32))
+    filt = Tensor.from_array(rng.integers(0, 256, shape, dtype=np.uint8), DType.QUINT8).readonly()
+    bias = Tensor.from_array(rng.integers(-3000, 3000, (1, 1, 1, n)).astype(np.int32),
+                             DType.QINT32).readonly()
     out = (-np.inf, np.inf) if seed_out else (float(rng.uniform(-8.0, -0.1)),
                                                float(rng.uniform(0.5, 30.0)))
     return [filt, _f(0.0), _f(1.0), _f(float(rng.uniform(-2.0, -0.01))),
@@ -86,11 +80,11 @@ def test_a_kept_run_is_never_used_after_what_it_depends_on_changes(op, c, k, h, 
     if edit in index:
         i = index[edit]
         if edit == "filter":
-            ins[0] = _const(Tensor.from_array(rng.integers(0, 256, ins[0].shape,
-                                                           dtype=np.uint8), DType.QUINT8))
+            ins[0] = Tensor.from_array(rng.integers(0, 256, ins[0].shape, dtype=np.uint8),
+                                       DType.QUINT8).readonly()
         elif edit == "bias":
-            ins[6] = _const(Tensor.from_array(
-                rng.integers(-3000, 3000, ins[6].shape).astype(np.int32), DType.QINT32))
+            ins[6] = Tensor.from_array(rng.integers(-3000, 3000, ins[6].shape).astype(np.int32),
+                                       DType.QINT32).readonly()
         else:
             ins[i] = _f(float(ins[i].array.reshape(-1)[0]) * float(rng.uniform(0.5, 1.5)))
     elif edit == "shape":
