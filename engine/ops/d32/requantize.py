@@ -198,17 +198,14 @@ def requantize_8to8_d32(ctx: KernelContext, x: Tensor, x_min: Tensor, x_max: Ten
             output_fits(ctx, 0, x.nbytes, f"quint8 {'x'.join(map(str, x.shape))} d32 "
                         f"pad={tuple(x.padding)}", True, "out too small!")
     refs = None if kept is None else kept.key[2]  # type: ignore[index]
-    if refs is not None and refs[0] is x_min and refs[1] is x_max and refs[2] is out_min \
-            and refs[3] is out_max:
-        plan = kept.key[0]  # type: ignore[union-attr]
-    else:
-        plan = checked_plan(scalar_f(x_min), scalar_f(x_max), scalar_f(out_min),
-                            scalar_f(out_max))
+    same = refs is not None and refs[0] is x_min and refs[1] is x_max \
+        and refs[2] is out_min and refs[3] is out_max
+    plan = kept.key[0] if same else checked_plan(  # type: ignore[union-attr]
+        scalar_f(x_min), scalar_f(x_max), scalar_f(out_min), scalar_f(out_max))
     gain, in_off, out_off, w_min, w_max = plan
     if kept is not None and kept.key[0] is plan:  # type: ignore[index]
         run, y_min, y_max = kept.value  # type: ignore[misc]
-        if refs is None or refs[0] is not x_min or refs[1] is not x_max \
-                or refs[2] is not out_min or refs[3] is not out_max:
+        if not same:
             # new tensors of the same bits (a Const remade, an upstream range remade)
             fresh = frozen_refs((x_min, x_max, out_min, out_max))
             if fresh is not None:
