@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtCore import QPointF, QRect, QRectF
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QGraphicsItem
 
@@ -562,3 +562,26 @@ def test_a_scene_that_outlives_its_view_changes_without_errors(qtbot):
     QApplication.processEvents()       # pytest-qt fails the test on an exception in a slot
     assert not tiles.active()
     scene.close()
+
+
+def test_a_large_change_behind_a_small_one_is_rendered_between_events(qtbot, canvas):
+    """A paint renders its tiles with few pixels changed at once and leaves them pending
+    ahead of the tiles with many changed: the pass between events took those rendered ones
+    off the list, and the stale tiles behind them with them, so a run's end could leave
+    tiles in their old colours with nothing pending (the flaky band-per-pass test)."""
+    from hexscope.widgets.graph_canvas.overview_tiles import SYNC_DIRTY_PX, TILE
+
+    canvas.zoom_to(0.05)
+    canvas.centerOn(canvas.scene().itemsBoundingRect().center())
+    _settle(qtbot, canvas)
+    tiles = canvas.tiles
+    level = max(key[0] for key in tiles._tiles)
+    small, large = sorted((k for k in tiles._tiles if k[0] == level),
+                          key=lambda k: (k[2], k[1]))[:2]
+    tiles._stale[small] = QRect(0, 0, 8, 8)
+    tiles._stale[large] = QRect(0, 0, TILE, TILE)
+    assert 64 <= SYNC_DIRTY_PX < TILE * TILE
+    canvas.viewport().repaint()
+    assert small not in tiles._stale and tiles._pending[:2] == [small, large]
+    qtbot.waitUntil(lambda: tiles.pending == 0, timeout=5000)
+    assert large not in tiles._stale

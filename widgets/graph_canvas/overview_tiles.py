@@ -417,6 +417,12 @@ class OverviewTiles:
         run: list[Key] = []
         while self._pending and len(run) < most:
             key = self._pending[0]
+            if key[0] == level and key in self._stale:
+                # left for _render_stale_band: dropped here, its changed rows stayed in
+                # their old colours until some later paint listed the tile again (a paint
+                # renders its small stale tiles at once and leaves them pending ahead of
+                # the large ones)
+                break
             wanted = key[0] == level and key not in self._tiles
             if run and (not wanted or key[2] != run[-1][2] or key[1] != run[-1][1] + 1):
                 break
