@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from hexscope.engine import Graph, Session, cooperate
+from hexscope.engine.analysis.ranges import node_ranges, references_from_session
 from hexscope.engine.io.hexgraph import graph_bytes, graph_document, load_graph, save_graph
 from hexscope.engine.prepare import prepare
 from hexscope.engine.validate import Validator, validate
@@ -50,8 +51,17 @@ def test_paced_pauses_every_n_items_and_yields_them_all(calls):
     assert len(calls) == 2                     # after the 4th and the 8th
 
 
-@pytest.mark.parametrize("step", ["copy", "validate", "prepare", "load", "save"])
-def test_each_long_pass_pauses_and_gives_the_same_result(step, graph, tmp_path):
+@pytest.fixture(scope="module")
+def ran(graph: Graph) -> Session:
+    session = Session(Graph.from_snapshot(graph.snapshot()))
+    session.set_inputs([input_tensor()])
+    session.run()
+    return session
+
+
+@pytest.mark.parametrize("step", ["copy", "validate", "prepare", "load", "save", "ranges",
+                                  "references"])
+def test_each_long_pass_pauses_and_gives_the_same_result(step, graph, ran, tmp_path):
     """Each pass reaches a pause point at least every ~EVERY nodes, and makes what it makes
     without a callback (a save the same bytes)."""
     path = tmp_path / "g.hexgraph"
@@ -62,6 +72,9 @@ def test_each_long_pass_pauses_and_gives_the_same_result(step, graph, tmp_path):
         "prepare": lambda: prepare(graph),
         "load": lambda: load_graph(path),
         "save": lambda: graph_bytes(graph),
+        # the Ranges view's statistics and a run read as a reference, on the app's threads
+        "ranges": lambda: node_ranges(ran),
+        "references": lambda: {k: v.tobytes() for k, v in references_from_session(ran).items()},
     }
     alone = passes[step]()
     seen: list[int] = []
@@ -70,7 +83,8 @@ def test_each_long_pass_pauses_and_gives_the_same_result(step, graph, tmp_path):
         paused = passes[step]()
     finally:
         cooperate.install(previous)
-    assert len(seen) >= len(graph) // (2 * cooperate.EVERY)
+    nodes = len(ran.plan) if step in ("ranges", "references") else len(graph)
+    assert len(seen) >= nodes // (2 * cooperate.EVERY) >= 1
     if step == "load":                  # Tensors compare by identity: compare the files
         paused, alone = graph_bytes(paused), graph_bytes(alone)
     assert paused == alone
