@@ -29,6 +29,7 @@ from hexscope.engine.inputs import (
     input_sources,
     set_input_sources,
 )
+from hexscope.widgets.event_turns import may_run
 from hexscope.widgets.inputs_dialog import InputsDialog
 
 if TYPE_CHECKING:
@@ -245,6 +246,9 @@ class DebugActions:
 
     def _set_looks_slice(self) -> None:
         self._looks_scheduled = False
+        if not may_run(self):               # the pass has had its share (event_turns)
+            self._schedule_looks()
+            return
         scene, end = self.w.scene, time.perf_counter() + LOOKS_SLICE_S
         for node_id, look in self._looks:
             scene.set_look(node_id, **look)

@@ -38,6 +38,7 @@ from hexscope.engine.io.hexgraph import save_graph
 from hexscope.engine.prepare import prepare
 from hexscope.engine.prepare.marks import Mark, marks_of
 from hexscope.engine.validate import Issue, Validator, errors
+from hexscope.widgets.event_turns import gated, may_run
 from hexscope.widgets.graph_canvas import GraphScene
 from hexscope.widgets.graph_canvas.node_item import NodeLook
 from hexscope.widgets.graph_canvas.scene import HEAVY, WAITING
@@ -290,7 +291,7 @@ def dispose_later(scene: GraphScene) -> None:
         _DISPOSAL_TIMER[0].start()
         return
     timer = QTimer(QCoreApplication.instance(), interval=DISPOSE_INTERVAL_MS)
-    timer.timeout.connect(_dispose_slice)
+    timer.timeout.connect(gated(timer, _dispose_slice))
     _DISPOSAL_TIMER.append(timer)
     timer.start()
 
@@ -398,6 +399,9 @@ def run_in_slices(steps: Iterator[tuple[int, int]], dialog: QProgressDialog,
 
     def one_slice() -> None:
         if state["inside"]:      # the dialog's own event processing called us again
+            return
+        if not may_run(timer):   # the pass has had its share (event_turns)
+            timer.start(0)
             return
         state["inside"] = True
         try:

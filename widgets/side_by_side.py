@@ -37,6 +37,7 @@ from hexscope.engine.structural_diff import (
     NodeDiff,
     StructuralDiff,
 )
+from hexscope.widgets.event_turns import gated
 from hexscope.widgets.graph_canvas import GraphCanvas, GraphScene, NodeItem, NodeLook
 
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -81,7 +82,7 @@ class SideBySideView(QWidget):
         self._connect()
         self._steps = self._build_both()
         self._timer = QTimer(self, interval=0)
-        self._timer.timeout.connect(self._step)
+        self._timer.timeout.connect(gated(self._timer, self._step))
         self._timer.start()
 
     # building -------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 
 from PySide6.QtCore import QObject, QTimer
 
+from hexscope.widgets.event_turns import gated
 from hexscope.widgets.graph_canvas.scene import GraphScene
 
 AT_ONCE = 2000          # batches below this many nodes: set in the caller's turn
@@ -32,7 +33,7 @@ class LookSlices(QObject):
         self._looks: Iterator[Look] = iter(())
         self._scene: GraphScene | None = None
         self._timer = QTimer(self, singleShot=True, interval=1)
-        self._timer.timeout.connect(self._slice)
+        self._timer.timeout.connect(gated(self._timer, lambda: self._slice()))
         self.slices = 0              # slices run so far (tests)
 
     @property

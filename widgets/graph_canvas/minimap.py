@@ -19,6 +19,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QWidget
 
+from hexscope.widgets.event_turns import gated
 from hexscope.widgets.theme_colors import theme_colors
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ class Minimap(QWidget):
         self._reading: Iterator[None] | None = None     # a pass over the places, in slices
         self._shown_image: QImage | None = None          # drawn while a pass goes on
         self._reader = QTimer(self, singleShot=True, interval=0)
-        self._reader.timeout.connect(self._read_slice)
+        self._reader.timeout.connect(gated(self._reader, self._read_slice))
         canvas.horizontalScrollBar().valueChanged.connect(self.refresh)
         canvas.verticalScrollBar().valueChanged.connect(self.refresh)
 

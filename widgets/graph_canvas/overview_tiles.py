@@ -28,6 +28,7 @@ import shiboken6
 from PySide6.QtCore import QPoint, QRect, QRectF, Qt, QTimer
 from PySide6.QtGui import QImage, QPainter
 
+from hexscope.widgets.event_turns import gated
 from hexscope.widgets.graph_canvas.node_item import BLOCK_TEXT_MIN_LOD
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ class OverviewTiles:
         self._partial: dict[Key, tuple[QImage, int, int]] = {}
         self._per_tile = IDLE_RUN_S          # seconds a tile took in the last pass
         self._timer = QTimer(view, singleShot=True, interval=0)
-        self._timer.timeout.connect(self._render_pending)
+        self._timer.timeout.connect(gated(self._timer, self._render_pending))
 
     def follow(self, scene: QGraphicsScene) -> None:
         """Drop every tile and listen to ``scene``'s changes (call again for a new scene)."""
