@@ -32,6 +32,7 @@ from hexscope.engine.analysis.diff import (
 from hexscope.engine.analysis.op_reading import OpReading, op_inputs, reading_gap
 from hexscope.engine.analysis.reuse import NodeWork, cache_for, same_inputs
 from hexscope.engine.analysis.run_snapshot import RunSnapshot, check_cancel
+from hexscope.engine.cooperate import paced
 from hexscope.engine.d32 import NO_PADDING
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.nodes import Node
@@ -52,6 +53,11 @@ from hexscope.engine.tensor import Tensor, fresh, is_frozen
 
 RefValue = Tensor | np.ndarray | Reals | DeferredBound | None
 FloatValues = dict[tuple[int, int], RefValue]
+
+#: Nodes between two pause points of a comparison's passes (engine/cooperate.py): a node's
+#: reference and metrics are 30-100 us, and the app's Compare ran them on its thread at
+#: 10,000 nodes with no pause point (100 ms of its CPU in a 161 ms gap of the window)
+ANALYSIS_EVERY = 16
 
 
 class NoValue(Exception):
@@ -223,7 +229,7 @@ def isolated(session: Session | RunSnapshot, tolerance_lsb: float = 1.0) -> tupl
     cache = cache_for(prepared)
     diffs: list[OutputDiff] = []
     skipped: dict[int, str] = {}
-    for node_id in prepared.plan:
+    for node_id in paced(prepared.plan, ANALYSIS_EVERY):
         check_cancel(session)
         result = ex.trace.get(node_id)
         if result is None or node_id in ex.stale:
@@ -303,7 +309,7 @@ def _float_run(session: Session | RunSnapshot) -> tuple[FloatValues, dict[int, s
         node = prepared.nodes[node_id]
         if node.is_const and node.const is not None:
             vals[(node_id, 0)] = as_inputs[(node_id, 0)] = node.const
-    for node_id in prepared.plan:
+    for node_id in paced(prepared.plan, ANALYSIS_EVERY):
         check_cancel(session)
         node = prepared.nodes[node_id]
         try:
@@ -378,7 +384,7 @@ def accumulated(session: Session | RunSnapshot, tolerance_lsb: float = 1.0,
     prepared, ex = session.prepared, session.executor
     cache = cache_for(prepared)
     diffs: list[OutputDiff] = []
-    for node_id in prepared.plan:
+    for node_id in paced(prepared.plan, ANALYSIS_EVERY):
         check_cancel(session)
         result = ex.trace.get(node_id)
         if result is None or node_id in ex.stale:

@@ -204,3 +204,33 @@ def test_a_threads_own_hook_runs_at_its_pause_points_only():
         assert len(seen) == 200 // cooperate.EVERY
     finally:
         cooperate.install(previous)
+
+
+@pytest.mark.parametrize("analysis", ["isolated", "accumulated"])
+def test_a_comparison_pauses_every_few_nodes_and_gives_the_same_diffs(analysis, graph):
+    """Compare's passes over a run (a reference and metrics per node, 30-100 us each) ran
+    on the app's thread with no pause point: 100 ms of its CPU in one gap of the window at
+    10,000 nodes. Each pass on a fresh run, so that no cache stands in for it."""
+    from hexscope.engine.analysis import float_run
+
+    def fresh_run() -> Session:
+        session = Session(Graph.from_snapshot(graph.snapshot()))
+        session.set_inputs([input_tensor()])
+        session.run()
+        return session
+
+    def summary(diffs: list) -> list[tuple]:
+        return [(d.node_id, d.index, d.exceeds, d.max_code_diff,
+                 None if d.metrics is None else d.metrics.max_abs) for d in diffs]
+
+    compare = getattr(float_run, analysis)
+    alone_run, paused_run = fresh_run(), fresh_run()
+    alone = compare(alone_run)
+    seen: list[int] = []
+    previous = cooperate.install(lambda: seen.append(1))
+    try:
+        paused = compare(paused_run)
+    finally:
+        cooperate.install(previous)
+    assert len(seen) >= len(paused_run.plan) // float_run.ANALYSIS_EVERY >= 4
+    assert summary(paused[0]) == summary(alone[0]) and paused[1] == alone[1]
