@@ -29,7 +29,7 @@ stamp="$venv/.deps-installed"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   echo "build: installing the dependencies and PyInstaller into $venv"
   "$venv/bin/python" -m pip install -q --upgrade pip
-  "$venv/bin/python" -m pip install -q "$root[bundle]"
+  "$venv/bin/python" -m pip install -q "$root[bundle,tflite]"
   touch "$stamp"
 fi
 # This checkout's code, as a wheel would install it (PyInstaller cannot follow the package

@@ -93,3 +93,21 @@ def test_bundle_installs_a_desktop_entry_with_its_icon(bundle, tmp_path):
                           env=_clean_env(XDG_DATA_HOME=str(data)))
     assert gone.returncode == 0 and not (data / "applications" / "hexscope.desktop").exists()
     assert not (data / "mime" / "packages" / "hexscope-mime.xml").exists()
+
+
+def test_bundle_opens_a_tflite_model_and_compares_it_with_tflite(bundle, tmp_path):
+    """The bundle carries the tflite extra: a .tflite model imports as the delegate builds it
+    and runs against TFLite's own kernels (without it: "needs the 'tflite' package")."""
+    model = ROOT / "tests" / "data" / "tflite" / "add.tflite"
+    saved = tmp_path / "add.hexgraph"
+    done = subprocess.run([str(bundle / "hexscope"), "import", str(model), "-o", str(saved)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env=_clean_env())
+    assert done.returncode == 0 and saved.is_file(), done.stdout + done.stderr[-3000:]
+    run = subprocess.run([str(bundle / "hexscope"), "compare", str(model), "--reference",
+                          "tflite", "--input", str(model.with_suffix(".input.npy"))],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                         env=_clean_env())
+    assert run.returncode in (0, 1), run.stdout + run.stderr[-3000:]   # a verdict, no error
+    assert "B: TFLite CPU (ai-edge-litert)" in run.stdout
+    assert "first divergence" in run.stdout or "compare passed" in run.stdout
