@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor
 
+from hexscope.engine.ops.registry import REGISTRY
 from hexscope.widgets.graph_canvas.node_item import (
     BADGE_PX,
     BLOCK_TEXT_MIN_LOD,
@@ -130,3 +131,91 @@ def test_ctrl_1_zooms_around_the_selected_node(qtbot, window):
     assert abs(at.x() - middle.x()) < 4          # (a short graph cannot scroll up and down)
     shown = w.canvas.mapToScene(w.canvas.viewport().rect()).boundingRect()
     assert shown.contains(item.sceneBoundingRect())
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (1024, 700)])
+def test_a_large_graph_opens_where_its_blocks_are_named_at_its_inputs(qtbot, window, tmp_path,
+                                                                      size):
+    """Fitted, a 3,000-node graph's blocks are a few pixels with no name (a 10,000-node one
+    opened at zoom 0.024): it opens at OPEN_MIN_ZOOM at its start instead, its INPUT in
+    view and every block there named whole; Fit (Ctrl+0) still shows it all."""
+    from hexscope.widgets.graph_canvas.view import OPEN_MIN_ZOOM
+    from support.large_graph import residual_graph
+
+    path = tmp_path / "big.hexgraph"
+    residual_graph(3000).save(path)
+    window.resize(*size)
+    window.show()
+    qtbot.waitExposed(window)
+    assert window.files.open_graph(str(path))
+    qtbot.wait(50)
+    canvas = window.canvas
+    canvas.show_graph()
+    assert canvas.zoom == pytest.approx(OPEN_MIN_ZOOM)
+    assert not canvas.tiles.active()                 # items paint live, with their names
+    seen = canvas.visible_scene_rect()
+    items = window.scene.items_by_id.values()
+    start = next(i for i in items if i.node.op == "INPUT")
+    assert seen.contains(QRectF(*start.body_rect()))
+    shown = [i for i in items if seen.contains(QRectF(*i.body_rect()))]
+    assert len(shown) >= 20
+    names = [i.block_label(canvas.zoom)[0] for i in shown]
+    assert all(name and "…" not in name for name in names), names
+    canvas.zoom_to_fit()
+    assert canvas.zoom < OPEN_MIN_ZOOM / 2
+    pixel = 1 / canvas.zoom                          # within a pixel of the whole graph
+    assert canvas.visible_scene_rect().adjusted(-pixel, -pixel, pixel, pixel).contains(
+        window.scene.content_rect())
+
+
+@pytest.mark.parametrize("zoom", [0.06, 0.1])
+def test_failed_next_ran_and_breakpoint_show_on_the_overview_tiles(qtbot, window, tmp_path,
+                                                                   zoom):
+    """Zoomed out to the overview (tiles, no badges), a failed node is red, the next one
+    orange, one that ran carries a dark strip and a breakpoint a red one: the states read
+    apart from the category colours at any zoom (issue 32)."""
+    from support.large_graph import residual_graph
+
+    path = tmp_path / "big.hexgraph"
+    residual_graph(600).save(path)
+    window.resize(1280, 800)
+    window.show()
+    qtbot.waitExposed(window)
+    assert window.files.open_graph(str(path))
+    qtbot.wait(50)
+    scene, canvas = window.scene, window.canvas
+    convs = [i for i in scene.items_by_id.values() if i.node.op == "QuantizedConv2d_8x8to32"]
+    failed, nxt, ran, stopped = convs[2:6]
+    scene.set_look(failed.node_id, status="failed")
+    scene.set_look(nxt.node_id, is_next=True)
+    scene.set_look(ran.node_id, status="done")
+    scene.set_look(stopped.node_id, breakpoint=True)
+    canvas.zoom_by(zoom / canvas.zoom)
+    canvas.centerOn(failed.sceneBoundingRect().center())
+    canvas.viewport().repaint()
+    qtbot.waitUntil(lambda: canvas.tiles.pending == 0 and not canvas.tiles.in_progress,
+                    timeout=10000)
+    assert canvas.tiles.active()
+    image = canvas.viewport().grab().toImage()
+
+    def at(item, fx: float, fy: float) -> QColor:
+        x, y, width, height = item.body_rect()
+        point = canvas.mapFromScene(x + fx * width, y + fy * height)
+        return image.pixelColor(point)
+
+    category = QColor(CATEGORY_COLORS[REGISTRY.get("QuantizedConv2d_8x8to32").category])
+
+    def reads_as(color: QColor, meant: QColor) -> bool:
+        # a block is 5-9 px here, smoothed into its neighbours: the nearer colour is meant
+        return _distance(color, meant) < min(_distance(color, other) for other in (
+            category, STATUS_COLORS["failed"], STATUS_COLORS["next"], STATUS_COLORS["done"],
+            BREAKPOINT_COLOR) if other.name() != meant.name())
+
+    assert reads_as(at(failed, 0.5, 0.4), STATUS_COLORS["failed"])
+    assert reads_as(at(nxt, 0.5, 0.4), STATUS_COLORS["next"])
+    if zoom < 0.08:
+        return          # 3-4 px high: the strips blend into the background (fills do not)
+    assert reads_as(at(ran, 0.5, 0.9), STATUS_COLORS["done"])
+    assert reads_as(at(ran, 0.5, 0.3), category)              # its colour above the strip
+    assert reads_as(at(stopped, 0.1, 0.5), BREAKPOINT_COLOR)
+    assert reads_as(at(stopped, 0.8, 0.4), category)

@@ -80,7 +80,7 @@ def test_a_graph_just_built_is_fitted_without_measuring_every_item(qtbot, monkey
     real = scene.itemsBoundingRect
     monkeypatch.setattr(scene, "itemsBoundingRect", lambda: calls.append(1) or real())
     nodes = [i.sceneBoundingRect() for i in scene.items_by_id.values()]
-    view.show_graph()
+    view.zoom_to_fit()
     shown = view.visible_scene_rect()
     assert calls == [] and all(shown.contains(r.center()) for r in nodes)
     item = next(iter(scene.items_by_id.values()))

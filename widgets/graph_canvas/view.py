@@ -35,7 +35,11 @@ from hexscope.widgets.theme_colors import theme_colors
 OP_MIME = "application/x-hexscope-op"
 MIN_ZOOM, MAX_ZOOM = 0.02, 4.0
 READABLE_ZOOM = 0.75        # below this, port names are too small to read (< 6 pt)
-OVERVIEW_ZOOM = 0.5         # a graph that fits at this zoom or more is shown whole
+#: A graph that fits the view at this zoom or more opens whole; a larger one opens at this
+#: zoom at its start. Below it the blocks carry no name (tiles, from 0.125 down) or names
+#: too small to read: a fitted 10,000-node graph (0.024) opened as a field of coloured
+#: dots that named nothing (issue 32). The minimap shows the whole; Fit (Ctrl+0) fits it.
+OPEN_MIN_ZOOM = 0.2
 NAV_KEYS = (Qt.Key.Key_Left, Qt.Key.Key_Right, Qt.Key.Key_Up, Qt.Key.Key_Down,
             Qt.Key.Key_Return, Qt.Key.Key_Enter)
 EMPTY_HINT = ("Open a graph with File ▸ Open (Ctrl+O)\n"
@@ -129,8 +133,19 @@ class GraphCanvas(QGraphicsView):
     def show_graph(self) -> None:
         """A graph opens fitted to the view (never above 100 %): zoomed out, nodes are
         blocks named by their op (level of detail) and long layouts wrap into bands, so
-        the whole graph reads; the minimap keeps the overview once zoomed in."""
+        the whole graph reads; the minimap keeps the overview once zoomed in. A graph too
+        large to name its blocks when fitted opens at ``OPEN_MIN_ZOOM`` at its start (the
+        top left: its inputs), the minimap showing where that is in the whole."""
         self.zoom_to_fit()
+        if self.zoom >= OPEN_MIN_ZOOM:
+            return
+        rect = self._scene.content_rect()
+        if rect.isEmpty():
+            return
+        self.zoom_by(OPEN_MIN_ZOOM / self.zoom)
+        seen = self.visible_scene_rect()
+        self.centerOn(QPointF(rect.left() - 40 + seen.width() / 2,
+                              rect.top() - 40 + seen.height() / 2))
 
     def center_on_node(self, node_id: int) -> None:
         item = self._scene.items_by_id.get(self._scene.folded.get(node_id, node_id))
