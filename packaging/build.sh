@@ -25,11 +25,14 @@ bash packaging/setup.sh debs
 mkdir -p "$work"
 venv="$work/venv"
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
-stamp="$venv/.deps-installed"
+# the extras the bundle carries: tflite, so that .tflite models open in it too
+extras=bundle,tflite
+# named for the extras: a venv made for other extras installs these (reused otherwise)
+stamp="$venv/.deps-installed-$extras"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   echo "build: installing the dependencies and PyInstaller into $venv"
   "$venv/bin/python" -m pip install -q --upgrade pip
-  "$venv/bin/python" -m pip install -q "$root[bundle,tflite]"
+  "$venv/bin/python" -m pip install -q "$root[$extras]"
   touch "$stamp"
 fi
 # This checkout's code, as a wheel would install it (PyInstaller cannot follow the package
