@@ -26,6 +26,16 @@ def _load() -> ModuleType:
 
 _defs = compiled.compile_once(_load)
 
+
+def _load_lut() -> ModuleType | None:
+    from hexscope.engine.ops.kernels import d32_lut_defs
+
+    # without VBMI the table kernel is a byte loop, slower than the arithmetic pass
+    return d32_lut_defs if d32_lut_defs.vbmi_native() else None
+
+
+_lut_defs = compiled.compile_once(_load_lut)
+
 #: (in_off, mul_even, mul_odd, add, shift, out_off): y = sat_u8((((c - in_off) * mul + add)
 #: >> shift) + out_off), mul by the byte's memory offset's parity
 RequantizeSteps = tuple[int, int, int, int, int, int]
@@ -46,6 +56,34 @@ def requantize_d32_pass(memory_shape: tuple[int, ...], written: tuple[slice, sli
             cols.start, cols.stop, *steps, fill)
     size = int(np.prod(memory_shape))
     kernel = defs.requantize_d32
+
+    def run(src: np.ndarray) -> np.ndarray:
+        out = np.empty(size, np.uint8)
+        kernel(src, out, *args)
+        return out
+
+    return run
+
+
+def requantize_d32_lut_pass(memory_shape: tuple[int, ...], written: tuple[slice, slice, slice],
+                            tables: np.ndarray, fill: int
+                            ) -> Callable[[np.ndarray], np.ndarray] | None:
+    """:func:`requantize_d32_pass` with the step as byte tables: ``tables`` (512 uint8) maps a
+    code at an even memory offset through its first 256 bytes, at an odd one through its
+    last 256; None where the compiled kernels are off or this CPU has no AVX-512 VBMI (the
+    arithmetic pass is then the faster). The written columns must be whole 64-byte vectors
+    (the HVX loop's are whole 128-byte ones)."""
+    defs = _lut_defs()
+    if defs is None or (written[2].stop - written[2].start) % 2:
+        return None
+    batches, h_total, n_slices, w_total, _ = memory_shape
+    rows, slices, cols = written
+    lut = np.ascontiguousarray(tables, np.uint8)
+    two = int(not np.array_equal(lut[:256], lut[256:]))
+    args = (batches, h_total, n_slices, w_total, rows.start, rows.stop, slices.stop,
+            cols.start, cols.stop, lut, two, fill)
+    size = int(np.prod(memory_shape))
+    kernel = defs.requantize_d32_lut
 
     def run(src: np.ndarray) -> np.ndarray:
         out = np.empty(size, np.uint8)
@@ -83,4 +121,4 @@ def addsub_d32_pass(a: D32Geometry, b: D32Geometry, out: D32Geometry, fill: int
     return run
 
 
-__all__ = ["RequantizeSteps", "addsub_d32_pass", "requantize_d32_pass"]
+__all__ = ["RequantizeSteps", "addsub_d32_pass", "requantize_d32_lut_pass", "requantize_d32_pass"]
