@@ -16,6 +16,7 @@ import numpy as np
 
 from hexscope.engine.d32 import D32Geometry
 from hexscope.engine.ops.kernels import compiled
+from hexscope.engine.ops.kernels.spare_memory import SpareMemories
 
 
 def _load() -> ModuleType:
@@ -84,10 +85,19 @@ def requantize_d32_lut_pass(memory_shape: tuple[int, ...], written: tuple[slice,
             cols.start, cols.stop, lut, two, fill)
     size = int(np.prod(memory_shape))
     kernel = defs.requantize_d32_lut
+    spare = SpareMemories()
+    unfilled = (*args[:-1], -1)
 
     def run(src: np.ndarray) -> np.ndarray:
+        # a memory given out before keeps its fill bytes: only the written region is
+        # computed into it (the fill is most of a small layer's memory)
+        out = spare.take()
+        if out is not None:
+            kernel(src, out, *unfilled)
+            return out
         out = np.empty(size, np.uint8)
         kernel(src, out, *args)
+        spare.keep(out)
         return out
 
     return run

@@ -108,20 +108,24 @@ def requantize_d32_lut(src, out, batches, h_total, n_slices, w_total, row0, row1
     """``d32_elementwise_defs.requantize_d32`` with the step as a table: in the data rows
     ``row0:row1`` and the slices ``:nd32``, columns ``col0:col1`` are lut[c] at an even
     memory offset and lut[256 + c] (``two``) or lut[c] at an odd one; every other byte is
-    ``fill``. Precondition: ``src`` holds the whole memory, ``out`` has its size,
+    ``fill``, or left as it is for a fill below 0 (a memory that holds this layout's fill
+    there already). Precondition: ``src`` holds the whole memory, ``out`` has its size,
     (col1 - col0) is a multiple of 2 (whole 64-byte vectors), lut has 512 bytes."""
     seg = w_total * 32
-    f = np.uint8(fill)
+    f = np.uint8(fill & 255)
+    filled = fill >= 0
     for b in range(batches):
         for h in range(h_total):
             data_row = row0 <= h < row1
             for k in range(n_slices):
                 base = ((b * h_total + h) * n_slices + k) * seg
                 if not data_row or k >= nd32:
-                    out[base:base + seg] = f
+                    if filled:
+                        out[base:base + seg] = f
                     continue
                 start, stop = base + col0 * 32, base + col1 * 32
-                out[base:start] = f
-                out[stop:base + seg] = f
+                if filled:
+                    out[base:start] = f
+                    out[stop:base + seg] = f
                 # every row segment starts at an even offset (strides are multiples of 32)
                 lut_run(src, start, stop - start, lut, two, out)
