@@ -88,7 +88,7 @@ def run_fast(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...]
         # (the driver's -1: none), the most of a small layer's memory; the key holds the fill
         mem = run.spare.take()
         fresh = mem is None
-        if fresh:
+        if mem is None:
             mem = np.empty(run.mem_shape, np.uint8)
         ok, lo, hi = driver(params, x.raw, mem, chan64, chan32, gather_to, gather_from, buf,
                             run.folded, run.recip, run.zx, run.shift, False,

@@ -120,12 +120,21 @@ def addsub_d32_pass(a: D32Geometry, b: D32Geometry, out: D32Geometry, fill: int
                 b.row_stride, b.d32_stride, out.batch_stride, out.row_stride, out.d32_stride)
     size = out.elements
     kernel = defs.addsub_d32
+    spare = SpareMemories()
 
     def run(a_mem: np.ndarray, b_mem: np.ndarray, a_scale: int, b_scale: int, offset: int,
             rsh: int) -> tuple[np.ndarray, int, int]:
-        y = np.empty(size, np.uint8)
+        # a memory given out before keeps its fill bytes: the pass writes the elements and
+        # the lanes past the depth only
+        y = spare.take()
+        fresh = y is None
+        if y is None:
+            y = np.empty(size, np.uint8)
         bounds = np.empty(2, np.int64)
-        kernel(a_mem, b_mem, y, *geometry, a_scale, b_scale, offset, rsh, fill, bounds)
+        kernel(a_mem, b_mem, y, *geometry, a_scale, b_scale, offset, rsh, fill, int(fresh),
+               bounds)
+        if fresh:
+            spare.keep(y)
         return y, int(bounds[0]), int(bounds[1])
 
     return run
