@@ -125,3 +125,30 @@ def test_a_requantize_on_a_reused_memory_gives_a_fresh_runs_bytes(shape, seed, f
         assert _address(y) == at                # the same memory each time it is free
         del y
     assert _memory(first) == before
+
+
+@settings(max_examples=30, deadline=None)
+@given(shape=st.tuples(st.integers(1, 2), st.integers(1, 5), st.integers(1, 9),
+                       st.integers(1, 70)),
+       seed=st.integers(0, 2**32 - 1), fill=st.integers(0, 255))
+def test_a_convert_to_d32_on_a_reused_memory_gives_a_fresh_runs_bytes(shape, seed, fill):
+    # depths of whole 8-byte words and of single bytes (the packer's two forms)
+    rng = np.random.default_rng(seed)
+    xs = [Tensor.from_array(rng.integers(0, 256, shape, dtype=np.uint8)).readonly()
+          for _ in range(3)]
+    kernel = REGISTRY.get("Convert_to_d32").kernel
+    ctx = KernelContext(0x21, "Convert_to_d32", padding_fill=fill)
+    first = kernel(ctx, xs[0])[0]
+    before = _memory(first)
+    at = None
+    for k in range(5):
+        x = xs[k % 3]
+        y = kernel(ctx, x)[0]
+        with _numpy_paths():
+            fresh = kernel(KernelContext(0x21, "Convert_to_d32", padding_fill=fill), x)[0]
+        assert _memory(y) == _memory(fresh)
+        if k:               # the second call keeps the packer; its memories come back
+            at = at or _address(y)
+            assert _address(y) == at
+        del y
+    assert _memory(first) == before
