@@ -20,6 +20,7 @@ import numpy as np
 from hexscope.engine.dtypes import DType, Layout
 from hexscope.engine.ops.context import KernelContext, Shared, scalar_f
 from hexscope.engine.ops.conv.dwise_scaling import DwiseRange, would_retry
+from hexscope.engine.ops.kernels.spare_memory import SpareMemories
 from hexscope.engine.ops.kernels.supernode_requant import d32_kernel
 from hexscope.engine.tensor import Tensor
 
@@ -43,6 +44,7 @@ class FastRun(NamedTuple):
     mem_shape: tuple[int, int, int, int, int]
     template: Tensor            # shape-only: the output's shape and padding
     words: tuple[Tensor, Tensor]
+    spare: SpareMemories        # the direct pass's output memories, given out again
 
 
 def steady_key(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...]) -> tuple:
@@ -80,15 +82,24 @@ def run_fast(ctx: KernelContext, x: Tensor, rest: tuple[Tensor, ...]
     state = found[1]
     if (scalar_f(rest[1]), scalar_f(rest[2]), state.mn, state.mx, state.flags) != run.scaling:
         return None
-    mem = np.empty(run.mem_shape, np.uint8)
     if run.bound is not None:
         driver, params, chan64, chan32, gather_to, gather_from, buf = run.bound
+        # a memory this run wrote before that nothing refers to keeps its padding fill
+        # (the driver's -1: none), the most of a small layer's memory; the key holds the fill
+        mem = run.spare.take()
+        fresh = mem is None
+        if mem is None:
+            mem = np.empty(run.mem_shape, np.uint8)
         ok, lo, hi = driver(params, x.raw, mem, chan64, chan32, gather_to, gather_from, buf,
-                            run.folded, run.recip, run.zx, run.shift, False, ctx.padding_fill)
-        if not ok:
+                            run.folded, run.recip, run.zx, run.shift, False,
+                            ctx.padding_fill if fresh else -1)
+        if not ok:          # nothing written
             return None
+        if fresh:
+            run.spare.keep(mem)
         lo, hi = min(_START[0], lo), max(_START[1], hi)
     else:
+        mem = np.empty(run.mem_shape, np.uint8)
         got = run.path(x, run.zx, run.folded, run.recip, run.shift, mem, ctx.padding_fill)
         if got is None:
             return None
@@ -109,7 +120,8 @@ def keep_fast(ctx: KernelContext, key: tuple, scaling: tuple, zx: int, folded: n
     bound = getattr(direct, "bound", None)
     ctx.state[KEY] = Shared(key, FastRun(
         scaling, bound, path, int(zx), np.ascontiguousarray(folded, np.int64),
-        np.ascontiguousarray(recip, np.int64), int(shift), mem_shape, template, words))
+        np.ascontiguousarray(recip, np.int64), int(shift), mem_shape, template, words,
+        SpareMemories()))
 
 
 #: The range search's start (supernode_hvx's ``_extremes``).

@@ -15,7 +15,11 @@ from hexscope.engine.errors import KernelError
 from hexscope.engine.hexmath import exact_memo, getexp, rndi1
 from hexscope.engine.ops.context import KernelContext, Shared, output_fits, scalar_f
 from hexscope.engine.ops.elementwise.activation import range_words
-from hexscope.engine.ops.kernels.d32_elementwise import RequantizeSteps, requantize_d32_pass
+from hexscope.engine.ops.kernels.d32_elementwise import (
+    RequantizeSteps,
+    requantize_d32_lut_pass,
+    requantize_d32_pass,
+)
 from hexscope.engine.ops.quant.requantize_fixed import (
     requantize_8to8_plan,
     requantize_u8_by_table,
@@ -128,16 +132,21 @@ def _compiled_pass(x: Tensor, gain: np.float32, in_off: int, out_off: int, fill:
                    ) -> Callable[[np.ndarray], np.ndarray] | None:
     """The compiled pass of the output memory for x's layout, or None (the kernels off, or
     the step not giving :func:`requantize_u8_lanes`'s 256 codes at both lane parities,
-    checked through the kernel itself on a memory of one row holding each code twice)."""
+    checked through the kernel itself on a memory of one row holding each code twice).
+    Where the CPU has byte permutes the pass looks the codes up in those 512 bytes instead
+    (:func:`requantize_d32_lut_pass`): the lane arithmetic's own table."""
+    g = x.geometry
+    pairs = np.repeat(np.arange(256, dtype=np.uint8), 2)
+    want = requantize_u8_lanes(pairs, gain, in_off, out_off)
+    tables = np.concatenate((want[0::2], want[1::2]))
+    looked_up = requantize_d32_lut_pass(g.memory_shape, written_region_of(g), tables, fill)
+    if looked_up is not None:
+        return looked_up
     steps = lane_steps(gain, in_off, out_off)
     probe = requantize_d32_pass((1, 1, 1, 16, 32), (slice(0, 1), slice(0, 1), slice(0, 16)),
                                 steps, fill)
-    if probe is None:
+    if probe is None or not np.array_equal(probe(pairs), want):
         return None
-    pairs = np.repeat(np.arange(256, dtype=np.uint8), 2)
-    if not np.array_equal(probe(pairs), requantize_u8_lanes(pairs, gain, in_off, out_off)):
-        return None
-    g = x.geometry
     return requantize_d32_pass(g.memory_shape, written_region_of(g), steps, fill)
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from hexscope.engine.d32 import D32Geometry
 from hexscope.engine.ops.kernels import compiled
+from hexscope.engine.ops.kernels.spare_memory import SpareMemories
 
 
 def _load() -> ModuleType:
@@ -25,6 +26,16 @@ def _load() -> ModuleType:
 
 
 _defs = compiled.compile_once(_load)
+
+
+def _load_lut() -> ModuleType | None:
+    from hexscope.engine.ops.kernels import d32_lut_defs
+
+    # without VBMI the table kernel is a byte loop, slower than the arithmetic pass
+    return d32_lut_defs if d32_lut_defs.vbmi_native() else None
+
+
+_lut_defs = compiled.compile_once(_load_lut)
 
 #: (in_off, mul_even, mul_odd, add, shift, out_off): y = sat_u8((((c - in_off) * mul + add)
 #: >> shift) + out_off), mul by the byte's memory offset's parity
@@ -55,6 +66,43 @@ def requantize_d32_pass(memory_shape: tuple[int, ...], written: tuple[slice, sli
     return run
 
 
+def requantize_d32_lut_pass(memory_shape: tuple[int, ...], written: tuple[slice, slice, slice],
+                            tables: np.ndarray, fill: int
+                            ) -> Callable[[np.ndarray], np.ndarray] | None:
+    """:func:`requantize_d32_pass` with the step as byte tables: ``tables`` (512 uint8) maps a
+    code at an even memory offset through its first 256 bytes, at an odd one through its
+    last 256; None where the compiled kernels are off or this CPU has no AVX-512 VBMI (the
+    arithmetic pass is then the faster). The written columns must be whole 64-byte vectors
+    (the HVX loop's are whole 128-byte ones)."""
+    defs = _lut_defs()
+    if defs is None or (written[2].stop - written[2].start) % 2:
+        return None
+    batches, h_total, n_slices, w_total, _ = memory_shape
+    rows, slices, cols = written
+    lut = np.ascontiguousarray(tables, np.uint8)
+    two = int(not np.array_equal(lut[:256], lut[256:]))
+    args = (batches, h_total, n_slices, w_total, rows.start, rows.stop, slices.stop,
+            cols.start, cols.stop, lut, two, fill)
+    size = int(np.prod(memory_shape))
+    kernel = defs.requantize_d32_lut
+    spare = SpareMemories()
+    unfilled = (*args[:-1], -1)
+
+    def run(src: np.ndarray) -> np.ndarray:
+        # a memory given out before keeps its fill bytes: only the written region is
+        # computed into it (the fill is most of a small layer's memory)
+        out = spare.take()
+        if out is not None:
+            kernel(src, out, *unfilled)
+            return out
+        out = np.empty(size, np.uint8)
+        kernel(src, out, *args)
+        spare.keep(out)
+        return out
+
+    return run
+
+
 def addsub_d32_pass(a: D32Geometry, b: D32Geometry, out: D32Geometry, fill: int
                     ) -> Callable[..., tuple[np.ndarray, int, int]] | None:
     """A function (a memory, b memory, a_scale, b_scale, offset, rsh) -> (output memory,
@@ -72,15 +120,24 @@ def addsub_d32_pass(a: D32Geometry, b: D32Geometry, out: D32Geometry, fill: int
                 b.row_stride, b.d32_stride, out.batch_stride, out.row_stride, out.d32_stride)
     size = out.elements
     kernel = defs.addsub_d32
+    spare = SpareMemories()
 
     def run(a_mem: np.ndarray, b_mem: np.ndarray, a_scale: int, b_scale: int, offset: int,
             rsh: int) -> tuple[np.ndarray, int, int]:
-        y = np.empty(size, np.uint8)
+        # a memory given out before keeps its fill bytes: the pass writes the elements and
+        # the lanes past the depth only
+        y = spare.take()
+        fresh = y is None
+        if y is None:
+            y = np.empty(size, np.uint8)
         bounds = np.empty(2, np.int64)
-        kernel(a_mem, b_mem, y, *geometry, a_scale, b_scale, offset, rsh, fill, bounds)
+        kernel(a_mem, b_mem, y, *geometry, a_scale, b_scale, offset, rsh, fill, int(fresh),
+               bounds)
+        if fresh:
+            spare.keep(y)
         return y, int(bounds[0]), int(bounds[1])
 
     return run
 
 
-__all__ = ["RequantizeSteps", "addsub_d32_pass", "requantize_d32_pass"]
+__all__ = ["RequantizeSteps", "addsub_d32_pass", "requantize_d32_lut_pass", "requantize_d32_pass"]

@@ -59,12 +59,12 @@ def requantize_d32(src, out, batches, h_total, n_slices, w_total, row0, row1, nd
                         y[i] = np.uint8(min(max(v, lo_i), hi_i))
 
 
-@njit([types.void(_arr(ra), _arr(rb), _arr(False), *([_I64] * 24),
+@njit([types.void(_arr(ra), _arr(rb), _arr(False), *([_I64] * 25),
                   types.Array(types.int64, 1, "C")) for ra in (False, True)
        for rb in (False, True)], **_OPTS)
 def addsub_d32(a, b, out, batches, height, width, depth,
                a_h0, a_w0, a_d0, a_bs, a_rs, a_ss, b_h0, b_w0, b_d0, b_bs, b_rs, b_ss,
-               o_bs, o_rs, o_ss, a_scale, b_scale, offset, rsh, fill,
+               o_bs, o_rs, o_ss, a_scale, b_scale, offset, rsh, fill, whole,
                bounds):  # pragma: no cover - compiled
     """§13.5's normal mode (``compiled_defs.addsub_normal``) on two d32 memories of the same
     logical shape, into the output's memory: t = floor((a A + b B) / 256), y = sat_u8((
@@ -72,12 +72,15 @@ def addsub_d32(a, b, out, batches, height, width, depth,
 
     Each memory is given by its padding before (h, w, d) and its batch, row and slice
     strides; the output has a's height and width padding and no depth-before padding, and
-    every byte of it that holds no element is ``fill``. Precondition: rsh >= 0, at least
-    one element, every memory whole (the caller sizes them from their geometry)."""
+    every byte of it that holds no element is ``fill`` (with ``whole`` 0, only the lanes
+    past the depth are written: the others hold the fill already, a memory this pass
+    wrote before). Precondition: rsh >= 0, at least one element, every memory whole (the
+    caller sizes them from their geometry)."""
     rb = (1 << rsh) >> 1
     lo = np.int64(9223372036854775807)
     hi = np.int64(-9223372036854775807)
-    out[:] = np.uint8(fill)
+    if whole:
+        out[:] = np.uint8(fill)
     for n in range(batches):
         for h in range(height):
             ra = n * a_bs + (h + a_h0) * a_rs

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from hexscope.engine.ops.kernels import compiled
+from hexscope.engine.ops.kernels.spare_memory import SpareMemories
 
 
 def _build() -> tuple[Callable[..., Any], Callable[..., Any]]:
@@ -24,11 +25,13 @@ def _build() -> tuple[Callable[..., Any], Callable[..., Any]]:
     # bytes, explicit unsigned offsets: numba then skips its negative-index wrap, and the
     # moves are whole words (bytewise, LLVM left the 32-byte moves scalar: 4x slower).
     @njit(cache=True, nogil=True, boundscheck=False)
-    def pack(src, dims, mem, geometry, fill, unit):  # pragma: no cover - compiled
+    def pack(src, dims, mem, geometry, fill, unit, whole):  # pragma: no cover - compiled
+        # ``whole`` False: only the data is written (``mem`` holds the fill everywhere else,
+        # a memory this pass wrote before: spare_memory.py)
         b_n, h, w, d = dims
         h_tot, n_slices, w_tot, hb, wb, db = geometry
         row = n_slices * w_tot * 32 // unit
-        for k in range(mem.size):
+        for k in range(mem.size if whole else 0):
             mem[k] = fill
         for b in range(b_n):
             for y in range(h):
@@ -97,10 +100,11 @@ def pack_d32(src: np.ndarray, memory_shape: tuple[int, ...], padding: tuple[int,
     flat, out = np.ascontiguousarray(src).reshape(-1), mem.reshape(-1)
     if _words(src.shape[3], db):
         kernels[0](flat.view(np.uint64), src.shape, out.view(np.uint64),
-                   (h_tot, n_slices, w_tot, hb, wb, db), np.uint64(fill * 0x0101010101010101), 8)
+                   (h_tot, n_slices, w_tot, hb, wb, db), np.uint64(fill * 0x0101010101010101), 8,
+                   True)
     else:
         kernels[0](flat, src.shape, out, (h_tot, n_slices, w_tot, hb, wb, db), np.uint8(fill),
-                   1)
+                   1, True)
     return mem
 
 
@@ -183,14 +187,23 @@ def packer(memory_shape: tuple[int, ...], shape: tuple[int, int, int, int],
     word = np.uint64(fill * 0x0101010101010101)
     byte = np.uint8(fill)
 
+    spare = SpareMemories()
+
     def run(src: np.ndarray) -> np.ndarray:
-        mem = np.empty(mem_shape, np.uint8)
+        # a memory given out before keeps its fill: only the data is written into it (a
+        # 3-deep input's memory is 29/32 depth padding)
+        mem = spare.take()
+        whole = mem is None
+        if mem is None:
+            mem = np.empty(mem_shape, np.uint8)
         flat = np.ascontiguousarray(src).reshape(-1)
         if words:
             kernel(flat.view(np.uint64), dims, mem.reshape(-1).view(np.uint64), geometry, word,
-                   8)
+                   8, whole)
         else:
-            kernel(flat, dims, mem.reshape(-1), geometry, byte, 1)
+            kernel(flat, dims, mem.reshape(-1), geometry, byte, 1, whole)
+        if whole:
+            spare.keep(mem)
         return mem
 
     return run

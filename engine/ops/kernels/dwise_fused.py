@@ -25,6 +25,7 @@ import numpy as np
 
 from hexscope.engine.ops.conv.d32_input_reads import Zaps, lines_read, zapped_columns
 from hexscope.engine.ops.kernels import compiled
+from hexscope.engine.ops.kernels.spare_memory import SpareMemories
 from hexscope.engine.tensor import Tensor
 
 #: float32 sums stay exact while |sum| <= taps x 255 x 255 < 2**24
@@ -172,13 +173,22 @@ def prepare_dwise_d32(x: Tensor, zaps: Zaps, rows: tuple[int, int], cols: tuple[
                 ringf, ringp, wpairs, bias, recip, masks, int(shamt), int(zx), valid,
                 int(pad_code), int(fill))
 
+        unfilled = (*head[:-1], -1)
+        spare = SpareMemories()
+
         def go(raw: np.ndarray) -> tuple[np.ndarray, int, int]:
-            mem = np.empty(mem_shape, np.uint8)
             src8 = raw[:size]
             if src8.flags.writeable:
                 src8 = src8.view()
                 src8.flags.writeable = False
+            # a memory this pass wrote before that nothing refers to keeps its fill
+            mem = spare.take()
+            if mem is not None:
+                lo, hi = kernel(src8, *unfilled, mem.reshape(-1), _LANES, chunk)
+                return mem, int(lo), int(hi)
+            mem = np.empty(mem_shape, np.uint8)
             lo, hi = kernel(src8, *head, mem.reshape(-1), _LANES, chunk)
+            spare.keep(mem)
             return mem, int(lo), int(hi)
 
         return go

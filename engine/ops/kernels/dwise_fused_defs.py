@@ -292,8 +292,10 @@ def dwise_d32(raw8, line_base, zero, wts, fh, fw, sh, sw, ow, oh, h_tot, hb, w_t
     n_cols = zero.shape[3]
     words = n_cols * 4
     line_bytes = w_tot * 32
-    fill8 = np.uint8(fill)
-    for b in range(nb):
+    fill8 = np.uint8(fill & 255)
+    # fill < 0: ``out`` holds this layout's fill there already (a memory this pass wrote
+    # before: kernels/spare_memory.py); the spill columns below are written all the same
+    for b in range(nb if fill >= 0 else 0):
         for r in range(h_tot):
             at = (b * h_tot + r) * n_sl * line_bytes
             if r < hb or r >= hb + oh:

@@ -162,6 +162,18 @@ def _d32_elementwise() -> None:
         add(mem, mem, 1, 1, 0, 0)
 
 
+def _d32_lut() -> None:
+    from hexscope.engine.ops.kernels import d32_lut_defs
+
+    # typed signatures: compiled or loaded at the import; on a CPU without VBMI the pass is
+    # not used, but the module (and its byte loop) loads all the same
+    mem = np.zeros(128, np.uint8)
+    for writable in (True, False):
+        mem.flags.writeable = writable
+        d32_lut_defs.requantize_d32_lut(mem, np.empty(128, np.uint8), 1, 1, 1, 4, 0, 1, 1, 0,
+                                        4, np.zeros(512, np.uint8), 0, 0)
+
+
 def _metrics_pass() -> None:
     from hexscope.engine.analysis import metrics_pass
 
@@ -193,6 +205,7 @@ WARMERS: dict[str, Callable[[], None]] = {
     "hexscope.engine.ops.kernels.gemm_requant_defs": _gemm_requant,
     "hexscope.engine.ops.kernels.conv_d32_defs": _conv_d32,
     "hexscope.engine.ops.kernels.d32_elementwise_defs": _d32_elementwise,
+    "hexscope.engine.ops.kernels.d32_lut_defs": _d32_lut,
     "hexscope.engine.analysis.metrics_pass": _metrics_pass,
 }
 
