@@ -380,9 +380,14 @@ class Tensor:
         :attr:`nbytes` bytes, shared. This tensor's geometry was checked when it was made:
         an elementwise kernel's output skips the checks of the constructor (a d32 one's
         geometry and buffer tests cost ~1 us a node)."""
+        # a buffer as large as this tensor's holds its nbytes (the constructors check that):
+        # nbytes, a memoised geometry look-up, only for a smaller one
+        mine = self._raw
         if type(raw) is not np.ndarray or raw.dtype != np.uint8 or raw.ndim != 1 \
-                or not raw.flags.c_contiguous or raw.size < self.nbytes \
-                or (dtype is not None and dtype.size != self.dtype.size):
+                or not raw.flags.c_contiguous \
+                or (mine is None or raw.size < mine.size) and raw.size < self.nbytes \
+                or (dtype is not None and dtype is not self.dtype
+                    and _SIZE_OF[dtype] != _SIZE_OF[self.dtype]):
             return Tensor(self.shape, dtype or self.dtype, raw, self.layout, self.padding)
         out = object.__new__(Tensor)
         out.shape, out.dtype, out.layout, out.padding = self.shape, dtype or self.dtype, \

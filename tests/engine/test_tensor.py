@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from hexscope.engine import DType, Layout, Tensor
+from hexscope.engine.d32 import D32Geometry, D32Padding
 
 
 def test_lower_rank_is_padded_on_the_left():
@@ -83,3 +84,19 @@ def test_alike_shares_a_buffer_in_the_same_geometry_and_falls_back_to_the_checks
     assert not np.shares_memory(x.alike(strided).raw, strided)
     with pytest.raises(ValueError, match="too small"):
         x.alike(raw[:-1])
+
+
+def test_alike_checks_a_buffer_smaller_than_the_tensors_own_against_its_data_size() -> None:
+    # the shortcut trusts a buffer as large as the tensor's allocation; one smaller (an
+    # allocation with a tail) is measured against nbytes, and a wider type is refused
+    pad = D32Padding(1, 1, 4, 3, 0, 27)
+    x = Tensor((1, 2, 5, 5), DType.QUINT8, np.zeros(D32Geometry((1, 2, 5, 5), pad).elements
+                                                    + 64, np.uint8), Layout.D32, pad)
+    fits = np.arange(x.nbytes, dtype=np.uint8)
+    y = x.alike(fits)
+    assert np.shares_memory(y.raw, fits) and y.nbytes == fits.size
+    with pytest.raises(ValueError, match="too small"):
+        x.alike(fits[:-1])
+    with pytest.raises(ValueError, match="too small"):
+        x.alike(np.zeros(x.raw.size, np.uint8), DType.INT32)
+    assert x.alike(np.zeros(x.raw.size, np.uint8), DType.QINT8).dtype is DType.QINT8
