@@ -7,9 +7,6 @@ add's stateful runs (range tracking, the re-run, a changed input range)."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -24,23 +21,10 @@ from hexscope.engine.ops.d32.requantize import lane_steps
 from hexscope.engine.ops.kernels import compiled
 from hexscope.engine.quant import adjust_range
 from hexscope.engine.tensor import Tensor
+from support.kernel_paths import numpy_paths
 
 f32 = np.float32
 pytestmark = pytest.mark.skipif(not compiled.enabled(), reason="compiled kernels off")
-
-
-@contextlib.contextmanager
-def _numpy_paths():
-    """The numpy paths (the old ones): every compiled kernel off for the block."""
-    before = os.environ.get("HEXSCOPE_KERNELS")
-    os.environ["HEXSCOPE_KERNELS"] = "numpy"
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["HEXSCOPE_KERNELS"]
-        else:
-            os.environ["HEXSCOPE_KERNELS"] = before
 
 
 def _random_d32(rng: np.random.Generator, shape: tuple[int, int, int, int],
@@ -91,13 +75,13 @@ def test_requantize_pass_equals_the_numpy_path(shape, seed, gain, out_range):
     lo, hi = (float(f32(v)) for v in adjust_range(f32(out_range[0]), f32(out_range[1])))
     x_range = (lo * gain, hi * gain) if gain > 0 else (hi * -gain, lo * -gain)
     ranges = (*x_range, lo, hi)
-    with _numpy_paths():
+    with numpy_paths():
         want = _requantize(x, ranges)
     assert _requantize(x, ranges) == want
     # the node keeps its pass: a second run, then another range, on the same context
     ctx = KernelContext(node_id=0x20, op="Requantize_8to8_d32", padding_fill=0x5A)
     for r in (ranges, ranges, (x_range[0], x_range[1] * 1.5, lo, hi)):
-        with _numpy_paths():
+        with numpy_paths():
             want = _requantize(x, r)
         assert _requantize(x, r, ctx) == want
         kept = ctx.state.get("d32_requantize")
@@ -144,7 +128,7 @@ def test_addsub_pass_equals_the_numpy_path(shape, seed, name, same_d_before, ran
     contexts = [KernelContext(node_id=0x30, op=name, padding_fill=f) for f in (0xA5, 0xA5)]
     for r in ranges:
         args = (*r, *fixed)
-        with _numpy_paths():
+        with numpy_paths():
             want = _addsub(name, contexts[0], x, y, args)
         assert _addsub(name, contexts[1], x, y, args) == want
 
@@ -154,6 +138,6 @@ def test_a_broadcast_keeps_the_numpy_path_and_its_bytes():
     x, y = _random_d32(rng, (1, 3, 5, 40)), _random_d32(rng, (1, 3, 1, 40))
     name = "QuantizedAdd_8p8to8_d32"
     ctx_new, ctx_old = (KernelContext(node_id=0x31, op=name) for _ in range(2))
-    with _numpy_paths():
+    with numpy_paths():
         want = _addsub(name, ctx_old, x, y, (-1.0, 2.0, -3.0, 1.0))
     assert _addsub(name, ctx_new, x, y, (-1.0, 2.0, -3.0, 1.0)) == want

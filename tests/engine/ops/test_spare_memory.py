@@ -6,9 +6,6 @@ earlier output someone still holds never changes."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,21 +18,8 @@ from hexscope.engine.ops.registry import REGISTRY
 from hexscope.engine.quant import adjust_range
 from hexscope.engine.tensor import Tensor
 from support.d32_tensors import d32_with_random_padding
+from support.kernel_paths import numpy_paths
 from support.supernode_graphs import d32_snode_chain
-
-
-@contextlib.contextmanager
-def _numpy_paths():
-    """The numpy paths, the reference: every compiled kernel off for the block."""
-    before = os.environ.get("HEXSCOPE_KERNELS")
-    os.environ["HEXSCOPE_KERNELS"] = "numpy"
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["HEXSCOPE_KERNELS"]
-        else:
-            os.environ["HEXSCOPE_KERNELS"] = before
 
 
 def _address(t: Tensor) -> int:
@@ -83,7 +67,7 @@ def test_a_session_reusing_its_memories_gives_a_fresh_sessions_bytes_and_keeps_o
     for k in range(6):                          # held memories stay; the others come back
         x = xs[k % 3]
         s.execute([x])
-        with _numpy_paths():
+        with numpy_paths():
             fresh = Session(g)
             fresh.execute([x])
         for n in (0x31, 0x32):
@@ -117,7 +101,7 @@ def test_a_requantize_on_a_reused_memory_gives_a_fresh_runs_bytes(shape, seed, f
     for k in range(5):
         x = xs[k % 3]
         y = kernel(ctx, x, *ranges)[0]
-        with _numpy_paths():
+        with numpy_paths():
             fresh = kernel(KernelContext(0x20, "Requantize_8to8_d32", padding_fill=fill),
                            x, *ranges)[0]
         assert _memory(y) == _memory(fresh)
@@ -144,7 +128,7 @@ def test_a_convert_to_d32_on_a_reused_memory_gives_a_fresh_runs_bytes(shape, see
     for k in range(5):
         x = xs[k % 3]
         y = kernel(ctx, x)[0]
-        with _numpy_paths():
+        with numpy_paths():
             fresh = kernel(KernelContext(0x21, "Convert_to_d32", padding_fill=fill), x)[0]
         assert _memory(y) == _memory(fresh)
         if k:               # the second call keeps the packer; its memories come back
