@@ -52,9 +52,12 @@ def test_objects_stay_bounded_over_opens_runs_and_comparisons(qtbot, window, tmp
             counts.append(gc.get_freeze_count() + len(gc.get_objects()))
         assert collector.reclaims >= 1
         # each round leaves ~2,600 objects of cyclic garbage among frozen ones here (a scene,
-        # a session): without the idle pass the count grew by that every round; it comes
-        # every second document
-        assert max(counts[1:]) - counts[1] < 1500, counts
+        # a session): without the idle pass the count grew by that every round. It comes
+        # every second document, so a round before it holds one round's garbage more, and
+        # under load it can come a round later (CI: 2,357,457 / 2,360,228 / 2,357,481 /
+        # 2,360,315): the lows of two pairs of rounds are compared
+        lows = [min(counts[k:k + 2]) for k in (1, 3)]
+        assert lows[1] - lows[0] < 1500, counts
     finally:
         collector.deleteLater()
         unfreeze()
