@@ -69,13 +69,11 @@ class Turns:
             if head is key or now - last < GONE_PASSES:
                 break
             del self._waiting[head]
-        head = next(iter(self._waiting), key)
-        if head is key:
-            first = self._waiting.get(key, (now, now))[0]
-            if self.spent() < PASS_BUDGET_S or now - first >= FORCE_PASSES:
-                self._waiting.pop(key, None)
-                return True
         first = self._waiting.get(key, (now, now))[0]
+        if next(iter(self._waiting), key) is key and (
+                self.spent() < PASS_BUDGET_S or now - first >= FORCE_PASSES):
+            self._waiting.pop(key, None)
+            return True
         self._waiting[key] = (first, now)    # keeps its place when it asked before
         return False
 
