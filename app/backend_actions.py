@@ -51,8 +51,7 @@ def device_note(session: Session | None, node_id: int) -> str:
 class BackendActions:
     def __init__(self, window: MainWindow) -> None:
         self.w = window
-        self.address = str(window.settings.qsettings.value("backend/address",
-                                                           "127.0.0.1:5599"))
+        self.address = str(window.settings.value("backend/address", "127.0.0.1:5599"))
         self.token = os.environ.get(TOKEN_ENV, "")
         self.spec = "sim"
         self.status: ConnectionStatus | None = None
@@ -117,7 +116,7 @@ class BackendActions:
         self.spec = spec
         self.address = spec.removeprefix("dsp://")
         self.token = token
-        self.w.settings.qsettings.setValue("backend/address", self.address)   # not the token
+        self.w.settings.set_value("backend/address", self.address)   # not the token
         self._show(ConnectionStatus(False, self.address, message="connecting…"))
         self.w.controller.set_backend(spec, token or None)
         self._sync_choice()

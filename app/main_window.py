@@ -564,6 +564,7 @@ class MainWindow(QMainWindow):
             return
         self.files.discard_unsaved()       # the user chose: saved, or discarded
         self.settings.save_layout(self.saveGeometry(), self.saveState(LAYOUT_VERSION))
+        self.settings.flush()       # the settings' thread is a daemon: in the file before exit
         self.shutdown()
         event.accept()
 

@@ -41,6 +41,7 @@ def run_self_test(out: TextIO = sys.stdout) -> int:
             window.undo_stack.setClean()
             window.files.meta_dirty = False
             window.shutdown()
+            settings.flush()        # before the temporary directory goes
             window.deleteLater()
             app.processEvents()
 
