@@ -28,6 +28,7 @@ from hexscope.engine.log import Log
 from hexscope.engine.ops.context import DEFAULT_PADDING_FILL, Shared
 from hexscope.engine.ops.registry import REGISTRY, OpRegistry
 from hexscope.engine.prepare import Prepared, Rewrite, prepare
+from hexscope.engine.stale_results import stale_in_prepared
 from hexscope.engine.tensor import Tensor, is_frozen
 from hexscope.engine.validate import Issue, Validator, errors
 
@@ -257,6 +258,8 @@ class Session:
                   and (o.op, o.inputs) != (n.op, n.inputs)}
         if remade:
             stale |= self.graph.downstream(remade) | remade
+        # and prepare's own nodes (the d32 conversions, the Consts it folds) that read them
+        stale = stale_in_prepared(self.prepared, old.prepared, stale)
         states = {i: s for i, s in old.states.items() if i not in stale}
         # the state this run began with too: a begin_run or Restart rolls back to it, and
         # an edited node's old state (a d32 Supernode's output range, built from its range
