@@ -19,6 +19,7 @@ from hexscope.engine.ops import REGISTRY
 from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.d32.requantize import lane_steps
 from hexscope.engine.ops.kernels import compiled
+from hexscope.engine.ops.kernels.d32_elementwise import addsub_d32_pass
 from hexscope.engine.quant import adjust_range
 from hexscope.engine.tensor import Tensor
 from support.kernel_paths import numpy_paths
@@ -141,3 +142,51 @@ def test_a_broadcast_keeps_the_numpy_path_and_its_bytes():
     with numpy_paths():
         want = _addsub(name, ctx_old, x, y, (-1.0, 2.0, -3.0, 1.0))
     assert _addsub(name, ctx_new, x, y, (-1.0, 2.0, -3.0, 1.0)) == want
+
+
+# --- the d32 add's runs in int32 lanes (addsub_d32's addsub_span) -------------------------------
+def _addsub_reference(a: Tensor, b: Tensor, a_scale: int, b_scale: int, offset: int, rsh: int,
+                      fill: int) -> tuple[bytes, int, int]:
+    """§13.5's normal mode on the logical values in int64, packed into the output's d32
+    memory (a's height and width padding, no depth-before padding) with the fill."""
+    t = (a.array.astype(np.int64) * a_scale + b.array.astype(np.int64) * b_scale) >> 8
+    v = np.clip(t + offset, -32768, 32767)
+    codes = np.clip((v + ((1 << rsh) >> 1)) >> rsh, 0, 255).astype(np.uint8)
+    p = a.padding
+    nd32 = (a.shape[3] + 31) // 32
+    pad = D32Padding(p.h_before, p.h_after, p.w_before, p.w_after, 0, nd32 * 32 - a.shape[3])
+    out = Tensor.from_array(codes, DType.QUINT8).to_d32(pad, fill=fill)
+    return np.asarray(out.raw)[:out.nbytes].tobytes(), int(t.min()), int(t.max())
+
+
+@settings(max_examples=80, deadline=None)
+@given(shape=st.tuples(st.integers(1, 2), st.integers(1, 4), st.integers(1, 9),
+                       st.integers(1, 70)),
+       seed=st.integers(0, 2**32 - 1),
+       scales=st.tuples(st.integers(-40000, 40000), st.integers(-40000, 40000)),
+       wide=st.booleans(), offset=st.integers(-40000, 40000), rsh=st.integers(0, 9),
+       fill=st.integers(0, 255))
+def test_the_add_pass_in_int32_lanes_gives_the_int64_steps(shape, seed, scales, wide, offset,
+                                                            rsh, fill):
+    """No depth-before padding (the runs the int32 lanes take); scales past 2^22 (``wide``)
+    keep the int64 loop: both give the reference's memory and t's extremes, on a new memory
+    (filled whole) and on the one given out again (its fill kept, ``whole`` 0)."""
+    rng = np.random.default_rng(seed)
+    a_scale, b_scale = (s * 300 for s in scales) if wide else scales
+
+    a, b = _random_d32(rng, shape, d_before=0), _random_d32(rng, shape, d_before=0)
+    pa = a.padding
+    out = D32Geometry(shape, D32Padding(pa.h_before, pa.h_after, pa.w_before, pa.w_after, 0,
+                                        (shape[3] + 31) // 32 * 32 - shape[3]))
+    run = addsub_d32_pass(a.geometry, b.geometry, out, fill)
+    assert run is not None
+    for _ in range(2):
+        want = _addsub_reference(a, b, a_scale, b_scale, offset, rsh, fill)
+        raw, lo, hi = run(a.raw, b.raw, a_scale, b_scale, offset, rsh)
+        assert (np.asarray(raw).tobytes(), lo, hi) == want
+        # dropped, so the next run is given this memory again; new operand bytes there
+        del raw
+        a = Tensor(shape, DType.QUINT8, rng.integers(0, 256, a.geometry.elements, dtype=np.uint8),
+                   Layout.D32, a.padding)
+        b = Tensor(shape, DType.QUINT8, rng.integers(0, 256, b.geometry.elements, dtype=np.uint8),
+                   Layout.D32, b.padding)
