@@ -190,3 +190,58 @@ def test_the_add_pass_in_int32_lanes_gives_the_int64_steps(shape, seed, scales, 
                    Layout.D32, a.padding)
         b = Tensor(shape, DType.QUINT8, rng.integers(0, 256, b.geometry.elements, dtype=np.uint8),
                    Layout.D32, b.padding)
+
+
+# --- the d32 add/sub's steady runs (both output ends fixed) --------------------------------------
+def _frozen_scalar(v: float) -> Tensor:
+    # a buffer of its own, frozen (a Const's): Tensor.scalar's is a view of a writable array
+    return Tensor.from_array(np.array([v], np.float32)).readonly()
+
+
+@settings(max_examples=50, deadline=None)
+@given(shape=st.tuples(st.integers(1, 2), st.integers(1, 4), st.integers(1, 9),
+                       st.integers(1, 70)),
+       seed=st.integers(0, 2**32 - 1), name=st.sampled_from(["QuantizedAdd_8p8to8_d32",
+                                                              "QuantizedSub_8p8to8_d32"]),
+       ends=st.tuples(st.floats(-30, -0.5), st.floats(0.5, 30)),
+       ranges=st.tuples(st.floats(-8, 0), st.floats(0.1, 8), st.floats(-8, 0),
+                        st.floats(0.1, 8)),
+       fill=st.sampled_from([0x00, 0xA5]))
+def test_a_steady_run_gives_the_general_paths_bytes(shape, seed, name, ends, ranges, fill):
+    """One node's runs: the same inputs again (the kept steady entry serves them), new data
+    of the same geometry, the range tensors remade with the same values, another padding;
+    each run's outputs are a fresh node's (the general path's), and the kept entry is the
+    one made by the first run while its key holds."""
+    rng = np.random.default_rng(seed)
+    x, y = _random_d32(rng, shape, 0), _random_d32(rng, shape, 0)
+    tensors = tuple(map(_frozen_scalar, (*ranges, *ends)))
+    ctx = KernelContext(node_id=0x40, op=name, padding_fill=fill)
+
+    def fresh(a: Tensor, b: Tensor, args: tuple[Tensor, ...]):
+        return _run_on(name, KernelContext(node_id=0x40, op=name, padding_fill=fill), a, b,
+                       args)
+
+    first = _run_on(name, ctx, x, y, tensors)
+    assert first == fresh(x, y, tensors)
+    if isinstance(first, str):
+        return                          # refused ("scaling failed"): nothing kept
+    kept = ctx.state["d32_steady"]
+    assert _run_on(name, ctx, x, y, tensors) == first
+    assert ctx.state["d32_steady"] is kept          # served by the steady entry
+    x2 = Tensor(x.shape, DType.QUINT8, rng.integers(0, 256, x.raw.size, dtype=np.uint8),
+                Layout.D32, x.padding)
+    assert _run_on(name, ctx, x2, y, tensors) == fresh(x2, y, tensors)
+    assert ctx.state["d32_steady"] is kept
+    remade = tuple(map(_frozen_scalar, (*ranges, *ends)))
+    assert _run_on(name, ctx, x2, y, remade) == fresh(x2, y, remade)
+    assert ctx.state["d32_steady"] is not kept      # new range tensors: the general path
+    x3 = _random_d32(rng, shape, 0)
+    assert _run_on(name, ctx, x3, y, remade) == fresh(x3, y, remade)
+
+
+def _run_on(name: str, ctx: KernelContext, x: Tensor, y: Tensor, args: tuple[Tensor, ...]):
+    kernel = REGISTRY.get(name).kernel
+    try:
+        return [_bytes(t) for t in kernel(ctx, x, y, *args)], list(ctx.warnings)
+    except KernelError as exc:
+        return str(exc)
