@@ -175,6 +175,8 @@ def snapshot_states(states: dict[int, dict[str, object]],
                 else:
                     copies[node_id] = copied
                     continue
+            if memo is not None:
+                del memo[node_id]       # a stale copy would hold old objects
         if immutable.issuperset(map(type, values)):
             # only Shared entries and scalars (most nodes): the dict copied in C
             copies[node_id] = state.copy()
