@@ -177,6 +177,12 @@ def _run(ctx: KernelContext, oper: Oper, x: Tensor, y: Tensor, mins_maxes: tuple
          fixed: tuple[Tensor | None, Tensor | None] = (None, None)) -> list[Tensor]:
     """``addsub_d32_execute_common``: keep or rebuild the strategy, run, maybe re-run once."""
     st = ctx.state
+    steady = st.get("d32_steady")
+    if steady is not None:
+        found = _steady_run(st, steady, ctx, x, y, mins_maxes)
+        if found is not None:
+            return found
+        del st["d32_steady"]
     if not st.get("prepared"):
         _prepare_state(st, *fixed)
     ranges = _ranges_of(st, mins_maxes)
@@ -209,7 +215,50 @@ def _run(ctx: KernelContext, oper: Oper, x: Tensor, y: Tensor, mins_maxes: tuple
         if out is None:
             codes = _run_general(ctx, st, a_t.array, np.broadcast_to(b_t.array, a_t.shape))
             out = _d32_output(ctx, codes, a_t)
+        else:
+            _keep_steady(ctx, st, x, y, mins_maxes)
     return [out, *_range_outputs(st)]
+
+
+def _keep_steady(ctx: KernelContext, st: dict, x: Tensor, y: Tensor,
+                 mins_maxes: tuple[Tensor, ...]) -> None:
+    """After a run through the compiled pass with both output ends fixed, the next run of the
+    same inputs can change nothing the node keeps (no tracking, no re-run, the same
+    strategy and scaling): what it needs is kept under one key for :func:`_steady_run`,
+    the input geometry and fill, the range tensors by identity (frozen), and the node's
+    range and scaling objects by identity (a restored or rebuilt state holds new ones)."""
+    refs = st.get("range_refs")
+    r = st["range"]
+    if r.precalc != 3 or not isinstance(refs, Shared) \
+            or not all(map(operator.is_, refs.key, mins_maxes)):
+        return
+    a = _operands(st, x, y)[0]
+    pad = _out_padding(a)
+    key = (x.shape, x.padding, x.layout, y.shape, y.padding, y.layout, ctx.padding_fill,
+           refs.key, r, st["scaling"])
+    st["d32_steady"] = Shared(key, (st["d32_addsub_pass"].value, st["swap"],
+                                    pad == a.padding, pad, _range_outputs(st)))
+
+
+def _steady_run(st: dict, steady: Shared, ctx: KernelContext, x: Tensor, y: Tensor,
+                mins_maxes: tuple[Tensor, ...]) -> list[Tensor] | None:
+    """:func:`_run`'s result from :func:`_keep_steady`'s entry when its key holds (a run of
+    the compiled pass, the same bytes as the general path's); None otherwise."""
+    (shape_x, pad_x, layout_x, shape_y, pad_y, layout_y, fill, refs, r,
+     scaling) = steady.key  # type: ignore[misc]
+    if not (shape_x == x.shape and pad_x == x.padding and layout_x is x.layout
+            and shape_y == y.shape and pad_y == y.padding and layout_y is y.layout
+            and fill == ctx.padding_fill and st.get("range") is r and r.precalc == 3
+            and st.get("scaling") is scaling and len(refs) == len(mins_maxes)
+            and all(map(operator.is_, refs, mins_maxes))):
+        return None
+    run, swap, same_pad, pad, ranges = steady.value  # type: ignore[misc]
+    a, b = (y, x) if swap else (x, y)
+    raw = run(a.raw, b.raw, scaling.a_scale, scaling.b_scale, scaling.offset,
+              scaling.rsh)[0]
+    out = a.alike(raw, DType.QUINT8) if same_pad \
+        else Tensor(a.shape, DType.QUINT8, raw, Layout.D32, pad)
+    return [out, *ranges]
 
 
 def _ranges_of(st: dict, mins_maxes: tuple[Tensor, ...]) -> tuple[np.float32, ...]:

@@ -19,6 +19,7 @@ from hexscope.engine.ops import REGISTRY
 from hexscope.engine.ops.context import KernelContext
 from hexscope.engine.ops.d32.requantize import lane_steps
 from hexscope.engine.ops.kernels import compiled
+from hexscope.engine.ops.kernels.d32_elementwise import addsub_d32_pass
 from hexscope.engine.quant import adjust_range
 from hexscope.engine.tensor import Tensor
 from support.kernel_paths import numpy_paths
@@ -141,3 +142,106 @@ def test_a_broadcast_keeps_the_numpy_path_and_its_bytes():
     with numpy_paths():
         want = _addsub(name, ctx_old, x, y, (-1.0, 2.0, -3.0, 1.0))
     assert _addsub(name, ctx_new, x, y, (-1.0, 2.0, -3.0, 1.0)) == want
+
+
+# --- the d32 add's runs in int32 lanes (addsub_d32's addsub_span) -------------------------------
+def _addsub_reference(a: Tensor, b: Tensor, a_scale: int, b_scale: int, offset: int, rsh: int,
+                      fill: int) -> tuple[bytes, int, int]:
+    """§13.5's normal mode on the logical values in int64, packed into the output's d32
+    memory (a's height and width padding, no depth-before padding) with the fill."""
+    t = (a.array.astype(np.int64) * a_scale + b.array.astype(np.int64) * b_scale) >> 8
+    v = np.clip(t + offset, -32768, 32767)
+    codes = np.clip((v + ((1 << rsh) >> 1)) >> rsh, 0, 255).astype(np.uint8)
+    p = a.padding
+    nd32 = (a.shape[3] + 31) // 32
+    pad = D32Padding(p.h_before, p.h_after, p.w_before, p.w_after, 0, nd32 * 32 - a.shape[3])
+    out = Tensor.from_array(codes, DType.QUINT8).to_d32(pad, fill=fill)
+    return np.asarray(out.raw)[:out.nbytes].tobytes(), int(t.min()), int(t.max())
+
+
+@settings(max_examples=80, deadline=None)
+@given(shape=st.tuples(st.integers(1, 2), st.integers(1, 4), st.integers(1, 9),
+                       st.integers(1, 70)),
+       seed=st.integers(0, 2**32 - 1),
+       scales=st.tuples(st.integers(-40000, 40000), st.integers(-40000, 40000)),
+       wide=st.booleans(), offset=st.integers(-40000, 40000), rsh=st.integers(0, 9),
+       fill=st.integers(0, 255))
+def test_the_add_pass_in_int32_lanes_gives_the_int64_steps(shape, seed, scales, wide, offset,
+                                                            rsh, fill):
+    """No depth-before padding (the runs the int32 lanes take); scales past 2^22 (``wide``)
+    keep the int64 loop: both give the reference's memory and t's extremes, on a new memory
+    (filled whole) and on the one given out again (its fill kept, ``whole`` 0)."""
+    rng = np.random.default_rng(seed)
+    a_scale, b_scale = (s * 300 for s in scales) if wide else scales
+
+    a, b = _random_d32(rng, shape, d_before=0), _random_d32(rng, shape, d_before=0)
+    pa = a.padding
+    out = D32Geometry(shape, D32Padding(pa.h_before, pa.h_after, pa.w_before, pa.w_after, 0,
+                                        (shape[3] + 31) // 32 * 32 - shape[3]))
+    run = addsub_d32_pass(a.geometry, b.geometry, out, fill)
+    assert run is not None
+    for _ in range(2):
+        want = _addsub_reference(a, b, a_scale, b_scale, offset, rsh, fill)
+        raw, lo, hi = run(a.raw, b.raw, a_scale, b_scale, offset, rsh)
+        assert (np.asarray(raw).tobytes(), lo, hi) == want
+        # dropped, so the next run is given this memory again; new operand bytes there
+        del raw
+        a = Tensor(shape, DType.QUINT8, rng.integers(0, 256, a.geometry.elements, dtype=np.uint8),
+                   Layout.D32, a.padding)
+        b = Tensor(shape, DType.QUINT8, rng.integers(0, 256, b.geometry.elements, dtype=np.uint8),
+                   Layout.D32, b.padding)
+
+
+# --- the d32 add/sub's steady runs (both output ends fixed) --------------------------------------
+def _frozen_scalar(v: float) -> Tensor:
+    # a buffer of its own, frozen (a Const's): Tensor.scalar's is a view of a writable array
+    return Tensor.from_array(np.array([v], np.float32)).readonly()
+
+
+@settings(max_examples=50, deadline=None)
+@given(shape=st.tuples(st.integers(1, 2), st.integers(1, 4), st.integers(1, 9),
+                       st.integers(1, 70)),
+       seed=st.integers(0, 2**32 - 1), name=st.sampled_from(["QuantizedAdd_8p8to8_d32",
+                                                              "QuantizedSub_8p8to8_d32"]),
+       ends=st.tuples(st.floats(-30, -0.5), st.floats(0.5, 30)),
+       ranges=st.tuples(st.floats(-8, 0), st.floats(0.1, 8), st.floats(-8, 0),
+                        st.floats(0.1, 8)),
+       fill=st.sampled_from([0x00, 0xA5]))
+def test_a_steady_run_gives_the_general_paths_bytes(shape, seed, name, ends, ranges, fill):
+    """One node's runs: the same inputs again (the kept steady entry serves them), new data
+    of the same geometry, the range tensors remade with the same values, another padding;
+    each run's outputs are a fresh node's (the general path's), and the kept entry is the
+    one made by the first run while its key holds."""
+    rng = np.random.default_rng(seed)
+    x, y = _random_d32(rng, shape, 0), _random_d32(rng, shape, 0)
+    tensors = tuple(map(_frozen_scalar, (*ranges, *ends)))
+    ctx = KernelContext(node_id=0x40, op=name, padding_fill=fill)
+
+    def fresh(a: Tensor, b: Tensor, args: tuple[Tensor, ...]):
+        return _run_on(name, KernelContext(node_id=0x40, op=name, padding_fill=fill), a, b,
+                       args)
+
+    first = _run_on(name, ctx, x, y, tensors)
+    assert first == fresh(x, y, tensors)
+    if isinstance(first, str):
+        return                          # refused ("scaling failed"): nothing kept
+    kept = ctx.state["d32_steady"]
+    assert _run_on(name, ctx, x, y, tensors) == first
+    assert ctx.state["d32_steady"] is kept          # served by the steady entry
+    x2 = Tensor(x.shape, DType.QUINT8, rng.integers(0, 256, x.raw.size, dtype=np.uint8),
+                Layout.D32, x.padding)
+    assert _run_on(name, ctx, x2, y, tensors) == fresh(x2, y, tensors)
+    assert ctx.state["d32_steady"] is kept
+    remade = tuple(map(_frozen_scalar, (*ranges, *ends)))
+    assert _run_on(name, ctx, x2, y, remade) == fresh(x2, y, remade)
+    assert ctx.state["d32_steady"] is not kept      # new range tensors: the general path
+    x3 = _random_d32(rng, shape, 0)
+    assert _run_on(name, ctx, x3, y, remade) == fresh(x3, y, remade)
+
+
+def _run_on(name: str, ctx: KernelContext, x: Tensor, y: Tensor, args: tuple[Tensor, ...]):
+    kernel = REGISTRY.get(name).kernel
+    try:
+        return [_bytes(t) for t in kernel(ctx, x, y, *args)], list(ctx.warnings)
+    except KernelError as exc:
+        return str(exc)
