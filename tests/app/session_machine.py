@@ -5,9 +5,11 @@ ports, clicks, the Delete key, the inspector's fields, the undo keys, the View t
 debugger keys (step, run, run to, breakpoints, restart, stop mid-run), the Compare panel
 (a comparison is left in flight while the user goes on; pin, cancel) and File's commands.
 It also edits, undoes and redoes *during* runs (F5, then at once a const edit, Ctrl+Z or
-Ctrl+Shift+Z), and after a run that reached the end it checks the run's outputs against a
-fresh session on the saved bytes, started from the node state the run started from (issue
-32: an undo during a run was lost by the simulator).
+Ctrl+Shift+Z), and every run that ends FINISHED in a step (F5, F10, Ctrl+F10, the run of an
+edit during a run, a stop that came too late) has its outputs checked against a fresh
+session on the graph's saved bytes as the step began, started from the node state the run
+started from (issue 32: an undo during a run was lost by the simulator, and every later run
+computed with the undone const).
 After every step it checks that the canvas shows exactly the graph, that the Problems panel
 shows exactly ``validate(graph)``, that a settled Compare panel shows the current run and
 no busy row, that undoing every step gives back the graph as opened
@@ -25,6 +27,7 @@ Every step is printed before it runs; a crash leaves the last one on stdout.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import os
 import shutil
@@ -32,6 +35,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -55,6 +59,7 @@ from hexscope.app.main_window import MainWindow  # noqa: E402
 from hexscope.app.settings import AppSettings  # noqa: E402
 from hexscope.engine import Graph, Session  # noqa: E402
 from hexscope.engine.errors import EngineError  # noqa: E402
+from hexscope.engine.events import RunFinished, RunStatus  # noqa: E402
 from hexscope.engine.validate import validate  # noqa: E402
 from hexscope.widgets.graph_canvas.edge_item import EdgeItem  # noqa: E402
 
@@ -68,6 +73,7 @@ VERBOSE = bool(os.environ.get("HEXSCOPE_SESSION_VERBOSE"))  # what each step cha
 
 APP = QApplication.instance() or QApplication([])
 RAISED: list[str] = []
+CHECKED: list[int] = []     # each finished run checked against a fresh session: its outputs
 
 
 def _record(kind, value, tb) -> None:   # Qt slots' exceptions land here, not in the caller
@@ -290,15 +296,62 @@ class AppSession(RuleBasedStateMachine):
         self._settle()
 
     # debugging --------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _checking_the_run(self) -> Iterator[list[RunFinished]]:
+        """Around a step that runs: a run that ends FINISHED in it is checked against a
+        fresh session on the graph as saved when the step began (the request carries the
+        graph as it was then; an edit made during the run reaches the next one)."""
+        saved = self.w.graph.to_bytes()
+        ended: list[RunFinished] = []
+        self.w.controller.run_finished.connect(ended.append)
+        try:
+            yield ended
+            self._settle()
+        finally:
+            self.w.controller.run_finished.disconnect(ended.append)
+        if any(e.status is RunStatus.FINISHED for e in ended):
+            self._check_against_the_file(saved)
+
+    def _check_against_the_file(self, saved: bytes) -> None:
+        """The outputs of the run that just finished equal a fresh session's on ``saved``,
+        run from the node state the run started from (issue 32: an undo during a run was
+        lost by the simulator, and every later run computed with the undone const)."""
+        session = self.w.session
+        if session is None or session.next_node is not None \
+                or session.executor.failed or not session.executor.finished:
+            return                                  # stopped, failed or ended since
+        path = self.tmp / "check.hexgraph"
+        path.write_bytes(saved)
+        try:
+            fresh = Session(Graph.load(path))
+        except EngineError:
+            # the editor's graph does not validate: then the app must not have run it
+            raise AssertionError("a run finished on a graph that does not validate") from None
+        try:
+            fresh.set_inputs(session.inputs)
+            states, store = session._snapshot            # noqa: SLF001 - the run's start
+            fresh.executor.states.update(copy.deepcopy(states))
+            fresh.executor.store.update(store)
+            fresh.run()
+            got = [t.array.tobytes() for t in session.graph_outputs()]
+            want = [t.array.tobytes() for t in fresh.graph_outputs()]
+        finally:
+            fresh.close()
+        assert got == want, "the run's outputs differ from a fresh session on the saved graph"
+        CHECKED.append(len(got))
+        say(f"    checked: {len(got)} output(s) as a fresh session computes them")
+
     @rule()
     def step(self) -> None:
         self._log("F10")
-        self._key(KEY.Key_F10)
+        with self._checking_the_run():              # the last step ends the run
+            self._key(KEY.Key_F10)
 
     @rule()
     def run(self) -> None:
         self._log("F5")
-        self._key(KEY.Key_F5)
+        with self._checking_the_run():
+            self._key(KEY.Key_F5)
 
     @precondition(lambda self: len(self.w.graph.order) > 0)
     @rule(data=st.data())
@@ -306,7 +359,8 @@ class AppSession(RuleBasedStateMachine):
         node_id = data.draw(st.sampled_from(self._ids()), "node")
         self._log(f"select 0x{node_id:x}, Ctrl+F10")
         self.w.select_node(node_id)
-        self._key(KEY.Key_F10, MOD.ControlModifier)
+        with self._checking_the_run():              # a target past the end runs to it
+            self._key(KEY.Key_F10, MOD.ControlModifier)
 
     @precondition(lambda self: len(self.w.graph.order) > 0)
     @rule(data=st.data())
@@ -346,61 +400,35 @@ class AppSession(RuleBasedStateMachine):
             what = "undo"
         self._log(f"F5 then at once {what}" + (f" 0x{node_id:x}" if what == "const" else ""))
         self.w.canvas.setFocus()
-        QTest.keyClick(self.w.canvas, KEY.Key_F5)
-        if what == "const":
-            self._edit_const(node_id, 3.0)
-        if what in ("undo", "undo-redo"):
-            QTest.keyClick(self.w.canvas, KEY.Key_Z, MOD.ControlModifier)
-        if what in ("redo", "undo-redo"):
-            QTest.keyClick(self.w.canvas, KEY.Key_Z, MOD.ControlModifier | MOD.ShiftModifier)
-        self._settle()
+        # the run is checked on the graph as it was at F5; the edit, on the next run's check
+        with self._checking_the_run():
+            QTest.keyClick(self.w.canvas, KEY.Key_F5)
+            if what == "const":
+                self._edit_const(node_id, 3.0)
+            if what in ("undo", "undo-redo"):
+                QTest.keyClick(self.w.canvas, KEY.Key_Z, MOD.ControlModifier)
+            if what in ("redo", "undo-redo"):
+                QTest.keyClick(self.w.canvas, KEY.Key_Z, MOD.ControlModifier | MOD.ShiftModifier)
 
     @rule()
     def run_to_the_end_and_check_against_the_file(self) -> None:
         self._log("F5 until the run ends; check it against a fresh session on the file")
-        ran: list[object] = []
-        self.w.controller.run_finished.connect(ran.append)
-        try:
+        with self._checking_the_run() as ended:
             for _ in range(60):                 # through every breakpoint
-                before = len(ran)
+                before = len(ended)
                 self._key(KEY.Key_F5)
                 session = self.w.session
-                if len(ran) == before or session is None or session.next_node is None \
+                if len(ended) == before or session is None or session.next_node is None \
                         or session.executor.failed:
                     break                       # refused (an invalid graph), ended or failed
-        finally:
-            self.w.controller.run_finished.disconnect(ran.append)
-        session = self.w.session
-        if not ran or session is None or session.next_node is not None \
-                or session.executor.failed or not session.executor.finished:
-            return
-        path = self.tmp / "check.hexgraph"
-        self.w.graph.save(path)
-        try:
-            fresh = Session(Graph.load(path))
-        except EngineError:
-            # the editor's graph does not validate: then the app must not have run it
-            raise AssertionError("a run finished on a graph that does not validate") from None
-        try:
-            fresh.set_inputs(session.inputs)
-            states, store = session._snapshot            # noqa: SLF001 - the run's start
-            fresh.executor.states.update(copy.deepcopy(states))
-            fresh.executor.store.update(store)
-            fresh.run()
-            got = [t.array.tobytes() for t in session.graph_outputs()]
-            want = [t.array.tobytes() for t in fresh.graph_outputs()]
-        finally:
-            fresh.close()
-        assert got == want, "the run's outputs differ from a fresh session on the saved graph"
-        say(f"    {len(got)} output(s) as a fresh session computes them")
 
     @rule()
     def stop_mid_run(self) -> None:
         self._log("F5 then at once Shift+F5")
         self.w.canvas.setFocus()
-        QTest.keyClick(self.w.canvas, KEY.Key_F5)
-        QTest.keyClick(self.w.canvas, KEY.Key_F5, MOD.ShiftModifier)
-        self._settle()
+        with self._checking_the_run():              # a small graph may end before the stop
+            QTest.keyClick(self.w.canvas, KEY.Key_F5)
+            QTest.keyClick(self.w.canvas, KEY.Key_F5, MOD.ShiftModifier)
 
     # comparing ------------------------------------------------------------------------------
     @rule(b=st.sampled_from(["isolated", "accumulated", "pinned", "backend"]))
@@ -532,7 +560,8 @@ def main(argv: list[str] | None = None) -> int:
         # sys.excepthook only records (for the invariant), so the failure is printed here
         traceback.print_exc()
         return 1
-    say(f"done: {args.examples} example(s) in {time.monotonic() - start:.1f} s")
+    say(f"done: {args.examples} example(s) in {time.monotonic() - start:.1f} s;"
+        f" {len(CHECKED)} finished run(s) checked against a fresh session")
     return 0
 
 
