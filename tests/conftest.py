@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -12,6 +13,9 @@ import pytest  # noqa: E402
 
 from hexscope.engine import Graph  # noqa: E402
 from hexscope.engine.backends import FakeBackend, SimBackend  # noqa: E402
+from hexscope.engine.plugins import load_plugins_from, unload_plugin  # noqa: E402
+
+RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -94,3 +98,12 @@ def kernels(request) -> Iterator[str]:
         os.environ.pop("HEXSCOPE_KERNELS", None)
         if saved is not None:
             os.environ["HEXSCOPE_KERNELS"] = saved
+
+
+@pytest.fixture(scope="module")
+def bundled_plugins() -> Iterator[None]:
+    """The user ops that ship in resources/plugins (the app loads them at start; padding_demo
+    uses one), for a module: ``pytestmark = pytest.mark.usefixtures("bundled_plugins")``."""
+    specs = load_plugins_from(RESOURCES / "plugins")
+    yield
+    unload_plugin(specs)

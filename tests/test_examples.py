@@ -11,19 +11,13 @@ import pytest
 from hexscope.engine import Graph, RunStatus, Session
 from hexscope.engine.inputs import make_inputs
 from hexscope.engine.io.hexgraph import graph_document
-from hexscope.engine.plugins import load_plugins_from, unload_plugin
 from hexscope.engine.validate import errors, validate
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "resources" / "examples").glob("*.hexgraph"))
 
 
-@pytest.fixture(scope="module", autouse=True)
-def bundled_plugins():
-    """Some examples use the user-op plugins that ship in resources/plugins."""
-    specs = load_plugins_from(ROOT / "resources" / "plugins")
-    yield
-    unload_plugin(specs)
+pytestmark = pytest.mark.usefixtures("bundled_plugins")     # padding_demo's user op
 
 
 def test_there_are_at_least_three_examples():

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from hexscope.engine.plugins import load_plugins_from, unload_plugin
 from hexscope.widgets.compare_panel import SCALE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,12 +26,7 @@ BEYOND = {color.name() for bound, color, _ in SCALE if bound > 1.0}
 RED = SCALE[-1][1].name()
 
 
-@pytest.fixture(scope="module", autouse=True)
-def bundled_plugins():
-    """padding_demo uses a user op that ships in resources/plugins (the app loads it at start)."""
-    specs = load_plugins_from(ROOT / "resources" / "plugins")
-    yield
-    unload_plugin(specs)
+pytestmark = pytest.mark.usefixtures("bundled_plugins")     # padding_demo's user op
 
 
 def test_the_broken_example_is_one_of_the_bundled_ones():
