@@ -19,6 +19,8 @@ from hexscope.engine.prepare import Prepared
 
 
 def _same_const(old: Node | None, new: Node) -> bool:
+    if old is new:
+        return True
     if old is None or not old.is_const:
         return False
     if old.const is new.const:
@@ -38,7 +40,6 @@ def stale_in_prepared(new: Prepared, old: Prepared, stale: Collection[int]) -> s
     changed = set(stale)
     for node_id, node in new.nodes.items():
         if node.is_const and node_id not in changed \
-                and old.nodes.get(node_id) is not node \
                 and not _same_const(old.nodes.get(node_id), node):
             changed.add(node_id)
     nodes = new.nodes

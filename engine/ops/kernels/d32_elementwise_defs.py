@@ -15,6 +15,8 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
+from hexscope.engine.ops.kernels.llvm_vectors import splat as splat_into
+
 _OPTS = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
 _I64 = types.int64
 
@@ -93,9 +95,7 @@ def _addsub_span_ir(context, builder, signature, args):  # type: ignore[no-untyp
     vb, vi = ir.VectorType(i8, 32), ir.VectorType(i32, 32)
 
     def splat(value, vty):  # type: ignore[no-untyped-def]
-        one = builder.insert_element(ir.Constant(vty, ir.Undefined), value, i32(0))
-        return builder.shuffle_vector(one, ir.Constant(vty, ir.Undefined),
-                                      ir.Constant(ir.VectorType(i32, 32), [0] * 32))
+        return splat_into(builder, value, vty)
 
     def clamp(v, lo, hi):  # type: ignore[no-untyped-def]
         v = builder.select(builder.icmp_signed("<", v, lo), lo, v)

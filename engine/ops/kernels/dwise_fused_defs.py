@@ -12,6 +12,8 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
+from hexscope.engine.ops.kernels.llvm_vectors import splat as splat_into
+
 
 @intrinsic
 def ring_cols(typingctx, raw8, src_at, src_step, zero, z_at, z_step, count, ringf, dst_at,
@@ -173,9 +175,7 @@ def _row_pairs_ir(context, builder, signature, args):  # type: ignore[no-untyped
     vq = ir.VectorType(i64, 8)
 
     def splat(value, vty):  # type: ignore[no-untyped-def]
-        one = builder.insert_element(ir.Constant(vty, ir.Undefined), value, i32(0))
-        return builder.shuffle_vector(one, ir.Constant(vty, ir.Undefined),
-                                      ir.Constant(ir.VectorType(i32, 16), [0] * 16))
+        return splat_into(builder, value, vty)
 
     def vload(base, at, vty):  # type: ignore[no-untyped-def]
         return builder.load(builder.bitcast(builder.gep(base, [at]), vty.as_pointer()),
